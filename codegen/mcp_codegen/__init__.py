@@ -1,0 +1,1 @@
+"""mcp-codegen: typed msgspec bindings generated from the official MCP JSON Schemas."""

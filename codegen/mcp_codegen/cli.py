@@ -1,0 +1,133 @@
+"""The ``mcp-codegen`` command."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+from . import generate, output, sources
+from .model import GenerationError
+from .sources import Config, LoadedSchema, Pin
+
+_REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"mcp-codegen: error: {' '.join(message.split())}", err=True)
+    sys.exit(1)
+
+
+def _stable(pins: dict[str, Pin]) -> list[str]:
+    return [r for r, pin in sorted(pins.items()) if not pin.unstable]
+
+
+def _load(config: Config, pins: dict[str, Pin], revision: str, schema: Path | None, verify: bool) -> LoadedSchema:
+    if not _REVISION.match(revision):
+        raise GenerationError(f"invalid revision name {revision!r}")
+    pin = pins.get(revision)
+    if schema is not None:
+        return sources.load_file(schema, revision, pin, verify)
+    if pin is None:
+        raise GenerationError(f"unknown revision {revision!r} (pinned: {', '.join(sorted(pins))}); use --schema for a new one")
+    return sources.resolve(config, pin)
+
+
+def _present(config: Config) -> set[str]:
+    """Revisions that have a package in the output folder."""
+    root = config.output / config.package
+    if not root.is_dir():
+        return set()
+    found = set()
+    for child in root.iterdir():
+        if child.is_dir() and child.name.startswith("v") and (child / "__init__.py").is_file():
+            text = (child / "__init__.py").read_text(encoding="utf-8")
+            match = re.search(r"^PROTOCOL_VERSION = '([^']+)'|^PROTOCOL_VERSION = \"([^\"]+)\"", text, re.M)
+            if match:
+                found.add(match.group(1) or match.group(2))
+    return found
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--revision", "-r", "revisions", multiple=True, help="Protocol revision to generate (repeatable).")
+@click.option("--all", "all_", is_flag=True, help="Regenerate every pinned stable revision.")
+@click.option("--schema", type=click.Path(path_type=Path), help="Generate --revision from this schema file.")
+@click.option("--no-verify", is_flag=True, help="With --schema: skip the sha256 pin check.")
+@click.option("--check", is_flag=True, help="Exit non-zero, naming stale files, if generated/ is out of date.")
+@click.pass_context
+def main(
+    ctx: click.Context, revisions: tuple[str, ...], all_: bool, schema: Path | None, no_verify: bool, check: bool
+) -> None:
+    """Generate typed msgspec bindings from the official MCP JSON Schemas."""
+    if ctx.invoked_subcommand is not None:
+        return
+    try:
+        config = sources.find_config(Path.cwd())
+        pins = sources.load_pins(config)
+        if schema is not None and len(revisions) != 1:
+            raise GenerationError("--schema needs exactly one --revision naming the package to generate")
+        if no_verify and schema is None:
+            raise GenerationError("--no-verify applies only to --schema; pinned sources are always verified")
+        present = _present(config)
+        wanted = list(revisions)
+        if all_ or check:
+            wanted += _stable(pins)
+        if check:
+            wanted += sorted(r for r in present if r in pins)
+        if not wanted:
+            raise GenerationError("nothing to do: pass --revision REVISION, --all or --check (see --help)")
+        wanted = list(dict.fromkeys(wanted))
+        rendered: dict[str, dict[str, str]] = {}
+        unstable: dict[str, bool] = {}
+        for revision in wanted:
+            loaded = _load(config, pins, revision, schema, verify=not no_verify)
+            rendered[revision] = generate.render_package(config, loaded)
+            unstable[revision] = loaded.unstable
+        for revision in present - set(unstable):
+            pin = pins.get(revision)
+            unstable[revision] = pin.unstable if pin is not None else True
+        index = generate.render_index(config, unstable)
+    except GenerationError as error:
+        _fail(str(error))
+    root = config.output / config.package
+    if check:
+        _check(config, root, rendered, index)
+        return
+    for revision, files in rendered.items():
+        output.write_package(root / generate.package_name(revision), files)
+        click.echo(f"generated {config.package}.{generate.package_name(revision)} ({revision})")
+    output.write_files(root, index)
+
+
+def _check(config: Config, root: Path, rendered: dict[str, dict[str, str]], index: dict[str, str]) -> None:
+    expected: dict[Path, str] = {root / name: text for name, text in index.items()}
+    stale_extra: list[Path] = []
+    for revision, files in rendered.items():
+        folder = root / generate.package_name(revision)
+        expected.update({folder / name: text for name, text in files.items()})
+        if folder.is_dir():
+            stale_extra += [p for p in sorted(folder.iterdir()) if p.is_file() and p.name not in files]
+    stale = output.stale_files(expected) + stale_extra
+    if stale:
+        names = ", ".join(str(p.relative_to(config.root)) for p in stale)
+        _fail(f"generated code is stale, run `mcp-codegen --all` to refresh: {names}")
+    click.echo(f"generated code is up to date ({len(rendered)} revisions)")
+
+
+@main.command("list")
+def list_revisions() -> None:
+    """Show the pinned revisions, their pins and whether they are generated."""
+    try:
+        config = sources.find_config(Path.cwd())
+        pins = sources.load_pins(config)
+    except GenerationError as error:
+        _fail(str(error))
+    present = _present(config)
+    for revision, pin in sorted(pins.items()):
+        flags = ["generated" if revision in present else "not generated"]
+        if pin.unstable:
+            flags.append("unstable")
+        click.echo(f"{revision}  sha256:{pin.sha256}  {pin.path}  ({', '.join(flags)})")

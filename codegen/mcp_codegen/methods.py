@@ -1,0 +1,202 @@
+"""Derive a revision's JSON-RPC methods from its schema.
+
+The schema has no method table of its own; it has what one is made of:
+
+* the message unions ``ClientRequest``, ``ServerRequest``,
+  ``ClientNotification`` and ``ServerNotification`` (direction and kind);
+* each message definition's ``method`` const and ``params`` property;
+* for a request ``XRequest``, its result: the ``result`` property of
+  ``XResultResponse`` where the revision defines one (2026-07-28 on), else the
+  definition ``XResult``, else ``EmptyResult``;
+* the receiver's capabilities definition, whose property named after the
+  method's first segment (``tools``, ``completions`` for ``completion/...``) is
+  the capability the method needs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .model import Field, GenerationError, ListOf, Module, Ref, Struct, TypeExpr, UnionOf, snake_case
+
+# Methods the runtime answers or routes itself; generated handler interfaces
+# leave them out so that nobody overrides them by accident.
+RUNTIME_OWNED = frozenset(
+    {
+        "initialize",
+        "ping",
+        "server/discover",
+        "notifications/initialized",
+        "notifications/cancelled",
+        "notifications/progress",
+    }
+)
+
+_UNIONS = {
+    ("ClientRequest", "client_to_server", "request"),
+    ("ServerRequest", "server_to_client", "request"),
+    ("ClientNotification", "client_to_server", "notification"),
+    ("ServerNotification", "server_to_client", "notification"),
+}
+
+
+@dataclass
+class Method:
+    method: str
+    kind: str
+    message: str
+    params: TypeExpr | None
+    params_required: bool
+    params_struct: Struct | None
+    result: TypeExpr | None
+    directions: set[str] = field(default_factory=set)
+    capability: tuple[str, ...] = ()
+    # For paginated list requests: the result field holding the items, and their type.
+    page_items: tuple[str, TypeExpr] | None = None
+
+    @property
+    def direction(self) -> str:
+        return "both" if len(self.directions) > 1 else next(iter(self.directions))
+
+    @property
+    def constant(self) -> str:
+        return re.sub(r"[^0-9A-Za-z]+", "_", snake_case_path(self.method)).strip("_").upper()
+
+    @property
+    def stem(self) -> str:
+        """``CallTool`` for ``CallToolRequest``, ``ToolListChanged`` for ``ToolListChangedNotification``."""
+        return re.sub(r"(Request|Notification)$", "", self.message)
+
+    @property
+    def handler(self) -> str:
+        name = snake_case(self.stem)
+        return name if self.kind == "request" else f"on_{name}"
+
+    @property
+    def notify_name(self) -> str:
+        return f"notify_{snake_case(self.stem)}"
+
+    @property
+    def runtime_owned(self) -> bool:
+        return self.method in RUNTIME_OWNED
+
+    def sent_by(self, side: str) -> bool:
+        return f"{side}_to_" in " ".join(self.directions) or self.direction == "both"
+
+    def arguments(self) -> tuple[list[Field], list[Field]]:
+        """The params fields a stub takes: required (positional) and optional (keyword-only)."""
+        if self.params_struct is None:
+            return [], []
+        fields = self.params_struct.wire_fields
+        return [f for f in fields if f.required and f.default is None], [
+            f for f in fields if not (f.required and f.default is None)
+        ]
+
+
+def snake_case_path(method: str) -> str:
+    return "_".join(snake_case(part) for part in re.split(r"[/]", method))
+
+
+def derive(module: Module) -> list[Method]:
+    found: dict[str, Method] = {}
+    for union, direction, kind in sorted(_UNIONS):
+        for message in _members(module, union):
+            struct = module.structs[message]
+            method = _method_name(struct)
+            params_field = struct.field_named("params")
+            entry = found.get(method)
+            if entry is None:
+                params = params_field.type if params_field else None
+                entry = Method(
+                    method=method,
+                    kind=kind,
+                    message=message,
+                    params=params,
+                    params_required=bool(params_field and params_field.required),
+                    params_struct=_struct_of(module, params),
+                    result=_result_of(module, message) if kind == "request" else None,
+                )
+                found[method] = entry
+            elif entry.kind != kind:
+                raise GenerationError(f"method {method} is both a request and a notification")
+            entry.directions.add(direction)
+    for entry in found.values():
+        entry.capability = _capability(module, entry)
+        entry.page_items = _page_items(module, entry)
+    return sorted(found.values(), key=lambda m: m.method)
+
+
+def _members(module: Module, union: str) -> list[str]:
+    if union in module.structs:
+        return [union]  # a revision with a single message of this kind
+    alias = module.aliases.get(union)
+    if alias is None:
+        return []
+    arms = alias.type.arms if isinstance(alias.type, UnionOf) else (alias.type,)
+    names = []
+    for arm in arms:
+        resolved = module.resolve(arm)
+        if not isinstance(resolved, Ref) or resolved.name not in module.structs:
+            raise GenerationError(f"{union} has an arm that is not a message definition")
+        names.append(resolved.name)
+    return names
+
+
+def _method_name(struct: Struct) -> str:
+    if struct.tag_field == "method":
+        assert isinstance(struct.tag, str)
+        return struct.tag
+    method = struct.field_named("method")
+    if method is None or not isinstance(method.const, str):
+        raise GenerationError(f"message {struct.name} has no constant `method`")
+    return method.const
+
+
+def _struct_of(module: Module, expr: TypeExpr | None) -> Struct | None:
+    resolved = module.resolve(expr) if expr is not None else None
+    if isinstance(resolved, Ref):
+        return module.struct(resolved.name)
+    return None
+
+
+def _result_of(module: Module, message: str) -> TypeExpr:
+    stem = message.removesuffix("Request")
+    response = module.structs.get(f"{stem}ResultResponse")
+    if response is not None and (result := response.field_named("result")) is not None:
+        return result.type
+    for candidate in (f"{stem}Result", "EmptyResult", "Result"):
+        if candidate in module.structs or candidate in module.aliases:
+            return Ref(candidate)
+    raise GenerationError(f"no result type for {message}")
+
+
+def _capability(module: Module, entry: Method) -> tuple[str, ...]:
+    if entry.kind != "request" or entry.direction == "both" or entry.runtime_owned:
+        return ()
+    receiver = "ServerCapabilities" if entry.direction == "client_to_server" else "ClientCapabilities"
+    capabilities = module.structs.get(receiver)
+    if capabilities is None:
+        return ()
+    first, _, rest = entry.method.partition("/")
+    for name in (first, first + "s"):
+        cap = capabilities.field_named(name)
+        if cap is None:
+            continue
+        sub = _struct_of(module, cap.type)
+        if sub is not None and rest and sub.field_named(rest) is not None:
+            return (name, rest)
+        return (name,)
+    return ()
+
+
+def _page_items(module: Module, entry: Method) -> tuple[str, TypeExpr] | None:
+    if entry.params_struct is None or entry.params_struct.field_named("cursor") is None or entry.result is None:
+        return None
+    result = _struct_of(module, entry.result)
+    if result is None or result.field_named("nextCursor") is None:
+        return None
+    lists = [f for f in result.wire_fields if isinstance(f.type, ListOf) and f.required]
+    if len(lists) != 1:
+        return None
+    return lists[0].name, lists[0].type.item  # type: ignore[attr-defined]

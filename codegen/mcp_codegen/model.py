@@ -1,0 +1,328 @@
+"""The intermediate model between the parsed schema and the templates.
+
+Every decision about Python names and annotations is made here, as properties
+of small objects, so that the templates only loop and print.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+# Names the generated modules import; a definition with one of these names
+# makes the module refer to the import through its module instead.
+TYPING_NAMES = ("Any", "Literal", "Annotated", "TypeAlias", "TYPE_CHECKING", "cast", "ClassVar")
+
+
+class GenerationError(Exception):
+    """The schema uses something the generator cannot express."""
+
+
+@dataclass
+class RenderContext:
+    """What a type expression needs to know to print itself."""
+
+    definitions: set[str]
+    used_typing: set[str] = field(default_factory=set)
+    uses_meta: bool = False
+
+    def typing(self, name: str) -> str:
+        self.used_typing.add(name)
+        return f"typing.{name}" if name in self.definitions else name
+
+
+# ---------------------------------------------------------------- type expressions
+
+
+class TypeExpr:
+    """A Python type annotation, built from the schema."""
+
+    def render(self, ctx: RenderContext) -> str:
+        raise NotImplementedError
+
+    def children(self) -> tuple[TypeExpr, ...]:
+        return ()
+
+    def walk(self) -> Iterator[TypeExpr]:
+        yield self
+        for child in self.children():
+            yield from child.walk()
+
+    def refs(self) -> set[str]:
+        return {node.name for node in self.walk() if isinstance(node, Ref)}
+
+
+@dataclass(frozen=True, eq=True)
+class Builtin(TypeExpr):
+    name: str  # str, int, float, bool, None, Any
+
+    def render(self, ctx: RenderContext) -> str:
+        return ctx.typing("Any") if self.name == "Any" else self.name
+
+
+@dataclass(frozen=True)
+class LiteralOf(TypeExpr):
+    values: tuple[object, ...]
+
+    def render(self, ctx: RenderContext) -> str:
+        return f"{ctx.typing('Literal')}[{', '.join(repr(v) for v in self.values)}]"
+
+
+@dataclass(frozen=True)
+class ListOf(TypeExpr):
+    item: TypeExpr
+
+    def render(self, ctx: RenderContext) -> str:
+        return f"list[{self.item.render(ctx)}]"
+
+    def children(self) -> tuple[TypeExpr, ...]:
+        return (self.item,)
+
+
+@dataclass(frozen=True)
+class DictOf(TypeExpr):
+    value: TypeExpr
+
+    def render(self, ctx: RenderContext) -> str:
+        return f"dict[str, {self.value.render(ctx)}]"
+
+    def children(self) -> tuple[TypeExpr, ...]:
+        return (self.value,)
+
+
+@dataclass(frozen=True)
+class Ref(TypeExpr):
+    name: str
+
+    def render(self, ctx: RenderContext) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Constrained(TypeExpr):
+    base: TypeExpr
+    constraints: tuple[tuple[str, object], ...]
+
+    def render(self, ctx: RenderContext) -> str:
+        ctx.uses_meta = True
+        args = ", ".join(f"{k}={v!r}" for k, v in self.constraints)
+        return f"{ctx.typing('Annotated')}[{self.base.render(ctx)}, msgspec.Meta({args})]"
+
+    def children(self) -> tuple[TypeExpr, ...]:
+        return (self.base,)
+
+
+@dataclass(eq=False)
+class UnionOf(TypeExpr):
+    arms: tuple[TypeExpr, ...]
+    # Name for the generated alias when this union has to be named (it is
+    # inline and msgspec cannot decode it natively).
+    name_hint: str = ""
+
+    def render(self, ctx: RenderContext) -> str:
+        return " | ".join(arm.render(ctx) for arm in self.arms)
+
+    def children(self) -> tuple[TypeExpr, ...]:
+        return self.arms
+
+
+# ---------------------------------------------------------------- definitions
+
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+
+
+def _json_aliases(module: Module) -> set[str]:
+    """Aliases that decode to plain JSON values (no Struct inside)."""
+    plain = set()
+    for name, alias in module.aliases.items():
+        if alias.recursive or not any(module.struct(r) or r in module.aliases for r in alias.refs()):
+            plain.add(name)
+    return plain
+
+
+def snake_case(wire_name: str) -> str:
+    name = re.sub(r"[^0-9A-Za-z_]", "", wire_name).lstrip("_")
+    name = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
+    name = re.sub(r"(?<=[A-Z])([A-Z][a-z])", r"_\1", name).lower()
+    if not name or name[0].isdigit():
+        name = f"field_{name}"
+    if keyword.iskeyword(name) or name in {"self", "extra"}:
+        name = f"{name}_"
+    return name
+
+
+def pascal_case(wire_name: str) -> str:
+    parts = re.split(r"[^0-9A-Za-z]+", wire_name)
+    return "".join(p[:1].upper() + p[1:] for p in parts if p)
+
+
+def docstring(text: str | None) -> str | None:
+    """A description made safe to print between triple quotes."""
+    if not text:
+        return None
+    text = text.strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    if text.endswith('"'):
+        text += " "
+    return text
+
+
+@dataclass
+class Field:
+    wire_name: str
+    type: TypeExpr
+    required: bool
+    description: str | None = None
+    const: object = None
+    has_const: bool = False
+
+    @property
+    def name(self) -> str:
+        return snake_case(self.wire_name)
+
+    @property
+    def doc(self) -> str | None:
+        return docstring(self.description)
+
+    @property
+    def renamed(self) -> bool:
+        return self.name != self.wire_name
+
+    def annotation(self, ctx: RenderContext) -> str:
+        rendered = self.type.render(ctx)
+        return rendered if self.required else f"{rendered} | UnsetType"
+
+    @property
+    def default(self) -> str | None:
+        """Python source of the default value, or None for a required field."""
+        if not self.required:
+            return "UNSET"
+        if self.has_const:
+            return repr(self.const)
+        return None
+
+    def declaration(self, ctx: RenderContext) -> str:
+        line = f"{self.name}: {self.annotation(ctx)}"
+        default = self.default
+        if self.renamed:
+            args = [f"name={self.wire_name!r}"]
+            if default is not None:
+                args.append(f"default={default}")
+            return f"{line} = msgspec.field({', '.join(args)})"
+        if default is not None:
+            return f"{line} = {default}"
+        return line
+
+
+@dataclass
+class Struct:
+    name: str
+    description: str | None
+    fields: list[Field]
+    open: bool = False
+    definition: bool = True
+    tag_field: str | None = None
+    tag: object = None
+
+    @property
+    def doc(self) -> str | None:
+        return docstring(self.description)
+
+    @property
+    def wire_fields(self) -> list[Field]:
+        """The fields that are Struct fields (the tag is struct config, not a field)."""
+        return [f for f in self.fields if f.wire_name != self.tag_field]
+
+    def field_named(self, wire_name: str) -> Field | None:
+        return next((f for f in self.fields if f.wire_name == wire_name), None)
+
+    def const_keys(self) -> dict[str, object]:
+        """Required properties with a single allowed string value: tag candidates."""
+        return {f.wire_name: f.const for f in self.fields if f.required and f.has_const and isinstance(f.const, str)}
+
+    def class_options(self) -> str:
+        options = ["kw_only=True", "repr_omit_defaults=True"]
+        if self.tag_field is not None:
+            options += [f"tag_field={self.tag_field!r}", f"tag={self.tag!r}"]
+        return ", ".join(options)
+
+    @property
+    def tag_attr(self) -> str | None:
+        return snake_case(self.tag_field) if self.tag_field is not None else None
+
+    def refs(self) -> set[str]:
+        return set().union(*(f.type.refs() for f in self.fields)) if self.fields else set()
+
+    def tag_literal(self, ctx: RenderContext) -> str:
+        return LiteralOf((self.tag,)).render(ctx)
+
+    def attr(self, f: Field) -> str:
+        """The Python name of a field; on an open object, clear of dict's own methods."""
+        return f"{f.name}_" if self.open and f.name in _DICT_ATTRIBUTES else f.name
+
+    def typed_keys(self, module: Module) -> list[tuple[str, str]]:
+        """Fields of an open object whose decoded values are generated types."""
+        return [(f.name, f.wire_name) for f in self.fields if f.type.refs() - _json_aliases(module)]
+
+
+@dataclass
+class Alias:
+    name: str
+    description: str | None
+    type: TypeExpr
+    definition: bool = True
+    # msgspec cannot decode this union: at runtime the name is a stand-in made
+    # by mcp_runtime.codec.untagged_union, type checkers see the union itself.
+    untagged: bool = False
+    # The arms the runtime stand-in dispatches over (nested unions flattened).
+    runtime_arms: tuple[TypeExpr, ...] = ()
+    # A self-referencing alias: type checkers see it, msgspec sees Any (only
+    # used where the alias already admits every JSON value).
+    recursive: bool = False
+
+    @property
+    def doc(self) -> str | None:
+        return docstring(self.description)
+
+    def refs(self) -> set[str]:
+        return self.type.refs() | set().union(*(arm.refs() for arm in self.runtime_arms))
+
+    def runtime_arms_source(self, ctx: RenderContext) -> str:
+        return ", ".join(arm.render(ctx) for arm in self.runtime_arms)
+
+
+@dataclass
+class Correction:
+    id: str
+    pointer: str
+    reason: str
+
+
+@dataclass
+class Module:
+    revision: str
+    sha256: str
+    unstable: bool
+    corrections: list[Correction]
+    structs: dict[str, Struct]
+    aliases: dict[str, Alias]
+    definitions: list[str]
+
+    @property
+    def package(self) -> str:
+        return "v" + self.revision.replace("-", "_")
+
+    def struct(self, name: str) -> Struct | None:
+        return self.structs.get(name)
+
+    def resolve(self, expr: TypeExpr) -> TypeExpr:
+        """Follow plain aliases (not unions) to what they name."""
+        seen: set[str] = set()
+        while isinstance(expr, Ref) and expr.name in self.aliases and expr.name not in seen:
+            seen.add(expr.name)
+            target = self.aliases[expr.name]
+            if isinstance(target.type, UnionOf) or target.recursive:
+                return expr
+            expr = target.type
+        return expr

@@ -1,0 +1,313 @@
+"""Render the intermediate model with jinja2 templates and format with black."""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+from typing import Any
+
+import black
+import black.mode
+import black.parsing
+import jinja2
+
+from .methods import Method
+from .model import TYPING_NAMES, Alias, GenerationError, Module, RenderContext
+
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("mcp_codegen", "templates"),
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+    undefined=jinja2.StrictUndefined,
+    autoescape=False,
+)
+_ENV.filters["repr"] = repr
+_IMPORTS = "#<imports>#"
+_BLACK_MODE = black.mode.Mode(line_length=100, target_versions={black.mode.TargetVersion.PY311})
+
+
+def format_source(source: str) -> str:
+    try:
+        return black.format_str(source, mode=_BLACK_MODE)
+    except black.parsing.InvalidInput as error:  # a template bug, never the user's input
+        raise GenerationError(f"generated code does not parse: {error}") from None
+
+
+def imports_block(ctx: RenderContext, extra_typing: set[str], runtime: list[str], msgspec: bool) -> str:
+    """The import lines for what a rendered module actually uses."""
+    lines = []
+    typing_names = sorted((ctx.used_typing | extra_typing) - ctx.definitions)
+    qualified = (ctx.used_typing | extra_typing) & ctx.definitions
+    if qualified:
+        lines.append("import typing")
+    if typing_names:
+        lines.append(f"from typing import {', '.join(typing_names)}")
+    if msgspec:
+        lines.append("")
+        lines.append("import msgspec")
+    if runtime:
+        lines.append("")
+        lines.append(f"from mcp_runtime.codec import {', '.join(sorted(runtime))}")
+    return "\n".join(lines)
+
+
+def _alias_order(module: Module, aliases: list[Alias]) -> list[Alias]:
+    """Aliases in dependency order (they run at import time), ties by name."""
+    names = {a.name for a in aliases}
+    graph = {a.name: {r for r in a.refs() if r in names and r != a.name} for a in aliases}
+    # Recursive aliases are Any at runtime: their references do not order them.
+    for a in aliases:
+        if a.recursive:
+            graph[a.name] = set()
+    sorter = graphlib.TopologicalSorter(graph)
+    sorter.prepare()
+    ordered: list[str] = []
+    while sorter.is_active():
+        ready = sorted(sorter.get_ready())
+        ordered.extend(ready)
+        sorter.done(*ready)
+    by_name = {a.name: a for a in aliases}
+    return [by_name[n] for n in ordered]
+
+
+def render_types(module: Module) -> str:
+    definitions = set(module.structs) | set(module.aliases)
+    clash = definitions & {"msgspec", "typing", "UNSET", "UnsetType", "OpenObject", "untagged_union", "DEFINITIONS"}
+    if clash:
+        raise GenerationError(f"definition name {sorted(clash)[0]!r} clashes with a name the generated module uses")
+    ctx = RenderContext(definitions=definitions & set(TYPING_NAMES))
+    leading: list[Alias] = []
+    trailing: list[Alias] = []
+    for alias in module.aliases.values():
+        depends_on_types = alias.untagged or alias.recursive or _reaches_struct(module, alias.name, set())
+        (trailing if depends_on_types else leading).append(alias)
+    structs = [module.structs[n] for n in sorted(module.structs)]
+    exported = sorted(definitions)
+    body_args: dict[str, Any] = dict(
+        module=module,
+        ctx=ctx,
+        imports=_IMPORTS,
+        exported=exported,
+        leading_aliases=_alias_order(module, leading),
+        structs=structs,
+        trailing_aliases=_alias_order(module, trailing),
+    )
+    source = _ENV.get_template("types.py.j2").render(**body_args)
+    extra_typing = set()
+    runtime = []
+    if module.aliases:
+        extra_typing.add("TypeAlias")
+    if any(a.untagged or a.recursive for a in module.aliases.values()):
+        extra_typing.add("TYPE_CHECKING")
+    if any(a.recursive for a in module.aliases.values()):
+        extra_typing.add("Any")
+    if any(a.untagged for a in module.aliases.values()):
+        runtime.append("untagged_union")
+    if any(s.tag_field for s in structs):
+        extra_typing.add("ClassVar")
+    if any(s.open for s in structs):
+        extra_typing |= {"Any", "cast"}
+        runtime.append("OpenObject")
+    if any(not f.required for s in structs for f in s.fields):
+        runtime += ["UNSET", "UnsetType"]
+    source = source.replace(_IMPORTS, imports_block(ctx, extra_typing, runtime, msgspec=bool(structs)), 1)
+    return format_source(source)
+
+
+def _reaches_struct(module: Module, name: str, seen: set[str]) -> bool:
+    if name in seen:
+        return False
+    seen.add(name)
+    alias = module.aliases[name]
+    for ref in alias.refs():
+        if ref in module.structs:
+            return True
+        target = module.aliases.get(ref)
+        if target is not None and (target.untagged or target.recursive or _reaches_struct(module, ref, seen)):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------- methods, stubs, handlers
+
+_STUB_RESERVED = {"self", "params", "timeout", "on_progress", "cursor_"}
+
+
+class MethodView:
+    """A derived method as the method and stub templates print it."""
+
+    def __init__(self, method: Method, module: Module, ctx: RenderContext) -> None:
+        self.m = method
+        self.ctx = ctx
+        self.module = module
+        struct = method.params_struct
+        required, optional = method.arguments()
+        self.required_args = required
+        self.optional_args = optional
+        self.whole_params = method.params is not None and struct is None
+        for f in required + optional:
+            if f.name in _STUB_RESERVED:
+                raise GenerationError(f"params field {f.wire_name!r} of {method.method} clashes with a stub argument")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.m, name)
+
+    @property
+    def doc(self) -> str | None:
+        struct = self.module.structs.get(self.m.message)
+        return struct.doc if struct else None
+
+    @property
+    def stub_name(self) -> str:
+        return self.m.handler if self.m.kind == "request" else self.m.notify_name
+
+    @property
+    def params_annotation(self) -> str:
+        return self.m.params.render(self.ctx) if self.m.params is not None else "None"
+
+    @property
+    def result_annotation(self) -> str:
+        return self.m.result.render(self.ctx) if self.m.result is not None else "None"
+
+    @property
+    def params_runtime(self) -> str:
+        return self.params_annotation
+
+    @property
+    def result_runtime(self) -> str:
+        return self.result_annotation
+
+    @property
+    def params_source(self) -> str:
+        struct = self.m.params_struct
+        if self.m.params is None:
+            return "None"
+        if struct is None:
+            return "params"
+        args = ", ".join(f"{struct.attr(f)}={f.name}" for f in struct.wire_fields)
+        return f"{self.params_annotation}({args})"
+
+    @property
+    def page(self) -> dict[str, str] | None:
+        if self.m.page_items is None:
+            return None
+        field_name, item = self.m.page_items
+        return {"field": field_name, "item": item.render(self.ctx)}
+
+
+def _prune_imports(source: str, candidates: dict[str, str]) -> str:
+    """Import lines for the candidate names the module body uses.
+
+    ``candidates`` maps a name to the module it comes from; ``typing`` names
+    and relative imports are grouped the usual way.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:  # a template bug, never the user's input
+        raise GenerationError(f"generated code does not parse: {error}") from None
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    by_module: dict[str, list[str]] = {}
+    plain_imports = []
+    for name, origin in candidates.items():
+        if name not in used:
+            continue
+        if origin == "<module>":
+            plain_imports.append(f"import {name}")
+        else:
+            by_module.setdefault(origin, []).append(name)
+    groups: list[list[str]] = [[], sorted(plain_imports), [], []]
+    for origin in sorted(by_module):
+        names = sorted(by_module[origin], key=lambda n: (n.lower(), n))
+        line = f"from {origin} import {', '.join(names)}"
+        group = 3 if origin.startswith(".") else 2 if origin.startswith("mcp_") else 0
+        groups[group].append(line)
+    return "\n\n".join("\n".join(g) for g in groups if g)
+
+
+def _candidates(module: Module) -> dict[str, str]:
+    names = {n: ".types" for n in (*module.structs, *module.aliases)}
+    names.update({n: "typing" for n in ("Any", "Literal", "Annotated")})
+    names["msgspec"] = "<module>"
+    names["AsyncIterator"] = "collections.abc"
+    names.update({n: "mcp_runtime.codec" for n in ("UNSET", "UnsetType")})
+    names.update(
+        {n: "mcp_runtime.methods" for n in ("Caller", "HandlerNotImplemented", "MethodSpec", "ProgressCallback", "RequestContext")}
+    )
+    return names
+
+
+def _with_imports(source: str, module: Module, extra: dict[str, str] | None = None) -> str:
+    candidates = _candidates(module)
+    candidates.update(extra or {})
+    body = source.replace(_IMPORTS, "")
+    return format_source(source.replace(_IMPORTS, _prune_imports(body, candidates), 1))
+
+
+def render_methods(module: Module, methods: list[Method]) -> str:
+    ctx = RenderContext(definitions=set())
+    views = [MethodView(m, module, ctx) for m in methods]
+
+    def table(name: str, direction: str, kind: str, doc: str) -> dict[str, Any]:
+        chosen = [v for v in views if v.kind == kind and direction in v.directions]
+        return {"name": name, "methods": chosen, "doc": doc}
+
+    tables = [
+        table("CLIENT_REQUESTS", "client_to_server", "request", "Requests a client sends and a server handles."),
+        table("SERVER_REQUESTS", "server_to_client", "request", "Requests a server sends and a client handles."),
+        table("CLIENT_NOTIFICATIONS", "client_to_server", "notification", "Notifications a client sends."),
+        table("SERVER_NOTIFICATIONS", "server_to_client", "notification", "Notifications a server sends."),
+    ]
+    source = _ENV.get_template("methods.py.j2").render(module=module, methods=views, tables=tables)
+    return _with_imports(source, module)
+
+
+def render_side(module: Module, methods: list[Method], side: str) -> str:
+    """``client.py`` (side="client") or ``server.py`` (side="server")."""
+    ctx = RenderContext(definitions=set())
+    other = "server" if side == "client" else "client"
+    sends = f"{side}_to_{other}"
+    receives = f"{other}_to_{side}"
+    stub = [MethodView(m, module, ctx) for m in methods if sends in m.directions and (not m.runtime_owned or m.method == "ping")]
+    handlers = [MethodView(m, module, ctx) for m in methods if receives in m.directions and not m.runtime_owned]
+    names = {
+        "client": dict(
+            summary="the stub a client calls a server through, and the handlers a client implements for what a server sends it.",
+            stub_class="ClientStub",
+            stub_doc="Typed requests and notifications from a client to a server.",
+            handlers_class="ClientHandlers",
+            handlers_doc=(
+                "What a client answers: subclass, override what the client supports (use @override).\n\n"
+                "    A request without an override is answered with -32601 (method not found);\n"
+                "    a notification without one is ignored. Overridden methods also decide the\n"
+                "    capabilities the client declares."
+            ),
+        ),
+        "server": dict(
+            summary="the handlers a server implements, and the stub a server calls a client through.",
+            stub_class="ServerStub",
+            stub_doc="Typed requests and notifications from a server to its client.",
+            handlers_class="ServerHandlers",
+            handlers_doc=(
+                "What a server answers: subclass, override what the server supports (use @override).\n\n"
+                "    A request without an override is answered with -32601 (method not found);\n"
+                "    a notification without one is ignored. Overridden methods also decide the\n"
+                "    capabilities the server declares."
+            ),
+        ),
+    }[side]
+    source = _ENV.get_template("rpc.py.j2").render(
+        module=module, side=side, stub_methods=stub, handler_methods=handlers, ctx=ctx, **names
+    )
+    return _with_imports(source, module, {"methods": "."})
+
+
+def render_init(module: Module, package: str) -> str:
+    names = sorted({*module.structs, *module.aliases})
+    source = _ENV.get_template("init.py.j2").render(module=module, names=names, package=package)
+    return format_source(source)
+
+
+def render_index(package: str, revisions: list[tuple[str, str, bool]]) -> str:
+    source = _ENV.get_template("index.py.j2").render(root_package=package, revisions=revisions)
+    return format_source(source)

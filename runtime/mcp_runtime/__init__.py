@@ -1,0 +1,1 @@
+"""The hand-written MCP runtime that the generated protocol packages plug into."""

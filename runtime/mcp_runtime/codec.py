@@ -1,0 +1,312 @@
+"""Encoding and decoding of the generated MCP types.
+
+msgspec decodes tagged unions and plain Structs natively. Two shapes of the MCP
+schema need more, and this module is the one place that provides it:
+
+* Open objects (``Result``, ``_meta`` with ``progressToken``, a tool's
+  ``inputSchema``) must keep every key on a round trip. Structs drop unknown
+  keys, so these are :class:`OpenObject`: a ``dict`` subclass with typed
+  accessors for the keys the schema names.
+* Unions of objects without a discriminating field
+  (``TextResourceContents | BlobResourceContents``, the result unions, the
+  elicitation schema variants) are refused by msgspec. The generated code
+  declares them with :func:`untagged_union`, and :func:`dec_hook` picks the
+  variant that explains the instance best.
+
+Use :func:`decode`, :func:`convert`, :func:`decoder` and :func:`encode` (or pass
+:func:`dec_hook` to msgspec yourself) whenever a generated type is involved.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, ClassVar, TypeVar
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+__all__ = [
+    "UNSET",
+    "UnsetType",
+    "OpenObject",
+    "untagged_union",
+    "dec_hook",
+    "decode",
+    "decoder",
+    "convert",
+    "encode",
+]
+
+T = TypeVar("T")
+
+# A ValidationError raised inside a hook comes back from msgspec as
+# "<inner message> (at `<inner path>`) - at `<outer path>`"; join the two paths.
+_NESTED_PATH = re.compile(r"^(?P<msg>.*) \(at `\$(?P<inner>[^`]*)`\) - at `(?P<outer>\$[^`]*)`$", re.S)
+_PATH = re.compile(r"^(?P<msg>.*) - at `(?P<path>\$[^`]*)`$", re.S)
+
+
+def _join_paths(message: str) -> str:
+    while True:
+        match = _NESTED_PATH.match(message)
+        if match is None:
+            return message
+        message = f"{match['msg']} - at `{match['outer']}{match['inner']}`"
+
+
+def _nested_error(error: msgspec.ValidationError) -> ValueError:
+    """Re-raise a validation error from inside a hook so that msgspec prefixes
+    the outer path and :func:`_join_paths` can splice both together."""
+    message = _join_paths(str(error))
+    match = _PATH.match(message)
+    if match is None:
+        return ValueError(message)
+    return ValueError(f"{match['msg']} (at `{match['path']}`)")
+
+
+class OpenObject(dict[str, Any]):
+    """A JSON object whose known keys are typed and whose other keys are kept.
+
+    Subclasses are generated: they set ``__keys__`` to a Struct that validates
+    the known keys, and expose each known key as a typed property.
+    """
+
+    __slots__ = ()
+    __keys__: ClassVar[type[msgspec.Struct]]
+    # Known keys whose decoded value is not plain JSON (a Struct, an OpenObject).
+    __typed_keys__: ClassVar[tuple[tuple[str, str], ...]] = ()
+
+    def __init__(self, __known: Mapping[str, Any] = {}, **extra: Any) -> None:
+        super().__init__(extra)
+        for key, value in __known.items():
+            if value is not UNSET:
+                self[key] = value
+
+    @classmethod
+    def _decode(cls, raw: Any) -> OpenObject:
+        if not isinstance(raw, dict):
+            raise ValueError(f"Expected `object`, got `{_json_kind(raw)}`")
+        try:
+            known = msgspec.convert(raw, cls.__keys__, dec_hook=dec_hook)
+        except msgspec.ValidationError as error:
+            raise _nested_error(error) from None
+        obj = cls.__new__(cls)
+        dict.update(obj, raw)
+        for attr, key in cls.__typed_keys__:
+            value = getattr(known, attr)
+            if value is not UNSET:
+                obj[key] = value
+        return obj
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict.__repr__(self)})"
+
+
+class _ObjectArm:
+    """What the union dispatcher needs to know of one object variant."""
+
+    __slots__ = ("type", "required", "declared", "consts")
+
+    def __init__(self, arm: type) -> None:
+        struct = arm.__keys__ if issubclass(arm, OpenObject) else arm
+        info = msgspec.inspect.type_info(struct)
+        assert isinstance(info, msgspec.inspect.StructType)
+        self.type = arm
+        self.required = frozenset(f.encode_name for f in info.fields if f.required)
+        self.declared = frozenset(f.encode_name for f in info.fields)
+        consts: dict[str, Any] = {}
+        if info.tag_field is not None:
+            consts[info.tag_field] = info.tag
+            self.required |= {info.tag_field}
+            self.declared |= {info.tag_field}
+        for f in info.fields:
+            literal = f.type
+            if isinstance(literal, msgspec.inspect.LiteralType) and len(literal.values) == 1 and f.required:
+                consts[f.encode_name] = literal.values[0]
+        self.consts = consts
+
+    def score(self, raw: dict[str, Any]) -> int | None:
+        """How many keys of ``raw`` this variant declares, or None if it cannot match."""
+        if not self.required.issubset(raw):
+            return None
+        for key, value in self.consts.items():
+            if raw.get(key) != value:
+                return None
+        return sum(1 for key in raw if key in self.declared)
+
+
+class _UntaggedUnion(type):
+    """Metaclass of the runtime stand-ins for unions msgspec cannot decode."""
+
+    __arms__: tuple[Any, ...]
+    # Filled on first use: the arms' annotations may name types defined later
+    # in the generated module.
+    __object_arms__: tuple[_ObjectArm, ...] | None
+    __other_arms__: Any
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, _runtime_classes(cls.__arms__))
+
+    def __repr__(cls) -> str:
+        return cls.__name__
+
+    def _prepare(cls) -> tuple[_ObjectArm, ...]:
+        object_arms = cls.__object_arms__
+        if object_arms is None:
+            object_arms = tuple(_ObjectArm(a) for a in cls.__arms__ if _is_object_type(a))
+            cls.__object_arms__ = object_arms
+        return object_arms
+
+    def _decode(cls, raw: Any) -> Any:
+        object_arms = cls._prepare()
+        if isinstance(raw, dict) and object_arms:
+            return cls._decode_object(raw, object_arms)
+        if cls.__other_arms__ is None:
+            raise ValueError(f"Expected `object`, got `{_json_kind(raw)}`")
+        try:
+            return msgspec.convert(raw, cls.__other_arms__, dec_hook=dec_hook)
+        except msgspec.ValidationError as error:
+            raise _nested_error(error) from None
+
+    def _decode_object(cls, raw: dict[str, Any], object_arms: tuple[_ObjectArm, ...]) -> Any:
+        ranked = []
+        for index, arm in enumerate(object_arms):
+            score = arm.score(raw)
+            if score is not None:
+                # Prefer the variant that explains most keys, then the one that
+                # declares fewest beyond them, then schema order.
+                ranked.append((-score, len(arm.declared) - score, index, arm))
+        if not ranked:
+            names = ", ".join(arm.type.__name__ for arm in object_arms)
+            raise ValueError(f"Object matches none of {names}")
+        ranked.sort(key=lambda entry: entry[:3])
+        first_error: msgspec.ValidationError | None = None
+        for *_, arm in ranked:
+            try:
+                return msgspec.convert(raw, arm.type, dec_hook=dec_hook)
+            except msgspec.ValidationError as error:
+                first_error = first_error or error
+        assert first_error is not None
+        raise _nested_error(first_error)
+
+
+def _runtime_classes(arms: tuple[Any, ...]) -> tuple[type, ...]:
+    classes: list[type] = []
+    for arm in arms:
+        origin = typing.get_origin(arm)
+        if origin is typing.Literal:
+            classes.extend({type(v) for v in typing.get_args(arm)})
+        elif origin is typing.Annotated:
+            classes.extend(_runtime_classes(typing.get_args(arm)[:1]))
+        elif origin in (typing.Union, types.UnionType):
+            classes.extend(_runtime_classes(typing.get_args(arm)))
+        elif origin is not None:
+            classes.append(origin)
+        elif arm is None:
+            classes.append(type(None))
+        elif arm is Any:
+            classes.append(object)
+        else:
+            classes.append(arm)
+    return tuple(classes)
+
+
+def untagged_union(name: str, module: str, *arms: Any) -> type:
+    """The runtime stand-in for ``arms[0] | arms[1] | ...`` used in annotations.
+
+    Type checkers see the real union (the generated code declares it under
+    ``TYPE_CHECKING``); msgspec sees a custom type and hands the decoded JSON
+    to :func:`dec_hook`, which dispatches here.
+    """
+    others = [a for a in arms if not _is_object_type(a)]
+    other: Any = None
+    if len(others) == 1:
+        other = others[0]
+    elif others:
+        other = typing.Union[tuple(others)]
+    namespace = {
+        "__arms__": arms,
+        "__object_arms__": None,
+        "__other_arms__": other,
+        "__module__": module,
+        "__doc__": f"Runtime form of the union {' | '.join(_arm_name(a) for a in arms)}.",
+    }
+    return _UntaggedUnion(name, (), namespace)
+
+
+def _arm_name(arm: Any) -> str:
+    return arm.__name__ if isinstance(arm, type) else repr(arm)
+
+
+def _is_object_type(arm: Any) -> bool:
+    return isinstance(arm, type) and issubclass(arm, (msgspec.Struct, OpenObject))
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if value is None:
+        return "null"
+    return type(value).__name__
+
+
+def dec_hook(type_: Any, raw: Any) -> Any:
+    """The msgspec ``dec_hook`` for generated types."""
+    if isinstance(type_, _UntaggedUnion):
+        return type_._decode(raw)
+    if isinstance(type_, type) and issubclass(type_, OpenObject):
+        return type_._decode(raw)
+    raise NotImplementedError(f"Type {type_!r} is not supported")
+
+
+_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+
+def decoder(type_: Any) -> msgspec.json.Decoder[Any]:
+    """A JSON decoder for ``type_``, built once per type and reused."""
+    found = _decoders.get(type_)
+    if found is None:
+        found = _decoders[type_] = msgspec.json.Decoder(type_, dec_hook=dec_hook)
+    return found
+
+
+def decode(data: bytes | str, type_: type[T]) -> T:
+    """Decode JSON into a generated type, validating it.
+
+    Raises :class:`msgspec.ValidationError` naming the field path on bad input.
+    """
+    try:
+        result: T = decoder(type_).decode(data)
+    except msgspec.ValidationError as error:
+        raise msgspec.ValidationError(_join_paths(str(error))) from None
+    return result
+
+
+def convert(obj: Any, type_: type[T]) -> T:
+    """Convert already-parsed JSON (dicts, lists, ...) into a generated type."""
+    try:
+        result: T = msgspec.convert(obj, type_, dec_hook=dec_hook)
+    except msgspec.ValidationError as error:
+        raise msgspec.ValidationError(_join_paths(str(error))) from None
+    return result
+
+
+_encoder = msgspec.json.Encoder()
+
+
+def encode(obj: Any) -> bytes:
+    """Encode a generated type (or any JSON-compatible value) to JSON bytes."""
+    return _encoder.encode(obj)
+

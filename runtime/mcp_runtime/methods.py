@@ -1,0 +1,84 @@
+"""What generated code knows of the runtime: method descriptions and two small protocols.
+
+Each generated revision package describes its JSON-RPC methods as
+:class:`MethodSpec` values and talks to a session only through :class:`Caller`
+(to send) and :class:`RequestContext` (inside a handler). Nothing here imports a
+transport.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, Protocol, TypeVar
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+Direction = Literal["client_to_server", "server_to_client", "both"]
+Kind = Literal["request", "notification"]
+
+ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[None] | None]
+"""Called with (progress, total, message) for each progress notification of a request."""
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec(Generic[P, R]):
+    """One JSON-RPC method of a protocol revision.
+
+    ``params`` and ``result`` are the generated types; ``result`` is ``None``
+    for notifications. ``handler`` is the Python name of the method on the
+    generated stubs and handler interfaces (``call_tool``, ``on_progress``).
+    """
+
+    method: str
+    direction: Direction
+    kind: Kind
+    params: Any
+    result: Any
+    params_required: bool
+    handler: str
+    # Capability the receiver must have declared, as a path into its
+    # capabilities object (("tools",), ("resources", "subscribe")), or ().
+    capability: tuple[str, ...] = ()
+
+
+class Caller(Protocol):
+    """The part of a session that generated stubs use to send messages."""
+
+    async def request(
+        self,
+        spec: MethodSpec[P, R],
+        params: P | None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> R: ...
+
+    async def notify(self, spec: MethodSpec[P, None], params: P | None) -> None: ...
+
+
+class RequestContext(Protocol):
+    """What a handler gets besides its params: who asked, and a way back."""
+
+    @property
+    def request_id(self) -> str | int | None:
+        """The JSON-RPC id of the request being handled (None for a notification)."""
+
+    @property
+    def peer(self) -> Caller:
+        """Send requests and notifications to the other side of the session."""
+
+    @property
+    def protocol_version(self) -> str:
+        """The protocol revision negotiated for this session."""
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send a progress notification, if the caller asked for progress."""
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send a log message to the peer, if its level passes the one it set."""
+
+
+class HandlerNotImplemented(Exception):
+    """Raised by the generated handler defaults: the session answers -32601."""
