@@ -20,6 +20,18 @@ from dataclasses import dataclass, field
 
 from .model import Field, GenerationError, ListOf, Module, Ref, Struct, TypeExpr, UnionOf, snake_case
 
+# Methods the session itself sends (handshake, cancellation, progress): the
+# generated stubs leave them out.
+SESSION_SENT = frozenset(
+    {
+        "initialize",
+        "server/discover",
+        "notifications/initialized",
+        "notifications/cancelled",
+        "notifications/progress",
+    }
+)
+
 # Methods the runtime answers or routes itself; generated handler interfaces
 # leave them out so that nobody overrides them by accident.
 RUNTIME_OWNED = frozenset(
@@ -30,6 +42,7 @@ RUNTIME_OWNED = frozenset(
         "notifications/initialized",
         "notifications/cancelled",
         "notifications/progress",
+        "logging/setLevel",
     }
 )
 
@@ -81,8 +94,9 @@ class Method:
     def runtime_owned(self) -> bool:
         return self.method in RUNTIME_OWNED
 
-    def sent_by(self, side: str) -> bool:
-        return f"{side}_to_" in " ".join(self.directions) or self.direction == "both"
+    @property
+    def in_stubs(self) -> bool:
+        return self.method not in SESSION_SENT
 
     def arguments(self) -> tuple[list[Field], list[Field]]:
         """The params fields a stub takes: required (positional) and optional (keyword-only)."""
@@ -172,7 +186,7 @@ def _result_of(module: Module, message: str) -> TypeExpr:
 
 
 def _capability(module: Module, entry: Method) -> tuple[str, ...]:
-    if entry.kind != "request" or entry.direction == "both" or entry.runtime_owned:
+    if entry.kind != "request" or entry.direction == "both":
         return ()
     receiver = "ServerCapabilities" if entry.direction == "client_to_server" else "ClientCapabilities"
     capabilities = module.structs.get(receiver)

@@ -268,7 +268,7 @@ def render_side(module: Module, methods: list[Method], side: str) -> str:
     other = "server" if side == "client" else "client"
     sends = f"{side}_to_{other}"
     receives = f"{other}_to_{side}"
-    stub = [MethodView(m, module, ctx) for m in methods if sends in m.directions and (not m.runtime_owned or m.method == "ping")]
+    stub = [MethodView(m, module, ctx) for m in methods if sends in m.directions and m.in_stubs]
     handlers = [MethodView(m, module, ctx) for m in methods if receives in m.directions and not m.runtime_owned]
     names = {
         "client": dict(

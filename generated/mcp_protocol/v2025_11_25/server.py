@@ -53,7 +53,6 @@ from .types import (
     RequestParamsMeta,
     ResourceUpdatedNotificationParams,
     SamplingMessage,
-    SetLevelRequestParams,
     SubscribeRequestParams,
     Task,
     TaskMetadata,
@@ -348,10 +347,6 @@ class ServerHandlers:
     async def complete(self, params: CompleteRequestParams, ctx: RequestContext) -> CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         raise HandlerNotImplemented("completion/complete")
-
-    async def set_level(self, params: SetLevelRequestParams, ctx: RequestContext) -> EmptyResult:
-        """A request from the client to the server, to enable or adjust logging."""
-        raise HandlerNotImplemented("logging/setLevel")
 
     async def on_roots_list_changed(self, params: NotificationParams, ctx: RequestContext) -> None:
         """A notification from the client to the server, informing it that the list of roots has changed.

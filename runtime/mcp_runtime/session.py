@@ -1,0 +1,497 @@
+"""The JSON-RPC session loop, the same for clients and servers.
+
+A :class:`Session` reads messages from a :class:`Transport`, answers requests
+through a :class:`Router`, matches responses to the calls waiting for them, and
+owns the protocol plumbing every revision shares: ping, cancellation (both
+ways), progress routing and per-request timeouts.
+
+Each message is decoded once into a JSON-RPC envelope whose ``params`` and
+``result`` stay raw; they are decoded exactly once more, with the generated
+type the method table names for that method.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from . import jsonrpc
+from .codec import _join_paths, decoder, encode
+from .jsonrpc import ConnectionClosed, Envelope, ErrorObject, McpError, RequestId
+from .methods import HandlerNotImplemented, MethodSpec, ProgressCallback
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+logger = logging.getLogger("mcp_runtime.session")
+
+Handler = Callable[[Any, "RequestContext"], Awaitable[Any]]
+Route = tuple[MethodSpec[Any, Any], Handler]
+
+
+class Transport(Protocol):
+    """A bidirectional stream of JSON-RPC messages, one ``bytes`` each."""
+
+    async def read(self) -> bytes | None:
+        """The next message, or None once the peer has gone."""
+
+    def write(self, message: bytes) -> None:
+        """Queue one message for sending; never blocks."""
+
+    async def drain(self) -> None:
+        """Wait until queued messages are handed to the peer (backpressure)."""
+
+    async def close(self) -> None:
+        """Stop sending and receiving; pending reads return None."""
+
+
+class Router(Protocol):
+    """Where a session sends what it does not handle itself."""
+
+    def route_request(self, method: str) -> Route:
+        """The spec and handler of an incoming request; raises McpError to refuse it."""
+
+    def route_notification(self, method: str) -> Route | None:
+        """The spec and handler of an incoming notification, or None to drop it."""
+
+    def log_level_allows(self, level: str) -> bool:
+        """Whether a log message of this level may be sent to the peer."""
+
+    def check_outgoing(self, spec: MethodSpec[Any, Any]) -> None:
+        """Raise McpError if the negotiated revision or the peer's capabilities rule out sending this."""
+
+
+# -------------------------------------------------------------- runtime-owned messages
+
+class _ProgressMeta(msgspec.Struct):
+    progressToken: str | int | UnsetType = UNSET
+
+
+class _ParamsMeta(msgspec.Struct):
+    meta: _ProgressMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
+
+
+class _Cancelled(msgspec.Struct):
+    requestId: RequestId | UnsetType = UNSET
+    reason: str | UnsetType = UNSET
+
+
+class _Progress(msgspec.Struct):
+    progressToken: str | int
+    progress: float
+    total: float | None | UnsetType = UNSET
+    message: str | None | UnsetType = UNSET
+
+
+_meta_decoder = msgspec.json.Decoder(_ParamsMeta)
+_cancelled_decoder = msgspec.json.Decoder(_Cancelled)
+_progress_decoder = msgspec.json.Decoder(_Progress)
+_any_decoder = msgspec.json.Decoder()
+_EMPTY_OBJECT = b"{}"
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+class _Timeout(Exception):
+    pass
+
+
+class RequestContext:
+    """Handed to every handler: the request's id, progress, logging and the peer."""
+
+    __slots__ = ("_session", "_request_id", "_progress_token")
+
+    def __init__(self, session: Session, request_id: RequestId | None, progress_token: str | int | None) -> None:
+        self._session = session
+        self._request_id = request_id
+        self._progress_token = progress_token
+
+    @property
+    def request_id(self) -> RequestId | None:
+        return self._request_id
+
+    @property
+    def peer(self) -> Session:
+        return self._session
+
+    @property
+    def protocol_version(self) -> str:
+        return self._session.protocol_version
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        if self._progress_token is None:
+            return
+        params: dict[str, Any] = {"progressToken": self._progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._session.send_raw_notification("notifications/progress", encode(params))
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        if not self._session.router.log_level_allows(level):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        await self._session.send_raw_notification("notifications/message", encode(params))
+
+
+class Session:
+    """One JSON-RPC connection. Implements the generated stubs' ``Caller``."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        router: Router,
+        *,
+        protocol_version: str,
+        default_timeout: float | None = None,
+    ) -> None:
+        self.transport = transport
+        self.router = router
+        self.protocol_version = protocol_version
+        self.default_timeout = default_timeout
+        self._ids = itertools.count(1)
+        self._pending: dict[RequestId, asyncio.Future[msgspec.Raw | ErrorObject]] = {}
+        self._progress: dict[str | int, ProgressCallback] = {}
+        self._in_flight: dict[RequestId, asyncio.Task[None]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed: BaseException | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self.closed = asyncio.Event()
+
+    # ------------------------------------------------------------ lifetime
+
+    def start(self) -> None:
+        """Start reading in the background."""
+        if self._reader is None:
+            self._reader = asyncio.get_running_loop().create_task(self.run())
+
+    async def run(self) -> None:
+        """Read and dispatch until the transport ends, then fail what is pending."""
+        try:
+            while True:
+                data = await self.transport.read()
+                if data is None:
+                    break
+                self._dispatch(data)
+        finally:
+            self._shutdown(ConnectionClosed("Connection closed by peer"))
+
+    async def close(self) -> None:
+        """Close the transport; every pending call fails with ConnectionClosed."""
+        self._shutdown(ConnectionClosed("Session closed"))
+        await self.transport.close()
+        if self._reader is not None and self._reader is not asyncio.current_task():
+            try:
+                await self._reader
+            except Exception:  # the reader's own failure was already reported
+                pass
+
+    def _shutdown(self, error: ConnectionClosed) -> None:
+        if self._closed is not None:
+            return
+        self._closed = error
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(error)
+        self._pending.clear()
+        for task in list(self._in_flight.values()):
+            task.cancel()
+        self.closed.set()
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed is not None
+
+    # ------------------------------------------------------------ sending
+
+    async def request(
+        self,
+        spec: MethodSpec[P, R],
+        params: P | None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> R:
+        """Send a request and wait for its result, decoded with the spec's type."""
+        self.router.check_outgoing(spec)
+        raw_params = encode(params) if params is not None else None
+        raw = await self.request_raw(spec.method, raw_params, timeout=timeout, on_progress=on_progress)
+        try:
+            result: R = decoder(spec.result).decode(raw)
+        except msgspec.ValidationError as error:
+            raise McpError(
+                jsonrpc.INTERNAL_ERROR, f"invalid result for {spec.method}: {_join_paths(str(error))}"
+            ) from None
+        return result
+
+    async def request_raw(
+        self,
+        method: str,
+        params: bytes | None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> msgspec.Raw:
+        """Send a request with already-encoded params; the raw result bytes."""
+        if self._closed is not None:
+            raise self._closed
+        request_id = next(self._ids)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[msgspec.Raw | ErrorObject] = loop.create_future()
+        self._pending[request_id] = future
+        if on_progress is not None:
+            self._progress[request_id] = on_progress
+            params = _with_progress_token(params, request_id)
+        timeout = self.default_timeout if timeout is None else timeout
+        timer = loop.call_later(timeout, _expire, future) if timeout is not None else None
+        try:
+            self.transport.write(jsonrpc.request_bytes(request_id, method, params))
+            await self.transport.drain()
+            outcome = await future
+        except _Timeout:
+            self._send_cancelled(request_id, "Request timed out")
+            raise McpError(jsonrpc.REQUEST_TIMEOUT, f"{method} timed out after {timeout} s") from None
+        except asyncio.CancelledError:
+            if self._closed is None:
+                self._send_cancelled(request_id, "Request cancelled")
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+            self._pending.pop(request_id, None)
+            if on_progress is not None:
+                self._progress.pop(request_id, None)
+        if isinstance(outcome, ErrorObject):
+            raise McpError(outcome.code, outcome.message, outcome.data)
+        return outcome
+
+    async def notify(self, spec: MethodSpec[P, None], params: P | None) -> None:
+        self.router.check_outgoing(spec)
+        await self.send_raw_notification(spec.method, encode(params) if params is not None else None)
+
+    async def send_raw_notification(self, method: str, params: bytes | None) -> None:
+        if self._closed is not None:
+            raise self._closed
+        self.transport.write(jsonrpc.notification_bytes(method, params))
+        await self.transport.drain()
+
+    def _send_cancelled(self, request_id: RequestId, reason: str) -> None:
+        if self._closed is None:
+            params = encode({"requestId": request_id, "reason": reason})
+            self.transport.write(jsonrpc.notification_bytes("notifications/cancelled", params))
+
+    def _send_error(self, request_id: RequestId | None, code: int, message: str, data: Any = None) -> None:
+        if self._closed is None:
+            self.transport.write(jsonrpc.error_bytes(request_id, code, message, data))
+
+    # ------------------------------------------------------------ receiving
+
+    def _dispatch(self, data: bytes) -> None:
+        try:
+            envelope = jsonrpc.decode_envelope(data)
+        except msgspec.ValidationError:
+            if data.lstrip()[:1] == b"[":
+                self._dispatch_batch(data)
+            else:
+                self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: not a JSON-RPC message")
+            return
+        except msgspec.DecodeError:
+            self._send_error(None, jsonrpc.PARSE_ERROR, "Parse error: invalid JSON")
+            return
+        self._dispatch_envelope(envelope)
+
+    def _dispatch_batch(self, data: bytes) -> None:
+        try:
+            batch = jsonrpc.decode_batch(data)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: not a JSON-RPC message")
+            return
+        if not batch:
+            self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: empty batch")
+            return
+        for envelope in batch:
+            self._dispatch_envelope(envelope)
+
+    def _dispatch_envelope(self, envelope: Envelope) -> None:
+        request_id = envelope.id
+        if envelope.jsonrpc != "2.0":
+            if request_id is not UNSET:
+                self._send_error(request_id, jsonrpc.INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"')
+            return
+        if envelope.method is not UNSET:
+            if request_id is UNSET:
+                self._on_notification(envelope.method, envelope.params)
+            elif request_id is None:
+                self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: id must not be null")
+            else:
+                self._on_request(request_id, envelope.method, envelope.params)
+        elif request_id is not UNSET and request_id is not None:
+            if envelope.error is not UNSET:
+                self._on_response(request_id, envelope.error)
+            elif envelope.result is not UNSET:
+                self._on_response(request_id, envelope.result)
+            else:
+                self._send_error(request_id, jsonrpc.INVALID_REQUEST, "Invalid request: no method, result or error")
+        elif envelope.error is not UNSET:
+            logger.warning("peer reported an error: %s", envelope.error.message)
+        else:
+            self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: no method, result or error")
+
+    def _on_response(self, request_id: RequestId, outcome: msgspec.Raw | ErrorObject) -> None:
+        future = self._pending.get(request_id)
+        if future is None or future.done():
+            logger.debug("dropping a response to unknown request %r", request_id)
+            return
+        future.set_result(outcome)
+
+    def _on_request(self, request_id: RequestId, method: str, params: msgspec.Raw | UnsetType) -> None:
+        if request_id in self._in_flight:
+            self._send_error(request_id, jsonrpc.INVALID_REQUEST, f"Invalid request: id {request_id!r} is already in use")
+            return
+        if method == "ping":
+            self.transport.write(jsonrpc.result_bytes(request_id, _EMPTY_OBJECT))
+            return
+        try:
+            spec, handler = self.router.route_request(method)
+            decoded = _decode_params(spec, params)
+        except McpError as error:
+            self._send_error(request_id, error.code, error.message, error.data)
+            return
+        token = _progress_token(params)
+        context = RequestContext(self, request_id, token)
+        task = asyncio.get_running_loop().create_task(self._answer(request_id, spec, handler, decoded, context))
+        self._in_flight[request_id] = task
+
+    async def _answer(
+        self, request_id: RequestId, spec: MethodSpec[Any, Any], handler: Handler, params: Any, context: RequestContext
+    ) -> None:
+        try:
+            result = await handler(params, context)
+            message = jsonrpc.result_bytes(request_id, encode(result))
+        except asyncio.CancelledError:
+            return  # cancelled by the peer or by shutdown: no response is sent
+        except McpError as error:
+            message = jsonrpc.error_bytes(request_id, error.code, error.message, error.data)
+        except HandlerNotImplemented:
+            message = jsonrpc.error_bytes(request_id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {spec.method}")
+        except Exception:
+            logger.exception("handler for %s failed", spec.method)
+            message = jsonrpc.error_bytes(request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
+        finally:
+            self._in_flight.pop(request_id, None)
+        if self._closed is None:
+            self.transport.write(message)
+            await self.transport.drain()
+
+    def _on_notification(self, method: str, params: msgspec.Raw | UnsetType) -> None:
+        if method == "notifications/cancelled":
+            self._on_cancelled(params)
+            return
+        if method == "notifications/progress":
+            self._on_progress(params)
+            return
+        route = self.router.route_notification(method)
+        if route is None:
+            return
+        spec, handler = route
+        try:
+            decoded = _decode_params(spec, params)
+        except McpError as error:
+            logger.warning("dropping %s: %s", method, error.message)
+            return
+        task = asyncio.get_running_loop().create_task(self._notify_handler(spec, handler, decoded))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _notify_handler(self, spec: MethodSpec[Any, Any], handler: Handler, params: Any) -> None:
+        try:
+            await handler(params, RequestContext(self, None, None))
+        except Exception:
+            logger.exception("notification handler for %s failed", spec.method)
+
+    def _on_cancelled(self, params: msgspec.Raw | UnsetType) -> None:
+        if params is UNSET:
+            return
+        try:
+            cancelled = _cancelled_decoder.decode(params)
+        except msgspec.ValidationError:
+            return
+        if cancelled.requestId is UNSET:
+            return
+        task = self._in_flight.pop(cancelled.requestId, None)
+        if task is not None:
+            task.cancel()
+
+    def _on_progress(self, params: msgspec.Raw | UnsetType) -> None:
+        if params is UNSET:
+            return
+        try:
+            progress = _progress_decoder.decode(params)
+        except msgspec.ValidationError:
+            return
+        callback = self._progress.get(progress.progressToken)
+        if callback is None:
+            return
+        total = progress.total if isinstance(progress.total, (int, float)) else None
+        message = progress.message if isinstance(progress.message, str) else None
+        outcome = callback(progress.progress, total, message)
+        if outcome is not None:
+            task = asyncio.get_running_loop().create_task(_await(outcome))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+
+async def _await(awaitable: Awaitable[None]) -> None:
+    try:
+        await awaitable
+    except Exception:
+        logger.exception("progress callback failed")
+
+
+def _expire(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.set_exception(_Timeout())
+
+
+def _decode_params(spec: MethodSpec[Any, Any], params: msgspec.Raw | UnsetType) -> Any:
+    if spec.params is None:
+        return None
+    raw = _EMPTY_OBJECT if params is UNSET else params
+    if params is UNSET and spec.params_required:
+        raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params for {spec.method}: params are required")
+    try:
+        return decoder(spec.params).decode(raw)
+    except msgspec.ValidationError as error:
+        raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params for {spec.method}: {_join_paths(str(error))}") from None
+
+
+def _progress_token(params: msgspec.Raw | UnsetType) -> str | int | None:
+    # Only requests that carry a token pay for the second, partial decode.
+    if params is UNSET or b'"progressToken"' not in params:
+        return None
+    try:
+        meta = _meta_decoder.decode(params).meta
+    except msgspec.ValidationError:
+        return None
+    if meta is UNSET or meta.progressToken is UNSET:
+        return None
+    return meta.progressToken
+
+
+def _with_progress_token(params: bytes | None, token: RequestId) -> bytes:
+    """Params with ``_meta.progressToken`` set, whatever the params type declares."""
+    value: Any = _any_decoder.decode(params) if params is not None else {}
+    if not isinstance(value, dict):
+        value = {}
+    meta = value.get("_meta")
+    value["_meta"] = {**meta, "progressToken": token} if isinstance(meta, dict) else {"progressToken": token}
+    return encode(value)
