@@ -31,7 +31,9 @@ R = TypeVar("R")
 
 logger = logging.getLogger("mcp_runtime.session")
 
-Handler = Callable[[Any, "RequestContext"], Awaitable[Any]]
+# A handler returns an awaitable (run as its own task) or, for the few that
+# must be answered before the next message is read, the result itself.
+Handler = Callable[[Any, "RequestContext"], Any]
 Route = tuple[MethodSpec[Any, Any], Handler]
 
 
@@ -181,7 +183,10 @@ class Session:
                 data = await self.transport.read()
                 if data is None:
                     break
-                self._dispatch(data)
+                try:
+                    self._dispatch(data)
+                except Exception:  # a bug here must not take the session down
+                    logger.exception("failed to dispatch a message")
         finally:
             self._shutdown(ConnectionClosed("Connection closed by peer"))
 
@@ -307,7 +312,7 @@ class Session:
         except msgspec.DecodeError:
             self._send_error(None, jsonrpc.PARSE_ERROR, "Parse error: invalid JSON")
             return
-        self._dispatch_envelope(envelope)
+        self._dispatch_envelope(envelope, data)
 
     def _dispatch_batch(self, data: bytes) -> None:
         try:
@@ -319,13 +324,13 @@ class Session:
             self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: empty batch")
             return
         for envelope in batch:
-            self._dispatch_envelope(envelope)
+            self._dispatch_envelope(envelope, data)
 
-    def _dispatch_envelope(self, envelope: Envelope) -> None:
+    def _dispatch_envelope(self, envelope: Envelope, data: bytes) -> None:
         request_id = envelope.id
         if envelope.jsonrpc != "2.0":
-            if request_id is not UNSET:
-                self._send_error(request_id, jsonrpc.INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"')
+            reply_to = None if request_id is UNSET else request_id
+            self._send_error(reply_to, jsonrpc.INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"')
             return
         if envelope.method is not UNSET:
             if request_id is UNSET:
@@ -333,7 +338,7 @@ class Session:
             elif request_id is None:
                 self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: id must not be null")
             else:
-                self._on_request(request_id, envelope.method, envelope.params)
+                self._on_request(request_id, envelope.method, envelope.params, data)
         elif request_id is not UNSET and request_id is not None:
             if envelope.error is not UNSET:
                 self._on_response(request_id, envelope.error)
@@ -353,7 +358,9 @@ class Session:
             return
         future.set_result(outcome)
 
-    def _on_request(self, request_id: RequestId, method: str, params: msgspec.Raw | UnsetType) -> None:
+    def _on_request(
+        self, request_id: RequestId, method: str, params: msgspec.Raw | UnsetType, data: bytes
+    ) -> None:
         if request_id in self._in_flight:
             self._send_error(request_id, jsonrpc.INVALID_REQUEST, f"Invalid request: id {request_id!r} is already in use")
             return
@@ -366,26 +373,30 @@ class Session:
         except McpError as error:
             self._send_error(request_id, error.code, error.message, error.data)
             return
-        token = _progress_token(params)
+        # Only requests that carry a token pay for the second, partial decode.
+        token = _progress_token(params) if b'"progressToken"' in data else None
         context = RequestContext(self, request_id, token)
-        task = asyncio.get_running_loop().create_task(self._answer(request_id, spec, handler, decoded, context))
+        try:
+            outcome = handler(decoded, context)
+        except Exception as error:
+            self.transport.write(_error_message(request_id, spec, error))
+            return
+        if not isinstance(outcome, Awaitable):
+            # A plain function (the lifecycle's initialize) is answered in
+            # order, before the next message is read.
+            self.transport.write(jsonrpc.result_bytes(request_id, encode(outcome)))
+            return
+        task = asyncio.get_running_loop().create_task(self._answer(request_id, spec, outcome))
         self._in_flight[request_id] = task
 
-    async def _answer(
-        self, request_id: RequestId, spec: MethodSpec[Any, Any], handler: Handler, params: Any, context: RequestContext
-    ) -> None:
+    async def _answer(self, request_id: RequestId, spec: MethodSpec[Any, Any], outcome: Awaitable[Any]) -> None:
         try:
-            result = await handler(params, context)
+            result = await outcome
             message = jsonrpc.result_bytes(request_id, encode(result))
         except asyncio.CancelledError:
             return  # cancelled by the peer or by shutdown: no response is sent
-        except McpError as error:
-            message = jsonrpc.error_bytes(request_id, error.code, error.message, error.data)
-        except HandlerNotImplemented:
-            message = jsonrpc.error_bytes(request_id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {spec.method}")
-        except Exception:
-            logger.exception("handler for %s failed", spec.method)
-            message = jsonrpc.error_bytes(request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
+        except Exception as error:
+            message = _error_message(request_id, spec, error)
         finally:
             self._in_flight.pop(request_id, None)
         if self._closed is None:
@@ -450,6 +461,16 @@ class Session:
             task.add_done_callback(self._tasks.discard)
 
 
+def _error_message(request_id: RequestId, spec: MethodSpec[Any, Any], error: Exception) -> bytes:
+    """The error response for a handler that raised; no traceback goes on the wire."""
+    if isinstance(error, McpError):
+        return jsonrpc.error_bytes(request_id, error.code, error.message, error.data)
+    if isinstance(error, HandlerNotImplemented):
+        return jsonrpc.error_bytes(request_id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {spec.method}")
+    logger.error("handler for %s failed", spec.method, exc_info=error)
+    return jsonrpc.error_bytes(request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
+
+
 async def _await(awaitable: Awaitable[None]) -> None:
     try:
         await awaitable
@@ -475,8 +496,7 @@ def _decode_params(spec: MethodSpec[Any, Any], params: msgspec.Raw | UnsetType) 
 
 
 def _progress_token(params: msgspec.Raw | UnsetType) -> str | int | None:
-    # Only requests that carry a token pay for the second, partial decode.
-    if params is UNSET or b'"progressToken"' not in params:
+    if params is UNSET:
         return None
     try:
         meta = _meta_decoder.decode(params).meta

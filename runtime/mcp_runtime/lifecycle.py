@@ -1,0 +1,146 @@
+"""Protocol revisions, version negotiation and capabilities.
+
+The generated packages (``mcp_protocol.v2024_11_05`` ...) are the source of
+truth for what each revision has; this module finds them, decides which
+revision a session speaks, and derives the capabilities a side declares from
+the handler methods it overrides.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+from msgspec import UNSET
+
+from .methods import MethodSpec
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One generated protocol revision package."""
+
+    version: str
+    package: ModuleType
+
+    @property
+    def methods(self) -> ModuleType:
+        module: ModuleType = self.package.methods
+        return module
+
+    @property
+    def all_methods(self) -> Mapping[str, MethodSpec[Any, Any]]:
+        table: Mapping[str, MethodSpec[Any, Any]] = self.package.methods.METHODS
+        return table
+
+    @property
+    def has_handshake(self) -> bool:
+        return "initialize" in self.all_methods
+
+    def table(self, name: str) -> Mapping[str, MethodSpec[Any, Any]]:
+        table: Mapping[str, MethodSpec[Any, Any]] = getattr(self.package.methods, name)
+        return table
+
+    def type(self, name: str) -> Any:
+        return getattr(self.package, name)
+
+
+@cache
+def revisions() -> dict[str, Revision]:
+    """Every generated revision, oldest first."""
+    index = importlib.import_module("mcp_protocol")
+    return {
+        version: Revision(version, importlib.import_module(package))
+        for version, package in index.REVISIONS.items()
+    }
+
+
+def revision(version: str) -> Revision:
+    try:
+        return revisions()[version]
+    except KeyError:
+        raise ValueError(f"no generated package for protocol revision {version!r}") from None
+
+
+def handshake_versions() -> list[str]:
+    """Released revisions negotiated with initialize, oldest first."""
+    index = importlib.import_module("mcp_protocol")
+    stable = set(index.STABLE_REVISIONS)
+    return [v for v, r in revisions().items() if v in stable and r.has_handshake]
+
+
+def revision_of_handlers(handlers: object, base: str) -> Revision:
+    """The revision whose generated ``base`` class (ServerHandlers/ClientHandlers) ``handlers`` extends."""
+    for cls in type(handlers).__mro__:
+        if cls.__name__ == base and cls.__module__.startswith("mcp_protocol.v"):
+            package = importlib.import_module(cls.__module__.rsplit(".", 1)[0])
+            return revision(package.PROTOCOL_VERSION)
+    raise TypeError(f"{type(handlers).__name__} does not extend a generated {base} class")
+
+
+def negotiate(requested: str, supported: Iterable[str]) -> str:
+    """The version a server answers: the requested one if supported, else its latest."""
+    offered = list(supported)
+    if requested in offered:
+        return requested
+    return max(offered)
+
+
+def overridden(handlers: object, base: str, name: str) -> bool:
+    """Whether ``handlers`` overrides the generated default of method ``name``."""
+    for cls in type(handlers).__mro__:
+        if name in cls.__dict__:
+            return not (cls.__name__ == base and cls.__module__.startswith("mcp_protocol.v"))
+    return False
+
+
+def capabilities(
+    handlers: object | None,
+    base: str,
+    handler_revision: Revision | None,
+    incoming_table: str,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The capabilities object a side declares: one entry per capability whose
+    methods its handlers implement, merged with what the user adds."""
+    declared: dict[str, Any] = {}
+    if handlers is not None and handler_revision is not None:
+        for spec in handler_revision.table(incoming_table).values():
+            if not spec.capability or not overridden(handlers, base, spec.handler):
+                continue
+            entry = declared.setdefault(spec.capability[0], {})
+            if len(spec.capability) > 1:
+                entry[spec.capability[1]] = True
+    for key, value in (extra or {}).items():
+        if isinstance(value, Mapping) and isinstance(declared.get(key), dict):
+            declared[key] = {**declared[key], **value}
+        else:
+            declared[key] = value
+    return declared
+
+
+def has_capability(capabilities: Any, path: tuple[str, ...]) -> bool:
+    """Whether a decoded capabilities object declares ``path`` (("resources", "subscribe"))."""
+    node: Any = capabilities
+    for index, key in enumerate(path):
+        if node is None:
+            return False
+        value = node.get(key) if isinstance(node, Mapping) else getattr(node, _attr(key), None)
+        if value is None or value is False or _is_unset(value):
+            return False
+        if index == len(path) - 1:
+            return True
+        node = value
+    return True
+
+
+def _attr(key: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
+
+
+def _is_unset(value: Any) -> bool:
+    return value is UNSET

@@ -1,0 +1,222 @@
+"""The stdio transport: newline-delimited JSON-RPC over a process's pipes.
+
+A server reads stdin and writes only protocol messages to stdout; everything
+else (logging, stray prints) goes to stderr. A client spawns the server as a
+child process and, when done, closes its stdin, then terminates, then kills it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger("mcp_runtime.stdio")
+
+MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+"""Longest line accepted, in bytes; longer ones are dropped (and reported) whole."""
+
+
+class StreamTransport:
+    """A :class:`~mcp_runtime.session.Transport` over an asyncio reader and writer."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter | _FileWriter,
+        *,
+        max_message_size: int = MAX_MESSAGE_SIZE,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._max = max_message_size
+        self._closed = False
+
+    async def read(self) -> bytes | None:
+        while not self._closed:
+            try:
+                line = await self._reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as error:
+                line = error.partial  # the last message may lack its newline
+                if not line.strip():
+                    return None
+            except asyncio.LimitOverrunError:
+                await self._discard_line()
+                continue
+            except (ConnectionError, OSError):
+                return None
+            if line.strip():
+                return line
+        return None
+
+    async def _discard_line(self) -> None:
+        logger.error("dropping a message longer than %d bytes", self._max)
+        while True:
+            try:
+                await self._reader.readuntil(b"\n")
+                return
+            except asyncio.LimitOverrunError as error:
+                await self._reader.readexactly(error.consumed)
+            except asyncio.IncompleteReadError:
+                return
+
+    def write(self, message: bytes) -> None:
+        if self._closed or self._writer.is_closing():
+            return
+        self._writer.write(message + b"\n")
+
+    async def drain(self) -> None:
+        if self._closed or self._writer.is_closing():
+            return
+        try:
+            await self._writer.drain()
+        except (ConnectionError, OSError):
+            self._closed = True
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._writer.close()
+            await self._writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass
+
+
+# ------------------------------------------------------------------ server side
+
+
+def configure_stdio_logging(level: int = logging.INFO) -> None:
+    """Send logging to stderr, unless the application configured it already."""
+    root = logging.getLogger()
+    if not root.handlers:
+        logging.basicConfig(stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s")
+
+
+async def process_stdio(max_message_size: int = MAX_MESSAGE_SIZE) -> StreamTransport:
+    """A transport over this process's stdin and stdout.
+
+    The protocol keeps its own copy of stdout; ``sys.stdout`` and file
+    descriptor 1 are pointed at stderr so that a stray ``print`` cannot
+    corrupt the message stream.
+    """
+    loop = asyncio.get_running_loop()
+    protocol_out: io.RawIOBase = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+
+    reader = asyncio.StreamReader(limit=max_message_size)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    writer: asyncio.StreamWriter | _FileWriter
+    try:
+        # StreamReaderProtocol (not the bare FlowControlMixin) so that the
+        # writer's wait_closed() works.
+        transport, protocol = await loop.connect_write_pipe(
+            lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), protocol_out
+        )
+        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    except ValueError:  # stdout is a regular file: asyncio only streams to pipes
+        writer = _FileWriter(protocol_out)
+    return StreamTransport(reader, writer, max_message_size=max_message_size)
+
+
+class _FileWriter:
+    """The slice of StreamWriter that StreamTransport uses, for a regular file."""
+
+    def __init__(self, file: io.RawIOBase) -> None:
+        self._file = file
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = self._file.write(view) or 0
+            view = view[written:]
+
+    def is_closing(self) -> bool:
+        return self._file.closed
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        self._file.close()
+
+    async def wait_closed(self) -> None:
+        return None
+
+
+# ------------------------------------------------------------------ client side
+
+
+@dataclass(frozen=True)
+class StdioServerParameters:
+    """How to start a server process."""
+
+    command: str
+    args: Sequence[str] = ()
+    env: Mapping[str, str] | None = None
+    """Variables added to (or replacing) this process's environment."""
+    cwd: str | Path | None = None
+    inherit_env: bool = True
+    """Start from this process's environment (else only ``env``)."""
+    stderr: int | None = None
+    """Where the server's stderr goes: None inherits ours, or asyncio.subprocess.DEVNULL/PIPE."""
+    terminate_timeout: float = 2.0
+
+
+class ProcessTransport(StreamTransport):
+    """A transport to a spawned server process that it also shuts down."""
+
+    def __init__(self, process: asyncio.subprocess.Process, parameters: StdioServerParameters, limit: int) -> None:
+        assert process.stdout is not None and process.stdin is not None
+        super().__init__(process.stdout, process.stdin, max_message_size=limit)
+        self.process = process
+        self.parameters = parameters
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    async def close(self) -> None:
+        """Close stdin, then terminate, then kill: the server always ends."""
+        await super().close()
+        process = self.process
+        if process.returncode is not None:
+            return
+        timeout = self.parameters.terminate_timeout
+        for stop in (None, process.terminate, process.kill):
+            if stop is not None:
+                try:
+                    stop()
+                except ProcessLookupError:
+                    return
+            try:
+                await asyncio.wait_for(process.wait(), timeout)
+                return
+            except asyncio.TimeoutError:
+                continue
+        await process.wait()
+
+
+async def spawn(parameters: StdioServerParameters, max_message_size: int = MAX_MESSAGE_SIZE) -> ProcessTransport:
+    """Start the server process and return a transport to it."""
+    env = dict(os.environ) if parameters.inherit_env else {}
+    env.update(parameters.env or {})
+    process = await asyncio.create_subprocess_exec(
+        parameters.command,
+        *parameters.args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=parameters.stderr,
+        env=env,
+        cwd=parameters.cwd,
+        limit=max_message_size,
+    )
+    return ProcessTransport(process, parameters, max_message_size)
