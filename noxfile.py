@@ -1,0 +1,28 @@
+"""Project automation: `nox -s tests` is what CI runs."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+PYTHON = "3.11"
+TYPED = ["codegen/mcp_codegen", "generated/mcp_protocol", "runtime/mcp_runtime", "examples"]
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """Up-to-date check of generated/, mypy --strict, then the whole test suite."""
+    session.install("-e", ".[test]")
+    session.run("python", "tests/peers/install.py")
+    session.run("mcp-codegen", "--check")
+    session.run("mypy", *TYPED)
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def generate(session: nox.Session) -> None:
+    """Regenerate every pinned revision (pass e.g. `-- --revision draft` for others)."""
+    session.install("-e", ".[codegen]")
+    session.run("mcp-codegen", *(session.posargs or ["--all"]))
