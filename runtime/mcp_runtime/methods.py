@@ -79,6 +79,10 @@ class RequestContext(Protocol):
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send a log message to the peer, if its level passes the one it set."""
 
+    def close_sse_stream(self) -> None:
+        """Close the HTTP stream carrying this request early; the client
+        resumes it with Last-Event-ID. Nothing on other transports."""
+
 
 class HandlerNotImplemented(Exception):
     """Raised by the generated handler defaults: the session answers -32601."""

@@ -13,6 +13,7 @@ type the method table names for that method.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 import logging
 from collections.abc import Awaitable, Callable
@@ -31,6 +32,9 @@ R = TypeVar("R")
 
 logger = logging.getLogger("mcp_runtime.session")
 
+# The incoming request whose handler is running: what it sends is related to it.
+_current_request: contextvars.ContextVar[RequestId | None] = contextvars.ContextVar("mcp_request", default=None)
+
 # A handler returns an awaitable (run as its own task) or, for the few that
 # must be answered before the next message is read, the result itself.
 Handler = Callable[[Any, "RequestContext"], Any]
@@ -43,14 +47,24 @@ class Transport(Protocol):
     async def read(self) -> bytes | None:
         """The next message, or None once the peer has gone."""
 
-    def write(self, message: bytes) -> None:
-        """Queue one message for sending; never blocks."""
+    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+        """Queue one message for sending; never blocks.
+
+        ``related`` is the id of the incoming request the message belongs to
+        (its response, or a notification or request sent while handling it),
+        and ``response`` marks the response itself; transports with a stream
+        per request (Streamable HTTP) route by them, others ignore them.
+        """
 
     async def drain(self) -> None:
         """Wait until queued messages are handed to the peer (backpressure)."""
 
     async def close(self) -> None:
         """Stop sending and receiving; pending reads return None."""
+
+    def close_request_stream(self, request_id: RequestId) -> None:
+        """End the connection carrying ``request_id``'s messages early, where
+        the transport can resume it later (Streamable HTTP); else nothing."""
 
 
 class Router(Protocol):
@@ -135,6 +149,12 @@ class RequestContext:
         if message is not None:
             params["message"] = message
         await self._session.send_raw_notification("notifications/progress", encode(params))
+
+    def close_sse_stream(self) -> None:
+        """Close the HTTP stream carrying this request (the client resumes it
+        with Last-Event-ID); nothing on transports without such streams."""
+        if self._request_id is not None:
+            self._session.transport.close_request_stream(self._request_id)
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         if not self._session.router.log_level_allows(level):
@@ -259,7 +279,7 @@ class Session:
         timeout = self.default_timeout if timeout is None else timeout
         timer = loop.call_later(timeout, _expire, future) if timeout is not None else None
         try:
-            self.transport.write(jsonrpc.request_bytes(request_id, method, params))
+            self.transport.write(jsonrpc.request_bytes(request_id, method, params), _current_request.get())
             await self.transport.drain()
             outcome = await future
         except _Timeout:
@@ -286,17 +306,17 @@ class Session:
     async def send_raw_notification(self, method: str, params: bytes | None) -> None:
         if self._closed is not None:
             raise self._closed
-        self.transport.write(jsonrpc.notification_bytes(method, params))
+        self.transport.write(jsonrpc.notification_bytes(method, params), _current_request.get())
         await self.transport.drain()
 
     def _send_cancelled(self, request_id: RequestId, reason: str) -> None:
         if self._closed is None:
             params = encode({"requestId": request_id, "reason": reason})
-            self.transport.write(jsonrpc.notification_bytes("notifications/cancelled", params))
+            self.transport.write(jsonrpc.notification_bytes("notifications/cancelled", params), _current_request.get())
 
     def _send_error(self, request_id: RequestId | None, code: int, message: str, data: Any = None) -> None:
         if self._closed is None:
-            self.transport.write(jsonrpc.error_bytes(request_id, code, message, data))
+            self.transport.write(jsonrpc.error_bytes(request_id, code, message, data), request_id, True)
 
     # ------------------------------------------------------------ receiving
 
@@ -365,7 +385,7 @@ class Session:
             self._send_error(request_id, jsonrpc.INVALID_REQUEST, f"Invalid request: id {request_id!r} is already in use")
             return
         if method == "ping":
-            self.transport.write(jsonrpc.result_bytes(request_id, _EMPTY_OBJECT))
+            self.transport.write(jsonrpc.result_bytes(request_id, _EMPTY_OBJECT), request_id, True)
             return
         try:
             spec, handler = self.router.route_request(method)
@@ -379,17 +399,18 @@ class Session:
         try:
             outcome = handler(decoded, context)
         except Exception as error:
-            self.transport.write(_error_message(request_id, spec, error))
+            self.transport.write(_error_message(request_id, spec, error), request_id, True)
             return
         if not isinstance(outcome, Awaitable):
             # A plain function (the lifecycle's initialize) is answered in
             # order, before the next message is read.
-            self.transport.write(jsonrpc.result_bytes(request_id, encode(outcome)))
+            self.transport.write(jsonrpc.result_bytes(request_id, encode(outcome)), request_id, True)
             return
         task = asyncio.get_running_loop().create_task(self._answer(request_id, spec, outcome))
         self._in_flight[request_id] = task
 
     async def _answer(self, request_id: RequestId, spec: MethodSpec[Any, Any], outcome: Awaitable[Any]) -> None:
+        _current_request.set(request_id)  # this task's own context
         try:
             result = await outcome
             message = jsonrpc.result_bytes(request_id, encode(result))
@@ -400,7 +421,7 @@ class Session:
         finally:
             self._in_flight.pop(request_id, None)
         if self._closed is None:
-            self.transport.write(message)
+            self.transport.write(message, request_id, True)
             await self.transport.drain()
 
     def _on_notification(self, method: str, params: msgspec.Raw | UnsetType) -> None:

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .jsonrpc import RequestId
+
 logger = logging.getLogger("mcp_runtime.stdio")
 
 MAX_MESSAGE_SIZE = 64 * 1024 * 1024
@@ -65,10 +67,13 @@ class StreamTransport:
             except asyncio.IncompleteReadError:
                 return
 
-    def write(self, message: bytes) -> None:
+    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
         if self._closed or self._writer.is_closing():
             return
         self._writer.write(message + b"\n")
+
+    def close_request_stream(self, request_id: RequestId) -> None:
+        return None  # one stream for everything: nothing to close early
 
     async def drain(self) -> None:
         if self._closed or self._writer.is_closing():
