@@ -108,6 +108,10 @@ class ClientSession(Session):
         self.server_capabilities = result.capabilities
         self.instructions = result.instructions if isinstance(result.instructions, str) else None
         self._router.negotiated(lifecycle.revision(result.protocol_version))
+        # HTTP transports send the negotiated version in a header from now on.
+        negotiated = getattr(self.transport, "negotiated", None)
+        if negotiated is not None:
+            negotiated(result.protocol_version)
         await self.send_raw_notification("notifications/initialized", None)
 
 

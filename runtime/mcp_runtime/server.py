@@ -77,11 +77,18 @@ class ServerSession(Session):
 
     def __init__(self, server: Server, transport: Transport) -> None:
         self.server = server
-        router = _ServerRouter(self)
-        super().__init__(transport, router, protocol_version="", default_timeout=server.default_timeout)
+        self._server_router = _ServerRouter(self)
+        super().__init__(transport, self._server_router, protocol_version="", default_timeout=server.default_timeout)
         self.client_capabilities: Any = None
         self.client_info: Any = None
         self.initialized = asyncio.Event()
+
+    def adopt(self, version: str) -> None:
+        """Serve ``version`` without an initialize handshake (stateless HTTP)."""
+        if version not in self.server.versions:
+            version = max(self.server.versions)
+        self._server_router.adopt(version)
+        self.initialized.set()
 
 
 class _ServerRouter:
@@ -143,15 +150,21 @@ class _ServerRouter:
 
     # ------------------------------------------------------------ lifecycle
 
-    def _initialize(self, params: Any, ctx: RequestContext) -> Any:
-        version = lifecycle.negotiate(params.protocol_version, self.server.versions)
+    def adopt(self, version: str, client_capabilities: Any = None, client_info: Any = None) -> None:
+        """Speak ``version`` from now on (after initialize, or without one when stateless)."""
         revision = lifecycle.revision(version)
         handlers, handler_revision = self.server.handlers_for(version)
-        self.session.client_capabilities = params.capabilities
-        self.session.client_info = params.client_info
+        self.session.client_capabilities = client_capabilities
+        self.session.client_info = client_info
         self.session.protocol_version = version
         self.revision, self.handlers, self.handler_revision = revision, handlers, handler_revision
         self._build_routes()
+
+    def _initialize(self, params: Any, ctx: RequestContext) -> Any:
+        version = lifecycle.negotiate(params.protocol_version, self.server.versions)
+        self.adopt(version, params.capabilities, params.client_info)
+        revision, handlers, handler_revision = self.revision, self.handlers, self.handler_revision
+        assert revision is not None
         declared = lifecycle.capabilities(
             handlers, _BASE, handler_revision, "CLIENT_REQUESTS", {"logging": {}, **self.server.extra_capabilities}
         )

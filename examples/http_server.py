@@ -1,0 +1,31 @@
+"""The example server of examples/stdio_server.py, served over Streamable HTTP.
+
+``python examples/http_server.py [--port 8000] [--stateless] [--json]`` listens on
+127.0.0.1 at /mcp (and the legacy HTTP+SSE endpoints /sse and /messages).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import uvicorn
+
+from mcp_runtime.http import http_app
+from mcp_runtime.server import Server
+from stdio_server import ExampleServer
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--stateless", action="store_true")
+    parser.add_argument("--json", action="store_true", help="answer POSTs with JSON instead of SSE")
+    options = parser.parse_args()
+    server = Server(ExampleServer(), name="mcp-codegen-example", version="0.1.0")
+    app = http_app(server, stateless=options.stateless, json_response=options.json)
+    uvicorn.run(app, host=options.host, port=options.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

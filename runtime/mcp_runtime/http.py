@@ -1,0 +1,63 @@
+"""One ASGI application for both HTTP transports of a server.
+
+``http_app(server)`` serves Streamable HTTP at ``/mcp`` and, for clients of
+revision 2024-11-05, the legacy HTTP+SSE transport at ``/sse`` and
+``/messages``. Both check Host and Origin against DNS rebinding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .server import Server
+from .sse_legacy import LegacySSEApp
+from .streamable_http import DEFAULT_MAX_BODY, Receive, Scope, Send, StreamableHTTPApp
+
+
+class HttpApp:
+    """Routes by path to the Streamable HTTP app or the legacy SSE app."""
+
+    def __init__(self, streamable: StreamableHTTPApp, legacy: LegacySSEApp | None) -> None:
+        self.streamable = streamable
+        self.legacy = legacy
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.legacy is not None and self.legacy.handles(scope["path"]):
+            await self.legacy(scope, receive, send)
+        else:
+            await self.streamable(scope, receive, send)
+
+
+def http_app(
+    server: Server,
+    *,
+    path: str = "/mcp",
+    legacy_sse: bool = True,
+    stateless: bool = False,
+    json_response: bool = False,
+    allowed_hosts: Sequence[str] | None = None,
+    allowed_origins: Sequence[str] | None = None,
+    max_body_size: int = DEFAULT_MAX_BODY,
+    max_concurrent_requests: int = 1024,
+    session_timeout: float | None = 30 * 60,
+    retry_ms: int = 1000,
+) -> HttpApp:
+    """The ASGI application serving ``server`` over HTTP (see the module docstring)."""
+    streamable = StreamableHTTPApp(
+        server,
+        path=path,
+        stateless=stateless,
+        json_response=json_response,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+        max_body_size=max_body_size,
+        max_concurrent_requests=max_concurrent_requests,
+        session_timeout=session_timeout,
+        retry_ms=retry_ms,
+    )
+    legacy = None
+    if legacy_sse and not stateless:
+        legacy = LegacySSEApp(
+            server, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins, max_body_size=max_body_size
+        )
+    return HttpApp(streamable, legacy)

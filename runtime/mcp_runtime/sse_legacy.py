@@ -1,0 +1,167 @@
+"""The HTTP+SSE transport of protocol revision 2024-11-05, server side (ASGI).
+
+A client opens ``GET /sse``; the first event, ``endpoint``, names the URL to
+POST its messages to (``/messages?session_id=...``); every server message then
+arrives as a ``message`` event on that stream. The session lasts as long as
+the GET stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Sequence
+from urllib.parse import parse_qs
+
+import msgspec
+
+from . import jsonrpc
+from .jsonrpc import RequestId
+from .server import Server, ServerSession
+from .streamable_http import (
+    DEFAULT_MAX_BODY,
+    Receive,
+    Scope,
+    Send,
+    _headers,
+    _host_allowed,
+    _json_error,
+    _origin_allowed,
+    _plain,
+    _read_body,
+    _wait_disconnect,
+)
+
+_any = msgspec.json.Decoder()
+
+
+class LegacySSETransport:
+    """The Transport of one legacy SSE session."""
+
+    def __init__(self) -> None:
+        self.incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.outgoing: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.closed = False
+
+    async def read(self) -> bytes | None:
+        if self.closed:
+            return None
+        return await self.incoming.get()
+
+    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+        if not self.closed:
+            self.outgoing.put_nowait(message)
+
+    async def drain(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.incoming.put_nowait(None)
+            self.outgoing.put_nowait(None)
+
+    def close_request_stream(self, request_id: RequestId) -> None:
+        return None  # one stream for everything: nothing to close early
+
+
+class LegacySSEApp:
+    """An ASGI application serving ``server`` over the 2024-11-05 HTTP+SSE transport."""
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        sse_path: str = "/sse",
+        message_path: str = "/messages",
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+        max_body_size: int = DEFAULT_MAX_BODY,
+    ) -> None:
+        self.server = server
+        self.sse_path = sse_path
+        self.message_path = message_path
+        self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
+        self.allowed_origins = None if allowed_origins is None else {o.lower().rstrip("/") for o in allowed_origins}
+        self.max_body_size = max_body_size
+        self.sessions: dict[str, LegacySSETransport] = {}
+
+    def handles(self, path: str) -> bool:
+        return path in (self.sse_path, self.message_path)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        headers = _headers(scope)
+        host = headers.get("host", "")
+        origin = headers.get("origin")
+        if not _host_allowed(host, self.allowed_hosts) or (
+            origin is not None and not _origin_allowed(origin, self.allowed_origins)
+        ):
+            await _plain(send, 403, "Forbidden: host or origin not allowed")
+            return
+        if scope["path"] == self.sse_path and scope["method"] == "GET":
+            await self._stream(scope, receive, send)
+        elif scope["path"] == self.message_path and scope["method"] == "POST":
+            await self._message(scope, receive, send, headers)
+        elif self.handles(scope["path"]):
+            await _plain(send, 405, "Method Not Allowed")
+        else:
+            await _plain(send, 404, "Not Found")
+
+    async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
+        session_id = secrets.token_hex(16)  # 128 bits from the OS CSPRNG
+        transport = LegacySSETransport()
+        session = ServerSession(self.server, transport)
+        runner = asyncio.get_running_loop().create_task(session.run())
+        self.sessions[session_id] = transport
+        root = scope.get("root_path", "")
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
+            }
+        )
+        endpoint = f"event: endpoint\ndata: {root}{self.message_path}?session_id={session_id}\n\n"
+        await send({"type": "http.response.body", "body": endpoint.encode(), "more_body": True})
+        disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
+        try:
+            while True:
+                getter = asyncio.ensure_future(transport.outgoing.get())
+                done, _ = await asyncio.wait({getter, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+                if getter not in done:
+                    getter.cancel()
+                    break
+                message = getter.result()
+                if message is None:
+                    break
+                chunk = b"event: message\ndata: " + message + b"\n\n"
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except OSError:
+            pass
+        finally:
+            disconnected.cancel()
+            self.sessions.pop(session_id, None)
+            await session.close()
+            runner.cancel()
+
+    async def _message(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        session_id = (query.get("session_id") or [""])[0]
+        transport = self.sessions.get(session_id)
+        if transport is None:
+            await _plain(send, 404, "Not Found: unknown session")
+            return
+        body = await _read_body(receive, self.max_body_size)
+        if body is None:
+            await _json_error(send, 413, None, jsonrpc.INVALID_REQUEST, f"Request body larger than {self.max_body_size} bytes")
+            return
+        try:
+            _any.decode(body)
+        except msgspec.DecodeError:
+            await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, "Parse error: invalid JSON")
+            return
+        transport.incoming.put_nowait(body)
+        await _plain(send, 202, "Accepted")

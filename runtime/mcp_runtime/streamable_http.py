@@ -1,0 +1,628 @@
+"""The Streamable HTTP transport, server side, as an ASGI application.
+
+One endpoint takes POST (client messages; the answer is JSON or an SSE stream
+of the request's messages), GET (a standalone SSE stream for messages not tied
+to a request, and resumption with ``Last-Event-ID``) and DELETE (end the
+session). Sessions are named by an unguessable ``Mcp-Session-Id``; a stateless
+mode serves each POST on its own for deployments behind a load balancer.
+
+Every SSE stream starts with a priming event (an id and no data) and a
+``retry`` hint, keeps its recent events, and can be resumed after a dropped
+connection: the events after ``Last-Event-ID`` are replayed, then the stream
+goes on live.
+
+Serve it with any ASGI server, e.g. ``uvicorn.run(StreamableHTTPApp(server), host="127.0.0.1")``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
+from typing import Any
+
+import msgspec
+
+from . import jsonrpc
+from .jsonrpc import RequestId
+from .server import Server, ServerSession
+
+logger = logging.getLogger("mcp_runtime.streamable_http")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+DEFAULT_MAX_BODY = 4 * 1024 * 1024
+
+
+class _Probe(msgspec.Struct):
+    """Just enough of a message to route it: is it a request, and which id."""
+
+    id: RequestId | None | msgspec.UnsetType = msgspec.UNSET
+    method: str | msgspec.UnsetType = msgspec.UNSET
+
+
+_probe = msgspec.json.Decoder(_Probe | list[_Probe])
+
+
+# ---------------------------------------------------------------- SSE streams
+
+
+class EventStream:
+    """One SSE stream: numbered events, kept for replay, sent to at most one
+    live connection at a time."""
+
+    def __init__(self, stream_id: str, expected: set[RequestId] | None, history: int) -> None:
+        self.id = stream_id
+        self.expected = expected  # request ids still to be answered; None: standalone
+        self.events: deque[tuple[int, bytes]] = deque(maxlen=history)
+        self.seq = 0
+        self.live: asyncio.Queue[tuple[int, bytes] | None] | None = None
+        self.finished = False
+
+    def send(self, message: bytes) -> None:
+        self.seq += 1
+        event = (self.seq, message)
+        self.events.append(event)
+        if self.live is not None:
+            self.live.put_nowait(event)
+
+    def answered(self, request_id: RequestId) -> None:
+        if self.expected is None:
+            return
+        self.expected.discard(request_id)
+        if not self.expected:
+            self.finished = True
+            self.detach()
+
+    def attach(self, after: int) -> asyncio.Queue[tuple[int, bytes] | None]:
+        """A queue for a new connection: the events after ``after``, then live ones."""
+        self.detach()
+        queue: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue()
+        for event in self.events:
+            if event[0] > after:
+                queue.put_nowait(event)
+        if self.finished:
+            queue.put_nowait(None)
+        else:
+            self.live = queue
+        return queue
+
+    def detach(self) -> None:
+        """End the current connection (the stream itself goes on)."""
+        if self.live is not None:
+            self.live.put_nowait(None)
+            self.live = None
+
+
+class HttpSessionTransport:
+    """The Transport a ServerSession reads and writes when served over HTTP."""
+
+    def __init__(self, history: int) -> None:
+        self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._history = history
+        self._by_request: dict[RequestId, EventStream] = {}
+        self.streams: dict[str, EventStream] = {}
+        self.standalone = EventStream(_new_stream_id(), None, history)
+        self.streams[self.standalone.id] = self.standalone
+        self.closed = False
+
+    # Transport -------------------------------------------------------
+
+    async def read(self) -> bytes | None:
+        if self.closed:
+            return None
+        return await self._incoming.get()
+
+    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+        stream = self._by_request.get(related) if related is not None else None
+        if stream is None:
+            self.standalone.send(message)
+            return
+        stream.send(message)
+        if response:
+            del self._by_request[related]  # type: ignore[arg-type]
+            stream.answered(related)  # type: ignore[arg-type]
+            if stream.finished:
+                self._forget_later(stream)
+
+    async def drain(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self._incoming.put_nowait(None)
+        for stream in self.streams.values():
+            stream.finished = True
+            stream.detach()
+
+    def close_request_stream(self, request_id: RequestId) -> None:
+        stream = self._by_request.get(request_id)
+        if stream is not None:
+            stream.detach()
+
+    # HTTP side -------------------------------------------------------
+
+    def receive(self, message: bytes) -> None:
+        self._incoming.put_nowait(message)
+
+    def open_stream(self, request_ids: Iterable[RequestId]) -> EventStream:
+        stream = EventStream(_new_stream_id(), set(request_ids), self._history)
+        self.streams[stream.id] = stream
+        for request_id in stream.expected or ():
+            self._by_request[request_id] = stream
+        return stream
+
+    def _forget_later(self, stream: EventStream, delay: float = 60.0) -> None:
+        # A finished stream stays resumable for a while: its last events may
+        # not have reached a client whose connection just dropped.
+        loop = asyncio.get_running_loop()
+        loop.call_later(delay, self.streams.pop, stream.id, None)
+
+
+def _new_stream_id() -> str:
+    return secrets.token_hex(8)
+
+
+# ---------------------------------------------------------------- sessions
+
+
+class HttpSession:
+    def __init__(self, session_id: str | None, server: Server, history: int) -> None:
+        self.id = session_id
+        self.transport = HttpSessionTransport(history)
+        self.session = ServerSession(server, self.transport)
+        self.task = asyncio.get_running_loop().create_task(self.session.run())
+        self.last_seen = time.monotonic()
+        self.in_flight = 0
+
+    async def close(self) -> None:
+        await self.session.close()
+        try:
+            await self.task
+        except Exception:
+            pass
+
+
+# ---------------------------------------------------------------- the app
+
+
+class StreamableHTTPApp:
+    """An ASGI application serving ``server`` over Streamable HTTP at ``path``.
+
+    * ``stateless``: no sessions; every POST is served on its own (no
+      server-to-client requests, no GET stream), so any worker can take it.
+    * ``json_response``: answer POSTs with one JSON body instead of SSE.
+    * ``allowed_hosts`` / ``allowed_origins``: the Host and Origin values
+      accepted (DNS-rebinding protection). Default: localhost names only,
+      any port. Pass the public names when serving beyond loopback.
+    * ``max_body_size``: larger POST bodies get 413.
+    * ``max_concurrent_requests``: per session; more in flight get 429.
+    * ``session_timeout``: idle seconds after which a session is dropped.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        path: str = "/mcp",
+        stateless: bool = False,
+        json_response: bool = False,
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+        max_body_size: int = DEFAULT_MAX_BODY,
+        max_concurrent_requests: int = 1024,
+        max_sessions: int = 10_000,
+        session_timeout: float | None = 30 * 60,
+        retry_ms: int = 1000,
+        event_history: int = 1024,
+    ) -> None:
+        self.server = server
+        self.path = path.rstrip("/") or "/"
+        self.stateless = stateless
+        self.json_response = json_response
+        self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
+        self.allowed_origins = None if allowed_origins is None else {o.lower().rstrip("/") for o in allowed_origins}
+        self.max_body_size = max_body_size
+        self.max_concurrent_requests = max_concurrent_requests
+        self.max_sessions = max_sessions
+        self.session_timeout = session_timeout
+        self.retry_ms = retry_ms
+        self.event_history = event_history
+        self.sessions: dict[str, HttpSession] = {}
+        self._reaper: asyncio.Task[None] | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        headers = _headers(scope)
+        if scope["path"].rstrip("/") != self.path.rstrip("/") and scope["path"] != self.path:
+            await _plain(send, 404, "Not Found")
+            return
+        refused = self._check_origin(headers)
+        if refused is not None:
+            await _plain(send, 403, refused)
+            return
+        self._start_reaper()
+        method = scope["method"]
+        if method == "POST":
+            await self._post(scope, receive, send, headers)
+        elif method == "GET":
+            await self._get(receive, send, headers)
+        elif method == "DELETE":
+            await self._delete(send, headers)
+        else:
+            await _plain(send, 405, "Method Not Allowed", [(b"allow", b"GET, POST, DELETE")])
+
+    # -------------------------------------------------------------- checks
+
+    def _check_origin(self, headers: dict[str, str]) -> str | None:
+        host = headers.get("host", "")
+        if not _host_allowed(host, self.allowed_hosts):
+            return f"Forbidden: host {host!r} is not allowed"
+        origin = headers.get("origin")
+        if origin is not None and not _origin_allowed(origin, self.allowed_origins):
+            return f"Forbidden: origin {origin!r} is not allowed"
+        return None
+
+    def _check_version(self, headers: dict[str, str]) -> str | None:
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in self.server.versions:
+            return f"Bad Request: unsupported MCP-Protocol-Version {version!r} (supported: {', '.join(self.server.versions)})"
+        return None
+
+    def _session_for(self, headers: dict[str, str]) -> tuple[HttpSession | None, int, str]:
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            return None, 400, "Bad Request: Mcp-Session-Id header is required"
+        session = self.sessions.get(session_id)
+        if session is None or session.session.is_closed:
+            return None, 404, "Not Found: unknown or expired session"
+        session.last_seen = time.monotonic()
+        return session, 200, ""
+
+    # -------------------------------------------------------------- POST
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+        accept = headers.get("accept", "")
+        if not ("application/json" in accept or "*/*" in accept) or not (
+            "text/event-stream" in accept or "*/*" in accept or self.json_response
+        ):
+            await _plain(send, 406, "Not Acceptable: Accept must list application/json and text/event-stream")
+            return
+        if not headers.get("content-type", "").lower().startswith("application/json"):
+            await _plain(send, 415, "Unsupported Media Type: Content-Type must be application/json")
+            return
+        body = await _read_body(receive, self.max_body_size)
+        if body is None:
+            await _json_error(send, 413, None, jsonrpc.INVALID_REQUEST, f"Request body larger than {self.max_body_size} bytes")
+            return
+        try:
+            probe = _probe.decode(body)
+        except msgspec.DecodeError:
+            await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, "Parse error: invalid JSON")
+            return
+        except msgspec.ValidationError:
+            await _json_error(send, 400, None, jsonrpc.INVALID_REQUEST, "Invalid request: not a JSON-RPC message")
+            return
+        items = probe if isinstance(probe, list) else [probe]
+        if not items:
+            await _json_error(send, 400, None, jsonrpc.INVALID_REQUEST, "Invalid request: empty batch")
+            return
+        requests = [i.id for i in items if isinstance(i.method, str) and i.id is not msgspec.UNSET and i.id is not None]
+        initializing = any(i.method == "initialize" for i in items)
+        if initializing and len(items) > 1:
+            await _json_error(send, 400, None, jsonrpc.INVALID_REQUEST, "Invalid request: initialize must be sent alone")
+            return
+        if not initializing:
+            problem = self._check_version(headers)
+            if problem is not None:
+                await _json_error(send, 400, None, jsonrpc.INVALID_REQUEST, problem)
+                return
+
+        if self.stateless:
+            await self._post_stateless(body, requests, initializing, headers, send, receive)
+            return
+        if initializing:
+            if len(self.sessions) >= self.max_sessions:
+                await _plain(send, 503, "Service Unavailable: too many sessions")
+                return
+            session_id = secrets.token_urlsafe(32)  # 256 bits from the OS CSPRNG
+            http_session = HttpSession(session_id, self.server, self.event_history)
+            self.sessions[session_id] = http_session
+            http_session.task.add_done_callback(lambda _: self.sessions.pop(session_id, None))
+        else:
+            found, status, reason = self._session_for(headers)
+            if found is None:
+                await _json_error(send, status, None, jsonrpc.INVALID_REQUEST, reason)
+                return
+            http_session = found
+        if http_session.in_flight + len(requests) > self.max_concurrent_requests:
+            await _json_error(send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this session")
+            return
+        await self._answer(http_session, body, requests, send, receive)
+
+    async def _answer(
+        self, http_session: HttpSession, body: bytes, requests: list[RequestId], send: Send, receive: Receive
+    ) -> None:
+        transport = http_session.transport
+        extra = [(b"mcp-session-id", http_session.id.encode())] if http_session.id else []
+        if not requests:
+            transport.receive(body)
+            await _plain(send, 202, "", extra)
+            return
+        stream = transport.open_stream(requests)
+        queue = stream.attach(0)
+        http_session.in_flight += len(requests)
+        try:
+            transport.receive(body)
+            if self.json_response:
+                await self._reply_json(stream, queue, send, extra, batch=body.lstrip()[:1] == b"[")
+            else:
+                await self._reply_sse(stream, queue, send, receive, extra, prime=True)
+        finally:
+            http_session.in_flight -= len(requests)
+
+    async def _post_stateless(
+        self,
+        body: bytes,
+        requests: list[RequestId],
+        initializing: bool,
+        headers: dict[str, str],
+        send: Send,
+        receive: Receive,
+    ) -> None:
+        http_session = HttpSession(None, self.server, self.event_history)
+        if not initializing:
+            version = headers.get("mcp-protocol-version", max(self.server.versions))
+            http_session.session.adopt(version)
+        try:
+            await self._answer(http_session, body, requests, send, receive)
+        finally:
+            await http_session.close()
+
+    async def _reply_json(
+        self,
+        stream: EventStream,
+        queue: asyncio.Queue[tuple[int, bytes] | None],
+        send: Send,
+        extra: list[tuple[bytes, bytes]],
+        batch: bool,
+    ) -> None:
+        responses: list[bytes] = []
+        expected = set(stream.expected or ())
+        while len(responses) < len(expected):
+            event = await queue.get()
+            if event is None:
+                break
+            message = event[1]
+            if _is_response(message):
+                responses.append(message)
+        body = b"[" + b",".join(responses) + b"]" if batch else (responses[0] if responses else b"")
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/json"), *extra],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    async def _reply_sse(
+        self,
+        stream: EventStream,
+        queue: asyncio.Queue[tuple[int, bytes] | None],
+        send: Send,
+        receive: Receive,
+        extra: list[tuple[bytes, bytes]],
+        prime: bool,
+    ) -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream"),
+                    (b"cache-control", b"no-cache, no-transform"),
+                    (b"x-accel-buffering", b"no"),
+                    *extra,
+                ],
+            }
+        )
+        if prime:
+            priming = f"id: {stream.id}:0\nretry: {self.retry_ms}\ndata: \n\n".encode()
+            await send({"type": "http.response.body", "body": priming, "more_body": True})
+        disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
+        try:
+            while True:
+                getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({getter, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+                if getter not in done:
+                    getter.cancel()
+                    if stream.live is queue:
+                        stream.live = None  # keep the stream for a resuming client
+                    return
+                event = getter.result()
+                if event is None:
+                    break
+                seq, message = event
+                chunk = b"id: " + f"{stream.id}:{seq}".encode() + b"\nevent: message\ndata: " + message + b"\n\n"
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except OSError:
+            if stream.live is queue:
+                stream.live = None
+        finally:
+            disconnected.cancel()
+
+    # -------------------------------------------------------------- GET
+
+    async def _get(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+        if "text/event-stream" not in headers.get("accept", "") and "*/*" not in headers.get("accept", ""):
+            await _plain(send, 406, "Not Acceptable: Accept must list text/event-stream")
+            return
+        if self.stateless:
+            await _plain(send, 405, "Method Not Allowed: stateless server has no GET stream", [(b"allow", b"POST")])
+            return
+        http_session, status, reason = self._session_for(headers)
+        if http_session is None:
+            await _plain(send, status, reason)
+            return
+        problem = self._check_version(headers)
+        if problem is not None:
+            await _plain(send, 400, problem)
+            return
+        transport = http_session.transport
+        extra = [(b"mcp-session-id", (http_session.id or "").encode())]
+        last = headers.get("last-event-id")
+        if last is not None:
+            stream_id, _, seq = last.partition(":")
+            stream = transport.streams.get(stream_id)
+            if stream is None or not seq.isdigit():
+                await _plain(send, 404, "Not Found: unknown Last-Event-ID")
+                return
+            queue = stream.attach(int(seq))
+            await self._reply_sse(stream, queue, send, receive, extra, prime=False)
+            return
+        standalone = transport.standalone
+        if standalone.live is not None:
+            await _plain(send, 409, "Conflict: this session already has a GET stream")
+            return
+        queue = standalone.attach(standalone.seq)
+        await self._reply_sse(standalone, queue, send, receive, extra, prime=True)
+
+    # -------------------------------------------------------------- DELETE
+
+    async def _delete(self, send: Send, headers: dict[str, str]) -> None:
+        if self.stateless:
+            await _plain(send, 405, "Method Not Allowed: stateless server has no sessions", [(b"allow", b"POST")])
+            return
+        http_session, status, reason = self._session_for(headers)
+        if http_session is None:
+            await _plain(send, status, reason)
+            return
+        self.sessions.pop(http_session.id or "", None)
+        await http_session.close()
+        await _plain(send, 200, "")
+
+    # -------------------------------------------------------------- lifetime
+
+    def _start_reaper(self) -> None:
+        if self._reaper is None and self.session_timeout is not None and not self.stateless:
+            self._reaper = asyncio.get_running_loop().create_task(self._reap())
+
+    async def _reap(self) -> None:
+        assert self.session_timeout is not None
+        while True:
+            await asyncio.sleep(min(self.session_timeout / 4, 60))
+            cutoff = time.monotonic() - self.session_timeout
+            for session_id, http_session in list(self.sessions.items()):
+                if http_session.last_seen < cutoff and http_session.in_flight == 0:
+                    self.sessions.pop(session_id, None)
+                    await http_session.close()
+
+    async def close(self) -> None:
+        """End every session (also done at ASGI lifespan shutdown)."""
+        if self._reaper is not None:
+            self._reaper.cancel()
+            self._reaper = None
+        sessions, self.sessions = list(self.sessions.values()), {}
+        for http_session in sessions:
+            await http_session.close()
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.close()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+
+
+def _host_name(host: str) -> str:
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[: host.find("]") + 1]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _host_allowed(host: str, allowed: set[str] | None) -> bool:
+    if allowed is not None:
+        return host.lower() in allowed or _host_name(host) in allowed
+    return _host_name(host) in LOCAL_HOSTS
+
+
+def _origin_allowed(origin: str, allowed: set[str] | None) -> bool:
+    origin = origin.lower().rstrip("/")
+    if allowed is not None:
+        return origin in allowed
+    scheme, _, rest = origin.partition("://")
+    return scheme in ("http", "https") and _host_name(rest) in LOCAL_HOSTS
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b""
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _wait_disconnect(receive: Receive) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+def _is_response(message: bytes) -> bool:
+    try:
+        probe = _probe.decode(message)
+    except msgspec.MsgspecError:
+        return False
+    return isinstance(probe, _Probe) and probe.method is msgspec.UNSET
+
+
+async def _plain(send: Send, status: int, text: str, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/plain; charset=utf-8"), *extra],
+        }
+    )
+    await send({"type": "http.response.body", "body": text.encode()})
+
+
+async def _json_error(send: Send, status: int, request_id: RequestId | None, code: int, message: str) -> None:
+    body = jsonrpc.error_bytes(request_id, code, message)
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": body})
