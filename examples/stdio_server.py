@@ -1,6 +1,7 @@
 """An MCP server over stdio: tools (one reporting progress, one slow and
-cancellable), resources and a resource template, prompts, completion and
-logging, written against the generated 2025-11-25 handler interface.
+cancellable, two that fail on purpose), resources and a resource template,
+prompts, completion and logging, written against the generated 2025-11-25
+handler interface.
 
 Run it under a client: ``python examples/stdio_client.py``; or by hand with
 ``python examples/stdio_server.py`` and JSON-RPC lines on stdin.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 from typing import Any
 
 from typing_extensions import override
@@ -51,6 +53,16 @@ TOOLS = [
         description="Wait `seconds` before answering; cancel it to stop early.",
         input_schema=mcp.ToolInputSchema(type="object", properties={"seconds": {"type": "number"}}),
     ),
+    mcp.Tool(
+        name="fail",
+        description="Raise an exception: the client gets an internal error, the traceback stays on stderr.",
+        input_schema=mcp.ToolInputSchema(type="object"),
+    ),
+    mcp.Tool(
+        name="crash",
+        description="End the server process at once with exit status 3, as a crash would.",
+        input_schema=mcp.ToolInputSchema(type="object"),
+    ),
 ]
 
 RESOURCES = {
@@ -90,6 +102,10 @@ class ExampleServer(mcp.ServerHandlers):
         if params.name == "sleep":
             await asyncio.sleep(float(arguments.get("seconds", 60)))
             return mcp.CallToolResult(content=[_text("awake")])
+        if params.name == "fail":
+            raise RuntimeError("the fail tool failed (this text must not reach the client)")
+        if params.name == "crash":
+            os._exit(3)
         return mcp.CallToolResult(content=[_text(f"unknown tool {params.name!r}")], is_error=True)
 
     @override
