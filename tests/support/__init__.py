@@ -1,0 +1,1 @@
+"""Helpers shared by the session, stdio, interop and lifecycle tests."""

