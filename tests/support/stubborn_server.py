@@ -1,0 +1,36 @@
+"""The example server, made hard to stop, for the shutdown tests.
+
+``python stubborn_server.py ignore-eof``: keeps running after its stdin closes
+(a SIGTERM ends it). ``python stubborn_server.py ignore-term``: also ignores
+SIGTERM, so only SIGKILL ends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+
+from stdio_server import ExampleServer  # noqa: E402
+
+from mcp_runtime.server import Server, serve_stdio  # noqa: E402
+from mcp_runtime.stdio import configure_stdio_logging  # noqa: E402
+
+
+def main() -> None:
+    mode = sys.argv[1] if len(sys.argv) > 1 else "ignore-eof"
+    if mode == "ignore-term":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    configure_stdio_logging()
+    asyncio.run(serve_stdio(Server(ExampleServer(), name="stubborn", version="0")))
+    print("stdin closed; lingering", file=sys.stderr, flush=True)
+    while True:
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()
