@@ -229,13 +229,13 @@ Role: TypeAlias = Literal["assistant", "user"]
 """The sender or recipient of messages and data in a conversation."""
 
 
-class Annotated(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Annotated(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Base for objects that include optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
     annotations: ResourceAnnotations | UnsetType = UNSET
 
 
-class BlobResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class BlobResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     blob: str
     """A base64-encoded string representing the binary data of the item."""
@@ -248,7 +248,12 @@ class BlobResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True
 
 
 class CallToolRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="tools/call"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="tools/call",
 ):
     """Used by the client to invoke a tool provided by the server."""
 
@@ -257,14 +262,14 @@ class CallToolRequest(
     params: CallToolRequestParams
 
 
-class CallToolRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CallToolRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     arguments: dict[str, Any] | UnsetType = UNSET
 
     name: str
 
 
-class CallToolResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CallToolResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a tool call.
 
     Any errors that originate from the tool SHOULD be reported inside the result
@@ -291,6 +296,7 @@ class CancelledNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/cancelled",
 ):
@@ -307,7 +313,7 @@ class CancelledNotification(
     params: CancelledNotificationParams
 
 
-class CancelledNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CancelledNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     reason: str | UnsetType = UNSET
     """An optional string describing the reason for the cancellation. This MAY be logged or presented to the user."""
@@ -318,7 +324,7 @@ class CancelledNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaul
     This MUST correspond to the ID of a request previously issued in the same direction."""
 
 
-class ClientCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ClientCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities."""
 
     experimental: dict[str, dict[str, Any]] | UnsetType = UNSET
@@ -331,7 +337,7 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """Present if the client supports sampling from an LLM."""
 
 
-class ClientCapabilitiesRoots(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ClientCapabilitiesRoots(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the client supports listing roots."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
@@ -342,6 +348,7 @@ class CompleteRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="completion/complete",
 ):
@@ -352,7 +359,7 @@ class CompleteRequest(
     params: CompleteRequestParams
 
 
-class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     argument: CompleteRequestParamsArgument
     """The argument's information"""
@@ -360,7 +367,9 @@ class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tru
     ref: PromptReference | ResourceReference
 
 
-class CompleteRequestParamsArgument(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteRequestParamsArgument(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """The argument's information"""
 
     name: str
@@ -370,7 +379,7 @@ class CompleteRequestParamsArgument(msgspec.Struct, kw_only=True, repr_omit_defa
     """The value of the argument to use for completion matching."""
 
 
-class CompleteResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a completion/complete request"""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -379,7 +388,7 @@ class CompleteResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     completion: CompleteResultCompletion
 
 
-class CompleteResultCompletion(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteResultCompletion(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     has_more: bool | UnsetType = msgspec.field(name="hasMore", default=UNSET)
     """Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown."""
@@ -395,6 +404,7 @@ class CreateMessageRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="sampling/createMessage",
 ):
@@ -405,7 +415,7 @@ class CreateMessageRequest(
     params: CreateMessageRequestParams
 
 
-class CreateMessageRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CreateMessageRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     include_context: Literal["allServers", "none", "thisServer"] | UnsetType = msgspec.field(
         name="includeContext", default=UNSET
@@ -433,7 +443,7 @@ class CreateMessageRequestParams(msgspec.Struct, kw_only=True, repr_omit_default
     temperature: float | UnsetType = UNSET
 
 
-class CreateMessageResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CreateMessageResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -451,7 +461,12 @@ class CreateMessageResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
 
 
 class EmbeddedResource(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="resource"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="resource",
 ):
     """The contents of a resource, embedded into a prompt or tool call result.
 
@@ -466,7 +481,12 @@ class EmbeddedResource(
 
 
 class GetPromptRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="prompts/get"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="prompts/get",
 ):
     """Used by the client to get a prompt provided by the server."""
 
@@ -475,7 +495,7 @@ class GetPromptRequest(
     params: GetPromptRequestParams
 
 
-class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     arguments: dict[str, str] | UnsetType = UNSET
     """Arguments to use for templating the prompt."""
@@ -484,7 +504,7 @@ class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tr
     """The name of the prompt or prompt template."""
 
 
-class GetPromptResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class GetPromptResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a prompts/get request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -497,7 +517,7 @@ class GetPromptResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ImageContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="image"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="type", tag="image"
 ):
     """An image provided to or from an LLM."""
 
@@ -512,7 +532,7 @@ class ImageContent(
     """The MIME type of the image. Different providers may support different image types."""
 
 
-class Implementation(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Implementation(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes the name and version of an MCP implementation."""
 
     name: str
@@ -521,7 +541,12 @@ class Implementation(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class InitializeRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="initialize"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="initialize",
 ):
     """This request is sent from the client to the server when it first connects, asking it to begin initialization."""
 
@@ -530,7 +555,7 @@ class InitializeRequest(
     params: InitializeRequestParams
 
 
-class InitializeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class InitializeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     capabilities: ClientCapabilities
 
@@ -540,7 +565,7 @@ class InitializeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=T
     """The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well."""
 
 
-class InitializeResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class InitializeResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """After receiving an initialize request from the client, the server sends this response."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -563,6 +588,7 @@ class InitializedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/initialized",
 ):
@@ -573,7 +599,7 @@ class InitializedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class JSONRPCError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCError(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A response to a request that indicates an error occurred."""
 
     error: JSONRPCErrorError
@@ -583,7 +609,7 @@ class JSONRPCError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class JSONRPCErrorError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCErrorError(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     code: int
     """The error type that occurred."""
@@ -595,7 +621,7 @@ class JSONRPCErrorError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """A short description of the error. The message SHOULD be limited to a concise single sentence."""
 
 
-class JSONRPCNotification(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCNotification(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A notification which does not expect a response."""
 
     jsonrpc: Literal["2.0"] = "2.0"
@@ -605,7 +631,7 @@ class JSONRPCNotification(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
     params: NotificationParams | UnsetType = UNSET
 
 
-class JSONRPCRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A request that expects a response."""
 
     id: RequestId
@@ -617,7 +643,7 @@ class JSONRPCRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     params: RequestParams | UnsetType = UNSET
 
 
-class JSONRPCResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A successful (non-error) response to a request."""
 
     id: RequestId
@@ -628,7 +654,12 @@ class JSONRPCResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ListPromptsRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="prompts/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="prompts/list",
 ):
     """Sent from the client to request a list of prompts and prompt templates the server has."""
 
@@ -637,7 +668,7 @@ class ListPromptsRequest(
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class ListPromptsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListPromptsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a prompts/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -654,6 +685,7 @@ class ListResourceTemplatesRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="resources/templates/list",
 ):
@@ -664,7 +696,7 @@ class ListResourceTemplatesRequest(
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a resources/templates/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -678,7 +710,12 @@ class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaul
 
 
 class ListResourcesRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="resources/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="resources/list",
 ):
     """Sent from the client to request a list of resources the server has."""
 
@@ -687,7 +724,7 @@ class ListResourcesRequest(
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a resources/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -701,7 +738,12 @@ class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
 
 
 class ListRootsRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="roots/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="roots/list",
 ):
     """Sent from the server to request a list of root URIs from the client. Roots allow
     servers to ask for specific directories or files to operate on. A common example
@@ -716,7 +758,7 @@ class ListRootsRequest(
     params: RequestParams | UnsetType = UNSET
 
 
-class ListRootsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListRootsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The client's response to a roots/list request from the server.
     This result contains an array of Root objects, each representing a root directory
     or file that the server can operate on."""
@@ -728,7 +770,12 @@ class ListRootsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ListToolsRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="tools/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="tools/list",
 ):
     """Sent from the client to request a list of tools the server has."""
 
@@ -737,14 +784,14 @@ class ListToolsRequest(
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class ListToolsRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListToolsRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
 
 
-class ListToolsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListToolsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a tools/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -761,6 +808,7 @@ class LoggingMessageNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/message",
 ):
@@ -771,7 +819,9 @@ class LoggingMessageNotification(
     params: LoggingMessageNotificationParams
 
 
-class LoggingMessageNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class LoggingMessageNotificationParams(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
 
     data: Any
     """The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here."""
@@ -783,7 +833,7 @@ class LoggingMessageNotificationParams(msgspec.Struct, kw_only=True, repr_omit_d
     """An optional name of the logger issuing this message."""
 
 
-class ModelHint(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ModelHint(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Hints to use for model selection.
 
     Keys not declared here are currently left unspecified by the spec and are up
@@ -801,7 +851,7 @@ class ModelHint(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
      - `gemini-1.5-flash` could match `claude-3-haiku-20240307`"""
 
 
-class ModelPreferences(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ModelPreferences(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's preferences for model selection, requested of the client during sampling.
 
     Because LLMs can vary along multiple dimensions, choosing the "best" model is
@@ -845,7 +895,7 @@ class ModelPreferences(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     the most important factor."""
 
 
-class Notification(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Notification(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     method: str
 
@@ -856,7 +906,7 @@ class NotificationParams(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     def __init__(
@@ -878,14 +928,14 @@ class NotificationParams(OpenObject):
         return cast("dict[str, Any] | UnsetType", self.get("_meta", UNSET))
 
 
-class PaginatedRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PaginatedRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     method: str
 
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class PaginatedResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PaginatedResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
@@ -896,7 +946,7 @@ class PaginatedResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class PingRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="ping"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="method", tag="ping"
 ):
     """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
 
@@ -909,6 +959,7 @@ class ProgressNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/progress",
 ):
@@ -919,7 +970,7 @@ class ProgressNotification(
     params: ProgressNotificationParams
 
 
-class ProgressNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ProgressNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     progress: float
     """The progress thus far. This should increase every time progress is made, even if the total is unknown."""
@@ -931,7 +982,7 @@ class ProgressNotificationParams(msgspec.Struct, kw_only=True, repr_omit_default
     """Total number of items to process (or total progress required), if known."""
 
 
-class Prompt(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Prompt(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A prompt or prompt template that the server offers."""
 
     arguments: list[PromptArgument] | UnsetType = UNSET
@@ -944,7 +995,7 @@ class Prompt(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """The name of the prompt or prompt template."""
 
 
-class PromptArgument(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PromptArgument(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes an argument that a prompt can accept."""
 
     description: str | UnsetType = UNSET
@@ -961,6 +1012,7 @@ class PromptListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/prompts/list_changed",
 ):
@@ -973,7 +1025,7 @@ class PromptListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class PromptMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PromptMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes a message returned as part of a prompt.
 
     This is similar to `SamplingMessage`, but also supports the embedding of
@@ -985,7 +1037,12 @@ class PromptMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class PromptReference(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="ref/prompt"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="ref/prompt",
 ):
     """Identifies a prompt."""
 
@@ -996,7 +1053,12 @@ class PromptReference(
 
 
 class ReadResourceRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="resources/read"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="resources/read",
 ):
     """Sent from the client to the server, to read a specific resource URI."""
 
@@ -1005,7 +1067,7 @@ class ReadResourceRequest(
     params: SubscribeRequestParams
 
 
-class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a resources/read request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1014,7 +1076,7 @@ class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     contents: list[ReadResourceResultContentsItem]
 
 
-class Request(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Request(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     method: str
 
@@ -1025,7 +1087,7 @@ class RequestParams(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     __typed_keys__ = (("meta", "_meta"),)
@@ -1048,13 +1110,13 @@ class RequestParams(OpenObject):
         return cast("RequestParamsMeta | UnsetType", self.get("_meta", UNSET))
 
 
-class RequestParamsMeta(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class RequestParamsMeta(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     progress_token: ProgressToken | UnsetType = msgspec.field(name="progressToken", default=UNSET)
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
 
-class Resource(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Resource(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A known resource that the server is capable of reading."""
 
     annotations: ResourceAnnotations | UnsetType = UNSET
@@ -1081,7 +1143,7 @@ class Resource(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """The URI of this resource."""
 
 
-class ResourceAnnotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ResourceAnnotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     audience: list[Role] | UnsetType = UNSET
     """Describes who the intended customer of this object or data is.
@@ -1096,7 +1158,7 @@ class ResourceAnnotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
     the data is entirely optional."""
 
 
-class ResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The contents of a specific resource or sub-resource."""
 
     mime_type: str | UnsetType = msgspec.field(name="mimeType", default=UNSET)
@@ -1110,6 +1172,7 @@ class ResourceListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/resources/list_changed",
 ):
@@ -1123,7 +1186,12 @@ class ResourceListChangedNotification(
 
 
 class ResourceReference(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="ref/resource"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="ref/resource",
 ):
     """A reference to a resource or resource template definition."""
 
@@ -1133,7 +1201,7 @@ class ResourceReference(
     """The URI or URI template of the resource."""
 
 
-class ResourceTemplate(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ResourceTemplate(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A template description for resources available on the server."""
 
     annotations: ResourceAnnotations | UnsetType = UNSET
@@ -1159,6 +1227,7 @@ class ResourceUpdatedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/resources/updated",
 ):
@@ -1173,7 +1242,7 @@ class Result(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     def __init__(
@@ -1195,7 +1264,7 @@ class Result(OpenObject):
         return cast("dict[str, Any] | UnsetType", self.get("_meta", UNSET))
 
 
-class Root(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Root(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Represents a root directory or file that the server can operate on."""
 
     name: str | UnsetType = UNSET
@@ -1213,6 +1282,7 @@ class RootsListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/roots/list_changed",
 ):
@@ -1227,7 +1297,7 @@ class RootsListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class SamplingMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SamplingMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes a message issued to or received from an LLM API."""
 
     content: TextContent | ImageContent
@@ -1235,7 +1305,7 @@ class SamplingMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     role: Role
 
 
-class ServerCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities."""
 
     experimental: dict[str, dict[str, Any]] | UnsetType = UNSET
@@ -1254,14 +1324,14 @@ class ServerCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """Present if the server offers any tools to call."""
 
 
-class ServerCapabilitiesPrompts(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesPrompts(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the server offers any prompt templates."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
     """Whether this server supports notifications for changes to the prompt list."""
 
 
-class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the server offers any resources to read."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
@@ -1271,7 +1341,7 @@ class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, repr_omit_defaul
     """Whether this server supports subscribing to resource updates."""
 
 
-class ServerCapabilitiesTools(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesTools(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the server offers any tools to call."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
@@ -1282,6 +1352,7 @@ class SetLevelRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="logging/setLevel",
 ):
@@ -1292,7 +1363,7 @@ class SetLevelRequest(
     params: SetLevelRequestParams
 
 
-class SetLevelRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SetLevelRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     level: LoggingLevel
     """The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message."""
@@ -1302,6 +1373,7 @@ class SubscribeRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="resources/subscribe",
 ):
@@ -1312,14 +1384,14 @@ class SubscribeRequest(
     params: SubscribeRequestParams
 
 
-class SubscribeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SubscribeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     uri: str
     """The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it."""
 
 
 class TextContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="text"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="type", tag="text"
 ):
     """Text provided to or from an LLM."""
 
@@ -1331,7 +1403,7 @@ class TextContent(
     """The text content of the message."""
 
 
-class TextResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class TextResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     mime_type: str | UnsetType = msgspec.field(name="mimeType", default=UNSET)
     """The MIME type of this resource, if known."""
@@ -1343,7 +1415,7 @@ class TextResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True
     """The URI of this resource."""
 
 
-class Tool(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Tool(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Definition for a tool the client can call."""
 
     description: str | UnsetType = UNSET
@@ -1361,7 +1433,7 @@ class ToolInputSchema(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         properties: dict[str, dict[str, Any]] | UnsetType = UNSET
         required: list[str] | UnsetType = UNSET
         type: Literal["object"] = "object"
@@ -1400,6 +1472,7 @@ class ToolListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/tools/list_changed",
 ):
@@ -1416,6 +1489,7 @@ class UnsubscribeRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="resources/unsubscribe",
 ):

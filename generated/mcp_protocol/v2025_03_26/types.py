@@ -239,7 +239,7 @@ Role: TypeAlias = Literal["assistant", "user"]
 """The sender or recipient of messages and data in a conversation."""
 
 
-class Annotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Annotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
     audience: list[Role] | UnsetType = UNSET
@@ -256,7 +256,7 @@ class Annotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class AudioContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="audio"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="type", tag="audio"
 ):
     """Audio provided to or from an LLM."""
 
@@ -272,7 +272,7 @@ class AudioContent(
     """The MIME type of the audio. Different providers may support different audio types."""
 
 
-class BlobResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class BlobResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     blob: str
     """A base64-encoded string representing the binary data of the item."""
@@ -285,7 +285,12 @@ class BlobResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True
 
 
 class CallToolRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="tools/call"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="tools/call",
 ):
     """Used by the client to invoke a tool provided by the server."""
 
@@ -294,14 +299,14 @@ class CallToolRequest(
     params: CallToolRequestParams
 
 
-class CallToolRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CallToolRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     arguments: dict[str, Any] | UnsetType = UNSET
 
     name: str
 
 
-class CallToolResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CallToolResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a tool call.
 
     Any errors that originate from the tool SHOULD be reported inside the result
@@ -328,6 +333,7 @@ class CancelledNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/cancelled",
 ):
@@ -344,7 +350,7 @@ class CancelledNotification(
     params: CancelledNotificationParams
 
 
-class CancelledNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CancelledNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     reason: str | UnsetType = UNSET
     """An optional string describing the reason for the cancellation. This MAY be logged or presented to the user."""
@@ -355,7 +361,7 @@ class CancelledNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaul
     This MUST correspond to the ID of a request previously issued in the same direction."""
 
 
-class ClientCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ClientCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities."""
 
     experimental: dict[str, dict[str, Any]] | UnsetType = UNSET
@@ -368,7 +374,7 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """Present if the client supports sampling from an LLM."""
 
 
-class ClientCapabilitiesRoots(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ClientCapabilitiesRoots(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the client supports listing roots."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
@@ -379,6 +385,7 @@ class CompleteRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="completion/complete",
 ):
@@ -389,7 +396,7 @@ class CompleteRequest(
     params: CompleteRequestParams
 
 
-class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     argument: CompleteRequestParamsArgument
     """The argument's information"""
@@ -397,7 +404,9 @@ class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tru
     ref: PromptReference | ResourceReference
 
 
-class CompleteRequestParamsArgument(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteRequestParamsArgument(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """The argument's information"""
 
     name: str
@@ -407,7 +416,7 @@ class CompleteRequestParamsArgument(msgspec.Struct, kw_only=True, repr_omit_defa
     """The value of the argument to use for completion matching."""
 
 
-class CompleteResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a completion/complete request"""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -416,7 +425,7 @@ class CompleteResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     completion: CompleteResultCompletion
 
 
-class CompleteResultCompletion(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteResultCompletion(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     has_more: bool | UnsetType = msgspec.field(name="hasMore", default=UNSET)
     """Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown."""
@@ -432,6 +441,7 @@ class CreateMessageRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="sampling/createMessage",
 ):
@@ -442,7 +452,7 @@ class CreateMessageRequest(
     params: CreateMessageRequestParams
 
 
-class CreateMessageRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CreateMessageRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     include_context: Literal["allServers", "none", "thisServer"] | UnsetType = msgspec.field(
         name="includeContext", default=UNSET
@@ -470,7 +480,7 @@ class CreateMessageRequestParams(msgspec.Struct, kw_only=True, repr_omit_default
     temperature: float | UnsetType = UNSET
 
 
-class CreateMessageResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CreateMessageResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -488,7 +498,12 @@ class CreateMessageResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
 
 
 class EmbeddedResource(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="resource"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="resource",
 ):
     """The contents of a resource, embedded into a prompt or tool call result.
 
@@ -504,7 +519,12 @@ class EmbeddedResource(
 
 
 class GetPromptRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="prompts/get"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="prompts/get",
 ):
     """Used by the client to get a prompt provided by the server."""
 
@@ -513,7 +533,7 @@ class GetPromptRequest(
     params: GetPromptRequestParams
 
 
-class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     arguments: dict[str, str] | UnsetType = UNSET
     """Arguments to use for templating the prompt."""
@@ -522,7 +542,7 @@ class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tr
     """The name of the prompt or prompt template."""
 
 
-class GetPromptResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class GetPromptResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a prompts/get request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -535,7 +555,7 @@ class GetPromptResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ImageContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="image"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="type", tag="image"
 ):
     """An image provided to or from an LLM."""
 
@@ -551,7 +571,7 @@ class ImageContent(
     """The MIME type of the image. Different providers may support different image types."""
 
 
-class Implementation(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Implementation(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes the name and version of an MCP implementation."""
 
     name: str
@@ -560,7 +580,12 @@ class Implementation(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class InitializeRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="initialize"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="initialize",
 ):
     """This request is sent from the client to the server when it first connects, asking it to begin initialization."""
 
@@ -569,7 +594,7 @@ class InitializeRequest(
     params: InitializeRequestParams
 
 
-class InitializeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class InitializeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     capabilities: ClientCapabilities
 
@@ -579,7 +604,7 @@ class InitializeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=T
     """The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well."""
 
 
-class InitializeResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class InitializeResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """After receiving an initialize request from the client, the server sends this response."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -602,6 +627,7 @@ class InitializedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/initialized",
 ):
@@ -612,7 +638,7 @@ class InitializedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class JSONRPCError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCError(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A response to a request that indicates an error occurred."""
 
     error: JSONRPCErrorError
@@ -622,7 +648,7 @@ class JSONRPCError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class JSONRPCErrorError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCErrorError(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     code: int
     """The error type that occurred."""
@@ -634,7 +660,7 @@ class JSONRPCErrorError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """A short description of the error. The message SHOULD be limited to a concise single sentence."""
 
 
-class JSONRPCNotification(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCNotification(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A notification which does not expect a response."""
 
     jsonrpc: Literal["2.0"] = "2.0"
@@ -644,7 +670,7 @@ class JSONRPCNotification(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
     params: NotificationParams | UnsetType = UNSET
 
 
-class JSONRPCRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A request that expects a response."""
 
     id: RequestId
@@ -656,7 +682,7 @@ class JSONRPCRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     params: RequestParams | UnsetType = UNSET
 
 
-class JSONRPCResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A successful (non-error) response to a request."""
 
     id: RequestId
@@ -667,7 +693,12 @@ class JSONRPCResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ListPromptsRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="prompts/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="prompts/list",
 ):
     """Sent from the client to request a list of prompts and prompt templates the server has."""
 
@@ -676,7 +707,7 @@ class ListPromptsRequest(
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class ListPromptsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListPromptsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a prompts/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -693,6 +724,7 @@ class ListResourceTemplatesRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="resources/templates/list",
 ):
@@ -703,7 +735,7 @@ class ListResourceTemplatesRequest(
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a resources/templates/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -717,7 +749,12 @@ class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaul
 
 
 class ListResourcesRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="resources/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="resources/list",
 ):
     """Sent from the client to request a list of resources the server has."""
 
@@ -726,7 +763,7 @@ class ListResourcesRequest(
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a resources/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -740,7 +777,12 @@ class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
 
 
 class ListRootsRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="roots/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="roots/list",
 ):
     """Sent from the server to request a list of root URIs from the client. Roots allow
     servers to ask for specific directories or files to operate on. A common example
@@ -755,7 +797,7 @@ class ListRootsRequest(
     params: RequestParams | UnsetType = UNSET
 
 
-class ListRootsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListRootsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The client's response to a roots/list request from the server.
     This result contains an array of Root objects, each representing a root directory
     or file that the server can operate on."""
@@ -767,7 +809,12 @@ class ListRootsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ListToolsRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="tools/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="tools/list",
 ):
     """Sent from the client to request a list of tools the server has."""
 
@@ -776,14 +823,14 @@ class ListToolsRequest(
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class ListToolsRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListToolsRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
 
 
-class ListToolsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListToolsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a tools/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -800,6 +847,7 @@ class LoggingMessageNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/message",
 ):
@@ -810,7 +858,9 @@ class LoggingMessageNotification(
     params: LoggingMessageNotificationParams
 
 
-class LoggingMessageNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class LoggingMessageNotificationParams(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
 
     data: Any
     """The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here."""
@@ -822,7 +872,7 @@ class LoggingMessageNotificationParams(msgspec.Struct, kw_only=True, repr_omit_d
     """An optional name of the logger issuing this message."""
 
 
-class ModelHint(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ModelHint(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Hints to use for model selection.
 
     Keys not declared here are currently left unspecified by the spec and are up
@@ -840,7 +890,7 @@ class ModelHint(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
      - `gemini-1.5-flash` could match `claude-3-haiku-20240307`"""
 
 
-class ModelPreferences(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ModelPreferences(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's preferences for model selection, requested of the client during sampling.
 
     Because LLMs can vary along multiple dimensions, choosing the "best" model is
@@ -884,7 +934,7 @@ class ModelPreferences(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     the most important factor."""
 
 
-class Notification(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Notification(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     method: str
 
@@ -895,7 +945,7 @@ class NotificationParams(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     def __init__(
@@ -917,14 +967,14 @@ class NotificationParams(OpenObject):
         return cast("dict[str, Any] | UnsetType", self.get("_meta", UNSET))
 
 
-class PaginatedRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PaginatedRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     method: str
 
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class PaginatedResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PaginatedResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
@@ -935,7 +985,7 @@ class PaginatedResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class PingRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="ping"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="method", tag="ping"
 ):
     """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
 
@@ -948,6 +998,7 @@ class ProgressNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/progress",
 ):
@@ -958,7 +1009,7 @@ class ProgressNotification(
     params: ProgressNotificationParams
 
 
-class ProgressNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ProgressNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     message: str | UnsetType = UNSET
     """An optional message describing the current progress."""
@@ -973,7 +1024,7 @@ class ProgressNotificationParams(msgspec.Struct, kw_only=True, repr_omit_default
     """Total number of items to process (or total progress required), if known."""
 
 
-class Prompt(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Prompt(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A prompt or prompt template that the server offers."""
 
     arguments: list[PromptArgument] | UnsetType = UNSET
@@ -986,7 +1037,7 @@ class Prompt(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """The name of the prompt or prompt template."""
 
 
-class PromptArgument(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PromptArgument(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes an argument that a prompt can accept."""
 
     description: str | UnsetType = UNSET
@@ -1003,6 +1054,7 @@ class PromptListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/prompts/list_changed",
 ):
@@ -1015,7 +1067,7 @@ class PromptListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class PromptMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PromptMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes a message returned as part of a prompt.
 
     This is similar to `SamplingMessage`, but also supports the embedding of
@@ -1027,7 +1079,12 @@ class PromptMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class PromptReference(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="ref/prompt"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="ref/prompt",
 ):
     """Identifies a prompt."""
 
@@ -1038,7 +1095,12 @@ class PromptReference(
 
 
 class ReadResourceRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="resources/read"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="resources/read",
 ):
     """Sent from the client to the server, to read a specific resource URI."""
 
@@ -1047,7 +1109,7 @@ class ReadResourceRequest(
     params: SubscribeRequestParams
 
 
-class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a resources/read request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1056,7 +1118,7 @@ class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     contents: list[ReadResourceResultContentsItem]
 
 
-class Request(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Request(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     method: str
 
@@ -1067,7 +1129,7 @@ class RequestParams(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     __typed_keys__ = (("meta", "_meta"),)
@@ -1090,13 +1152,13 @@ class RequestParams(OpenObject):
         return cast("RequestParamsMeta | UnsetType", self.get("_meta", UNSET))
 
 
-class RequestParamsMeta(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class RequestParamsMeta(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     progress_token: ProgressToken | UnsetType = msgspec.field(name="progressToken", default=UNSET)
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
 
-class Resource(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Resource(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A known resource that the server is capable of reading."""
 
     annotations: Annotations | UnsetType = UNSET
@@ -1124,7 +1186,7 @@ class Resource(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """The URI of this resource."""
 
 
-class ResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The contents of a specific resource or sub-resource."""
 
     mime_type: str | UnsetType = msgspec.field(name="mimeType", default=UNSET)
@@ -1138,6 +1200,7 @@ class ResourceListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/resources/list_changed",
 ):
@@ -1151,7 +1214,12 @@ class ResourceListChangedNotification(
 
 
 class ResourceReference(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="ref/resource"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="ref/resource",
 ):
     """A reference to a resource or resource template definition."""
 
@@ -1161,7 +1229,7 @@ class ResourceReference(
     """The URI or URI template of the resource."""
 
 
-class ResourceTemplate(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ResourceTemplate(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A template description for resources available on the server."""
 
     annotations: Annotations | UnsetType = UNSET
@@ -1188,6 +1256,7 @@ class ResourceUpdatedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/resources/updated",
 ):
@@ -1202,7 +1271,7 @@ class Result(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     def __init__(
@@ -1224,7 +1293,7 @@ class Result(OpenObject):
         return cast("dict[str, Any] | UnsetType", self.get("_meta", UNSET))
 
 
-class Root(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Root(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Represents a root directory or file that the server can operate on."""
 
     name: str | UnsetType = UNSET
@@ -1242,6 +1311,7 @@ class RootsListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/roots/list_changed",
 ):
@@ -1256,7 +1326,7 @@ class RootsListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class SamplingMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SamplingMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes a message issued to or received from an LLM API."""
 
     content: TextContent | ImageContent | AudioContent
@@ -1264,7 +1334,7 @@ class SamplingMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     role: Role
 
 
-class ServerCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities."""
 
     completions: dict[str, Any] | UnsetType = UNSET
@@ -1286,14 +1356,14 @@ class ServerCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """Present if the server offers any tools to call."""
 
 
-class ServerCapabilitiesPrompts(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesPrompts(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the server offers any prompt templates."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
     """Whether this server supports notifications for changes to the prompt list."""
 
 
-class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the server offers any resources to read."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
@@ -1303,7 +1373,7 @@ class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, repr_omit_defaul
     """Whether this server supports subscribing to resource updates."""
 
 
-class ServerCapabilitiesTools(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesTools(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the server offers any tools to call."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
@@ -1314,6 +1384,7 @@ class SetLevelRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="logging/setLevel",
 ):
@@ -1324,7 +1395,7 @@ class SetLevelRequest(
     params: SetLevelRequestParams
 
 
-class SetLevelRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SetLevelRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     level: LoggingLevel
     """The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message."""
@@ -1334,6 +1405,7 @@ class SubscribeRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="resources/subscribe",
 ):
@@ -1344,14 +1416,14 @@ class SubscribeRequest(
     params: SubscribeRequestParams
 
 
-class SubscribeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SubscribeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     uri: str
     """The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it."""
 
 
 class TextContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="text"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="type", tag="text"
 ):
     """Text provided to or from an LLM."""
 
@@ -1364,7 +1436,7 @@ class TextContent(
     """The text content of the message."""
 
 
-class TextResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class TextResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     mime_type: str | UnsetType = msgspec.field(name="mimeType", default=UNSET)
     """The MIME type of this resource, if known."""
@@ -1376,7 +1448,7 @@ class TextResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True
     """The URI of this resource."""
 
 
-class Tool(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Tool(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Definition for a tool the client can call."""
 
     annotations: ToolAnnotations | UnsetType = UNSET
@@ -1394,7 +1466,7 @@ class Tool(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """The name of the tool."""
 
 
-class ToolAnnotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ToolAnnotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Additional properties describing a Tool to clients.
 
     NOTE: all properties in ToolAnnotations are **hints**.
@@ -1442,7 +1514,7 @@ class ToolInputSchema(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         properties: dict[str, dict[str, Any]] | UnsetType = UNSET
         required: list[str] | UnsetType = UNSET
         type: Literal["object"] = "object"
@@ -1481,6 +1553,7 @@ class ToolListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/tools/list_changed",
 ):
@@ -1497,6 +1570,7 @@ class UnsubscribeRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="resources/unsubscribe",
 ):

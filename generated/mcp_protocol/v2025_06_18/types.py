@@ -257,7 +257,7 @@ Role: TypeAlias = Literal["assistant", "user"]
 """The sender or recipient of messages and data in a conversation."""
 
 
-class Annotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Annotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
     audience: list[Role] | UnsetType = UNSET
@@ -282,7 +282,7 @@ class Annotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class AudioContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="audio"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="type", tag="audio"
 ):
     """Audio provided to or from an LLM."""
 
@@ -301,7 +301,7 @@ class AudioContent(
     """The MIME type of the audio. Different providers may support different audio types."""
 
 
-class BaseMetadata(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class BaseMetadata(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Base interface for metadata with name (identifier) and title (display name) properties."""
 
     name: str
@@ -316,7 +316,7 @@ class BaseMetadata(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     if present)."""
 
 
-class BlobResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class BlobResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
@@ -331,7 +331,7 @@ class BlobResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True
     """The URI of this resource."""
 
 
-class BooleanSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class BooleanSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     default: bool | UnsetType = UNSET
 
@@ -343,7 +343,12 @@ class BooleanSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class CallToolRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="tools/call"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="tools/call",
 ):
     """Used by the client to invoke a tool provided by the server."""
 
@@ -352,14 +357,14 @@ class CallToolRequest(
     params: CallToolRequestParams
 
 
-class CallToolRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CallToolRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     arguments: dict[str, Any] | UnsetType = UNSET
 
     name: str
 
 
-class CallToolResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CallToolResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a tool call."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -392,6 +397,7 @@ class CancelledNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/cancelled",
 ):
@@ -408,7 +414,7 @@ class CancelledNotification(
     params: CancelledNotificationParams
 
 
-class CancelledNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CancelledNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     reason: str | UnsetType = UNSET
     """An optional string describing the reason for the cancellation. This MAY be logged or presented to the user."""
@@ -419,7 +425,7 @@ class CancelledNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaul
     This MUST correspond to the ID of a request previously issued in the same direction."""
 
 
-class ClientCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ClientCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities."""
 
     elicitation: dict[str, Any] | UnsetType = UNSET
@@ -435,7 +441,7 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """Present if the client supports sampling from an LLM."""
 
 
-class ClientCapabilitiesRoots(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ClientCapabilitiesRoots(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the client supports listing roots."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
@@ -446,6 +452,7 @@ class CompleteRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="completion/complete",
 ):
@@ -456,7 +463,7 @@ class CompleteRequest(
     params: CompleteRequestParams
 
 
-class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     argument: CompleteRequestParamsArgument
     """The argument's information"""
@@ -467,7 +474,9 @@ class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tru
     ref: PromptReference | ResourceTemplateReference
 
 
-class CompleteRequestParamsArgument(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteRequestParamsArgument(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """The argument's information"""
 
     name: str
@@ -477,14 +486,14 @@ class CompleteRequestParamsArgument(msgspec.Struct, kw_only=True, repr_omit_defa
     """The value of the argument to use for completion matching."""
 
 
-class CompleteRequestParamsContext(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteRequestParamsContext(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Additional, optional context for completions"""
 
     arguments: dict[str, str] | UnsetType = UNSET
     """Previously-resolved variables in a URI template or prompt."""
 
 
-class CompleteResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a completion/complete request"""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -493,7 +502,7 @@ class CompleteResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     completion: CompleteResultCompletion
 
 
-class CompleteResultCompletion(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteResultCompletion(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     has_more: bool | UnsetType = msgspec.field(name="hasMore", default=UNSET)
     """Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown."""
@@ -509,6 +518,7 @@ class CreateMessageRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="sampling/createMessage",
 ):
@@ -519,7 +529,7 @@ class CreateMessageRequest(
     params: CreateMessageRequestParams
 
 
-class CreateMessageRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CreateMessageRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     include_context: Literal["allServers", "none", "thisServer"] | UnsetType = msgspec.field(
         name="includeContext", default=UNSET
@@ -549,7 +559,7 @@ class CreateMessageRequestParams(msgspec.Struct, kw_only=True, repr_omit_default
     temperature: float | UnsetType = UNSET
 
 
-class CreateMessageResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CreateMessageResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -570,6 +580,7 @@ class ElicitRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="elicitation/create",
 ):
@@ -580,7 +591,7 @@ class ElicitRequest(
     params: ElicitRequestParams
 
 
-class ElicitRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ElicitRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     message: str
     """The message to present to the user."""
@@ -590,7 +601,9 @@ class ElicitRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
     Only top-level properties are allowed, without nesting."""
 
 
-class ElicitRequestParamsRequestedSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ElicitRequestParamsRequestedSchema(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """A restricted subset of JSON Schema.
     Only top-level properties are allowed, without nesting."""
 
@@ -601,7 +614,7 @@ class ElicitRequestParamsRequestedSchema(msgspec.Struct, kw_only=True, repr_omit
     type: Literal["object"] = "object"
 
 
-class ElicitResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ElicitResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The client's response to an elicitation request."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -619,7 +632,12 @@ class ElicitResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class EmbeddedResource(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="resource"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="resource",
 ):
     """The contents of a resource, embedded into a prompt or tool call result.
 
@@ -637,7 +655,7 @@ class EmbeddedResource(
     resource: EmbeddedResourceResource
 
 
-class EnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class EnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     description: str | UnsetType = UNSET
 
@@ -651,7 +669,12 @@ class EnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class GetPromptRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="prompts/get"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="prompts/get",
 ):
     """Used by the client to get a prompt provided by the server."""
 
@@ -660,7 +683,7 @@ class GetPromptRequest(
     params: GetPromptRequestParams
 
 
-class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     arguments: dict[str, str] | UnsetType = UNSET
     """Arguments to use for templating the prompt."""
@@ -669,7 +692,7 @@ class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tr
     """The name of the prompt or prompt template."""
 
 
-class GetPromptResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class GetPromptResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a prompts/get request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -682,7 +705,7 @@ class GetPromptResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ImageContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="image"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="type", tag="image"
 ):
     """An image provided to or from an LLM."""
 
@@ -701,7 +724,7 @@ class ImageContent(
     """The MIME type of the image. Different providers may support different image types."""
 
 
-class Implementation(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Implementation(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes the name and version of an MCP implementation, with an optional title for UI representation."""
 
     name: str
@@ -719,7 +742,12 @@ class Implementation(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class InitializeRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="initialize"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="initialize",
 ):
     """This request is sent from the client to the server when it first connects, asking it to begin initialization."""
 
@@ -728,7 +756,7 @@ class InitializeRequest(
     params: InitializeRequestParams
 
 
-class InitializeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class InitializeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     capabilities: ClientCapabilities
 
@@ -738,7 +766,7 @@ class InitializeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=T
     """The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well."""
 
 
-class InitializeResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class InitializeResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """After receiving an initialize request from the client, the server sends this response."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -761,6 +789,7 @@ class InitializedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/initialized",
 ):
@@ -771,7 +800,7 @@ class InitializedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class JSONRPCError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCError(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A response to a request that indicates an error occurred."""
 
     error: JSONRPCErrorError
@@ -781,7 +810,7 @@ class JSONRPCError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class JSONRPCErrorError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCErrorError(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     code: int
     """The error type that occurred."""
@@ -793,7 +822,7 @@ class JSONRPCErrorError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """A short description of the error. The message SHOULD be limited to a concise single sentence."""
 
 
-class JSONRPCNotification(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCNotification(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A notification which does not expect a response."""
 
     jsonrpc: Literal["2.0"] = "2.0"
@@ -803,7 +832,7 @@ class JSONRPCNotification(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
     params: NotificationParams | UnsetType = UNSET
 
 
-class JSONRPCRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A request that expects a response."""
 
     id: RequestId
@@ -815,7 +844,7 @@ class JSONRPCRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     params: RequestParams | UnsetType = UNSET
 
 
-class JSONRPCResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A successful (non-error) response to a request."""
 
     id: RequestId
@@ -826,7 +855,12 @@ class JSONRPCResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ListPromptsRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="prompts/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="prompts/list",
 ):
     """Sent from the client to request a list of prompts and prompt templates the server has."""
 
@@ -835,7 +869,7 @@ class ListPromptsRequest(
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class ListPromptsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListPromptsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a prompts/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -852,6 +886,7 @@ class ListResourceTemplatesRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="resources/templates/list",
 ):
@@ -862,7 +897,7 @@ class ListResourceTemplatesRequest(
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a resources/templates/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -876,7 +911,12 @@ class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaul
 
 
 class ListResourcesRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="resources/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="resources/list",
 ):
     """Sent from the client to request a list of resources the server has."""
 
@@ -885,7 +925,7 @@ class ListResourcesRequest(
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a resources/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -899,7 +939,12 @@ class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
 
 
 class ListRootsRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="roots/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="roots/list",
 ):
     """Sent from the server to request a list of root URIs from the client. Roots allow
     servers to ask for specific directories or files to operate on. A common example
@@ -914,7 +959,7 @@ class ListRootsRequest(
     params: RequestParams | UnsetType = UNSET
 
 
-class ListRootsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListRootsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The client's response to a roots/list request from the server.
     This result contains an array of Root objects, each representing a root directory
     or file that the server can operate on."""
@@ -926,7 +971,12 @@ class ListRootsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ListToolsRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="tools/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="tools/list",
 ):
     """Sent from the client to request a list of tools the server has."""
 
@@ -935,14 +985,14 @@ class ListToolsRequest(
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class ListToolsRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListToolsRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
 
 
-class ListToolsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListToolsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a tools/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -959,6 +1009,7 @@ class LoggingMessageNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/message",
 ):
@@ -969,7 +1020,9 @@ class LoggingMessageNotification(
     params: LoggingMessageNotificationParams
 
 
-class LoggingMessageNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class LoggingMessageNotificationParams(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
 
     data: Any
     """The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here."""
@@ -981,7 +1034,7 @@ class LoggingMessageNotificationParams(msgspec.Struct, kw_only=True, repr_omit_d
     """An optional name of the logger issuing this message."""
 
 
-class ModelHint(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ModelHint(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Hints to use for model selection.
 
     Keys not declared here are currently left unspecified by the spec and are up
@@ -999,7 +1052,7 @@ class ModelHint(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
      - `gemini-1.5-flash` could match `claude-3-haiku-20240307`"""
 
 
-class ModelPreferences(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ModelPreferences(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's preferences for model selection, requested of the client during sampling.
 
     Because LLMs can vary along multiple dimensions, choosing the "best" model is
@@ -1043,7 +1096,7 @@ class ModelPreferences(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     the most important factor."""
 
 
-class Notification(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Notification(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     method: str
 
@@ -1054,7 +1107,7 @@ class NotificationParams(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     def __init__(
@@ -1076,7 +1129,7 @@ class NotificationParams(OpenObject):
         return cast("dict[str, Any] | UnsetType", self.get("_meta", UNSET))
 
 
-class NumberSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class NumberSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     description: str | UnsetType = UNSET
 
@@ -1089,14 +1142,14 @@ class NumberSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     type: Literal["integer", "number"]
 
 
-class PaginatedRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PaginatedRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     method: str
 
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class PaginatedResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PaginatedResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
@@ -1107,7 +1160,7 @@ class PaginatedResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class PingRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="ping"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="method", tag="ping"
 ):
     """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
 
@@ -1120,6 +1173,7 @@ class ProgressNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/progress",
 ):
@@ -1130,7 +1184,7 @@ class ProgressNotification(
     params: ProgressNotificationParams
 
 
-class ProgressNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ProgressNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     message: str | UnsetType = UNSET
     """An optional message describing the current progress."""
@@ -1145,7 +1199,7 @@ class ProgressNotificationParams(msgspec.Struct, kw_only=True, repr_omit_default
     """Total number of items to process (or total progress required), if known."""
 
 
-class Prompt(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Prompt(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A prompt or prompt template that the server offers."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1169,7 +1223,7 @@ class Prompt(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     if present)."""
 
 
-class PromptArgument(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PromptArgument(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes an argument that a prompt can accept."""
 
     description: str | UnsetType = UNSET
@@ -1194,6 +1248,7 @@ class PromptListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/prompts/list_changed",
 ):
@@ -1206,7 +1261,7 @@ class PromptListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class PromptMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PromptMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes a message returned as part of a prompt.
 
     This is similar to `SamplingMessage`, but also supports the embedding of
@@ -1218,7 +1273,12 @@ class PromptMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class PromptReference(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="ref/prompt"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="ref/prompt",
 ):
     """Identifies a prompt."""
 
@@ -1237,7 +1297,12 @@ class PromptReference(
 
 
 class ReadResourceRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="resources/read"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="resources/read",
 ):
     """Sent from the client to the server, to read a specific resource URI."""
 
@@ -1246,7 +1311,7 @@ class ReadResourceRequest(
     params: SubscribeRequestParams
 
 
-class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a resources/read request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1255,7 +1320,7 @@ class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     contents: list[ReadResourceResultContentsItem]
 
 
-class Request(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Request(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     method: str
 
@@ -1266,7 +1331,7 @@ class RequestParams(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     __typed_keys__ = (("meta", "_meta"),)
@@ -1295,7 +1360,7 @@ class RequestParamsMeta(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         progress_token: ProgressToken | UnsetType = msgspec.field(
             name="progressToken", default=UNSET
         )
@@ -1319,7 +1384,7 @@ class RequestParamsMeta(OpenObject):
         return cast("ProgressToken | UnsetType", self.get("progressToken", UNSET))
 
 
-class Resource(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Resource(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A known resource that the server is capable of reading."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1356,7 +1421,7 @@ class Resource(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """The URI of this resource."""
 
 
-class ResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The contents of a specific resource or sub-resource."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1370,7 +1435,12 @@ class ResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ResourceLink(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="resource_link"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="resource_link",
 ):
     """A resource that the server is capable of reading, included in a prompt or tool call result.
 
@@ -1417,6 +1487,7 @@ class ResourceListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/resources/list_changed",
 ):
@@ -1429,7 +1500,7 @@ class ResourceListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class ResourceTemplate(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ResourceTemplate(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A template description for resources available on the server."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1462,7 +1533,12 @@ class ResourceTemplate(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ResourceTemplateReference(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="ref/resource"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="ref/resource",
 ):
     """A reference to a resource or resource template definition."""
 
@@ -1476,6 +1552,7 @@ class ResourceUpdatedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/resources/updated",
 ):
@@ -1490,7 +1567,7 @@ class Result(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     def __init__(
@@ -1512,7 +1589,7 @@ class Result(OpenObject):
         return cast("dict[str, Any] | UnsetType", self.get("_meta", UNSET))
 
 
-class Root(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Root(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Represents a root directory or file that the server can operate on."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1533,6 +1610,7 @@ class RootsListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/roots/list_changed",
 ):
@@ -1547,7 +1625,7 @@ class RootsListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class SamplingMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SamplingMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes a message issued to or received from an LLM API."""
 
     content: TextContent | ImageContent | AudioContent
@@ -1555,7 +1633,7 @@ class SamplingMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     role: Role
 
 
-class ServerCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities."""
 
     completions: dict[str, Any] | UnsetType = UNSET
@@ -1577,14 +1655,14 @@ class ServerCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """Present if the server offers any tools to call."""
 
 
-class ServerCapabilitiesPrompts(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesPrompts(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the server offers any prompt templates."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
     """Whether this server supports notifications for changes to the prompt list."""
 
 
-class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the server offers any resources to read."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
@@ -1594,7 +1672,7 @@ class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, repr_omit_defaul
     """Whether this server supports subscribing to resource updates."""
 
 
-class ServerCapabilitiesTools(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesTools(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the server offers any tools to call."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
@@ -1605,6 +1683,7 @@ class SetLevelRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="logging/setLevel",
 ):
@@ -1615,13 +1694,13 @@ class SetLevelRequest(
     params: SetLevelRequestParams
 
 
-class SetLevelRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SetLevelRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     level: LoggingLevel
     """The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message."""
 
 
-class StringSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class StringSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     description: str | UnsetType = UNSET
 
@@ -1640,6 +1719,7 @@ class SubscribeRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="resources/subscribe",
 ):
@@ -1650,14 +1730,14 @@ class SubscribeRequest(
     params: SubscribeRequestParams
 
 
-class SubscribeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SubscribeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     uri: str
     """The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it."""
 
 
 class TextContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="text"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="type", tag="text"
 ):
     """Text provided to or from an LLM."""
 
@@ -1673,7 +1753,7 @@ class TextContent(
     """The text content of the message."""
 
 
-class TextResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class TextResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
@@ -1688,7 +1768,7 @@ class TextResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True
     """The URI of this resource."""
 
 
-class Tool(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Tool(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Definition for a tool the client can call."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1723,7 +1803,7 @@ class Tool(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     if present)."""
 
 
-class ToolAnnotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ToolAnnotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Additional properties describing a Tool to clients.
 
     NOTE: all properties in ToolAnnotations are **hints**.
@@ -1771,7 +1851,7 @@ class ToolInputSchema(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         properties: dict[str, dict[str, Any]] | UnsetType = UNSET
         required: list[str] | UnsetType = UNSET
         type: Literal["object"] = "object"
@@ -1810,6 +1890,7 @@ class ToolListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/tools/list_changed",
 ):
@@ -1828,7 +1909,7 @@ class ToolOutputSchema(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         properties: dict[str, dict[str, Any]] | UnsetType = UNSET
         required: list[str] | UnsetType = UNSET
         type: Literal["object"] = "object"
@@ -1867,6 +1948,7 @@ class UnsubscribeRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="resources/unsubscribe",
 ):

@@ -370,7 +370,7 @@ TaskStatus: TypeAlias = Literal["cancelled", "completed", "failed", "input_requi
 """The status of a task."""
 
 
-class Annotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Annotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
     audience: list[Role] | UnsetType = UNSET
@@ -395,7 +395,7 @@ class Annotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class AudioContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="audio"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="type", tag="audio"
 ):
     """Audio provided to or from an LLM."""
 
@@ -414,7 +414,7 @@ class AudioContent(
     """The MIME type of the audio. Different providers may support different audio types."""
 
 
-class BaseMetadata(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class BaseMetadata(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Base interface for metadata with name (identifier) and title (display name) properties."""
 
     name: str
@@ -429,7 +429,7 @@ class BaseMetadata(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     if present)."""
 
 
-class BlobResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class BlobResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
@@ -444,7 +444,7 @@ class BlobResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True
     """The URI of this resource."""
 
 
-class BooleanSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class BooleanSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     default: bool | UnsetType = UNSET
 
@@ -456,7 +456,12 @@ class BooleanSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class CallToolRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="tools/call"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="tools/call",
 ):
     """Used by the client to invoke a tool provided by the server."""
 
@@ -469,7 +474,7 @@ class CallToolRequest(
     params: CallToolRequestParams
 
 
-class CallToolRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CallToolRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `tools/call` request."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -490,7 +495,7 @@ class CallToolRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tru
     for task augmentation of specific request types in their capabilities."""
 
 
-class CallToolResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CallToolResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a tool call."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -520,7 +525,12 @@ class CallToolResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class CancelTaskRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="tasks/cancel"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="tasks/cancel",
 ):
     """A request to cancel a task."""
 
@@ -538,7 +548,7 @@ class CancelTaskResult(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
         created_at: str = msgspec.field(name="createdAt")
         last_updated_at: str = msgspec.field(name="lastUpdatedAt")
@@ -624,6 +634,7 @@ class CancelledNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/cancelled",
 ):
@@ -644,7 +655,7 @@ class CancelledNotification(
     params: CancelledNotificationParams
 
 
-class CancelledNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CancelledNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `notifications/cancelled` notification."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -661,7 +672,7 @@ class CancelledNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaul
     This MUST NOT be used for cancelling tasks (use the `tasks/cancel` request instead)."""
 
 
-class ClientCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ClientCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities."""
 
     elicitation: ClientCapabilitiesElicitation | UnsetType = UNSET
@@ -680,7 +691,9 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """Present if the client supports task-augmented requests."""
 
 
-class ClientCapabilitiesElicitation(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ClientCapabilitiesElicitation(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Present if the client supports elicitation from the server."""
 
     form: dict[str, Any] | UnsetType = UNSET
@@ -688,14 +701,14 @@ class ClientCapabilitiesElicitation(msgspec.Struct, kw_only=True, repr_omit_defa
     url: dict[str, Any] | UnsetType = UNSET
 
 
-class ClientCapabilitiesRoots(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ClientCapabilitiesRoots(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the client supports listing roots."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
     """Whether the client supports notifications for changes to the roots list."""
 
 
-class ClientCapabilitiesSampling(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ClientCapabilitiesSampling(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the client supports sampling from an LLM."""
 
     context: dict[str, Any] | UnsetType = UNSET
@@ -706,7 +719,7 @@ class ClientCapabilitiesSampling(msgspec.Struct, kw_only=True, repr_omit_default
     """Whether the client supports tool use via tools and toolChoice parameters."""
 
 
-class ClientCapabilitiesTasks(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ClientCapabilitiesTasks(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the client supports task-augmented requests."""
 
     cancel: dict[str, Any] | UnsetType = UNSET
@@ -719,7 +732,9 @@ class ClientCapabilitiesTasks(msgspec.Struct, kw_only=True, repr_omit_defaults=T
     """Specifies which request types can be augmented with tasks."""
 
 
-class ClientCapabilitiesTasksRequests(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ClientCapabilitiesTasksRequests(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Specifies which request types can be augmented with tasks."""
 
     elicitation: ClientCapabilitiesTasksRequestsElicitation | UnsetType = UNSET
@@ -730,7 +745,7 @@ class ClientCapabilitiesTasksRequests(msgspec.Struct, kw_only=True, repr_omit_de
 
 
 class ClientCapabilitiesTasksRequestsElicitation(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
 ):
     """Task support for elicitation-related requests."""
 
@@ -739,7 +754,7 @@ class ClientCapabilitiesTasksRequestsElicitation(
 
 
 class ClientCapabilitiesTasksRequestsSampling(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
 ):
     """Task support for sampling-related requests."""
 
@@ -751,6 +766,7 @@ class CompleteRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="completion/complete",
 ):
@@ -765,7 +781,7 @@ class CompleteRequest(
     params: CompleteRequestParams
 
 
-class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `completion/complete` request."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -780,7 +796,9 @@ class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tru
     ref: PromptReference | ResourceTemplateReference
 
 
-class CompleteRequestParamsArgument(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteRequestParamsArgument(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """The argument's information"""
 
     name: str
@@ -790,14 +808,14 @@ class CompleteRequestParamsArgument(msgspec.Struct, kw_only=True, repr_omit_defa
     """The value of the argument to use for completion matching."""
 
 
-class CompleteRequestParamsContext(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteRequestParamsContext(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Additional, optional context for completions"""
 
     arguments: dict[str, str] | UnsetType = UNSET
     """Previously-resolved variables in a URI template or prompt."""
 
 
-class CompleteResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a completion/complete request"""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -806,7 +824,7 @@ class CompleteResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     completion: CompleteResultCompletion
 
 
-class CompleteResultCompletion(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteResultCompletion(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     has_more: bool | UnsetType = msgspec.field(name="hasMore", default=UNSET)
     """Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown."""
@@ -822,6 +840,7 @@ class CreateMessageRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="sampling/createMessage",
 ):
@@ -836,7 +855,7 @@ class CreateMessageRequest(
     params: CreateMessageRequestParams
 
 
-class CreateMessageRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CreateMessageRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `sampling/createMessage` request."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -891,7 +910,7 @@ class CreateMessageRequestParams(msgspec.Struct, kw_only=True, repr_omit_default
     The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared."""
 
 
-class CreateMessageResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CreateMessageResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The client's response to a sampling/createMessage request from the server.
     The client should inform the user before returning the sampled message, to allow them
     to inspect the response (human in the loop) and decide whether to allow the server to see it."""
@@ -925,7 +944,7 @@ class CreateMessageResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
     This field is an open string to allow for provider-specific stop reasons."""
 
 
-class CreateTaskResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CreateTaskResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A response to a task-augmented request."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -938,6 +957,7 @@ class ElicitRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="elicitation/create",
 ):
@@ -952,7 +972,7 @@ class ElicitRequest(
     params: ElicitRequestParams
 
 
-class ElicitRequestFormParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ElicitRequestFormParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The parameters for a request to elicit non-sensitive information from the user via a form in the client."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -977,7 +997,9 @@ class ElicitRequestFormParams(msgspec.Struct, kw_only=True, repr_omit_defaults=T
     for task augmentation of specific request types in their capabilities."""
 
 
-class ElicitRequestFormParamsRequestedSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ElicitRequestFormParamsRequestedSchema(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """A restricted subset of JSON Schema.
     Only top-level properties are allowed, without nesting."""
 
@@ -990,7 +1012,7 @@ class ElicitRequestFormParamsRequestedSchema(msgspec.Struct, kw_only=True, repr_
     type: Literal["object"] = "object"
 
 
-class ElicitRequestURLParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ElicitRequestURLParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The parameters for a request to elicit information from the user via a URL in the client."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1018,7 +1040,7 @@ class ElicitRequestURLParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tr
     """The URL that the user should navigate to."""
 
 
-class ElicitResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ElicitResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The client's response to an elicitation request."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1040,6 +1062,7 @@ class ElicitationCompleteNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/elicitation/complete",
 ):
@@ -1054,14 +1077,21 @@ class ElicitationCompleteNotification(
     params: ElicitationCompleteNotificationParams
 
 
-class ElicitationCompleteNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ElicitationCompleteNotificationParams(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
 
     elicitation_id: str = msgspec.field(name="elicitationId")
     """The ID of the elicitation that completed."""
 
 
 class EmbeddedResource(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="resource"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="resource",
 ):
     """The contents of a resource, embedded into a prompt or tool call result.
 
@@ -1079,7 +1109,7 @@ class EmbeddedResource(
     resource: EmbeddedResourceResource
 
 
-class Error(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Error(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     code: int
     """The error type that occurred."""
@@ -1092,7 +1122,12 @@ class Error(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class GetPromptRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="prompts/get"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="prompts/get",
 ):
     """Used by the client to get a prompt provided by the server."""
 
@@ -1105,7 +1140,7 @@ class GetPromptRequest(
     params: GetPromptRequestParams
 
 
-class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `prompts/get` request."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1118,7 +1153,7 @@ class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tr
     """The name of the prompt or prompt template."""
 
 
-class GetPromptResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class GetPromptResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a prompts/get request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1131,7 +1166,12 @@ class GetPromptResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class GetTaskPayloadRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="tasks/result"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="tasks/result",
 ):
     """A request to retrieve the result of a completed task."""
 
@@ -1151,7 +1191,7 @@ class GetTaskPayloadResult(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     def __init__(
@@ -1174,7 +1214,12 @@ class GetTaskPayloadResult(OpenObject):
 
 
 class GetTaskRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="tasks/get"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="tasks/get",
 ):
     """A request to retrieve the state of a task."""
 
@@ -1187,7 +1232,7 @@ class GetTaskRequest(
     params: GetTaskRequestParams
 
 
-class GetTaskRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class GetTaskRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     task_id: str = msgspec.field(name="taskId")
     """The task identifier to cancel."""
@@ -1198,7 +1243,7 @@ class GetTaskResult(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
         created_at: str = msgspec.field(name="createdAt")
         last_updated_at: str = msgspec.field(name="lastUpdatedAt")
@@ -1280,7 +1325,7 @@ class GetTaskResult(OpenObject):
         return cast("int | None", self["ttl"])
 
 
-class Icon(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Icon(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """An optionally-sized icon that can be displayed in a user interface."""
 
     mime_type: str | UnsetType = msgspec.field(name="mimeType", default=UNSET)
@@ -1311,7 +1356,7 @@ class Icon(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     If not provided, the client should assume the icon can be used with any theme."""
 
 
-class Icons(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Icons(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Base interface to add `icons` property."""
 
     icons: list[Icon] | UnsetType = UNSET
@@ -1327,7 +1372,7 @@ class Icons(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ImageContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="image"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="type", tag="image"
 ):
     """An image provided to or from an LLM."""
 
@@ -1346,7 +1391,7 @@ class ImageContent(
     """The MIME type of the image. Different providers may support different image types."""
 
 
-class Implementation(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Implementation(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes the MCP implementation."""
 
     description: str | UnsetType = UNSET
@@ -1385,7 +1430,12 @@ class Implementation(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class InitializeRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="initialize"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="initialize",
 ):
     """This request is sent from the client to the server when it first connects, asking it to begin initialization."""
 
@@ -1398,7 +1448,7 @@ class InitializeRequest(
     params: InitializeRequestParams
 
 
-class InitializeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class InitializeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for an `initialize` request."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1412,7 +1462,7 @@ class InitializeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=T
     """The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well."""
 
 
-class InitializeResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class InitializeResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """After receiving an initialize request from the client, the server sends this response."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1435,6 +1485,7 @@ class InitializedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/initialized",
 ):
@@ -1447,7 +1498,7 @@ class InitializedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class JSONRPCErrorResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCErrorResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A response to a request that indicates an error occurred."""
 
     error: Error
@@ -1457,7 +1508,7 @@ class JSONRPCErrorResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class JSONRPCNotification(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCNotification(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A notification which does not expect a response."""
 
     jsonrpc: Literal["2.0"] = "2.0"
@@ -1467,7 +1518,7 @@ class JSONRPCNotification(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class JSONRPCRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A request that expects a response."""
 
     id: RequestId
@@ -1479,7 +1530,7 @@ class JSONRPCRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class JSONRPCResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A successful (non-error) response to a request."""
 
     id: RequestId
@@ -1489,7 +1540,7 @@ class JSONRPCResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=Tru
     result: Result
 
 
-class LegacyTitledEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class LegacyTitledEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Use TitledSingleSelectEnumSchema instead.
     This interface will be removed in a future version."""
 
@@ -1509,7 +1560,12 @@ class LegacyTitledEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=Tr
 
 
 class ListPromptsRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="prompts/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="prompts/list",
 ):
     """Sent from the client to request a list of prompts and prompt templates the server has."""
 
@@ -1522,7 +1578,7 @@ class ListPromptsRequest(
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class ListPromptsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListPromptsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a prompts/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1539,6 +1595,7 @@ class ListResourceTemplatesRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="resources/templates/list",
 ):
@@ -1553,7 +1610,7 @@ class ListResourceTemplatesRequest(
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a resources/templates/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1567,7 +1624,12 @@ class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaul
 
 
 class ListResourcesRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="resources/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="resources/list",
 ):
     """Sent from the client to request a list of resources the server has."""
 
@@ -1580,7 +1642,7 @@ class ListResourcesRequest(
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a resources/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1594,7 +1656,12 @@ class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
 
 
 class ListRootsRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="roots/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="roots/list",
 ):
     """Sent from the server to request a list of root URIs from the client. Roots allow
     servers to ask for specific directories or files to operate on. A common example
@@ -1613,7 +1680,7 @@ class ListRootsRequest(
     params: RequestParams | UnsetType = UNSET
 
 
-class ListRootsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListRootsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The client's response to a roots/list request from the server.
     This result contains an array of Root objects, each representing a root directory
     or file that the server can operate on."""
@@ -1625,7 +1692,12 @@ class ListRootsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ListTasksRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="tasks/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="tasks/list",
 ):
     """A request to retrieve a list of tasks."""
 
@@ -1638,7 +1710,7 @@ class ListTasksRequest(
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class ListTasksResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListTasksResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The response to a tasks/list request."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1652,7 +1724,12 @@ class ListTasksResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ListToolsRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="tools/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="tools/list",
 ):
     """Sent from the client to request a list of tools the server has."""
 
@@ -1665,7 +1742,7 @@ class ListToolsRequest(
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class ListToolsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListToolsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a tools/list request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1682,6 +1759,7 @@ class LoggingMessageNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/message",
 ):
@@ -1694,7 +1772,9 @@ class LoggingMessageNotification(
     params: LoggingMessageNotificationParams
 
 
-class LoggingMessageNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class LoggingMessageNotificationParams(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Parameters for a `notifications/message` notification."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1710,7 +1790,7 @@ class LoggingMessageNotificationParams(msgspec.Struct, kw_only=True, repr_omit_d
     """An optional name of the logger issuing this message."""
 
 
-class ModelHint(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ModelHint(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Hints to use for model selection.
 
     Keys not declared here are currently left unspecified by the spec and are up
@@ -1728,7 +1808,7 @@ class ModelHint(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
      - `gemini-1.5-flash` could match `claude-3-haiku-20240307`"""
 
 
-class ModelPreferences(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ModelPreferences(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's preferences for model selection, requested of the client during sampling.
 
     Because LLMs can vary along multiple dimensions, choosing the "best" model is
@@ -1772,20 +1852,20 @@ class ModelPreferences(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     the most important factor."""
 
 
-class Notification(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Notification(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     method: str
 
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class NotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class NotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
 
-class NumberSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class NumberSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     default: float | UnsetType = UNSET
 
@@ -1800,7 +1880,7 @@ class NumberSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     type: Literal["integer", "number"]
 
 
-class PaginatedRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PaginatedRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     id: RequestId
 
@@ -1811,7 +1891,7 @@ class PaginatedRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class PaginatedRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PaginatedRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Common parameters for paginated requests."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1822,7 +1902,7 @@ class PaginatedRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tr
     If provided, the server should return results starting after this cursor."""
 
 
-class PaginatedResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PaginatedResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
@@ -1833,7 +1913,7 @@ class PaginatedResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class PingRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="ping"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="method", tag="ping"
 ):
     """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
 
@@ -1850,6 +1930,7 @@ class ProgressNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/progress",
 ):
@@ -1862,7 +1943,7 @@ class ProgressNotification(
     params: ProgressNotificationParams
 
 
-class ProgressNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ProgressNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `notifications/progress` notification."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1881,7 +1962,7 @@ class ProgressNotificationParams(msgspec.Struct, kw_only=True, repr_omit_default
     """Total number of items to process (or total progress required), if known."""
 
 
-class Prompt(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Prompt(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A prompt or prompt template that the server offers."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1916,7 +1997,7 @@ class Prompt(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     if present)."""
 
 
-class PromptArgument(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PromptArgument(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes an argument that a prompt can accept."""
 
     description: str | UnsetType = UNSET
@@ -1941,6 +2022,7 @@ class PromptListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/prompts/list_changed",
 ):
@@ -1955,7 +2037,7 @@ class PromptListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class PromptMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PromptMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes a message returned as part of a prompt.
 
     This is similar to `SamplingMessage`, but also supports the embedding of
@@ -1967,7 +2049,12 @@ class PromptMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class PromptReference(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="ref/prompt"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="ref/prompt",
 ):
     """Identifies a prompt."""
 
@@ -1986,7 +2073,12 @@ class PromptReference(
 
 
 class ReadResourceRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="resources/read"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="resources/read",
 ):
     """Sent from the client to the server, to read a specific resource URI."""
 
@@ -1999,7 +2091,7 @@ class ReadResourceRequest(
     params: ReadResourceRequestParams
 
 
-class ReadResourceRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ReadResourceRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `resources/read` request."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2009,7 +2101,7 @@ class ReadResourceRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults
     """The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it."""
 
 
-class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's response to a resources/read request from the client."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2018,7 +2110,7 @@ class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     contents: list[ReadResourceResultContentsItem]
 
 
-class RelatedTaskMetadata(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class RelatedTaskMetadata(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Metadata for associating messages with a task.
     Include this in the `_meta` field under the key `io.modelcontextprotocol/related-task`."""
 
@@ -2026,14 +2118,14 @@ class RelatedTaskMetadata(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
     """The task identifier this message is associated with."""
 
 
-class Request(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Request(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     method: str
 
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class RequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class RequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Common params for any request."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2045,7 +2137,7 @@ class RequestParamsMeta(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         progress_token: ProgressToken | UnsetType = msgspec.field(
             name="progressToken", default=UNSET
         )
@@ -2069,7 +2161,7 @@ class RequestParamsMeta(OpenObject):
         return cast("ProgressToken | UnsetType", self.get("progressToken", UNSET))
 
 
-class Resource(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Resource(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A known resource that the server is capable of reading."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2117,7 +2209,7 @@ class Resource(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """The URI of this resource."""
 
 
-class ResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The contents of a specific resource or sub-resource."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2131,7 +2223,12 @@ class ResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ResourceLink(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="resource_link"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="resource_link",
 ):
     """A resource that the server is capable of reading, included in a prompt or tool call result.
 
@@ -2189,6 +2286,7 @@ class ResourceListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/resources/list_changed",
 ):
@@ -2203,7 +2301,7 @@ class ResourceListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class ResourceRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ResourceRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Common parameters when working with resources."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2213,7 +2311,7 @@ class ResourceRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tru
     """The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it."""
 
 
-class ResourceTemplate(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ResourceTemplate(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A template description for resources available on the server."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2257,7 +2355,12 @@ class ResourceTemplate(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ResourceTemplateReference(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="ref/resource"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="ref/resource",
 ):
     """A reference to a resource or resource template definition."""
 
@@ -2271,6 +2374,7 @@ class ResourceUpdatedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/resources/updated",
 ):
@@ -2283,7 +2387,9 @@ class ResourceUpdatedNotification(
     params: ResourceUpdatedNotificationParams
 
 
-class ResourceUpdatedNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ResourceUpdatedNotificationParams(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Parameters for a `notifications/resources/updated` notification."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2297,7 +2403,7 @@ class Result(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     def __init__(
@@ -2319,7 +2425,7 @@ class Result(OpenObject):
         return cast("dict[str, Any] | UnsetType", self.get("_meta", UNSET))
 
 
-class Root(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Root(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Represents a root directory or file that the server can operate on."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2340,6 +2446,7 @@ class RootsListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/roots/list_changed",
 ):
@@ -2356,7 +2463,7 @@ class RootsListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class SamplingMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SamplingMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes a message issued to or received from an LLM API."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2374,7 +2481,7 @@ class SamplingMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     role: Role
 
 
-class ServerCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities."""
 
     completions: dict[str, Any] | UnsetType = UNSET
@@ -2399,14 +2506,14 @@ class ServerCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """Present if the server offers any tools to call."""
 
 
-class ServerCapabilitiesPrompts(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesPrompts(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the server offers any prompt templates."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
     """Whether this server supports notifications for changes to the prompt list."""
 
 
-class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the server offers any resources to read."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
@@ -2416,7 +2523,7 @@ class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, repr_omit_defaul
     """Whether this server supports subscribing to resource updates."""
 
 
-class ServerCapabilitiesTasks(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesTasks(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the server supports task-augmented requests."""
 
     cancel: dict[str, Any] | UnsetType = UNSET
@@ -2429,21 +2536,25 @@ class ServerCapabilitiesTasks(msgspec.Struct, kw_only=True, repr_omit_defaults=T
     """Specifies which request types can be augmented with tasks."""
 
 
-class ServerCapabilitiesTasksRequests(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesTasksRequests(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Specifies which request types can be augmented with tasks."""
 
     tools: ServerCapabilitiesTasksRequestsTools | UnsetType = UNSET
     """Task support for tool-related requests."""
 
 
-class ServerCapabilitiesTasksRequestsTools(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesTasksRequestsTools(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Task support for tool-related requests."""
 
     call: dict[str, Any] | UnsetType = UNSET
     """Whether the server supports task-augmented tools/call requests."""
 
 
-class ServerCapabilitiesTools(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesTools(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the server offers any tools to call."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
@@ -2454,6 +2565,7 @@ class SetLevelRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="logging/setLevel",
 ):
@@ -2468,7 +2580,7 @@ class SetLevelRequest(
     params: SetLevelRequestParams
 
 
-class SetLevelRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SetLevelRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `logging/setLevel` request."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2478,7 +2590,7 @@ class SetLevelRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tru
     """The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message."""
 
 
-class StringSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class StringSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     default: str | UnsetType = UNSET
 
@@ -2499,6 +2611,7 @@ class SubscribeRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="resources/subscribe",
 ):
@@ -2513,7 +2626,7 @@ class SubscribeRequest(
     params: SubscribeRequestParams
 
 
-class SubscribeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SubscribeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `resources/subscribe` request."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2523,7 +2636,7 @@ class SubscribeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tr
     """The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it."""
 
 
-class Task(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Task(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Data associated with a task."""
 
     created_at: str = msgspec.field(name="createdAt")
@@ -2552,7 +2665,7 @@ class Task(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """Actual retention duration from creation in milliseconds, null for unlimited."""
 
 
-class TaskAugmentedRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class TaskAugmentedRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Common params for any task-augmented request."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2567,7 +2680,7 @@ class TaskAugmentedRequestParams(msgspec.Struct, kw_only=True, repr_omit_default
     for task augmentation of specific request types in their capabilities."""
 
 
-class TaskMetadata(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class TaskMetadata(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Metadata for augmenting a request with task execution.
     Include this in the `task` field of the request parameters."""
 
@@ -2579,6 +2692,7 @@ class TaskStatusNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/tasks/status",
 ):
@@ -2591,7 +2705,7 @@ class TaskStatusNotification(
     params: TaskStatusNotificationParams
 
 
-class TaskStatusNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class TaskStatusNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `notifications/tasks/status` notification."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2624,7 +2738,7 @@ class TaskStatusNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defau
 
 
 class TextContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="text"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="type", tag="text"
 ):
     """Text provided to or from an LLM."""
 
@@ -2640,7 +2754,7 @@ class TextContent(
     """The text content of the message."""
 
 
-class TextResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class TextResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
@@ -2655,7 +2769,7 @@ class TextResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True
     """The URI of this resource."""
 
 
-class TitledMultiSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class TitledMultiSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Schema for multiple-selection enumeration with display titles for each option."""
 
     default: list[str] | UnsetType = UNSET
@@ -2679,7 +2793,9 @@ class TitledMultiSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaul
     type: Literal["array"] = "array"
 
 
-class TitledMultiSelectEnumSchemaItems(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class TitledMultiSelectEnumSchemaItems(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Schema for array items with enum options and display labels."""
 
     any_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = msgspec.field(name="anyOf")
@@ -2687,7 +2803,7 @@ class TitledMultiSelectEnumSchemaItems(msgspec.Struct, kw_only=True, repr_omit_d
 
 
 class TitledMultiSelectEnumSchemaItemsAnyOfItem(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
 ):
 
     const: str
@@ -2697,7 +2813,7 @@ class TitledMultiSelectEnumSchemaItemsAnyOfItem(
     """Display title for this option."""
 
 
-class TitledSingleSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class TitledSingleSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Schema for single-selection enumeration with display titles for each option."""
 
     default: str | UnsetType = UNSET
@@ -2715,7 +2831,9 @@ class TitledSingleSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defau
     type: Literal["string"] = "string"
 
 
-class TitledSingleSelectEnumSchemaOneOfItem(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class TitledSingleSelectEnumSchemaOneOfItem(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
 
     const: str
     """The enum value."""
@@ -2724,7 +2842,7 @@ class TitledSingleSelectEnumSchemaOneOfItem(msgspec.Struct, kw_only=True, repr_o
     """Display label for this option."""
 
 
-class Tool(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Tool(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Definition for a tool the client can call."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2776,7 +2894,7 @@ class Tool(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     if present)."""
 
 
-class ToolAnnotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ToolAnnotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Additional properties describing a Tool to clients.
 
     NOTE: all properties in ToolAnnotations are **hints**.
@@ -2819,7 +2937,7 @@ class ToolAnnotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """A human-readable title for the tool."""
 
 
-class ToolChoice(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ToolChoice(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Controls tool selection behavior for sampling requests."""
 
     mode: Literal["auto", "none", "required"] | UnsetType = UNSET
@@ -2829,7 +2947,7 @@ class ToolChoice(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     - "none": Model MUST NOT use any tools"""
 
 
-class ToolExecution(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ToolExecution(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Execution-related properties for a tool."""
 
     task_support: Literal["forbidden", "optional", "required"] | UnsetType = msgspec.field(
@@ -2851,7 +2969,7 @@ class ToolInputSchema(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         schema: str | UnsetType = msgspec.field(name="$schema", default=UNSET)
         properties: dict[str, dict[str, Any]] | UnsetType = UNSET
         required: list[str] | UnsetType = UNSET
@@ -2897,6 +3015,7 @@ class ToolListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/tools/list_changed",
 ):
@@ -2920,7 +3039,7 @@ class ToolOutputSchema(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         schema: str | UnsetType = msgspec.field(name="$schema", default=UNSET)
         properties: dict[str, dict[str, Any]] | UnsetType = UNSET
         required: list[str] | UnsetType = UNSET
@@ -2963,7 +3082,12 @@ class ToolOutputSchema(OpenObject):
 
 
 class ToolResultContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="tool_result"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="tool_result",
 ):
     """The result of a tool use, provided by the user back to the assistant."""
 
@@ -3001,7 +3125,12 @@ class ToolResultContent(
 
 
 class ToolUseContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="tool_use"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="tool_use",
 ):
     """A request from the assistant to call a tool."""
 
@@ -3025,7 +3154,7 @@ class ToolUseContent(
     """The name of the tool to call."""
 
 
-class URLElicitationRequiredError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class URLElicitationRequiredError(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """An error response that indicates that the server requires the client to provide additional information via an elicitation request."""
 
     error: URLElicitationRequiredErrorError
@@ -3035,7 +3164,9 @@ class URLElicitationRequiredError(msgspec.Struct, kw_only=True, repr_omit_defaul
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class URLElicitationRequiredErrorError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class URLElicitationRequiredErrorError(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
 
     code: Literal[-32042] = -32042
 
@@ -3049,7 +3180,7 @@ class URLElicitationRequiredErrorErrorData(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         elicitations: list[ElicitRequestURLParams]
 
     __typed_keys__ = (("elicitations", "elicitations"),)
@@ -3076,6 +3207,7 @@ class UnsubscribeRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="resources/unsubscribe",
 ):
@@ -3090,7 +3222,7 @@ class UnsubscribeRequest(
     params: UnsubscribeRequestParams
 
 
-class UnsubscribeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class UnsubscribeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `resources/unsubscribe` request."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -3100,7 +3232,9 @@ class UnsubscribeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=
     """The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it."""
 
 
-class UntitledMultiSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class UntitledMultiSelectEnumSchema(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Schema for multiple-selection enumeration without display titles for options."""
 
     default: list[str] | UnsetType = UNSET
@@ -3124,7 +3258,9 @@ class UntitledMultiSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defa
     type: Literal["array"] = "array"
 
 
-class UntitledMultiSelectEnumSchemaItems(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class UntitledMultiSelectEnumSchemaItems(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Schema for the array items."""
 
     enum: list[str]
@@ -3133,7 +3269,9 @@ class UntitledMultiSelectEnumSchemaItems(msgspec.Struct, kw_only=True, repr_omit
     type: Literal["string"] = "string"
 
 
-class UntitledSingleSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class UntitledSingleSelectEnumSchema(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Schema for single-selection enumeration without display titles for options."""
 
     default: str | UnsetType = UNSET

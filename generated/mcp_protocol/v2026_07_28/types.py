@@ -406,7 +406,7 @@ Role: TypeAlias = Literal["assistant", "user"]
 """The sender or recipient of messages and data in a conversation."""
 
 
-class Annotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Annotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
     audience: list[Role] | UnsetType = UNSET
@@ -431,7 +431,7 @@ class Annotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class AudioContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="audio"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="type", tag="audio"
 ):
     """Audio provided to or from an LLM."""
 
@@ -449,7 +449,7 @@ class AudioContent(
     """The MIME type of the audio. Different providers may support different audio types."""
 
 
-class BaseMetadata(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class BaseMetadata(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Base interface for metadata with name (identifier) and title (display name) properties."""
 
     name: str
@@ -464,7 +464,7 @@ class BaseMetadata(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     if present)."""
 
 
-class BlobResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class BlobResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     meta: MetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
@@ -478,7 +478,7 @@ class BlobResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True
     """The URI of this resource."""
 
 
-class BooleanSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class BooleanSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     default: bool | UnsetType = UNSET
 
@@ -489,7 +489,7 @@ class BooleanSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     type: Literal["boolean"] = "boolean"
 
 
-class CacheableResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CacheableResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A result that supports a time-to-live (TTL) hint for client-side caching."""
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -527,7 +527,12 @@ class CacheableResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class CallToolRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="tools/call"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="tools/call",
 ):
     """Used by the client to invoke a tool provided by the server."""
 
@@ -540,7 +545,7 @@ class CallToolRequest(
     params: CallToolRequestParams
 
 
-class CallToolRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CallToolRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `tools/call` request."""
 
     meta: RequestMetaObject = msgspec.field(name="_meta")
@@ -558,7 +563,7 @@ class CallToolRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tru
     request_state: str | UnsetType = msgspec.field(name="requestState", default=UNSET)
 
 
-class CallToolResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CallToolResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The result returned by the server for a {@link CallToolRequesttools/call} request."""
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -596,7 +601,7 @@ class CallToolResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     that conforms to the tool's outputSchema if one is defined."""
 
 
-class CallToolResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CallToolResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A successful response from the server for a {@link CallToolRequesttools/call} request."""
 
     id: RequestId
@@ -610,6 +615,7 @@ class CancelledNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/cancelled",
 ):
@@ -629,7 +635,7 @@ class CancelledNotification(
     params: CancelledNotificationParams
 
 
-class CancelledNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CancelledNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `notifications/cancelled` notification."""
 
     meta: NotificationMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -643,7 +649,7 @@ class CancelledNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaul
     This MUST correspond to the ID of a request the client previously issued."""
 
 
-class ClientCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ClientCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities."""
 
     elicitation: ClientCapabilitiesElicitation | UnsetType = UNSET
@@ -667,7 +673,9 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """Present if the client supports sampling from an LLM."""
 
 
-class ClientCapabilitiesElicitation(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ClientCapabilitiesElicitation(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Present if the client supports elicitation from the server."""
 
     form: JSONObject | UnsetType = UNSET
@@ -675,7 +683,7 @@ class ClientCapabilitiesElicitation(msgspec.Struct, kw_only=True, repr_omit_defa
     url: JSONObject | UnsetType = UNSET
 
 
-class ClientCapabilitiesSampling(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ClientCapabilitiesSampling(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the client supports sampling from an LLM."""
 
     context: JSONObject | UnsetType = UNSET
@@ -686,7 +694,7 @@ class ClientCapabilitiesSampling(msgspec.Struct, kw_only=True, repr_omit_default
     """Whether the client supports tool use via `tools` and `toolChoice` parameters."""
 
 
-class ClientNotification(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ClientNotification(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """This notification is sent by the client to indicate that it is cancelling a request it previously issued.
 
     On stdio, the server also sends this notification, solely to terminate a {@link SubscriptionsListenRequestsubscriptions/listen} stream: it references the ID of the `subscriptions/listen` request that opened the stream. Servers MUST NOT use this notification to cancel any other request.
@@ -707,6 +715,7 @@ class CompleteRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="completion/complete",
 ):
@@ -721,7 +730,7 @@ class CompleteRequest(
     params: CompleteRequestParams
 
 
-class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `completion/complete` request."""
 
     meta: RequestMetaObject = msgspec.field(name="_meta")
@@ -735,7 +744,9 @@ class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tru
     ref: PromptReference | ResourceTemplateReference
 
 
-class CompleteRequestParamsArgument(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteRequestParamsArgument(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """The argument's information"""
 
     name: str
@@ -745,14 +756,14 @@ class CompleteRequestParamsArgument(msgspec.Struct, kw_only=True, repr_omit_defa
     """The value of the argument to use for completion matching."""
 
 
-class CompleteRequestParamsContext(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteRequestParamsContext(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Additional, optional context for completions"""
 
     arguments: dict[str, str] | UnsetType = UNSET
     """Previously-resolved variables in a URI template or prompt."""
 
 
-class CompleteResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The result returned by the server for a {@link CompleteRequestcompletion/complete} request."""
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -769,7 +780,7 @@ class CompleteResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     `resultType`), the client MUST treat the absent field as `"complete"`."""
 
 
-class CompleteResultCompletion(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteResultCompletion(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     has_more: bool | UnsetType = msgspec.field(name="hasMore", default=UNSET)
     """Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown."""
@@ -781,7 +792,7 @@ class CompleteResultCompletion(msgspec.Struct, kw_only=True, repr_omit_defaults=
     """An array of completion values. Must not exceed 100 items."""
 
 
-class CompleteResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CompleteResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A successful response from the server for a {@link CompleteRequestcompletion/complete} request."""
 
     id: RequestId
@@ -795,6 +806,7 @@ class CreateMessageRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="sampling/createMessage",
 ):
@@ -805,7 +817,7 @@ class CreateMessageRequest(
     params: CreateMessageRequestParams
 
 
-class CreateMessageRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CreateMessageRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `sampling/createMessage` request."""
 
     include_context: Literal["allServers", "none", "thisServer"] | UnsetType = msgspec.field(
@@ -850,7 +862,7 @@ class CreateMessageRequestParams(msgspec.Struct, kw_only=True, repr_omit_default
     The client MUST return an error if this field is provided but {@link ClientCapabilities.sampling.tools} is not declared."""
 
 
-class CreateMessageResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class CreateMessageResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The result returned by the client for a {@link CreateMessageRequestsampling/createMessage} request.
     The client should inform the user before returning the sampled message, to allow them
     to inspect the response (human in the loop) and decide whether to allow the server to see it."""
@@ -884,7 +896,12 @@ class CreateMessageResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
 
 
 class DiscoverRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="server/discover"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="server/discover",
 ):
     """A request from the client asking the server to advertise its supported
     protocol versions, capabilities, and other metadata. Servers **MUST**
@@ -900,7 +917,7 @@ class DiscoverRequest(
     params: RequestParams
 
 
-class DiscoverResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class DiscoverResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The result returned by the server for a {@link DiscoverRequestserver/discover} request."""
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -952,7 +969,7 @@ class DiscoverResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
       milliseconds after receiving the response."""
 
 
-class DiscoverResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class DiscoverResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A successful response from the server for a {@link DiscoverRequestserver/discover} request."""
 
     id: RequestId
@@ -966,6 +983,7 @@ class ElicitRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="elicitation/create",
 ):
@@ -976,7 +994,7 @@ class ElicitRequest(
     params: ElicitRequestParams
 
 
-class ElicitRequestFormParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ElicitRequestFormParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The parameters for a request to elicit non-sensitive information from the user via a form in the client."""
 
     message: str
@@ -990,7 +1008,9 @@ class ElicitRequestFormParams(msgspec.Struct, kw_only=True, repr_omit_defaults=T
     Only top-level properties are allowed, without nesting."""
 
 
-class ElicitRequestFormParamsRequestedSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ElicitRequestFormParamsRequestedSchema(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """A restricted subset of JSON Schema.
     Only top-level properties are allowed, without nesting."""
 
@@ -1003,7 +1023,7 @@ class ElicitRequestFormParamsRequestedSchema(msgspec.Struct, kw_only=True, repr_
     type: Literal["object"] = "object"
 
 
-class ElicitRequestURLParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ElicitRequestURLParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The parameters for a request to elicit information from the user via a URL in the client."""
 
     message: str
@@ -1016,7 +1036,7 @@ class ElicitRequestURLParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tr
     """The URL that the user should navigate to."""
 
 
-class ElicitResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ElicitResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The result returned by the client for an {@link ElicitRequestelicitation/create} request."""
 
     action: Literal["accept", "cancel", "decline"]
@@ -1032,7 +1052,12 @@ class ElicitResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class EmbeddedResource(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="resource"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="resource",
 ):
     """The contents of a resource, embedded into a prompt or tool call result.
 
@@ -1049,7 +1074,7 @@ class EmbeddedResource(
     resource: EmbeddedResourceResource
 
 
-class Error(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Error(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     code: int
     """The error type that occurred."""
@@ -1062,7 +1087,12 @@ class Error(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class GetPromptRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="prompts/get"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="prompts/get",
 ):
     """Used by the client to get a prompt provided by the server."""
 
@@ -1075,7 +1105,7 @@ class GetPromptRequest(
     params: GetPromptRequestParams
 
 
-class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `prompts/get` request."""
 
     meta: RequestMetaObject = msgspec.field(name="_meta")
@@ -1093,7 +1123,7 @@ class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tr
     request_state: str | UnsetType = msgspec.field(name="requestState", default=UNSET)
 
 
-class GetPromptResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class GetPromptResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The result returned by the server for a {@link GetPromptRequestprompts/get} request."""
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1113,7 +1143,7 @@ class GetPromptResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     `resultType`), the client MUST treat the absent field as `"complete"`."""
 
 
-class GetPromptResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class GetPromptResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A successful response from the server for a {@link GetPromptRequestprompts/get} request."""
 
     id: RequestId
@@ -1123,7 +1153,7 @@ class GetPromptResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=T
     result: GetPromptResultResponseResult
 
 
-class HeaderMismatchError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class HeaderMismatchError(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Returned when a server rejects a request because the values in the HTTP
     headers do not match the corresponding values in the request body, or
     because required headers are missing or malformed. For HTTP, the response
@@ -1136,7 +1166,7 @@ class HeaderMismatchError(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class HeaderMismatchErrorError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class HeaderMismatchErrorError(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     code: Literal[-32020] = -32020
 
@@ -1147,7 +1177,7 @@ class HeaderMismatchErrorError(msgspec.Struct, kw_only=True, repr_omit_defaults=
     """A short description of the error. The message SHOULD be limited to a concise single sentence."""
 
 
-class Icon(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Icon(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """An optionally-sized icon that can be displayed in a user interface."""
 
     mime_type: str | UnsetType = msgspec.field(name="mimeType", default=UNSET)
@@ -1178,7 +1208,7 @@ class Icon(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     If not provided, the client should assume the icon can be used with any theme."""
 
 
-class Icons(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Icons(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Base interface to add `icons` property."""
 
     icons: list[Icon] | UnsetType = UNSET
@@ -1194,7 +1224,7 @@ class Icons(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ImageContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="image"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="type", tag="image"
 ):
     """An image provided to or from an LLM."""
 
@@ -1212,7 +1242,7 @@ class ImageContent(
     """The MIME type of the image. Different providers may support different image types."""
 
 
-class Implementation(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Implementation(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes the MCP implementation."""
 
     description: str | UnsetType = UNSET
@@ -1251,7 +1281,7 @@ class Implementation(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """An optional URL of the website for this implementation."""
 
 
-class InputRequiredResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class InputRequiredResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """An InputRequiredResult sent by the server to indicate that additional input is needed
     before the request can be completed.
 
@@ -1273,7 +1303,7 @@ class InputRequiredResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
     `resultType`), the client MUST treat the absent field as `"complete"`."""
 
 
-class InputResponseRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class InputResponseRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     meta: RequestMetaObject = msgspec.field(name="_meta")
 
@@ -1284,7 +1314,7 @@ class InputResponseRequestParams(msgspec.Struct, kw_only=True, repr_omit_default
     request_state: str | UnsetType = msgspec.field(name="requestState", default=UNSET)
 
 
-class InternalError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class InternalError(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A JSON-RPC error indicating that an internal error occurred on the receiver. This error is returned when the receiver encounters an unexpected condition that prevents it from fulfilling the request."""
 
     code: Literal[-32603] = -32603
@@ -1297,7 +1327,7 @@ class InternalError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """A short description of the error. The message SHOULD be limited to a concise single sentence."""
 
 
-class InvalidParamsError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class InvalidParamsError(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A JSON-RPC error indicating that the method parameters are invalid or malformed.
 
     In MCP, this error is returned in various contexts when request parameters fail validation:
@@ -1319,7 +1349,7 @@ class InvalidParamsError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """A short description of the error. The message SHOULD be limited to a concise single sentence."""
 
 
-class InvalidRequestError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class InvalidRequestError(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A JSON-RPC error indicating that the request is not a valid request object. This error is returned when the message structure does not conform to the JSON-RPC 2.0 specification requirements for a request (e.g., missing required fields like `jsonrpc` or `method`, or using invalid types for these fields)."""
 
     code: Literal[-32600] = -32600
@@ -1332,7 +1362,7 @@ class InvalidRequestError(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
     """A short description of the error. The message SHOULD be limited to a concise single sentence."""
 
 
-class JSONRPCErrorResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCErrorResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A response to a request that indicates an error occurred."""
 
     error: Error
@@ -1342,7 +1372,7 @@ class JSONRPCErrorResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class JSONRPCNotification(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCNotification(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A notification which does not expect a response."""
 
     jsonrpc: Literal["2.0"] = "2.0"
@@ -1352,7 +1382,7 @@ class JSONRPCNotification(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class JSONRPCRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A request that expects a response."""
 
     id: RequestId
@@ -1364,7 +1394,7 @@ class JSONRPCRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class JSONRPCResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class JSONRPCResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A successful (non-error) response to a request."""
 
     id: RequestId
@@ -1374,7 +1404,7 @@ class JSONRPCResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=Tru
     result: Result
 
 
-class LegacyTitledEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class LegacyTitledEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Use {@link TitledSingleSelectEnumSchema} instead.
     This interface will be removed in a future version."""
 
@@ -1394,7 +1424,12 @@ class LegacyTitledEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=Tr
 
 
 class ListPromptsRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="prompts/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="prompts/list",
 ):
     """Sent from the client to request a list of prompts and prompt templates the server has."""
 
@@ -1407,7 +1442,7 @@ class ListPromptsRequest(
     params: PaginatedRequestParams
 
 
-class ListPromptsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListPromptsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The result returned by the server for a {@link ListPromptsRequestprompts/list} request."""
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1450,7 +1485,7 @@ class ListPromptsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
       milliseconds after receiving the response."""
 
 
-class ListPromptsResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListPromptsResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A successful response from the server for a {@link ListPromptsRequestprompts/list} request."""
 
     id: RequestId
@@ -1464,6 +1499,7 @@ class ListResourceTemplatesRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="resources/templates/list",
 ):
@@ -1478,7 +1514,7 @@ class ListResourceTemplatesRequest(
     params: PaginatedRequestParams
 
 
-class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The result returned by the server for a {@link ListResourceTemplatesRequestresources/templates/list} request."""
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1521,7 +1557,9 @@ class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaul
       milliseconds after receiving the response."""
 
 
-class ListResourceTemplatesResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListResourceTemplatesResultResponse(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """A successful response from the server for a {@link ListResourceTemplatesRequestresources/templates/list} request."""
 
     id: RequestId
@@ -1532,7 +1570,12 @@ class ListResourceTemplatesResultResponse(msgspec.Struct, kw_only=True, repr_omi
 
 
 class ListResourcesRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="resources/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="resources/list",
 ):
     """Sent from the client to request a list of resources the server has."""
 
@@ -1545,7 +1588,7 @@ class ListResourcesRequest(
     params: PaginatedRequestParams
 
 
-class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The result returned by the server for a {@link ListResourcesRequestresources/list} request."""
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1588,7 +1631,7 @@ class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
       milliseconds after receiving the response."""
 
 
-class ListResourcesResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListResourcesResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A successful response from the server for a {@link ListResourcesRequestresources/list} request."""
 
     id: RequestId
@@ -1599,7 +1642,12 @@ class ListResourcesResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaul
 
 
 class ListRootsRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="roots/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="roots/list",
 ):
     """Sent from the server to request a list of root URIs from the client. Roots allow
     servers to ask for specific directories or files to operate on. A common example
@@ -1614,12 +1662,12 @@ class ListRootsRequest(
     params: ListRootsRequestParams | UnsetType = UNSET
 
 
-class ListRootsRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListRootsRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     meta: MetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
 
-class ListRootsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListRootsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The result returned by the client for a {@link ListRootsRequestroots/list} request.
     This result contains an array of {@link Root} objects, each representing a root directory
     or file that the server can operate on."""
@@ -1628,7 +1676,12 @@ class ListRootsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ListToolsRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="tools/list"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="tools/list",
 ):
     """Sent from the client to request a list of tools the server has."""
 
@@ -1641,7 +1694,7 @@ class ListToolsRequest(
     params: PaginatedRequestParams
 
 
-class ListToolsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListToolsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The result returned by the server for a {@link ListToolsRequesttools/list} request."""
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1684,7 +1737,7 @@ class ListToolsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
       milliseconds after receiving the response."""
 
 
-class ListToolsResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ListToolsResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A successful response from the server for a {@link ListToolsRequesttools/list} request."""
 
     id: RequestId
@@ -1698,6 +1751,7 @@ class LoggingMessageNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/message",
 ):
@@ -1710,7 +1764,9 @@ class LoggingMessageNotification(
     params: LoggingMessageNotificationParams
 
 
-class LoggingMessageNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class LoggingMessageNotificationParams(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Parameters for a `notifications/message` notification."""
 
     meta: NotificationMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1725,7 +1781,7 @@ class LoggingMessageNotificationParams(msgspec.Struct, kw_only=True, repr_omit_d
     """An optional name of the logger issuing this message."""
 
 
-class MethodNotFoundError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class MethodNotFoundError(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A JSON-RPC error indicating that the requested method does not exist or is not available.
 
     In MCP, a server returns this error when a client invokes a method the server does not implement — either a genuinely unknown method, or one gated behind a server capability the server did not advertise (e.g., calling `prompts/list` when the `prompts` capability was not advertised).
@@ -1743,7 +1799,9 @@ class MethodNotFoundError(msgspec.Struct, kw_only=True, repr_omit_defaults=True)
     """A short description of the error. The message SHOULD be limited to a concise single sentence."""
 
 
-class MissingRequiredClientCapabilityError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class MissingRequiredClientCapabilityError(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Returned when processing a request requires a capability the client did not
     declare in `clientCapabilities`. For HTTP, the response status code MUST be
     `400 Bad Request`."""
@@ -1756,7 +1814,7 @@ class MissingRequiredClientCapabilityError(msgspec.Struct, kw_only=True, repr_om
 
 
 class MissingRequiredClientCapabilityErrorError(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
 ):
 
     code: Literal[-32021] = -32021
@@ -1768,14 +1826,14 @@ class MissingRequiredClientCapabilityErrorError(
 
 
 class MissingRequiredClientCapabilityErrorErrorData(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
 ):
 
     required_capabilities: ClientCapabilities = msgspec.field(name="requiredCapabilities")
     """The capabilities the server requires from the client to process this request."""
 
 
-class ModelHint(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ModelHint(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Hints to use for model selection.
 
     Keys not declared here are currently left unspecified by the spec and are up
@@ -1793,7 +1851,7 @@ class ModelHint(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
      - `gemini-1.5-flash` could match `claude-3-haiku-20240307`"""
 
 
-class ModelPreferences(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ModelPreferences(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The server's preferences for model selection, requested of the client during sampling.
 
     Because LLMs can vary along multiple dimensions, choosing the "best" model is
@@ -1837,14 +1895,14 @@ class ModelPreferences(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     the most important factor."""
 
 
-class Notification(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Notification(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     method: str
 
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class NotificationMetaObject(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class NotificationMetaObject(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Extends {@link MetaObject} with additional notification-specific fields. All key naming rules from `MetaObject` apply."""
 
     iomodelcontextprotocolsubscription_id: RequestId | UnsetType = msgspec.field(
@@ -1862,13 +1920,13 @@ class NotificationMetaObject(msgspec.Struct, kw_only=True, repr_omit_defaults=Tr
     opened the stream."""
 
 
-class NotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class NotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Common params for any notification."""
 
     meta: NotificationMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
 
-class NumberSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class NumberSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     default: float | UnsetType = UNSET
 
@@ -1883,7 +1941,7 @@ class NumberSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     type: Literal["integer", "number"]
 
 
-class PaginatedRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PaginatedRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     id: RequestId
 
@@ -1894,7 +1952,7 @@ class PaginatedRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     params: PaginatedRequestParams
 
 
-class PaginatedRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PaginatedRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Common params for paginated requests."""
 
     meta: RequestMetaObject = msgspec.field(name="_meta")
@@ -1904,7 +1962,7 @@ class PaginatedRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tr
     If provided, the server should return results starting after this cursor."""
 
 
-class PaginatedResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PaginatedResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
@@ -1922,7 +1980,7 @@ class PaginatedResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     `resultType`), the client MUST treat the absent field as `"complete"`."""
 
 
-class ParseError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ParseError(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A JSON-RPC error indicating that invalid JSON was received by the server. This error is returned when the server cannot parse the JSON text of a message."""
 
     code: Literal[-32700] = -32700
@@ -1939,6 +1997,7 @@ class ProgressNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/progress",
 ):
@@ -1951,7 +2010,7 @@ class ProgressNotification(
     params: ProgressNotificationParams
 
 
-class ProgressNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ProgressNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a {@link ProgressNotificationnotifications/progress} notification."""
 
     meta: NotificationMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -1969,7 +2028,7 @@ class ProgressNotificationParams(msgspec.Struct, kw_only=True, repr_omit_default
     """Total number of items to process (or total progress required), if known."""
 
 
-class Prompt(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Prompt(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A prompt or prompt template that the server offers."""
 
     meta: MetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2003,7 +2062,7 @@ class Prompt(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     if present)."""
 
 
-class PromptArgument(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PromptArgument(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes an argument that a prompt can accept."""
 
     description: str | UnsetType = UNSET
@@ -2028,6 +2087,7 @@ class PromptListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/prompts/list_changed",
 ):
@@ -2042,7 +2102,7 @@ class PromptListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class PromptMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class PromptMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes a message returned as part of a prompt.
 
     This is similar to {@link SamplingMessage}, but also supports the embedding of
@@ -2054,7 +2114,12 @@ class PromptMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class PromptReference(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="ref/prompt"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="ref/prompt",
 ):
     """Identifies a prompt."""
 
@@ -2073,7 +2138,12 @@ class PromptReference(
 
 
 class ReadResourceRequest(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="method", tag="resources/read"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="method",
+    tag="resources/read",
 ):
     """Sent from the client to the server, to read a specific resource URI."""
 
@@ -2086,7 +2156,7 @@ class ReadResourceRequest(
     params: ReadResourceRequestParams
 
 
-class ReadResourceRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ReadResourceRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `resources/read` request."""
 
     meta: RequestMetaObject = msgspec.field(name="_meta")
@@ -2101,7 +2171,7 @@ class ReadResourceRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults
     """The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it."""
 
 
-class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The result returned by the server for a {@link ReadResourceRequestresources/read} request."""
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2140,7 +2210,7 @@ class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
       milliseconds after receiving the response."""
 
 
-class ReadResourceResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ReadResourceResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A successful response from the server for a {@link ReadResourceRequestresources/read} request."""
 
     id: RequestId
@@ -2150,14 +2220,14 @@ class ReadResourceResultResponse(msgspec.Struct, kw_only=True, repr_omit_default
     result: ReadResourceResultResponseResult
 
 
-class Request(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Request(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     method: str
 
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class RequestMetaObject(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class RequestMetaObject(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Extends {@link MetaObject} with additional request-specific fields. All key naming rules from `MetaObject` apply."""
 
     iomodelcontextprotocolclient_capabilities: ClientCapabilities = msgspec.field(
@@ -2207,13 +2277,13 @@ class RequestMetaObject(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by {@link ProgressNotificationnotifications/progress}). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
 
-class RequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class RequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Common params for any request."""
 
     meta: RequestMetaObject = msgspec.field(name="_meta")
 
 
-class Resource(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Resource(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A known resource that the server is capable of reading."""
 
     meta: MetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2260,7 +2330,7 @@ class Resource(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """The URI of this resource."""
 
 
-class ResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The contents of a specific resource or sub-resource."""
 
     meta: MetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2273,7 +2343,12 @@ class ResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ResourceLink(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="resource_link"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="resource_link",
 ):
     """A resource that the server is capable of reading, included in a prompt or tool call result.
 
@@ -2330,6 +2405,7 @@ class ResourceListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/resources/list_changed",
 ):
@@ -2344,7 +2420,7 @@ class ResourceListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class ResourceRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ResourceRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Common params for resource-related requests."""
 
     meta: RequestMetaObject = msgspec.field(name="_meta")
@@ -2353,7 +2429,7 @@ class ResourceRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=Tru
     """The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it."""
 
 
-class ResourceTemplate(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ResourceTemplate(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """A template description for resources available on the server."""
 
     meta: MetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2396,7 +2472,12 @@ class ResourceTemplate(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
 
 
 class ResourceTemplateReference(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="ref/resource"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="ref/resource",
 ):
     """A reference to a resource or resource template definition."""
 
@@ -2410,6 +2491,7 @@ class ResourceUpdatedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/resources/updated",
 ):
@@ -2422,7 +2504,9 @@ class ResourceUpdatedNotification(
     params: ResourceUpdatedNotificationParams
 
 
-class ResourceUpdatedNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ResourceUpdatedNotificationParams(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Parameters for a `notifications/resources/updated` notification."""
 
     meta: NotificationMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2436,7 +2520,7 @@ class Result(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
         result_type: str = msgspec.field(name="resultType")
 
@@ -2473,7 +2557,7 @@ class Result(OpenObject):
         return cast("str", self["resultType"])
 
 
-class ResultMetaObject(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ResultMetaObject(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Extends {@link MetaObject} with additional result-specific fields. All key naming rules from `MetaObject` apply."""
 
     iomodelcontextprotocolserver_info: Implementation | UnsetType = msgspec.field(
@@ -2492,7 +2576,7 @@ class ResultMetaObject(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     security decisions."""
 
 
-class Root(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Root(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Represents a root directory or file that the server can operate on."""
 
     meta: MetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2508,7 +2592,7 @@ class Root(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     other URI schemes."""
 
 
-class SamplingMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SamplingMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Describes a message issued to or received from an LLM API."""
 
     meta: MetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2525,7 +2609,7 @@ class SamplingMessage(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     role: Role
 
 
-class ServerCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities."""
 
     completions: JSONObject | UnsetType = UNSET
@@ -2555,14 +2639,14 @@ class ServerCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """Present if the server offers any tools to call."""
 
 
-class ServerCapabilitiesPrompts(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesPrompts(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the server offers any prompt templates."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
     """Whether this server supports notifications for changes to the prompt list."""
 
 
-class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the server offers any resources to read."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
@@ -2572,14 +2656,14 @@ class ServerCapabilitiesResources(msgspec.Struct, kw_only=True, repr_omit_defaul
     """Whether this server supports subscribing to resource updates."""
 
 
-class ServerCapabilitiesTools(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ServerCapabilitiesTools(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Present if the server offers any tools to call."""
 
     list_changed: bool | UnsetType = msgspec.field(name="listChanged", default=UNSET)
     """Whether this server supports notifications for changes to the tool list."""
 
 
-class StringSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class StringSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     default: str | UnsetType = UNSET
 
@@ -2596,7 +2680,7 @@ class StringSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     type: Literal["string"] = "string"
 
 
-class SubscriptionFilter(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SubscriptionFilter(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The set of notification types a client may opt in to on a
     {@link SubscriptionsListenRequestsubscriptions/listen} request.
 
@@ -2625,6 +2709,7 @@ class SubscriptionsAcknowledgedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/subscriptions/acknowledged",
 ):
@@ -2649,7 +2734,7 @@ class SubscriptionsAcknowledgedNotification(
 
 
 class SubscriptionsAcknowledgedNotificationParams(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
 ):
     """Parameters for a {@link SubscriptionsAcknowledgedNotificationnotifications/subscriptions/acknowledged} notification."""
 
@@ -2666,6 +2751,7 @@ class SubscriptionsListenRequest(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="subscriptions/listen",
 ):
@@ -2682,7 +2768,9 @@ class SubscriptionsListenRequest(
     params: SubscriptionsListenRequestParams
 
 
-class SubscriptionsListenRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SubscriptionsListenRequestParams(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Parameters for a {@link SubscriptionsListenRequestsubscriptions/listen} request."""
 
     meta: RequestMetaObject = msgspec.field(name="_meta")
@@ -2693,7 +2781,7 @@ class SubscriptionsListenRequestParams(msgspec.Struct, kw_only=True, repr_omit_d
     requested."""
 
 
-class SubscriptionsListenResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SubscriptionsListenResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """The response to a {@link SubscriptionsListenRequestsubscriptions/listen}
     request, signalling that the subscription has ended gracefully (for example,
     during server shutdown). Because the listen stream is long-lived, this result
@@ -2712,7 +2800,9 @@ class SubscriptionsListenResult(msgspec.Struct, kw_only=True, repr_omit_defaults
     `resultType`), the client MUST treat the absent field as `"complete"`."""
 
 
-class SubscriptionsListenResultMetaObject(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SubscriptionsListenResultMetaObject(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Extends {@link ResultMetaObject} with the subscription-stream identifier carried by a
     {@link SubscriptionsListenResult}. All key naming rules from `MetaObject` apply."""
 
@@ -2741,7 +2831,9 @@ class SubscriptionsListenResultMetaObject(msgspec.Struct, kw_only=True, repr_omi
     response's `id`)."""
 
 
-class SubscriptionsListenResultResponse(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class SubscriptionsListenResultResponse(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """A successful response from the server for a {@link SubscriptionsListenRequestsubscriptions/listen}
     request, sent when the server tears the subscription down gracefully."""
 
@@ -2753,7 +2845,7 @@ class SubscriptionsListenResultResponse(msgspec.Struct, kw_only=True, repr_omit_
 
 
 class TextContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="text"
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False, tag_field="type", tag="text"
 ):
     """Text provided to or from an LLM."""
 
@@ -2768,7 +2860,7 @@ class TextContent(
     """The text content of the message."""
 
 
-class TextResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class TextResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
     meta: MetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
@@ -2782,7 +2874,7 @@ class TextResourceContents(msgspec.Struct, kw_only=True, repr_omit_defaults=True
     """The URI of this resource."""
 
 
-class TitledMultiSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class TitledMultiSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Schema for multiple-selection enumeration with display titles for each option."""
 
     default: list[str] | UnsetType = UNSET
@@ -2806,7 +2898,9 @@ class TitledMultiSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaul
     type: Literal["array"] = "array"
 
 
-class TitledMultiSelectEnumSchemaItems(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class TitledMultiSelectEnumSchemaItems(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Schema for array items with enum options and display labels."""
 
     any_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = msgspec.field(name="anyOf")
@@ -2814,7 +2908,7 @@ class TitledMultiSelectEnumSchemaItems(msgspec.Struct, kw_only=True, repr_omit_d
 
 
 class TitledMultiSelectEnumSchemaItemsAnyOfItem(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
 ):
 
     const: str
@@ -2824,7 +2918,7 @@ class TitledMultiSelectEnumSchemaItemsAnyOfItem(
     """Display title for this option."""
 
 
-class TitledSingleSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class TitledSingleSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Schema for single-selection enumeration with display titles for each option."""
 
     default: str | UnsetType = UNSET
@@ -2842,7 +2936,9 @@ class TitledSingleSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defau
     type: Literal["string"] = "string"
 
 
-class TitledSingleSelectEnumSchemaOneOfItem(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class TitledSingleSelectEnumSchemaOneOfItem(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
 
     const: str
     """The enum value."""
@@ -2851,7 +2947,7 @@ class TitledSingleSelectEnumSchemaOneOfItem(msgspec.Struct, kw_only=True, repr_o
     """Display label for this option."""
 
 
-class Tool(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class Tool(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Definition for a tool the client can call."""
 
     meta: MetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
@@ -2911,7 +3007,7 @@ class Tool(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     if present)."""
 
 
-class ToolAnnotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ToolAnnotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Additional properties describing a {@link Tool} to clients.
 
     NOTE: all properties in `ToolAnnotations` are **hints**.
@@ -2954,7 +3050,7 @@ class ToolAnnotations(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     """A human-readable title for the tool."""
 
 
-class ToolChoice(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class ToolChoice(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Controls tool selection behavior for sampling requests."""
 
     mode: Literal["auto", "none", "required"] | UnsetType = UNSET
@@ -2982,7 +3078,7 @@ class ToolInputSchema(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         schema: str | UnsetType = msgspec.field(name="$schema", default=UNSET)
         type: Literal["object"] = "object"
 
@@ -3014,6 +3110,7 @@ class ToolListChangedNotification(
     msgspec.Struct,
     kw_only=True,
     repr_omit_defaults=True,
+    gc=False,
     tag_field="method",
     tag="notifications/tools/list_changed",
 ):
@@ -3036,7 +3133,7 @@ class ToolOutputSchema(OpenObject):
 
     __slots__ = ()
 
-    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         schema: str | UnsetType = msgspec.field(name="$schema", default=UNSET)
 
     def __init__(
@@ -3058,7 +3155,12 @@ class ToolOutputSchema(OpenObject):
 
 
 class ToolResultContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="tool_result"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="tool_result",
 ):
     """The result of a tool use, provided by the user back to the assistant."""
 
@@ -3093,7 +3195,12 @@ class ToolResultContent(
 
 
 class ToolUseContent(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, tag_field="type", tag="tool_use"
+    msgspec.Struct,
+    kw_only=True,
+    repr_omit_defaults=True,
+    gc=False,
+    tag_field="type",
+    tag="tool_use",
 ):
     """A request from the assistant to call a tool."""
 
@@ -3115,7 +3222,9 @@ class ToolUseContent(
     """The name of the tool to call."""
 
 
-class UnsupportedProtocolVersionError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class UnsupportedProtocolVersionError(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Returned when the request's protocol version is unknown to the server or
     unsupported (e.g., a known experimental or draft version the server has
     chosen not to implement). For HTTP, the response status code MUST be
@@ -3128,7 +3237,9 @@ class UnsupportedProtocolVersionError(msgspec.Struct, kw_only=True, repr_omit_de
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class UnsupportedProtocolVersionErrorError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class UnsupportedProtocolVersionErrorError(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
 
     code: Literal[-32022] = -32022
 
@@ -3139,7 +3250,7 @@ class UnsupportedProtocolVersionErrorError(msgspec.Struct, kw_only=True, repr_om
 
 
 class UnsupportedProtocolVersionErrorErrorData(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
 ):
 
     requested: str
@@ -3150,7 +3261,9 @@ class UnsupportedProtocolVersionErrorErrorData(
     mutually supported version from this list and retry."""
 
 
-class UntitledMultiSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class UntitledMultiSelectEnumSchema(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Schema for multiple-selection enumeration without display titles for options."""
 
     default: list[str] | UnsetType = UNSET
@@ -3174,7 +3287,9 @@ class UntitledMultiSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defa
     type: Literal["array"] = "array"
 
 
-class UntitledMultiSelectEnumSchemaItems(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class UntitledMultiSelectEnumSchemaItems(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Schema for the array items."""
 
     enum: list[str]
@@ -3183,7 +3298,9 @@ class UntitledMultiSelectEnumSchemaItems(msgspec.Struct, kw_only=True, repr_omit
     type: Literal["string"] = "string"
 
 
-class UntitledSingleSelectEnumSchema(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+class UntitledSingleSelectEnumSchema(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
     """Schema for single-selection enumeration without display titles for options."""
 
     default: str | UnsetType = UNSET
