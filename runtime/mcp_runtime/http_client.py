@@ -1,0 +1,882 @@
+"""The HTTP transports, client side: Streamable HTTP, and the HTTP+SSE
+transport of revision 2024-11-05 for older servers.
+
+``connect_http(client, url)`` opens an initialized session to a server at
+``url`` whichever of the two it speaks: it POSTs initialize (Streamable HTTP)
+and, if the server answers 400, 404 or 405 or with neither JSON nor SSE,
+falls back to a GET on the same URL (legacy HTTP+SSE), as the specification's
+backwards-compatibility section describes. ``connect_streamable_http`` and
+``connect_sse`` force one transport.
+
+Streamable HTTP sends every message in its own POST; requests are in flight
+concurrently, each answered by a JSON body or an SSE stream. A stream that
+ends or drops before the request is answered is resumed with GET and
+``Last-Event-ID`` after the server's ``retry`` delay. After initialization an
+optional standalone GET stream carries what the server sends outside any
+request. A server answering 404 for the session ends the session: every
+pending call fails with a clear error.
+
+Needs httpx (the ``http`` extra).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from . import jsonrpc
+from .client import Client, ClientSession
+from .jsonrpc import McpError, RequestId
+
+logger = logging.getLogger("mcp_runtime.http_client")
+
+DEFAULT_RETRY_MS: Final = 1000
+"""How long to wait before resuming a stream when the server sent no ``retry``."""
+DEFAULT_MAX_RECONNECTS: Final = 5
+"""Consecutive failed attempts to resume a stream before giving up."""
+MAX_EVENT_SIZE: Final = 64 * 1024 * 1024
+"""Longest SSE line or event accepted, in bytes."""
+FALLBACK_STATUSES: Final = (400, 404, 405)
+"""Statuses of the initialize POST that mean "try the legacy HTTP+SSE transport"."""
+
+_ACCEPT_ANY = "application/json, text/event-stream"
+_ACCEPT_SSE = "text/event-stream"
+
+
+# ---------------------------------------------------------------- SSE parsing
+
+
+@dataclass(frozen=True)
+class SSEEvent:
+    """One dispatched server-sent event."""
+
+    event: str
+    """The event type; ``message`` when the server named none."""
+    data: str
+    id: str | None
+    """The stream's last event id once this event arrived."""
+
+
+class SSEParseError(Exception):
+    pass
+
+
+class SSEParser:
+    """An incremental ``text/event-stream`` parser (WHATWG HTML, server-sent
+    events): lines end in CR, LF or CRLF; ``:`` starts a comment; ``data``
+    lines accumulate; ``id``, ``event`` and ``retry`` fields; a blank line
+    dispatches. Feed it bytes as they arrive."""
+
+    def __init__(self, max_size: int = MAX_EVENT_SIZE, last_event_id: str | None = None) -> None:
+        self._buffer = b""
+        self._skip_lf = False
+        self._started = False
+        self._data: list[str] = []
+        self._size = 0
+        self._event = ""
+        self._id_buffer = last_event_id
+        self._max = max_size
+        self.last_event_id = last_event_id
+        """The id of the last dispatched event (ids persist across events)."""
+        self.retry: int | None = None
+        """The reconnection time the server asked for, in milliseconds."""
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        if not self._started and chunk:
+            self._started = True
+            if chunk.startswith(b"\xef\xbb\xbf"):
+                chunk = chunk[3:]
+        if self._skip_lf and chunk:
+            self._skip_lf = False
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]
+        buffer = self._buffer + chunk if self._buffer else chunk
+        events: list[SSEEvent] = []
+        start, size = 0, len(buffer)
+        while start < size:
+            lf = buffer.find(b"\n", start)
+            cr = buffer.find(b"\r", start, lf if lf >= 0 else size)
+            if cr >= 0:
+                end = cr
+                if cr + 1 < size:
+                    after = cr + 2 if buffer[cr + 1] == 0x0A else cr + 1
+                else:
+                    after = cr + 1
+                    self._skip_lf = True  # a CRLF may be split across chunks
+            elif lf >= 0:
+                end, after = lf, lf + 1
+            else:
+                break
+            event = self._line(buffer[start:end])
+            if event is not None:
+                events.append(event)
+            start = after
+        self._buffer = buffer[start:]
+        if len(self._buffer) > self._max:
+            raise SSEParseError(f"SSE line longer than {self._max} bytes")
+        return events
+
+    def _line(self, raw: bytes) -> SSEEvent | None:
+        if not raw:
+            return self._dispatch()
+        line = raw.decode("utf-8", "replace")
+        if line.startswith(":"):
+            return None  # a comment (keep-alive)
+        field, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if field == "data":
+            self._data.append(value)
+            self._size += len(value)
+            if self._size > self._max:
+                raise SSEParseError(f"SSE event larger than {self._max} bytes")
+        elif field == "event":
+            self._event = value
+        elif field == "id":
+            if "\0" not in value:
+                self._id_buffer = value
+        elif field == "retry":
+            if value.isascii() and value.isdigit():
+                self.retry = int(value)
+        return None
+
+    def _dispatch(self) -> SSEEvent | None:
+        self.last_event_id = self._id_buffer
+        data, event = self._data, self._event
+        self._data, self._event, self._size = [], "", 0
+        if not data:
+            return None
+        return SSEEvent(event or "message", "\n".join(data), self.last_event_id)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+class _Probe(msgspec.Struct):
+    """Enough of a message to route it."""
+
+    id: RequestId | None | UnsetType = UNSET
+    method: str | UnsetType = UNSET
+    params: msgspec.Raw | UnsetType = UNSET
+
+
+class _CancelledParams(msgspec.Struct):
+    requestId: RequestId | UnsetType = UNSET
+
+
+class _ErrorBody(msgspec.Struct):
+    error: jsonrpc.ErrorObject
+
+
+_probe = msgspec.json.Decoder(_Probe)
+_probe_many = msgspec.json.Decoder(_Probe | list[_Probe])
+_cancelled = msgspec.json.Decoder(_CancelledParams)
+_error_body = msgspec.json.Decoder(_ErrorBody)
+
+
+def _decode_probe(message: bytes) -> _Probe | None:
+    try:
+        return _probe.decode(message)
+    except msgspec.MsgspecError:
+        return None
+
+
+def _answers(message: bytes, request_id: RequestId) -> bool:
+    """Whether ``message`` (or a batch) holds the response to ``request_id``."""
+    try:
+        probe = _probe_many.decode(message)
+    except msgspec.MsgspecError:
+        return False
+    items = probe if isinstance(probe, list) else [probe]
+    return any(
+        item.method is UNSET and type(item.id) is type(request_id) and item.id == request_id for item in items
+    )
+
+
+def _media_type(response: httpx.Response) -> str:
+    value: str = response.headers.get("content-type", "")
+    return value.split(";", 1)[0].strip().lower()
+
+
+def _http_failure(status: int, reason: str, body: bytes, what: str) -> McpError:
+    """The error a call gets for an HTTP error status: the server's JSON-RPC
+    error message when the body carries one, else the body's text."""
+    code: int = jsonrpc.INTERNAL_ERROR
+    try:
+        error = _error_body.decode(body).error
+        code, detail = error.code, error.message
+    except msgspec.MsgspecError:
+        detail = body.decode("utf-8", "replace").strip()[:300]
+    text = f"{what}: HTTP {status} {reason}".rstrip()
+    if detail:
+        text += f": {detail}"
+    return McpError(code, text, {"httpStatus": status})
+
+
+def _timeout(timeout: float | None, sse_read_timeout: float | None) -> httpx.Timeout:
+    return httpx.Timeout(timeout, read=sse_read_timeout)
+
+
+def _new_http_client(timeout: httpx.Timeout) -> httpx.AsyncClient:
+    # No connection cap: every request in flight holds its own connection
+    # while its answer streams back.
+    return httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=None, max_keepalive_connections=32))
+
+
+@dataclass
+class _StreamState:
+    last_id: str | None = None
+    retry_ms: int = DEFAULT_RETRY_MS
+    answered: bool = False
+    events: int = 0
+
+
+class _Failure(Exception):
+    def __init__(self, error: McpError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+# ---------------------------------------------------------------- Streamable HTTP
+
+
+class StreamableHTTPClientTransport:
+    """A :class:`~mcp_runtime.session.Transport` to a Streamable HTTP server.
+
+    * ``headers``: sent with every request (e.g. ``Authorization``).
+    * ``timeout``: seconds for connecting and sending; ``sse_read_timeout``:
+      longest silence on a response stream (None: no limit; calls have their
+      own timeouts).
+    * ``http_client``: an ``httpx.AsyncClient`` to use (it is not closed);
+      by default the transport makes and closes its own.
+    * ``listen``: open the standalone GET stream after initialization.
+    * ``max_reconnects``: consecutive failed attempts to resume a stream.
+    * ``terminate_on_close``: DELETE the session on close.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        *,
+        timeout: float | None = 30.0,
+        sse_read_timeout: float | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        listen: bool = True,
+        max_reconnects: int = DEFAULT_MAX_RECONNECTS,
+        terminate_on_close: bool = True,
+    ) -> None:
+        self.url = url
+        self.headers = dict(headers or {})
+        self._timeout = _timeout(timeout, sse_read_timeout)
+        self._owns_http = http_client is None
+        self._http = http_client if http_client is not None else _new_http_client(self._timeout)
+        self.listen = listen
+        self.max_reconnects = max_reconnects
+        self.terminate_on_close = terminate_on_close
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self.fallback_reason: str | None = None
+        """Set when the initialize POST was answered the way a server of the
+        legacy HTTP+SSE transport answers it (see :func:`connect_http`)."""
+        self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._requests: dict[RequestId, asyncio.Task[None]] = {}
+        self._posts: set[asyncio.Task[None]] = set()
+        self._listener: asyncio.Task[None] | None = None
+        self._closed = False
+        self._expired = False
+
+    # Transport -------------------------------------------------------
+
+    async def read(self) -> bytes | None:
+        if self._closed and self._incoming.empty():
+            return None
+        message = await self._incoming.get()
+        if message is None:
+            self._incoming.put_nowait(None)  # every later read ends too
+        return message
+
+    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+        if self._closed or self._expired:
+            return
+        probe = _decode_probe(message)
+        loop = asyncio.get_running_loop()
+        if probe is not None and isinstance(probe.method, str) and isinstance(probe.id, (str, int)):
+            request_id = probe.id
+            task = loop.create_task(self._run_request(request_id, probe.method == "initialize", message))
+            self._requests[request_id] = task
+            task.add_done_callback(lambda done: self._forget_request(request_id, done))
+            return
+        if probe is not None and probe.method == "notifications/cancelled":
+            self._abandon(probe.params)
+        post = loop.create_task(self._post_message(message))
+        self._posts.add(post)
+        post.add_done_callback(self._posts.discard)
+
+    async def drain(self) -> None:
+        """Wait until the notifications and responses written so far were accepted."""
+        pending = [task for task in self._posts if not task.done()]
+        if pending:
+            await asyncio.wait(pending)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        pending = [task for task in self._posts if not task.done()]
+        if pending:  # a last notification (e.g. a cancellation) still gets out
+            await asyncio.wait(pending, timeout=2.0)
+        tasks = [*self._requests.values(), *self._posts]
+        if self._listener is not None:
+            tasks.append(self._listener)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if self.session_id is not None and self.terminate_on_close and not self._expired:
+            try:
+                response = await self._http.delete(self.url, headers=self._headers(_ACCEPT_ANY), timeout=5.0)
+                if response.status_code not in (200, 202, 204, 404, 405):
+                    logger.debug("DELETE of session answered HTTP %d", response.status_code)
+            except httpx.HTTPError as error:
+                logger.debug("DELETE of session failed: %s", error)
+        if self._owns_http:
+            await self._http.aclose()
+        self._incoming.put_nowait(None)
+
+    def close_request_stream(self, request_id: RequestId) -> None:
+        return None  # a client has no request streams of its own to close
+
+    def negotiated(self, version: str) -> None:
+        """Called once initialize is answered: send ``MCP-Protocol-Version``
+        from now on, and open the standalone GET stream."""
+        self.protocol_version = version
+        if self.listen and self._listener is None and not self._closed:
+            self._listener = asyncio.get_running_loop().create_task(self._listen())
+
+    @property
+    def expired(self) -> bool:
+        """Whether the server ended the session (HTTP 404)."""
+        return self._expired
+
+    # requests --------------------------------------------------------
+
+    def _headers(self, accept: str, content: bool = False) -> dict[str, str]:
+        headers = {**self.headers, "accept": accept}
+        if content:
+            headers["content-type"] = "application/json"
+        if self.session_id is not None:
+            headers["mcp-session-id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["mcp-protocol-version"] = self.protocol_version
+        return headers
+
+    def _forget_request(self, request_id: RequestId, task: asyncio.Task[None]) -> None:
+        if self._requests.get(request_id) is task:
+            del self._requests[request_id]
+
+    def _abandon(self, params: msgspec.Raw | UnsetType) -> None:
+        """The session cancelled one of its requests: stop waiting for the answer."""
+        if params is UNSET:
+            return
+        try:
+            request_id = _cancelled.decode(params).requestId
+        except msgspec.MsgspecError:
+            return
+        if request_id is UNSET:
+            return
+        task = self._requests.pop(request_id, None)
+        if task is not None:
+            task.cancel()
+
+    def _deliver_error(self, request_id: RequestId, error: McpError) -> None:
+        if not self._closed:
+            self._incoming.put_nowait(jsonrpc.error_bytes(request_id, error.code, error.message, error.data))
+
+    async def _run_request(self, request_id: RequestId, initialize: bool, message: bytes) -> None:
+        state = _StreamState()
+        try:
+            await self._post_request(request_id, initialize, message, state)
+            attempts = 0
+            while not state.answered and not self._closed and not self._expired:
+                if state.last_id is None:
+                    raise _Failure(
+                        McpError(
+                            jsonrpc.CONNECTION_CLOSED,
+                            "the server ended the response stream before answering, "
+                            "and the stream cannot be resumed (it sent no event id)",
+                        )
+                    )
+                attempts += 1
+                if attempts > self.max_reconnects:
+                    raise _Failure(
+                        McpError(
+                            jsonrpc.CONNECTION_CLOSED,
+                            f"gave up resuming the response stream after {self.max_reconnects} attempts",
+                        )
+                    )
+                await asyncio.sleep(state.retry_ms / 1000)
+                before = state.events
+                await self._resume(state, request_id)
+                if state.events > before:
+                    attempts = 0
+        except _Failure as failure:
+            self._deliver_error(request_id, failure.error)
+        except SSEParseError as error:
+            self._deliver_error(request_id, McpError(jsonrpc.PARSE_ERROR, f"bad SSE stream from the server: {error}"))
+        except Exception:  # a bug here must still answer the waiting call
+            logger.exception("HTTP request %r failed", request_id)
+            self._deliver_error(request_id, McpError(jsonrpc.INTERNAL_ERROR, "internal error in the HTTP transport"))
+
+    async def _post_request(self, request_id: RequestId, initialize: bool, message: bytes, state: _StreamState) -> None:
+        headers = self._headers(_ACCEPT_ANY, content=True)
+        try:
+            async with self._http.stream(
+                "POST", self.url, content=message, headers=headers, timeout=self._timeout
+            ) as response:
+                status = response.status_code
+                if initialize:
+                    self.session_id = response.headers.get("mcp-session-id") or self.session_id
+                if status == 404 and self.session_id is not None and not initialize:
+                    self._expire()
+                    return
+                if status >= 300 or status == 202:
+                    body = await response.aread()
+                    if initialize and status in FALLBACK_STATUSES:
+                        self.fallback_reason = f"HTTP {status}"
+                    raise _Failure(_http_failure(status, response.reason_phrase, body, f"POST {self.url}"))
+                media = _media_type(response)
+                if media == "application/json":
+                    body = await response.aread()
+                    self._deliver_json(body, request_id, state)
+                elif media == "text/event-stream":
+                    await self._consume(response, request_id, state)
+                else:
+                    if initialize:
+                        self.fallback_reason = f"content type {media or 'none'!r}"
+                    raise _Failure(
+                        McpError(
+                            jsonrpc.INTERNAL_ERROR,
+                            f"POST {self.url}: expected a JSON or SSE answer, got content type {media or 'none'!r}",
+                        )
+                    )
+        except httpx.HTTPError as error:
+            if state.last_id is None and not state.answered:
+                raise _Failure(
+                    McpError(jsonrpc.CONNECTION_CLOSED, f"POST {self.url} failed: {_describe(error)}")
+                ) from None
+            # The stream dropped after it started: resumed by the caller.
+
+    def _deliver_json(self, body: bytes, request_id: RequestId, state: _StreamState) -> None:
+        if not body.strip():
+            raise _Failure(McpError(jsonrpc.INTERNAL_ERROR, f"POST {self.url}: empty answer to a request"))
+        try:
+            msgspec.json.decode(body)
+        except msgspec.DecodeError:
+            raise _Failure(McpError(jsonrpc.PARSE_ERROR, f"POST {self.url}: the answer is not valid JSON")) from None
+        self._incoming.put_nowait(body)
+        if _answers(body, request_id):
+            state.answered = True
+        else:
+            raise _Failure(McpError(jsonrpc.INTERNAL_ERROR, f"POST {self.url}: the JSON answer holds no response"))
+
+    async def _consume(self, response: httpx.Response, request_id: RequestId | None, state: _StreamState) -> None:
+        """Deliver a stream's messages until it ends or (for a request) is answered."""
+        parser = SSEParser(last_event_id=state.last_id)  # ids persist across reconnections
+        async for chunk in response.aiter_bytes():
+            events = parser.feed(chunk)
+            if parser.retry is not None:
+                state.retry_ms = parser.retry
+            for event in events:
+                state.events += 1
+                if event.event != "message" or not event.data.strip():
+                    continue
+                data = event.data.encode()
+                self._incoming.put_nowait(data)
+                if request_id is not None and _answers(data, request_id):
+                    state.answered = True
+            state.last_id = parser.last_event_id
+            if state.answered:
+                return  # the server ends the stream now; no need to wait for it
+
+    async def _resume(self, state: _StreamState, request_id: RequestId) -> None:
+        """One attempt to resume a request's stream with GET and Last-Event-ID."""
+        headers = self._headers(_ACCEPT_SSE)
+        assert state.last_id is not None
+        headers["last-event-id"] = state.last_id
+        try:
+            async with self._http.stream("GET", self.url, headers=headers, timeout=self._timeout) as response:
+                status = response.status_code
+                if status == 404 and self.session_id is not None:
+                    self._expire()
+                    return
+                if status >= 500:
+                    return  # try again later
+                if status != 200 or _media_type(response) != "text/event-stream":
+                    body = await response.aread()
+                    raise _Failure(
+                        _http_failure(status, response.reason_phrase, body, f"resuming the response stream at {self.url}")
+                    )
+                await self._consume(response, request_id, state)
+        except httpx.HTTPError as error:
+            logger.debug("resuming the stream of request %r failed: %s", request_id, _describe(error))
+
+    async def _post_message(self, message: bytes) -> None:
+        """POST a notification or a response; the server accepts it with 202."""
+        try:
+            response = await self._http.post(
+                self.url, content=message, headers=self._headers(_ACCEPT_ANY, content=True), timeout=self._timeout
+            )
+        except httpx.HTTPError as error:
+            logger.warning("could not send a message to %s: %s", self.url, _describe(error))
+            return
+        if response.status_code == 404 and self.session_id is not None:
+            self._expire()
+        elif response.status_code >= 300:
+            logger.warning(
+                "%s refused a message: %s", self.url, _http_failure(response.status_code, response.reason_phrase, response.content, "POST").message
+            )
+
+    # session ---------------------------------------------------------
+
+    def _expire(self) -> None:
+        """The server forgot the session: fail every pending call, end reading."""
+        if self._expired or self._closed:
+            return
+        self._expired = True
+        error = McpError(
+            jsonrpc.CONNECTION_CLOSED,
+            f"the MCP session {self.session_id} has expired or was ended by the server (HTTP 404); "
+            "open a new session",
+            {"httpStatus": 404},
+        )
+        current = asyncio.current_task()
+        for request_id, task in list(self._requests.items()):
+            self._deliver_error(request_id, error)
+            if task is not current:
+                task.cancel()
+        self._requests.clear()
+        if self._listener is not None and self._listener is not current:
+            self._listener.cancel()
+        self._incoming.put_nowait(None)
+
+    async def _listen(self) -> None:
+        """The standalone GET stream: opened once, resumed when it drops."""
+        state = _StreamState()
+        attempts = 0
+        while not self._closed and not self._expired:
+            headers = self._headers(_ACCEPT_SSE)
+            if state.last_id is not None:
+                headers["last-event-id"] = state.last_id
+            before = state.events
+            try:
+                async with self._http.stream("GET", self.url, headers=headers, timeout=self._timeout) as response:
+                    status = response.status_code
+                    if status == 405:
+                        logger.debug("%s offers no standalone SSE stream", self.url)
+                        return
+                    if status == 404 and self.session_id is not None:
+                        self._expire()
+                        return
+                    if status == 200 and _media_type(response) == "text/event-stream":
+                        await self._consume(response, None, state)
+                    elif status < 500:
+                        body = await response.aread()
+                        logger.warning(
+                            "standalone SSE stream refused: %s",
+                            _http_failure(status, response.reason_phrase, body, f"GET {self.url}").message,
+                        )
+                        return
+            except httpx.HTTPError as error:
+                logger.debug("standalone SSE stream dropped: %s", _describe(error))
+            except SSEParseError as error:
+                logger.warning("bad standalone SSE stream: %s", error)
+                return
+            attempts = 0 if state.events > before else attempts + 1
+            if attempts > self.max_reconnects:
+                logger.warning("gave up on the standalone SSE stream after %d attempts", self.max_reconnects)
+                return
+            await asyncio.sleep(state.retry_ms / 1000)
+
+
+def _describe(error: httpx.HTTPError) -> str:
+    return str(error) or type(error).__name__
+
+
+# ---------------------------------------------------------------- legacy HTTP+SSE
+
+
+class LegacySSEClientTransport:
+    """A :class:`~mcp_runtime.session.Transport` to a server of the 2024-11-05
+    HTTP+SSE transport: ``GET url`` opens the event stream, whose first
+    ``endpoint`` event names the URL to POST messages to.
+
+    Call :meth:`open` before use. Messages are POSTed in order.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        *,
+        timeout: float | None = 30.0,
+        sse_read_timeout: float | None = None,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.url = url
+        self.headers = dict(headers or {})
+        self._timeout = _timeout(timeout, sse_read_timeout)
+        self._connect_timeout = timeout
+        self._owns_http = http_client is None
+        self._http = http_client if http_client is not None else _new_http_client(self._timeout)
+        self.endpoint: str | None = None
+        self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._outbox: asyncio.Queue[bytes] = asyncio.Queue()
+        self._reader: asyncio.Task[None] | None = None
+        self._sender: asyncio.Task[None] | None = None
+        self._closed = False
+
+    async def open(self) -> None:
+        """Open the event stream and wait for the ``endpoint`` event."""
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+        self._reader = loop.create_task(self._read_stream(ready))
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), self._connect_timeout)
+        except asyncio.TimeoutError:
+            raise McpError(
+                jsonrpc.CONNECTION_CLOSED, f"GET {self.url}: no endpoint event within {self._connect_timeout} s"
+            ) from None
+        self._sender = loop.create_task(self._send_loop())
+
+    # Transport -------------------------------------------------------
+
+    async def read(self) -> bytes | None:
+        if self._closed and self._incoming.empty():
+            return None
+        message = await self._incoming.get()
+        if message is None:
+            self._incoming.put_nowait(None)
+        return message
+
+    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+        if not self._closed:
+            self._outbox.put_nowait(message)
+
+    async def drain(self) -> None:
+        if self._sender is not None and not self._sender.done():
+            await self._outbox.join()
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        tasks = [task for task in (self._reader, self._sender) if task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if self._owns_http:
+            await self._http.aclose()
+        self._incoming.put_nowait(None)
+
+    def close_request_stream(self, request_id: RequestId) -> None:
+        return None
+
+    # the stream ------------------------------------------------------
+
+    async def _read_stream(self, ready: asyncio.Future[None]) -> None:
+        headers = {**self.headers, "accept": _ACCEPT_SSE, "cache-control": "no-cache"}
+        try:
+            async with self._http.stream("GET", self.url, headers=headers, timeout=self._timeout) as response:
+                if response.status_code != 200 or _media_type(response) != "text/event-stream":
+                    body = await response.aread()
+                    if response.status_code == 200:
+                        body = f"expected an SSE stream, got content type {_media_type(response) or 'none'!r}".encode()
+                    raise _Failure(_http_failure(response.status_code, response.reason_phrase, body, f"GET {self.url}"))
+                parser = SSEParser()
+                async for chunk in response.aiter_bytes():
+                    for event in parser.feed(chunk):
+                        if event.event == "endpoint" and not ready.done():
+                            self.endpoint = self._resolve(event.data.strip())
+                            ready.set_result(None)
+                        elif event.event == "message" and self.endpoint is not None and event.data.strip():
+                            self._incoming.put_nowait(event.data.encode())
+        except _Failure as failure:
+            if not ready.done():
+                ready.set_exception(failure.error)
+        except McpError as error:
+            if not ready.done():
+                ready.set_exception(error)
+        except (httpx.HTTPError, SSEParseError) as error:
+            if not ready.done():
+                ready.set_exception(McpError(jsonrpc.CONNECTION_CLOSED, f"GET {self.url} failed: {error}"))
+            else:
+                logger.warning("the SSE stream from %s failed: %s", self.url, error)
+        finally:
+            if not ready.done():
+                ready.set_exception(
+                    McpError(jsonrpc.CONNECTION_CLOSED, f"GET {self.url}: the stream ended before the endpoint event")
+                )
+            self._incoming.put_nowait(None)  # the session lasts as long as the stream
+
+    def _resolve(self, endpoint: str) -> str:
+        resolved = urljoin(self.url, endpoint)
+        base, target = urlsplit(self.url), urlsplit(resolved)
+        if (base.scheme, base.netloc) != (target.scheme, target.netloc):
+            raise McpError(
+                jsonrpc.INVALID_REQUEST,
+                f"GET {self.url}: the endpoint {resolved!r} is not on the same origin; refusing to send messages there",
+            )
+        return resolved
+
+    async def _send_loop(self) -> None:
+        assert self.endpoint is not None
+        while True:
+            message = await self._outbox.get()
+            try:
+                await self._post(self.endpoint, message)
+            finally:
+                self._outbox.task_done()
+
+    async def _post(self, endpoint: str, message: bytes) -> None:
+        probe = _decode_probe(message)
+        is_request = probe is not None and isinstance(probe.method, str) and isinstance(probe.id, (str, int))
+        headers = {**self.headers, "content-type": "application/json"}
+        try:
+            response = await self._http.post(endpoint, content=message, headers=headers, timeout=self._timeout)
+        except httpx.HTTPError as error:
+            failure = McpError(jsonrpc.CONNECTION_CLOSED, f"POST {endpoint} failed: {_describe(error)}")
+        else:
+            if response.status_code < 300:
+                return
+            failure = _http_failure(response.status_code, response.reason_phrase, response.content, f"POST {endpoint}")
+            if response.status_code == 404:  # the server forgot the session
+                failure = McpError(
+                    jsonrpc.CONNECTION_CLOSED, f"the SSE session at {self.url} has ended ({failure.message})", failure.data
+                )
+        if is_request and probe is not None and isinstance(probe.id, (str, int)):
+            self._incoming.put_nowait(jsonrpc.error_bytes(probe.id, failure.code, failure.message, failure.data))
+        else:
+            logger.warning("%s", failure.message)
+
+
+# ---------------------------------------------------------------- connecting
+
+
+@contextlib.asynccontextmanager
+async def connect_streamable_http(
+    client: Client,
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    http_client: httpx.AsyncClient | None = None,
+    timeout: float | None = 30.0,
+    listen: bool = True,
+) -> AsyncIterator[ClientSession]:
+    """An initialized session over Streamable HTTP; closed (and the session
+    DELETEd) on exit."""
+    transport = StreamableHTTPClientTransport(
+        url, headers, timeout=timeout, http_client=http_client, listen=listen
+    )
+    session = await client.connect(transport)
+    try:
+        yield session
+    finally:
+        await session.close()
+
+
+@contextlib.asynccontextmanager
+async def connect_sse(
+    client: Client,
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    http_client: httpx.AsyncClient | None = None,
+    timeout: float | None = 30.0,
+) -> AsyncIterator[ClientSession]:
+    """An initialized session over the legacy HTTP+SSE transport (``url`` is
+    the SSE endpoint, e.g. ``http://host/sse``)."""
+    transport = LegacySSEClientTransport(url, headers, timeout=timeout, http_client=http_client)
+    try:
+        await transport.open()
+    except BaseException:
+        await transport.close()
+        raise
+    session = await client.connect(transport)
+    try:
+        yield session
+    finally:
+        await session.close()
+
+
+@contextlib.asynccontextmanager
+async def connect_http(
+    client: Client,
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float | None = 30.0,
+    listen: bool = True,
+) -> AsyncIterator[ClientSession]:
+    """An initialized session to the server at ``url``, over Streamable HTTP,
+    or over the legacy HTTP+SSE transport if the server answers the
+    initialize POST with 400, 404 or 405 (or neither JSON nor SSE)."""
+    async with _new_http_client(_timeout(timeout, None)) as http:
+        session = await _probe_connect(client, url, headers, http, timeout, listen)
+        try:
+            yield session
+        finally:
+            await session.close()
+
+
+async def _probe_connect(
+    client: Client,
+    url: str,
+    headers: Mapping[str, str] | None,
+    http: httpx.AsyncClient,
+    timeout: float | None,
+    listen: bool,
+) -> ClientSession:
+    streamable = StreamableHTTPClientTransport(url, headers, timeout=timeout, http_client=http, listen=listen)
+    try:
+        return await client.connect(streamable)
+    except McpError as error:
+        reason = streamable.fallback_reason
+        if reason is None:
+            raise
+        streamable_error = error
+    logger.info("%s answered the initialize POST with %s; trying the HTTP+SSE transport", url, reason)
+    legacy = LegacySSEClientTransport(url, headers, timeout=timeout, http_client=http)
+    try:
+        await legacy.open()
+    except McpError as error:
+        await legacy.close()
+        raise McpError(
+            streamable_error.code,
+            f"{url} speaks neither Streamable HTTP ({streamable_error.message}) "
+            f"nor the HTTP+SSE transport ({error.message})",
+            streamable_error.data,
+        ) from None
+    except BaseException:
+        await legacy.close()
+        raise
+    return await client.connect(legacy)
+
+
+__all__ = [
+    "LegacySSEClientTransport",
+    "SSEEvent",
+    "SSEParser",
+    "StreamableHTTPClientTransport",
+    "connect_http",
+    "connect_sse",
+    "connect_streamable_http",
+]
