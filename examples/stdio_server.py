@@ -54,6 +54,12 @@ TOOLS = [
         input_schema=mcp.ToolInputSchema(type="object", properties={"seconds": {"type": "number"}}),
     ),
     mcp.Tool(
+        name="reconnect",
+        description="Over HTTP, close this call's SSE stream mid-way (the client resumes it), "
+        "wait `pause` seconds and answer; reports progress and logs before, during and after.",
+        input_schema=mcp.ToolInputSchema(type="object", properties={"pause": {"type": "number"}}),
+    ),
+    mcp.Tool(
         name="fail",
         description="Raise an exception: the client gets an internal error, the traceback stays on stderr.",
         input_schema=mcp.ToolInputSchema(type="object"),
@@ -102,6 +108,15 @@ class ExampleServer(mcp.ServerHandlers):
         if params.name == "sleep":
             await asyncio.sleep(float(arguments.get("seconds", 60)))
             return mcp.CallToolResult(content=[_text("awake")])
+        if params.name == "reconnect":
+            await ctx.report_progress(1, 3, "before the stream closes")
+            await ctx.log("info", "closing the stream", logger="reconnect")
+            ctx.close_sse_stream()
+            await ctx.report_progress(2, 3, "while the client is away")
+            await ctx.log("info", "sent while the client was away", logger="reconnect")
+            await asyncio.sleep(float(arguments.get("pause", 0.2)))
+            await ctx.report_progress(3, 3, "after the pause")
+            return mcp.CallToolResult(content=[_text("resumed")])
         if params.name == "fail":
             raise RuntimeError("the fail tool failed (this text must not reach the client)")
         if params.name == "crash":
