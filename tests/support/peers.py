@@ -8,10 +8,12 @@ than being skipped.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TypeVar
 
 import pytest
@@ -51,6 +53,14 @@ def require(path: Path, what: str) -> Path:
             pytrace=False,
         )
     return path
+
+
+def example_module() -> ModuleType:
+    """examples/stdio_server.py imported as a module (for its ExampleServer handlers)."""
+    examples = str(REPO / "examples")
+    if examples not in sys.path:
+        sys.path.insert(0, examples)
+    return importlib.import_module("stdio_server")
 
 
 def example_server(*args: str, stderr: int | None = asyncio.subprocess.DEVNULL) -> StdioServerParameters:
