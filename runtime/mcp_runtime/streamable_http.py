@@ -39,6 +39,11 @@ Send = Callable[[Message], Awaitable[None]]
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
+# The error a JSON answer carries for a request the client cancelled (it has
+# no response to carry); the same code the official SDK uses.
+REQUEST_CANCELLED = -32800
+# A client that sends no MCP-Protocol-Version is taken to speak this (spec).
+DEFAULT_HEADER_VERSION = "2025-03-26"
 
 
 class _Probe(msgspec.Struct):
@@ -48,7 +53,17 @@ class _Probe(msgspec.Struct):
     method: str | msgspec.UnsetType = msgspec.UNSET
 
 
+class _CancelledParams(msgspec.Struct):
+    requestId: RequestId | msgspec.UnsetType = msgspec.UNSET
+
+
+class _Cancelled(msgspec.Struct):
+    method: str | msgspec.UnsetType = msgspec.UNSET
+    params: _CancelledParams | msgspec.UnsetType = msgspec.UNSET
+
+
 _probe = msgspec.json.Decoder(_Probe | list[_Probe])
+_cancelled = msgspec.json.Decoder(_Cancelled)
 
 
 # ---------------------------------------------------------------- SSE streams
@@ -58,11 +73,13 @@ class EventStream:
     """One SSE stream: numbered events, kept for replay, sent to at most one
     live connection at a time."""
 
-    def __init__(self, stream_id: str, expected: set[RequestId] | None, history: int) -> None:
+    def __init__(self, stream_id: str, expected: set[RequestId] | None, history: int, json: bool = False) -> None:
         self.id = stream_id
         self.expected = expected  # request ids still to be answered; None: standalone
+        self.json = json  # answered with one JSON body: responses only, not resumable
         self.events: deque[tuple[int, bytes]] = deque(maxlen=history)
         self.seq = 0
+        self.handed = 0  # the last event handed to a connection
         self.live: asyncio.Queue[tuple[int, bytes] | None] | None = None
         self.finished = False
 
@@ -72,6 +89,7 @@ class EventStream:
         self.events.append(event)
         if self.live is not None:
             self.live.put_nowait(event)
+            self.handed = self.seq
 
     def answered(self, request_id: RequestId) -> None:
         if self.expected is None:
@@ -88,6 +106,7 @@ class EventStream:
         for event in self.events:
             if event[0] > after:
                 queue.put_nowait(event)
+                self.handed = max(self.handed, event[0])
         if self.finished:
             queue.put_nowait(None)
         else:
@@ -123,6 +142,13 @@ class HttpSessionTransport:
     def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
         stream = self._by_request.get(related) if related is not None else None
         if stream is None:
+            if response and related is not None:
+                return  # the answer to a cancelled request: nobody waits for it
+            self.standalone.send(message)
+            return
+        if stream.json and not response:
+            # A JSON answer carries only the response: what else belongs to
+            # the request goes out on the GET stream.
             self.standalone.send(message)
             return
         stream.send(message)
@@ -146,16 +172,39 @@ class HttpSessionTransport:
 
     def close_request_stream(self, request_id: RequestId) -> None:
         stream = self._by_request.get(request_id)
-        if stream is not None:
+        if stream is not None and not stream.json:  # a JSON answer cannot be resumed
             stream.detach()
 
     # HTTP side -------------------------------------------------------
 
     def receive(self, message: bytes) -> None:
         self._incoming.put_nowait(message)
+        if b"notifications/cancelled" in message:
+            self._cancelled(message)
 
-    def open_stream(self, request_ids: Iterable[RequestId]) -> EventStream:
-        stream = EventStream(_new_stream_id(), set(request_ids), self._history)
+    def _cancelled(self, message: bytes) -> None:
+        """A cancelled request gets no response; end its stream now instead
+        of when the client goes away."""
+        try:
+            cancelled = _cancelled.decode(message)
+        except msgspec.MsgspecError:
+            return
+        if cancelled.method != "notifications/cancelled" or isinstance(cancelled.params, msgspec.UnsetType):
+            return
+        request_id = cancelled.params.requestId
+        if isinstance(request_id, msgspec.UnsetType):
+            return
+        stream = self._by_request.pop(request_id, None)
+        if stream is None:
+            return
+        if stream.json:
+            stream.send(jsonrpc.error_bytes(request_id, REQUEST_CANCELLED, "Request cancelled"))
+        stream.answered(request_id)
+        if stream.finished:
+            self._forget_later(stream)
+
+    def open_stream(self, request_ids: Iterable[RequestId], json: bool = False) -> EventStream:
+        stream = EventStream(_new_stream_id(), set(request_ids), self._history, json)
         self.streams[stream.id] = stream
         for request_id in stream.expected or ():
             self._by_request[request_id] = stream
@@ -362,13 +411,13 @@ class StreamableHTTPApp:
             transport.receive(body)
             await _plain(send, 202, "", extra)
             return
-        stream = transport.open_stream(requests)
+        stream = transport.open_stream(requests, json=self.json_response)
         queue = stream.attach(0)
         http_session.in_flight += len(requests)
         try:
             transport.receive(body)
             if self.json_response:
-                await self._reply_json(stream, queue, send, extra, batch=body.lstrip()[:1] == b"[")
+                await self._reply_json(stream, queue, send, receive, extra, batch=body.lstrip()[:1] == b"[")
             else:
                 await self._reply_sse(stream, queue, send, receive, extra, prime=True)
         finally:
@@ -385,8 +434,7 @@ class StreamableHTTPApp:
     ) -> None:
         http_session = HttpSession(None, self.server, self.event_history)
         if not initializing:
-            version = headers.get("mcp-protocol-version", max(self.server.versions))
-            http_session.session.adopt(version)
+            http_session.session.adopt(headers.get("mcp-protocol-version", DEFAULT_HEADER_VERSION))
         try:
             await self._answer(http_session, body, requests, send, receive)
         finally:
@@ -397,18 +445,28 @@ class StreamableHTTPApp:
         stream: EventStream,
         queue: asyncio.Queue[tuple[int, bytes] | None],
         send: Send,
+        receive: Receive,
         extra: list[tuple[bytes, bytes]],
         batch: bool,
     ) -> None:
         responses: list[bytes] = []
         expected = set(stream.expected or ())
-        while len(responses) < len(expected):
-            event = await queue.get()
-            if event is None:
-                break
-            message = event[1]
-            if _is_response(message):
-                responses.append(message)
+        disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
+        try:
+            while len(responses) < len(expected):
+                getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({getter, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+                if getter not in done:
+                    getter.cancel()
+                    return  # the client went away: nobody to answer
+                event = getter.result()
+                if event is None:
+                    break
+                message = event[1]
+                if _is_response(message):
+                    responses.append(message)
+        finally:
+            disconnected.cancel()
         body = b"[" + b",".join(responses) + b"]" if batch else (responses[0] if responses else b"")
         await send(
             {
@@ -490,7 +548,8 @@ class StreamableHTTPApp:
             stream_id, _, seq = last.partition(":")
             stream = transport.streams.get(stream_id)
             if stream is None or not seq.isdigit():
-                await _plain(send, 404, "Not Found: unknown Last-Event-ID")
+                # Not 404: that would tell the client its session is gone.
+                await _plain(send, 400, "Bad Request: unknown Last-Event-ID (the stream may have expired)")
                 return
             queue = stream.attach(int(seq))
             await self._reply_sse(stream, queue, send, receive, extra, prime=False)
@@ -499,7 +558,8 @@ class StreamableHTTPApp:
         if standalone.live is not None:
             await _plain(send, 409, "Conflict: this session already has a GET stream")
             return
-        queue = standalone.attach(standalone.seq)
+        # What was sent while no GET stream was open is delivered now.
+        queue = standalone.attach(standalone.handed)
         await self._reply_sse(standalone, queue, send, receive, extra, prime=True)
 
     # -------------------------------------------------------------- DELETE
