@@ -50,6 +50,7 @@ FALLBACK_STATUSES: Final = (400, 404, 405)
 
 _ACCEPT_ANY = "application/json, text/event-stream"
 _ACCEPT_SSE = "text/event-stream"
+_BOM = b"\xef\xbb\xbf"
 
 
 # ---------------------------------------------------------------- SSE parsing
@@ -91,9 +92,14 @@ class SSEParser:
         """The reconnection time the server asked for, in milliseconds."""
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
-        if not self._started and chunk:
+        if not self._started:  # a byte order mark may open the stream, even split
+            chunk = self._buffer + chunk
+            self._buffer = b""
+            if len(chunk) < 3 and _BOM.startswith(chunk):
+                self._buffer = chunk
+                return []
             self._started = True
-            if chunk.startswith(b"\xef\xbb\xbf"):
+            if chunk.startswith(_BOM):
                 chunk = chunk[3:]
         if self._skip_lf and chunk:
             self._skip_lf = False
