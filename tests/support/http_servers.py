@@ -1,0 +1,200 @@
+"""HTTP servers for the HTTP transport tests, on 127.0.0.1 and an ephemeral port.
+
+Our ASGI applications run under uvicorn in a background thread (so a test can
+look at the app's state); the official SDK's servers run in a subprocess
+(tests/support/sdk_http_server.py) that prints the port it bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TypeVar
+
+import uvicorn
+
+from mcp_runtime.server import Server
+
+SUPPORT = Path(__file__).resolve().parent
+REPO = SUPPORT.parents[1]
+EXAMPLE_SERVER = REPO / "examples" / "stdio_server.py"
+SDK_HTTP_SERVER = SUPPORT / "sdk_http_server.py"
+START_TIMEOUT = 60.0
+TIMEOUT = 60.0
+
+T = TypeVar("T")
+
+
+def run(coroutine: Coroutine[Any, Any, T], timeout: float = TIMEOUT) -> T:
+    """Run a test coroutine on a fresh event loop, failing (not hanging) after ``timeout``."""
+
+    async def bounded() -> T:
+        return await asyncio.wait_for(coroutine, timeout)
+
+    return asyncio.run(bounded())
+
+
+async def eventually(check: Callable[[], bool], timeout: float = 5.0, what: str = "condition") -> None:
+    """Poll ``check`` until it holds; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.01)
+
+_examples: ModuleType | None = None
+
+
+def example_module() -> ModuleType:
+    """examples/stdio_server.py, imported once."""
+    global _examples
+    if _examples is None:
+        spec = importlib.util.spec_from_file_location("example_stdio_server", EXAMPLE_SERVER)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _examples = module
+    return _examples
+
+
+def example_server() -> Server:
+    """The example server of examples/stdio_server.py (a fresh Server)."""
+    return Server(
+        example_module().ExampleServer(),
+        name="mcp-codegen-example",
+        version="0.1.0",
+        instructions="An example server for the mcp-codegen runtime.",
+    )
+
+
+def _bind() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+class Recorder:
+    """Wraps an ASGI app: remembers every HTTP request (method, path,
+    headers) and the server's event loop."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.requests: list[tuple[str, str, dict[str, str]]] = []
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        self.loop = asyncio.get_running_loop()
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            self.requests.append((scope["method"], scope["path"], headers))
+        await self.app(scope, receive, send)
+
+    def matching(self, method: str, header: str | None = None) -> list[dict[str, str]]:
+        return [h for m, _, h in list(self.requests) if m == method and (header is None or header in h)]
+
+
+class ThreadedServer:
+    """An ASGI app served by uvicorn in a daemon thread."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.recorder = Recorder(app)
+        self._socket = _bind()
+        self.port: int = self._socket.getsockname()[1]
+        config = uvicorn.Config(self.recorder, log_level="warning", lifespan="auto", timeout_graceful_shutdown=1)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self._socket]}, name=f"uvicorn-{self.port}", daemon=True
+        )
+
+    def url(self, path: str = "/mcp") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    async def call(self, action: Callable[[], Awaitable[T]]) -> T:
+        """Run ``action()`` on the server's event loop and wait for it."""
+        assert self.recorder.loop is not None, "the server has not served a request yet"
+
+        async def wrapper() -> T:
+            return await action()
+
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(wrapper(), self.recorder.loop))
+
+    def start(self) -> ThreadedServer:
+        self.thread.start()
+        deadline = time.monotonic() + START_TIMEOUT
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(5)
+        if self.thread.is_alive():
+            self.server.force_exit = True
+            self.thread.join(5)
+        self._socket.close()
+
+
+@contextlib.contextmanager
+def serving(app: Any) -> Iterator[ThreadedServer]:
+    server = ThreadedServer(app).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+class SubprocessServer:
+    """tests/support/sdk_http_server.py in a child process."""
+
+    def __init__(self, *args: str) -> None:
+        env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+        self.process = subprocess.Popen(
+            [sys.executable, str(SDK_HTTP_SERVER), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()  # "PORT <n>" once listening
+        if not line.startswith("PORT "):
+            self.stop()
+            raise RuntimeError(f"the SDK server did not start (said {line!r})")
+        self.port = int(line.split()[1])
+
+    def url(self, path: str = "/mcp") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+@contextlib.contextmanager
+def sdk_serving(*args: str) -> Iterator[SubprocessServer]:
+    server = SubprocessServer(*args)
+    try:
+        yield server
+    finally:
+        server.stop()
