@@ -320,6 +320,22 @@ def test_a_timed_out_request_fails_and_tells_the_peer_to_cancel() -> None:
     run(scenario(), timeout=15)
 
 
+def test_the_timeout_also_covers_a_request_stuck_behind_backpressure() -> None:
+    async def scenario() -> None:
+        async with connected() as e:
+            e.ta.pause()  # the peer stops reading: drain() does not return
+            with pytest.raises(McpError) as error:
+                await e.a.request(WORK, Work(value=1), timeout=0.2)
+            assert error.value.code == jsonrpc.REQUEST_TIMEOUT
+            assert not e.a.is_closed
+            e.ta.resume()
+            notice = await e.ta.wait_sent(lambda m: m.get("method") == "notifications/cancelled")
+            assert notice["params"]["requestId"] == 1
+            assert (await e.a.request(WORK, Work(value=2))).value == 4
+
+    run(scenario(), timeout=15)
+
+
 def test_the_default_timeout_applies_when_a_call_gives_none() -> None:
     async def scenario() -> None:
         async with connected(default_timeout=0.2) as e:

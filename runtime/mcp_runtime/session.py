@@ -114,10 +114,6 @@ _EMPTY_OBJECT = b"{}"
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
-class _Timeout(Exception):
-    pass
-
-
 class RequestContext:
     """Handed to every handler: the request's id, progress, logging and the peer."""
 
@@ -277,12 +273,14 @@ class Session:
             self._progress[request_id] = on_progress
             params = _with_progress_token(params, request_id)
         timeout = self.default_timeout if timeout is None else timeout
-        timer = loop.call_later(timeout, _expire, future) if timeout is not None else None
         try:
-            self.transport.write(jsonrpc.request_bytes(request_id, method, params), _current_request.get())
-            await self.transport.drain()
-            outcome = await future
-        except _Timeout:
+            # The timeout covers the wait to send (a peer that stops reading
+            # blocks drain()) as well as the wait for the response.
+            async with asyncio.timeout(timeout):
+                self.transport.write(jsonrpc.request_bytes(request_id, method, params), _current_request.get())
+                await self.transport.drain()
+                outcome = await future
+        except TimeoutError:
             self._send_cancelled(request_id, "Request timed out")
             raise McpError(jsonrpc.REQUEST_TIMEOUT, f"{method} timed out after {timeout} s") from None
         except asyncio.CancelledError:
@@ -290,8 +288,6 @@ class Session:
                 self._send_cancelled(request_id, "Request cancelled")
             raise
         finally:
-            if timer is not None:
-                timer.cancel()
             self._pending.pop(request_id, None)
             if on_progress is not None:
                 self._progress.pop(request_id, None)
@@ -497,11 +493,6 @@ async def _await(awaitable: Awaitable[None]) -> None:
         await awaitable
     except Exception:
         logger.exception("progress callback failed")
-
-
-def _expire(future: asyncio.Future[Any]) -> None:
-    if not future.done():
-        future.set_exception(_Timeout())
 
 
 def _decode_params(spec: MethodSpec[Any, Any], params: msgspec.Raw | UnsetType) -> Any:

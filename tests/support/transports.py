@@ -38,6 +38,8 @@ class MemoryTransport:
         self.closed = False
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._waiters: list[asyncio.Future[None]] = []
+        self._flowing = asyncio.Event()
+        self._flowing.set()
 
     # ------------------------------------------------------------ Transport
 
@@ -61,7 +63,8 @@ class MemoryTransport:
                 waiter.set_result(None)
 
     async def drain(self) -> None:
-        return None
+        """Returns at once unless :meth:`pause` made the peer stop reading."""
+        await self._flowing.wait()
 
     def close_request_stream(self, request_id: RequestId) -> None:
         return None
@@ -71,11 +74,19 @@ class MemoryTransport:
         if self.closed:
             return
         self.closed = True
+        self._flowing.set()
         self._inbox.put_nowait(None)
         if self.peer is not None:
             self.peer._inbox.put_nowait(None)
 
     # ------------------------------------------------------------ test helpers
+
+    def pause(self) -> None:
+        """Act as if the peer stopped reading: drain() blocks until :meth:`resume`."""
+        self._flowing.clear()
+
+    def resume(self) -> None:
+        self._flowing.set()
 
     def send(self, message: bytes | Message) -> None:
         """Put one message on the wire as this end (bytes as they are, dicts as JSON)."""
