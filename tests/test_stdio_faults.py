@@ -274,3 +274,30 @@ def test_closing_the_client_terminates_then_kills_a_server_that_stays(mode: str,
         assert not pid_alive(process.pid)
 
     run(scenario())
+
+
+def test_closing_the_client_ends_a_hung_server_that_no_longer_reads_its_stdin() -> None:
+    async def scenario() -> None:
+        parameters = StdioServerParameters(
+            command=sys.executable,
+            args=[str(STUBBORN_SERVER), "ignore-eof"],
+            stderr=asyncio.subprocess.DEVNULL,
+            terminate_timeout=0.5,
+        )
+        async with connect_stdio(client(), parameters) as session:
+            process = process_of(session)
+            server = mcp.ClientStub(session)
+            with pytest.raises(McpError) as hung:
+                await server.call_tool("hang", timeout=0.5)
+            assert hung.value.code == jsonrpc.REQUEST_TIMEOUT
+            # More than the pipe holds: the write cannot complete, and the
+            # call's timeout still applies while it waits.
+            with pytest.raises(McpError) as stuck:
+                await server.call_tool("echo", arguments={"text": "x" * 4_000_000}, timeout=0.5)
+            assert stuck.value.code == jsonrpc.REQUEST_TIMEOUT
+            started_at = time.monotonic()
+        assert process.returncode == -signal.SIGTERM
+        assert time.monotonic() - started_at < 5
+        assert not pid_alive(process.pid)
+
+    run(scenario(), timeout=30)

@@ -190,8 +190,25 @@ class ProcessTransport(StreamTransport):
         return self.process.returncode
 
     async def close(self) -> None:
-        """Close stdin, then terminate, then kill: the server always ends."""
-        await super().close()
+        """Close stdin, then terminate, then kill: the server always ends.
+
+        The process is stopped before waiting for stdin to finish closing: a
+        server that stopped reading never takes the messages still buffered
+        for it, and waiting for them first would wait forever.
+        """
+        if not self._closed:
+            self._closed = True
+            try:
+                self._writer.close()  # end of input, once the buffered messages are written
+            except (ConnectionError, OSError):
+                pass
+        await self._stop()
+        try:
+            await asyncio.wait_for(self._writer.wait_closed(), self.parameters.terminate_timeout)
+        except (ConnectionError, OSError, asyncio.TimeoutError):
+            pass
+
+    async def _stop(self) -> None:
         process = self.process
         if process.returncode is not None:
             return

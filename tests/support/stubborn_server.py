@@ -2,7 +2,8 @@
 
 ``python stubborn_server.py ignore-eof``: keeps running after its stdin closes
 (a SIGTERM ends it). ``python stubborn_server.py ignore-term``: also ignores
-SIGTERM, so only SIGKILL ends it.
+SIGTERM, so only SIGKILL ends it. In every mode the tool ``hang`` blocks the
+whole process (it stops reading its stdin) until a signal ends it.
 """
 
 from __future__ import annotations
@@ -15,10 +16,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 
-from stdio_server import ExampleServer  # noqa: E402
+from stdio_server import ExampleServer, mcp  # noqa: E402
 
 from mcp_runtime.server import Server, serve_stdio  # noqa: E402
+from mcp_runtime.methods import RequestContext  # noqa: E402
 from mcp_runtime.stdio import configure_stdio_logging  # noqa: E402
+
+
+class StubbornServer(ExampleServer):
+    async def call_tool(self, params: mcp.CallToolRequestParams, ctx: RequestContext) -> mcp.CallToolResult:
+        if params.name == "hang":
+            time.sleep(3600)  # blocks the event loop: nothing is read any more
+        return await super().call_tool(params, ctx)
 
 
 def main() -> None:
@@ -26,7 +35,7 @@ def main() -> None:
     if mode == "ignore-term":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     configure_stdio_logging()
-    asyncio.run(serve_stdio(Server(ExampleServer(), name="stubborn", version="0")))
+    asyncio.run(serve_stdio(Server(StubbornServer(), name="stubborn", version="0")))
     print("stdin closed; lingering", file=sys.stderr, flush=True)
     while True:
         time.sleep(3600)
