@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
+import warnings
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from typing import Any
@@ -395,6 +397,25 @@ def test_a_received_cancellation_cancels_the_handler_and_no_response_is_sent() -
             assert await wire.receive() == {"jsonrpc": "2.0", "id": "q", "result": {}}
 
     run(scenario(), timeout=15)
+
+
+def test_a_request_cancelled_before_its_handler_ran_is_dropped_cleanly() -> None:
+    async def scenario() -> None:
+        async with session_and_wire() as (_, worker, wire):
+            # Both arrive before the session's loop yields: the handler never starts.
+            wire.send({"jsonrpc": "2.0", "id": 1, "method": "test/work", "params": {"value": 1}})
+            wire.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+            wire.send({"jsonrpc": "2.0", "id": "p", "method": "ping"})
+            assert await wire.receive() == {"jsonrpc": "2.0", "id": "p", "result": {}}
+            assert not worker.started[1].is_set()
+            wire.send({"jsonrpc": "2.0", "id": "q", "method": "ping"})
+            assert await wire.receive() == {"jsonrpc": "2.0", "id": "q", "result": {}}
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run(scenario(), timeout=15)
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)], [str(w.message) for w in caught]
 
 
 # ------------------------------------------------------------------ progress

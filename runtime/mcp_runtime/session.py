@@ -16,7 +16,7 @@ import asyncio
 import contextvars
 import itertools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
 import msgspec
@@ -403,6 +403,11 @@ class Session:
             self.transport.write(jsonrpc.result_bytes(request_id, encode(outcome)), request_id, True)
             return
         task = asyncio.get_running_loop().create_task(self._answer(request_id, spec, outcome))
+        if isinstance(outcome, Coroutine):
+            # Cancelled before it first ran, the task never awaits the
+            # handler's coroutine: close it (a no-op once it has finished).
+            close = outcome.close
+            task.add_done_callback(lambda _: close())
         self._in_flight[request_id] = task
 
     async def _answer(self, request_id: RequestId, spec: MethodSpec[Any, Any], outcome: Awaitable[Any]) -> None:
