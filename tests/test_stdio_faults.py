@@ -171,6 +171,19 @@ def test_errors_reach_our_client_as_mcp_errors() -> None:
     run(scenario())
 
 
+def test_stray_output_of_server_code_does_not_corrupt_the_message_stream() -> None:
+    async def scenario() -> None:
+        server = await RawServer.start([sys.executable, str(STUBBORN_SERVER), "ignore-eof"])
+        await server.initialize()
+        answer = await server.request(1, "tools/call", {"name": "scribble"})
+        assert answer["result"]["content"] == [{"type": "text", "text": "scribbled"}]
+        await ping_works(server, 2)
+        server.process.kill()
+        await server.process.wait()
+
+    run(scenario())
+
+
 # ------------------------------------------------------------------ the server dies
 
 

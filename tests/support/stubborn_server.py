@@ -3,12 +3,14 @@
 ``python stubborn_server.py ignore-eof``: keeps running after its stdin closes
 (a SIGTERM ends it). ``python stubborn_server.py ignore-term``: also ignores
 SIGTERM, so only SIGKILL ends it. In every mode the tool ``hang`` blocks the
-whole process (it stops reading its stdin) until a signal ends it.
+whole process (it stops reading its stdin) until a signal ends it, and the tool
+``scribble`` writes stray text to stdout the way careless server code would.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 import time
@@ -27,6 +29,11 @@ class StubbornServer(ExampleServer):
     async def call_tool(self, params: mcp.CallToolRequestParams, ctx: RequestContext) -> mcp.CallToolResult:
         if params.name == "hang":
             time.sleep(3600)  # blocks the event loop: nothing is read any more
+        if params.name == "scribble":
+            print("stray print")
+            sys.stdout.flush()
+            os.write(1, b"stray bytes on fd 1\n")
+            return mcp.CallToolResult(content=[mcp.TextContent(text="scribbled")])
         return await super().call_tool(params, ctx)
 
 
