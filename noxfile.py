@@ -22,6 +22,15 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def conformance(session: nox.Session) -> None:
+    """The official MCP conformance suite against examples/everything_server.py
+    (pass e.g. `-- --client-command "python my_client.py"` for the client part)."""
+    session.install("-e", ".[test]")
+    session.run("python", "tests/peers/install.py")
+    session.run("python", "tests/conformance.py", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def generate(session: nox.Session) -> None:
     """Regenerate every pinned revision (pass e.g. `-- --revision draft` for others)."""
     session.install("-e", ".[codegen]")
