@@ -349,6 +349,34 @@ def test_our_client_sends_nothing_but_initialize_before_the_handshake() -> None:
     run(scenario())
 
 
+def test_an_unanswered_initialize_times_out_without_being_cancelled() -> None:
+    async def scenario() -> None:
+        client_end, server_end = memory_pair("client", "silent server")
+        with pytest.raises(McpError) as timed_out:
+            await Client(name="lifecycle", version="0", default_timeout=0.2).connect(client_end)
+        assert timed_out.value.code == jsonrpc.REQUEST_TIMEOUT
+        # "A client MUST NOT attempt to cancel its initialize request."
+        assert [m.get("method") for m in client_end.sent_messages()] == ["initialize"]
+        assert client_end.closed
+
+    run(scenario())
+
+
+def test_cancelling_a_connect_does_not_cancel_initialize_either() -> None:
+    async def scenario() -> None:
+        client_end, server_end = memory_pair("client", "silent server")
+        connecting = asyncio.create_task(Client(name="lifecycle", version="0").connect(client_end))
+        request = await server_end.receive()
+        assert request is not None and request["method"] == "initialize"
+        connecting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await connecting
+        assert [m.get("method") for m in client_end.sent_messages()] == ["initialize"]
+        assert client_end.closed
+
+    run(scenario())
+
+
 def test_the_handshake_sends_initialized_after_the_answer() -> None:
     async def scenario() -> None:
         async with connected(example(), Client(name="lifecycle", version="0")) as (_, server_session, wire):

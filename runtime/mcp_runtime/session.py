@@ -281,10 +281,11 @@ class Session:
                 await self.transport.drain()
                 outcome = await future
         except TimeoutError:
-            self._send_cancelled(request_id, "Request timed out")
+            if method != "initialize":  # which the spec forbids cancelling
+                self._send_cancelled(request_id, "Request timed out")
             raise McpError(jsonrpc.REQUEST_TIMEOUT, f"{method} timed out after {timeout} s") from None
         except asyncio.CancelledError:
-            if self._closed is None:
+            if self._closed is None and method != "initialize":
                 self._send_cancelled(request_id, "Request cancelled")
             raise
         finally:
