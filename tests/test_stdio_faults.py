@@ -20,7 +20,7 @@ from mcp_runtime import jsonrpc
 from mcp_runtime.client import Client, ClientSession, connect_stdio
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.stdio import ProcessTransport, StdioServerParameters
-from support.peers import EXAMPLE_SERVER, STUBBORN_SERVER, example_server, pid_alive, run
+from support.peers import EXAMPLE_SERVER, STUBBORN_SERVER, example_server, live_children, pid_alive, run
 from support.rawstdio import RawServer
 
 
@@ -246,6 +246,21 @@ def test_a_server_that_exits_before_answering_initialize_fails_the_connect() -> 
         with pytest.raises(ConnectionClosed):
             async with connect_stdio(client(), parameters):
                 pass
+
+    run(scenario())
+
+
+def test_a_server_that_never_answers_initialize_is_stopped_when_connect_gives_up() -> None:
+    async def scenario() -> None:
+        before = live_children()
+        parameters = StdioServerParameters(
+            command=sys.executable, args=["-c", "import time; time.sleep(600)"], terminate_timeout=0.5
+        )
+        with pytest.raises(McpError) as timed_out:
+            async with connect_stdio(Client(name="fault-tests", version="0", default_timeout=0.5), parameters):
+                pass
+        assert timed_out.value.code == jsonrpc.REQUEST_TIMEOUT
+        assert live_children() - before == set()
 
     run(scenario())
 
