@@ -144,6 +144,12 @@ def test_the_sdk_client_drives_our_server() -> None:
             )
             assert completion.completion.values == ["bob"]
 
+            # The SDK's own timeout cancels the call; our server carries on.
+            with pytest.raises(MCPError) as timed_out:
+                await client.call_tool("sleep", {"seconds": 60}, read_timeout_seconds=0.5)
+            assert timed_out.value.error.code == jsonrpc.REQUEST_TIMEOUT
+            await client.send_ping()
+
             # errors
             with pytest.raises(MCPError) as failed:
                 await client.call_tool("fail", {})
