@@ -18,6 +18,9 @@ from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.stdio import ProcessTransport
 from support.peers import everything_server, pid_alive, require, run
+from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
+
+pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
 
 class Listener(mcp.ClientHandlers):

@@ -23,6 +23,9 @@ from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.stdio import ProcessTransport
 from support.peers import EXAMPLE_SERVER, live_children, pid_alive, run, sdk_server
+from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
+
+pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
 
 @pytest.fixture(autouse=True)

@@ -28,9 +28,12 @@ from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server, ServerSession
 from mcp_runtime.stdio import spawn
 from support.peers import EXAMPLE_SERVER, everything_server, example_module, example_server, run
+from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
 from support.transports import MemoryTransport, RecordingTransport, memory_pair, parse
 
 VERSIONS = ["2024-11-05", "2025-06-18", "2025-11-25"]
+
+pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
 
 def package(version: str) -> ModuleType:

@@ -21,7 +21,10 @@ from mcp_runtime.client import Client, ClientSession, connect_stdio
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.stdio import ProcessTransport, StdioServerParameters
 from support.peers import EXAMPLE_SERVER, STUBBORN_SERVER, example_server, live_children, pid_alive, run
+from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
 from support.rawstdio import RawServer
+
+pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
 
 def client() -> Client:

@@ -11,7 +11,8 @@ import asyncio
 import importlib
 import os
 import sys
-from collections.abc import Coroutine
+import signal
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
@@ -106,3 +107,17 @@ def pid_alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+@pytest.fixture
+def no_leaked_processes() -> Iterator[None]:
+    """Fail a test that leaves a child process running (and end that process)."""
+    before = live_children()
+    yield
+    leaked = live_children() - before
+    for pid in leaked:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert not leaked, f"the test left child processes running: {sorted(leaked)}"
