@@ -645,7 +645,8 @@ class LegacySSEClientTransport:
         self._http = http_client if http_client is not None else _new_http_client(self._timeout)
         self.endpoint: str | None = None
         self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self._outbox: asyncio.Queue[bytes] = asyncio.Queue()
+        self._outbox: asyncio.Queue[tuple[bytes, asyncio.Future[None] | None]] = asyncio.Queue()
+        self._unsent: set[asyncio.Future[None]] = set()
         self._reader: asyncio.Task[None] | None = None
         self._sender: asyncio.Task[None] | None = None
         self._closed = False
@@ -674,12 +675,22 @@ class LegacySSEClientTransport:
         return message
 
     def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
-        if not self._closed:
-            self._outbox.put_nowait(message)
+        if self._closed:
+            return
+        probe = _decode_probe(message)
+        if probe is not None and isinstance(probe.method, str) and isinstance(probe.id, (str, int)):
+            self._outbox.put_nowait((message, None))  # a request: its answer is what the caller waits for
+            return
+        sent: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._unsent.add(sent)
+        sent.add_done_callback(self._unsent.discard)
+        self._outbox.put_nowait((message, sent))
 
     async def drain(self) -> None:
-        if self._sender is not None and not self._sender.done():
-            await self._outbox.join()
+        """Wait until the notifications and responses written so far were accepted."""
+        pending = list(self._unsent)
+        if pending and self._sender is not None and not self._sender.done():
+            await asyncio.wait(pending)
 
     async def close(self) -> None:
         if self._closed:
@@ -689,6 +700,8 @@ class LegacySSEClientTransport:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        for sent in list(self._unsent):
+            sent.cancel()
         if self._owns_http:
             await self._http.aclose()
         self._incoming.put_nowait(None)
@@ -746,11 +759,14 @@ class LegacySSEClientTransport:
     async def _send_loop(self) -> None:
         assert self.endpoint is not None
         while True:
-            message = await self._outbox.get()
+            message, sent = await self._outbox.get()
             try:
                 await self._post(self.endpoint, message)
+            except Exception:  # keep sending what follows
+                logger.exception("sending a message to %s failed", self.endpoint)
             finally:
-                self._outbox.task_done()
+                if sent is not None and not sent.done():
+                    sent.set_result(None)
 
     async def _post(self, endpoint: str, message: bytes) -> None:
         probe = _decode_probe(message)
