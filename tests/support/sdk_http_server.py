@@ -113,7 +113,8 @@ def main() -> None:
             event_store=MemoryEventStore() if mode == "streamable" else None,
             retry_interval=200,
         )
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto IPPROTO_TCP, or asyncio leaves Nagle on for accepted connections (40 ms stalls)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)  # connections wait in the backlog until uvicorn accepts them
