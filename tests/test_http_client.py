@@ -464,3 +464,118 @@ def test_sse_parser_edge_cases() -> None:
     assert parser.last_event_id == ""  # an empty id resets it
     multibyte = "données: ✓".encode()
     assert parse(b"data: " + multibyte[:9], multibyte[9:] + b"\n\n")[0] == [SSEEvent("message", "données: ✓", None)]
+
+
+# ---------------------------------------------------------------- a faulty front end
+
+
+class Faulty:
+    """Our app behind a front end that answers 500 to any POST mentioning
+    "explode", and 503 to every resumption while ``refuse_resume`` is set."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.refuse_resume = False
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            names = {name.lower() for name, _ in scope["headers"]}
+            if scope["method"] == "GET" and b"last-event-id" in names and self.refuse_resume:
+                await reply(send, 503, b"try later")
+                return
+            if scope["method"] == "POST":
+                chunks = []
+                while True:
+                    message = await receive()
+                    chunks.append(message.get("body", b""))
+                    if not message.get("more_body"):
+                        break
+                body = b"".join(chunks)
+                if b"explode" in body:
+                    await reply(send, 500, b"kaboom")
+                    return
+                replayed = False
+
+                async def replay() -> Any:
+                    nonlocal replayed
+                    if not replayed:
+                        replayed = True
+                        return {"type": "http.request", "body": body, "more_body": False}
+                    return await receive()
+
+                await self.app(scope, replay, send)
+                return
+        await self.app(scope, receive, send)
+
+
+async def reply(send: Any, status: int, body: bytes) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+@pytest.fixture(scope="module")
+def faulty() -> Iterator[ThreadedServer]:
+    with serving(Faulty(http_app(example_server(), retry_ms=50))) as server:
+        yield server
+
+
+def test_server_error_fails_only_that_call(faulty: ThreadedServer) -> None:
+    async def main() -> None:
+        async with open_session(faulty) as (_, stub, _):
+            with pytest.raises(McpError) as failed:
+                await stub.call_tool("echo", arguments={"text": "explode"})
+            assert failed.value.message == f"POST {faulty.url()}: HTTP 500 Internal Server Error: kaboom"
+            assert failed.value.data == {"httpStatus": 500}
+            assert texts(await stub.call_tool("echo", arguments={"text": "fine"})) == ["fine"]
+
+    run(main())
+
+
+def test_resumption_gives_up_after_bounded_attempts(faulty: ThreadedServer) -> None:
+    front = faulty.app
+    assert isinstance(front, Faulty)
+
+    async def main() -> None:
+        async with open_session(faulty, listen=False) as (_, stub, _):
+            before = len(faulty.recorder.matching("GET", "last-event-id"))
+            front.refuse_resume = True
+            try:
+                with pytest.raises(McpError) as failed:
+                    await stub.call_tool("reconnect", arguments={"pause": 5})
+            finally:
+                front.refuse_resume = False
+            assert "gave up resuming the response stream after 5 attempts" in failed.value.message
+            assert len(faulty.recorder.matching("GET", "last-event-id")) - before == 5
+            await stub.ping()
+
+    run(main())
+
+
+def test_custom_headers_are_sent(servers: dict[str, ThreadedServer]) -> None:
+    server = servers["sse"]
+
+    async def main() -> None:
+        async with open_session(server, headers={"Authorization": "Bearer t0ken", "X-Trace": "1"}) as (_, stub, _):
+            await stub.ping()
+        sent = [h for h in server.recorder.matching("POST", "authorization")]
+        assert sent and all(h["authorization"] == "Bearer t0ken" and h["x-trace"] == "1" for h in sent)
+        assert all(h["accept"] == "application/json, text/event-stream" for h in sent)
+
+    run(main())
+
+
+def test_example_client_runs(servers: dict[str, ThreadedServer]) -> None:
+    import subprocess
+    import sys
+
+    from support.http_servers import REPO
+
+    done = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "http_client.py"), servers["sse"].url()],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "over Streamable HTTP" in done.stdout
+    assert "reconnect -> ['resumed']" in done.stdout and "complete -> ['rust', 'ruby']" in done.stdout

@@ -282,7 +282,7 @@ class StreamableHTTPClientTransport:
         terminate_on_close: bool = True,
     ) -> None:
         self.url = url
-        self.headers = dict(headers or {})
+        self.headers = {name.lower(): value for name, value in (headers or {}).items()}
         self._timeout = _timeout(timeout, sse_read_timeout)
         self._owns_http = http_client is None
         self._http = http_client if http_client is not None else _new_http_client(self._timeout)
@@ -638,7 +638,7 @@ class LegacySSEClientTransport:
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         self.url = url
-        self.headers = dict(headers or {})
+        self.headers = {name.lower(): value for name, value in (headers or {}).items()}
         self._timeout = _timeout(timeout, sse_read_timeout)
         self._connect_timeout = timeout
         self._owns_http = http_client is None
