@@ -233,6 +233,15 @@ class HttpSession:
         self.last_seen = time.monotonic()
         self.in_flight = 0
 
+    @property
+    def busy(self) -> bool:
+        """Whether a request is running or a stream is connected: not idle, however long since the last HTTP request."""
+        return (
+            self.in_flight > 0
+            or bool(self.session._in_flight)
+            or any(stream.live is not None for stream in self.transport.streams.values())
+        )
+
     async def close(self) -> None:
         await self.session.close()
         try:
@@ -588,7 +597,7 @@ class StreamableHTTPApp:
             await asyncio.sleep(min(self.session_timeout / 4, 60))
             cutoff = time.monotonic() - self.session_timeout
             for session_id, http_session in list(self.sessions.items()):
-                if http_session.last_seen < cutoff and http_session.in_flight == 0:
+                if http_session.last_seen < cutoff and not http_session.busy:
                     self.sessions.pop(session_id, None)
                     await http_session.close()
 
