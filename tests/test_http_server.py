@@ -209,7 +209,8 @@ def test_second_get_stream_is_409(servers: dict[str, ThreadedServer]) -> None:
             async with raw.stream("GET", url, headers=headers(session_id)) as first:
                 assert first.status_code == 200
                 assert first.headers["content-type"] == "text/event-stream"
-                priming = await anext(first.aiter_bytes())
+                chunks = first.aiter_bytes()  # keep it: a dropped iterator closes the connection
+                priming = await anext(chunks)
                 assert priming.startswith(b"id: ") and b"retry: 200" in priming
                 second = await raw.get(url, headers=headers(session_id))
                 assert second.status_code == 409
@@ -338,3 +339,32 @@ def test_sse_mode_cancelled_request_stream_ends(servers: dict[str, ThreadedServe
             assert messages(rest) == []  # no response for a cancelled request; the stream just ends
 
     run(main())
+
+
+def test_idle_sessions_are_reaped_but_listening_ones_kept() -> None:
+    """session_timeout drops a session nobody uses; an open GET stream (or a
+    running request) is use, however long since the last HTTP request."""
+    with serving(http_app(example_server(), session_timeout=0.4)) as server:
+        url = server.url()
+        app = server.app
+        assert isinstance(app, HttpApp)
+
+        async def main() -> None:
+            async with client() as raw:
+                listening = await initialize(raw, url)
+                idle = await initialize(raw, url)
+                working = await initialize(raw, url)
+                call = request(2, "tools/call", {"name": "sleep", "arguments": {"seconds": 1.5}})
+                slow = asyncio.ensure_future(raw.post(url, json=call, headers=headers(working)))
+                async with raw.stream("GET", url, headers=headers(listening)) as stream:
+                    chunks = stream.aiter_bytes()  # keep it: a dropped iterator closes the connection
+                    await anext(chunks)
+                    await eventually(lambda: idle not in app.streamable.sessions, what="the idle session to go")
+                    await asyncio.sleep(1.0)
+                    assert listening in app.streamable.sessions, "listening"
+                    assert working in app.streamable.sessions, "working"
+                assert (await slow).status_code == 200
+                await eventually(lambda: listening not in app.streamable.sessions, what="the listener's session to go")
+                assert (await raw.post(url, json=request(3, "ping"), headers=headers(idle))).status_code == 404
+
+        run(main())
