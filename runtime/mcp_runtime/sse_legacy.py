@@ -116,17 +116,17 @@ class LegacySSEApp:
         runner = asyncio.get_running_loop().create_task(session.run())
         self.sessions[session_id] = transport
         root = scope.get("root_path", "")
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
-            }
-        )
-        endpoint = f"event: endpoint\ndata: {root}{self.message_path}?session_id={session_id}\n\n"
-        await send({"type": "http.response.body", "body": endpoint.encode(), "more_body": True})
         disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
         try:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
+                }
+            )
+            endpoint = f"event: endpoint\ndata: {root}{self.message_path}?session_id={session_id}\n\n"
+            await send({"type": "http.response.body", "body": endpoint.encode(), "more_body": True})
             while True:
                 getter = asyncio.ensure_future(transport.outgoing.get())
                 done, _ = await asyncio.wait({getter, disconnected}, return_when=asyncio.FIRST_COMPLETED)
