@@ -495,31 +495,29 @@ class StreamableHTTPApp:
         extra: list[tuple[bytes, bytes]],
         prime: bool,
     ) -> None:
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-type", b"text/event-stream"),
-                    (b"cache-control", b"no-cache, no-transform"),
-                    (b"x-accel-buffering", b"no"),
-                    *extra,
-                ],
-            }
-        )
-        if prime:
-            priming = f"id: {stream.id}:0\nretry: {self.retry_ms}\ndata: \n\n".encode()
-            await send({"type": "http.response.body", "body": priming, "more_body": True})
         disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
         try:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [
+                        (b"content-type", b"text/event-stream"),
+                        (b"cache-control", b"no-cache, no-transform"),
+                        (b"x-accel-buffering", b"no"),
+                        *extra,
+                    ],
+                }
+            )
+            if prime:
+                priming = f"id: {stream.id}:0\nretry: {self.retry_ms}\ndata: \n\n".encode()
+                await send({"type": "http.response.body", "body": priming, "more_body": True})
             while True:
                 getter = asyncio.ensure_future(queue.get())
                 done, _ = await asyncio.wait({getter, disconnected}, return_when=asyncio.FIRST_COMPLETED)
                 if getter not in done:
                     getter.cancel()
-                    if stream.live is queue:
-                        stream.live = None  # keep the stream for a resuming client
-                    return
+                    return  # the client went away; the stream stays for a resuming client
                 event = getter.result()
                 if event is None:
                     break
@@ -528,10 +526,11 @@ class StreamableHTTPApp:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
-            if stream.live is queue:
-                stream.live = None
+            pass  # the connection broke: as above
         finally:
             disconnected.cancel()
+            if stream.live is queue:
+                stream.live = None  # however this connection ended, it no longer holds the stream
 
     # -------------------------------------------------------------- GET
 
