@@ -368,3 +368,65 @@ def test_idle_sessions_are_reaped_but_listening_ones_kept() -> None:
                 assert (await raw.post(url, json=request(3, "ping"), headers=headers(idle))).status_code == 404
 
         run(main())
+
+
+# ---------------------------------------------------------------- broken connections, straight through ASGI
+
+
+async def asgi(app: Any, method: str, path: str, headers: dict[str, str], body: bytes = b"", broken: bool = False) -> list[Any]:
+    """One request straight into an ASGI app; ``broken``: the connection
+    fails on the first thing the app sends."""
+    sent: list[Any] = []
+    never = asyncio.Event()
+    delivered = False
+
+    async def receive() -> Any:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await never.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        if broken:
+            raise OSError("connection reset")
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(k.encode(), v.encode()) for k, v in {"host": "127.0.0.1", **headers}.items()],
+    }
+    try:
+        await app(scope, receive, send)
+    except OSError:
+        pass
+    return sent
+
+
+def test_get_stream_broken_at_once_does_not_hold_the_session() -> None:
+    async def main() -> None:
+        app = http_app(example_server())
+        sent = await asgi(app, "POST", "/mcp", headers(version=None), json.dumps(INIT).encode())
+        session_id = dict(sent[0]["headers"])[b"mcp-session-id"].decode()
+        standalone = app.streamable.sessions[session_id].transport.standalone
+        await asgi(app, "GET", "/mcp", headers(session_id), broken=True)
+        assert standalone.live is None  # else every later GET would be refused with 409
+        assert not app.streamable.sessions[session_id].busy
+        await app.streamable.close()
+
+    run(main())
+
+
+def test_legacy_stream_broken_at_once_ends_its_session() -> None:
+    async def main() -> None:
+        app = http_app(example_server())
+        assert app.legacy is not None
+        await asgi(app, "GET", "/sse", {"accept": "text/event-stream"}, broken=True)
+        assert app.legacy.sessions == {}
+
+    run(main())
