@@ -560,6 +560,15 @@ def test_custom_headers_are_sent(servers: dict[str, ThreadedServer]) -> None:
         sent = [h for h in server.recorder.matching("POST", "authorization")]
         assert sent and all(h["authorization"] == "Bearer t0ken" and h["x-trace"] == "1" for h in sent)
         assert all(h["accept"] == "application/json, text/event-stream" for h in sent)
+        assert all(h["content-type"] == "application/json" for h in sent)
+        initialize, *later = sent
+        assert "mcp-session-id" not in initialize and "mcp-protocol-version" not in initialize
+        assert later and all(h["mcp-protocol-version"] == "2025-11-25" for h in later)
+        assert len({h["mcp-session-id"] for h in later}) == 1
+        streams = [h for h in server.recorder.matching("GET", "authorization")]
+        assert streams and all(h["accept"] == "text/event-stream" for h in streams)
+        ended = [h for h in server.recorder.matching("DELETE", "authorization")]
+        assert [h["mcp-session-id"] for h in ended] == [later[0]["mcp-session-id"]]
 
     run(main())
 
