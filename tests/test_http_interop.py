@@ -148,13 +148,8 @@ def test_sdk_sse_client_against_our_legacy_endpoint(ours: dict[str, ThreadedServ
 
 @pytest.fixture(scope="module")
 def theirs() -> Iterator[dict[str, SubprocessServer]]:
-    with (
-        sdk_serving("streamable") as streamable,
-        sdk_serving("json") as json,
-        sdk_serving("stateless") as stateless,
-        sdk_serving("sse") as legacy,
-    ):
-        yield {"streamable": streamable, "json": json, "stateless": stateless, "sse": legacy}
+    with sdk_serving("streamable", "json", "stateless", "sse") as servers:
+        yield servers
 
 
 class Recording(mcp.ClientHandlers):

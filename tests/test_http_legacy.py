@@ -57,8 +57,8 @@ async def foreign_endpoint(scope: Any, receive: Any, send: Any) -> None:
         return
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
     await send({"type": "http.response.body", "body": b"event: endpoint\ndata: http://evil.example/messages\n\n", "more_body": True})
-    await asyncio.sleep(1)
-    await send({"type": "http.response.body", "body": b""})
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 @pytest.fixture(scope="module")

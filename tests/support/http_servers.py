@@ -170,12 +170,15 @@ class SubprocessServer:
             env=env,
             text=True,
         )
+        self.port = 0
+
+    def wait_ready(self) -> SubprocessServer:
         assert self.process.stdout is not None
         line = self.process.stdout.readline()  # "PORT <n>" once listening
         if not line.startswith("PORT "):
-            self.stop()
             raise RuntimeError(f"the SDK server did not start (said {line!r})")
         self.port = int(line.split()[1])
+        return self
 
     def url(self, path: str = "/mcp") -> str:
         return f"http://127.0.0.1:{self.port}{path}"
@@ -193,9 +196,13 @@ class SubprocessServer:
 
 
 @contextlib.contextmanager
-def sdk_serving(*args: str) -> Iterator[SubprocessServer]:
-    server = SubprocessServer(*args)
+def sdk_serving(*modes: str) -> Iterator[dict[str, SubprocessServer]]:
+    """SDK servers, one per mode (started side by side), by mode."""
+    servers = {mode: SubprocessServer(mode) for mode in modes}
     try:
-        yield server
+        for server in servers.values():
+            server.wait_ready()
+        yield servers
     finally:
-        server.stop()
+        for server in servers.values():
+            server.stop()
