@@ -496,7 +496,15 @@ def main() -> None:
     logging.basicConfig(level=options.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     # Clients resume a dropped SSE stream after 100 ms (SEP-1699 polling).
     app = StreamableHTTPApp(build_server(options.watch_interval), retry_ms=100)
-    uvicorn.run(app, host=options.host, port=options.port, log_level=options.log_level.lower())
+    # Open SSE streams (a client's GET stream) never end by themselves: on
+    # SIGTERM or Ctrl+C give in-flight requests a moment, then cut them.
+    uvicorn.run(
+        app,
+        host=options.host,
+        port=options.port,
+        log_level=options.log_level.lower(),
+        timeout_graceful_shutdown=2,
+    )
 
 
 if __name__ == "__main__":
