@@ -24,7 +24,8 @@ def main() -> None:
     options = parser.parse_args()
     server = Server(ExampleServer(), name="mcp-codegen-example", version="0.1.0")
     app = http_app(server, stateless=options.stateless, json_response=options.json)
-    uvicorn.run(app, host=options.host, port=options.port, log_level="warning")
+    # Open SSE streams would otherwise hold a SIGTERM'd uvicorn until clients leave.
+    uvicorn.run(app, host=options.host, port=options.port, log_level="warning", timeout_graceful_shutdown=2)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@ Every SSE stream starts with a priming event (an id and no data) and a
 connection: the events after ``Last-Event-ID`` are replayed, then the stream
 goes on live.
 
-Serve it with any ASGI server, e.g. ``uvicorn.run(StreamableHTTPApp(server), host="127.0.0.1")``.
+Serve it with any ASGI server, e.g.
+``uvicorn.run(StreamableHTTPApp(server), host="127.0.0.1", timeout_graceful_shutdown=2)``
+(the timeout lets a stopping uvicorn end SSE streams that clients keep open).
 """
 
 from __future__ import annotations
