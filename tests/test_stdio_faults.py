@@ -6,6 +6,7 @@ server process."""
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 import time
@@ -20,7 +21,7 @@ from mcp_runtime import jsonrpc
 from mcp_runtime.client import Client, ClientSession, connect_stdio
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.stdio import ProcessTransport, StdioServerParameters
-from support.peers import EXAMPLE_SERVER, STUBBORN_SERVER, example_server, live_children, pid_alive, run
+from support.peers import EXAMPLE_SERVER, LAUNCHER, STUBBORN_SERVER, example_server, live_children, pid_alive, run
 from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
 from support.rawstdio import RawServer
 
@@ -334,3 +335,30 @@ def test_closing_the_client_ends_a_hung_server_that_no_longer_reads_its_stdin() 
         assert not pid_alive(process.pid)
 
     run(scenario(), timeout=30)
+
+
+@pytest.mark.parametrize("mode", ["ignore-eof", "ignore-term"])
+def test_closing_the_client_also_ends_a_server_started_through_a_launcher(mode: str) -> None:
+    """Like ``npx server``: the server is a grandchild; stopping only the
+    launcher would leave it running."""
+
+    async def scenario() -> None:
+        parameters = StdioServerParameters(
+            command=sys.executable,
+            args=[str(LAUNCHER), sys.executable, str(STUBBORN_SERVER), mode],
+            stderr=asyncio.subprocess.DEVNULL,
+            terminate_timeout=0.5,
+        )
+        async with connect_stdio(client(), parameters) as session:
+            launcher = process_of(session)
+            answer = await mcp.ClientStub(session).call_tool("pid")
+            server_pid = int(answer.content[0].text)  # type: ignore[union-attr]
+            assert server_pid != launcher.pid and pid_alive(server_pid)
+        assert launcher.returncode is not None
+        assert not pid_alive(launcher.pid)
+        survived = pid_alive(server_pid)
+        if survived:
+            os.kill(server_pid, signal.SIGKILL)
+        assert not survived, "the server outlived the client that started it"
+
+    run(scenario())

@@ -3,6 +3,9 @@
 A server reads stdin and writes only protocol messages to stdout; everything
 else (logging, stray prints) goes to stderr. A client spawns the server as a
 child process and, when done, closes its stdin, then terminates, then kills it.
+On POSIX the server gets a process group of its own and the signals go to the
+whole group, so that a server started through a launcher (npx, uvx, a shell
+script) ends with it.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import asyncio
 import io
 import logging
 import os
+import signal
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -213,18 +217,63 @@ class ProcessTransport(StreamTransport):
         if process.returncode is not None:
             return
         timeout = self.parameters.terminate_timeout
-        for stop in (None, process.terminate, process.kill):
-            if stop is not None:
-                try:
-                    stop()
-                except ProcessLookupError:
-                    return
+        try:
+            await asyncio.wait_for(process.wait(), timeout)  # its stdin is closed: a server ends by itself
+            return
+        except asyncio.TimeoutError:
+            pass
+        for stop in (self._terminate, self._kill):
             try:
-                await asyncio.wait_for(process.wait(), timeout)
+                stop()
+            except ProcessLookupError:
                 return
-            except asyncio.TimeoutError:
-                continue
+            except PermissionError:
+                pass  # a member of the group that may not be signalled: the others were
+            if await self._ended(timeout):
+                return
         await process.wait()
+
+    async def _ended(self, timeout: float) -> bool:
+        """Whether the server (on POSIX, its whole process group) ended within ``timeout``."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        try:
+            await asyncio.wait_for(self.process.wait(), timeout)
+        except asyncio.TimeoutError:
+            return False
+        # What a launcher started may outlive it: nothing signals a group's
+        # end, so look until its last member is gone.
+        while _OWN_PROCESS_GROUP and _group_alive(self.process.pid):
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(0.01)
+        return True
+
+    def _terminate(self) -> None:
+        if _OWN_PROCESS_GROUP:
+            os.killpg(self.process.pid, signal.SIGTERM)  # the server's pid is its group's id
+        else:
+            self.process.terminate()
+
+    def _kill(self) -> None:
+        if _OWN_PROCESS_GROUP:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        else:
+            self.process.kill()
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # a member we may not signal (or a zombie, on some systems): not gone
+    return True
+
+
+# A process group per server: what a launcher starts is signalled too.
+_OWN_PROCESS_GROUP = os.name == "posix"
 
 
 async def spawn(parameters: StdioServerParameters, max_message_size: int = MAX_MESSAGE_SIZE) -> ProcessTransport:
@@ -240,5 +289,6 @@ async def spawn(parameters: StdioServerParameters, max_message_size: int = MAX_M
         env=env,
         cwd=parameters.cwd,
         limit=max_message_size,
+        start_new_session=_OWN_PROCESS_GROUP,
     )
     return ProcessTransport(process, parameters, max_message_size)

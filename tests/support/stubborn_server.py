@@ -4,7 +4,8 @@
 (a SIGTERM ends it). ``python stubborn_server.py ignore-term``: also ignores
 SIGTERM, so only SIGKILL ends it. In every mode the tool ``hang`` blocks the
 whole process (it stops reading its stdin) until a signal ends it, and the tool
-``scribble`` writes stray text to stdout the way careless server code would.
+``scribble`` writes stray text to stdout the way careless server code would,
+and the tool ``pid`` answers with the server's process id.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ class StubbornServer(ExampleServer):
     async def call_tool(self, params: mcp.CallToolRequestParams, ctx: RequestContext) -> mcp.CallToolResult:
         if params.name == "hang":
             time.sleep(3600)  # blocks the event loop: nothing is read any more
+        if params.name == "pid":
+            return mcp.CallToolResult(content=[mcp.TextContent(text=str(os.getpid()))])
         if params.name == "scribble":
             print("stray print")
             sys.stdout.flush()
