@@ -179,6 +179,7 @@ class Session:
         self._ids = itertools.count(1)
         self._pending: dict[RequestId, asyncio.Future[msgspec.Raw | ErrorObject]] = {}
         self._progress: dict[str | int, ProgressCallback] = {}
+        self._progress_tasks: dict[str | int, asyncio.Task[None]] = {}
         self._in_flight: dict[RequestId, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed: BaseException | None = None
@@ -269,6 +270,7 @@ class Session:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[msgspec.Raw | ErrorObject] = loop.create_future()
         self._pending[request_id] = future
+        callbacks: asyncio.Task[None] | None = None
         if on_progress is not None:
             self._progress[request_id] = on_progress
             params = _with_progress_token(params, request_id)
@@ -292,6 +294,9 @@ class Session:
             self._pending.pop(request_id, None)
             if on_progress is not None:
                 self._progress.pop(request_id, None)
+                callbacks = self._progress_tasks.pop(request_id, None)
+        if on_progress is not None and callbacks is not None:
+            await asyncio.shield(callbacks)  # progress reported before the result is seen first
         if isinstance(outcome, ErrorObject):
             raise McpError(outcome.code, outcome.message, outcome.data)
         return outcome
@@ -479,7 +484,12 @@ class Session:
         message = progress.message if isinstance(progress.message, str) else None
         outcome = callback(progress.progress, total, message)
         if outcome is not None:
-            task = asyncio.get_running_loop().create_task(_await(outcome))
+            # Callbacks of one request run in order, and the call returns only
+            # after they have (request_raw awaits the last one).
+            token = progress.progressToken
+            previous = self._progress_tasks.get(token)
+            task = asyncio.get_running_loop().create_task(_await(outcome, previous))
+            self._progress_tasks[token] = task
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
@@ -494,7 +504,9 @@ def _error_message(request_id: RequestId, spec: MethodSpec[Any, Any], error: Exc
     return jsonrpc.error_bytes(request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
 
 
-async def _await(awaitable: Awaitable[None]) -> None:
+async def _await(awaitable: Awaitable[None], previous: asyncio.Task[None] | None) -> None:
+    if previous is not None:
+        await asyncio.shield(previous)
     try:
         await awaitable
     except Exception:
