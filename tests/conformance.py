@@ -394,6 +394,10 @@ def print_report(report: Report, out: IO[str] = sys.stdout) -> None:
     print(f"\nresults: {report.results_dir}", file=out)
 
 
+# The suite splits the command on spaces, so the paths must not contain any.
+DEFAULT_CLIENT_COMMAND = f"{sys.executable} {REPO / 'examples' / 'conformance_client.py'}"
+
+
 def run(
     results_dir: Path | None = None,
     spec_versions: Iterable[str] = SPEC_VERSIONS,
@@ -428,7 +432,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--scenario", action="append", default=[], help="run only this server scenario (repeatable)")
     parser.add_argument("--no-server", action="store_true", help="skip the server scenarios")
-    parser.add_argument("--client-command", help="the client program to test; the suite appends the server URL")
+    parser.add_argument(
+        "--client-command",
+        default=DEFAULT_CLIENT_COMMAND,
+        help="the client program to test; the suite appends the server URL (default: examples/conformance_client.py)",
+    )
+    parser.add_argument("--no-client", action="store_true", help="skip the client scenarios")
     parser.add_argument(
         "--client-scenario",
         action="append",
@@ -444,7 +453,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             spec_versions=options.spec_versions or SPEC_VERSIONS,
             scenarios=options.scenario,
             server=not options.no_server,
-            client_command=options.client_command,
+            client_command=None if options.no_client else options.client_command,
             client_scenarios=options.client_scenario or CLIENT_SCENARIOS,
             port=options.port,
         )
