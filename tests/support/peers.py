@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
-import sys
 import signal
+import sys
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from types import ModuleType
