@@ -205,7 +205,9 @@ class Session:
                 except Exception:  # a bug here must not take the session down
                     logger.exception("failed to dispatch a message")
         finally:
-            self._shutdown(ConnectionClosed("Connection closed by peer"))
+            reason = getattr(self.transport, "closed_reason", None)
+            detail = reason() if reason is not None else None
+            self._shutdown(ConnectionClosed(f"Connection closed: {detail}" if detail else "Connection closed by peer"))
 
     async def close(self) -> None:
         """Close the transport; every pending call fails with ConnectionClosed."""

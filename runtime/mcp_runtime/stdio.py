@@ -193,6 +193,26 @@ class ProcessTransport(StreamTransport):
     def returncode(self) -> int | None:
         return self.process.returncode
 
+    async def read(self) -> bytes | None:
+        message = await super().read()
+        if message is None and not self._closed:
+            # Its stdout ended: give the process a moment to exit so that the
+            # session can say how it ended.
+            try:
+                await asyncio.wait_for(self.process.wait(), 0.5)
+            except asyncio.TimeoutError:
+                pass
+        return message
+
+    def closed_reason(self) -> str | None:
+        """Why the stream ended, for the error pending calls fail with."""
+        code = self.process.returncode
+        if code is None:
+            return "the server process closed its stdout"
+        if code < 0:
+            return f"the server process was killed by signal {-code}"
+        return f"the server process exited with code {code}"
+
     async def close(self) -> None:
         """Close stdin, then terminate, then kill: the server always ends.
 
