@@ -7,6 +7,7 @@ until the session knows the method and can decode them with its generated type.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 import msgspec
@@ -78,6 +79,95 @@ def decode_envelope(data: bytes) -> Envelope:
 
 def decode_batch(data: bytes) -> list[Envelope]:
     return _batch_decoder.decode(data)
+
+
+UNDECODABLE: Final = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+"""What decoding bytes from a peer raises besides ValidationError: invalid
+JSON, invalid UTF-8 inside a string, nesting deeper than the decoder goes."""
+
+_raw_decoder = msgspec.json.Decoder(msgspec.Raw)
+_any_decoder = msgspec.json.Decoder()
+_str_decoder = msgspec.json.Decoder(str)
+
+
+def parse_error_message(error: BaseException) -> str:
+    """The message of the -32700 error for one of :data:`UNDECODABLE`."""
+    if isinstance(error, RecursionError):
+        return "Parse error: JSON nested too deeply"
+    if isinstance(error, UnicodeDecodeError):
+        return "Parse error: invalid UTF-8"
+    return "Parse error: invalid JSON"
+
+
+def parse_error(data: bytes) -> str | None:
+    """Why ``data`` is not one JSON value, or None if it is. Syntax only (not
+    the UTF-8 inside strings): a message whose first bytes already fail its
+    shape may still be invalid JSON further on, which this tells."""
+    try:
+        _raw_decoder.decode(data)
+    except UNDECODABLE as error:
+        return parse_error_message(error)
+    return None
+
+
+# One JSON token: a string, a bracket, a separator, or a bare literal.
+_TOKEN = re.compile(rb'\s*(?:(?P<str>"[^"\\]*(?:\\.[^"\\]*)*")|(?P<open>[{\[])|(?P<close>[}\]])|(?P<sep>[:,])|(?P<lit>[^\s{}\[\]:,"]+))')
+
+OPAQUE: Final[Any] = ...
+"""What :func:`top_level_members` gives for a member holding an object, an
+array, or a scalar that does not decode."""
+
+
+def top_level_members(data: bytes, limit: int = 64 * 1024) -> dict[str, Any]:
+    """The members of the JSON object that ``data`` starts with, read from its
+    first ``limit`` bytes by a scan that neither recurses nor decodes the
+    rest: enough to find the ``id`` and ``method`` of a message that cannot be
+    decoded (too large, nested too deeply, invalid further on). Scalars are
+    decoded, other values are :data:`OPAQUE`; members after ``limit`` bytes
+    are not seen. Empty if ``data`` is not an object."""
+    members: dict[str, Any] = {}
+    depth = 0
+    key: str | None = None
+    want_value = False
+    for match in _TOKEN.finditer(data, 0, min(len(data), limit)):
+        kind, token = match.lastgroup, match.group(match.lastindex or 0)
+        if depth == 0:
+            if token != b"{":
+                return members
+            depth = 1
+        elif kind == "open":
+            if depth == 1 and want_value and key is not None:
+                members[key] = OPAQUE
+            depth += 1
+            want_value = False
+        elif kind == "close":
+            depth -= 1
+            if depth == 0:
+                break
+        elif depth > 1:
+            continue
+        elif kind == "sep":
+            want_value = token == b":" and key is not None
+            if token == b",":
+                key = None
+        elif want_value and key is not None:
+            try:
+                members[key] = _any_decoder.decode(token)
+            except (msgspec.MsgspecError, *UNDECODABLE):
+                members[key] = OPAQUE
+            want_value = False
+        elif kind == "str":
+            try:
+                key = _str_decoder.decode(token)
+            except (msgspec.MsgspecError, *UNDECODABLE):
+                key = None
+    return members
+
+
+def request_id_of(members: dict[str, Any]) -> RequestId | None:
+    """The ``id`` among :func:`top_level_members`, if it is a valid request id."""
+    value = members.get("id")
+    return value if isinstance(value, (str, int)) and not isinstance(value, bool) else None
 
 
 def request_bytes(request_id: RequestId, method: str, params: bytes | None) -> bytes:

@@ -255,6 +255,10 @@ class Session:
             raise McpError(
                 jsonrpc.INTERNAL_ERROR, f"invalid result for {spec.method}: {_join_paths(str(error))}"
             ) from None
+        except jsonrpc.UNDECODABLE as error:
+            raise McpError(
+                jsonrpc.PARSE_ERROR, f"invalid result for {spec.method}: {jsonrpc.parse_error_message(error)}"
+            ) from None
         return result
 
     async def request_raw(
@@ -328,21 +332,42 @@ class Session:
         try:
             envelope = jsonrpc.decode_envelope(data)
         except msgspec.ValidationError:
-            if data.lstrip()[:1] == b"[":
+            # The shape may fail on the first bytes of what is not even JSON.
+            problem = jsonrpc.parse_error(data)
+            if problem is not None:
+                self._refuse(data, jsonrpc.PARSE_ERROR, problem)
+            elif data.lstrip()[:1] == b"[":
                 self._dispatch_batch(data)
             else:
                 self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: not a JSON-RPC message")
             return
-        except msgspec.DecodeError:
-            self._send_error(None, jsonrpc.PARSE_ERROR, "Parse error: invalid JSON")
+        except jsonrpc.UNDECODABLE as error:
+            self._refuse(data, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error))
             return
         self._dispatch_envelope(envelope, data)
+
+    def _refuse(self, data: bytes, code: int, message: str) -> None:
+        """Answer a message that is not JSON (or too deep or too large to
+        decode). What names a method gets the error under the id its first
+        bytes show (null if none), so the call waiting for it fails now; a
+        response fails our call waiting for it (its id is ours: an error sent
+        under it would reach the peer's own call of that id); the rest get
+        the error under a null id."""
+        members = jsonrpc.top_level_members(data)
+        request_id = jsonrpc.request_id_of(members)
+        if "method" not in members and request_id is not None and ("result" in members or "error" in members):
+            self._on_response(request_id, ErrorObject(code, f"{message} (in the response to this request)"))
+            return
+        self._send_error(request_id if "method" in members else None, code, message)
 
     def _dispatch_batch(self, data: bytes) -> None:
         try:
             batch = jsonrpc.decode_batch(data)
-        except (msgspec.ValidationError, msgspec.DecodeError):
+        except msgspec.ValidationError:
             self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: not a JSON-RPC message")
+            return
+        except jsonrpc.UNDECODABLE as error:
+            self._send_error(None, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error))
             return
         if not batch:
             self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: empty batch")
@@ -464,7 +489,7 @@ class Session:
             return
         try:
             cancelled = _cancelled_decoder.decode(params)
-        except msgspec.ValidationError:
+        except (msgspec.ValidationError, *jsonrpc.UNDECODABLE):
             return
         if cancelled.requestId is UNSET:
             return
@@ -477,7 +502,7 @@ class Session:
             return
         try:
             progress = _progress_decoder.decode(params)
-        except msgspec.ValidationError:
+        except (msgspec.ValidationError, *jsonrpc.UNDECODABLE):
             return
         callback = self._progress.get(progress.progressToken)
         if callback is None:
@@ -525,6 +550,8 @@ def _decode_params(spec: MethodSpec[Any, Any], params: msgspec.Raw | UnsetType) 
         return decoder(spec.params).decode(raw)
     except msgspec.ValidationError as error:
         raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params for {spec.method}: {_join_paths(str(error))}") from None
+    except jsonrpc.UNDECODABLE as error:  # params Raw skipped are JSON, but maybe not UTF-8, or too deep to decode
+        raise McpError(jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error)) from None
 
 
 def _progress_token(params: msgspec.Raw | UnsetType) -> str | int | None:
@@ -532,7 +559,7 @@ def _progress_token(params: msgspec.Raw | UnsetType) -> str | int | None:
         return None
     try:
         meta = _meta_decoder.decode(params).meta
-    except msgspec.ValidationError:
+    except (msgspec.ValidationError, *jsonrpc.UNDECODABLE):
         return None
     if meta is UNSET or meta.progressToken is UNSET:
         return None
