@@ -414,7 +414,15 @@ class Session:
             self._send_error(request_id, jsonrpc.INVALID_REQUEST, f"Invalid request: id {request_id!r} is already in use")
             return
         if method == "ping":
-            self.transport.write(jsonrpc.result_bytes(request_id, _EMPTY_OBJECT), request_id, True)
+            try:
+                if params is not UNSET:
+                    _meta_decoder.decode(params)  # ping's params are RequestParams: only _meta is typed
+            except msgspec.ValidationError as error:
+                self._send_error(request_id, jsonrpc.INVALID_PARAMS, f"Invalid params for ping: {_join_paths(str(error))}")
+            except jsonrpc.UNDECODABLE as error:
+                self._send_error(request_id, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error))
+            else:
+                self.transport.write(jsonrpc.result_bytes(request_id, _EMPTY_OBJECT), request_id, True)
             return
         try:
             spec, handler = self.router.route_request(method)
