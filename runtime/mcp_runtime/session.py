@@ -378,8 +378,14 @@ class Session:
     def _dispatch_envelope(self, envelope: Envelope, data: bytes) -> None:
         request_id = envelope.id
         if envelope.jsonrpc != "2.0":
+            problem = '"jsonrpc" must be "2.0"'
+            if envelope.method is UNSET and request_id is not UNSET and request_id is not None and (
+                envelope.result is not UNSET or envelope.error is not UNSET
+            ):  # a response: never answered, as in _refuse
+                self._on_response(request_id, ErrorObject(jsonrpc.INVALID_REQUEST, f"Invalid response: {problem}"))
+                return
             reply_to = None if request_id is UNSET else request_id
-            self._send_error(reply_to, jsonrpc.INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"')
+            self._send_error(reply_to, jsonrpc.INVALID_REQUEST, f"Invalid request: {problem}")
             return
         if envelope.method is not UNSET:
             if request_id is UNSET:
