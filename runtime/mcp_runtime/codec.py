@@ -150,6 +150,9 @@ class _UntaggedUnion(type):
     # in the generated module.
     __object_arms__: tuple[_ObjectArm, ...] | None
     __other_arms__: Any
+    # Array arms beyond the first: msgspec takes one array type per union, so
+    # with several (a batch of requests, a batch of responses) each is tried in turn.
+    __array_arms__: tuple[Any, ...]
 
     def __instancecheck__(cls, obj: Any) -> bool:
         return isinstance(obj, _runtime_classes(cls.__arms__))
@@ -168,12 +171,24 @@ class _UntaggedUnion(type):
         object_arms = cls._prepare()
         if isinstance(raw, dict) and object_arms:
             return cls._decode_object(raw, object_arms)
+        if isinstance(raw, list) and cls.__array_arms__:
+            return cls._decode_first(raw, cls.__array_arms__)
         if cls.__other_arms__ is None:
             raise ValueError(f"Expected `object`, got `{_json_kind(raw)}`")
         try:
             return msgspec.convert(raw, cls.__other_arms__, dec_hook=dec_hook)
         except msgspec.ValidationError as error:
             raise _nested_error(error) from None
+
+    def _decode_first(cls, raw: Any, candidates: tuple[Any, ...]) -> Any:
+        first_error: msgspec.ValidationError | None = None
+        for candidate in candidates:
+            try:
+                return msgspec.convert(raw, candidate, dec_hook=dec_hook)
+            except msgspec.ValidationError as error:
+                first_error = first_error or error
+        assert first_error is not None
+        raise _nested_error(first_error)
 
     def _decode_object(cls, raw: dict[str, Any], object_arms: tuple[_ObjectArm, ...]) -> Any:
         ranked = []
@@ -226,6 +241,11 @@ def untagged_union(name: str, module: str, *arms: Any) -> type:
     to :func:`dec_hook`, which dispatches here.
     """
     others = [a for a in arms if not _is_object_type(a)]
+    arrays = [a for a in others if _is_array_type(a)]
+    if len(arrays) > 1:
+        others = [a for a in others if not _is_array_type(a)]
+    else:
+        arrays = []
     other: Any = None
     if len(others) == 1:
         other = others[0]
@@ -235,6 +255,7 @@ def untagged_union(name: str, module: str, *arms: Any) -> type:
         "__arms__": arms,
         "__object_arms__": None,
         "__other_arms__": other,
+        "__array_arms__": tuple(arrays),
         "__module__": module,
         "__doc__": f"Runtime form of the union {' | '.join(_arm_name(a) for a in arms)}.",
     }
@@ -243,6 +264,13 @@ def untagged_union(name: str, module: str, *arms: Any) -> type:
 
 def _arm_name(arm: Any) -> str:
     return arm.__name__ if isinstance(arm, type) else repr(arm)
+
+
+def _is_array_type(arm: Any) -> bool:
+    origin = typing.get_origin(arm)
+    if origin is typing.Annotated:
+        return _is_array_type(typing.get_args(arm)[0])
+    return (origin or arm) in (list, tuple, set, frozenset)
 
 
 def _is_object_type(arm: Any) -> bool:
