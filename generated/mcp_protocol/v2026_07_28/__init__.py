@@ -4,6 +4,10 @@
 # corrections applied (schema/corrections.toml):
 #   elicit-result-number: /$defs/ElicitResult/properties/content/additionalProperties/anyOf/1/type
 #   json-value-number-null: /$defs/JSONValue/anyOf/2/type
+#   request-meta-open: /$defs/RequestMetaObject/additionalProperties
+#   result-meta-open: /$defs/ResultMetaObject/additionalProperties
+#   notification-meta-open: /$defs/NotificationMetaObject/additionalProperties
+#   subscriptions-listen-result-meta-open: /$defs/SubscriptionsListenResultMetaObject/additionalProperties
 """MCP 2026-07-28: wire types, method tables, stubs and handler interfaces.
 
 Generated from the official JSON Schema; descriptions come from the MCP

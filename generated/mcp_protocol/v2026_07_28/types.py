@@ -4,6 +4,10 @@
 # corrections applied (schema/corrections.toml):
 #   elicit-result-number: /$defs/ElicitResult/properties/content/additionalProperties/anyOf/1/type
 #   json-value-number-null: /$defs/JSONValue/anyOf/2/type
+#   request-meta-open: /$defs/RequestMetaObject/additionalProperties
+#   result-meta-open: /$defs/ResultMetaObject/additionalProperties
+#   notification-meta-open: /$defs/NotificationMetaObject/additionalProperties
+#   subscriptions-listen-result-meta-open: /$defs/SubscriptionsListenResultMetaObject/additionalProperties
 """MCP 2026-07-28 wire types.
 
 One type per definition of the official JSON Schema, plus the inline objects and
@@ -1902,22 +1906,44 @@ class Notification(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=Fal
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class NotificationMetaObject(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+class NotificationMetaObject(OpenObject):
     """Extends {@link MetaObject} with additional notification-specific fields. All key naming rules from `MetaObject` apply."""
 
-    iomodelcontextprotocolsubscription_id: RequestId | UnsetType = msgspec.field(
-        name="io.modelcontextprotocol/subscriptionId", default=UNSET
-    )
-    """Identifies the subscription stream a notification was delivered on. The
-    server MUST include this key on every notification delivered via a
-    {@link SubscriptionsListenRequestsubscriptions/listen} stream, so the
-    client can correlate the notification with the originating subscription.
-    The key is absent on notifications not delivered via a subscription
-    stream (e.g. progress notifications for an in-flight request), which is
-    why it is optional here.
+    __slots__ = ()
 
-    The value is the JSON-RPC ID of the `subscriptions/listen` request that
-    opened the stream."""
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+        iomodelcontextprotocolsubscription_id: RequestId | UnsetType = msgspec.field(
+            name="io.modelcontextprotocol/subscriptionId", default=UNSET
+        )
+
+    def __init__(
+        self,
+        *,
+        iomodelcontextprotocolsubscription_id: RequestId | UnsetType = UNSET,
+        **extra: Any,
+    ) -> None:
+        super().__init__(
+            {
+                "io.modelcontextprotocol/subscriptionId": iomodelcontextprotocolsubscription_id,
+            },
+            **extra,
+        )
+
+    @property
+    def iomodelcontextprotocolsubscription_id(self) -> RequestId | UnsetType:
+        """Identifies the subscription stream a notification was delivered on. The
+        server MUST include this key on every notification delivered via a
+        {@link SubscriptionsListenRequestsubscriptions/listen} stream, so the
+        client can correlate the notification with the originating subscription.
+        The key is absent on notifications not delivered via a subscription
+        stream (e.g. progress notifications for an in-flight request), which is
+        why it is optional here.
+
+        The value is the JSON-RPC ID of the `subscriptions/listen` request that
+        opened the stream."""
+        return cast(
+            "RequestId | UnsetType", self.get("io.modelcontextprotocol/subscriptionId", UNSET)
+        )
 
 
 class NotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
@@ -2227,54 +2253,103 @@ class Request(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class RequestMetaObject(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+class RequestMetaObject(OpenObject):
     """Extends {@link MetaObject} with additional request-specific fields. All key naming rules from `MetaObject` apply."""
 
-    iomodelcontextprotocolclient_capabilities: ClientCapabilities = msgspec.field(
-        name="io.modelcontextprotocol/clientCapabilities"
+    __slots__ = ()
+
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+        iomodelcontextprotocolclient_capabilities: ClientCapabilities = msgspec.field(
+            name="io.modelcontextprotocol/clientCapabilities"
+        )
+        iomodelcontextprotocolclient_info: Implementation | UnsetType = msgspec.field(
+            name="io.modelcontextprotocol/clientInfo", default=UNSET
+        )
+        iomodelcontextprotocollog_level: LoggingLevel | UnsetType = msgspec.field(
+            name="io.modelcontextprotocol/logLevel", default=UNSET
+        )
+        iomodelcontextprotocolprotocol_version: str = msgspec.field(
+            name="io.modelcontextprotocol/protocolVersion"
+        )
+        progress_token: ProgressToken | UnsetType = msgspec.field(
+            name="progressToken", default=UNSET
+        )
+
+    __typed_keys__ = (
+        ("iomodelcontextprotocolclient_capabilities", "io.modelcontextprotocol/clientCapabilities"),
+        ("iomodelcontextprotocolclient_info", "io.modelcontextprotocol/clientInfo"),
     )
-    """The client's capabilities for this specific request. Required.
 
-    Capabilities are declared per-request rather than once at initialization;
-    an empty object means the client supports no optional capabilities.
-    Servers MUST NOT infer capabilities from prior requests."""
+    def __init__(
+        self,
+        *,
+        iomodelcontextprotocolclient_capabilities: ClientCapabilities,
+        iomodelcontextprotocolclient_info: Implementation | UnsetType = UNSET,
+        iomodelcontextprotocollog_level: LoggingLevel | UnsetType = UNSET,
+        iomodelcontextprotocolprotocol_version: str,
+        progress_token: ProgressToken | UnsetType = UNSET,
+        **extra: Any,
+    ) -> None:
+        super().__init__(
+            {
+                "io.modelcontextprotocol/clientCapabilities": iomodelcontextprotocolclient_capabilities,
+                "io.modelcontextprotocol/clientInfo": iomodelcontextprotocolclient_info,
+                "io.modelcontextprotocol/logLevel": iomodelcontextprotocollog_level,
+                "io.modelcontextprotocol/protocolVersion": iomodelcontextprotocolprotocol_version,
+                "progressToken": progress_token,
+            },
+            **extra,
+        )
 
-    iomodelcontextprotocolclient_info: Implementation | UnsetType = msgspec.field(
-        name="io.modelcontextprotocol/clientInfo", default=UNSET
-    )
-    """Identifies the client software making the request. Clients SHOULD
-    include this field on every request unless specifically configured not
-    to do so.
+    @property
+    def iomodelcontextprotocolclient_capabilities(self) -> ClientCapabilities:
+        """The client's capabilities for this specific request. Required.
 
-    The {@link Implementation} schema requires `name` and `version`; other
-    fields are optional.
+        Capabilities are declared per-request rather than once at initialization;
+        an empty object means the client supports no optional capabilities.
+        Servers MUST NOT infer capabilities from prior requests."""
+        return cast("ClientCapabilities", self["io.modelcontextprotocol/clientCapabilities"])
 
-    The value is self-reported by the client and is not verified by the
-    protocol. It is intended for display, logging, and debugging. Servers
-    SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
-    security decisions."""
+    @property
+    def iomodelcontextprotocolclient_info(self) -> Implementation | UnsetType:
+        """Identifies the client software making the request. Clients SHOULD
+        include this field on every request unless specifically configured not
+        to do so.
 
-    iomodelcontextprotocollog_level: LoggingLevel | UnsetType = msgspec.field(
-        name="io.modelcontextprotocol/logLevel", default=UNSET
-    )
-    """The desired log level for this request. Optional.
+        The {@link Implementation} schema requires `name` and `version`; other
+        fields are optional.
 
-    If absent, the server MUST NOT send any {@link LoggingMessageNotificationnotifications/message}
-    notifications for this request. The client opts in to log messages by
-    explicitly setting a level. Replaces the former `logging/setLevel` RPC."""
+        The value is self-reported by the client and is not verified by the
+        protocol. It is intended for display, logging, and debugging. Servers
+        SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
+        security decisions."""
+        return cast(
+            "Implementation | UnsetType", self.get("io.modelcontextprotocol/clientInfo", UNSET)
+        )
 
-    iomodelcontextprotocolprotocol_version: str = msgspec.field(
-        name="io.modelcontextprotocol/protocolVersion"
-    )
-    """The MCP Protocol Version being used for this request. Required.
+    @property
+    def iomodelcontextprotocollog_level(self) -> LoggingLevel | UnsetType:
+        """The desired log level for this request. Optional.
 
-    For the HTTP transport, this value MUST match the `MCP-Protocol-Version`
-    header; otherwise the server MUST return a `400 Bad Request`. If the
-    server does not support the requested version, it MUST return an
-    {@link UnsupportedProtocolVersionError}."""
+        If absent, the server MUST NOT send any {@link LoggingMessageNotificationnotifications/message}
+        notifications for this request. The client opts in to log messages by
+        explicitly setting a level. Replaces the former `logging/setLevel` RPC."""
+        return cast("LoggingLevel | UnsetType", self.get("io.modelcontextprotocol/logLevel", UNSET))
 
-    progress_token: ProgressToken | UnsetType = msgspec.field(name="progressToken", default=UNSET)
-    """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by {@link ProgressNotificationnotifications/progress}). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
+    @property
+    def iomodelcontextprotocolprotocol_version(self) -> str:
+        """The MCP Protocol Version being used for this request. Required.
+
+        For the HTTP transport, this value MUST match the `MCP-Protocol-Version`
+        header; otherwise the server MUST return a `400 Bad Request`. If the
+        server does not support the requested version, it MUST return an
+        {@link UnsupportedProtocolVersionError}."""
+        return cast("str", self["io.modelcontextprotocol/protocolVersion"])
+
+    @property
+    def progress_token(self) -> ProgressToken | UnsetType:
+        """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by {@link ProgressNotificationnotifications/progress}). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
+        return cast("ProgressToken | UnsetType", self.get("progressToken", UNSET))
 
 
 class RequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
@@ -2557,23 +2632,47 @@ class Result(OpenObject):
         return cast("str", self["resultType"])
 
 
-class ResultMetaObject(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+class ResultMetaObject(OpenObject):
     """Extends {@link MetaObject} with additional result-specific fields. All key naming rules from `MetaObject` apply."""
 
-    iomodelcontextprotocolserver_info: Implementation | UnsetType = msgspec.field(
-        name="io.modelcontextprotocol/serverInfo", default=UNSET
-    )
-    """Identifies the server software producing the response. Servers SHOULD
-    include this field on every response unless specifically configured not
-    to do so.
+    __slots__ = ()
 
-    The {@link Implementation} schema requires `name` and `version`; other
-    fields are optional.
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+        iomodelcontextprotocolserver_info: Implementation | UnsetType = msgspec.field(
+            name="io.modelcontextprotocol/serverInfo", default=UNSET
+        )
 
-    The value is self-reported by the server and is not verified by the
-    protocol. It is intended for display, logging, and debugging. Clients
-    SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
-    security decisions."""
+    __typed_keys__ = (("iomodelcontextprotocolserver_info", "io.modelcontextprotocol/serverInfo"),)
+
+    def __init__(
+        self,
+        *,
+        iomodelcontextprotocolserver_info: Implementation | UnsetType = UNSET,
+        **extra: Any,
+    ) -> None:
+        super().__init__(
+            {
+                "io.modelcontextprotocol/serverInfo": iomodelcontextprotocolserver_info,
+            },
+            **extra,
+        )
+
+    @property
+    def iomodelcontextprotocolserver_info(self) -> Implementation | UnsetType:
+        """Identifies the server software producing the response. Servers SHOULD
+        include this field on every response unless specifically configured not
+        to do so.
+
+        The {@link Implementation} schema requires `name` and `version`; other
+        fields are optional.
+
+        The value is self-reported by the server and is not verified by the
+        protocol. It is intended for display, logging, and debugging. Clients
+        SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
+        security decisions."""
+        return cast(
+            "Implementation | UnsetType", self.get("io.modelcontextprotocol/serverInfo", UNSET)
+        )
 
 
 class Root(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
@@ -2800,35 +2899,62 @@ class SubscriptionsListenResult(msgspec.Struct, kw_only=True, repr_omit_defaults
     `resultType`), the client MUST treat the absent field as `"complete"`."""
 
 
-class SubscriptionsListenResultMetaObject(
-    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
-):
+class SubscriptionsListenResultMetaObject(OpenObject):
     """Extends {@link ResultMetaObject} with the subscription-stream identifier carried by a
     {@link SubscriptionsListenResult}. All key naming rules from `MetaObject` apply."""
 
-    iomodelcontextprotocolserver_info: Implementation | UnsetType = msgspec.field(
-        name="io.modelcontextprotocol/serverInfo", default=UNSET
-    )
-    """Identifies the server software producing the response. Servers SHOULD
-    include this field on every response unless specifically configured not
-    to do so.
+    __slots__ = ()
 
-    The {@link Implementation} schema requires `name` and `version`; other
-    fields are optional.
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+        iomodelcontextprotocolserver_info: Implementation | UnsetType = msgspec.field(
+            name="io.modelcontextprotocol/serverInfo", default=UNSET
+        )
+        iomodelcontextprotocolsubscription_id: RequestId = msgspec.field(
+            name="io.modelcontextprotocol/subscriptionId"
+        )
 
-    The value is self-reported by the server and is not verified by the
-    protocol. It is intended for display, logging, and debugging. Clients
-    SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
-    security decisions."""
+    __typed_keys__ = (("iomodelcontextprotocolserver_info", "io.modelcontextprotocol/serverInfo"),)
 
-    iomodelcontextprotocolsubscription_id: RequestId = msgspec.field(
-        name="io.modelcontextprotocol/subscriptionId"
-    )
-    """Identifies the subscription stream this response closes, so the client can
-    correlate it with the originating subscription — mirroring the same key on
-    the stream's notifications. The value is the JSON-RPC ID of the
-    `subscriptions/listen` request that opened the stream (and equals this
-    response's `id`)."""
+    def __init__(
+        self,
+        *,
+        iomodelcontextprotocolserver_info: Implementation | UnsetType = UNSET,
+        iomodelcontextprotocolsubscription_id: RequestId,
+        **extra: Any,
+    ) -> None:
+        super().__init__(
+            {
+                "io.modelcontextprotocol/serverInfo": iomodelcontextprotocolserver_info,
+                "io.modelcontextprotocol/subscriptionId": iomodelcontextprotocolsubscription_id,
+            },
+            **extra,
+        )
+
+    @property
+    def iomodelcontextprotocolserver_info(self) -> Implementation | UnsetType:
+        """Identifies the server software producing the response. Servers SHOULD
+        include this field on every response unless specifically configured not
+        to do so.
+
+        The {@link Implementation} schema requires `name` and `version`; other
+        fields are optional.
+
+        The value is self-reported by the server and is not verified by the
+        protocol. It is intended for display, logging, and debugging. Clients
+        SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
+        security decisions."""
+        return cast(
+            "Implementation | UnsetType", self.get("io.modelcontextprotocol/serverInfo", UNSET)
+        )
+
+    @property
+    def iomodelcontextprotocolsubscription_id(self) -> RequestId:
+        """Identifies the subscription stream this response closes, so the client can
+        correlate it with the originating subscription — mirroring the same key on
+        the stream's notifications. The value is the JSON-RPC ID of the
+        `subscriptions/listen` request that opened the stream (and equals this
+        response's `id`)."""
+        return cast("RequestId", self["io.modelcontextprotocol/subscriptionId"])
 
 
 class SubscriptionsListenResultResponse(
