@@ -46,13 +46,16 @@ T = TypeVar("T")
 # "<inner message> (at `<inner path>`) - at `<outer path>`"; join the two paths.
 _NESTED_PATH = re.compile(r"^(?P<msg>.*) \(at `\$(?P<inner>[^`]*)`\) - at `(?P<outer>\$[^`]*)`$", re.S)
 _PATH = re.compile(r"^(?P<msg>.*) - at `(?P<path>\$[^`]*)`$", re.S)
+# The same from a hook called for the value at the root: no outer path.
+_ROOT_NESTED_PATH = re.compile(r"^(?P<msg>.*) \(at `(?P<inner>\$[^`]*)`\)$", re.S)
 
 
 def _join_paths(message: str) -> str:
     while True:
         match = _NESTED_PATH.match(message)
         if match is None:
-            return message
+            root = _ROOT_NESTED_PATH.match(message)
+            return f"{root['msg']} - at `{root['inner']}`" if root else message
         message = f"{match['msg']} - at `{match['outer']}{match['inner']}`"
 
 
