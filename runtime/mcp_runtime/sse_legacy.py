@@ -13,7 +13,6 @@ import secrets
 from collections.abc import Sequence
 from urllib.parse import parse_qs
 
-import msgspec
 
 from . import jsonrpc
 from .jsonrpc import RequestId
@@ -31,8 +30,6 @@ from .streamable_http import (
     _read_body,
     _wait_disconnect,
 )
-
-_any = msgspec.json.Decoder()
 
 
 class LegacySSETransport:
@@ -158,10 +155,9 @@ class LegacySSEApp:
         if body is None:
             await _json_error(send, 413, None, jsonrpc.INVALID_REQUEST, f"Request body larger than {self.max_body_size} bytes")
             return
-        try:
-            _any.decode(body)
-        except msgspec.DecodeError:
-            await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, "Parse error: invalid JSON")
+        problem = jsonrpc.parse_error(body)
+        if problem is not None:
+            await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, problem)
             return
         transport.incoming.put_nowait(body)
         await _plain(send, 202, "Accepted")

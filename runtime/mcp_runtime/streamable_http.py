@@ -189,8 +189,8 @@ class HttpSessionTransport:
         of when the client goes away."""
         try:
             cancelled = _cancelled.decode(message)
-        except msgspec.MsgspecError:
-            return
+        except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+            return  # the session answers what it cannot read
         if cancelled.method != "notifications/cancelled" or isinstance(cancelled.params, msgspec.UnsetType):
             return
         request_id = cancelled.params.requestId
@@ -370,11 +370,16 @@ class StreamableHTTPApp:
             return
         try:
             probe = _probe.decode(body)
-        except msgspec.DecodeError:
-            await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, "Parse error: invalid JSON")
-            return
         except msgspec.ValidationError:
-            await _json_error(send, 400, None, jsonrpc.INVALID_REQUEST, "Invalid request: not a JSON-RPC message")
+            # The shape may fail on the first bytes of what is not even JSON.
+            problem = jsonrpc.parse_error(body)
+            if problem is not None:
+                await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, problem)
+            else:
+                await _json_error(send, 400, None, jsonrpc.INVALID_REQUEST, "Invalid request: not a JSON-RPC message")
+            return
+        except jsonrpc.UNDECODABLE as error:  # invalid JSON, invalid UTF-8, nested too deeply
+            await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error))
             return
         items = probe if isinstance(probe, list) else [probe]
         if not items:
@@ -676,7 +681,7 @@ async def _wait_disconnect(receive: Receive) -> None:
 def _is_response(message: bytes) -> bool:
     try:
         probe = _probe.decode(message)
-    except msgspec.MsgspecError:
+    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
         return False
     return isinstance(probe, _Probe) and probe.method is msgspec.UNSET
 
