@@ -20,12 +20,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import jsonrpc
 from .jsonrpc import RequestId
 
 logger = logging.getLogger("mcp_runtime.stdio")
 
 MAX_MESSAGE_SIZE = 64 * 1024 * 1024
-"""Longest line accepted, in bytes; longer ones are dropped (and reported) whole."""
+"""Longest line accepted, in bytes; longer ones are dropped whole, and refused
+(a request is answered with -32600; a response fails the call waiting for it)."""
+
+_HEAD = 64 * 1024  # how much of a dropped message is kept to find its id
 
 
 class StreamTransport:
@@ -52,7 +56,12 @@ class StreamTransport:
                 if not line.strip():
                     return None
             except asyncio.LimitOverrunError:
-                await self._discard_line()
+                try:
+                    refused = self._refuse(await self._discard_line())
+                except (ConnectionError, OSError):
+                    return None
+                if refused is not None:
+                    return refused
                 continue
             except (ConnectionError, OSError):
                 return None
@@ -60,16 +69,35 @@ class StreamTransport:
                 return line
         return None
 
-    async def _discard_line(self) -> None:
-        logger.error("dropping a message longer than %d bytes", self._max)
+    async def _discard_line(self) -> bytes:
+        """Skip the rest of a line longer than max_message_size; its first bytes."""
+        head = b""
         while True:
             try:
-                await self._reader.readuntil(b"\n")
-                return
+                rest = await self._reader.readuntil(b"\n")
             except asyncio.LimitOverrunError as error:
-                await self._reader.readexactly(error.consumed)
-            except asyncio.IncompleteReadError:
-                return
+                rest = await self._reader.readexactly(error.consumed)
+                head += rest[: max(0, _HEAD - len(head))]
+                continue
+            except asyncio.IncompleteReadError as error:
+                rest = error.partial
+            return head + rest[: max(0, _HEAD - len(head))]
+
+    def _refuse(self, head: bytes) -> bytes | None:
+        """Refuse a dropped message, going by its first bytes: a request gets
+        -32600 under its id; a response is replaced by an error response, which
+        is returned for the session to read (the call waiting for it fails);
+        anything else gets -32600 under a null id."""
+        members = jsonrpc.top_level_members(head)
+        request_id = jsonrpc.request_id_of(members)
+        problem = f"message larger than {self._max} bytes (max_message_size)"
+        if "method" not in members and request_id is not None and ("result" in members or "error" in members):
+            logger.error("dropping the response to request %r: %s", request_id, problem)
+            return jsonrpc.error_bytes(request_id, jsonrpc.INVALID_REQUEST, f"Invalid response: {problem}; it was dropped")
+        reply_to = request_id if "method" in members else None
+        logger.error("dropping a %s (%s)", problem, f"request {reply_to!r}" if reply_to is not None else "no request id")
+        self.write(jsonrpc.error_bytes(reply_to, jsonrpc.INVALID_REQUEST, f"Invalid request: {problem}"), reply_to, True)
+        return None
 
     def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
         if self._closed or self._writer.is_closing():
