@@ -52,6 +52,7 @@ _UNIONS = {
     ("ClientNotification", "client_to_server", "notification"),
     ("ServerNotification", "server_to_client", "notification"),
 }
+_UNION_NAMES = frozenset(union for union, _, _ in _UNIONS)
 
 
 @dataclass
@@ -143,7 +144,19 @@ def derive(module: Module) -> list[Method]:
 
 def _members(module: Module, union: str) -> list[str]:
     if union in module.structs:
-        return [union]  # a revision with a single message of this kind
+        # A revision with a single message of this kind (2026-07-28's
+        # ClientNotification is the cancelled notification): name it after the
+        # definition of that message where there is one, not after the union.
+        method = _method_name(module.structs[union])
+        named = [
+            name
+            for name, struct in sorted(module.structs.items())
+            if struct.definition
+            and name not in _UNION_NAMES
+            and name.endswith(("Request", "Notification"))
+            and _declares_method(struct, method)
+        ]
+        return named[:1] or [union]
     alias = module.aliases.get(union)
     if alias is None:
         return []
@@ -155,6 +168,13 @@ def _members(module: Module, union: str) -> list[str]:
             raise GenerationError(f"{union} has an arm that is not a message definition")
         names.append(resolved.name)
     return names
+
+
+def _declares_method(struct: Struct, method: str) -> bool:
+    if struct.tag_field == "method":
+        return struct.tag == method
+    field = struct.field_named("method")
+    return field is not None and field.has_const and field.const == method
 
 
 def _method_name(struct: Struct) -> str:

@@ -66,7 +66,7 @@ NOTIFICATIONS_CANCELLED: MethodSpec[CancelledNotificationParams, None] = MethodS
     params=CancelledNotificationParams,
     result=None,
     params_required=True,
-    handler="on_client",
+    handler="on_cancelled",
     capability=(),
 )
 """This notification is sent by the client to indicate that it is cancelling a request it previously issued.
