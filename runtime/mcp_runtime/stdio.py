@@ -33,7 +33,14 @@ _HEAD = 64 * 1024  # how much of a dropped message is kept to find its id
 
 
 class StreamTransport:
-    """A :class:`~mcp_runtime.session.Transport` over an asyncio reader and writer."""
+    """A :class:`~mcp_runtime.session.Transport` over an asyncio reader and writer.
+
+    ``max_buffered`` bounds what is written but not yet taken by the peer
+    (default: twice ``max_message_size``). Requests are read and answered
+    while earlier answers wait in the buffer, so a peer that keeps sending
+    but never reads would make it grow without end: past the bound the
+    connection is dropped, with a logged error.
+    """
 
     def __init__(
         self,
@@ -41,10 +48,12 @@ class StreamTransport:
         writer: asyncio.StreamWriter | _FileWriter,
         *,
         max_message_size: int = MAX_MESSAGE_SIZE,
+        max_buffered: int | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
         self._max = max_message_size
+        self._max_buffered = 2 * max_message_size if max_buffered is None else max_buffered
         self._closed = False
 
     async def read(self) -> bytes | None:
@@ -103,6 +112,21 @@ class StreamTransport:
         if self._closed or self._writer.is_closing():
             return
         self._writer.write(message + b"\n")
+        buffered = self._writer.transport.get_write_buffer_size()
+        if buffered > self._max_buffered:
+            logger.error(
+                "dropping the connection: the peer is not reading (%d bytes wait for it; max_buffered is %d)",
+                buffered,
+                self._max_buffered,
+            )
+            self._abort()
+
+    def _abort(self) -> None:
+        """Drop the connection at once: what is buffered is discarded, and
+        reading ends as if the peer had gone."""
+        self._closed = True
+        self._writer.transport.abort()
+        self._reader.set_exception(ConnectionResetError("connection dropped: the peer is not reading"))
 
     def close_request_stream(self, request_id: RequestId) -> None:
         return None  # one stream for everything: nothing to close early
@@ -136,8 +160,8 @@ def configure_stdio_logging(level: int = logging.INFO) -> None:
         logging.basicConfig(stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s")
 
 
-async def process_stdio(max_message_size: int = MAX_MESSAGE_SIZE) -> StreamTransport:
-    """A transport over this process's stdin and stdout.
+async def process_stdio(max_message_size: int = MAX_MESSAGE_SIZE, max_buffered: int | None = None) -> StreamTransport:
+    """A transport over this process's stdin and stdout (see StreamTransport for the limits).
 
     The protocol keeps its own copy of stdout; ``sys.stdout`` and file
     descriptor 1 are pointed at stderr so that a stray ``print`` cannot
@@ -161,7 +185,7 @@ async def process_stdio(max_message_size: int = MAX_MESSAGE_SIZE) -> StreamTrans
         writer = asyncio.StreamWriter(transport, protocol, None, loop)
     except ValueError:  # stdout is a regular file: asyncio only streams to pipes
         writer = _FileWriter(protocol_out)
-    return StreamTransport(reader, writer, max_message_size=max_message_size)
+    return StreamTransport(reader, writer, max_message_size=max_message_size, max_buffered=max_buffered)
 
 
 class _FileWriter:
@@ -169,6 +193,13 @@ class _FileWriter:
 
     def __init__(self, file: io.RawIOBase) -> None:
         self._file = file
+        self.transport = self  # writes are synchronous: nothing is ever buffered
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def abort(self) -> None:
+        self._file.close()
 
     def write(self, data: bytes) -> None:
         view = memoryview(data)
@@ -211,9 +242,15 @@ class StdioServerParameters:
 class ProcessTransport(StreamTransport):
     """A transport to a spawned server process that it also shuts down."""
 
-    def __init__(self, process: asyncio.subprocess.Process, parameters: StdioServerParameters, limit: int) -> None:
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        parameters: StdioServerParameters,
+        limit: int,
+        max_buffered: int | None = None,
+    ) -> None:
         assert process.stdout is not None and process.stdin is not None
-        super().__init__(process.stdout, process.stdin, max_message_size=limit)
+        super().__init__(process.stdout, process.stdin, max_message_size=limit, max_buffered=max_buffered)
         self.process = process
         self.parameters = parameters
 
@@ -324,7 +361,9 @@ def _group_alive(group: int) -> bool:
 _OWN_PROCESS_GROUP = os.name == "posix"
 
 
-async def spawn(parameters: StdioServerParameters, max_message_size: int = MAX_MESSAGE_SIZE) -> ProcessTransport:
+async def spawn(
+    parameters: StdioServerParameters, max_message_size: int = MAX_MESSAGE_SIZE, max_buffered: int | None = None
+) -> ProcessTransport:
     """Start the server process and return a transport to it."""
     env = dict(os.environ) if parameters.inherit_env else {}
     env.update(parameters.env or {})
@@ -339,4 +378,4 @@ async def spawn(parameters: StdioServerParameters, max_message_size: int = MAX_M
         limit=max_message_size,
         start_new_session=_OWN_PROCESS_GROUP,
     )
-    return ProcessTransport(process, parameters, max_message_size)
+    return ProcessTransport(process, parameters, max_message_size, max_buffered)
