@@ -1,0 +1,16 @@
+"""A handler for a method the revision does not have: 2024-11-05 has no elicitation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from typing_extensions import override
+
+from mcp_protocol.v2024_11_05 import ClientHandlers
+from mcp_runtime.methods import RequestContext
+
+
+class Elicits(ClientHandlers):
+    @override
+    async def elicit(self, params: Any, ctx: RequestContext) -> Any:  # E: misc "elicit" is marked as an override, but no base method was found
+        return None

@@ -1,0 +1,14 @@
+"""A handler override that returns the wrong result type: mypy must refuse it."""
+
+from __future__ import annotations
+
+from typing_extensions import override
+
+from mcp_protocol.v2025_11_25 import CallToolRequestParams, ListToolsResult, ServerHandlers
+from mcp_runtime.methods import RequestContext
+
+
+class WrongReturn(ServerHandlers):
+    @override
+    async def call_tool(self, params: CallToolRequestParams, ctx: RequestContext) -> ListToolsResult:  # E: override
+        return ListToolsResult(tools=[])
