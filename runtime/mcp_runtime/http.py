@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from .server import Server
 from .sse_legacy import LegacySSEApp
-from .streamable_http import DEFAULT_MAX_BODY, Receive, Scope, Send, StreamableHTTPApp
+from .streamable_http import DEFAULT_MAX_BODY, DEFAULT_MAX_STREAM_BUFFER, Receive, Scope, Send, StreamableHTTPApp
 
 
 class HttpApp:
@@ -41,6 +41,7 @@ def http_app(
     max_concurrent_requests: int = 1024,
     session_timeout: float | None = 30 * 60,
     retry_ms: int = 1000,
+    max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
 ) -> HttpApp:
     """The ASGI application serving ``server`` over HTTP (see the module docstring)."""
     streamable = StreamableHTTPApp(
@@ -54,10 +55,15 @@ def http_app(
         max_concurrent_requests=max_concurrent_requests,
         session_timeout=session_timeout,
         retry_ms=retry_ms,
+        max_stream_buffer=max_stream_buffer,
     )
     legacy = None
     if legacy_sse and not stateless:
         legacy = LegacySSEApp(
-            server, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins, max_body_size=max_body_size
+            server,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            max_body_size=max_body_size,
+            max_stream_buffer=max_stream_buffer,
         )
     return HttpApp(streamable, legacy)

@@ -9,16 +9,17 @@ the GET stream.
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 from collections.abc import Sequence
 from urllib.parse import parse_qs
-
 
 from . import jsonrpc
 from .jsonrpc import RequestId
 from .server import Server, ServerSession
 from .streamable_http import (
     DEFAULT_MAX_BODY,
+    DEFAULT_MAX_STREAM_BUFFER,
     Receive,
     Scope,
     Send,
@@ -31,13 +32,22 @@ from .streamable_http import (
     _wait_disconnect,
 )
 
+logger = logging.getLogger("mcp_runtime.sse_legacy")
+
 
 class LegacySSETransport:
-    """The Transport of one legacy SSE session."""
+    """The Transport of one legacy SSE session.
 
-    def __init__(self) -> None:
+    At most ``max_pending`` bytes may wait for the event stream: a client
+    that keeps POSTing but does not read its stream would otherwise make the
+    queue grow without end. Past it the session ends, with a logged error.
+    """
+
+    def __init__(self, max_pending: int = DEFAULT_MAX_STREAM_BUFFER) -> None:
         self.incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.outgoing: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.max_pending = max_pending
+        self.pending = 0  # bytes in outgoing
         self.closed = False
 
     async def read(self) -> bytes | None:
@@ -46,8 +56,27 @@ class LegacySSETransport:
         return await self.incoming.get()
 
     def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
-        if not self.closed:
-            self.outgoing.put_nowait(message)
+        if self.closed:
+            return
+        self.outgoing.put_nowait(message)
+        self.pending += len(message)
+        if self.pending > self.max_pending and self.outgoing.qsize() > 1:
+            logger.error(
+                "ending a legacy SSE session: the client does not read its stream (%d bytes wait for it; "
+                "max_stream_buffer is %d)",
+                self.pending,
+                self.max_pending,
+            )
+            while not self.outgoing.empty():
+                self.outgoing.get_nowait()
+            self.pending = 0
+            self.closed = True
+            self.incoming.put_nowait(None)
+            self.outgoing.put_nowait(None)
+
+    def took(self, message: bytes) -> None:
+        """The stream took ``message`` from outgoing to send it."""
+        self.pending -= len(message)
 
     async def drain(self) -> None:
         return None
@@ -74,6 +103,7 @@ class LegacySSEApp:
         allowed_hosts: Sequence[str] | None = None,
         allowed_origins: Sequence[str] | None = None,
         max_body_size: int = DEFAULT_MAX_BODY,
+        max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
     ) -> None:
         self.server = server
         self.sse_path = sse_path
@@ -81,6 +111,7 @@ class LegacySSEApp:
         self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
         self.allowed_origins = None if allowed_origins is None else {o.lower().rstrip("/") for o in allowed_origins}
         self.max_body_size = max_body_size
+        self.max_stream_buffer = max_stream_buffer
         self.sessions: dict[str, LegacySSETransport] = {}
 
     def handles(self, path: str) -> bool:
@@ -108,7 +139,7 @@ class LegacySSEApp:
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
         session_id = secrets.token_hex(16)  # 128 bits from the OS CSPRNG
-        transport = LegacySSETransport()
+        transport = LegacySSETransport(self.max_stream_buffer)
         session = ServerSession(self.server, transport)
         runner = asyncio.get_running_loop().create_task(session.run())
         self.sessions[session_id] = transport
@@ -133,6 +164,7 @@ class LegacySSEApp:
                 message = getter.result()
                 if message is None:
                     break
+                transport.took(message)
                 chunk = b"event: message\ndata: " + message + b"\n\n"
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -148,7 +180,7 @@ class LegacySSEApp:
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         session_id = (query.get("session_id") or [""])[0]
         transport = self.sessions.get(session_id)
-        if transport is None:
+        if transport is None or transport.closed:
             await _plain(send, 404, "Not Found: unknown session")
             return
         body = await _read_body(receive, self.max_body_size)

@@ -41,6 +41,8 @@ Send = Callable[[Message], Awaitable[None]]
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
+DEFAULT_MAX_STREAM_BUFFER = 16 * 1024 * 1024
+"""Bytes an SSE stream keeps for replay, and lets wait for a connection that does not keep up."""
 # The error a JSON answer carries for a request the client cancelled (it has
 # no response to carry); the same code the official SDK uses.
 REQUEST_CANCELLED = -32800
@@ -73,25 +75,78 @@ _cancelled = msgspec.json.Decoder(_Cancelled)
 
 class EventStream:
     """One SSE stream: numbered events, kept for replay, sent to at most one
-    live connection at a time."""
+    live connection at a time.
 
-    def __init__(self, stream_id: str, expected: set[RequestId] | None, history: int, json: bool = False) -> None:
+    Memory is bounded by ``max_buffer`` twice over: the events kept for
+    replay (the newest ``history`` of them, and no more bytes than that, the
+    newest always), and the bytes waiting for the live connection. A
+    connection that lets more than that wait (a client that does not read
+    its stream) is dropped with a logged error; the client may resume the
+    stream with Last-Event-ID.
+    """
+
+    def __init__(
+        self,
+        stream_id: str,
+        expected: set[RequestId] | None,
+        history: int,
+        json: bool = False,
+        max_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
+    ) -> None:
         self.id = stream_id
         self.expected = expected  # request ids still to be answered; None: standalone
         self.json = json  # answered with one JSON body: responses only, not resumable
         self.events: deque[tuple[int, bytes]] = deque(maxlen=history)
+        self.kept = 0  # bytes of the events kept for replay
+        self.max_buffer = max_buffer
         self.seq = 0
         self.handed = 0  # the last event handed to a connection
+        self.delivered = 0  # the last event a connection took
         self.live: asyncio.Queue[tuple[int, bytes] | None] | None = None
+        self.waiting = 0  # bytes queued for the live connection, not yet taken by it
+        self.dropped = 0  # connections dropped for not keeping up
         self.finished = False
 
     def send(self, message: bytes) -> None:
         self.seq += 1
         event = (self.seq, message)
+        if len(self.events) == self.events.maxlen:
+            self.kept -= len(self.events[0][1])
         self.events.append(event)
+        self.kept += len(message)
+        while self.kept > self.max_buffer and len(self.events) > 1:
+            self.kept -= len(self.events.popleft()[1])
         if self.live is not None:
             self.live.put_nowait(event)
             self.handed = self.seq
+            self.waiting += len(message)
+            if self.waiting > self.max_buffer and self.live.qsize() > 1:
+                logger.error(
+                    "dropping the connection of SSE stream %s: the client does not keep up "
+                    "(%d bytes wait for it; max_stream_buffer is %d); it may resume the stream",
+                    self.id,
+                    self.waiting,
+                    self.max_buffer,
+                )
+                self._drop()
+
+    def took(self, queue: asyncio.Queue[tuple[int, bytes] | None], event: tuple[int, bytes]) -> None:
+        """A connection took ``event`` from ``queue`` to send it."""
+        if queue is self.live:
+            self.waiting -= len(event[1])
+            self.delivered = event[0]
+
+    def _drop(self) -> None:
+        """End the live connection now, discarding what waits for it (it stays replayable)."""
+        queue = self.live
+        assert queue is not None
+        self.live = None
+        self.waiting = 0
+        self.handed = self.delivered
+        self.dropped += 1
+        while not queue.empty():
+            queue.get_nowait()
+        queue.put_nowait(None)
 
     def answered(self, request_id: RequestId) -> None:
         if self.expected is None:
@@ -109,6 +164,7 @@ class EventStream:
             if event[0] > after:
                 queue.put_nowait(event)
                 self.handed = max(self.handed, event[0])
+                self.waiting += len(event[1])
         if self.finished:
             queue.put_nowait(None)
         else:
@@ -120,17 +176,19 @@ class EventStream:
         if self.live is not None:
             self.live.put_nowait(None)
             self.live = None
+            self.waiting = 0
 
 
 class HttpSessionTransport:
     """The Transport a ServerSession reads and writes when served over HTTP."""
 
-    def __init__(self, history: int) -> None:
+    def __init__(self, history: int, max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER) -> None:
         self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._history = history
+        self._max_stream_buffer = max_stream_buffer
         self._by_request: dict[RequestId, EventStream] = {}
         self.streams: dict[str, EventStream] = {}
-        self.standalone = EventStream(_new_stream_id(), None, history)
+        self.standalone = EventStream(_new_stream_id(), None, history, max_buffer=max_stream_buffer)
         self.streams[self.standalone.id] = self.standalone
         self.closed = False
 
@@ -206,7 +264,7 @@ class HttpSessionTransport:
             self._forget_later(stream)
 
     def open_stream(self, request_ids: Iterable[RequestId], json: bool = False) -> EventStream:
-        stream = EventStream(_new_stream_id(), set(request_ids), self._history, json)
+        stream = EventStream(_new_stream_id(), set(request_ids), self._history, json, self._max_stream_buffer)
         self.streams[stream.id] = stream
         for request_id in stream.expected or ():
             self._by_request[request_id] = stream
@@ -227,9 +285,11 @@ def _new_stream_id() -> str:
 
 
 class HttpSession:
-    def __init__(self, session_id: str | None, server: Server, history: int) -> None:
+    def __init__(
+        self, session_id: str | None, server: Server, history: int, max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER
+    ) -> None:
         self.id = session_id
-        self.transport = HttpSessionTransport(history)
+        self.transport = HttpSessionTransport(history, max_stream_buffer)
         self.session = ServerSession(server, self.transport)
         self.task = asyncio.get_running_loop().create_task(self.session.run())
         self.last_seen = time.monotonic()
@@ -266,6 +326,9 @@ class StreamableHTTPApp:
       any port. Pass the public names when serving beyond loopback.
     * ``max_body_size``: larger POST bodies get 413.
     * ``max_concurrent_requests``: per session; more in flight get 429.
+    * ``max_stream_buffer``: bytes each SSE stream keeps for replay and lets
+      wait for a client that does not read; past it that connection is
+      dropped (the client may resume the stream).
     * ``session_timeout``: idle seconds after which a session is dropped.
     """
 
@@ -284,6 +347,7 @@ class StreamableHTTPApp:
         session_timeout: float | None = 30 * 60,
         retry_ms: int = 1000,
         event_history: int = 1024,
+        max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
     ) -> None:
         self.server = server
         self.path = path.rstrip("/") or "/"
@@ -297,6 +361,7 @@ class StreamableHTTPApp:
         self.session_timeout = session_timeout
         self.retry_ms = retry_ms
         self.event_history = event_history
+        self.max_stream_buffer = max_stream_buffer
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
 
@@ -404,7 +469,7 @@ class StreamableHTTPApp:
                 await _plain(send, 503, "Service Unavailable: too many sessions")
                 return
             session_id = secrets.token_urlsafe(32)  # 256 bits from the OS CSPRNG
-            http_session = HttpSession(session_id, self.server, self.event_history)
+            http_session = HttpSession(session_id, self.server, self.event_history, self.max_stream_buffer)
             self.sessions[session_id] = http_session
             http_session.task.add_done_callback(lambda _: self.sessions.pop(session_id, None))
         else:
@@ -448,7 +513,7 @@ class StreamableHTTPApp:
         send: Send,
         receive: Receive,
     ) -> None:
-        http_session = HttpSession(None, self.server, self.event_history)
+        http_session = HttpSession(None, self.server, self.event_history, self.max_stream_buffer)
         if not initializing:
             http_session.session.adopt(headers.get("mcp-protocol-version", DEFAULT_HEADER_VERSION))
         try:
@@ -478,6 +543,7 @@ class StreamableHTTPApp:
                 event = getter.result()
                 if event is None:
                     break
+                stream.took(queue, event)
                 message = event[1]
                 if _is_response(message):
                     responses.append(message)
@@ -528,6 +594,7 @@ class StreamableHTTPApp:
                 event = getter.result()
                 if event is None:
                     break
+                stream.took(queue, event)
                 seq, message = event
                 chunk = b"id: " + f"{stream.id}:{seq}".encode() + b"\nevent: message\ndata: " + message + b"\n\n"
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
