@@ -28,7 +28,12 @@ ERROR = "mcp-codegen: error: "
 def run(cwd: Path, *args: str, seed: str = "0") -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONHASHSEED": seed}
     return subprocess.run(
-        [sys.executable, "-m", "mcp_codegen", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-m", "mcp_codegen", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
 
 
@@ -74,7 +79,9 @@ def make_project(
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 def package_files(folder: Path) -> dict[str, bytes]:
@@ -85,11 +92,17 @@ def package_files(folder: Path) -> dict[str, bytes]:
 def populated(tmp_path: Path) -> Path:
     """A project whose output folder already holds the repository's generated code."""
     project = make_project(tmp_path / "project", [f"mirror:{SCHEMA_MIRROR}"])
-    shutil.copytree(REPO / "generated" / "mcp_protocol", project / "generated" / "mcp_protocol", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO / "generated" / "mcp_protocol",
+        project / "generated" / "mcp_protocol",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     return project
 
 
-def assert_one_line_error(result: subprocess.CompletedProcess[str], starts: str, *contains: str) -> str:
+def assert_one_line_error(
+    result: subprocess.CompletedProcess[str], starts: str, *contains: str
+) -> str:
     assert result.returncode != 0
     message = result.stderr
     assert message.endswith("\n") and message.count("\n") == 1, message
@@ -114,7 +127,11 @@ def test_schema_not_found_in_any_source(tmp_path: Path) -> None:
     project = make_project(tmp_path / "project", ["store:empty-store", "mirror:empty-mirror"])
     (project / "empty-store").mkdir()
     (project / "empty-mirror").mkdir()
-    shutil.copytree(REPO / "generated" / "mcp_protocol", project / "generated" / "mcp_protocol", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO / "generated" / "mcp_protocol",
+        project / "generated" / "mcp_protocol",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     before = snapshot(project / "generated")
     result = run(project, "--revision", "2025-11-25")
     assert_one_line_error(
@@ -131,12 +148,19 @@ def test_sha256_mismatch(populated: Path) -> None:
     mirror = populated / "mirror"
     (mirror / "2025-11-25").mkdir(parents=True)
     data = (SCHEMA_MIRROR / "2025-11-25" / "schema.json").read_bytes()
-    (mirror / "2025-11-25" / "schema.json").write_bytes(data.replace(b'"description"', b'"description" ', 1))
+    (mirror / "2025-11-25" / "schema.json").write_bytes(
+        data.replace(b'"description"', b'"description" ', 1)
+    )
     make_project(populated, ["mirror:mirror"])
     before = snapshot(populated / "generated")
     result = run(populated, "--revision", "2025-11-25")
     pinned = tomllib.loads(PINS.read_text())["revisions"]["2025-11-25"]["sha256"]
-    assert_one_line_error(result, "sha256 mismatch for 2025-11-25 from ", str(mirror / "2025-11-25" / "schema.json"), f"pinned {pinned}")
+    assert_one_line_error(
+        result,
+        "sha256 mismatch for 2025-11-25 from ",
+        str(mirror / "2025-11-25" / "schema.json"),
+        f"pinned {pinned}",
+    )
     assert snapshot(populated / "generated") == before
 
 
@@ -160,7 +184,12 @@ def test_invalid_json(populated: Path) -> None:
 
 UNSUPPORTED = [
     (
-        {"A": {"type": "object", "properties": {"v": {"oneOf": [{"type": "string"}, {"type": "integer"}]}}}},
+        {
+            "A": {
+                "type": "object",
+                "properties": {"v": {"oneOf": [{"type": "string"}, {"type": "integer"}]}},
+            }
+        },
         "unsupported schema keyword 'oneOf' at #/definitions/A/properties/v",
     ),
     (
@@ -174,10 +203,14 @@ UNSUPPORTED = [
 ]
 
 
-@pytest.mark.parametrize(("defs", "message"), UNSUPPORTED, ids=["oneOf", "patternProperties", "missing-ref"])
+@pytest.mark.parametrize(
+    ("defs", "message"), UNSUPPORTED, ids=["oneOf", "patternProperties", "missing-ref"]
+)
 def test_unsupported_schema_construct(populated: Path, defs: dict[str, Any], message: str) -> None:
     schema = populated / "custom.json"
-    schema.write_text(json.dumps({"$schema": "http://json-schema.org/draft-07/schema#", "definitions": defs}))
+    schema.write_text(
+        json.dumps({"$schema": "http://json-schema.org/draft-07/schema#", "definitions": defs})
+    )
     before = snapshot(populated / "generated")
     result = run(populated, "--schema", str(schema), "--revision", "2099-01-01", "--no-verify")
     assert_one_line_error(result, message)
@@ -197,7 +230,8 @@ def test_correction_that_no_longer_applies(populated: Path) -> None:
     before = snapshot(populated / "generated")
     result = run(populated, "--revision", "2025-11-25")
     assert_one_line_error(
-        result, "correction fixed-upstream does not apply to 2025-11-25: no /$defs/NoSuchDefinition/properties/x/type"
+        result,
+        "correction fixed-upstream does not apply to 2025-11-25: no /$defs/NoSuchDefinition/properties/x/type",
     )
     assert snapshot(populated / "generated") == before
 
@@ -231,7 +265,9 @@ def generated_2024(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project with one stable pinned revision and the draft, generated from
     the mirror with --all, which leaves the draft out."""
     project = make_project(
-        tmp_path_factory.mktemp("gen") / "project", [f"mirror:{SCHEMA_MIRROR}"], revisions=["2024-11-05", "draft"]
+        tmp_path_factory.mktemp("gen") / "project",
+        [f"mirror:{SCHEMA_MIRROR}"],
+        revisions=["2024-11-05", "draft"],
     )
     result = run(project, "--all", seed="1")
     assert result.returncode == 0, result.stderr
@@ -262,7 +298,11 @@ def test_generation_is_deterministic(generated_2024: Path, tmp_path: Path) -> No
     assert package_files(again / "generated") == first
     # ... and the same as the committed package.
     committed = package_files(REPO / "generated" / "mcp_protocol" / "v2024_11_05")
-    assert {k.removeprefix("mcp_protocol/v2024_11_05/"): v for k, v in first.items() if "/v2024_11_05/" in k} == committed
+    assert {
+        k.removeprefix("mcp_protocol/v2024_11_05/"): v
+        for k, v in first.items()
+        if "/v2024_11_05/" in k
+    } == committed
 
 
 def test_list_prints_pins() -> None:
@@ -282,7 +322,9 @@ def test_list_prints_pins() -> None:
 
 
 def test_draft_is_marked_unstable(tmp_path: Path) -> None:
-    project = make_project(tmp_path / "project", [f"mirror:{SCHEMA_MIRROR}"], package="draft_protocol")
+    project = make_project(
+        tmp_path / "project", [f"mirror:{SCHEMA_MIRROR}"], package="draft_protocol"
+    )
     result = run(project, "--revision", "draft")
     assert result.returncode == 0, result.stderr
     root = project / "generated" / "draft_protocol"
@@ -297,7 +339,11 @@ def test_draft_is_marked_unstable(tmp_path: Path) -> None:
     assert '"draft",' not in index.split("STABLE_REVISIONS")[1]
     probe = "import draft_protocol.vdraft as d, draft_protocol as p; print(d.UNSTABLE, d.PROTOCOL_VERSION, p.STABLE_REVISIONS)"
     imported = subprocess.run(
-        [sys.executable, "-c", probe], cwd=project, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root.parent)}
+        [sys.executable, "-c", probe],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root.parent)},
     )
     assert imported.stdout == "True draft ()\n", imported.stderr
 
@@ -311,23 +357,35 @@ def test_new_revision_from_a_schema_file(tmp_path: Path) -> None:
     assert result.stdout == "generated new_protocol.v2099_01_01 (2099-01-01)\n"
     root = project / "generated" / "new_protocol"
     assert sorted(p.name for p in (root / "v2099_01_01").iterdir()) == [
-        "__init__.py", "client.py", "methods.py", "server.py", "types.py"
+        "__init__.py",
+        "client.py",
+        "methods.py",
+        "server.py",
+        "types.py",
     ]
     init = (root / "v2099_01_01" / "__init__.py").read_text()
     assert "PROTOCOL_VERSION = '2099-01-01'" in init or 'PROTOCOL_VERSION = "2099-01-01"' in init
     assert "\nUNSTABLE = True\n" in init  # unpinned: not a released revision
     probe = "import new_protocol.v2099_01_01 as v; print(len(v.DEFINITIONS), v.methods.METHODS['tools/call'].handler)"
     imported = subprocess.run(
-        [sys.executable, "-c", probe], cwd=project, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root.parent)}
+        [sys.executable, "-c", probe],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root.parent)},
     )
     assert imported.stdout == "79 call_tool\n", imported.stderr
     assert (root / "py.typed").is_file()
-    pyflakes = subprocess.run([sys.executable, "-m", "pyflakes", str(root)], capture_output=True, text=True)
+    pyflakes = subprocess.run(
+        [sys.executable, "-m", "pyflakes", str(root)], capture_output=True, text=True
+    )
     assert pyflakes.returncode == 0, pyflakes.stdout + pyflakes.stderr
 
 
 def test_generated_code_has_no_unused_imports() -> None:
-    result = subprocess.run([sys.executable, "-m", "pyflakes", str(REPO / "generated")], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "pyflakes", str(REPO / "generated")], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout == ""
 

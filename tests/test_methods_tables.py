@@ -46,7 +46,11 @@ def expected_methods(revision: str) -> dict[str, Expected]:
         node = defs.get(union)
         if node is None:
             continue
-        arms = [arm["$ref"].rsplit("/", 1)[-1] for arm in node["anyOf"]] if "anyOf" in node else [union]
+        arms = (
+            [arm["$ref"].rsplit("/", 1)[-1] for arm in node["anyOf"]]
+            if "anyOf" in node
+            else [union]
+        )
         for arm in arms:
             method = defs[arm]["properties"]["method"]["const"]
             entry = found.setdefault(method, Expected())
@@ -89,7 +93,11 @@ def test_methods_are_the_schema_methods(revision: str) -> None:
 def _field_type(message: type, name: str) -> Any:
     """The runtime type of a message's field, without the UnsetType of an optional one."""
     hint = typing.get_type_hints(message)[name]
-    args = [a for a in typing.get_args(hint) if a is not UnsetType] if typing.get_origin(hint) is not None else []
+    args = (
+        [a for a in typing.get_args(hint) if a is not UnsetType]
+        if typing.get_origin(hint) is not None
+        else []
+    )
     if UnsetType in typing.get_args(hint):
         return args[0] if len(args) == 1 else typing.Union[tuple(args)]
     return hint
@@ -155,7 +163,12 @@ def test_tables_are_consistent(revision: str) -> None:
     ]:
         assert all(methods.METHODS[m] is spec for m, spec in table_.items()), name
     # Every method is in one table at least, and each constant is in METHODS.
-    tabled = {**methods.CLIENT_REQUESTS, **methods.SERVER_REQUESTS, **methods.CLIENT_NOTIFICATIONS, **methods.SERVER_NOTIFICATIONS}
+    tabled = {
+        **methods.CLIENT_REQUESTS,
+        **methods.SERVER_REQUESTS,
+        **methods.CLIENT_NOTIFICATIONS,
+        **methods.SERVER_NOTIFICATIONS,
+    }
     assert set(tabled) == set(methods.METHODS)
     constants = [value for value in vars(methods).values() if isinstance(value, MethodSpec)]
     assert sorted(id(c) for c in constants) == sorted(id(s) for s in specs)
@@ -169,12 +182,19 @@ def test_handlers_and_stubs_follow_the_tables(revision: str) -> None:
         (pkg.ServerHandlers, methods.CLIENT_REQUESTS, methods.CLIENT_NOTIFICATIONS),
         (pkg.ClientHandlers, methods.SERVER_REQUESTS, methods.SERVER_NOTIFICATIONS),
     ]:
-        received = [s for s in (*requests.values(), *notifications.values()) if s.method not in RUNTIME_OWNED]
+        received = [
+            s
+            for s in (*requests.values(), *notifications.values())
+            if s.method not in RUNTIME_OWNED
+        ]
         names = [s.handler for s in received]
         assert len(names) == len(set(names)), names
         for spec in received:
             assert callable(getattr(receiver, spec.handler)), (receiver.__name__, spec.method)
-    for stub, requests in [(pkg.ClientStub, methods.CLIENT_REQUESTS), (pkg.ServerStub, methods.SERVER_REQUESTS)]:
+    for stub, requests in [
+        (pkg.ClientStub, methods.CLIENT_REQUESTS),
+        (pkg.ServerStub, methods.SERVER_REQUESTS),
+    ]:
         for spec in requests.values():
             if spec.method not in RUNTIME_OWNED or spec.method == "ping":
                 assert callable(getattr(stub, spec.handler)), (stub.__name__, spec.method)
@@ -193,7 +213,9 @@ def test_capabilities_are_receiver_capabilities(revision: str) -> None:
     for spec in _methods(revision).METHODS.values():
         if not spec.capability:
             continue
-        receiver = "ServerCapabilities" if spec.direction == "client_to_server" else "ClientCapabilities"
+        receiver = (
+            "ServerCapabilities" if spec.direction == "client_to_server" else "ClientCapabilities"
+        )
         node = defs[receiver]
         for part in spec.capability:
             assert part in node["properties"], (spec.method, spec.capability)

@@ -28,7 +28,9 @@ from conftest import REPO
 FIXTURES = Path(__file__).resolve().parent / "typecheck"
 MODULES = sorted(FIXTURES.glob("*.py"))
 _MARK = re.compile(r"#\s*E:\s*(?P<code>[a-z-]+)(?:\s+(?P<text>.*\S))?\s*$")
-_ERROR = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): error: (?P<message>.*?)\s+\[(?P<code>[a-z-]+)\]$")
+_ERROR = re.compile(
+    r"^(?P<path>[^:]+):(?P<line>\d+): error: (?P<message>.*?)\s+\[(?P<code>[a-z-]+)\]$"
+)
 
 
 def expected_errors(path: Path) -> dict[int, tuple[str, str | None]]:
@@ -41,9 +43,14 @@ def expected_errors(path: Path) -> dict[int, tuple[str, str | None]]:
 
 
 @pytest.fixture(scope="module")
-def mypy_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[int, list[tuple[str, str]]]]:
+def mypy_errors(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, dict[int, list[tuple[str, str]]]]:
     """mypy's errors, by fixture file name and line: (code, message)."""
-    env = {**os.environ, "MYPYPATH": os.pathsep.join(str(REPO / p) for p in ("generated", "runtime"))}
+    env = {
+        **os.environ,
+        "MYPYPATH": os.pathsep.join(str(REPO / p) for p in ("generated", "runtime")),
+    }
     command = [
         sys.executable, "-m", "mypy", "--strict",
         "--config-file", str(REPO / "pyproject.toml"),
@@ -60,21 +67,32 @@ def mypy_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[int,
         match = _ERROR.match(line)
         assert match, f"unexpected mypy output: {line}"
         name = Path(match["path"]).name
-        errors.setdefault(name, {}).setdefault(int(match["line"]), []).append((match["code"], match["message"]))
+        errors.setdefault(name, {}).setdefault(int(match["line"]), []).append(
+            (match["code"], match["message"])
+        )
     return errors
 
 
 def test_fixtures_are_there() -> None:
     names = {p.name for p in MODULES}
-    assert {"server_ok.py", "client_ok.py", "revision_2024_11_05.py", "revision_2025_11_25.py"} <= names
+    assert {
+        "server_ok.py",
+        "client_ok.py",
+        "revision_2024_11_05.py",
+        "revision_2025_11_25.py",
+    } <= names
     assert sum(1 for p in MODULES if expected_errors(p)) >= 5
 
 
 @pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
-def test_mypy_reports_exactly_the_marked_errors(path: Path, mypy_errors: dict[str, dict[int, list[tuple[str, str]]]]) -> None:
+def test_mypy_reports_exactly_the_marked_errors(
+    path: Path, mypy_errors: dict[str, dict[int, list[tuple[str, str]]]]
+) -> None:
     found = mypy_errors.get(path.name, {})
     expected = expected_errors(path)
-    assert sorted(found) == sorted(expected), f"errors on lines {sorted(found)}, marked {sorted(expected)}: {found}"
+    assert sorted(found) == sorted(
+        expected
+    ), f"errors on lines {sorted(found)}, marked {sorted(expected)}: {found}"
     for line, (code, text) in expected.items():
         codes = [c for c, _ in found[line]]
         assert codes == [code], (line, found[line])
@@ -85,7 +103,10 @@ def test_mypy_reports_exactly_the_marked_errors(path: Path, mypy_errors: dict[st
 def test_override_of_a_missing_method_is_named() -> None:
     """The message the brief promises for a handler the revision does not have."""
     marks = expected_errors(FIXTURES / "client_no_such_method.py")
-    assert any(text and "marked as an override, but no base method was found" in text for _, text in marks.values())
+    assert any(
+        text and "marked as an override, but no base method was found" in text
+        for _, text in marks.values()
+    )
 
 
 # ------------------------------------------------------------------ the correct modules also run
@@ -106,7 +127,9 @@ class _Context:
     def __init__(self) -> None:
         self.progress: list[float] = []
 
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         self.progress.append(progress)
 
 
@@ -114,20 +137,41 @@ def test_client_module_runs() -> None:
     client = _load("client_ok")
     text, names, tasks, sent = asyncio.run(client.demo())
     assert (text, names, tasks) == ("hi", ["echo", "add"], 0)
-    assert sent == ["notifications/roots/list_changed", "tools/call", "tools/list", "tools/list", "tasks/list"]
+    assert sent == [
+        "notifications/roots/list_changed",
+        "tools/call",
+        "tools/list",
+        "tools/list",
+        "tasks/list",
+    ]
 
 
 def test_server_module_runs() -> None:
-    from mcp_protocol.v2025_11_25 import CallToolRequestParams, PaginatedRequestParams, ReadResourceRequestParams
+    from mcp_protocol.v2025_11_25 import (
+        CallToolRequestParams,
+        PaginatedRequestParams,
+        ReadResourceRequestParams,
+    )
     from mcp_runtime.codec import encode
 
     server = _load("server_ok").EchoServer()
     ctx: Any = _Context()
-    called = asyncio.run(server.call_tool(CallToolRequestParams(name="echo", arguments={"text": "x"}), ctx))
+    called = asyncio.run(
+        server.call_tool(CallToolRequestParams(name="echo", arguments={"text": "x"}), ctx)
+    )
     assert called.content[0].text == "echo: {'text': 'x'}" and ctx.progress == [1.0]
     listed = asyncio.run(server.list_tools(PaginatedRequestParams(), ctx))
     assert json.loads(encode(listed)) == {
-        "tools": [{"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}]
+        "tools": [
+            {
+                "name": "echo",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"text": {"type": "string"}},
+                    "required": ["text"],
+                },
+            }
+        ]
     }
     read = asyncio.run(server.read_resource(ReadResourceRequestParams(uri="file:///a"), ctx))
     assert json.loads(encode(read)) == {"contents": [{"uri": "file:///a", "text": "hello"}]}

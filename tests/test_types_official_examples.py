@@ -65,10 +65,14 @@ def _apply(example: Any, entry: dict[str, Any]) -> None:
         parent = parent[int(part)] if isinstance(parent, list) else parent[part]
     assert isinstance(parent, dict), entry["id"]
     if entry.get("remove"):
-        assert last in parent, f"example correction {entry['id']} is stale: {entry['pointer']} is gone"
+        assert (
+            last in parent
+        ), f"example correction {entry['id']} is stale: {entry['pointer']} is gone"
         del parent[last]
     else:
-        assert last not in parent, f"example correction {entry['id']} is stale: {entry['pointer']} is there"
+        assert (
+            last not in parent
+        ), f"example correction {entry['id']} is stale: {entry['pointer']} is there"
         parent[last] = copy.deepcopy(entry["value"])
 
 
@@ -120,7 +124,10 @@ def test_corrected_examples_would_fail_uncorrected() -> None:
 def test_draft_is_2026_07_28() -> None:
     """The draft's examples are checked against the 2026-07-28 package: valid
     while the draft schema, and the corrections applied to it, are the same."""
-    digest = {r: hashlib.sha256((SCHEMA_MIRROR / r / "schema.json").read_bytes()).hexdigest() for r in EXAMPLE_REVISIONS}
+    digest = {
+        r: hashlib.sha256((SCHEMA_MIRROR / r / "schema.json").read_bytes()).hexdigest()
+        for r in EXAMPLE_REVISIONS
+    }
     assert digest["draft"] == digest["2026-07-28"] == package("2026-07-28").SCHEMA_SHA256
     entries = corrections.load(REPO / "schema" / "corrections.toml")
     corrected = {r: corrections.apply(load_schema(r), r, entries)[0] for r in EXAMPLE_REVISIONS}

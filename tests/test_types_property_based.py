@@ -45,9 +45,15 @@ settings.register_profile(
     deadline=None,
     database=None,
     derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.large_base_example,
+    ],
 )
-settings.register_profile("mcp-types-explore", settings.get_profile("mcp-types"), max_examples=200, derandomize=False)
+settings.register_profile(
+    "mcp-types-explore", settings.get_profile("mcp-types"), max_examples=200, derandomize=False
+)
 PROFILE = settings.get_profile(os.environ.get("MCP_HYPOTHESIS_PROFILE", "mcp-types"))
 
 # Sizes are bounded to keep the run short: arrays hold at most MAX_ITEMS items
@@ -79,7 +85,9 @@ def _corrected(revision: str) -> dict[str, Any]:
 
 def _union_arms(node: dict[str, Any]) -> list[str] | None:
     """The definitions a definition that is only a union of references names."""
-    if set(node) - {"anyOf", "description"} or not all(set(arm) == {"$ref"} for arm in node.get("anyOf", ())):
+    if set(node) - {"anyOf", "description"} or not all(
+        set(arm) == {"$ref"} for arm in node.get("anyOf", ())
+    ):
         return None
     return [arm["$ref"].rsplit("/", 1)[-1] for arm in node["anyOf"]]
 
@@ -188,7 +196,11 @@ def _strategy(key: str) -> st.SearchStrategy[Any]:
     found = _STRATEGIES.get(key)
     if found is None:
         source = _SOURCES[key]
-        found = st.one_of([_strategy(arm) for arm in source]) if isinstance(source, list) else from_schema(source)
+        found = (
+            st.one_of([_strategy(arm) for arm in source])
+            if isinstance(source, list)
+            else from_schema(source)
+        )
         _STRATEGIES[key] = found
     return found
 
@@ -210,7 +222,10 @@ def _memoised_strategies() -> Iterator[None]:
         found = built.get(key)
         if found is None or found[0] is not schema:
             # The schema is kept alive with its strategy, so its id stays unique.
-            found = built[key] = (schema, original(schema, alphabet=alphabet, custom_formats=custom_formats))
+            found = built[key] = (
+                schema,
+                original(schema, alphabet=alphabet, custom_formats=custom_formats),
+            )
         return found[1]
 
     with pytest.MonkeyPatch.context() as patch:
@@ -261,10 +276,19 @@ def test_every_definition_is_drawn() -> None:
         assert {name for r, name in drawn if r == revision} == set(defs) - replaced
         for name in replaced:
             # Each replaced definition still reaches a recursive one (else drop it from the list) ...
-            assert any(ref in _reachable(defs, ref) for ref in {name} | _reachable(defs, name)), (revision, name)
+            assert any(ref in _reachable(defs, ref) for ref in {name} | _reachable(defs, name)), (
+                revision,
+                name,
+            )
         if "JSONValue" in replaced:
             # ... and JSONValue, corrected, admits every JSON value.
             arms = defs["JSONValue"]["anyOf"]
-            kinds = {t for arm in arms for t in ([arm["type"]] if isinstance(arm.get("type"), str) else arm.get("type", []))}
+            kinds = {
+                t
+                for arm in arms
+                for t in (
+                    [arm["type"]] if isinstance(arm.get("type"), str) else arm.get("type", [])
+                )
+            }
             assert "JSONObject" in _references(arms)
             assert {"array", "string", "integer", "number", "boolean", "null"} <= kinds

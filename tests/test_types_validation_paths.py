@@ -37,48 +37,153 @@ TEXT = {"type": "text", "text": "ok"}
 
 WRONG_TYPES = [
     # (revision, type, instance, path of the wrong value)
-    ("2025-11-25", "CallToolResult", {"content": [{"type": "text", "text": 1}]}, "$.content[0].text"),
-    ("2024-11-05", "CallToolResult", {"content": [{"type": "text", "text": 1}]}, "$.content[0].text"),
-    ("2025-11-25", "CallToolResult", {"content": [TEXT, {"type": "image", "data": "", "mimeType": 2}]}, "$.content[1].mimeType"),
+    (
+        "2025-11-25",
+        "CallToolResult",
+        {"content": [{"type": "text", "text": 1}]},
+        "$.content[0].text",
+    ),
+    (
+        "2024-11-05",
+        "CallToolResult",
+        {"content": [{"type": "text", "text": 1}]},
+        "$.content[0].text",
+    ),
+    (
+        "2025-11-25",
+        "CallToolResult",
+        {"content": [TEXT, {"type": "image", "data": "", "mimeType": 2}]},
+        "$.content[1].mimeType",
+    ),
     ("2025-11-25", "CallToolResult", {"content": [], "isError": "yes"}, "$.isError"),
     # untagged union inside a tagged union: EmbeddedResource.resource
-    ("2025-11-25", "CallToolResult", {"content": [{"type": "resource", "resource": {"uri": "u", "text": 5}}]}, "$.content[0].resource.text"),
-    ("2025-11-25", "CallToolResult", {"content": [{"type": "resource", "resource": {"uri": "u", "blob": 5}}]}, "$.content[0].resource.blob"),
-    ("2025-11-25", "ReadResourceResult", {"contents": [{"uri": "a", "text": "t"}, {"uri": "b", "blob": 1}]}, "$.contents[1].blob"),
+    (
+        "2025-11-25",
+        "CallToolResult",
+        {"content": [{"type": "resource", "resource": {"uri": "u", "text": 5}}]},
+        "$.content[0].resource.text",
+    ),
+    (
+        "2025-11-25",
+        "CallToolResult",
+        {"content": [{"type": "resource", "resource": {"uri": "u", "blob": 5}}]},
+        "$.content[0].resource.blob",
+    ),
+    (
+        "2025-11-25",
+        "ReadResourceResult",
+        {"contents": [{"uri": "a", "text": "t"}, {"uri": "b", "blob": 1}]},
+        "$.contents[1].blob",
+    ),
     # open objects: a tool's inputSchema, a result's structuredContent, call arguments, _meta
-    ("2025-11-25", "ListToolsResult", {"tools": [{"name": "t", "inputSchema": {"type": "object", "properties": 5}}]}, "$.tools[0].inputSchema.properties"),
-    ("2025-11-25", "ListToolsResult", {"tools": [{"name": "t", "inputSchema": {"type": "array"}}]}, "$.tools[0].inputSchema.type"),
-    ("2025-11-25", "CallToolResult", {"content": [], "structuredContent": 3}, "$.structuredContent"),
-    ("2025-11-25", "CallToolRequest", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "arguments": [1]}}, "$.params.arguments"),
-    ("2025-11-25", "CallToolRequest", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "_meta": {"progressToken": 1.5}}}, "$.params._meta.progressToken"),
+    (
+        "2025-11-25",
+        "ListToolsResult",
+        {"tools": [{"name": "t", "inputSchema": {"type": "object", "properties": 5}}]},
+        "$.tools[0].inputSchema.properties",
+    ),
+    (
+        "2025-11-25",
+        "ListToolsResult",
+        {"tools": [{"name": "t", "inputSchema": {"type": "array"}}]},
+        "$.tools[0].inputSchema.type",
+    ),
+    (
+        "2025-11-25",
+        "CallToolResult",
+        {"content": [], "structuredContent": 3},
+        "$.structuredContent",
+    ),
+    (
+        "2025-11-25",
+        "CallToolRequest",
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "x", "arguments": [1]},
+        },
+        "$.params.arguments",
+    ),
+    (
+        "2025-11-25",
+        "CallToolRequest",
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "x", "_meta": {"progressToken": 1.5}},
+        },
+        "$.params._meta.progressToken",
+    ),
     # nested lists and tagged unions
     (
         "2025-11-25",
         "CreateMessageRequest",
-        {"jsonrpc": "2.0", "id": 1, "method": "sampling/createMessage", "params": {"maxTokens": 1, "messages": [{"role": "user", "content": TEXT}, {"role": "user", "content": [TEXT, {"type": "text", "text": None}]}]}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "sampling/createMessage",
+            "params": {
+                "maxTokens": 1,
+                "messages": [
+                    {"role": "user", "content": TEXT},
+                    {"role": "user", "content": [TEXT, {"type": "text", "text": None}]},
+                ],
+            },
+        },
         "$.params.messages[1].content[1].text",
     ),
     # an untagged union (PrimitiveSchemaDefinition) as the value of a dict
     (
         "2025-11-25",
         "ElicitRequest",
-        {"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": {"mode": "form", "message": "m", "requestedSchema": {"type": "object", "properties": {"a": {"type": "number", "minimum": "x"}}}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "elicitation/create",
+            "params": {
+                "mode": "form",
+                "message": "m",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"a": {"type": "number", "minimum": "x"}},
+                },
+            },
+        },
         "$.params.requestedSchema.properties[...].minimum",
     ),
     # the untagged JSON-RPC message union
-    ("2025-11-25", "JSONRPCMessage", {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": 5}, "$.params"),
+    (
+        "2025-11-25",
+        "JSONRPCMessage",
+        {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": 5},
+        "$.params",
+    ),
     # 2026-07-28: the open _meta of a request, inside a request
     (
         "2026-07-28",
         "CallToolRequest",
-        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "_meta": {"io.modelcontextprotocol/protocolVersion": 7, "io.modelcontextprotocol/clientCapabilities": {}}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": "x",
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": 7,
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                },
+            },
+        },
         "$.params._meta.io.modelcontextprotocol/protocolVersion",
     ),
 ]
 
 
 @pytest.mark.parametrize(
-    ("revision", "name", "instance", "path"), [pytest.param(*case, id=f"{case[0]}/{case[1]}:{case[3]}") for case in WRONG_TYPES]
+    ("revision", "name", "instance", "path"),
+    [pytest.param(*case, id=f"{case[0]}/{case[1]}:{case[3]}") for case in WRONG_TYPES],
 )
 def test_wrong_type_names_the_path(revision: str, name: str, instance: Any, path: str) -> None:
     type_ = getattr(package(revision), name)
@@ -125,15 +230,32 @@ def test_null_is_not_an_absent_optional_field() -> None:
     ("revision", "name", "instance", "message"),
     [
         ("2025-11-25", "CallToolResult", {}, "Object missing required field `content`"),
-        ("2025-11-25", "CallToolResult", {"content": [{"type": "text"}]}, "Object missing required field `text` - at `$.content[0]`"),
+        (
+            "2025-11-25",
+            "CallToolResult",
+            {"content": [{"type": "text"}]},
+            "Object missing required field `text` - at `$.content[0]`",
+        ),
         ("2025-11-25", "Tool", {"name": "t"}, "Object missing required field `inputSchema`"),
-        ("2025-11-25", "CallToolRequest", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}}, "Object missing required field `name` - at `$.params`"),
+        (
+            "2025-11-25",
+            "CallToolRequest",
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}},
+            "Object missing required field `name` - at `$.params`",
+        ),
         ("2025-11-25", "ReadResourceResult", {"contents": [{"text": "t"}]}, "at `$.contents[0]`"),
-        ("2026-07-28", "CallToolResult", {"content": []}, "Object missing required field `resultType`"),
+        (
+            "2026-07-28",
+            "CallToolResult",
+            {"content": []},
+            "Object missing required field `resultType`",
+        ),
         ("2026-07-28", "Result", {}, "Object missing required field `resultType`"),
     ],
 )
-def test_required_fields_are_required(revision: str, name: str, instance: Any, message: str) -> None:
+def test_required_fields_are_required(
+    revision: str, name: str, instance: Any, message: str
+) -> None:
     with pytest.raises(msgspec.ValidationError) as error:
         decode(json.dumps(instance), getattr(package(revision), name))
     assert message in str(error.value)
@@ -141,15 +263,19 @@ def test_required_fields_are_required(revision: str, name: str, instance: Any, m
 
 def test_required_fields_are_required_in_python() -> None:
     with pytest.raises(TypeError):
-        V2025.TextContent()  # type: ignore[call-arg]
+        V2025.TextContent()
     with pytest.raises(TypeError):
-        V2025.CallToolResult()  # type: ignore[call-arg]
+        V2025.CallToolResult()
 
 
 # ------------------------------------------------------------------ open objects
 
 OPEN_OBJECTS = [
-    ("2025-11-25", "Result", {"_meta": {"a": 1, "b": [1, {"c": None}]}, "custom": {"deep": [1, 2.5, "x"]}, "n": None}),
+    (
+        "2025-11-25",
+        "Result",
+        {"_meta": {"a": 1, "b": [1, {"c": None}]}, "custom": {"deep": [1, 2.5, "x"]}, "n": None},
+    ),
     ("2025-11-25", "EmptyResult", {"anything": True}),
     ("2024-11-05", "Result", {"_meta": {"x": "y"}, "extra": 1}),
     (
@@ -188,7 +314,11 @@ OPEN_OBJECTS = [
         "CallToolResult",
         {"content": [TEXT], "structuredContent": {"a": [1, 2], "b": {"c": "d"}}, "_meta": {"m": 1}},
     ),
-    ("2025-11-25", "GetTaskPayloadResult", {"_meta": {"io.modelcontextprotocol/related-task": {"taskId": "t"}}, "value": 1}),
+    (
+        "2025-11-25",
+        "GetTaskPayloadResult",
+        {"_meta": {"io.modelcontextprotocol/related-task": {"taskId": "t"}}, "value": 1},
+    ),
     (
         "2026-07-28",
         "CallToolRequest",
@@ -207,21 +337,42 @@ OPEN_OBJECTS = [
             },
         },
     ),
-    ("2026-07-28", "CallToolResult", {"content": [], "resultType": "complete", "structuredContent": [1, {"a": 2}], "_meta": {"com.example/x": 1}}),
-    ("2026-07-28", "Result", {"resultType": "complete", "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}, "z": 0}, "other": {}}),
+    (
+        "2026-07-28",
+        "CallToolResult",
+        {
+            "content": [],
+            "resultType": "complete",
+            "structuredContent": [1, {"a": 2}],
+            "_meta": {"com.example/x": 1},
+        },
+    ),
+    (
+        "2026-07-28",
+        "Result",
+        {
+            "resultType": "complete",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}, "z": 0},
+            "other": {},
+        },
+    ),
 ]
 
 
-@pytest.mark.parametrize(("revision", "name", "instance"), [pytest.param(*c, id=f"{c[0]}/{c[1]}") for c in OPEN_OBJECTS])
+@pytest.mark.parametrize(
+    ("revision", "name", "instance"), [pytest.param(*c, id=f"{c[0]}/{c[1]}") for c in OPEN_OBJECTS]
+)
 def test_open_objects_keep_every_key(revision: str, name: str, instance: Any) -> None:
     _round_trip(getattr(package(revision), name), instance)
 
 
 def test_open_object_types_and_accessors() -> None:
     result = _round_trip(V2025.Result, {"_meta": {"a": 1}, "extra": 2})
-    assert isinstance(result, OpenObject) and isinstance(result, dict)
+    assert issubclass(type(result), OpenObject) and issubclass(type(result), dict)
     assert result.meta == {"a": 1} and result["extra"] == 2
-    params = decode(b'{"name": "x", "_meta": {"progressToken": "p", "k": 1}}', V2025.CallToolRequestParams)
+    params = decode(
+        b'{"name": "x", "_meta": {"progressToken": "p", "k": 1}}', V2025.CallToolRequestParams
+    )
     assert isinstance(params.meta, V2025.RequestParamsMeta)
     assert params.meta.progress_token == "p" and params.meta["k"] == 1
     built = V2025.Result(meta={"a": 1}, extra=2)
@@ -239,9 +390,15 @@ def test_resource_contents_variants() -> None:
     embedded = _round_trip(V2025.EmbeddedResource, {"type": "resource", "resource": blob})
     assert isinstance(embedded.resource, V2025.BlobResourceContents)
     read = _round_trip(V2025.ReadResourceResult, {"contents": [text, blob]})
-    assert [type(c) for c in read.contents] == [V2025.TextResourceContents, V2025.BlobResourceContents]
+    assert [type(c) for c in read.contents] == [
+        V2025.TextResourceContents,
+        V2025.BlobResourceContents,
+    ]
     read_2024 = _round_trip(V2024.ReadResourceResult, {"contents": [blob, text]})
-    assert [type(c) for c in read_2024.contents] == [V2024.BlobResourceContents, V2024.TextResourceContents]
+    assert [type(c) for c in read_2024.contents] == [
+        V2024.BlobResourceContents,
+        V2024.TextResourceContents,
+    ]
 
 
 def test_result_unions_pick_the_result() -> None:
@@ -252,8 +409,14 @@ def test_result_unions_pick_the_result() -> None:
     assert type(_round_trip(V2025.ServerResult, {"unknown": 1})) is V2025.Result
     assert type(_round_trip(V2025.ClientResult, {})) is V2025.Result
     assert type(_round_trip(V2025.ClientResult, {"action": "decline"})) is V2025.ElicitResult
-    assert type(_round_trip(V2024.ServerResult, {"content": [], "isError": True})) is V2024.CallToolResult
-    assert type(_round_trip(V2026.ServerResult, {"resultType": "complete", "content": []})) is V2026.CallToolResult
+    assert (
+        type(_round_trip(V2024.ServerResult, {"content": [], "isError": True}))
+        is V2024.CallToolResult
+    )
+    assert (
+        type(_round_trip(V2026.ServerResult, {"resultType": "complete", "content": []}))
+        is V2026.CallToolResult
+    )
     assert type(_round_trip(V2026.ServerResult, {"resultType": "complete"})) is V2026.Result
 
 
@@ -265,32 +428,50 @@ PRIMITIVE_SCHEMAS = [
     ({"type": "boolean", "default": True}, "BooleanSchema"),
     ({"type": "string", "enum": ["a", "b"]}, "UntitledSingleSelectEnumSchema"),
     ({"type": "string", "oneOf": [{"const": "a", "title": "A"}]}, "TitledSingleSelectEnumSchema"),
-    ({"type": "array", "items": {"type": "string", "enum": ["a"]}, "maxItems": 2}, "UntitledMultiSelectEnumSchema"),
-    ({"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}]}}, "TitledMultiSelectEnumSchema"),
+    (
+        {"type": "array", "items": {"type": "string", "enum": ["a"]}, "maxItems": 2},
+        "UntitledMultiSelectEnumSchema",
+    ),
+    (
+        {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}]}},
+        "TitledMultiSelectEnumSchema",
+    ),
     ({"type": "string", "enum": ["a"], "enumNames": ["A"]}, "LegacyTitledEnumSchema"),
 ]
 
 
-@pytest.mark.parametrize(("instance", "expected"), PRIMITIVE_SCHEMAS, ids=[e for _, e in PRIMITIVE_SCHEMAS])
+@pytest.mark.parametrize(
+    ("instance", "expected"), PRIMITIVE_SCHEMAS, ids=[e for _, e in PRIMITIVE_SCHEMAS]
+)
 def test_primitive_schema_definition_variants(instance: Any, expected: str) -> None:
     decoded = _round_trip(V2025.PrimitiveSchemaDefinition, instance)
     assert type(decoded) is getattr(V2025, expected)
     form = {"type": "object", "properties": {"field": instance}, "required": ["field"]}
-    params = _round_trip(V2025.ElicitRequestFormParams, {"mode": "form", "message": "m", "requestedSchema": form})
+    params = _round_trip(
+        V2025.ElicitRequestFormParams, {"mode": "form", "message": "m", "requestedSchema": form}
+    )
     assert type(params.requested_schema.properties["field"]) is getattr(V2025, expected)
 
 
 def test_an_instance_of_no_variant_is_refused() -> None:
     with pytest.raises(msgspec.ValidationError, match="Object matches none of"):
         decode(b'{"uri": "u"}', V2025.EmbeddedResourceResource)
-    with pytest.raises(msgspec.ValidationError, match=r"Expected `object`, got `str` - at `\$\.contents\[0\]`"):
+    with pytest.raises(
+        msgspec.ValidationError, match=r"Expected `object`, got `str` - at `\$\.contents\[0\]`"
+    ):
         decode(b'{"contents": ["x"]}', V2025.ReadResourceResult)
 
 
 def test_json_rpc_batches_2025_03_26() -> None:
     v = package("2025-03-26")
-    requests = [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
-    responses = [{"jsonrpc": "2.0", "id": 1, "result": {}}, {"jsonrpc": "2.0", "id": 2, "error": {"code": -1, "message": "m"}}]
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    responses = [
+        {"jsonrpc": "2.0", "id": 1, "result": {}},
+        {"jsonrpc": "2.0", "id": 2, "error": {"code": -1, "message": "m"}},
+    ]
     decoded = _round_trip(v.JSONRPCMessage, requests)
     assert [type(m) for m in decoded] == [v.JSONRPCRequest, v.JSONRPCNotification]
     decoded = _round_trip(v.JSONRPCMessage, responses)
