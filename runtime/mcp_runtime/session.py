@@ -13,6 +13,7 @@ type the method table names for that method.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import itertools
 import logging
@@ -110,6 +111,10 @@ _cancelled_decoder = msgspec.json.Decoder(_Cancelled)
 _progress_decoder = msgspec.json.Decoder(_Progress)
 _any_decoder = msgspec.json.Decoder()
 _EMPTY_OBJECT = b"{}"
+
+# Calls without a timeout skip asyncio.timeout(None): a context manager, a
+# cancellation check and an exception handler per call, for nothing.
+_NO_TIMEOUT = contextlib.nullcontext()
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -284,7 +289,7 @@ class Session:
         try:
             # The timeout covers the wait to send (a peer that stops reading
             # blocks drain()) as well as the wait for the response.
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout(timeout) if timeout is not None else _NO_TIMEOUT:
                 self.transport.write(jsonrpc.request_bytes(request_id, method, params), _current_request.get())
                 await self.transport.drain()
                 outcome = await future
