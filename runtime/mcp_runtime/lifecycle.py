@@ -138,6 +138,7 @@ def has_capability(capabilities: Any, path: tuple[str, ...]) -> bool:
     return True
 
 
+@cache  # called for every capability check, i.e. on every request a client sends
 def _attr(key: str) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
 
