@@ -212,20 +212,24 @@ def _memoised_strategies() -> Iterator[None]:
     hypothesis-jsonschema rebuilds (and re-canonicalises) the strategy of every
     property value on every draw; for the nested MCP definitions that is most
     of the run time. Strategies are pure functions of their schema, so keeping
-    them changes nothing but the speed.
+    them, by schema object and by schema content, changes nothing but the speed.
     """
     original = getattr(hjs_from_schema, "__from_schema")
-    built: dict[tuple[int, int, int], tuple[Any, Any]] = {}
+    by_object: dict[tuple[int, int, int], tuple[Any, Any]] = {}
+    by_content: dict[tuple[str, int, int], Any] = {}
 
     def memoised(schema: Any, *, alphabet: Any, custom_formats: Any) -> Any:
         key = (id(schema), id(alphabet), id(custom_formats))
-        found = built.get(key)
+        found = by_object.get(key)
         if found is None or found[0] is not schema:
+            content = (json.dumps(schema, sort_keys=True), id(alphabet), id(custom_formats))
+            strategy = by_content.get(content)
+            if strategy is None:
+                strategy = by_content[content] = original(
+                    schema, alphabet=alphabet, custom_formats=custom_formats
+                )
             # The schema is kept alive with its strategy, so its id stays unique.
-            found = built[key] = (
-                schema,
-                original(schema, alphabet=alphabet, custom_formats=custom_formats),
-            )
+            found = by_object[key] = (schema, strategy)
         return found[1]
 
     with pytest.MonkeyPatch.context() as patch:
