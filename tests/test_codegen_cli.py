@@ -78,13 +78,15 @@ def make_project(
     return root
 
 
-def snapshot(folder: Path) -> dict[str, bytes]:
+def snapshot(folder: Path) -> dict[str, bytes | None]:
+    """Every file's bytes and every folder (None), hidden ones included."""
     return {
-        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+        str(p.relative_to(folder)): p.read_bytes() if p.is_file() else None
+        for p in sorted(folder.rglob("*"))
     }
 
 
-def package_files(folder: Path) -> dict[str, bytes]:
+def package_files(folder: Path) -> dict[str, bytes | None]:
     return {k: v for k, v in snapshot(folder).items() if "__pycache__" not in k}
 
 
