@@ -29,17 +29,22 @@ MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 """Longest line accepted, in bytes; longer ones are dropped whole, and refused
 (a request is answered with -32600; a response fails the call waiting for it)."""
 
+MAX_BUFFERED = 64 * 1024 * 1024
+"""Most bytes that may wait for the peer to read them when another message is
+written; past it the connection is dropped (see StreamTransport)."""
+
 _HEAD = 64 * 1024  # how much of a dropped message is kept to find its id
 
 
 class StreamTransport:
     """A :class:`~mcp_runtime.session.Transport` over an asyncio reader and writer.
 
-    ``max_buffered`` bounds what is written but not yet taken by the peer
-    (default: twice ``max_message_size``). Requests are read and answered
-    while earlier answers wait in the buffer, so a peer that keeps sending
-    but never reads would make it grow without end: past the bound the
-    connection is dropped, with a logged error.
+    ``max_buffered`` bounds what is written but not yet taken by the peer.
+    Requests are read and answered while earlier answers wait in the buffer,
+    so a peer that keeps sending but never reads would make it grow without
+    end: a message written while more than ``max_buffered`` bytes wait drops
+    the connection, with a logged error. (One message, however large, never
+    does by itself; ``max_message_size`` limits what is read.)
     """
 
     def __init__(
@@ -48,12 +53,12 @@ class StreamTransport:
         writer: asyncio.StreamWriter | _FileWriter,
         *,
         max_message_size: int = MAX_MESSAGE_SIZE,
-        max_buffered: int | None = None,
+        max_buffered: int = MAX_BUFFERED,
     ) -> None:
         self._reader = reader
         self._writer = writer
         self._max = max_message_size
-        self._max_buffered = 2 * max_message_size if max_buffered is None else max_buffered
+        self._max_buffered = max_buffered
         self._closed = False
 
     async def read(self) -> bytes | None:
@@ -111,15 +116,16 @@ class StreamTransport:
     def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
         if self._closed or self._writer.is_closing():
             return
-        self._writer.write(message + b"\n")
-        buffered = self._writer.transport.get_write_buffer_size()
-        if buffered > self._max_buffered:
+        waiting = self._writer.transport.get_write_buffer_size()
+        if waiting > self._max_buffered:
             logger.error(
                 "dropping the connection: the peer is not reading (%d bytes wait for it; max_buffered is %d)",
-                buffered,
+                waiting,
                 self._max_buffered,
             )
             self._abort()
+            return
+        self._writer.write(message + b"\n")
 
     def _abort(self) -> None:
         """Drop the connection at once: what is buffered is discarded, and
@@ -160,7 +166,7 @@ def configure_stdio_logging(level: int = logging.INFO) -> None:
         logging.basicConfig(stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s")
 
 
-async def process_stdio(max_message_size: int = MAX_MESSAGE_SIZE, max_buffered: int | None = None) -> StreamTransport:
+async def process_stdio(max_message_size: int = MAX_MESSAGE_SIZE, max_buffered: int = MAX_BUFFERED) -> StreamTransport:
     """A transport over this process's stdin and stdout (see StreamTransport for the limits).
 
     The protocol keeps its own copy of stdout; ``sys.stdout`` and file
@@ -247,7 +253,7 @@ class ProcessTransport(StreamTransport):
         process: asyncio.subprocess.Process,
         parameters: StdioServerParameters,
         limit: int,
-        max_buffered: int | None = None,
+        max_buffered: int = MAX_BUFFERED,
     ) -> None:
         assert process.stdout is not None and process.stdin is not None
         super().__init__(process.stdout, process.stdin, max_message_size=limit, max_buffered=max_buffered)
@@ -362,7 +368,7 @@ _OWN_PROCESS_GROUP = os.name == "posix"
 
 
 async def spawn(
-    parameters: StdioServerParameters, max_message_size: int = MAX_MESSAGE_SIZE, max_buffered: int | None = None
+    parameters: StdioServerParameters, max_message_size: int = MAX_MESSAGE_SIZE, max_buffered: int = MAX_BUFFERED
 ) -> ProcessTransport:
     """Start the server process and return a transport to it."""
     env = dict(os.environ) if parameters.inherit_env else {}
