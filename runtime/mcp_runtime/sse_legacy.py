@@ -58,9 +58,7 @@ class LegacySSETransport:
     def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
         if self.closed:
             return
-        self.outgoing.put_nowait(message)
-        self.pending += len(message)
-        if self.pending > self.max_pending and self.outgoing.qsize() > 1:
+        if self.pending > self.max_pending:  # one message, however large, never trips it by itself
             logger.error(
                 "ending a legacy SSE session: the client does not read its stream (%d bytes wait for it; "
                 "max_stream_buffer is %d)",
@@ -73,6 +71,9 @@ class LegacySSETransport:
             self.closed = True
             self.incoming.put_nowait(None)
             self.outgoing.put_nowait(None)
+            return
+        self.outgoing.put_nowait(message)
+        self.pending += len(message)
 
     def took(self, message: bytes) -> None:
         """The stream took ``message`` from outgoing to send it."""

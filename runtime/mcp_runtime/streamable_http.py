@@ -117,10 +117,7 @@ class EventStream:
         while self.kept > self.max_buffer and len(self.events) > 1:
             self.kept -= len(self.events.popleft()[1])
         if self.live is not None:
-            self.live.put_nowait(event)
-            self.handed = self.seq
-            self.waiting += len(message)
-            if self.waiting > self.max_buffer and self.live.qsize() > 1:
+            if self.waiting > self.max_buffer:  # one event, however large, never trips it by itself
                 logger.error(
                     "dropping the connection of SSE stream %s: the client does not keep up "
                     "(%d bytes wait for it; max_stream_buffer is %d); it may resume the stream",
@@ -129,6 +126,10 @@ class EventStream:
                     self.max_buffer,
                 )
                 self._drop()
+                return
+            self.live.put_nowait(event)
+            self.handed = self.seq
+            self.waiting += len(message)
 
     def took(self, queue: asyncio.Queue[tuple[int, bytes] | None], event: tuple[int, bytes]) -> None:
         """A connection took ``event`` from ``queue`` to send it."""
@@ -586,17 +587,27 @@ class StreamableHTTPApp:
                 priming = f"id: {stream.id}:0\nretry: {self.retry_ms}\ndata: \n\n".encode()
                 await send({"type": "http.response.body", "body": priming, "more_body": True})
             while True:
-                getter = asyncio.ensure_future(queue.get())
-                done, _ = await asyncio.wait({getter, disconnected}, return_when=asyncio.FIRST_COMPLETED)
-                if getter not in done:
-                    getter.cancel()
-                    return  # the client went away; the stream stays for a resuming client
-                event = getter.result()
+                if queue.empty():
+                    getter = asyncio.ensure_future(queue.get())
+                    done, _ = await asyncio.wait({getter, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+                    if getter not in done:
+                        getter.cancel()
+                        return  # the client went away; the stream stays for a resuming client
+                    event = getter.result()
+                else:  # what is queued goes out without a wait (and the task and futures it costs)
+                    event = queue.get_nowait()
                 if event is None:
                     break
                 stream.took(queue, event)
                 seq, message = event
                 chunk = b"id: " + f"{stream.id}:{seq}".encode() + b"\nevent: message\ndata: " + message + b"\n\n"
+                if stream.live is not queue and queue.qsize() == 1:
+                    # Nothing is added to a queue the stream has let go, and
+                    # the last thing it got is its end: end the response with
+                    # this event, in the same write.
+                    queue.get_nowait()
+                    await send({"type": "http.response.body", "body": chunk, "more_body": False})
+                    return
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
