@@ -117,10 +117,7 @@ class EventStream:
         while self.kept > self.max_buffer and len(self.events) > 1:
             self.kept -= len(self.events.popleft()[1])
         if self.live is not None:
-            self.live.put_nowait(event)
-            self.handed = self.seq
-            self.waiting += len(message)
-            if self.waiting > self.max_buffer and self.live.qsize() > 1:
+            if self.waiting > self.max_buffer:  # one event, however large, never trips it by itself
                 logger.error(
                     "dropping the connection of SSE stream %s: the client does not keep up "
                     "(%d bytes wait for it; max_stream_buffer is %d); it may resume the stream",
@@ -129,6 +126,10 @@ class EventStream:
                     self.max_buffer,
                 )
                 self._drop()
+                return
+            self.live.put_nowait(event)
+            self.handed = self.seq
+            self.waiting += len(message)
 
     def took(self, queue: asyncio.Queue[tuple[int, bytes] | None], event: tuple[int, bytes]) -> None:
         """A connection took ``event`` from ``queue`` to send it."""
