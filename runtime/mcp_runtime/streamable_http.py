@@ -43,6 +43,10 @@ LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
 DEFAULT_MAX_STREAM_BUFFER = 16 * 1024 * 1024
 """Bytes an SSE stream keeps for replay, and lets wait for a connection that does not keep up."""
+FINISHED_STREAM_RETENTION = 60.0
+"""Seconds a stream whose requests are all answered stays resumable..."""
+FINISHED_STREAMS_KEPT = 1024
+"""...and how many such streams a session keeps at most (the newest)."""
 # The error a JSON answer carries for a request the client cancelled (it has
 # no response to carry); the same code the official SDK uses.
 REQUEST_CANCELLED = -32800
@@ -188,6 +192,7 @@ class HttpSessionTransport:
         self._history = history
         self._max_stream_buffer = max_stream_buffer
         self._by_request: dict[RequestId, EventStream] = {}
+        self._finished: deque[tuple[float, str]] = deque()  # (forget after, stream id), oldest first
         self.streams: dict[str, EventStream] = {}
         self.standalone = EventStream(_new_stream_id(), None, history, max_buffer=max_stream_buffer)
         self.streams[self.standalone.id] = self.standalone
@@ -271,11 +276,18 @@ class HttpSessionTransport:
             self._by_request[request_id] = stream
         return stream
 
-    def _forget_later(self, stream: EventStream, delay: float = 60.0) -> None:
-        # A finished stream stays resumable for a while: its last events may
-        # not have reached a client whose connection just dropped.
-        loop = asyncio.get_running_loop()
-        loop.call_later(delay, self.streams.pop, stream.id, None)
+    def _forget_later(self, stream: EventStream) -> None:
+        """A finished stream stays resumable for a while (its last events may
+        not have reached a client whose connection just dropped): for
+        FINISHED_STREAM_RETENTION seconds, and only the newest
+        FINISHED_STREAMS_KEPT of the session. What is due is forgotten here,
+        with no timer per stream (a timer would also hold a closed session's
+        streams until it fired)."""
+        now = time.monotonic()
+        finished = self._finished
+        finished.append((now + FINISHED_STREAM_RETENTION, stream.id))
+        while finished and (finished[0][0] <= now or len(finished) > FINISHED_STREAMS_KEPT):
+            self.streams.pop(finished.popleft()[1], None)
 
 
 def _new_stream_id() -> str:
