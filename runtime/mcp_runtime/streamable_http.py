@@ -269,6 +269,17 @@ class HttpSessionTransport:
         if stream.finished:
             self._forget_later(stream)
 
+    def taken_id(self, request_ids: Sequence[RequestId]) -> RequestId | None:
+        """An id among ``request_ids`` that a request still unanswered has, or
+        that comes twice; None if all are free."""
+        seen: set[tuple[type, RequestId]] = set()
+        for request_id in request_ids:
+            key = (type(request_id), request_id)
+            if request_id in self._by_request or key in seen:
+                return request_id
+            seen.add(key)
+        return None
+
     def open_stream(self, request_ids: Iterable[RequestId], json: bool = False) -> EventStream:
         stream = EventStream(_new_stream_id(), set(request_ids), self._history, json, self._max_stream_buffer)
         self.streams[stream.id] = stream
@@ -504,6 +515,12 @@ class StreamableHTTPApp:
         if not requests:
             transport.receive(body)
             await _plain(send, 202, "", extra)
+            return
+        taken = transport.taken_id(requests)
+        if taken is not None:
+            # Its stream would take the place of the one waiting for the
+            # request that has the id, which would then never be answered.
+            await _json_error(send, 400, taken, jsonrpc.INVALID_REQUEST, f"Invalid request: id {taken!r} is already in use")
             return
         stream = transport.open_stream(requests, json=self.json_response)
         queue = stream.attach(0)
