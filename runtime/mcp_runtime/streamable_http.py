@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import secrets
 import time
 from collections import deque
@@ -741,11 +742,16 @@ def _headers(scope: Scope) -> dict[str, str]:
     return {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
 
 
-def _host_name(host: str) -> str:
-    host = host.strip().lower()
-    if host.startswith("["):
-        return host[: host.find("]") + 1]
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+# A host with an optional numeric port: a bracketed IPv6 address or a name.
+_HOST = re.compile(r"(\[[0-9a-f:.]+\]|[^\[\]:/@\s]+)(?::[0-9]{1,5})?")
+
+
+def _host_name(host: str) -> str | None:
+    """The host of a Host header (or of an origin), lowercased, without its
+    port; None unless it is just that (so ``[::1]evil`` or
+    ``localhost:80@evil`` never pass for a local name)."""
+    match = _HOST.fullmatch(host.strip().lower())
+    return match.group(1) if match else None
 
 
 def _host_allowed(host: str, allowed: set[str] | None) -> bool:
