@@ -18,7 +18,7 @@ import contextvars
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -116,6 +116,44 @@ _EMPTY_OBJECT = b"{}"
 # cancellation check and an exception handler per call, for nothing.
 _NO_TIMEOUT = contextlib.nullcontext()
 
+# A response laid out the way this runtime and the official Python SDK write
+# them: {"jsonrpc":"2.0","id":<int>,"result":<value>}, compact.
+_RESULT_HEAD = b'{"jsonrpc":"2.0","id":'
+_RESULT_KEY = b',"result":'
+_JSON_SPACE = b" \t\r\n"
+# Below this size the envelope pass costs less than finding the result bytes.
+_TYPED_MIN_SIZE = 4096
+
+
+def _result_bytes(data: bytes) -> tuple[int, memoryview] | None:
+    """The id and the bytes between the head and the closing brace of a
+    response in the layout of _RESULT_HEAD, or None for any other message."""
+    if not data.startswith(_RESULT_HEAD):
+        return None
+    start = len(_RESULT_HEAD)
+    key = data.find(_RESULT_KEY, start, start + 30)
+    if key < 0:
+        return None
+    digits = data[start:key]
+    if not digits.isdigit() or (digits[0] == 0x30 and len(digits) > 1):  # no leading zeros
+        return None
+    end = len(data) - 1
+    while end > key and data[end] in _JSON_SPACE:
+        end -= 1
+    if data[end] != 0x7D:  # "}"
+        return None
+    return int(digits), memoryview(data)[key + len(_RESULT_KEY) : end]
+
+
+class _Decoded:
+    """A result the reader already decoded into the type its call expects."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -182,7 +220,9 @@ class Session:
         self.protocol_version = protocol_version
         self.default_timeout = default_timeout
         self._ids = itertools.count(1)
-        self._pending: dict[RequestId, asyncio.Future[msgspec.Raw | ErrorObject]] = {}
+        self._pending: dict[RequestId, asyncio.Future[msgspec.Raw | ErrorObject | _Decoded]] = {}
+        # The result decoder of each call made through request() (see _dispatch_typed_response).
+        self._typed: dict[RequestId, msgspec.json.Decoder[Any]] = {}
         self._progress: dict[str | int, ProgressCallback] = {}
         self._progress_tasks: dict[str | int, asyncio.Task[None]] = {}
         self._in_flight: dict[RequestId, asyncio.Task[None]] = {}
@@ -253,9 +293,12 @@ class Session:
         """Send a request and wait for its result, decoded with the spec's type."""
         self.router.check_outgoing(spec)
         raw_params = encode(params) if params is not None else None
-        raw = await self.request_raw(spec.method, raw_params, timeout=timeout, on_progress=on_progress)
+        result_decoder = decoder(spec.result)
+        raw = await self._call(spec.method, raw_params, timeout, on_progress, result_decoder)
+        if isinstance(raw, _Decoded):
+            return cast(R, raw.value)
         try:
-            result: R = decoder(spec.result).decode(raw)
+            result: R = result_decoder.decode(raw)
         except msgspec.ValidationError as error:
             raise McpError(
                 jsonrpc.INTERNAL_ERROR, f"invalid result for {spec.method}: {_join_paths(str(error))}"
@@ -275,12 +318,26 @@ class Session:
         on_progress: ProgressCallback | None = None,
     ) -> msgspec.Raw:
         """Send a request with already-encoded params; the raw result bytes."""
+        raw = await self._call(method, params, timeout, on_progress, None)
+        assert not isinstance(raw, _Decoded)  # only calls with a result decoder get one
+        return raw
+
+    async def _call(
+        self,
+        method: str,
+        params: bytes | None,
+        timeout: float | None,
+        on_progress: ProgressCallback | None,
+        result_decoder: msgspec.json.Decoder[Any] | None,
+    ) -> msgspec.Raw | _Decoded:
         if self._closed is not None:
             raise self._closed
         request_id = next(self._ids)
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[msgspec.Raw | ErrorObject] = loop.create_future()
+        future: asyncio.Future[msgspec.Raw | ErrorObject | _Decoded] = loop.create_future()
         self._pending[request_id] = future
+        if result_decoder is not None:
+            self._typed[request_id] = result_decoder
         callbacks: asyncio.Task[None] | None = None
         if on_progress is not None:
             self._progress[request_id] = on_progress
@@ -303,6 +360,7 @@ class Session:
             raise
         finally:
             self._pending.pop(request_id, None)
+            self._typed.pop(request_id, None)
             if on_progress is not None:
                 self._progress.pop(request_id, None)
                 callbacks = self._progress_tasks.pop(request_id, None)
@@ -334,6 +392,8 @@ class Session:
     # ------------------------------------------------------------ receiving
 
     def _dispatch(self, data: bytes) -> None:
+        if self._typed and len(data) >= _TYPED_MIN_SIZE and self._dispatch_typed_response(data):
+            return
         try:
             envelope = jsonrpc.decode_envelope(data)
         except msgspec.ValidationError:
@@ -350,6 +410,33 @@ class Session:
             self._refuse(data, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error))
             return
         self._dispatch_envelope(envelope, data)
+
+    def _dispatch_typed_response(self, data: bytes) -> bool:
+        """Decode a response to a call made through request() straight into
+        its result type, skipping the envelope pass over the whole message
+        (which costs about as much again for large results).
+
+        Only for the layout of _RESULT_HEAD. The bytes between that head and
+        the closing brace are decoded in place as the result: when that
+        succeeds the message is well-formed JSON with exactly those three
+        members, so the usual path would have delivered the same result.
+        Anything else (another layout, an id no typed call waits for, bad
+        JSON, a result of the wrong shape) returns False and goes the usual
+        way, which decides as before."""
+        found = _result_bytes(data)
+        if found is None:
+            return False
+        request_id, result = found
+        result_decoder = self._typed.get(request_id)
+        future = self._pending.get(request_id)
+        if result_decoder is None or future is None or future.done():
+            return False
+        try:
+            value = result_decoder.decode(result)
+        except Exception:  # whatever it is, the usual path reports it as it always did
+            return False
+        future.set_result(_Decoded(value))
+        return True
 
     def _refuse(self, data: bytes, code: int, message: str) -> None:
         """Answer a message that is not JSON (or too deep or too large to
