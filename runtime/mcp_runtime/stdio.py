@@ -67,7 +67,7 @@ class StreamTransport:
                 line = await self._reader.readuntil(b"\n")
             except asyncio.IncompleteReadError as error:
                 line = error.partial  # the last message may lack its newline
-                if not line.strip():
+                if not line or line.isspace():
                     return None
             except asyncio.LimitOverrunError:
                 try:
@@ -79,7 +79,8 @@ class StreamTransport:
                 continue
             except (ConnectionError, OSError):
                 return None
-            if line.strip():
+            # Not line.strip(): that copies the whole message to find one byte.
+            if not line.isspace():
                 return line
         return None
 
