@@ -244,6 +244,7 @@ class _StreamState:
     retry_ms: int = DEFAULT_RETRY_MS
     answered: bool = False
     events: int = 0
+    failure: str | None = None  # why the stream, or the last attempt to resume it, failed
 
 
 class _Failure(Exception):
@@ -426,7 +427,8 @@ class StreamableHTTPClientTransport:
                     raise _Failure(
                         McpError(
                             jsonrpc.CONNECTION_CLOSED,
-                            f"gave up resuming the response stream after {self.max_reconnects} attempts",
+                            f"gave up resuming the response stream after {self.max_reconnects} attempts"
+                            + (f" (last: {state.failure})" if state.failure else ""),
                         )
                     )
                 await asyncio.sleep(state.retry_ms / 1000)
@@ -479,7 +481,7 @@ class StreamableHTTPClientTransport:
                 raise _Failure(
                     McpError(jsonrpc.CONNECTION_CLOSED, f"POST {self.url} failed: {_describe(error)}")
                 ) from None
-            # The stream dropped after it started: resumed by the caller.
+            state.failure = _describe(error)  # the stream dropped after it started: resumed by the caller
 
     def _deliver_json(self, body: bytes, request_id: RequestId, state: _StreamState) -> None:
         if not body.strip():
@@ -525,6 +527,7 @@ class StreamableHTTPClientTransport:
                     self._expire()
                     return
                 if status >= 500:
+                    state.failure = f"HTTP {status} {response.reason_phrase}".rstrip()
                     return  # try again later
                 if status != 200 or _media_type(response) != "text/event-stream":
                     body = await response.aread()
@@ -533,7 +536,8 @@ class StreamableHTTPClientTransport:
                     )
                 await self._consume(response, request_id, state)
         except httpx.HTTPError as error:
-            logger.debug("resuming the stream of request %r failed: %s", request_id, _describe(error))
+            state.failure = _describe(error)
+            logger.debug("resuming the stream of request %r failed: %s", request_id, state.failure)
 
     async def _post_message(self, message: bytes) -> None:
         """POST a notification or a response; the server accepts it with 202."""
