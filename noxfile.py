@@ -31,6 +31,14 @@ def conformance(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """This project against the official Python SDK, side by side (`python -m bench`;
+    writes bench/results.json and bench/results.md; pass e.g. `-- --quick`)."""
+    session.install("-e", ".[bench]")
+    session.run("python", "-m", "bench", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def generate(session: nox.Session) -> None:
     """Regenerate every pinned revision (pass e.g. `-- --revision draft` for others)."""
     session.install("-e", ".[codegen]")

@@ -1,0 +1,1 @@
+"""Benchmarks of this project against the official MCP Python SDK: ``python -m bench``."""
