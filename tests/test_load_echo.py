@@ -4,7 +4,7 @@ connect_streamable_http, to our server under uvicorn in a child process).
 
 Every request carries a unique token and must get exactly its own token back,
 exactly once on the wire. Memory is the server's RSS (from /proc): the
-baseline is taken after a warm-up round of 1,024 requests at the same
+baseline is taken after a warm-up round of 2,048 requests at the same
 concurrency, and after the 10,000 the server must be back within a small
 tolerance of it. The figures (duration, requests per second, memory) go to
 build/reliability/figures.json. LOAD_REQUESTS overrides the 10,000.
@@ -33,7 +33,7 @@ from support.peers import example_server, no_leaked_processes, run  # noqa: F401
 from support.reliability_peers import HttpServerProcess
 
 TOTAL = int(os.environ.get("LOAD_REQUESTS", "10000"))
-WARM_UP = 1024
+WARM_UP = 2048
 IN_FLIGHT = 512
 # The server may end up this much above its warmed-up baseline: allocator
 # slack, not a per-request leak (which 10,000 requests would show in MiB).
@@ -167,6 +167,8 @@ def test_10000_echo_requests_512_in_flight_over_streamable_http() -> None:
             figures = await round_trip(TOTAL, "load")
             after, objects_after = await settled(server), client_objects()
             check_memory(baseline["rss_kib"], after["rss_kib"])
+            # Objects the server's garbage collector tracks: a leak of one per request would show 10,000.
+            assert after["gc_objects"] - baseline["gc_objects"] < 2000, (baseline, after)
             assert objects_after - objects_before < 5000, (objects_before, objects_after)
             return {
                 **figures,
