@@ -27,9 +27,11 @@ Two shapes of each message are measured:
   which is what its dispatcher and transports do.
 
 Timing is timeit-style: each callable runs in a loop calibrated to take at
-least ``batch_seconds``, with the garbage collector off (as timeit does); the
-three contestants are interleaved, ``repeats`` times, and the per-call median
-and minimum over repeats are kept.
+least ``batch_seconds``, with the garbage collector off (as timeit does),
+timed in CPU time of the process (``time.process_time``: on a shared machine
+the time spent waiting for a core is left out); the three contestants are
+interleaved, ``repeats`` times, and the per-call median and minimum over
+repeats are kept, and the median of the ratios of back-to-back runs.
 """
 
 from __future__ import annotations
@@ -171,10 +173,12 @@ def _floor(kind: Kind) -> dict[str, Callable[[], Any]]:
 
 
 def _loop(fn: Callable[[], Any], number: int) -> float:
-    start = time.perf_counter()
+    # CPU time of this process: on a shared machine, time spent waiting for a
+    # core is not the code's.
+    start = time.process_time()
     for _ in range(number):
         fn()
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def _calibrate(fn: Callable[[], Any], batch_seconds: float) -> int:
@@ -231,6 +235,12 @@ def run(
                     "loops": numbers[name],
                     "repeats": repeats,
                 }
+            # Ratios of the runs made back to back, then their median: steadier
+            # than a ratio of medians when the machine's speed drifts.
+            for other in ("sdk", "floor"):
+                row[f"ours_over_{other}"] = statistics.median(
+                    o / t for o, t in zip(samples["ours"], samples[other])
+                )
             rows.append(row)
             log(
                 f"  {kind.name:36s} {operation:15s} ours {row['ours']['median_s'] * 1e6:10.2f} us"
