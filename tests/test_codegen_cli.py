@@ -280,7 +280,6 @@ def generated_2024(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_check_names_stale_files(generated_2024: Path, tmp_path: Path) -> None:
     project = tmp_path / "copy"
     shutil.copytree(generated_2024, project)
-    assert run(project, "--check").returncode == 0
     types = project / "generated" / "mcp_protocol" / "v2024_11_05" / "types.py"
     types.write_text(types.read_text().replace("class TextContent(", "class TextContent2(", 1))
     (project / "generated" / "mcp_protocol" / "v2024_11_05" / "leftover.py").write_text("")

@@ -29,6 +29,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+import hypothesis_jsonschema._canonicalise as hjs_canonicalise
 import hypothesis_jsonschema._from_schema as hjs_from_schema
 import pytest
 from conftest import REPO, STABLE_REVISIONS, definitions, load_schema, package
@@ -207,33 +208,48 @@ def _strategy(key: str) -> st.SearchStrategy[Any]:
 
 @pytest.fixture(scope="module", autouse=True)
 def _memoised_strategies() -> Iterator[None]:
-    """Build each sub-schema's strategy once.
+    """Build each sub-schema's strategy, and canonicalise each schema, once.
 
     hypothesis-jsonschema rebuilds (and re-canonicalises) the strategy of every
-    property value on every draw; for the nested MCP definitions that is most
-    of the run time. Strategies are pure functions of their schema, so keeping
-    them, by schema object and by schema content, changes nothing but the speed.
+    property value on every draw, and canonicalises every nested schema again
+    for each schema that contains it; for the nested MCP definitions that is
+    most of the run time. Both are pure functions of the schema, so keeping
+    their results (by schema object and by schema content; canonical forms are
+    handed out as fresh copies, as callers may change them) changes nothing
+    but the speed. The pinned hypothesis-jsonschema has both functions; if a
+    release renames them, setattr below fails loudly.
     """
-    original = getattr(hjs_from_schema, "__from_schema")
+    build = getattr(hjs_from_schema, "__from_schema")
+    canonicalise = hjs_canonicalise.canonicalish
     by_object: dict[tuple[int, int, int], tuple[Any, Any]] = {}
     by_content: dict[tuple[str, int, int], Any] = {}
+    canonical: dict[str, str] = {}
 
-    def memoised(schema: Any, *, alphabet: Any, custom_formats: Any) -> Any:
+    def memoised_build(schema: Any, *, alphabet: Any, custom_formats: Any) -> Any:
         key = (id(schema), id(alphabet), id(custom_formats))
         found = by_object.get(key)
         if found is None or found[0] is not schema:
             content = (json.dumps(schema, sort_keys=True), id(alphabet), id(custom_formats))
             strategy = by_content.get(content)
             if strategy is None:
-                strategy = by_content[content] = original(
+                strategy = by_content[content] = build(
                     schema, alphabet=alphabet, custom_formats=custom_formats
                 )
             # The schema is kept alive with its strategy, so its id stays unique.
             found = by_object[key] = (schema, strategy)
         return found[1]
 
+    def memoised_canonicalise(schema: Any) -> Any:
+        key = json.dumps(schema, sort_keys=True)
+        found = canonical.get(key)
+        if found is None:
+            found = canonical[key] = json.dumps(canonicalise(schema))
+        return json.loads(found)
+
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(hjs_from_schema, "__from_schema", memoised)
+        patch.setattr(hjs_from_schema, "__from_schema", memoised_build)
+        patch.setattr(hjs_from_schema, "canonicalish", memoised_canonicalise)
+        patch.setattr(hjs_canonicalise, "canonicalish", memoised_canonicalise)
         yield
 
 
