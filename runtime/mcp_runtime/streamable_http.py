@@ -709,11 +709,16 @@ class StreamableHTTPApp:
         assert self.session_timeout is not None
         while True:
             await asyncio.sleep(min(self.session_timeout / 4, 60))
-            cutoff = time.monotonic() - self.session_timeout
-            for session_id, http_session in list(self.sessions.items()):
-                if http_session.last_seen < cutoff and not http_session.busy:
-                    self.sessions.pop(session_id, None)
-                    await http_session.close()
+            await self._reap_idle(time.monotonic() - self.session_timeout)
+
+    async def _reap_idle(self, cutoff: float) -> None:
+        # A function of its own: its loop variable would otherwise keep the
+        # last session it looked at (closed since, maybe) alive through the
+        # reaper's sleep until the next pass.
+        for session_id, http_session in list(self.sessions.items()):
+            if http_session.last_seen < cutoff and not http_session.busy:
+                self.sessions.pop(session_id, None)
+                await http_session.close()
 
     async def close(self) -> None:
         """End every session (also done at ASGI lifespan shutdown)."""
