@@ -30,6 +30,7 @@ import json
 import os
 import socket
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -135,7 +136,10 @@ class _WithStats:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["path"] == "/stats":
-            body = json.dumps(self.stats()).encode()
+            stats = self.stats()
+            if scope.get("query_string") == b"types":
+                stats["types"] = Counter(type(o).__qualname__ for o in gc.get_objects()).most_common(40)
+            body = json.dumps(stats).encode()
             await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
             await send({"type": "http.response.body", "body": body})
             return
