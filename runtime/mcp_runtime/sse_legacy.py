@@ -18,6 +18,7 @@ from . import jsonrpc
 from .jsonrpc import RequestId
 from .server import Server, ServerSession
 from .streamable_http import (
+    Gone,
     DEFAULT_MAX_BODY,
     DEFAULT_MAX_STREAM_BUFFER,
     Receive,
@@ -30,6 +31,7 @@ from .streamable_http import (
     _plain,
     _read_body,
     _wait_disconnect,
+    next_or_gone,
 )
 
 logger = logging.getLogger("mcp_runtime.sse_legacy")
@@ -157,13 +159,8 @@ class LegacySSEApp:
             endpoint = f"event: endpoint\ndata: {root}{self.message_path}?session_id={session_id}\n\n"
             await send({"type": "http.response.body", "body": endpoint.encode(), "more_body": True})
             while True:
-                getter = asyncio.ensure_future(transport.outgoing.get())
-                done, _ = await asyncio.wait({getter, disconnected}, return_when=asyncio.FIRST_COMPLETED)
-                if getter not in done:
-                    getter.cancel()
-                    break
-                message = getter.result()
-                if message is None:
+                message = await next_or_gone(transport.outgoing, disconnected)
+                if isinstance(message, Gone) or message is None:
                     break
                 transport.took(message)
                 chunk = b"event: message\ndata: " + message + b"\n\n"

@@ -25,7 +25,7 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -566,12 +566,9 @@ class StreamableHTTPApp:
         disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
         try:
             while len(responses) < len(expected):
-                getter = asyncio.ensure_future(queue.get())
-                done, _ = await asyncio.wait({getter, disconnected}, return_when=asyncio.FIRST_COMPLETED)
-                if getter not in done:
-                    getter.cancel()
+                event = await next_or_gone(queue, disconnected)
+                if isinstance(event, Gone):
                     return  # the client went away: nobody to answer
-                event = getter.result()
                 if event is None:
                     break
                 stream.took(queue, event)
@@ -617,15 +614,9 @@ class StreamableHTTPApp:
                 priming = f"id: {stream.id}:0\nretry: {self.retry_ms}\ndata: \n\n".encode()
                 await send({"type": "http.response.body", "body": priming, "more_body": True})
             while True:
-                if queue.empty():
-                    getter = asyncio.ensure_future(queue.get())
-                    done, _ = await asyncio.wait({getter, disconnected}, return_when=asyncio.FIRST_COMPLETED)
-                    if getter not in done:
-                        getter.cancel()
-                        return  # the client went away; the stream stays for a resuming client
-                    event = getter.result()
-                else:  # what is queued goes out without a wait (and the task and futures it costs)
-                    event = queue.get_nowait()
+                event = await next_or_gone(queue, disconnected)
+                if isinstance(event, Gone):
+                    return  # the client went away; the stream stays for a resuming client
                 if event is None:
                     break
                 stream.took(queue, event)
@@ -787,6 +778,29 @@ async def _read_body(receive: Receive, limit: int) -> bytes | None:
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+
+
+class Gone:
+    """What next_or_gone returns once the client has disconnected."""
+
+
+GONE = Gone()
+_T = TypeVar("_T")
+
+
+async def next_or_gone(queue: asyncio.Queue[_T], disconnected: asyncio.Task[None]) -> _T | Gone:
+    """The next queued item, or GONE once the client has disconnected.
+
+    What is already queued goes out without a wait (and the task and futures
+    a wait costs)."""
+    if not queue.empty():
+        return queue.get_nowait()
+    getter = asyncio.ensure_future(queue.get())
+    done, _ = await asyncio.wait({getter, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+    if getter not in done:
+        getter.cancel()
+        return GONE
+    return getter.result()
 
 
 async def _wait_disconnect(receive: Receive) -> None:
