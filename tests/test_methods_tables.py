@@ -171,7 +171,27 @@ def test_tables_are_consistent(revision: str) -> None:
     }
     assert set(tabled) == set(methods.METHODS)
     constants = [value for value in vars(methods).values() if isinstance(value, MethodSpec)]
-    assert sorted(id(c) for c in constants) == sorted(id(s) for s in specs)
+    inputs = getattr(methods, "INPUT_REQUESTS", {})
+    assert not set(inputs) & set(methods.METHODS)
+    assert sorted(id(c) for c in constants) == sorted(id(s) for s in [*specs, *inputs.values()])
+
+
+@pytest.mark.parametrize("revision", STABLE_REVISIONS)
+def test_input_requests_are_the_input_request_union(revision: str) -> None:
+    """2026-07-28 on: what a server may ask for inside an input-required result."""
+    pkg = package(revision)
+    schema = load_schema(revision)
+    defs = schema.get("$defs") or schema["definitions"]
+    if "InputRequest" not in defs:
+        assert not hasattr(pkg.methods, "INPUT_REQUESTS")
+        return
+    expected = {defs[ref["$ref"].rsplit("/", 1)[1]]["properties"]["method"]["const"] for ref in defs["InputRequest"]["anyOf"]}
+    table = pkg.methods.INPUT_REQUESTS
+    assert set(table) == expected
+    for spec in table.values():
+        assert spec.direction == "server_to_client" and spec.kind == "request"
+        assert callable(getattr(pkg.ClientHandlers, spec.handler))
+        assert not hasattr(pkg.ServerStub, spec.handler)
 
 
 @pytest.mark.parametrize("revision", STABLE_REVISIONS)

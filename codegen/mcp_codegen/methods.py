@@ -8,6 +8,9 @@ The schema has no method table of its own; it has what one is made of:
 * for a request ``XRequest``, its result: the ``result`` property of
   ``XResultResponse`` where the revision defines one (2026-07-28 on), else the
   definition ``XResult``, else ``EmptyResult``;
+* the ``InputRequest`` union (2026-07-28 on): requests a server no longer
+  sends on their own but returns inside an input-required result, for the
+  client to answer and retry with (multi round-trip requests);
 * the receiver's capabilities definition, whose property named after the
   method's first segment (``tools``, ``completions`` for ``completion/...``) is
   the capability the method needs.
@@ -68,6 +71,8 @@ class Method:
     capability: tuple[str, ...] = ()
     # For paginated list requests: the result field holding the items, and their type.
     page_items: tuple[str, TypeExpr] | None = None
+    # A request that travels inside an input-required result, not as a message.
+    input_request: bool = False
 
     @property
     def direction(self) -> str:
@@ -136,6 +141,24 @@ def derive(module: Module) -> list[Method]:
             elif entry.kind != kind:
                 raise GenerationError(f"method {method} is both a request and a notification")
             entry.directions.add(direction)
+    for message in _members(module, "InputRequest"):
+        struct = module.structs[message]
+        method = _method_name(struct)
+        if method in found:
+            continue
+        params_field = struct.field_named("params")
+        params = params_field.type if params_field else None
+        found[method] = Method(
+            method=method,
+            kind="request",
+            message=message,
+            params=params,
+            params_required=bool(params_field and params_field.required),
+            params_struct=_struct_of(module, params),
+            result=_result_of(module, message),
+            directions={"server_to_client"},
+            input_request=True,
+        )
     for entry in found.values():
         entry.capability = _capability(module, entry)
         entry.page_items = _page_items(module, entry)

@@ -176,6 +176,7 @@ class Field:
     description: str | None = None
     const: object = None
     has_const: bool = False
+    default_value: object = None
 
     @property
     def name(self) -> str:
@@ -191,11 +192,13 @@ class Field:
 
     def annotation(self, ctx: RenderContext) -> str:
         rendered = self.type.render(ctx)
-        return rendered if self.required else f"{rendered} | UnsetType"
+        return rendered if self.required or self.default_value is not None else f"{rendered} | UnsetType"
 
     @property
     def default(self) -> str | None:
         """Python source of the default value, or None for a required field."""
+        if self.default_value is not None:
+            return repr(self.default_value)
         if not self.required:
             return "UNSET"
         if self.has_const:

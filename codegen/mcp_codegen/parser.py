@@ -124,6 +124,8 @@ class SchemaParser:
                     description=sub.description or sub.extras.get("description"),
                     const=None if const is _MISSING else const,
                     has_const=const is not _MISSING,
+                    # Only schema/corrections.toml sets defaults: no official schema has one.
+                    default_value=sub.default,
                 )
             )
         names = [f.name for f in struct.fields]

@@ -12,7 +12,7 @@ import black.parsing
 import jinja2
 
 from .methods import Method
-from .model import TYPING_NAMES, Alias, GenerationError, Module, RenderContext
+from .model import TYPING_NAMES, Alias, GenerationError, Module, Ref, RenderContext, UnionOf
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("mcp_codegen", "templates"),
@@ -171,6 +171,27 @@ class MethodView:
         return self.m.result.render(self.ctx) if self.m.result is not None else "None"
 
     @property
+    def final_result(self) -> str | None:
+        """For a result that may be input-required (2026-07-28 on): the other
+        arms, which is all a stub returns, since the session answers the input
+        requests and retries. None for every other result."""
+        result = self.m.result
+        if isinstance(result, UnionOf) and len(result.arms) == 1:  # an inline union given a name
+            result = result.arms[0]
+        alias = self.module.aliases.get(result.name) if isinstance(result, Ref) else None
+        union = alias.type if alias is not None else result
+        if not isinstance(union, UnionOf):
+            return None
+        final = [arm for arm in union.arms if not (isinstance(arm, Ref) and arm.name == "InputRequiredResult")]
+        if len(final) == len(union.arms):
+            return None
+        return " | ".join(arm.render(self.ctx) for arm in final)
+
+    @property
+    def stub_result(self) -> str:
+        return self.final_result or self.result_annotation
+
+    @property
     def params_runtime(self) -> str:
         return self.params_annotation
 
@@ -227,7 +248,7 @@ def _prune_imports(source: str, candidates: dict[str, str]) -> str:
 
 def _candidates(module: Module) -> dict[str, str]:
     names = {n: ".types" for n in (*module.structs, *module.aliases)}
-    names.update({n: "typing" for n in ("Any", "Literal", "Annotated")})
+    names.update({n: "typing" for n in ("Any", "Literal", "Annotated", "cast")})
     names["msgspec"] = "<module>"
     names["AsyncIterator"] = "collections.abc"
     names.update({n: "mcp_runtime.codec" for n in ("UNSET", "UnsetType")})
@@ -247,9 +268,10 @@ def _with_imports(source: str, module: Module, extra: dict[str, str] | None = No
 def render_methods(module: Module, methods: list[Method]) -> str:
     ctx = RenderContext(definitions=set())
     views = [MethodView(m, module, ctx) for m in methods]
+    messages = [v for v in views if not v.input_request]
 
     def table(name: str, direction: str, kind: str, doc: str) -> dict[str, Any]:
-        chosen = [v for v in views if v.kind == kind and direction in v.directions]
+        chosen = [v for v in messages if v.kind == kind and direction in v.directions]
         return {"name": name, "methods": chosen, "doc": doc}
 
     tables = [
@@ -258,7 +280,16 @@ def render_methods(module: Module, methods: list[Method]) -> str:
         table("CLIENT_NOTIFICATIONS", "client_to_server", "notification", "Notifications a client sends."),
         table("SERVER_NOTIFICATIONS", "server_to_client", "notification", "Notifications a server sends."),
     ]
-    source = _ENV.get_template("methods.py.j2").render(module=module, methods=views, tables=tables)
+    inputs = [v for v in views if v.input_request]
+    if inputs:
+        tables.append(
+            {
+                "name": "INPUT_REQUESTS",
+                "methods": inputs,
+                "doc": "Requests a server returns inside an input-required result, for the client to answer.",
+            }
+        )
+    source = _ENV.get_template("methods.py.j2").render(module=module, methods=views, messages=messages, tables=tables)
     return _with_imports(source, module)
 
 
@@ -268,7 +299,7 @@ def render_side(module: Module, methods: list[Method], side: str) -> str:
     other = "server" if side == "client" else "client"
     sends = f"{side}_to_{other}"
     receives = f"{other}_to_{side}"
-    stub = [MethodView(m, module, ctx) for m in methods if sends in m.directions and m.in_stubs]
+    stub = [MethodView(m, module, ctx) for m in methods if sends in m.directions and m.in_stubs and not m.input_request]
     handlers = [MethodView(m, module, ctx) for m in methods if receives in m.directions and not m.runtime_owned]
     names = {
         "client": dict(

@@ -8,6 +8,9 @@
 #   result-meta-open: /$defs/ResultMetaObject/additionalProperties
 #   notification-meta-open: /$defs/NotificationMetaObject/additionalProperties
 #   subscriptions-listen-result-meta-open: /$defs/SubscriptionsListenResultMetaObject/additionalProperties
+#   result-type-complete: /$defs/{CacheableResult,CallToolResult,CompleteResult,DiscoverResult,GetPromptResult,ListPromptsResult,ListResourceTemplatesResult,ListResourcesResult,ListToolsResult,PaginatedResult,ReadResourceResult,Result,SubscriptionsListenResult}/properties/resultType = 'complete'
+#   result-type-input-required: /$defs/{InputRequiredResult}/properties/resultType = 'input_required'
+#   meta-by-runtime: /$defs/{CallToolRequestParams,CompleteRequestParams,GetPromptRequestParams,InputResponseRequestParams,PaginatedRequestParams,ReadResourceRequestParams,RequestParams,ResourceRequestParams,SubscriptionsListenRequestParams,SubscriptionsListenResult}/properties/_meta
 """MCP 2026-07-28: wire types, method tables, stubs and handler interfaces.
 
 Generated from the official JSON Schema; descriptions come from the MCP

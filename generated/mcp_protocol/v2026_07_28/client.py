@@ -8,6 +8,9 @@
 #   result-meta-open: /$defs/ResultMetaObject/additionalProperties
 #   notification-meta-open: /$defs/NotificationMetaObject/additionalProperties
 #   subscriptions-listen-result-meta-open: /$defs/SubscriptionsListenResultMetaObject/additionalProperties
+#   result-type-complete: /$defs/{CacheableResult,CallToolResult,CompleteResult,DiscoverResult,GetPromptResult,ListPromptsResult,ListResourceTemplatesResult,ListResourcesResult,ListToolsResult,PaginatedResult,ReadResourceResult,Result,SubscriptionsListenResult}/properties/resultType = 'complete'
+#   result-type-input-required: /$defs/{InputRequiredResult}/properties/resultType = 'input_required'
+#   meta-by-runtime: /$defs/{CallToolRequestParams,CompleteRequestParams,GetPromptRequestParams,InputResponseRequestParams,PaginatedRequestParams,ReadResourceRequestParams,RequestParams,ResourceRequestParams,SubscriptionsListenRequestParams,SubscriptionsListenResult}/properties/_meta
 """Typed MCP 2026-07-28 client API: the stub a client calls a server through, and the handlers a client implements for what a server sends it.
 
 Descriptions come from the MCP specification.
@@ -16,25 +19,31 @@ Descriptions come from the MCP specification.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 from mcp_runtime.codec import UNSET, UnsetType
-from mcp_runtime.methods import Caller, ProgressCallback, RequestContext
+from mcp_runtime.methods import Caller, HandlerNotImplemented, ProgressCallback, RequestContext
 
 from . import methods
 from .types import (
     CallToolRequestParams,
-    CallToolResultResponseResult,
+    CallToolResult,
     CompleteRequestParams,
     CompleteRequestParamsArgument,
     CompleteRequestParamsContext,
     CompleteResult,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitResult,
     GetPromptRequestParams,
-    GetPromptResultResponseResult,
+    GetPromptResult,
     InputResponses,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
+    ListRootsRequestParams,
+    ListRootsResult,
     ListToolsResult,
     LoggingMessageNotificationParams,
     NotificationParams,
@@ -42,7 +51,7 @@ from .types import (
     Prompt,
     PromptReference,
     ReadResourceRequestParams,
-    ReadResourceResultResponseResult,
+    ReadResourceResult,
     RequestMetaObject,
     Resource,
     ResourceTemplate,
@@ -66,10 +75,10 @@ class ClientStub:
 
     async def complete(
         self,
-        meta: RequestMetaObject,
         argument: CompleteRequestParamsArgument,
         ref: PromptReference | ResourceTemplateReference,
         *,
+        meta: RequestMetaObject | UnsetType = UNSET,
         context: CompleteRequestParamsContext | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -84,17 +93,17 @@ class ClientStub:
 
     async def get_prompt(
         self,
-        meta: RequestMetaObject,
         name: str,
         *,
+        meta: RequestMetaObject | UnsetType = UNSET,
         arguments: dict[str, str] | UnsetType = UNSET,
         input_responses: InputResponses | UnsetType = UNSET,
         request_state: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
-    ) -> GetPromptResultResponseResult:
+    ) -> GetPromptResult:
         """Used by the client to get a prompt provided by the server."""
-        return await self._caller.request(
+        result = await self._caller.request(
             methods.PROMPTS_GET,
             GetPromptRequestParams(
                 meta=meta,
@@ -106,11 +115,13 @@ class ClientStub:
             timeout=timeout,
             on_progress=on_progress,
         )
+        # The session answers input requests and retries, so what comes back is final.
+        return cast("GetPromptResult", result)
 
     async def list_prompts(
         self,
-        meta: RequestMetaObject,
         *,
+        meta: RequestMetaObject | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -125,15 +136,15 @@ class ClientStub:
 
     async def iter_prompts(
         self,
-        meta: RequestMetaObject,
         *,
+        meta: RequestMetaObject | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[Prompt]:
         """Every item of `prompts/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_prompts(
-                meta,
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -145,8 +156,8 @@ class ClientStub:
 
     async def list_resources(
         self,
-        meta: RequestMetaObject,
         *,
+        meta: RequestMetaObject | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -161,15 +172,15 @@ class ClientStub:
 
     async def iter_resources(
         self,
-        meta: RequestMetaObject,
         *,
+        meta: RequestMetaObject | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[Resource]:
         """Every item of `resources/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_resources(
-                meta,
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -181,16 +192,16 @@ class ClientStub:
 
     async def read_resource(
         self,
-        meta: RequestMetaObject,
         uri: str,
         *,
+        meta: RequestMetaObject | UnsetType = UNSET,
         input_responses: InputResponses | UnsetType = UNSET,
         request_state: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
-    ) -> ReadResourceResultResponseResult:
+    ) -> ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
-        return await self._caller.request(
+        result = await self._caller.request(
             methods.RESOURCES_READ,
             ReadResourceRequestParams(
                 meta=meta, input_responses=input_responses, request_state=request_state, uri=uri
@@ -198,11 +209,13 @@ class ClientStub:
             timeout=timeout,
             on_progress=on_progress,
         )
+        # The session answers input requests and retries, so what comes back is final.
+        return cast("ReadResourceResult", result)
 
     async def list_resource_templates(
         self,
-        meta: RequestMetaObject,
         *,
+        meta: RequestMetaObject | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -217,15 +230,15 @@ class ClientStub:
 
     async def iter_resource_templates(
         self,
-        meta: RequestMetaObject,
         *,
+        meta: RequestMetaObject | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[ResourceTemplate]:
         """Every item of `resources/templates/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_resource_templates(
-                meta,
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -237,9 +250,9 @@ class ClientStub:
 
     async def subscriptions_listen(
         self,
-        meta: RequestMetaObject,
         notifications: SubscriptionFilter,
         *,
+        meta: RequestMetaObject | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> SubscriptionsListenResult:
@@ -255,17 +268,17 @@ class ClientStub:
 
     async def call_tool(
         self,
-        meta: RequestMetaObject,
         name: str,
         *,
+        meta: RequestMetaObject | UnsetType = UNSET,
         arguments: dict[str, Any] | UnsetType = UNSET,
         input_responses: InputResponses | UnsetType = UNSET,
         request_state: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
-    ) -> CallToolResultResponseResult:
+    ) -> CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
-        return await self._caller.request(
+        result = await self._caller.request(
             methods.TOOLS_CALL,
             CallToolRequestParams(
                 meta=meta,
@@ -277,11 +290,13 @@ class ClientStub:
             timeout=timeout,
             on_progress=on_progress,
         )
+        # The session answers input requests and retries, so what comes back is final.
+        return cast("CallToolResult", result)
 
     async def list_tools(
         self,
-        meta: RequestMetaObject,
         *,
+        meta: RequestMetaObject | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -296,15 +311,15 @@ class ClientStub:
 
     async def iter_tools(
         self,
-        meta: RequestMetaObject,
         *,
+        meta: RequestMetaObject | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[Tool]:
         """Every item of `tools/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_tools(
-                meta,
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -321,6 +336,10 @@ class ClientHandlers:
     A request without an override is answered with -32601 (method not found);
     a notification without one is ignored. Overridden methods also decide the
     capabilities the client declares."""
+
+    async def elicit(self, params: ElicitRequestParams, ctx: RequestContext) -> ElicitResult:
+        """A request from the server to elicit additional information from the user via the client."""
+        raise HandlerNotImplemented("elicitation/create")
 
     async def on_logging_message(
         self, params: LoggingMessageNotificationParams, ctx: RequestContext
@@ -362,3 +381,21 @@ class ClientHandlers:
     async def on_tool_list_changed(self, params: NotificationParams, ctx: RequestContext) -> None:
         """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `toolsListChanged` filter field."""
         return None
+
+    async def list_roots(
+        self, params: ListRootsRequestParams, ctx: RequestContext
+    ) -> ListRootsResult:
+        """Sent from the server to request a list of root URIs from the client. Roots allow
+        servers to ask for specific directories or files to operate on. A common example
+        for roots is providing a set of repositories or directories a server should operate
+        on.
+
+        This request is typically used when the server needs to understand the file system
+        structure or access specific locations that the client has permission to read from."""
+        raise HandlerNotImplemented("roots/list")
+
+    async def create_message(
+        self, params: CreateMessageRequestParams, ctx: RequestContext
+    ) -> CreateMessageResult:
+        """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
+        raise HandlerNotImplemented("sampling/createMessage")

@@ -8,6 +8,9 @@
 #   result-meta-open: /$defs/ResultMetaObject/additionalProperties
 #   notification-meta-open: /$defs/NotificationMetaObject/additionalProperties
 #   subscriptions-listen-result-meta-open: /$defs/SubscriptionsListenResultMetaObject/additionalProperties
+#   result-type-complete: /$defs/{CacheableResult,CallToolResult,CompleteResult,DiscoverResult,GetPromptResult,ListPromptsResult,ListResourceTemplatesResult,ListResourcesResult,ListToolsResult,PaginatedResult,ReadResourceResult,Result,SubscriptionsListenResult}/properties/resultType = 'complete'
+#   result-type-input-required: /$defs/{InputRequiredResult}/properties/resultType = 'input_required'
+#   meta-by-runtime: /$defs/{CallToolRequestParams,CompleteRequestParams,GetPromptRequestParams,InputResponseRequestParams,PaginatedRequestParams,ReadResourceRequestParams,RequestParams,ResourceRequestParams,SubscriptionsListenRequestParams,SubscriptionsListenResult}/properties/_meta
 """JSON-RPC methods of MCP 2026-07-28, derived from the schema's message unions.
 
 Each constant names one method with its direction, kind, params type and result
@@ -27,12 +30,18 @@ from .types import (
     CancelledNotificationParams,
     CompleteRequestParams,
     CompleteResult,
+    CreateMessageRequestParams,
+    CreateMessageResult,
     DiscoverResult,
+    ElicitRequestParams,
+    ElicitResult,
     GetPromptRequestParams,
     GetPromptResultResponseResult,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
+    ListRootsRequestParams,
+    ListRootsResult,
     ListToolsResult,
     LoggingMessageNotificationParams,
     NotificationParams,
@@ -58,6 +67,18 @@ COMPLETION_COMPLETE: MethodSpec[CompleteRequestParams, CompleteResult] = MethodS
     capability=("completions",),
 )
 """A request from the client to the server, to ask for completion options."""
+
+ELICITATION_CREATE: MethodSpec[ElicitRequestParams, ElicitResult] = MethodSpec(
+    method="elicitation/create",
+    direction="server_to_client",
+    kind="request",
+    params=ElicitRequestParams,
+    result=ElicitResult,
+    params_required=True,
+    handler="elicit",
+    capability=("elicitation",),
+)
+"""A request from the server to elicit additional information from the user via the client."""
 
 NOTIFICATIONS_CANCELLED: MethodSpec[CancelledNotificationParams, None] = MethodSpec(
     method="notifications/cancelled",
@@ -236,6 +257,36 @@ RESOURCES_TEMPLATES_LIST: MethodSpec[PaginatedRequestParams, ListResourceTemplat
 )
 """Sent from the client to request a list of resource templates the server has."""
 
+ROOTS_LIST: MethodSpec[ListRootsRequestParams, ListRootsResult] = MethodSpec(
+    method="roots/list",
+    direction="server_to_client",
+    kind="request",
+    params=ListRootsRequestParams,
+    result=ListRootsResult,
+    params_required=False,
+    handler="list_roots",
+    capability=("roots",),
+)
+"""Sent from the server to request a list of root URIs from the client. Roots allow
+servers to ask for specific directories or files to operate on. A common example
+for roots is providing a set of repositories or directories a server should operate
+on.
+
+This request is typically used when the server needs to understand the file system
+structure or access specific locations that the client has permission to read from."""
+
+SAMPLING_CREATE_MESSAGE: MethodSpec[CreateMessageRequestParams, CreateMessageResult] = MethodSpec(
+    method="sampling/createMessage",
+    direction="server_to_client",
+    kind="request",
+    params=CreateMessageRequestParams,
+    result=CreateMessageResult,
+    params_required=True,
+    handler="create_message",
+    capability=("sampling",),
+)
+"""A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
+
 SERVER_DISCOVER: MethodSpec[RequestParams, DiscoverResult] = MethodSpec(
     method="server/discover",
     direction="client_to_server",
@@ -347,3 +398,10 @@ SERVER_NOTIFICATIONS: dict[str, MethodSpec[Any, Any]] = {
     "notifications/tools/list_changed": NOTIFICATIONS_TOOLS_LIST_CHANGED,
 }
 """Notifications a server sends."""
+
+INPUT_REQUESTS: dict[str, MethodSpec[Any, Any]] = {
+    "elicitation/create": ELICITATION_CREATE,
+    "roots/list": ROOTS_LIST,
+    "sampling/createMessage": SAMPLING_CREATE_MESSAGE,
+}
+"""Requests a server returns inside an input-required result, for the client to answer."""

@@ -8,6 +8,9 @@
 #   result-meta-open: /$defs/ResultMetaObject/additionalProperties
 #   notification-meta-open: /$defs/NotificationMetaObject/additionalProperties
 #   subscriptions-listen-result-meta-open: /$defs/SubscriptionsListenResultMetaObject/additionalProperties
+#   result-type-complete: /$defs/{CacheableResult,CallToolResult,CompleteResult,DiscoverResult,GetPromptResult,ListPromptsResult,ListResourceTemplatesResult,ListResourcesResult,ListToolsResult,PaginatedResult,ReadResourceResult,Result,SubscriptionsListenResult}/properties/resultType = 'complete'
+#   result-type-input-required: /$defs/{InputRequiredResult}/properties/resultType = 'input_required'
+#   meta-by-runtime: /$defs/{CallToolRequestParams,CompleteRequestParams,GetPromptRequestParams,InputResponseRequestParams,PaginatedRequestParams,ReadResourceRequestParams,RequestParams,ResourceRequestParams,SubscriptionsListenRequestParams,SubscriptionsListenResult}/properties/_meta
 """MCP 2026-07-28 wire types.
 
 One type per definition of the official JSON Schema, plus the inline objects and
@@ -510,7 +513,7 @@ class CacheableResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=
       authorization contexts (e.g., a different access token requires a
       different cache)."""
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -552,7 +555,7 @@ class CallToolRequest(
 class CallToolRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `tools/call` request."""
 
-    meta: RequestMetaObject = msgspec.field(name="_meta")
+    meta: RequestMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     arguments: dict[str, Any] | UnsetType = UNSET
     """Arguments to use for the tool call."""
@@ -589,7 +592,7 @@ class CallToolResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=F
     server does not support tool calls, or any other exceptional conditions,
     should be reported as an MCP error response."""
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -737,7 +740,7 @@ class CompleteRequest(
 class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `completion/complete` request."""
 
-    meta: RequestMetaObject = msgspec.field(name="_meta")
+    meta: RequestMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     argument: CompleteRequestParamsArgument
     """The argument's information"""
@@ -774,7 +777,7 @@ class CompleteResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=F
 
     completion: CompleteResultCompletion
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -949,7 +952,7 @@ class DiscoverResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=F
     focus on information that helps the model use the server effectively
     and should not duplicate information already in tool descriptions."""
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1112,7 +1115,7 @@ class GetPromptRequest(
 class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `prompts/get` request."""
 
-    meta: RequestMetaObject = msgspec.field(name="_meta")
+    meta: RequestMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     arguments: dict[str, str] | UnsetType = UNSET
     """Arguments to use for templating the prompt."""
@@ -1137,7 +1140,7 @@ class GetPromptResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=
 
     messages: list[PromptMessage]
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1297,7 +1300,7 @@ class InputRequiredResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True,
 
     request_state: str | UnsetType = msgspec.field(name="requestState", default=UNSET)
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(name="resultType", default="input_required")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1309,7 +1312,7 @@ class InputRequiredResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True,
 
 class InputResponseRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
-    meta: RequestMetaObject = msgspec.field(name="_meta")
+    meta: RequestMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     input_responses: InputResponses | UnsetType = msgspec.field(
         name="inputResponses", default=UNSET
@@ -1469,7 +1472,7 @@ class ListPromptsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, g
 
     prompts: list[Prompt]
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1541,7 +1544,7 @@ class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaul
 
     resource_templates: list[ResourceTemplate] = msgspec.field(name="resourceTemplates")
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1615,7 +1618,7 @@ class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True,
 
     resources: list[Resource]
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1719,7 +1722,7 @@ class ListToolsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available."""
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1981,7 +1984,7 @@ class PaginatedRequest(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc
 class PaginatedRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Common params for paginated requests."""
 
-    meta: RequestMetaObject = msgspec.field(name="_meta")
+    meta: RequestMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
@@ -1996,7 +1999,7 @@ class PaginatedResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available."""
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -2185,7 +2188,7 @@ class ReadResourceRequest(
 class ReadResourceRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Parameters for a `resources/read` request."""
 
-    meta: RequestMetaObject = msgspec.field(name="_meta")
+    meta: RequestMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     input_responses: InputResponses | UnsetType = msgspec.field(
         name="inputResponses", default=UNSET
@@ -2216,7 +2219,7 @@ class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, 
 
     contents: list[ReadResourceResultContentsItem]
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -2355,7 +2358,7 @@ class RequestMetaObject(OpenObject):
 class RequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Common params for any request."""
 
-    meta: RequestMetaObject = msgspec.field(name="_meta")
+    meta: RequestMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
 
 class Resource(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
@@ -2498,7 +2501,7 @@ class ResourceListChangedNotification(
 class ResourceRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
     """Common params for resource-related requests."""
 
-    meta: RequestMetaObject = msgspec.field(name="_meta")
+    meta: RequestMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     uri: str
     """The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it."""
@@ -2597,7 +2600,7 @@ class Result(OpenObject):
 
     class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
         meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
-        result_type: str = msgspec.field(name="resultType")
+        result_type: str = msgspec.field(name="resultType", default="complete")
 
     __typed_keys__ = (("meta", "_meta"),)
 
@@ -2605,7 +2608,7 @@ class Result(OpenObject):
         self,
         *,
         meta: ResultMetaObject | UnsetType = UNSET,
-        result_type: str,
+        result_type: str = "complete",
         **extra: Any,
     ) -> None:
         super().__init__(
@@ -2629,7 +2632,7 @@ class Result(OpenObject):
         For backward compatibility, when a client receives a result from a
         server implementing an earlier protocol version (which does not include
         `resultType`), the client MUST treat the absent field as `"complete"`."""
-        return cast("str", self["resultType"])
+        return cast("str", self.get("resultType", UNSET))
 
 
 class ResultMetaObject(OpenObject):
@@ -2872,7 +2875,7 @@ class SubscriptionsListenRequestParams(
 ):
     """Parameters for a {@link SubscriptionsListenRequestsubscriptions/listen} request."""
 
-    meta: RequestMetaObject = msgspec.field(name="_meta")
+    meta: RequestMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     notifications: SubscriptionFilter
     """The notifications the client opts in to on this stream. The server
@@ -2887,9 +2890,11 @@ class SubscriptionsListenResult(msgspec.Struct, kw_only=True, repr_omit_defaults
     is sent only when the server tears the subscription down; an abrupt transport
     close carries no response. The result body is otherwise empty."""
 
-    meta: SubscriptionsListenResultMetaObject = msgspec.field(name="_meta")
+    meta: SubscriptionsListenResultMetaObject | UnsetType = msgspec.field(
+        name="_meta", default=UNSET
+    )
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(name="resultType", default="complete")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
