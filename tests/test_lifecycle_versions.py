@@ -204,9 +204,11 @@ def test_our_client_accepts_an_older_answer_then_refuses_locally_what_it_rules_o
     async def scenario() -> None:
         server = example(versions=["2024-11-05"], capabilities={"resources": {"listChanged": False}})
         async with connected(server, Client(name="versions", version="0")) as (session, server_session, wire):
-            asked = parse(wire.sent[0])
+            # The default client probes for the stateless revision first, then falls back.
+            assert parse(wire.sent[0])["method"] == "server/discover"
+            asked = parse(wire.sent[1])
             assert asked["method"] == "initialize" and asked["params"]["protocolVersion"] == "2025-11-25"
-            assert session.protocol_version == "2024-11-05"
+            assert session.protocol_version == "2024-11-05" and not session.modern
             assert server_session.protocol_version == "2024-11-05"
 
             # The answered revision's stub works.
@@ -356,7 +358,7 @@ def test_an_unanswered_initialize_times_out_without_being_cancelled() -> None:
     async def scenario() -> None:
         client_end, server_end = memory_pair("client", "silent server")
         with pytest.raises(McpError) as timed_out:
-            await Client(name="lifecycle", version="0", default_timeout=0.2).connect(client_end)
+            await Client(name="lifecycle", version="0", protocol_version="2025-11-25", default_timeout=0.2).connect(client_end)
         assert timed_out.value.code == jsonrpc.REQUEST_TIMEOUT
         # "A client MUST NOT attempt to cancel its initialize request."
         assert [m.get("method") for m in client_end.sent_messages()] == ["initialize"]
@@ -368,7 +370,7 @@ def test_an_unanswered_initialize_times_out_without_being_cancelled() -> None:
 def test_cancelling_a_connect_does_not_cancel_initialize_either() -> None:
     async def scenario() -> None:
         client_end, server_end = memory_pair("client", "silent server")
-        connecting = asyncio.create_task(Client(name="lifecycle", version="0").connect(client_end))
+        connecting = asyncio.create_task(Client(name="lifecycle", version="0", protocol_version="2025-11-25").connect(client_end))
         request = await server_end.receive()
         assert request is not None and request["method"] == "initialize"
         connecting.cancel()
@@ -382,7 +384,7 @@ def test_cancelling_a_connect_does_not_cancel_initialize_either() -> None:
 
 def test_the_handshake_sends_initialized_after_the_answer() -> None:
     async def scenario() -> None:
-        async with connected(example(), Client(name="lifecycle", version="0")) as (_, server_session, wire):
+        async with connected(example(), Client(name="lifecycle", version="0", protocol_version="2025-11-25")) as (_, server_session, wire):
             assert wire.methods()[:2] == ["initialize", "notifications/initialized"]
             await asyncio.wait_for(server_session.initialized.wait(), 10)
             assert server_session.client_info.name == "lifecycle"
@@ -505,7 +507,7 @@ class RootsAndElicitation(v2025_11_25.ClientHandlers):
 )
 def test_client_capabilities_follow_the_overridden_handlers(handlers: Any, declared: dict[str, Any]) -> None:
     async def scenario() -> None:
-        client = Client(name="caps", version="0", handlers=handlers)
+        client = Client(name="caps", version="0", handlers=handlers, protocol_version="2025-11-25")
         async with connected(example(), client) as (_, server_session, wire):
             assert parse(wire.sent[0])["params"]["capabilities"] == declared
             assert isinstance(server_session.client_capabilities, v2025_11_25.ClientCapabilities)

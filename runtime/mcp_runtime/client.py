@@ -4,30 +4,61 @@ A ClientSession is the ``Caller`` the generated stubs need, so typed calls
 look like ``await v2025_11_25.ClientStub(session).call_tool("echo", ...)``.
 What the server may send back (sampling, roots, elicitation, notifications) is
 answered by an optional generated ``ClientHandlers`` subclass instance.
+
+With 2026-07-28 (the default) a connection starts with ``server/discover``: a
+server that answers with that revision is spoken to request by request, each
+request carrying the client's version, capabilities and identity in
+``_meta``; any other answer falls back to the initialize handshake. Input a
+server asks for (an input-required result) is answered by the same handlers,
+and the request retried, until the result is final.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
+
+import msgspec
+from msgspec import UNSET
 
 from . import codec, jsonrpc, lifecycle
-from .jsonrpc import McpError
+from .jsonrpc import McpError, RequestId
 from .lifecycle import Revision
-from .methods import MethodSpec
-from .session import Route, Session, Transport
+from .methods import MethodSpec, ProgressCallback
+from .session import RequestContext, RequestEnvelope, Route, Session, Transport
 
 _BASE = "ClientHandlers"
 
+P = TypeVar("P")
+R = TypeVar("R")
 
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
+
+# What a list_changed or updated notification makes stale in the cache.
+_STALE = {
+    "notifications/tools/list_changed": ("tools/list",),
+    "notifications/prompts/list_changed": ("prompts/list",),
+    "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
+    "notifications/resources/updated": ("resources/read",),
+}
 class Client:
     """An MCP client: identity, optional handlers and the revisions it speaks.
 
-    ``protocol_version`` is the revision asked for in initialize (default: the
-    handlers' revision, else the newest released handshake revision). The
-    server may answer any of ``versions`` (default: every released handshake
-    revision up to the one asked for).
+    ``protocol_version`` is the revision asked for: by default the handlers'
+    revision, else the newest released one (2026-07-28, which falls back to
+    the newest handshake revision with servers that do not know it). The
+    server may answer any of ``versions`` (default: every released revision
+    up to the one asked for). ``log_level`` asks stateless servers for log
+    messages of that level and above; ``cache`` keeps list and read results
+    for the time the server says they stay fresh.
     """
 
     def __init__(
@@ -41,28 +72,55 @@ class Client:
         versions: Sequence[str] | None = None,
         capabilities: Mapping[str, Any] | None = None,
         default_timeout: float | None = None,
+        log_level: str | None = None,
+        cache: bool = False,
+        max_input_rounds: int = 8,
+        discover_timeout: float = 10.0,
     ) -> None:
-        handshake = lifecycle.handshake_versions()
+        handshake, modern = lifecycle.handshake_versions(), lifecycle.modern_versions()
+        known = handshake + modern
         self.handlers = handlers
         self.handler_revision = lifecycle.revision_of_handlers(handlers, _BASE) if handlers is not None else None
         if protocol_version is None:
-            protocol_version = self.handler_revision.version if self.handler_revision else handshake[-1]
-        if protocol_version not in handshake:
-            raise ValueError(f"unsupported protocol version {protocol_version!r} (known: {', '.join(handshake)})")
+            protocol_version = self.handler_revision.version if self.handler_revision else max(known)
+        if protocol_version not in known:
+            raise ValueError(f"unsupported protocol version {protocol_version!r} (known: {', '.join(known)})")
         self.protocol_version = protocol_version
-        self.versions = list(versions) if versions is not None else [v for v in handshake if v <= protocol_version]
+        self.versions = list(versions) if versions is not None else [v for v in known if v <= protocol_version]
         self.name = name
         self.version = version
         self.title = title
         self.extra_capabilities = dict(capabilities or {})
         self.default_timeout = default_timeout
+        self.log_level = log_level
+        self.cache = cache
+        self.max_input_rounds = max_input_rounds
+        self.discover_timeout = discover_timeout
+        self.info: dict[str, Any] = {"name": name, "version": version}
+        if title is not None:
+            self.info["title"] = title
+
+    @property
+    def modern_versions(self) -> list[str]:
+        return [v for v in self.versions if v in lifecycle.modern_versions()]
+
+    @property
+    def handshake_versions(self) -> list[str]:
+        return [v for v in self.versions if v in lifecycle.handshake_versions()]
+
+    def declared_capabilities(self) -> dict[str, Any]:
+        return lifecycle.capabilities(
+            self.handlers, _BASE, self.handler_revision, ("SERVER_REQUESTS", "INPUT_REQUESTS"), self.extra_capabilities
+        )
 
     async def connect(self, transport: Transport) -> ClientSession:
-        """Run the initialize handshake over ``transport``; the ready session."""
+        """Open a session over ``transport``: server/discover for the stateless
+        revisions, else (or when the server does not answer it) initialize."""
         session = ClientSession(self, transport)
         session.start()
         try:
-            await session.initialize()
+            if not (self.modern_versions and await session.discover()):
+                await session.initialize()
         except BaseException:
             await session.close()
             raise
@@ -70,7 +128,7 @@ class Client:
 
 
 class ClientSession(Session):
-    """A client's side of one initialized connection."""
+    """A client's side of one connection."""
 
     def __init__(self, client: Client, transport: Transport) -> None:
         self.client = client
@@ -79,49 +137,249 @@ class ClientSession(Session):
         self.server_info: Any = None
         self.server_capabilities: Any = None
         self.instructions: str | None = None
+        self.supported_versions: list[str] = []
+        self._envelope: dict[str, Any] | None = None
+        self._cache: dict[tuple[str, bytes], tuple[float, Any]] = {}
+
+    @property
+    def modern(self) -> bool:
+        """Whether the session speaks a stateless revision (2026-07-28 on)."""
+        return self._envelope is not None
+
+    # ------------------------------------------------------------ opening
+
+    async def discover(self) -> bool:
+        """Ask the server for the stateless revisions it speaks; True if one of
+        ours is among them (the session then speaks the newest shared one)."""
+        client = self.client
+        wanted = max(client.modern_versions)
+        revision = lifecycle.revision(wanted)
+        envelope = self._build_envelope(wanted)
+        params = encode_params({"_meta": envelope})
+        self._router.initializing = True
+        try:
+            raw = await self.request_raw("server/discover", params, timeout=client.discover_timeout)
+            result = codec.decoder(revision.type("DiscoverResult")).decode(raw)
+        except (McpError, msgspec.ValidationError, *jsonrpc.UNDECODABLE):
+            return False
+        finally:
+            self._router.initializing = False
+        shared = [v for v in result.supported_versions if v in client.modern_versions]
+        if not shared:
+            return False
+        version = max(shared)
+        if version != wanted:
+            revision = lifecycle.revision(version)
+            envelope = self._build_envelope(version)
+        self.protocol_version = version
+        self.supported_versions = list(result.supported_versions)
+        self.server_capabilities = result.capabilities
+        self.instructions = result.instructions if isinstance(result.instructions, str) else None
+        meta = result.meta
+        self.server_info = meta.get(SERVER_INFO_KEY) if isinstance(meta, Mapping) else None
+        self._envelope = envelope
+        self._router.negotiated(revision)
+        self._tell_transport(version)
+        return True
 
     async def initialize(self) -> None:
         client = self.client
-        asked = lifecycle.revision(client.protocol_version)
-        info: dict[str, Any] = {"name": client.name, "version": client.version}
-        if client.title is not None:
-            info["title"] = client.title
-        declared = lifecycle.capabilities(
-            client.handlers, _BASE, client.handler_revision, "SERVER_REQUESTS", client.extra_capabilities
-        )
+        if not client.handshake_versions:
+            raise McpError(jsonrpc.INVALID_REQUEST, "the server does not speak a stateless revision and this client speaks no other")
+        asked_version = client.protocol_version if client.protocol_version in client.handshake_versions else max(client.handshake_versions)
+        asked = lifecycle.revision(asked_version)
         spec = asked.all_methods["initialize"]
         params = codec.convert(
-            {"protocolVersion": client.protocol_version, "capabilities": declared, "clientInfo": info}, spec.params
+            {"protocolVersion": asked_version, "capabilities": client.declared_capabilities(), "clientInfo": client.info},
+            spec.params,
         )
         self._router.initializing = True
         try:
             result = await self.request(spec, params)
         finally:
             self._router.initializing = False
-        if result.protocol_version not in client.versions:
+        if result.protocol_version not in client.handshake_versions:
             raise McpError(
                 jsonrpc.INVALID_REQUEST,
-                f"server answered protocol version {result.protocol_version!r}; this client speaks {', '.join(client.versions)}",
+                f"server answered protocol version {result.protocol_version!r}; this client speaks {', '.join(client.handshake_versions)}",
             )
         self.protocol_version = result.protocol_version
         self.server_info = result.server_info
         self.server_capabilities = result.capabilities
         self.instructions = result.instructions if isinstance(result.instructions, str) else None
         self._router.negotiated(lifecycle.revision(result.protocol_version))
-        # HTTP transports send the negotiated version in a header from now on.
+        self._tell_transport(result.protocol_version)
+        await self.send_raw_notification("notifications/initialized", None)
+
+    def _build_envelope(self, version: str) -> dict[str, Any]:
+        envelope: dict[str, Any] = {
+            VERSION_KEY: version,
+            # Encoded once: the same bytes go out with every request.
+            CAPABILITIES_KEY: msgspec.Raw(codec.encode(self.client.declared_capabilities())),
+            CLIENT_INFO_KEY: msgspec.Raw(codec.encode(self.client.info)),
+        }
+        if self.client.log_level is not None:
+            envelope[LOG_LEVEL_KEY] = self.client.log_level
+        return envelope
+
+    def _tell_transport(self, version: str) -> None:
+        # HTTP transports send the version (and, when stateless, more) in headers from now on.
         negotiated = getattr(self.transport, "negotiated", None)
         if negotiated is not None:
-            negotiated(result.protocol_version)
-        await self.send_raw_notification("notifications/initialized", None)
+            negotiated(version)
+
+    # ------------------------------------------------------------ requests
+
+    async def request(
+        self,
+        spec: MethodSpec[P, R],
+        params: P | None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        request_id: RequestId | None = None,
+    ) -> R:
+        envelope = self._envelope
+        if envelope is None:
+            return await super().request(spec, params, timeout=timeout, on_progress=on_progress, request_id=request_id)
+        params = self._with_envelope(spec, params, envelope)
+        key = self._cache_key(spec, params) if self.client.cache else None
+        if key is not None:
+            hit = self._cache.get(key)
+            if hit is not None and hit[0] > time.monotonic():
+                return hit[1]  # type: ignore[no-any-return]
+        rounds = 0
+        while True:
+            result: Any = await super().request(spec, params, timeout=timeout, on_progress=on_progress, request_id=request_id)
+            request_id = None  # a retry is a new request
+            if getattr(result, "result_type", None) != "input_required":
+                break
+            rounds += 1
+            if rounds > self.client.max_input_rounds:
+                raise McpError(
+                    jsonrpc.INTERNAL_ERROR, f"{spec.method}: the server still asks for input after {rounds - 1} rounds"
+                )
+            responses = await self._router.fulfil(result)
+            params = msgspec.structs.replace(
+                params,  # type: ignore[type-var]
+                input_responses=responses,
+                request_state=result.request_state,
+            )
+        if key is not None:
+            ttl = getattr(result, "ttl_ms", 0)
+            if isinstance(ttl, int) and ttl > 0:
+                self._cache[key] = (time.monotonic() + ttl / 1000, result)
+        final: R = result
+        return final
+
+    def _with_envelope(self, spec: MethodSpec[P, Any], params: P | None, envelope: dict[str, Any]) -> P:
+        if params is None:
+            made: P = spec.params(meta=envelope)
+            return made
+        meta = getattr(params, "meta", UNSET)
+        merged = {**envelope, **meta} if isinstance(meta, Mapping) else envelope
+        return msgspec.structs.replace(params, meta=merged)  # type: ignore[type-var]
+
+    def _cache_key(self, spec: MethodSpec[Any, Any], params: Any) -> tuple[str, bytes] | None:
+        if spec.method not in ("tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"):
+            return None
+        return spec.method, codec.encode(msgspec.structs.replace(params, meta=UNSET))
+
+    def invalidate(self, method: str) -> None:
+        """Forget cached results of ``method`` (all of them with None)."""
+        self._cache = {k: v for k, v in self._cache.items() if k[0] != method} if method else {}
+
+    # ------------------------------------------------------------ subscriptions
+
+    async def listen(
+        self,
+        *,
+        tools_list_changed: bool = False,
+        prompts_list_changed: bool = False,
+        resources_list_changed: bool = False,
+        resource_subscriptions: Sequence[str] = (),
+        timeout: float | None = 30.0,
+    ) -> Listener:
+        """Open a subscriptions/listen stream (stateless revisions); the
+        notifications it brings go to the client handlers' ``on_*`` methods.
+        Returns once the server has acknowledged it."""
+        if not self.modern:
+            raise McpError(jsonrpc.METHOD_NOT_FOUND, f"subscriptions/listen is not part of protocol revision {self.protocol_version}")
+        assert self._router.revision is not None
+        spec = self._router.revision.all_methods["subscriptions/listen"]
+        wanted: dict[str, Any] = {}
+        if tools_list_changed:
+            wanted["toolsListChanged"] = True
+        if prompts_list_changed:
+            wanted["promptsListChanged"] = True
+        if resources_list_changed:
+            wanted["resourcesListChanged"] = True
+        if resource_subscriptions:
+            wanted["resourceSubscriptions"] = list(resource_subscriptions)
+        params = codec.convert({"notifications": wanted}, spec.params)
+        request_id = self.next_id()
+        listener = Listener(self, request_id)
+        self._router.listeners[request_id] = listener
+        listener.task = asyncio.get_running_loop().create_task(self.request(spec, params, request_id=request_id))
+        listener.task.add_done_callback(listener._ended)
+        try:
+            async with asyncio.timeout(timeout):
+                await asyncio.wait([listener.task, asyncio.ensure_future(listener._ack.wait())], return_when=asyncio.FIRST_COMPLETED)
+        except TimeoutError:
+            await listener.close()
+            raise McpError(jsonrpc.REQUEST_TIMEOUT, "subscriptions/listen was not acknowledged in time") from None
+        if not listener._ack.is_set():
+            await listener.close()
+            listener.task.result()  # the server refused it: raise its error
+            raise McpError(jsonrpc.INTERNAL_ERROR, "subscriptions/listen ended before it was acknowledged")
+        return listener
+
+
+class Listener:
+    """An open subscriptions/listen stream."""
+
+    def __init__(self, session: ClientSession, request_id: RequestId) -> None:
+        self.session = session
+        self.id = request_id
+        self.acknowledged: dict[str, Any] = {}
+        self.task: asyncio.Task[Any] | None = None
+        self._ack = asyncio.Event()
+
+    def _acknowledge(self, accepted: dict[str, Any]) -> None:
+        self.acknowledged = accepted
+        self._ack.set()
+
+    def _ended(self, task: asyncio.Task[Any]) -> None:
+        self.session._router.listeners.pop(self.id, None)
+        if not task.cancelled():
+            task.exception()  # retrieved: an ended stream is not an unhandled error
+
+    @property
+    def open(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    async def close(self) -> None:
+        """Stop listening (the server is told with notifications/cancelled)."""
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, McpError):
+                await self.task
+
+
+def encode_params(value: Any) -> bytes:
+    return codec.encode(value)
 
 
 class _ClientRouter:
     def __init__(self, session: ClientSession) -> None:
         self.session = session
         self.client = session.client
+        self.modern = False
         self.initializing = False
         self.revision: Revision | None = None
+        self.listeners: dict[RequestId, Listener] = {}
         self._routes: dict[str, Route] = {}
+        self._inputs: dict[str, Route] = {}
         self._notifications: dict[str, Route | None] = {}
 
     def negotiated(self, revision: Revision) -> None:
@@ -129,30 +387,77 @@ class _ClientRouter:
         handlers, typed_revision = self.client.handlers, self.client.handler_revision
         if handlers is None or typed_revision is None:
             return
+        # Handlers of a stateless revision answer the older revisions' server
+        # requests too (sampling, roots, elicitation are input requests there).
+        typed_methods = {**typed_revision.table("INPUT_REQUESTS"), **typed_revision.all_methods}
         for method in revision.table("SERVER_REQUESTS"):
-            typed = typed_revision.all_methods.get(method)
+            typed = typed_methods.get(method)
             if typed is not None and method != "ping" and lifecycle.overridden(handlers, _BASE, typed.handler):
                 self._routes[method] = (typed, getattr(handlers, typed.handler))
+        for method in revision.table("INPUT_REQUESTS"):
+            typed = typed_methods.get(method)
+            if typed is not None and lifecycle.overridden(handlers, _BASE, typed.handler):
+                self._inputs[method] = (typed, getattr(handlers, typed.handler))
         for method in revision.table("SERVER_NOTIFICATIONS"):
-            typed = typed_revision.all_methods.get(method)
+            typed = typed_methods.get(method)
             if typed is not None and lifecycle.overridden(handlers, _BASE, typed.handler):
                 self._notifications[method] = (typed, getattr(handlers, typed.handler))
 
-    def route_request(self, method: str) -> Route:
+    async def fulfil(self, result: Any) -> dict[str, Any]:
+        """The client's answers to an input-required result's requests, by key."""
+        requests = result.input_requests if isinstance(result.input_requests, Mapping) else {}
+        context = RequestContext(self.session, None, None)
+
+        async def answer(request: Any) -> Any:
+            method = getattr(request, "method", "")
+            route = self._inputs.get(method)
+            if route is None:
+                raise McpError(jsonrpc.METHOD_NOT_FOUND, f"the server asked for {method}, which this client's handlers do not answer")
+            spec, handler = route
+            params = request.params
+            if params is UNSET:
+                params = codec.convert({}, spec.params)
+            return await handler(params, context)
+
+        keys = list(requests)
+        answers = await asyncio.gather(*(answer(requests[k]) for k in keys))
+        return dict(zip(keys, answers))
+
+    def route_request(self, method: str, params: msgspec.Raw | Any) -> tuple[Route, RequestEnvelope | None]:
         route = self._routes.get(method)
         if route is None:
             raise McpError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
-        return route
+        return route, None
 
     def route_notification(self, method: str) -> Route | None:
+        stale = _STALE.get(method)
+        if stale is not None and self.session._cache:
+            for name in stale:
+                self.session.invalidate(name)
+        if method == "notifications/subscriptions/acknowledged":
+            return (_ACK_SPEC, self._on_acknowledged)
         return self._notifications.get(method)
+
+    async def _on_acknowledged(self, params: Any, ctx: RequestContext) -> None:
+        if not isinstance(params, Mapping):
+            return
+        meta = params.get("_meta")
+        subscription = meta.get(SUBSCRIPTION_ID_KEY) if isinstance(meta, Mapping) else None
+        listener = self.listeners.get(subscription) if isinstance(subscription, (str, int)) else None
+        if listener is not None:
+            accepted = params.get("notifications")
+            listener._acknowledge(dict(accepted) if isinstance(accepted, Mapping) else {})
+        route = self._notifications.get("notifications/subscriptions/acknowledged")
+        if route is not None:
+            spec, handler = route
+            await handler(codec.convert(params, spec.params), ctx)
 
     def log_level_allows(self, level: str) -> bool:
         return False  # clients do not send log messages
 
     def check_outgoing(self, spec: MethodSpec[Any, Any]) -> None:
         if self.revision is None:
-            if self.initializing and spec.method == "initialize":
+            if self.initializing and spec.method in ("initialize", "server/discover"):
                 return
             raise McpError(jsonrpc.INVALID_REQUEST, f"cannot send {spec.method} before the session is initialized")
         negotiated = self.revision.all_methods.get(spec.method)
@@ -168,6 +473,18 @@ class _ClientRouter:
                 jsonrpc.METHOD_NOT_FOUND,
                 f"the server did not declare the {'.'.join(negotiated.capability)} capability needed for {spec.method}",
             )
+
+
+# The acknowledgement is read untyped: the runtime only needs the subscription id.
+_ACK_SPEC: MethodSpec[Any, None] = MethodSpec(
+    method="notifications/subscriptions/acknowledged",
+    direction="server_to_client",
+    kind="notification",
+    params=dict[str, Any],
+    result=None,
+    params_required=True,
+    handler="on_subscriptions_acknowledged",
+)
 
 
 @contextlib.asynccontextmanager

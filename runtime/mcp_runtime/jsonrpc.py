@@ -18,6 +18,10 @@ INVALID_REQUEST: Final = -32600
 METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
+# Errors of MCP 2026-07-28 (the -32020 to -32099 range is the specification's).
+HEADER_MISMATCH: Final = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
+UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 # MCP: the request was cancelled or timed out (used for locally failed calls).
 REQUEST_TIMEOUT: Final = -32001
 CONNECTION_CLOSED: Final = -32000

@@ -42,7 +42,8 @@ class Revision:
         return "initialize" in self.all_methods
 
     def table(self, name: str) -> Mapping[str, MethodSpec[Any, Any]]:
-        table: Mapping[str, MethodSpec[Any, Any]] = getattr(self.package.methods, name)
+        """A method table of the revision; empty where the revision has none (INPUT_REQUESTS before 2026-07-28)."""
+        table: Mapping[str, MethodSpec[Any, Any]] = getattr(self.package.methods, name, {})
         return table
 
     def type(self, name: str) -> Any:
@@ -71,6 +72,14 @@ def handshake_versions() -> list[str]:
     index = importlib.import_module("mcp_protocol")
     stable = set(index.STABLE_REVISIONS)
     return [v for v, r in revisions().items() if v in stable and r.has_handshake]
+
+
+def modern_versions() -> list[str]:
+    """Released revisions without a handshake (2026-07-28 on): every request
+    carries its protocol version and client capabilities in ``_meta``."""
+    index = importlib.import_module("mcp_protocol")
+    stable = set(index.STABLE_REVISIONS)
+    return [v for v, r in revisions().items() if v in stable and not r.has_handshake]
 
 
 def revision_of_handlers(handlers: object, base: str) -> Revision:
@@ -102,14 +111,16 @@ def capabilities(
     handlers: object | None,
     base: str,
     handler_revision: Revision | None,
-    incoming_table: str,
+    incoming_tables: str | tuple[str, ...],
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The capabilities object a side declares: one entry per capability whose
     methods its handlers implement, merged with what the user adds."""
     declared: dict[str, Any] = {}
-    if handlers is not None and handler_revision is not None:
-        for spec in handler_revision.table(incoming_table).values():
+    tables = (incoming_tables,) if isinstance(incoming_tables, str) else incoming_tables
+    specs = [spec for name in tables for spec in handler_revision.table(name).values()] if handler_revision else []
+    if handlers is not None:
+        for spec in specs:
             if not spec.capability or not overridden(handlers, base, spec.handler):
                 continue
             entry = declared.setdefault(spec.capability[0], {})

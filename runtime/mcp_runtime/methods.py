@@ -71,7 +71,22 @@ class RequestContext(Protocol):
 
     @property
     def protocol_version(self) -> str:
-        """The protocol revision negotiated for this session."""
+        """The protocol revision of this request: negotiated for the session, or
+        named by the request itself (2026-07-28 on)."""
+
+    @property
+    def modern(self) -> bool:
+        """Whether the request described itself in ``_meta`` (2026-07-28 on)
+        rather than relying on an initialize handshake."""
+
+    @property
+    def client_capabilities(self) -> Any:
+        """The capabilities the client declared: in this request's ``_meta``
+        (2026-07-28 on) or at initialize. None where unknown."""
+
+    @property
+    def client_info(self) -> Any:
+        """The client's name and version, where it gave them."""
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send a progress notification, if the caller asked for progress."""

@@ -4,29 +4,88 @@ Handlers are instances of a generated ``ServerHandlers`` subclass (one per
 revision you implement, usually one). A client asking for a revision the
 server supports is answered in that revision; the request types it sends are
 then decoded with the handler's revision, which is the same or newer.
+
+With handlers of 2026-07-28 or newer the server also speaks the stateless
+revisions: a connection whose first request is not ``initialize`` (or names its
+protocol version in ``_meta``) is served request by request, each one checked
+for the version, capabilities and identity its ``_meta`` declares. The runtime
+answers ``server/discover`` and ``subscriptions/listen`` itself, adds the
+server's identity to every result, and seals the ``requestState`` of
+input-required results.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
-from typing import Any
+import weakref
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from . import codec, jsonrpc, lifecycle
-from .jsonrpc import McpError
+from .codec import _join_paths, decoder, encode
+from .jsonrpc import ConnectionClosed, McpError, RequestId
 from .lifecycle import Revision
 from .methods import MethodSpec
-from .session import LOG_LEVELS, RequestContext, Route, Session, Transport
+from .request_state import StateError, StateSealer
+from .session import LOG_LEVELS, RequestContext, RequestEnvelope, Route, Session, Transport
 
 _BASE = "ServerHandlers"
 
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
+
+# The only requests whose result may be input-required (multi round-trip requests).
+INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+
+# Methods the handshake revisions had and the stateless ones removed: a modern
+# request for one is answered "method not found" like any unknown method.
+_LIST_KINDS = {"tools": "tools_list_changed", "prompts": "prompts_list_changed", "resources": "resources_list_changed"}
+
+
+class _EnvelopeMeta(msgspec.Struct):
+    protocol_version: str | UnsetType = msgspec.field(name=VERSION_KEY, default=UNSET)
+    capabilities: msgspec.Raw | UnsetType = msgspec.field(name=CAPABILITIES_KEY, default=UNSET)
+    info: msgspec.Raw | UnsetType = msgspec.field(name=CLIENT_INFO_KEY, default=UNSET)
+    log_level: str | UnsetType = msgspec.field(name=LOG_LEVEL_KEY, default=UNSET)
+
+
+class _EnvelopeParams(msgspec.Struct):
+    meta: _EnvelopeMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
+
+
+_envelope_decoder = msgspec.json.Decoder(_EnvelopeParams)
+
+
+class Extension(Protocol):
+    """A protocol extension served next to a revision's methods (2026-07-28 on),
+    advertised under ``capabilities.extensions[id]``."""
+
+    id: str
+
+    def settings(self) -> Mapping[str, Any]:
+        """The extension's settings object in the server's capabilities."""
+
+    def routes(self) -> Mapping[str, Route]:
+        """Request methods the extension answers, by name."""
+
+    def wrap(self, method: str, handler: Callable[[Any, RequestContext], Awaitable[Any]]) -> Callable[[Any, RequestContext], Awaitable[Any]]:
+        """The handler to use for a revision method (``handler`` itself if the extension leaves it alone)."""
 
 class Server:
     """An MCP server: identity, handlers and the revisions it speaks.
 
     ``handlers`` is one generated ``ServerHandlers`` subclass instance, or
     several for different revisions. ``versions`` defaults to every released
-    handshake revision up to the newest handler's.
+    revision up to the newest handler's. ``state_key`` signs the
+    ``requestState`` of input-required results; servers running as several
+    workers must share one (the default is random per process).
     """
 
     def __init__(
@@ -40,23 +99,39 @@ class Server:
         capabilities: Mapping[str, Any] | None = None,
         versions: Sequence[str] | None = None,
         default_timeout: float | None = None,
+        state_key: bytes | None = None,
+        extensions: Sequence[Extension] = (),
     ) -> None:
         items = list(handlers) if isinstance(handlers, Sequence) else [handlers]
         if not items:
             raise ValueError("a Server needs at least one handlers object")
         self.handlers = {lifecycle.revision_of_handlers(h, _BASE).version: h for h in items}
         newest = max(self.handlers)
-        handshake = lifecycle.handshake_versions()
-        self.versions = sorted(versions) if versions is not None else [v for v in handshake if v <= newest]
-        unknown = set(self.versions) - set(handshake)
-        if unknown or not self.versions:
+        handshake, modern = lifecycle.handshake_versions(), lifecycle.modern_versions()
+        wanted = list(versions) if versions is not None else [v for v in handshake + modern if v <= newest]
+        unknown = set(wanted) - set(handshake) - set(modern)
+        if unknown or not wanted:
             raise ValueError(f"unsupported protocol versions: {sorted(unknown) or 'none given'}")
+        # Negotiated with initialize:
+        self.versions = sorted(v for v in wanted if v in handshake)
+        # Named by each request (2026-07-28 on); they need handlers of that revision or newer.
+        self.modern_versions = sorted(v for v in wanted if v in modern and v <= newest)
         self.name = name
         self.version = version
         self.title = title
         self.instructions = instructions
         self.extra_capabilities = dict(capabilities or {})
         self.default_timeout = default_timeout
+        self.sealer = StateSealer(state_key)
+        self.extensions = list(extensions)
+        self.info: dict[str, Any] = {"name": name, "version": version}
+        if title is not None:
+            self.info["title"] = title
+        self._modern_routes: dict[str, dict[str, Route]] = {}
+        self._discover_results: dict[str, Any] = {}
+        self._capabilities_seen: dict[tuple[str, bytes], Any] = {}
+        self._subscriptions: set[_Subscription] = set()
+        self._legacy_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
 
     def handlers_for(self, version: str) -> tuple[object, Revision]:
         """The handlers that serve a session of ``version``: the same revision, else the oldest newer one."""
@@ -64,12 +139,290 @@ class Server:
         return self.handlers[chosen], lifecycle.revision(chosen)
 
     async def serve(self, transport: Transport) -> None:
-        """Serve one session until the peer goes away."""
+        """Serve one connection until the peer goes away."""
         session = ServerSession(self, transport)
         try:
             await session.run()
         finally:
             await transport.close()
+
+    # ------------------------------------------------------------ change notifications
+
+    async def notify_list_changed(self, kind: str) -> None:
+        """Tell clients that the list of ``kind`` ("tools", "prompts" or
+        "resources") changed: every subscriptions/listen stream that asked for
+        it, and every handshake session whose server declared listChanged."""
+        flag = _LIST_KINDS.get(kind)
+        if flag is None:
+            raise ValueError(f"no list of {kind!r} (expected one of {', '.join(_LIST_KINDS)})")
+        method = f"notifications/{kind}/list_changed"
+        for subscription in list(self._subscriptions):
+            if subscription.accepted.get(_camel(flag)) is True:
+                await subscription.send(method, {})
+        for session in list(self._legacy_sessions):
+            if lifecycle.has_capability(session.declared_capabilities, (kind, "listChanged")):
+                await _send_unrelated(session, method, None)
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell the subscriptions/listen streams that asked for ``uri`` that it changed."""
+        for subscription in list(self._subscriptions):
+            if uri in subscription.accepted.get("resourceSubscriptions", ()):
+                await subscription.send("notifications/resources/updated", {"uri": uri})
+
+    def end_subscriptions(self) -> None:
+        """End every subscriptions/listen stream gracefully (on shutdown): each gets its result."""
+        for subscription in list(self._subscriptions):
+            subscription.ended.set()
+
+    # ------------------------------------------------------------ stateless revisions
+
+    def modern_routes(self, version: str) -> dict[str, Route]:
+        """Every request method a stateless request of ``version`` may name, resolved once per server."""
+        routes = self._modern_routes.get(version)
+        if routes is not None:
+            return routes
+        handlers, handler_revision = self.handlers_for(version)
+        revision = lifecycle.revision(version)
+        handler_methods = handler_revision.all_methods
+        routes = {}
+        for method, spec in revision.table("CLIENT_REQUESTS").items():
+            if method == "server/discover":
+                routes[method] = (spec, self._discover)
+                continue
+            if method == "subscriptions/listen":
+                routes[method] = (spec, self._listen)
+                continue
+            typed = handler_methods.get(method)
+            if typed is None or not lifecycle.overridden(handlers, _BASE, typed.handler):
+                continue
+            handler = getattr(handlers, typed.handler)
+            for extension in self.extensions:
+                handler = extension.wrap(method, handler)
+            routes[method] = (typed, self._stateless_handler(typed, handler))
+        for extension in self.extensions:
+            for method, (spec, handler) in extension.routes().items():
+                routes[method] = (spec, self._stateless_handler(spec, handler))
+        self._modern_routes[version] = routes
+        return routes
+
+    def envelope(self, params: msgspec.Raw | UnsetType) -> RequestEnvelope:
+        """Check what a stateless request says of its sender; McpError if it is not enough."""
+        if params is UNSET:
+            raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: params with _meta are required")
+        try:
+            meta = _envelope_decoder.decode(params).meta
+        except msgspec.ValidationError as error:
+            raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: {_join_paths(str(error))}") from None
+        except jsonrpc.UNDECODABLE as error:
+            raise McpError(jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error)) from None
+        if meta is UNSET:
+            raise McpError(jsonrpc.INVALID_PARAMS, "Invalid params: `_meta` is required")
+        version = meta.protocol_version
+        if version is UNSET:
+            raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{VERSION_KEY}` is required")
+        if version not in self.modern_versions:
+            raise McpError(
+                jsonrpc.UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version: {version}",
+                {"requested": version, "supported": list(self.modern_versions)},
+            )
+        if meta.capabilities is UNSET:
+            raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{CAPABILITIES_KEY}` is required")
+        revision = lifecycle.revision(version)
+        capabilities = self._client_capabilities(revision, meta.capabilities)
+        info = None
+        if meta.info is not UNSET:
+            info = _decode_meta(revision.type("Implementation"), meta.info, CLIENT_INFO_KEY)
+        level = None
+        if meta.log_level is not UNSET:
+            if meta.log_level not in LOG_LEVELS:
+                raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: unknown log level at `_meta.{LOG_LEVEL_KEY}`")
+            level = meta.log_level
+        return RequestEnvelope(version, capabilities, info, level)
+
+    def _client_capabilities(self, revision: Revision, raw: msgspec.Raw) -> Any:
+        # A client sends the same capabilities with every request: decode them once.
+        key = (revision.version, bytes(raw))
+        found = self._capabilities_seen.get(key)
+        if found is None:
+            found = _decode_meta(revision.type("ClientCapabilities"), raw, CAPABILITIES_KEY)
+            if len(self._capabilities_seen) >= 256:
+                self._capabilities_seen.clear()
+            self._capabilities_seen[key] = found
+        return found
+
+    def capabilities_for(self, version: str) -> dict[str, Any]:
+        """What a stateless server of ``version`` declares in server/discover."""
+        handlers, handler_revision = self.handlers_for(version)
+        declared = lifecycle.capabilities(
+            handlers, _BASE, handler_revision, "CLIENT_REQUESTS", {"logging": {}, **self.extra_capabilities}
+        )
+        # Changes reach clients through subscriptions/listen, which the runtime serves.
+        for kind in _LIST_KINDS:
+            if kind in declared:
+                declared[kind] = {**declared[kind], "listChanged": True}
+        if "resources" in declared:
+            declared["resources"]["subscribe"] = True
+        if self.extensions:
+            declared["extensions"] = {
+                **declared.get("extensions", {}),
+                **{extension.id: dict(extension.settings()) for extension in self.extensions},
+            }
+        return declared
+
+    def _discover(self, params: Any, ctx: RequestContext) -> Any:
+        version = ctx.protocol_version
+        result = self._discover_results.get(version)
+        if result is None:
+            body: dict[str, Any] = {
+                "supportedVersions": list(self.modern_versions),
+                "capabilities": self.capabilities_for(version),
+                "resultType": "complete",
+                "ttlMs": 0,
+                "cacheScope": "public",
+                "_meta": {SERVER_INFO_KEY: self.info},
+            }
+            if self.instructions is not None:
+                body["instructions"] = self.instructions
+            result = self._discover_results[version] = codec.convert(body, lifecycle.revision(version).type("DiscoverResult"))
+        return result
+
+    async def _listen(self, params: Any, ctx: RequestContext) -> Any:
+        session = ctx.peer
+        assert isinstance(session, Session) and ctx.request_id is not None
+        declared = self.capabilities_for(ctx.protocol_version)
+        wanted = msgspec.to_builtins(params.notifications)
+        accepted = {
+            key: value
+            for key, value in wanted.items()
+            if (key == "toolsListChanged" and "tools" in declared)
+            or (key == "promptsListChanged" and "prompts" in declared)
+            or (key in ("resourcesListChanged", "resourceSubscriptions") and "resources" in declared)
+        }
+        subscription = _Subscription(session, ctx.request_id, accepted)
+        self._subscriptions.add(subscription)
+        try:
+            await subscription.send("notifications/subscriptions/acknowledged", {"notifications": accepted})
+            await subscription.ended.wait()
+        finally:
+            self._subscriptions.discard(subscription)
+        body = {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: ctx.request_id, SERVER_INFO_KEY: self.info}}
+        return codec.convert(body, lifecycle.revision(ctx.protocol_version).type("SubscriptionsListenResult"))
+
+    def _stateless_handler(
+        self, spec: MethodSpec[Any, Any], handler: Callable[[Any, RequestContext], Awaitable[Any]]
+    ) -> Callable[[Any, RequestContext], Awaitable[Any]]:
+        method = spec.method
+        may_ask = method in INPUT_REQUIRED_METHODS
+
+        async def answer(params: Any, ctx: RequestContext) -> Any:
+            if may_ask:
+                params = self._open_state(method, params)
+            result = await handler(params, ctx)
+            if getattr(result, "result_type", None) == "input_required":
+                result = self._input_required(method, params, result, ctx)
+            return _with_server_info(result, self.info)
+
+        return answer
+
+    def _open_state(self, method: str, params: Any) -> Any:
+        state = getattr(params, "request_state", UNSET)
+        if not isinstance(state, str):
+            return params
+        try:
+            plain = self.sealer.open(state, _binding(method, params))
+        except StateError as error:
+            raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: {error}") from None
+        return msgspec.structs.replace(params, request_state=plain)
+
+    def _input_required(self, method: str, params: Any, result: Any, ctx: RequestContext) -> Any:
+        if method not in INPUT_REQUIRED_METHODS:
+            raise McpError(
+                jsonrpc.INTERNAL_ERROR, f"{method} cannot ask for input: only {', '.join(sorted(INPUT_REQUIRED_METHODS))} may"
+            )
+        table = lifecycle.revision(ctx.protocol_version).table("INPUT_REQUESTS")
+        missing: dict[str, Any] = {}
+        requests = result.input_requests if isinstance(result.input_requests, Mapping) else {}
+        for request in requests.values():
+            spec = table.get(getattr(request, "method", ""))
+            if spec is not None and spec.capability and not lifecycle.has_capability(ctx.client_capabilities, spec.capability):
+                missing[spec.capability[0]] = {}
+        if missing:
+            raise McpError(
+                jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"Missing required client capability: {', '.join(sorted(missing))}",
+                {"requiredCapabilities": missing},
+            )
+        if isinstance(result.request_state, str):
+            result = msgspec.structs.replace(
+                result, request_state=self.sealer.seal(result.request_state, _binding(method, params))
+            )
+        return result
+
+
+class _Subscription:
+    """One open subscriptions/listen stream."""
+
+    def __init__(self, session: Session, request_id: RequestId, accepted: dict[str, Any]) -> None:
+        self.session = session
+        self.request_id = request_id
+        self.accepted = accepted
+        self.ended = asyncio.Event()
+
+    async def send(self, method: str, params: dict[str, Any]) -> None:
+        if self.session.is_closed:
+            return
+        params["_meta"] = {SUBSCRIPTION_ID_KEY: self.request_id}
+        # Related to the listen request: on HTTP, that request's stream carries it.
+        self.session.transport.write(jsonrpc.notification_bytes(method, encode(params)), self.request_id)
+        try:
+            await self.session.transport.drain()
+        except ConnectionClosed:
+            pass
+
+
+async def _send_unrelated(session: Session, method: str, params: bytes | None) -> None:
+    if session.is_closed:
+        return
+    session.transport.write(jsonrpc.notification_bytes(method, params), None)
+    try:
+        await session.transport.drain()
+    except ConnectionClosed:
+        pass
+
+
+def _camel(snake: str) -> str:
+    head, *rest = snake.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _binding(method: str, params: Any) -> str:
+    """What a sealed requestState is good for: this method on this tool, prompt or resource."""
+    name = getattr(params, "name", None)
+    if not isinstance(name, str):
+        name = getattr(params, "uri", "")
+    return f"{method}\0{name}"
+
+
+def _decode_meta(type_: Any, raw: msgspec.Raw, key: str) -> Any:
+    try:
+        return decoder(type_).decode(raw)
+    except msgspec.ValidationError as error:
+        raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{key}`: {_join_paths(str(error))}") from None
+
+
+def _with_server_info(result: Any, info: dict[str, Any]) -> Any:
+    """``result`` with the server's identity in its ``_meta`` (what the handler put there is kept)."""
+    if isinstance(result, msgspec.Struct):
+        meta = getattr(result, "meta", None)
+        if meta is None:
+            return result
+        merged = {SERVER_INFO_KEY: info, **meta} if isinstance(meta, Mapping) else {SERVER_INFO_KEY: info}
+        return msgspec.structs.replace(result, meta=merged)
+    if isinstance(result, dict):
+        meta = result.get("_meta")
+        return {**result, "_meta": {SERVER_INFO_KEY: info, **meta} if isinstance(meta, Mapping) else {SERVER_INFO_KEY: info}}
+    return result
 
 
 class ServerSession(Session):
@@ -81,10 +434,16 @@ class ServerSession(Session):
         super().__init__(transport, self._server_router, protocol_version="", default_timeout=server.default_timeout)
         self.client_capabilities: Any = None
         self.client_info: Any = None
+        self.declared_capabilities: Any = None
         self.initialized = asyncio.Event()
 
+    @property
+    def modern(self) -> bool:
+        """Whether this connection is served request by request (2026-07-28 on)."""
+        return self._server_router.modern
+
     def adopt(self, version: str) -> None:
-        """Serve ``version`` without an initialize handshake (stateless HTTP)."""
+        """Serve ``version`` without an initialize handshake (stateless HTTP of the handshake revisions)."""
         if version not in self.server.versions:
             version = max(self.server.versions)
         self._server_router.adopt(version)
@@ -95,28 +454,46 @@ class _ServerRouter:
     def __init__(self, session: ServerSession) -> None:
         self.session = session
         self.server = session.server
+        self.modern = False
         self.log_level = "debug"
         self.revision: Revision | None = None
         self.handlers: object | None = None
         self.handler_revision: Revision | None = None
         self._routes: dict[str, Route] = {}
         self._notifications: dict[str, Route | None] = {}
-        newest = lifecycle.revision(max(self.server.versions))
-        self._initialize_spec = newest.all_methods["initialize"]
+        self._initialize_spec = (
+            lifecycle.revision(max(self.server.versions)).all_methods["initialize"] if self.server.versions else None
+        )
 
     # ------------------------------------------------------------ incoming
 
-    def route_request(self, method: str) -> Route:
+    def route_request(self, method: str, params: msgspec.Raw | UnsetType) -> tuple[Route, RequestEnvelope | None]:
+        if self.modern or (self.revision is None and self._is_stateless(method, params)):
+            self.modern = True
+            envelope = self.server.envelope(params)
+            route = self.server.modern_routes(envelope.protocol_version).get(method)
+            if route is None:
+                raise McpError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
+            return route, envelope
         route = self._routes.get(method)
         if route is not None:
-            return route
-        if method == "initialize":
+            return route, None
+        if method == "initialize" and self._initialize_spec is not None:
             if self.revision is not None:
                 raise McpError(jsonrpc.INVALID_REQUEST, "Invalid request: the session is already initialized")
-            return self._initialize_spec, self._initialize
+            return (self._initialize_spec, self._initialize), None
         if self.revision is None:
             raise McpError(jsonrpc.INVALID_REQUEST, f"Invalid request: {method} before initialize")
         raise McpError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    def _is_stateless(self, method: str, params: msgspec.Raw | UnsetType) -> bool:
+        """Whether the first request of a connection starts it on a stateless revision."""
+        if not self.server.modern_versions:
+            return False
+        if method != "initialize" or not self.server.versions:
+            return True
+        # An initialize that names a stateless version is a request for a removed method.
+        return params is not UNSET and VERSION_KEY.encode() in bytes(params)
 
     def route_notification(self, method: str) -> Route | None:
         if method == "notifications/initialized":
@@ -133,6 +510,13 @@ class _ServerRouter:
     # ------------------------------------------------------------ outgoing
 
     def check_outgoing(self, spec: MethodSpec[Any, Any]) -> None:
+        if self.modern:
+            if spec.kind == "request":
+                raise McpError(
+                    jsonrpc.METHOD_NOT_FOUND,
+                    f"cannot send {spec.method}: servers of stateless revisions ask for input with an input-required result",
+                )
+            return
         if self.revision is None:
             raise McpError(jsonrpc.INVALID_REQUEST, f"cannot send {spec.method} before the session is initialized")
         negotiated = self.revision.all_methods.get(spec.method)
@@ -168,10 +552,9 @@ class _ServerRouter:
         declared = lifecycle.capabilities(
             handlers, _BASE, handler_revision, "CLIENT_REQUESTS", {"logging": {}, **self.server.extra_capabilities}
         )
-        info: dict[str, Any] = {"name": self.server.name, "version": self.server.version}
-        if self.server.title is not None:
-            info["title"] = self.server.title
-        result: dict[str, Any] = {"protocolVersion": version, "capabilities": declared, "serverInfo": info}
+        self.session.declared_capabilities = declared
+        self.server._legacy_sessions.add(self.session)
+        result: dict[str, Any] = {"protocolVersion": version, "capabilities": declared, "serverInfo": self.server.info}
         if self.server.instructions is not None:
             result["instructions"] = self.server.instructions
         return codec.convert(result, revision.type("InitializeResult"))

@@ -68,11 +68,28 @@ class Transport(Protocol):
         the transport can resume it later (Streamable HTTP); else nothing."""
 
 
+class RequestEnvelope:
+    """What a 2026-07-28 request says of its sender in ``_meta``: the protocol
+    version, the client's capabilities and identity, and the log level it wants."""
+
+    __slots__ = ("protocol_version", "client_capabilities", "client_info", "log_level")
+
+    def __init__(self, protocol_version: str, client_capabilities: Any, client_info: Any, log_level: str | None) -> None:
+        self.protocol_version = protocol_version
+        self.client_capabilities = client_capabilities
+        self.client_info = client_info
+        self.log_level = log_level
+
+
 class Router(Protocol):
     """Where a session sends what it does not handle itself."""
 
-    def route_request(self, method: str) -> Route:
-        """The spec and handler of an incoming request; raises McpError to refuse it."""
+    # Whether requests are self-describing (2026-07-28 on): no ping, no session state.
+    modern: bool
+
+    def route_request(self, method: str, params: msgspec.Raw | UnsetType) -> tuple[Route, RequestEnvelope | None]:
+        """The spec and handler of an incoming request, and what its ``_meta``
+        says of the sender where requests say it; raises McpError to refuse it."""
 
     def route_notification(self, method: str) -> Route | None:
         """The spec and handler of an incoming notification, or None to drop it."""
@@ -160,12 +177,19 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 class RequestContext:
     """Handed to every handler: the request's id, progress, logging and the peer."""
 
-    __slots__ = ("_session", "_request_id", "_progress_token")
+    __slots__ = ("_session", "_request_id", "_progress_token", "_envelope")
 
-    def __init__(self, session: Session, request_id: RequestId | None, progress_token: str | int | None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        request_id: RequestId | None,
+        progress_token: str | int | None,
+        envelope: RequestEnvelope | None = None,
+    ) -> None:
         self._session = session
         self._request_id = request_id
         self._progress_token = progress_token
+        self._envelope = envelope
 
     @property
     def request_id(self) -> RequestId | None:
@@ -177,7 +201,23 @@ class RequestContext:
 
     @property
     def protocol_version(self) -> str:
-        return self._session.protocol_version
+        return self._envelope.protocol_version if self._envelope is not None else self._session.protocol_version
+
+    @property
+    def modern(self) -> bool:
+        return self._envelope is not None
+
+    @property
+    def client_capabilities(self) -> Any:
+        if self._envelope is not None:
+            return self._envelope.client_capabilities
+        return getattr(self._session, "client_capabilities", None)
+
+    @property
+    def client_info(self) -> Any:
+        if self._envelope is not None:
+            return self._envelope.client_info
+        return getattr(self._session, "client_info", None)
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         if self._progress_token is None:
@@ -196,12 +236,24 @@ class RequestContext:
             self._session.transport.close_request_stream(self._request_id)
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        if not self._session.router.log_level_allows(level):
+        envelope = self._envelope
+        if envelope is not None:
+            # 2026-07-28: a request that names no log level gets no log messages.
+            if envelope.log_level is None or not _level_passes(level, envelope.log_level):
+                return
+        elif not self._session.router.log_level_allows(level):
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
         await self._session.send_raw_notification("notifications/message", encode(params))
+
+
+def _level_passes(level: str, threshold: str) -> bool:
+    try:
+        return LOG_LEVELS.index(level) >= LOG_LEVELS.index(threshold)
+    except ValueError:
+        return True
 
 
 class Session:
@@ -289,12 +341,16 @@ class Session:
         *,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+        request_id: RequestId | None = None,
     ) -> R:
-        """Send a request and wait for its result, decoded with the spec's type."""
+        """Send a request and wait for its result, decoded with the spec's type.
+
+        ``request_id`` is for callers that must know the id before the answer
+        (a subscription is named after its request); take it from next_id()."""
         self.router.check_outgoing(spec)
         raw_params = encode(params) if params is not None else None
         result_decoder = decoder(spec.result)
-        raw = await self._call(spec.method, raw_params, timeout, on_progress, result_decoder)
+        raw = await self._call(spec.method, raw_params, timeout, on_progress, result_decoder, request_id)
         if isinstance(raw, _Decoded):
             return cast(R, raw.value)
         try:
@@ -318,7 +374,7 @@ class Session:
         on_progress: ProgressCallback | None = None,
     ) -> msgspec.Raw:
         """Send a request with already-encoded params; the raw result bytes."""
-        raw = await self._call(method, params, timeout, on_progress, None)
+        raw = await self._call(method, params, timeout, on_progress, None, None)
         assert not isinstance(raw, _Decoded)  # only calls with a result decoder get one
         return raw
 
@@ -329,10 +385,12 @@ class Session:
         timeout: float | None,
         on_progress: ProgressCallback | None,
         result_decoder: msgspec.json.Decoder[Any] | None,
+        request_id: RequestId | None,
     ) -> msgspec.Raw | _Decoded:
         if self._closed is not None:
             raise self._closed
-        request_id = next(self._ids)
+        if request_id is None:
+            request_id = next(self._ids)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[msgspec.Raw | ErrorObject | _Decoded] = loop.create_future()
         self._pending[request_id] = future
@@ -369,6 +427,10 @@ class Session:
         if isinstance(outcome, ErrorObject):
             raise McpError(outcome.code, outcome.message, outcome.data)
         return outcome
+
+    def next_id(self) -> int:
+        """A fresh id for an outgoing request."""
+        return next(self._ids)
 
     async def notify(self, spec: MethodSpec[P, None], params: P | None) -> None:
         self.router.check_outgoing(spec)
@@ -511,7 +573,7 @@ class Session:
         if request_id in self._in_flight:
             self._send_error(request_id, jsonrpc.INVALID_REQUEST, f"Invalid request: id {request_id!r} is already in use")
             return
-        if method == "ping":
+        if method == "ping" and not self.router.modern:
             try:
                 if params is not UNSET:
                     _meta_decoder.decode(params)  # ping's params are RequestParams: only _meta is typed
@@ -523,14 +585,14 @@ class Session:
                 self.transport.write(jsonrpc.result_bytes(request_id, _EMPTY_OBJECT), request_id, True)
             return
         try:
-            spec, handler = self.router.route_request(method)
+            (spec, handler), envelope = self.router.route_request(method, params)
             decoded = _decode_params(spec, params)
         except McpError as error:
             self._send_error(request_id, error.code, error.message, error.data)
             return
         # Only requests that carry a token pay for the second, partial decode.
         token = _progress_token(params) if b'"progressToken"' in data else None
-        context = RequestContext(self, request_id, token)
+        context = RequestContext(self, request_id, token, envelope)
         try:
             outcome = handler(decoded, context)
         except Exception as error:
