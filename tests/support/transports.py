@@ -151,3 +151,6 @@ class RecordingTransport:
     def methods(self) -> list[str]:
         """The methods of the requests and notifications written so far."""
         return [m["method"] for m in map(parse, self.sent) if "method" in m]
+
+    def sent_messages(self) -> list[Message]:
+        return [parse(message) for message in self.sent]
