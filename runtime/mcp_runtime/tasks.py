@@ -1,0 +1,608 @@
+"""The MCP tasks extension (``io.modelcontextprotocol/tasks``, SEP-2663) for 2026-07-28 servers.
+
+A tool call may answer with a task handle (``resultType: "task"``) instead of
+its result; the client then polls ``tasks/get`` (which inlines the final
+result or error), answers the task's input requests with ``tasks/update`` and
+may ``tasks/cancel`` it. Only requests whose ``_meta`` client capabilities name
+the extension ever get a task.
+
+Usage::
+
+    tasks = Tasks(tools={"slow_compute": "optional", "deploy": "required"})
+
+    class Tools(mcp.ServerHandlers):
+        @override
+        async def call_tool(self, params: mcp.CallToolRequestParams, ctx: RequestContext) -> mcp.CallToolResultResponseResult:
+            if params.name == "slow_compute":
+
+                async def work(task: TaskContext) -> mcp.CallToolResult:
+                    answer = await task.elicit(mcp.ElicitRequestFormParams(message="Go on?", requested_schema=...))
+                    await asyncio.sleep(10)
+                    return mcp.CallToolResult(content=[mcp.TextContent(text=f"done ({answer.action})")])
+
+                return await tasks.start(ctx, work)
+            ...
+
+    server = Server(Tools(), name="demo", version="1", extensions=[tasks])
+
+How a handler becomes a task: ``tasks.start(ctx, work)`` decides. If this
+request's client declared the extension (and the server routes it), it stores
+a new task, runs ``work`` in the background and returns a placeholder
+``CallToolResult`` that the extension's wrapper of ``tools/call`` turns into
+the ``CreateTaskResult`` (so the handler keeps the generated signature; no
+casts). Otherwise it awaits ``work`` in place and returns its result: the call
+stays synchronous. A handler can therefore answer some rounds itself (an
+``InputRequiredResult`` first, for instance) and escalate to a task on a later
+one, or return a quick result without a task at all.
+
+Inside a task, ``work`` asks the client for input through its
+:class:`TaskContext` (``elicit``, ``create_message``, ``list_roots``, or
+``input`` for any input request): the task shows ``input_required`` with the
+pending ``inputRequests`` until ``tasks/update`` has delivered every answer,
+then goes back to ``working``. Several requests may be pending at once (start
+them with ``asyncio.gather``). Outside a task there is no channel for such
+input, and these methods raise -32021 naming the extension.
+
+Outcomes: a returned result (``isError`` or not) completes the task; an
+:class:`~mcp_runtime.jsonrpc.McpError` fails it with that error, any other
+exception with -32603; ``tasks/cancel`` cancels ``work`` and settles the task
+as ``cancelled`` at once. Tasks live in the :class:`Tasks` object, shared by
+every session of the server (a task created on one HTTP request is polled on
+others), for at least ``ttl_ms`` after creation, and are discarded (their work
+cancelled) once it has passed.
+
+Tools declared ``"required"`` are refused with -32021 before their handler
+runs when the request lacks the extension; ``"optional"`` (or undeclared)
+tools run synchronously then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import heapq
+import itertools
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar
+
+import msgspec
+from mcp_protocol.v2026_07_28 import methods as mcp_methods
+from mcp_protocol.v2026_07_28.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequest,
+    ElicitRequestParams,
+    ElicitResult,
+    InputRequest,
+    InputRequests,
+    InputRequiredResult,
+    InputResponse,
+    ListRootsRequest,
+    ListRootsResult,
+    RequestMetaObject,
+    ResultMetaObject,
+)
+
+from . import codec, jsonrpc, lifecycle
+from .codec import UNSET, UnsetType
+from .jsonrpc import McpError
+from .methods import MethodSpec, RequestContext
+from .session import Route
+from .session import RequestContext as SessionContext
+
+__all__ = [
+    "EXTENSION_ID",
+    "TASKS_CANCEL",
+    "TASKS_GET",
+    "TASKS_UPDATE",
+    "TOOLS_CALL",
+    "CallToolOrTask",
+    "CancelTaskParams",
+    "CreateTaskResult",
+    "GetTaskParams",
+    "GetTaskResult",
+    "Task",
+    "TaskAck",
+    "TaskContext",
+    "TaskError",
+    "TaskStatus",
+    "TaskSupport",
+    "Tasks",
+    "UpdateTaskParams",
+    "client_supports_tasks",
+]
+
+EXTENSION_ID: Final = "io.modelcontextprotocol/tasks"
+
+TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
+TaskSupport = Literal["optional", "required"]
+TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+
+logger = logging.getLogger("mcp_runtime.tasks")
+
+R = TypeVar("R")
+ToolHandler = Callable[[Any, SessionContext], Awaitable[Any]]
+
+
+# ---------------------------------------------------------------- wire types
+
+
+class Task(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    """What every task-bearing message carries about a task."""
+
+    task_id: str = msgspec.field(name="taskId")
+    status: TaskStatus
+    status_message: str | UnsetType = msgspec.field(name="statusMessage", default=UNSET)
+    created_at: str = msgspec.field(name="createdAt")
+    """ISO 8601."""
+    last_updated_at: str = msgspec.field(name="lastUpdatedAt")
+    ttl_ms: int | None = msgspec.field(name="ttlMs")
+    """How long after creation the task stays available (integer ms); None: unlimited."""
+    poll_interval_ms: int | UnsetType = msgspec.field(name="pollIntervalMs", default=UNSET)
+
+
+class CreateTaskResult(Task, kw_only=True, repr_omit_defaults=True):
+    """The answer to a request that became a task (flat: Result & Task)."""
+
+    meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    result_type: Literal["task"] = msgspec.field(name="resultType", default="task")
+
+
+class TaskError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    """The JSON-RPC error a failed task ended with."""
+
+    code: int
+    message: str
+    data: Any | UnsetType = UNSET
+
+
+class GetTaskResult(Task, kw_only=True, repr_omit_defaults=True):
+    """``tasks/get``: the task with what its status holds inlined (a DetailedTask)."""
+
+    meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    result_type: str = msgspec.field(name="resultType", default="complete")
+    input_requests: InputRequests | UnsetType = msgspec.field(name="inputRequests", default=UNSET)
+    """While ``input_required``: the requests still waiting for an answer, by key."""
+    result: CallToolResult | UnsetType = UNSET
+    """When ``completed``: what the request would have returned."""
+    error: TaskError | UnsetType = UNSET
+    """When ``failed``: the JSON-RPC error."""
+
+
+class TaskAck(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    """The empty acknowledgement of ``tasks/update`` and ``tasks/cancel``."""
+
+    meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    result_type: str = msgspec.field(name="resultType", default="complete")
+
+
+class GetTaskParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    meta: RequestMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    task_id: str = msgspec.field(name="taskId")
+
+
+class UpdateTaskParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    meta: RequestMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    task_id: str = msgspec.field(name="taskId")
+    input_responses: dict[str, Any] = msgspec.field(name="inputResponses")
+    """Answers by input request key; each is checked against its request's result type
+    (answers to keys that are not pending are ignored)."""
+
+
+class CancelTaskParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
+    meta: RequestMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    task_id: str = msgspec.field(name="taskId")
+
+
+if TYPE_CHECKING:
+    CallToolOrTask: TypeAlias = CallToolResult | InputRequiredResult | CreateTaskResult
+else:
+    CallToolOrTask = codec.untagged_union("CallToolOrTask", __name__, CallToolResult, InputRequiredResult, CreateTaskResult)
+
+TOOLS_CALL: MethodSpec[CallToolRequestParams, CallToolOrTask] = MethodSpec(
+    method="tools/call",
+    direction="client_to_server",
+    kind="request",
+    params=CallToolRequestParams,
+    result=CallToolOrTask,
+    params_required=True,
+    handler="call_tool",
+    capability=("tools",),
+)
+"""``tools/call`` for a client that declared the extension: the answer may be a task."""
+
+TASKS_GET: MethodSpec[GetTaskParams, GetTaskResult] = MethodSpec(
+    method="tasks/get",
+    direction="client_to_server",
+    kind="request",
+    params=GetTaskParams,
+    result=GetTaskResult,
+    params_required=True,
+    handler="get_task",
+    capability=("extensions", EXTENSION_ID),
+)
+"""The state of a task, with its result, error or pending input requests inlined."""
+
+TASKS_UPDATE: MethodSpec[UpdateTaskParams, TaskAck] = MethodSpec(
+    method="tasks/update",
+    direction="client_to_server",
+    kind="request",
+    params=UpdateTaskParams,
+    result=TaskAck,
+    params_required=True,
+    handler="update_task",
+    capability=("extensions", EXTENSION_ID),
+)
+"""Answers to some or all of a task's pending input requests."""
+
+TASKS_CANCEL: MethodSpec[CancelTaskParams, TaskAck] = MethodSpec(
+    method="tasks/cancel",
+    direction="client_to_server",
+    kind="request",
+    params=CancelTaskParams,
+    result=TaskAck,
+    params_required=True,
+    handler="cancel_task",
+    capability=("extensions", EXTENSION_ID),
+)
+"""Cancel a task (acknowledged for terminal tasks too)."""
+
+
+# ---------------------------------------------------------------- capabilities
+
+
+def client_supports_tasks(capabilities: Any) -> bool:
+    """Whether decoded client capabilities (a Struct, a mapping, or None/UNSET) name the extension."""
+    if isinstance(capabilities, Mapping):
+        extensions = capabilities.get("extensions")
+    else:
+        extensions = getattr(capabilities, "extensions", None)
+    return isinstance(extensions, Mapping) and EXTENSION_ID in extensions
+
+
+def _missing(capabilities: dict[str, Any], why: str) -> McpError:
+    return McpError(
+        jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
+        f"Missing required client capability: {why}",
+        {"requiredCapabilities": capabilities},
+    )
+
+
+def _missing_extension(why: str) -> McpError:
+    return _missing({"extensions": {EXTENSION_ID: {}}}, why)
+
+
+# ---------------------------------------------------------------- the store
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(eq=False)
+class _Pending:
+    request: InputRequest
+    result_type: Any
+    future: asyncio.Future[Any]
+
+
+@dataclass(eq=False)
+class _Record:
+    task_id: str
+    ttl_ms: int | None
+    poll_interval_ms: int | None
+    capabilities: Any
+    created_at: str = field(default_factory=_now)
+    last_updated_at: str = ""
+    status: TaskStatus = "working"
+    status_message: str | None = None
+    result: CallToolResult | None = None
+    error: TaskError | None = None
+    pending: dict[str, _Pending] = field(default_factory=dict)
+    keys: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    runner: asyncio.Task[None] | None = None
+
+    def __post_init__(self) -> None:
+        self.last_updated_at = self.created_at
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    def touch(self, status: TaskStatus | None = None) -> None:
+        if status is not None:
+            self.status = status
+        self.last_updated_at = _now()
+
+    def settle(self, status: TaskStatus, *, result: CallToolResult | None = None, error: TaskError | None = None) -> None:
+        """Enter a terminal status; a task that already has one keeps it."""
+        if self.terminal:
+            return
+        self.result, self.error = result, error
+        if error is not None:
+            self.status_message = error.message
+        self.pending.clear()
+        self.touch(status)
+
+    def after_answer(self) -> None:
+        if self.status == "input_required" and not self.pending:
+            self.touch("working")
+
+    def base(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {
+            "task_id": self.task_id,
+            "status": self.status,
+            "created_at": self.created_at,
+            "last_updated_at": self.last_updated_at,
+            "ttl_ms": self.ttl_ms,
+        }
+        if self.status_message is not None:
+            fields["status_message"] = self.status_message
+        if self.poll_interval_ms is not None:
+            fields["poll_interval_ms"] = self.poll_interval_ms
+        return fields
+
+    def detailed(self) -> GetTaskResult:
+        detail = GetTaskResult(**self.base())
+        if self.status == "input_required":
+            detail.input_requests = {key: p.request for key, p in self.pending.items()}
+        elif self.status == "completed" and self.result is not None:
+            detail.result = self.result
+        elif self.status == "failed" and self.error is not None:
+            detail.error = self.error
+        return detail
+
+
+class _TaskCreated(CallToolResult, kw_only=True, gc=False):
+    """What :meth:`Tasks.start` hands the handler when it made a task: the
+    wrapper of ``tools/call`` answers with the task instead."""
+
+    task_id: str
+
+
+# The Tasks object whose tools/call wrapper is running the current handler.
+_serving: contextvars.ContextVar[Tasks | None] = contextvars.ContextVar("mcp_tasks_serving", default=None)
+
+_KEY_PREFIX: Final = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
+
+
+# ---------------------------------------------------------------- work's view
+
+
+class TaskContext:
+    """What a task's work sees: its id, its status message, and the client for input."""
+
+    def __init__(self, tasks: Tasks, record: _Record | None, capabilities: Any) -> None:
+        self._tasks = tasks
+        self._record = record
+        self._capabilities = capabilities
+
+    @property
+    def task_id(self) -> str | None:
+        """The task's id; None when the work runs synchronously, as the request's answer."""
+        return None if self._record is None else self._record.task_id
+
+    @property
+    def client_capabilities(self) -> Any:
+        """The client capabilities of the request that started the work."""
+        return self._capabilities
+
+    def set_status_message(self, message: str | None) -> None:
+        """Describe what the task is doing (shown as ``statusMessage``)."""
+        record = self._record
+        if record is not None and not record.terminal:
+            record.status_message = message
+            record.touch()
+
+    async def elicit(self, params: ElicitRequestParams, *, key: str | None = None) -> ElicitResult:
+        """Ask the user through the client (``elicitation/create``)."""
+        return await self._ask(ElicitRequest(params=params), ElicitResult, key)
+
+    async def create_message(self, params: CreateMessageRequestParams, *, key: str | None = None) -> CreateMessageResult:
+        """Ask the client's model (``sampling/createMessage``)."""
+        return await self._ask(CreateMessageRequest(params=params), CreateMessageResult, key)
+
+    async def list_roots(self, *, key: str | None = None) -> ListRootsResult:
+        """Ask the client for its roots (``roots/list``)."""
+        return await self._ask(ListRootsRequest(), ListRootsResult, key)
+
+    async def input(self, request: InputRequest, *, key: str | None = None) -> InputResponse:
+        """Any input request; the answer is decoded as that request's result."""
+        result: InputResponse = await self._ask(request, mcp_methods.INPUT_REQUESTS[request.method].result, key)
+        return result
+
+    async def _ask(self, request: InputRequest, result_type: type[R], key: str | None) -> R:
+        record = self._record
+        if record is None:
+            raise _missing_extension(f"{request.method} during a tool call needs the {EXTENSION_ID} extension")
+        spec = mcp_methods.INPUT_REQUESTS[request.method]
+        if spec.capability and not lifecycle.has_capability(record.capabilities, spec.capability):
+            needed: dict[str, Any] = {}
+            for part in reversed(spec.capability):
+                needed = {part: needed}
+            raise _missing(needed, f"{request.method} needs the client's {'.'.join(spec.capability)} capability")
+        if key is None:
+            key = f"{_KEY_PREFIX.get(request.method, 'input')}-{next(record.keys)}"
+        elif key in record.pending:
+            raise ValueError(f"input request key {key!r} is already pending")
+        future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
+        record.pending[key] = _Pending(request, result_type, future)
+        record.touch("input_required")
+        try:
+            return await future
+        finally:
+            if record.pending.get(key) is not None and record.pending[key].future is future:
+                del record.pending[key]
+                record.after_answer()
+
+
+# ---------------------------------------------------------------- the extension
+
+
+class Tasks:
+    """The tasks extension: pass it to ``Server(..., extensions=[tasks])``.
+
+    ``tools`` names the tools that support tasks: ``"required"`` ones are
+    refused (-32021) to requests without the extension, ``"optional"`` ones run
+    synchronously for them. ``ttl_ms`` (None: unlimited) is how long a task is
+    kept after its creation; ``poll_interval_ms`` is the polling pace suggested
+    to clients.
+    """
+
+    id: str = EXTENSION_ID
+    # The params field each method's Mcp-Name HTTP header mirrors.
+    name_params: Final[Mapping[str, str]] = {"tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
+
+    def __init__(
+        self,
+        *,
+        tools: Mapping[str, TaskSupport] | None = None,
+        ttl_ms: int | None = 3_600_000,
+        poll_interval_ms: int | None = 500,
+    ) -> None:
+        if ttl_ms is not None and ttl_ms <= 0:
+            raise ValueError("ttl_ms must be positive (or None for unlimited)")
+        if poll_interval_ms is not None and poll_interval_ms <= 0:
+            raise ValueError("poll_interval_ms must be positive (or None)")
+        self.tools: dict[str, TaskSupport] = dict(tools or {})
+        self.ttl_ms = ttl_ms
+        self.poll_interval_ms = poll_interval_ms
+        self._tasks: dict[str, _Record] = {}
+        self._expiry: list[tuple[float, str]] = []
+
+    # ------------------------------------------------------------ extension interface
+
+    def settings(self) -> dict[str, Any]:
+        return {}
+
+    def routes(self) -> Mapping[str, Route]:
+        return {
+            TASKS_GET.method: (TASKS_GET, self._get),
+            TASKS_UPDATE.method: (TASKS_UPDATE, self._update),
+            TASKS_CANCEL.method: (TASKS_CANCEL, self._cancel),
+        }
+
+    def wrap(self, method: str, handler: ToolHandler) -> ToolHandler:
+        if method != "tools/call":
+            return handler
+
+        async def call_tool(params: CallToolRequestParams, ctx: SessionContext) -> Any:
+            if self.tools.get(params.name) == "required" and not client_supports_tasks(ctx.client_capabilities):
+                raise _missing_extension(f"tool {params.name!r} runs as a task")
+            token = _serving.set(self)
+            try:
+                result = await handler(params, ctx)
+            finally:
+                _serving.reset(token)
+            if isinstance(result, _TaskCreated):
+                return self._created(result.task_id)
+            return result
+
+        return call_tool
+
+    # ------------------------------------------------------------ handler API
+
+    def support(self, tool: str) -> TaskSupport | None:
+        """The task support declared for ``tool``."""
+        return self.tools.get(tool)
+
+    async def start(self, ctx: RequestContext, work: Callable[[TaskContext], Awaitable[CallToolResult]]) -> CallToolResult:
+        """Run ``work`` as a task if this request may get one, else in place.
+
+        Return what it returns from ``call_tool``. With a task, that is a
+        placeholder the extension answers with the ``CreateTaskResult``: the
+        task exists (``tasks/get`` finds it) before the response is sent.
+        """
+        capabilities = ctx.client_capabilities
+        if _serving.get() is not self or not client_supports_tasks(capabilities):
+            return await work(TaskContext(self, None, capabilities))
+        self._purge()
+        record = _Record(secrets.token_urlsafe(18), self.ttl_ms, self.poll_interval_ms, capabilities)
+        self._tasks[record.task_id] = record
+        if record.ttl_ms is not None:
+            heapq.heappush(self._expiry, (time.monotonic() + record.ttl_ms / 1000, record.task_id))
+        # A fresh context: the work outlives the request that started it and
+        # must not pass for a part of it.
+        record.runner = asyncio.get_running_loop().create_task(
+            self._run(record, work), name=f"mcp-task-{record.task_id}", context=contextvars.Context()
+        )
+        return _TaskCreated(content=[], task_id=record.task_id)
+
+    # ------------------------------------------------------------ running
+
+    async def _run(self, record: _Record, work: Callable[[TaskContext], Awaitable[CallToolResult]]) -> None:
+        try:
+            result = await work(TaskContext(self, record, record.capabilities))
+        except asyncio.CancelledError:
+            record.settle("cancelled")
+        except McpError as error:
+            data: Any = UNSET if error.data is None else error.data
+            record.settle("failed", error=TaskError(code=error.code, message=error.message, data=data))
+        except Exception:
+            logger.exception("task %s failed", record.task_id)
+            record.settle("failed", error=TaskError(code=jsonrpc.INTERNAL_ERROR, message="Internal error"))
+        else:
+            record.settle("completed", result=result)
+        finally:
+            record.runner = None
+
+    def _created(self, task_id: str) -> CreateTaskResult:
+        record = self._tasks[task_id]
+        return CreateTaskResult(**record.base())
+
+    def _purge(self) -> None:
+        """Forget the tasks whose TTL has passed (strictly: never before it)."""
+        now = time.monotonic()
+        while self._expiry and self._expiry[0][0] < now:
+            _, task_id = heapq.heappop(self._expiry)
+            record = self._tasks.pop(task_id, None)
+            if record is not None and record.runner is not None:
+                record.runner.cancel()
+
+    def _find(self, ctx: RequestContext, task_id: str) -> _Record:
+        if not client_supports_tasks(ctx.client_capabilities):
+            raise _missing_extension(f"the tasks/* methods belong to the {EXTENSION_ID} extension")
+        self._purge()
+        record = self._tasks.get(task_id)
+        if record is None:
+            raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown task: {task_id!r} (never created, or expired)")
+        return record
+
+    # ------------------------------------------------------------ the methods
+
+    async def _get(self, params: GetTaskParams, ctx: RequestContext) -> GetTaskResult:
+        return self._find(ctx, params.task_id).detailed()
+
+    async def _update(self, params: UpdateTaskParams, ctx: RequestContext) -> TaskAck:
+        record = self._find(ctx, params.task_id)
+        answers: list[tuple[str, Any]] = []
+        for key, value in params.input_responses.items():
+            pending = record.pending.get(key)
+            if pending is None or pending.future.done():
+                continue  # unknown, already answered or superseded: ignored
+            try:
+                answers.append((key, codec.convert(value, pending.result_type)))
+            except msgspec.ValidationError as error:
+                raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params for tasks/update: inputResponses[{key!r}]: {error}") from None
+        # Validated first, applied together: a bad answer changes nothing.
+        for key, answer in answers:
+            record.pending.pop(key).future.set_result(answer)
+        if answers:
+            record.after_answer()
+        return TaskAck()
+
+    async def _cancel(self, params: CancelTaskParams, ctx: RequestContext) -> TaskAck:
+        record = self._find(ctx, params.task_id)
+        if not record.terminal:
+            record.settle("cancelled")
+            if record.runner is not None:
+                record.runner.cancel()
+        return TaskAck()
