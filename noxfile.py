@@ -23,8 +23,9 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def conformance(session: nox.Session) -> None:
-    """The official MCP conformance suite against examples/everything_server.py
-    (pass e.g. `-- --client-command "python my_client.py"` for the client part)."""
+    """The official MCP conformance suite, requirement sets 2025-11-25 and 2026-07-28,
+    against examples/everything_server.py and examples/conformance_client.py
+    (pass e.g. `-- --requirements 2026-07-28 --no-client`; figures go to build/conformance/)."""
     session.install("-e", ".[test]")
     session.run("python", "tests/peers/install.py")
     session.run("python", "tests/conformance.py", *session.posargs)

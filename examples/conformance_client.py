@@ -1,16 +1,26 @@
 """The client the official conformance suite drives for its client scenarios.
 
 The suite runs ``python examples/conformance_client.py <server-url>`` with the
-scenario's name in ``MCP_CONFORMANCE_SCENARIO``: initialize, tools_call,
-elicitation-sep1034-client-defaults, sse-retry. Every scenario connects over
-Streamable HTTP with the runtime's client, lists the tools and calls each one
-the scenario offers; elicitation requests are accepted with the defaults of
-the requested schema filled in (SEP-1034).
+scenario's name in ``MCP_CONFORMANCE_SCENARIO``, the wire it tests in
+``MCP_CONFORMANCE_PROTOCOL_VERSION`` and, for some scenarios, the calls to make
+in ``MCP_CONFORMANCE_CONTEXT`` (JSON: ``{"toolCalls": [{"name", "arguments"}]}``).
+
+At 2025-11-25 (initialize, tools_call, elicitation-sep1034-client-defaults,
+sse-retry) the client starts with the initialize handshake; at 2026-07-28
+(tools_call, request-metadata, sep-2322-client-request-state,
+http-standard-headers, http-custom-headers, http-invalid-tool-headers,
+json-schema-ref-no-deref) every request describes the client in ``_meta``.
+Either way it connects over Streamable HTTP with the runtime's client, lists
+the tools and calls each one (with the arguments the context gives, if any);
+for http-standard-headers it also reads every resource and gets every prompt.
+Elicitations are accepted with the defaults of the requested schema filled in
+(SEP-1034), sampling answers with a fixed text, and the client has no roots.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import sys
@@ -18,32 +28,74 @@ from typing import Any
 
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime.client import Client
+from mcp_protocol import v2025_11_25 as legacy
+from mcp_protocol import v2026_07_28 as mcp
+from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.codec import UNSET
 from mcp_runtime.http_client import connect_streamable_http
 from mcp_runtime.methods import RequestContext
 
 ARGUMENTS: dict[str, dict[str, Any]] = {"add_numbers": {"a": 1, "b": 2}}
+MODERN = "2026-07-28"
 
 
-class ConformanceClient(mcp.ClientHandlers):
+def _defaults(properties: dict[str, Any]) -> dict[str, Any]:
+    """The default of every field of a requested schema that has one (SEP-1034)."""
+    content: dict[str, Any] = {}
+    for name, schema in properties.items():
+        default = getattr(schema, "default", UNSET)
+        if default is not UNSET and default is not None:
+            content[name] = default
+    return content
+
+
+class LegacyClient(legacy.ClientHandlers):
+    """What the client answers on the handshake wire: elicitation only."""
+
+    @override
+    async def elicit(self, params: legacy.ElicitRequestParams, ctx: RequestContext) -> legacy.ElicitResult:
+        if not isinstance(params, legacy.ElicitRequestFormParams):
+            return legacy.ElicitResult(action="decline")
+        return legacy.ElicitResult(action="accept", content=_defaults(params.requested_schema.properties))
+
+
+class ModernClient(mcp.ClientHandlers):
+    """What the client answers when a 2026-07-28 server asks for input."""
+
     @override
     async def elicit(self, params: mcp.ElicitRequestParams, ctx: RequestContext) -> mcp.ElicitResult:
         if not isinstance(params, mcp.ElicitRequestFormParams):
             return mcp.ElicitResult(action="decline")
-        content: dict[str, Any] = {}
-        for name, schema in params.requested_schema.properties.items():
-            default = getattr(schema, "default", UNSET)
-            if default is not UNSET and default is not None:
-                content[name] = default
-        return mcp.ElicitResult(action="accept", content=content)
+        return mcp.ElicitResult(action="accept", content=_defaults(params.requested_schema.properties))
+
+    @override
+    async def create_message(
+        self, params: mcp.CreateMessageRequestParams, ctx: RequestContext
+    ) -> mcp.CreateMessageResult:
+        return mcp.CreateMessageResult(
+            role="assistant", content=mcp.TextContent(text="A sampled answer."), model="conformance-client"
+        )
+
+    @override
+    async def list_roots(self, params: mcp.ListRootsRequestParams, ctx: RequestContext) -> mcp.ListRootsResult:
+        return mcp.ListRootsResult(roots=[])
 
 
-async def run(url: str, scenario: str) -> None:
-    client = Client(name="mcp-codegen-conformance-client", version="0.1.0", handlers=ConformanceClient())
+def _planned_calls(context: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    calls = context.get("toolCalls")
+    if not isinstance(calls, list):
+        return {}
+    return {
+        call["name"]: call.get("arguments") or {}
+        for call in calls
+        if isinstance(call, dict) and isinstance(call.get("name"), str)
+    }
+
+
+async def run_legacy(url: str, scenario: str) -> None:
+    client = Client(name="mcp-codegen-conformance-client", version="0.1.0", handlers=LegacyClient())
     async with connect_streamable_http(client, url) as session:
-        server = mcp.ClientStub(session)
+        server = legacy.ClientStub(session)
         if scenario == "initialize":
             return
         tools = await server.list_tools()
@@ -51,10 +103,42 @@ async def run(url: str, scenario: str) -> None:
             await server.call_tool(tool.name, arguments=ARGUMENTS.get(tool.name, {}), timeout=30)
 
 
+async def run_modern(url: str, scenario: str, context: dict[str, Any]) -> None:
+    client = Client(
+        name="mcp-codegen-conformance-client", version="0.1.0", handlers=ModernClient(), protocol_version=MODERN
+    )
+    async with connect_streamable_http(client, url) as session:
+        await exercise(session, scenario, _planned_calls(context))
+
+
+async def exercise(session: ClientSession, scenario: str, planned: dict[str, dict[str, Any]]) -> None:
+    server = mcp.ClientStub(session)
+    tools = await server.list_tools()
+    for tool in tools.tools:
+        if planned and tool.name not in planned:
+            continue
+        arguments = planned.get(tool.name) or ARGUMENTS.get(tool.name, {})
+        await server.call_tool(tool.name, arguments=arguments, timeout=30)
+    if scenario != "http-standard-headers":
+        return
+    resources = await server.list_resources()
+    for resource in resources.resources:
+        await server.read_resource(resource.uri, timeout=30)
+    prompts = await server.list_prompts()
+    for prompt in prompts.prompts:
+        await server.get_prompt(prompt.name, timeout=30)
+
+
 def main() -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO)
+    url = sys.argv[-1]
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    asyncio.run(run(sys.argv[-1], scenario))
+    version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    if version >= MODERN:
+        asyncio.run(run_modern(url, scenario, context if isinstance(context, dict) else {}))
+    else:
+        asyncio.run(run_legacy(url, scenario))
 
 
 if __name__ == "__main__":

