@@ -461,6 +461,9 @@ class _ClientRouter:
                 return
             raise McpError(jsonrpc.INVALID_REQUEST, f"cannot send {spec.method} before the session is initialized")
         negotiated = self.revision.all_methods.get(spec.method)
+        if negotiated is None and spec.capability[:1] == ("extensions",):
+            # An extension's method (tasks/get): allowed when the server declared the extension.
+            negotiated = spec
         if negotiated is None or negotiated.direction == "server_to_client":
             raise McpError(
                 jsonrpc.METHOD_NOT_FOUND,
