@@ -38,11 +38,12 @@ from typing_extensions import override
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_protocol import v2026_07_28 as modern
 from mcp_runtime import codec
-from mcp_runtime.jsonrpc import ConnectionClosed, INVALID_PARAMS, McpError
+from mcp_runtime.jsonrpc import ConnectionClosed, INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_runtime.lifecycle import has_capability
 from mcp_runtime.methods import Caller, RequestContext
 from mcp_runtime.server import Server
 from mcp_runtime.streamable_http import StreamableHTTPApp
+from mcp_runtime.tasks import TaskContext, Tasks, TaskSupport
 
 logger = logging.getLogger("everything_server")
 
@@ -511,9 +512,11 @@ def _modern(fixture: Any, type_: type[F]) -> F:
     return codec.convert(msgspec.to_builtins(fixture), type_)
 
 
-def _modern_tool(name: str, description: str, properties: dict[str, dict[str, Any]] | None = None) -> modern.Tool:
+def _modern_tool(
+    name: str, description: str, properties: dict[str, dict[str, Any]] | None = None, *, optional: bool = False
+) -> modern.Tool:
     schema = modern.ToolInputSchema(properties=properties or {})
-    if properties:
+    if properties and not optional:
         schema["required"] = sorted(properties)
     return modern.Tool(name=name, description=description, input_schema=schema)
 
@@ -557,6 +560,38 @@ MODERN_TOOLS = [
         {"region": {"type": "string", "description": "A region name", "x-mcp-header": "Region"}},
     ),
 ]
+# The fixtures of the tasks extension. How each may run as a task: "required"
+# ones are refused (-32021) to a client without the extension, before their
+# handler runs; "optional" ones answer such a client synchronously.
+TASK_SUPPORT: dict[str, TaskSupport] = {
+    "slow_compute": "optional",
+    "failing_job": "required",
+    "protocol_error_job": "optional",
+    "confirm_delete": "optional",
+    "multi_input": "optional",
+    "test_tool_with_task": "required",
+}
+TASK_TOOLS = [
+    _modern_tool("greet", "Says hello (never a task).", {"name": {"type": "string"}}, optional=True),
+    _modern_tool(
+        "slow_compute",
+        "Sleeps `seconds` seconds, then answers; a task when the client supports tasks.",
+        {"seconds": {"type": "number"}, "label": {"type": "string"}},
+        optional=True,
+    ),
+    _modern_tool("failing_job", "A task (required) that ends with a tool error after about a second."),
+    _modern_tool("protocol_error_job", "A task that fails with a JSON-RPC error."),
+    _modern_tool(
+        "confirm_delete",
+        "A task that asks the user to confirm, then answers.",
+        {"filename": {"type": "string"}},
+        optional=True,
+    ),
+    _modern_tool("multi_input", "A task that asks the user two questions at once."),
+    _modern_tool("test_tool_with_task", "Asks for a name (input-required round), then greets it from a task."),
+]
+MODERN_TOOLS += TASK_TOOLS
+
 DYNAMIC_TOOL = _modern_tool("test_dynamic_tool", "Listed after every other call of test_trigger_tool_change.")
 
 MODERN_PROMPTS = [
@@ -613,8 +648,9 @@ class ModernEverythingServer(modern.ServerHandlers):
     """What 2026-07-28 clients get: the fixtures of ``legacy`` that need
     nothing from the client are served by it and converted."""
 
-    def __init__(self, legacy: EverythingServer) -> None:
+    def __init__(self, legacy: EverythingServer, tasks: Tasks) -> None:
         self.legacy = legacy
+        self.tasks = tasks
         self.watched = legacy.watched
         self.dynamic_tool = False
         self.dynamic_prompt = False
@@ -679,6 +715,8 @@ class ModernEverythingServer(modern.ServerHandlers):
             return _tool_result(f"test_dynamic_prompt is {'listed' if self.dynamic_prompt else 'gone'}")
         if name.startswith("test_input_required_result_"):
             return self._input_required_tool(name.removeprefix("test_input_required_result_"), params, ctx)
+        if name in TASK_SUPPORT or name == "greet":
+            return await self._task_tool(name, arguments, params, ctx)
         if name == "test_header_param":
             return _tool_result(f"Region: {arguments.get('region', '')}")
         if name == "test_dynamic_tool" and self.dynamic_tool:
@@ -688,6 +726,69 @@ class ModernEverythingServer(modern.ServerHandlers):
             result = await self.legacy.call_tool(mcp.CallToolRequestParams(name=name, arguments=arguments), ctx)
             return _modern(result, modern.CallToolResult)
         raise McpError(INVALID_PARAMS, f"Unknown tool: {name}", {"name": name})
+
+    async def _task_tool(
+        self, name: str, arguments: dict[str, Any], params: modern.CallToolRequestParams, ctx: RequestContext
+    ) -> modern.CallToolResult | modern.InputRequiredResult:
+        """The tasks fixtures: ``self.tasks.start`` makes a task of the work
+        when the request's client declared the extension, else runs it here."""
+        if name == "greet":
+            return _tool_result(f"Hello, {arguments.get('name', 'World')}!")
+        if name == "slow_compute":
+            seconds = float(arguments.get("seconds", 1))
+            label = str(arguments.get("label", ""))
+
+            async def compute(task: TaskContext) -> modern.CallToolResult:
+                # Cancelling the task cancels this sleep: the task settles as cancelled.
+                await asyncio.sleep(seconds)
+                return _tool_result(f"computed {label} in {seconds:g}s")
+
+            return await self.tasks.start(ctx, compute)
+        if name == "failing_job":
+
+            async def fail(task: TaskContext) -> modern.CallToolResult:
+                await asyncio.sleep(1)
+                return _tool_result("the job failed", is_error=True)  # a tool error: the task completes
+
+            return await self.tasks.start(ctx, fail)
+        if name == "protocol_error_job":
+
+            async def crash(task: TaskContext) -> modern.CallToolResult:
+                raise McpError(INTERNAL_ERROR, "the job crashed")  # a protocol error: the task fails
+
+            return await self.tasks.start(ctx, crash)
+        if name == "confirm_delete":
+            filename = str(arguments.get("filename", "file"))
+
+            async def confirm(task: TaskContext) -> modern.CallToolResult:
+                answer = await task.elicit(_form(f"Delete {filename}?", {"confirm": modern.BooleanSchema()}).params)
+                content = answer.content if answer.action == "accept" and isinstance(answer.content, dict) else {}
+                confirmed = content.get("confirm") is True
+                return _tool_result(f"deleted {filename}" if confirmed else f"kept {filename}")
+
+            return await self.tasks.start(ctx, confirm)
+        if name == "multi_input":
+
+            async def ask_twice(task: TaskContext) -> modern.CallToolResult:
+                first, second = await asyncio.gather(
+                    task.elicit(_form("Your name?", {"name": modern.StringSchema()}).params),
+                    task.elicit(_form("Proceed?", {"confirm": modern.BooleanSchema()}).params),
+                )
+                return _tool_result(f"answers: {first.content}, {second.content}")
+
+            return await self.tasks.start(ctx, ask_twice)
+        # test_tool_with_task: round 1 gathers the name the ordinary way (an
+        # input-required result); round 2, carrying it, becomes a task.
+        user = _elicited(_answers(params).get("user_name"), "name")
+        if user is None:
+            request = _form("What is your name?", {"name": modern.StringSchema()})
+            return modern.InputRequiredResult(input_requests={"user_name": request})
+
+        async def greet_later(task: TaskContext) -> modern.CallToolResult:
+            await asyncio.sleep(0.1)
+            return _tool_result(f"Hello, {user}!")
+
+        return await self.tasks.start(ctx, greet_later)
 
     def _elicit_form(self, name: str, answers: dict[str, Any]) -> modern.CallToolResult | modern.InputRequiredResult:
         answer = answers.get("form")
@@ -856,11 +957,14 @@ class ModernEverythingServer(modern.ServerHandlers):
 def build_server(watch_interval: float = 5.0) -> Server:
     watched = WatchedResource(watch_interval)
     legacy = EverythingServer(watched)
+    # One per server: a task created by one request is polled by others.
+    tasks = Tasks(tools=TASK_SUPPORT)
     server = Server(
-        [legacy, ModernEverythingServer(legacy)],
+        [legacy, ModernEverythingServer(legacy, tasks)],
         name="mcp-codegen-everything-server",
         version="0.1.0",
         instructions="The MCP conformance test server of mcp-codegen.",
+        extensions=[tasks],
     )
     watched.server = server
     return server

@@ -87,6 +87,7 @@ _SECTION = re.compile(r"^(Server|Client) scenarios")
 _NOT_SCORED = re.compile(r"^Run and reported, but never scored")
 _REASON = re.compile(r"^  (\S[^(]*?) \(\d+\):\s*$")
 _ITEM = re.compile(r"^\s+- (\S+)(?: \[(server|client)\])?\s*$")
+_CRASHED = re.compile(r"^Failed to run scenario (\S+): (.*)$")
 
 
 class SetupError(Exception):
@@ -277,7 +278,23 @@ def collect_checks(directory: Path, part: str) -> dict[str, list[dict[str, Any]]
     return found
 
 
-def score(scenario: Scenario, checks: list[dict[str, Any]] | None) -> None:
+def crashes(log: Path) -> dict[str, str]:
+    """Scenarios that threw before recording a check, from the suite's output: name -> why."""
+    found: dict[str, str] = {}
+    try:
+        lines = log.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        if match := _CRASHED.match(line):
+            found[match.group(1)] = match.group(2)
+    return found
+
+
+def score(scenario: Scenario, checks: list[dict[str, Any]] | None, crash: str | None = None) -> None:
+    if crash is not None and not checks:
+        scenario.problems.append(f"the scenario failed to run: {crash}")
+        return
     if checks is None:
         scenario.problems.append("no results (the scenario did not run to the end; see conformance.log)")
         return
@@ -414,9 +431,9 @@ def run_server_part(
             else:
                 args = ["--requirements", revision]
                 _run_cli(_cli("server", "--url", server.url, *args, "-o", str(out)), log, timeout)
-            results = collect_checks(out, "server")
+            results, crashed = collect_checks(out, "server"), crashes(log)
             for scenario in items:
-                score(scenario, results.get(scenario.name))
+                score(scenario, results.get(scenario.name), crashed.get(scenario.name))
                 report.scenarios.append(scenario)
     report.seconds["server"] = round(time.monotonic() - started, 2)
 
@@ -430,7 +447,7 @@ def _run_client_scenario(scenario: Scenario, command: str, out: Path, timeout: f
     code = _run_cli(args, log, timeout + 60)
     scenario.exit_code = code
     checks = collect_checks(target, "client")
-    score(scenario, next(iter(checks.values()), None) if checks else None)
+    score(scenario, next(iter(checks.values()), None) if checks else None, crashes(log).get(scenario.name))
     if code != 0 and not scenario.problems:
         scenario.problems.append(f"conformance exited with {code} (client error or timeout; see {log})")
 
