@@ -11,8 +11,9 @@ sse-retry) the client starts with the initialize handshake; at 2026-07-28
 http-standard-headers, http-custom-headers, http-invalid-tool-headers,
 json-schema-ref-no-deref) every request describes the client in ``_meta``.
 Either way it connects over Streamable HTTP with the runtime's client, lists
-the tools and calls each one (with the arguments the context gives, if any);
-for http-standard-headers it also reads every resource and gets every prompt.
+the tools and calls each one (with the arguments the context gives, if any;
+json-schema-ref-no-deref only lists them); for http-standard-headers it also
+reads every resource and gets every prompt.
 Elicitations are accepted with the defaults of the requested schema filled in
 (SEP-1034), sampling answers with a fixed text, and the client has no roots.
 """
@@ -114,6 +115,8 @@ async def run_modern(url: str, scenario: str, context: dict[str, Any]) -> None:
 async def exercise(session: ClientSession, scenario: str, planned: dict[str, dict[str, Any]]) -> None:
     server = mcp.ClientStub(session)
     tools = await server.list_tools()
+    if scenario == "json-schema-ref-no-deref":
+        return  # the scenario's server answers tools/list only
     for tool in tools.tools:
         if planned and tool.name not in planned:
             continue

@@ -99,18 +99,34 @@ TOOLS = [
         description="Tool with JSON Schema 2020-12 features",
         input_schema=mcp.ToolInputSchema(
             schema=JSON_SCHEMA_2020_12,
-            properties={"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            properties={
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"},
+            },
             additionalProperties=False,
         ),
     ),
 ]
-# Keys that are not Python names go in as items of the open schema object.
-TOOLS[-1].input_schema["$defs"] = {
-    "address": {
-        "type": "object",
-        "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+# Keys that are not Python names go in as items of the open schema object:
+# an $anchor in $defs, composition and conditional keywords (SEP-2106).
+TOOLS[-1].input_schema.update(
+    {
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+            }
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
     }
-}
+)
 
 
 def _text(value: str) -> mcp.TextContent:
