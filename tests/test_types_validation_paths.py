@@ -247,10 +247,15 @@ def test_null_is_not_an_absent_optional_field() -> None:
         (
             "2026-07-28",
             "CallToolResult",
-            {"content": []},
-            "Object missing required field `resultType`",
+            {"resultType": "complete"},
+            "Object missing required field `content`",
         ),
-        ("2026-07-28", "Result", {}, "Object missing required field `resultType`"),
+        (
+            "2026-07-28",
+            "ListToolsResult",
+            {"tools": [], "cacheScope": "public"},
+            "Object missing required field `ttlMs`",
+        ),
     ],
 )
 def test_required_fields_are_required(
@@ -259,6 +264,14 @@ def test_required_fields_are_required(
     with pytest.raises(msgspec.ValidationError) as error:
         decode(json.dumps(instance), getattr(package(revision), name))
     assert message in str(error.value)
+
+
+def test_a_missing_result_type_means_complete() -> None:
+    """2026-07-28: results of earlier servers have no resultType; they count as complete."""
+    assert decode(b'{"content": []}', V2026.CallToolResult).result_type == "complete"
+    assert decode(b"{}", V2026.Result).result_type == "complete"
+    assert decode(b"{}", V2026.InputRequiredResult).result_type == "input_required"
+    assert json.loads(encode(V2026.CallToolResult(content=[]))) == {"content": [], "resultType": "complete"}
 
 
 def test_required_fields_are_required_in_python() -> None:
