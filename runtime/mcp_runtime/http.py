@@ -1,7 +1,8 @@
 """One ASGI application for both HTTP transports of a server.
 
-``http_app(server)`` serves Streamable HTTP at ``/mcp`` and, for clients of
-revision 2024-11-05, the legacy HTTP+SSE transport at ``/sse`` and
+``http_app(server)`` serves Streamable HTTP at ``/mcp`` (requests of MCP
+2026-07-28 each on its own, the older revisions in sessions) and, for clients
+of revision 2024-11-05, the legacy HTTP+SSE transport at ``/sse`` and
 ``/messages``. Both check Host and Origin against DNS rebinding.
 """
 

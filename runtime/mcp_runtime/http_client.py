@@ -1,11 +1,12 @@
 """The HTTP transports, client side: Streamable HTTP, and the HTTP+SSE
 transport of revision 2024-11-05 for older servers.
 
-``connect_http(client, url)`` opens an initialized session to a server at
-``url`` whichever of the two it speaks: it POSTs initialize (Streamable HTTP)
-and, if the server answers 400, 404 or 405 or with neither JSON nor SSE,
-falls back to a GET on the same URL (legacy HTTP+SSE), as the specification's
-backwards-compatibility section describes. ``connect_streamable_http`` and
+``connect_http(client, url)`` opens a session to a server at ``url``
+whichever of the two it speaks: it POSTs server/discover, then (for a server
+without 2026-07-28) initialize (Streamable HTTP) and, if the server answers
+that with 400, 404 or 405 or with neither JSON nor SSE, falls back to a GET on
+the same URL (legacy HTTP+SSE), as the specification's backwards-compatibility
+section describes. ``connect_streamable_http`` and
 ``connect_sse`` force one transport.
 
 Streamable HTTP sends every message in its own POST; requests are in flight
@@ -16,6 +17,13 @@ optional standalone GET stream carries what the server sends outside any
 request. A server answering 404 for the session ends the session: every
 pending call fails with a clear error.
 
+Requests of MCP 2026-07-28 (those whose ``_meta`` names it) go without a
+session: their headers mirror the body (``MCP-Protocol-Version``,
+``Mcp-Method``, ``Mcp-Name``, and ``Mcp-Param-*`` for the tool arguments the
+tool's schema marks with ``x-mcp-header``; tools whose marks are invalid are
+left out of tools/list), an error status with a JSON-RPC error body answers
+the call with that error, and a cancelled request's stream is just closed.
+
 Needs httpx (the ``http`` extra).
 """
 
@@ -23,18 +31,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from . import jsonrpc
+from . import http_headers, jsonrpc, lifecycle
 from .client import Client, ClientSession
+from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import McpError, RequestId
 
 logger = logging.getLogger("mcp_runtime.http_client")
@@ -183,6 +193,18 @@ class _ErrorBody(msgspec.Struct):
     error: jsonrpc.ErrorObject
 
 
+class _Fields(msgspec.Struct):
+    """The params members a request mirrors in headers (any type: the server judges them)."""
+
+    name: Any = None
+    uri: Any = None
+    taskId: Any = None
+    arguments: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    meta: Any = msgspec.field(name="_meta", default=None)
+
+
+_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+_fields = msgspec.json.Decoder(_Fields)
 _probe = msgspec.json.Decoder(_Probe)
 _probe_many = msgspec.json.Decoder(_Probe | list[_Probe])
 _cancelled = msgspec.json.Decoder(_CancelledParams)
@@ -206,6 +228,11 @@ def _answers(message: bytes, request_id: RequestId) -> bool:
     return any(
         item.method is UNSET and type(item.id) is type(request_id) and item.id == request_id for item in items
     )
+
+
+@functools.cache
+def _handshake_versions() -> frozenset[str]:
+    return frozenset(lifecycle.handshake_versions())
 
 
 def _media_type(response: httpx.Response) -> str:
@@ -301,6 +328,11 @@ class StreamableHTTPClientTransport:
         self._listener: asyncio.Task[None] | None = None
         self._closed = False
         self._expired = False
+        self.modern = False
+        """Whether the session speaks 2026-07-28 (each request on its own, no session)."""
+        self._modern_requests: set[RequestId] = set()
+        self._tool_lists: set[RequestId] = set()  # modern tools/list requests in flight
+        self._tool_params: dict[str, list[ParamHeader]] = {}  # x-mcp-header marks by tool, from tools/list
 
     # Transport -------------------------------------------------------
 
@@ -319,13 +351,24 @@ class StreamableHTTPClientTransport:
         loop = asyncio.get_running_loop()
         if probe is not None and isinstance(probe.method, str) and isinstance(probe.id, (str, int)):
             request_id = probe.id
-            task = loop.create_task(self._run_request(request_id, probe.method == "initialize", message))
+            extra, modern = self._request_headers(probe.method, probe.params)
+            if modern:
+                self._modern_requests.add(request_id)
+                if probe.method == "tools/list":
+                    self._tool_lists.add(request_id)
+            task = loop.create_task(
+                self._run_request(request_id, probe.method == "initialize", message, extra, modern)
+            )
             self._requests[request_id] = task
             task.add_done_callback(lambda done: self._forget_request(request_id, done))
             return
         if probe is not None and probe.method == "notifications/cancelled":
-            self._abandon(probe.params)
-        post = loop.create_task(self._post_message(message))
+            cancelled = self._abandon(probe.params)
+            if cancelled is not None and cancelled in self._modern_requests:
+                self._modern_requests.discard(cancelled)
+                self._tool_lists.discard(cancelled)
+                return  # closing the request's stream was the cancellation
+        post = loop.create_task(self._post_message(message, probe.method if probe is not None else None))
         self._posts.add(post)
         post.add_done_callback(self._posts.discard)
 
@@ -363,9 +406,13 @@ class StreamableHTTPClientTransport:
         return None  # a client has no request streams of its own to close
 
     def negotiated(self, version: str) -> None:
-        """Called once initialize is answered: send ``MCP-Protocol-Version``
-        from now on, and open the standalone GET stream."""
+        """Called once initialize (or server/discover) is answered: send
+        ``MCP-Protocol-Version`` from now on, and open the standalone GET
+        stream (2026-07-28 has none)."""
         self.protocol_version = version
+        if version in lifecycle.modern_versions():
+            self.modern = True
+            return
         if self.listen and self._listener is None and not self._closed:
             self._listener = asyncio.get_running_loop().create_task(self._listen())
 
@@ -376,44 +423,136 @@ class StreamableHTTPClientTransport:
 
     # requests --------------------------------------------------------
 
-    def _headers(self, accept: str, content: bool = False) -> dict[str, str]:
+    def _headers(self, accept: str, content: bool = False, modern: bool = False) -> dict[str, str]:
         headers = {**self.headers, "accept": accept}
         if content:
             headers["content-type"] = "application/json"
+        if modern:
+            return headers  # no session; the caller adds the version the request names
         if self.session_id is not None:
             headers["mcp-session-id"] = self.session_id
         if self.protocol_version is not None:
             headers["mcp-protocol-version"] = self.protocol_version
         return headers
 
+    def _request_headers(self, method: str, params: msgspec.Raw | UnsetType) -> tuple[dict[str, str], bool]:
+        """The headers mirroring a request's body, and whether it is a
+        2026-07-28 request (its ``_meta`` names a revision without handshake)."""
+        headers = {http_headers.METHOD: method}
+        fields = _Fields()
+        if not isinstance(params, UnsetType):
+            try:
+                fields = _fields.decode(params)
+            except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+                pass
+        field = http_headers.NAME_FIELDS.get(method)
+        name = getattr(fields, field) if field is not None else None
+        if isinstance(name, str):
+            headers[http_headers.NAME] = http_headers.encode_value(name)
+        version = fields.meta.get(_VERSION_KEY) if isinstance(fields.meta, dict) else None
+        if not isinstance(version, str) or version in _handshake_versions():
+            return headers, False
+        headers["mcp-protocol-version"] = version
+        if method == "tools/call" and isinstance(name, str) and self._tool_params.get(name):
+            self._mirror_arguments(headers, self._tool_params[name], fields.arguments)
+        return headers, True
+
+    @staticmethod
+    def _mirror_arguments(headers: dict[str, str], params: list[ParamHeader], raw: msgspec.Raw | UnsetType) -> None:
+        if isinstance(raw, UnsetType):
+            return
+        try:
+            arguments = msgspec.json.decode(raw)
+        except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+            return
+        for param in params:
+            text = http_headers.header_text(param.value_in(arguments))
+            if text is not None:  # absent or null: no header
+                headers[param.header] = http_headers.encode_value(text)
+
+    def _screen_tools(self, data: bytes) -> bytes:
+        """A tools/list response without the tools whose x-mcp-header marks
+        are invalid (the specification has clients drop them); the marks of
+        the others are kept for their calls."""
+        try:
+            message = msgspec.json.decode(data)
+        except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+            return data
+        result = message.get("result") if isinstance(message, dict) else None
+        tools = result.get("tools") if isinstance(result, dict) else None
+        if not isinstance(tools, list):
+            return data
+        kept: list[Any] = []
+        for tool in tools:
+            name = tool.get("name") if isinstance(tool, dict) else None
+            if not isinstance(name, str):
+                kept.append(tool)
+                continue
+            try:
+                params = http_headers.param_headers(tool.get("inputSchema"))
+            except InvalidAnnotation as error:
+                logger.warning("leaving tool %r out of tools/list: %s", name, error)
+                self._tool_params.pop(name, None)
+                continue
+            if params:
+                self._tool_params[name] = params
+            else:
+                self._tool_params.pop(name, None)
+            kept.append(tool)
+        if len(kept) == len(tools):
+            return data
+        assert isinstance(result, dict)
+        result["tools"] = kept
+        return msgspec.json.encode(message)
+
+    def _received(self, data: bytes, request_id: RequestId | None) -> None:
+        if request_id is not None and request_id in self._tool_lists and _answers(data, request_id):
+            self._tool_lists.discard(request_id)
+            data = self._screen_tools(data)
+        self._incoming.put_nowait(data)
+
     def _forget_request(self, request_id: RequestId, task: asyncio.Task[None]) -> None:
         if self._requests.get(request_id) is task:
             del self._requests[request_id]
+            self._modern_requests.discard(request_id)
+            self._tool_lists.discard(request_id)
 
-    def _abandon(self, params: msgspec.Raw | UnsetType) -> None:
-        """The session cancelled one of its requests: stop waiting for the answer."""
+    def _abandon(self, params: msgspec.Raw | UnsetType) -> RequestId | None:
+        """The session cancelled one of its requests: stop waiting for the
+        answer (closing its stream). The request's id."""
         if params is UNSET:
-            return
+            return None
         try:
             request_id = _cancelled.decode(params).requestId
         except msgspec.MsgspecError:
-            return
+            return None
         if request_id is UNSET:
-            return
+            return None
         task = self._requests.pop(request_id, None)
         if task is not None:
             task.cancel()
+        return request_id
 
     def _deliver_error(self, request_id: RequestId, error: McpError) -> None:
         if not self._closed:
             self._incoming.put_nowait(jsonrpc.error_bytes(request_id, error.code, error.message, error.data))
 
-    async def _run_request(self, request_id: RequestId, initialize: bool, message: bytes) -> None:
+    async def _run_request(
+        self, request_id: RequestId, initialize: bool, message: bytes, extra: dict[str, str], modern: bool
+    ) -> None:
         state = _StreamState()
         try:
-            await self._post_request(request_id, initialize, message, state)
+            await self._post_request(request_id, initialize, message, state, extra, modern)
             attempts = 0
             while not state.answered and not self._closed and not self._expired:
+                if modern:
+                    raise _Failure(
+                        McpError(
+                            jsonrpc.CONNECTION_CLOSED,
+                            "the server ended the response stream before answering"
+                            + (f" ({state.failure})" if state.failure else ""),
+                        )
+                    )
                 if state.last_id is None:
                     raise _Failure(
                         McpError(
@@ -444,8 +583,17 @@ class StreamableHTTPClientTransport:
             logger.exception("HTTP request %r failed", request_id)
             self._deliver_error(request_id, McpError(jsonrpc.INTERNAL_ERROR, "internal error in the HTTP transport"))
 
-    async def _post_request(self, request_id: RequestId, initialize: bool, message: bytes, state: _StreamState) -> None:
-        headers = self._headers(_ACCEPT_ANY, content=True)
+    async def _post_request(
+        self,
+        request_id: RequestId,
+        initialize: bool,
+        message: bytes,
+        state: _StreamState,
+        extra: dict[str, str],
+        modern: bool,
+    ) -> None:
+        headers = self._headers(_ACCEPT_ANY, content=True, modern=modern)
+        headers.update(extra)
         try:
             async with self._http.stream(
                 "POST", self.url, content=message, headers=headers, timeout=self._timeout
@@ -453,11 +601,14 @@ class StreamableHTTPClientTransport:
                 status = response.status_code
                 if initialize:
                     self.session_id = response.headers.get("mcp-session-id") or self.session_id
-                if status == 404 and self.session_id is not None and not initialize:
+                if status == 404 and self.session_id is not None and not initialize and not modern:
                     self._expire()
                     return
                 if status >= 300 or status == 202:
                     body = await response.aread()
+                    if modern and status >= 400 and self._deliver_error_body(request_id, body):
+                        state.answered = True
+                        return
                     if initialize and status in FALLBACK_STATUSES:
                         self.fallback_reason = f"HTTP {status}"
                     raise _Failure(_http_failure(status, response.reason_phrase, body, f"POST {self.url}"))
@@ -477,11 +628,20 @@ class StreamableHTTPClientTransport:
                         )
                     )
         except httpx.HTTPError as error:
-            if state.last_id is None and not state.answered:
+            if (modern or state.last_id is None) and not state.answered:
                 raise _Failure(
                     McpError(jsonrpc.CONNECTION_CLOSED, f"POST {self.url} failed: {_describe(error)}")
                 ) from None
             state.failure = _describe(error)  # the stream dropped after it started: resumed by the caller
+
+    def _deliver_error_body(self, request_id: RequestId, body: bytes) -> bool:
+        """Answer a call with the JSON-RPC error an error status carries, if it carries one."""
+        try:
+            error = _error_body.decode(body).error
+        except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+            return False
+        self._incoming.put_nowait(jsonrpc.error_bytes(request_id, error.code, error.message, error.data))
+        return True
 
     def _deliver_json(self, body: bytes, request_id: RequestId, state: _StreamState) -> None:
         if not body.strip():
@@ -490,7 +650,7 @@ class StreamableHTTPClientTransport:
             msgspec.json.decode(body)
         except msgspec.DecodeError:
             raise _Failure(McpError(jsonrpc.PARSE_ERROR, f"POST {self.url}: the answer is not valid JSON")) from None
-        self._incoming.put_nowait(body)
+        self._received(body, request_id)
         if _answers(body, request_id):
             state.answered = True
         else:
@@ -508,7 +668,7 @@ class StreamableHTTPClientTransport:
                 if event.event != "message" or not event.data.strip():
                     continue
                 data = event.data.encode()
-                self._incoming.put_nowait(data)
+                self._received(data, request_id)
                 if request_id is not None and _answers(data, request_id):
                     state.answered = True
             state.last_id = parser.last_event_id
@@ -539,12 +699,15 @@ class StreamableHTTPClientTransport:
             state.failure = _describe(error)
             logger.debug("resuming the stream of request %r failed: %s", request_id, state.failure)
 
-    async def _post_message(self, message: bytes) -> None:
+    async def _post_message(self, message: bytes, method: str | UnsetType | None) -> None:
         """POST a notification or a response; the server accepts it with 202."""
+        headers = self._headers(_ACCEPT_ANY, content=True, modern=self.modern)
+        if isinstance(method, str):
+            headers[http_headers.METHOD] = method
+        if self.modern and self.protocol_version is not None:
+            headers["mcp-protocol-version"] = self.protocol_version
         try:
-            response = await self._http.post(
-                self.url, content=message, headers=self._headers(_ACCEPT_ANY, content=True), timeout=self._timeout
-            )
+            response = await self._http.post(self.url, content=message, headers=headers, timeout=self._timeout)
         except httpx.HTTPError as error:
             logger.warning("could not send a message to %s: %s", self.url, _describe(error))
             return

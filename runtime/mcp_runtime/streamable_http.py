@@ -11,6 +11,20 @@ Every SSE stream starts with a priming event (an id and no data) and a
 connection: the events after ``Last-Event-ID`` are replayed, then the stream
 goes on live.
 
+From MCP 2026-07-28 on (servers with handlers of that revision) a request
+needs no session: a POST without ``Mcp-Session-Id`` whose
+``MCP-Protocol-Version`` (or, without one, whose ``_meta``) names no
+handshake revision is served on its own, by a session made for it alone. Its
+headers must mirror its body (``Mcp-Method``, ``Mcp-Name``,
+``MCP-Protocol-Version`` and the tool's ``Mcp-Param-*``; else 400 and
+HeaderMismatch). The answer is JSON when the first thing the request produces
+is its response (with 404 for an unknown method and 400 for an invalid
+request), else an SSE stream of its notifications that ends with the response
+(or, for ``subscriptions/listen``, when either side ends it). Closing that
+stream cancels the request. These streams have no event ids and cannot be
+resumed; GET and DELETE naming 2026-07-28 get 405. Clients of the older
+revisions are served with sessions as before, by the same app.
+
 Serve it with any ASGI server, e.g.
 ``uvicorn.run(StreamableHTTPApp(server), host="127.0.0.1", timeout_graceful_shutdown=2)``
 (the timeout lets a stopping uvicorn end SSE streams that clients keep open).
@@ -19,6 +33,7 @@ Serve it with any ASGI server, e.g.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 import secrets
@@ -29,8 +44,9 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from . import jsonrpc
-from .jsonrpc import RequestId
+from . import http_headers, jsonrpc, lifecycle
+from .http_headers import InvalidAnnotation, ParamHeader
+from .jsonrpc import McpError, RequestId
 from .server import Server, ServerSession
 
 logger = logging.getLogger("mcp_runtime.streamable_http")
@@ -53,6 +69,26 @@ FINISHED_STREAMS_KEPT = 1024
 REQUEST_CANCELLED = -32800
 # A client that sends no MCP-Protocol-Version is taken to speak this (spec).
 DEFAULT_HEADER_VERSION = "2025-03-26"
+KEEPALIVE_SECONDS = 15.0
+"""Quiet seconds after which a 2026-07-28 SSE stream gets a comment line, so
+that proxies and idle timeouts leave long ones (subscriptions/listen) open."""
+TOOL_SCHEMAS_TTL = 30.0
+"""Seconds the ``x-mcp-header`` annotations of the server's tools are trusted
+before they are listed again (to check ``Mcp-Param-*`` headers)..."""
+TOOL_SCHEMAS_RETRY = 1.0
+"""...and the least seconds between two listings (a call of a tool not listed)."""
+_INTERNAL_TIMEOUT = 10.0
+_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+# The HTTP status of a 2026-07-28 answer that is an error, by JSON-RPC code.
+_ERROR_STATUS = {
+    jsonrpc.PARSE_ERROR: 400,
+    jsonrpc.INVALID_REQUEST: 400,
+    jsonrpc.METHOD_NOT_FOUND: 404,
+    jsonrpc.INVALID_PARAMS: 400,
+    jsonrpc.HEADER_MISMATCH: 400,
+    jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    jsonrpc.UNSUPPORTED_PROTOCOL_VERSION: 400,
+}
 
 
 class _Probe(msgspec.Struct):
@@ -60,6 +96,34 @@ class _Probe(msgspec.Struct):
 
     id: RequestId | None | msgspec.UnsetType = msgspec.UNSET
     method: str | msgspec.UnsetType = msgspec.UNSET
+    params: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+
+class _Fields(msgspec.Struct):
+    """The params members a 2026-07-28 request mirrors in headers (any type: checked later)."""
+
+    name: Any = None
+    uri: Any = None
+    taskId: Any = None
+    arguments: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    meta: Any = msgspec.field(name="_meta", default=None)
+
+    @property
+    def version(self) -> Any:
+        return self.meta.get(_VERSION_KEY) if isinstance(self.meta, dict) else None
+
+    def name_for(self, method: str) -> str | None:
+        field = http_headers.NAME_FIELDS.get(method)
+        value = getattr(self, field) if field is not None else None
+        return value if isinstance(value, str) else None
+
+
+class _ErrorCode(msgspec.Struct):
+    code: Any = None
+
+
+class _Outcome(msgspec.Struct):
+    error: _ErrorCode | None = None
 
 
 class _CancelledParams(msgspec.Struct):
@@ -73,6 +137,8 @@ class _Cancelled(msgspec.Struct):
 
 _probe = msgspec.json.Decoder(_Probe | list[_Probe])
 _cancelled = msgspec.json.Decoder(_Cancelled)
+_fields = msgspec.json.Decoder(_Fields)
+_outcome = msgspec.json.Decoder(_Outcome)
 
 
 # ---------------------------------------------------------------- SSE streams
@@ -337,6 +403,61 @@ class HttpSession:
             pass
 
 
+class RequestTransport:
+    """The Transport of a session made for one 2026-07-28 request: it reads
+    that request, and queues what the session writes, the response last,
+    for the POST to send. Nothing is written after the response, or once
+    the client has gone (the transport is closed)."""
+
+    def __init__(self, message: bytes, max_buffer: int = DEFAULT_MAX_STREAM_BUFFER) -> None:
+        self._message: bytes | None = message
+        self._ended = asyncio.Event()
+        self.outbox: asyncio.Queue[tuple[bytes, bool] | None] = asyncio.Queue()
+        self.max_buffer = max_buffer
+        self.waiting = 0  # bytes queued, not yet taken by the POST
+        self.answered = False
+        self.closed = False
+
+    async def read(self) -> bytes | None:
+        message, self._message = self._message, None
+        if message is not None:
+            return message
+        await self._ended.wait()
+        return None
+
+    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+        if self.closed or self.answered:
+            return
+        if self.waiting > self.max_buffer:  # one message, however large, never trips it by itself
+            logger.error(
+                "ending a response stream: the client does not keep up (%d bytes wait for it; max_stream_buffer is %d)",
+                self.waiting,
+                self.max_buffer,
+            )
+            self.answered = True
+            self.outbox.put_nowait(None)
+            return
+        self.answered = response
+        self.waiting += len(message)
+        self.outbox.put_nowait((message, response))
+
+    def took(self, item: tuple[bytes, bool]) -> None:
+        self.waiting -= len(item[0])
+
+    async def drain(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._ended.set()
+            if not self.answered:
+                self.outbox.put_nowait(None)  # the POST waiting for an answer gets none
+
+    def close_request_stream(self, request_id: RequestId) -> None:
+        return None  # such a stream cannot be resumed: it stays open
+
+
 # ---------------------------------------------------------------- the app
 
 
@@ -355,6 +476,10 @@ class StreamableHTTPApp:
       wait for a client that does not read; past it that connection is
       dropped (the client may resume the stream).
     * ``session_timeout``: idle seconds after which a session is dropped.
+
+    Requests of 2026-07-28 (see the module docstring) take no session; of
+    the options above, ``json_response``, ``stateless``, the limits per
+    session and ``session_timeout`` concern the older revisions only.
     """
 
     def __init__(
@@ -389,6 +514,16 @@ class StreamableHTTPApp:
         self.max_stream_buffer = max_stream_buffer
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
+        self._requests: set[ServerSession] = set()  # the sessions of 2026-07-28 requests in flight
+        self._tool_params: dict[str, list[ParamHeader]] = {}
+        self._tool_params_at = float("-inf")  # when the tools were last listed
+        self._tool_params_tried = float("-inf")
+        self._listing: asyncio.Task[None] | None = None
+
+    @property
+    def requests_in_flight(self) -> int:
+        """How many 2026-07-28 requests are being answered (each has a session of its own)."""
+        return len(self._requests)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -406,7 +541,9 @@ class StreamableHTTPApp:
             return
         self._start_reaper()
         method = scope["method"]
-        if method == "POST":
+        if method in ("GET", "DELETE") and self._names_modern(headers):
+            await _plain(send, 405, "Method Not Allowed: MCP 2026-07-28 has neither GET streams nor sessions", [(b"allow", b"POST")])
+        elif method == "POST":
             await self._post(scope, receive, send, headers)
         elif method == "GET":
             await self._get(receive, send, headers)
@@ -432,6 +569,40 @@ class StreamableHTTPApp:
             return f"Bad Request: unsupported MCP-Protocol-Version {version!r} (supported: {', '.join(self.server.versions)})"
         return None
 
+    def _names_modern(self, headers: dict[str, str]) -> bool:
+        """Whether the request names a 2026-07-28 revision this server speaks, and no session."""
+        version = headers.get("mcp-protocol-version")
+        return (
+            version is not None
+            and "mcp-session-id" not in headers
+            and version.strip(" \t") in self.server.modern_versions
+        )
+
+    def _modern_fields(self, headers: dict[str, str], probe: _Probe | list[_Probe]) -> _Fields | None:
+        """The header-mirrored fields of a 2026-07-28 request or notification; None for what
+        belongs to a session or to the older revisions' stateless mode."""
+        if not self.server.modern_versions or "mcp-session-id" in headers or isinstance(probe, list):
+            return None
+        if not isinstance(probe.method, str):
+            return None
+        header = headers.get("mcp-protocol-version")
+        if header is not None and header.strip(" \t") in _handshake_versions():
+            return None
+        fields = _Fields()
+        if not isinstance(probe.params, msgspec.UnsetType):
+            try:
+                fields = _fields.decode(probe.params)
+            except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+                pass  # params the session refuses, with the error it gives
+        if header is None:
+            # No header: a request of the older revisions (initialize among
+            # them), unless its _meta says otherwise; an initialize that does
+            # is refused as a method 2026-07-28 removed.
+            version = fields.version
+            if not isinstance(version, str) or version in _handshake_versions():
+                return None
+        return fields
+
     def _session_for(self, headers: dict[str, str]) -> tuple[HttpSession | None, int, str]:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
@@ -446,9 +617,13 @@ class StreamableHTTPApp:
 
     async def _post(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
         accept = headers.get("accept", "")
-        if not ("application/json" in accept or "*/*" in accept) or not (
-            "text/event-stream" in accept or "*/*" in accept or self.json_response
-        ):
+        takes_json = "application/json" in accept or "*/*" in accept
+        takes_sse = "text/event-stream" in accept or "*/*" in accept
+        if self._names_modern(headers):
+            if not (takes_json or takes_sse):
+                await _plain(send, 406, "Not Acceptable: Accept must list application/json or text/event-stream")
+                return
+        elif not takes_json or not (takes_sse or self.json_response):
             await _plain(send, 406, "Not Acceptable: Accept must list application/json and text/event-stream")
             return
         if not headers.get("content-type", "").lower().startswith("application/json"):
@@ -470,6 +645,11 @@ class StreamableHTTPApp:
             return
         except jsonrpc.UNDECODABLE as error:  # invalid JSON, invalid UTF-8, nested too deeply
             await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error))
+            return
+        fields = self._modern_fields(headers, probe)
+        if fields is not None:
+            assert isinstance(probe, _Probe)
+            await self._post_modern(probe, fields, body, headers, send, receive, takes_json, takes_sse)
             return
         items = probe if isinstance(probe, list) else [probe]
         if not items:
@@ -551,6 +731,194 @@ class StreamableHTTPApp:
             await self._answer(http_session, body, requests, send, receive)
         finally:
             await http_session.close()
+
+    # -------------------------------------------------------------- 2026-07-28
+
+    async def _post_modern(
+        self,
+        probe: _Probe,
+        fields: _Fields,
+        body: bytes,
+        headers: dict[str, str],
+        send: Send,
+        receive: Receive,
+        takes_json: bool,
+        takes_sse: bool,
+    ) -> None:
+        request_id = probe.id
+        method = probe.method
+        assert isinstance(method, str)
+        if isinstance(request_id, msgspec.UnsetType):
+            await _plain(send, 202, "")  # a notification: no client notification of 2026-07-28 needs a session
+            return
+        problem = _header_problem(headers, method, fields)
+        if problem is None and method == "tools/call":
+            problem = await self._param_problem(headers, fields)
+        if problem is not None:
+            await _json_error(send, 400, request_id, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}")
+            return
+        if method == "ping":
+            # Removed in 2026-07-28. A session made for one request cannot
+            # know it is stateless before it routes, and answers ping itself.
+            try:
+                self.server.envelope(probe.params)
+            except McpError as error:
+                await _json_error(send, _ERROR_STATUS.get(error.code, 200), request_id, error.code, error.message, error.data)
+                return
+            await _json_error(send, 404, request_id, jsonrpc.METHOD_NOT_FOUND, "Method not found: ping")
+            return
+        transport = RequestTransport(body, self.max_stream_buffer)
+        session = ServerSession(self.server, transport)
+        self._requests.add(session)
+        session.start()
+        disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
+        try:
+            await self._reply_modern(transport, send, disconnected, takes_json, takes_sse)
+        except OSError:
+            pass  # the connection broke
+        finally:
+            disconnected.cancel()
+            self._requests.discard(session)
+            # Cancels what still runs for the request (the client went away).
+            await session.close()
+
+    async def _reply_modern(
+        self,
+        transport: RequestTransport,
+        send: Send,
+        disconnected: asyncio.Task[None],
+        takes_json: bool,
+        takes_sse: bool,
+    ) -> None:
+        item = await _next_event(transport, disconnected)
+        if not takes_sse:
+            # A client that takes JSON alone gets the response alone.
+            while item is not None and not item[1]:
+                item = await _next_event(transport, disconnected)
+        if item is None:
+            if not disconnected.done():  # the app is closing
+                await _plain(send, 503, "Service Unavailable: the server is shutting down")
+            return
+        message, final = item
+        if final and (takes_json or not takes_sse):
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": _status_of(message),
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": message})
+            return
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream"),
+                    (b"cache-control", b"no-cache, no-transform"),
+                    (b"x-accel-buffering", b"no"),
+                ],
+            }
+        )
+        while True:
+            chunk = b"event: message\ndata: " + message + b"\n\n"
+            if final:
+                await send({"type": "http.response.body", "body": chunk, "more_body": False})
+                return
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            item = await _next_event(transport, disconnected, send)
+            if item is None:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            message, final = item
+
+    async def _param_problem(self, headers: dict[str, str], fields: _Fields) -> str | None:
+        """What is wrong with the Mcp-Param-* headers of a tools/call, if anything."""
+        if not isinstance(fields.name, str):
+            return None
+        params = await self._params_of(fields.name, fields.meta)
+        if not params:
+            return None
+        arguments: Any = None
+        if not isinstance(fields.arguments, msgspec.UnsetType):
+            try:
+                arguments = msgspec.json.decode(fields.arguments)
+            except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+                return None  # the session refuses the params
+        for param in params:
+            value = param.value_in(arguments)
+            if value is None:
+                continue  # nothing to mirror: a header sent anyway is not looked at
+            sent = headers.get(param.header)
+            if sent is None:
+                return f"the Mcp-Param-{param.name} header is missing (argument {'.'.join(param.path)} is given)"
+            decoded = http_headers.decode_value(sent)
+            if decoded is None:
+                return f"the Mcp-Param-{param.name} header holds invalid characters or invalid Base64"
+            if not http_headers.matches(decoded, value):
+                return f"Mcp-Param-{param.name} header value {decoded!r} does not match argument {'.'.join(param.path)}"
+        return None
+
+    async def _params_of(self, tool: str, meta: Any) -> list[ParamHeader]:
+        """The arguments of ``tool`` mirrored in headers, from the server's
+        own tools/list (asked with the request's ``_meta``), kept a while."""
+        now = time.monotonic()
+        known = self._tool_params.get(tool)
+        if known is not None and now - self._tool_params_at < TOOL_SCHEMAS_TTL:
+            return known
+        listing = self._listing
+        if (listing is None or listing.done()) and now - self._tool_params_tried >= TOOL_SCHEMAS_RETRY:
+            self._tool_params_tried = now
+            listing = self._listing = asyncio.get_running_loop().create_task(self._list_tool_params(meta))
+        if listing is not None and not listing.done():
+            await asyncio.shield(listing)
+        return self._tool_params.get(tool, [])
+
+    async def _list_tool_params(self, meta: Any) -> None:
+        if not isinstance(meta, dict):
+            return
+        found: dict[str, list[ParamHeader]] = {}
+        cursor: Any = None
+        for page in range(64):
+            params: dict[str, Any] = {"_meta": meta}
+            if cursor is not None:
+                params["cursor"] = cursor
+            answer = await self._ask(jsonrpc.request_bytes(page + 1, "tools/list", msgspec.json.encode(params)))
+            result = answer.get("result") if isinstance(answer, dict) else None
+            if not isinstance(result, dict):
+                return  # keep what was known
+            tools = result.get("tools")
+            for tool in tools if isinstance(tools, list) else ():
+                if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+                    continue
+                try:
+                    found[tool["name"]] = http_headers.param_headers(tool.get("inputSchema"))
+                except InvalidAnnotation as error:
+                    logger.warning("tool %r: %s; its Mcp-Param headers are not checked", tool["name"], error)
+            cursor = result.get("nextCursor")
+            if not isinstance(cursor, str):
+                break
+        self._tool_params = found
+        self._tool_params_at = time.monotonic()
+
+    async def _ask(self, request: bytes) -> Any:
+        """The decoded response of the server to one request of its own."""
+        transport = RequestTransport(request, self.max_stream_buffer)
+        session = ServerSession(self.server, transport)
+        session.start()
+        try:
+            async with asyncio.timeout(_INTERNAL_TIMEOUT):
+                while True:
+                    item = await transport.outbox.get()
+                    if item is None:
+                        return None
+                    if item[1]:
+                        return msgspec.json.decode(item[0])
+        except (TimeoutError, msgspec.MsgspecError):
+            return None
+        finally:
+            await session.close()
 
     async def _reply_json(
         self,
@@ -716,6 +1084,8 @@ class StreamableHTTPApp:
         if self._reaper is not None:
             self._reaper.cancel()
             self._reaper = None
+        for session in list(self._requests):
+            await session.close()
         sessions, self.sessions = list(self.sessions.values()), {}
         for http_session in sessions:
             await http_session.close()
@@ -803,6 +1173,78 @@ async def next_or_gone(queue: asyncio.Queue[_T], disconnected: asyncio.Task[None
     return getter.result()
 
 
+async def _next_event(
+    transport: RequestTransport, disconnected: asyncio.Task[None], send: Send | None = None
+) -> tuple[bytes, bool] | None:
+    """The next message of a 2026-07-28 request (and whether it is the
+    response); None once the client is gone or the transport gave up. With
+    ``send``, a comment line goes out every KEEPALIVE_SECONDS of silence."""
+    queue = transport.outbox
+    while queue.empty():
+        getter = asyncio.ensure_future(queue.get())
+        done, _ = await asyncio.wait(
+            {getter, disconnected},
+            timeout=KEEPALIVE_SECONDS if send is not None else None,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+        if getter in done:
+            item = getter.result()
+            if item is not None:
+                transport.took(item)
+            return item
+        getter.cancel()
+        if disconnected in done:
+            return None
+        assert send is not None
+        await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
+    item = queue.get_nowait()
+    if item is not None:
+        transport.took(item)
+    return item
+
+
+def _header_problem(headers: dict[str, str], method: str, fields: _Fields) -> str | None:
+    """What is wrong with the standard headers of a 2026-07-28 request, if anything."""
+    sent = headers.get(http_headers.METHOD)
+    if sent is None:
+        return "the Mcp-Method header is missing"
+    if sent.strip(" \t") != method:
+        return f"Mcp-Method header value {sent.strip()!r} does not match body method {method!r}"
+    version = fields.version
+    if isinstance(version, str):
+        sent = headers.get("mcp-protocol-version")
+        if sent is None:
+            return "the MCP-Protocol-Version header is missing"
+        if sent.strip(" \t") != version:
+            return f"MCP-Protocol-Version header value {sent.strip()!r} does not match _meta protocol version {version!r}"
+    expected = fields.name_for(method)
+    if expected is not None:
+        sent = headers.get(http_headers.NAME)
+        if sent is None:
+            return "the Mcp-Name header is missing"
+        value = http_headers.decode_value(sent)
+        if value is None:
+            return "the Mcp-Name header holds invalid characters or invalid Base64"
+        if value != expected:
+            return f"Mcp-Name header value {value!r} does not match body value {expected!r}"
+    return None
+
+
+def _status_of(response: bytes) -> int:
+    try:
+        error = _outcome.decode(response).error
+    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+        return 200
+    if error is None or not isinstance(error.code, int):
+        return 200
+    return _ERROR_STATUS.get(error.code, 200)
+
+
+@functools.cache
+def _handshake_versions() -> frozenset[str]:
+    return frozenset(lifecycle.handshake_versions())
+
+
 async def _wait_disconnect(receive: Receive) -> None:
     while True:
         message = await receive()
@@ -829,7 +1271,9 @@ async def _plain(send: Send, status: int, text: str, extra: Sequence[tuple[bytes
     await send({"type": "http.response.body", "body": text.encode()})
 
 
-async def _json_error(send: Send, status: int, request_id: RequestId | None, code: int, message: str) -> None:
-    body = jsonrpc.error_bytes(request_id, code, message)
+async def _json_error(
+    send: Send, status: int, request_id: RequestId | None, code: int, message: str, data: Any = None
+) -> None:
+    body = jsonrpc.error_bytes(request_id, code, message, data)
     await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
     await send({"type": "http.response.body", "body": body})

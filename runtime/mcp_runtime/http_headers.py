@@ -1,0 +1,180 @@
+"""The request headers of Streamable HTTP from MCP 2026-07-28 on that mirror
+body fields, for intermediaries that route without reading bodies (SEP-2243).
+
+``Mcp-Method`` carries the method, ``Mcp-Name`` the tool or prompt name, the
+resource URI or the task id, and ``Mcp-Param-{Name}`` the tool arguments whose
+schema property carries ``x-mcp-header``. A value that is not plain printable
+ASCII without surrounding whitespace (or that looks like the sentinel itself)
+goes as ``=?base64?{UTF-8, Base64}?=``. Clients fill them in, servers check
+them against the body.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any, Final
+
+METHOD: Final = "mcp-method"
+NAME: Final = "mcp-name"
+PARAM_PREFIX: Final = "mcp-param-"
+
+# Where each method keeps the value Mcp-Name mirrors.
+NAME_FIELDS: Final = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
+
+ANNOTATION: Final = "x-mcp-header"
+# RFC 9110 token: what a header name may be made of.
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_PRIMITIVES = ("string", "integer", "boolean")
+# Members of a schema whose values are data, not schemas: not searched for annotations.
+_DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
+_SENTINEL_HEAD = "=?base64?"
+_SENTINEL_TAIL = "?="
+
+
+def _plain(value: str) -> bool:
+    """Whether ``value`` can go in a header as it is."""
+    return (
+        all(" " <= char <= "~" for char in value)
+        and value == value.strip(" ")
+        and not (value.startswith(_SENTINEL_HEAD) and value.endswith(_SENTINEL_TAIL))
+    )
+
+
+def encode_value(value: str) -> str:
+    """A header value carrying ``value``: as it is, or Base64 in the sentinel."""
+    if _plain(value):
+        return value
+    return _SENTINEL_HEAD + base64.b64encode(value.encode()).decode("ascii") + _SENTINEL_TAIL
+
+
+def decode_value(raw: str) -> str | None:
+    """The value a header carries (surrounding whitespace dropped, the
+    sentinel decoded); None if it holds characters no header value may, or a
+    sentinel that is not valid Base64 of UTF-8."""
+    value = raw.strip(" \t")
+    if not all(" " <= char <= "~" or char == "\t" for char in value):
+        return None
+    if not (value.startswith(_SENTINEL_HEAD) and value.endswith(_SENTINEL_TAIL) and len(value) >= 11):
+        return value
+    encoded = value[len(_SENTINEL_HEAD) : -len(_SENTINEL_TAIL)]
+    try:
+        return base64.b64decode(encoded, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def header_text(value: Any) -> str | None:
+    """The text a primitive argument is mirrored as; None for what is not mirrored."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, str):
+        return value
+    return None
+
+
+def matches(header: str, body: Any) -> bool:
+    """Whether a decoded header value stands for the body's value (integers compared as numbers)."""
+    if isinstance(body, bool):
+        return header == ("true" if body else "false")
+    if isinstance(body, (int, float)):
+        try:
+            return Decimal(header) == Decimal(body if isinstance(body, int) else repr(body))
+        except InvalidOperation:
+            return False
+    return isinstance(body, str) and header == body
+
+
+@dataclass(frozen=True)
+class ParamHeader:
+    """A tool argument mirrored into ``Mcp-Param-{name}``."""
+
+    name: str
+    path: tuple[str, ...]
+    """The chain of ``properties`` keys from the schema root to the argument."""
+
+    @property
+    def header(self) -> str:
+        return PARAM_PREFIX + self.name.lower()
+
+    def value_in(self, arguments: Any) -> Any:
+        """The argument's value, or None where there is none."""
+        value = arguments
+        for key in self.path:
+            if not isinstance(value, dict):
+                return None
+            value = value.get(key)
+        return value
+
+
+class InvalidAnnotation(ValueError):
+    pass
+
+
+def param_headers(input_schema: Any) -> list[ParamHeader]:
+    """The arguments a tool's input schema designates for headers.
+
+    Raises InvalidAnnotation for an annotation the specification rules out (a
+    client drops such a tool): empty or not a token, on a property that is not
+    a string, integer or boolean, reached other than through ``properties``
+    alone, or naming a header twice (in any case)."""
+    found: list[ParamHeader] = []
+    _collect(input_schema, (), found)
+    seen: set[str] = set()
+    for param in found:
+        if param.name.lower() in seen:
+            raise InvalidAnnotation(f"{ANNOTATION} {param.name!r} is used twice")
+        seen.add(param.name.lower())
+    return found
+
+
+def _collect(node: Any, path: tuple[str, ...] | None, found: list[ParamHeader]) -> None:
+    """``path``: the properties chain to ``node`` when it is statically
+    reachable from the root (the root itself is ``()``), else None."""
+    if isinstance(node, list):
+        for item in node:
+            _collect(item, None, found)
+        return
+    if not isinstance(node, dict):
+        return
+    if ANNOTATION in node:
+        name = node[ANNOTATION]
+        where = "/".join(path) if path else "the schema root"
+        if not path:
+            raise InvalidAnnotation(f"{ANNOTATION} on {where}, which is not a property reached through properties alone")
+        if not isinstance(name, str) or not _TOKEN.fullmatch(name):
+            raise InvalidAnnotation(f"{ANNOTATION} {name!r} on {where} is not a valid header name")
+        if node.get("type") not in _PRIMITIVES:
+            raise InvalidAnnotation(f"{ANNOTATION} {name!r} is on {where}, of type {node.get('type')!r}: only string, integer and boolean may be")
+        found.append(ParamHeader(name, path))
+    for key, value in node.items():
+        if key == ANNOTATION or key in _DATA_KEYWORDS:
+            continue
+        if key == "properties" and path is not None and isinstance(value, dict):
+            for name, child in value.items():
+                _collect(child, (*path, name), found)
+        else:
+            _collect(value, None, found)
+
+
+def name_value(method: str, params: Any) -> str | None:
+    """The body value ``Mcp-Name`` mirrors for ``method``, if it has one."""
+    field = NAME_FIELDS.get(method)
+    if field is None or not isinstance(params, dict):
+        return None
+    value = params.get(field)
+    return value if isinstance(value, str) else None
