@@ -2632,7 +2632,7 @@ class Result(OpenObject):
         For backward compatibility, when a client receives a result from a
         server implementing an earlier protocol version (which does not include
         `resultType`), the client MUST treat the absent field as `"complete"`."""
-        return cast("str", self.get("resultType", UNSET))
+        return cast("str", self.get("resultType", "complete"))
 
 
 class ResultMetaObject(OpenObject):
