@@ -421,3 +421,42 @@ def test_listen_on_a_handshake_session_is_refused_locally() -> None:
             assert refused.value.code == jsonrpc.METHOD_NOT_FOUND
 
     run(scenario())
+
+
+def test_a_client_asks_again_with_a_version_the_server_offers() -> None:
+    async def scenario() -> None:
+        client_end, server_end = memory_pair("client", "server")
+        seen: list[str] = []
+
+        async def picky_server() -> None:
+            while (message := await server_end.receive()) is not None:
+                if "id" not in message:
+                    continue
+                seen.append(message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"])
+                if len(seen) == 1:
+                    error = {"code": -32022, "message": "Unsupported protocol version", "data": {"supported": [VERSION], "requested": "x"}}
+                    server_end.send({"jsonrpc": "2.0", "id": message["id"], "error": error})
+                else:
+                    result = {"supportedVersions": [VERSION], "capabilities": {}, "ttlMs": 0, "cacheScope": "private"}
+                    server_end.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+        task = asyncio.create_task(picky_server())
+        session = await Client(name="c", version="1").connect(client_end)
+        assert session.modern and seen == [VERSION, VERSION]
+        await session.close()
+        await server_end.close()
+        await asyncio.wait_for(task, 5)
+
+    run(scenario())
+
+
+def test_a_stateless_session_refuses_ping_from_the_start() -> None:
+    async def scenario() -> None:
+        client_end, server_end = memory_pair("client", "server")
+        task = asyncio.create_task(ServerSession(SERVER, server_end, stateless=True).run())
+        answer = await call(client_end, "ping", {"_meta": META})
+        assert answer["error"]["code"] == jsonrpc.METHOD_NOT_FOUND
+        await client_end.close()
+        await asyncio.wait_for(task, 5)
+
+    run(scenario())

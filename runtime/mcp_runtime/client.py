@@ -153,17 +153,24 @@ class ClientSession(Session):
         ours is among them (the session then speaks the newest shared one)."""
         client = self.client
         wanted = max(client.modern_versions)
-        revision = lifecycle.revision(wanted)
-        envelope = self._build_envelope(wanted)
-        params = encode_params({"_meta": envelope})
-        self._router.initializing = True
-        try:
-            raw = await self.request_raw("server/discover", params, timeout=client.discover_timeout)
-            result = codec.decoder(revision.type("DiscoverResult")).decode(raw)
-        except (McpError, msgspec.ValidationError, *jsonrpc.UNDECODABLE):
+        for attempt in range(2):
+            revision = lifecycle.revision(wanted)
+            envelope = self._build_envelope(wanted)
+            try:
+                raw = await self.request_raw(
+                    "server/discover", encode_params({"_meta": envelope}), timeout=client.discover_timeout
+                )
+                result = codec.decoder(revision.type("DiscoverResult")).decode(raw)
+                break
+            except McpError as error:
+                retry = self._after_refused_discover(error, attempt)
+                if retry is None:
+                    return False
+                wanted = retry
+            except (msgspec.ValidationError, *jsonrpc.UNDECODABLE):
+                return False
+        else:
             return False
-        finally:
-            self._router.initializing = False
         shared = [v for v in result.supported_versions if v in client.modern_versions]
         if not shared:
             return False
@@ -181,6 +188,21 @@ class ClientSession(Session):
         self._router.negotiated(revision)
         self._tell_transport(version)
         return True
+
+    def _after_refused_discover(self, error: McpError, attempt: int) -> str | None:
+        """What to do when server/discover fails: a stateless version to ask
+        again with, None to fall back to initialize, or raise."""
+        data = error.data if isinstance(error.data, Mapping) else {}
+        if data.get("httpStatus") in (401, 403):
+            raise error  # not a question of versions: the server wants credentials
+        if error.code in (jsonrpc.HEADER_MISMATCH, jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY):
+            raise error  # a stateless server, refusing what we sent
+        if error.code == jsonrpc.UNSUPPORTED_PROTOCOL_VERSION and attempt == 0:
+            offered = data.get("supported")
+            shared: list[str] = [v for v in offered if v in self.client.modern_versions] if isinstance(offered, list) else []
+            if shared:
+                return max(shared)
+        return None
 
     async def initialize(self) -> None:
         client = self.client

@@ -208,7 +208,7 @@ class Server:
     def envelope(self, params: msgspec.Raw | UnsetType) -> RequestEnvelope:
         """Check what a stateless request says of its sender; McpError if it is not enough."""
         if params is UNSET:
-            raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: params with _meta are required")
+            raise McpError(jsonrpc.INVALID_PARAMS, "Invalid params: params with _meta are required")
         try:
             meta = _envelope_decoder.decode(params).meta
         except msgspec.ValidationError as error:
@@ -428,9 +428,12 @@ def _with_server_info(result: Any, info: dict[str, Any]) -> Any:
 class ServerSession(Session):
     """A server's side of one connection: lifecycle first, then the handlers."""
 
-    def __init__(self, server: Server, transport: Transport) -> None:
+    def __init__(self, server: Server, transport: Transport, *, stateless: bool = False) -> None:
+        """``stateless``: serve every request by its own ``_meta`` from the
+        start (a transport that already knows, such as one HTTP request)."""
         self.server = server
         self._server_router = _ServerRouter(self)
+        self._server_router.modern = stateless and bool(server.modern_versions)
         super().__init__(transport, self._server_router, protocol_version="", default_timeout=server.default_timeout)
         self.client_capabilities: Any = None
         self.client_info: Any = None

@@ -46,7 +46,7 @@ import msgspec
 
 from . import http_headers, jsonrpc, lifecycle
 from .http_headers import InvalidAnnotation, ParamHeader
-from .jsonrpc import McpError, RequestId
+from .jsonrpc import RequestId
 from .server import Server, ServerSession
 
 logger = logging.getLogger("mcp_runtime.streamable_http")
@@ -757,18 +757,8 @@ class StreamableHTTPApp:
         if problem is not None:
             await _json_error(send, 400, request_id, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}")
             return
-        if method == "ping":
-            # Removed in 2026-07-28. A session made for one request cannot
-            # know it is stateless before it routes, and answers ping itself.
-            try:
-                self.server.envelope(probe.params)
-            except McpError as error:
-                await _json_error(send, _ERROR_STATUS.get(error.code, 200), request_id, error.code, error.message, error.data)
-                return
-            await _json_error(send, 404, request_id, jsonrpc.METHOD_NOT_FOUND, "Method not found: ping")
-            return
         transport = RequestTransport(body, self.max_stream_buffer)
-        session = ServerSession(self.server, transport)
+        session = ServerSession(self.server, transport, stateless=True)
         self._requests.add(session)
         session.start()
         disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
@@ -905,7 +895,7 @@ class StreamableHTTPApp:
     async def _ask(self, request: bytes) -> Any:
         """The decoded response of the server to one request of its own."""
         transport = RequestTransport(request, self.max_stream_buffer)
-        session = ServerSession(self.server, transport)
+        session = ServerSession(self.server, transport, stateless=True)
         session.start()
         try:
             async with asyncio.timeout(_INTERNAL_TIMEOUT):
