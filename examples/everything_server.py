@@ -555,27 +555,6 @@ LIST_ROOTS = modern.ListRootsRequest(params=modern.ListRootsRequestParams())
 # stateless counterpart.
 MODERN_FIXTURE_TOOLS = [_modern(tool, modern.Tool) for tool in TOOLS if tool.name != "test_reconnection"]
 
-MODERN_TOOLS = [
-    *MODERN_FIXTURE_TOOLS,
-    _modern_tool("test_missing_capability", "Asks the client's LLM; needs the sampling capability."),
-    _modern_tool("test_streaming_elicitation", "Asks the user to confirm, on the call's response stream."),
-    _modern_tool("test_logging_tool", "Logs at every level; only a request asking for a log level gets them."),
-    _modern_tool("test_trigger_tool_change", "Adds or removes test_dynamic_tool and says the tool list changed."),
-    _modern_tool("test_trigger_prompt_change", "Adds or removes test_dynamic_prompt and says the prompt list changed."),
-    _modern_tool("test_input_required_result_elicitation", "Asks the user's name, then greets them."),
-    _modern_tool("test_input_required_result_sampling", "Asks the client's LLM the capital of France."),
-    _modern_tool("test_input_required_result_list_roots", "Asks for the client's roots, then lists them."),
-    _modern_tool("test_input_required_result_request_state", "Asks for a confirmation, keeping state in requestState."),
-    _modern_tool("test_input_required_result_multiple_inputs", "Asks a name, a greeting and the roots at once."),
-    _modern_tool("test_input_required_result_multi_round", "Asks a name, then a colour, in two rounds."),
-    _modern_tool("test_input_required_result_tampered_state", "Asks for a confirmation; refuses altered requestState."),
-    _modern_tool("test_input_required_result_capabilities", "Asks only for what the client declared it can answer."),
-    _modern_tool(
-        "test_header_param",
-        "Echoes its region, which clients also send as the Mcp-Param-Region header.",
-        {"region": {"type": "string", "description": "A region name", "x-mcp-header": "Region"}},
-    ),
-]
 # The fixtures of the tasks extension. How each may run as a task: "required"
 # ones are refused (-32021) to a client without the extension, before their
 # handler runs; "optional" ones answer such a client synchronously.
@@ -606,7 +585,29 @@ TASK_TOOLS = [
     _modern_tool("multi_input", "A task that asks the user two questions at once."),
     _modern_tool("test_tool_with_task", "Asks for a name (input-required round), then greets it from a task."),
 ]
-MODERN_TOOLS += TASK_TOOLS
+
+MODERN_TOOLS = [
+    *MODERN_FIXTURE_TOOLS,
+    _modern_tool("test_missing_capability", "Asks the client's LLM; needs the sampling capability."),
+    _modern_tool("test_streaming_elicitation", "Asks the user to confirm, on the call's response stream."),
+    _modern_tool("test_logging_tool", "Logs at every level; only a request asking for a log level gets them."),
+    _modern_tool("test_trigger_tool_change", "Adds or removes test_dynamic_tool and says the tool list changed."),
+    _modern_tool("test_trigger_prompt_change", "Adds or removes test_dynamic_prompt and says the prompt list changed."),
+    _modern_tool("test_input_required_result_elicitation", "Asks the user's name, then greets them."),
+    _modern_tool("test_input_required_result_sampling", "Asks the client's LLM the capital of France."),
+    _modern_tool("test_input_required_result_list_roots", "Asks for the client's roots, then lists them."),
+    _modern_tool("test_input_required_result_request_state", "Asks for a confirmation, keeping state in requestState."),
+    _modern_tool("test_input_required_result_multiple_inputs", "Asks a name, a greeting and the roots at once."),
+    _modern_tool("test_input_required_result_multi_round", "Asks a name, then a colour, in two rounds."),
+    _modern_tool("test_input_required_result_tampered_state", "Asks for a confirmation; refuses altered requestState."),
+    _modern_tool("test_input_required_result_capabilities", "Asks only for what the client declared it can answer."),
+    _modern_tool(
+        "test_header_param",
+        "Echoes its region, which clients also send as the Mcp-Param-Region header.",
+        {"region": {"type": "string", "description": "A region name", "x-mcp-header": "Region"}},
+    ),
+    *TASK_TOOLS,
+]
 
 DYNAMIC_TOOL = _modern_tool("test_dynamic_tool", "Listed after every other call of test_trigger_tool_change.")
 
