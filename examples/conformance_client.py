@@ -13,7 +13,8 @@ json-schema-ref-no-deref) every request describes the client in ``_meta``.
 Either way it connects over Streamable HTTP with the runtime's client, lists
 the tools and calls each one (with the arguments the context gives, if any;
 json-schema-ref-no-deref only lists them); for http-standard-headers it also
-reads every resource and gets every prompt.
+reads every resource and gets every prompt. At 2026-07-28 it asks only for
+what the server declared in server/discover.
 Elicitations are accepted with the defaults of the requested schema filled in
 (SEP-1034), sampling answers with a fixed text, and the client has no roots.
 """
@@ -34,6 +35,7 @@ from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.codec import UNSET
 from mcp_runtime.http_client import connect_streamable_http
+from mcp_runtime.lifecycle import has_capability
 from mcp_runtime.methods import RequestContext
 
 ARGUMENTS: dict[str, dict[str, Any]] = {"add_numbers": {"a": 1, "b": 2}}
@@ -114,22 +116,26 @@ async def run_modern(url: str, scenario: str, context: dict[str, Any]) -> None:
 
 async def exercise(session: ClientSession, scenario: str, planned: dict[str, dict[str, Any]]) -> None:
     server = mcp.ClientStub(session)
-    tools = await server.list_tools()
-    if scenario == "json-schema-ref-no-deref":
-        return  # the scenario's server answers tools/list only
-    for tool in tools.tools:
-        if planned and tool.name not in planned:
-            continue
-        arguments = planned.get(tool.name) or ARGUMENTS.get(tool.name, {})
-        await server.call_tool(tool.name, arguments=arguments, timeout=30)
+    offered = session.server_capabilities
+    if has_capability(offered, ("tools",)):
+        tools = await server.list_tools()
+        if scenario == "json-schema-ref-no-deref":
+            return  # the scenario's server answers tools/list only
+        for tool in tools.tools:
+            if planned and tool.name not in planned:
+                continue
+            arguments = planned.get(tool.name) or ARGUMENTS.get(tool.name, {})
+            await server.call_tool(tool.name, arguments=arguments, timeout=30)
     if scenario != "http-standard-headers":
         return
-    resources = await server.list_resources()
-    for resource in resources.resources:
-        await server.read_resource(resource.uri, timeout=30)
-    prompts = await server.list_prompts()
-    for prompt in prompts.prompts:
-        await server.get_prompt(prompt.name, timeout=30)
+    if has_capability(offered, ("resources",)):
+        resources = await server.list_resources()
+        for resource in resources.resources:
+            await server.read_resource(resource.uri, timeout=30)
+    if has_capability(offered, ("prompts",)):
+        prompts = await server.list_prompts()
+        for prompt in prompts.prompts:
+            await server.get_prompt(prompt.name, timeout=30)
 
 
 def main() -> None:
