@@ -262,9 +262,26 @@ def test_drawn_instances_round_trip(key: str, members: tuple[tuple[str, str], ..
     def round_trip(instance: Any) -> None:
         for label, type_ in types:
             decoded = decode(json.dumps(instance), type_)
-            assert json.loads(encode(decoded)) == instance, label
+            assert _without_filled_defaults(json.loads(encode(decoded)), instance) == instance, label
 
     round_trip()
+
+
+# Properties schema/corrections.toml gives a default ([[field_default]]): absent
+# in an instance, they come back with their default value.
+_DEFAULTED = {"resultType": ("complete", "input_required")}
+
+
+def _without_filled_defaults(encoded: Any, original: Any) -> Any:
+    if isinstance(encoded, dict) and isinstance(original, dict):
+        return {
+            key: _without_filled_defaults(value, original.get(key))
+            for key, value in encoded.items()
+            if key in original or value not in _DEFAULTED.get(key, ())
+        }
+    if isinstance(encoded, list) and isinstance(original, list) and len(encoded) == len(original):
+        return [_without_filled_defaults(e, o) for e, o in zip(encoded, original)]
+    return encoded
 
 
 def _references(node: Any) -> set[str]:
