@@ -49,6 +49,13 @@ from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import RequestId
 from .server import Server, ServerSession
 
+# An SSE answer; proxies must neither transform nor buffer it.
+_SSE_HEADERS = (
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+)
+
 logger = logging.getLogger("mcp_runtime.streamable_http")
 
 Scope = MutableMapping[str, Any]
@@ -804,11 +811,7 @@ class StreamableHTTPApp:
             {
                 "type": "http.response.start",
                 "status": 200,
-                "headers": [
-                    (b"content-type", b"text/event-stream"),
-                    (b"cache-control", b"no-cache, no-transform"),
-                    (b"x-accel-buffering", b"no"),
-                ],
+                "headers": list(_SSE_HEADERS),
             }
         )
         while True:
@@ -960,12 +963,7 @@ class StreamableHTTPApp:
                 {
                     "type": "http.response.start",
                     "status": 200,
-                    "headers": [
-                        (b"content-type", b"text/event-stream"),
-                        (b"cache-control", b"no-cache, no-transform"),
-                        (b"x-accel-buffering", b"no"),
-                        *extra,
-                    ],
+                    "headers": [*_SSE_HEADERS, *extra],
                 }
             )
             if prime:
