@@ -3,12 +3,21 @@
 Run from the repository root. Measures, in one run:
 
 1. decoding with validation and encoding per message kind (bench/codec_bench.py),
-2. tools/call round trips over stdio (bench/roundtrip.py),
+2. tools/call round trips over stdio (bench/roundtrip.py), with the initialize
+   handshake (2025-11-25) and with the 2026-07-28 wire (server/discover, then
+   a `_meta` envelope on every request),
 3. the same over Streamable HTTP,
 4. cold import time and server memory per idle HTTP session (bench/footprint.py),
 
 prints a table of absolute figures and ratios (ours / SDK), checks the targets
 of the issue, and writes bench/results.json and bench/results.md.
+
+Parts: codec, stdio, stdio_modern, http, http_modern, imports, memory; the
+groups ``roundtrip`` (the four round-trip parts) and ``modern`` (the two
+2026-07-28 ones) stand for their parts, e.g. ``--parts roundtrip``. A run of
+some parts keeps the other parts' figures from the results.json already in the
+output directory (unless ``--no-keep``), and results.md says when and at which
+commit each part was measured.
 """
 
 from __future__ import annotations
@@ -35,6 +44,30 @@ ROOT = HERE.parent
 CODEC_ENV = {
     "MALLOC_MMAP_THRESHOLD_": str(64 * 1024 * 1024),
     "MALLOC_TRIM_THRESHOLD_": str(128 * 1024 * 1024),
+}
+
+PARTS = ("codec", "stdio", "stdio_modern", "http", "http_modern", "imports", "memory")
+GROUPS = {
+    "all": PARTS,
+    "roundtrip": ("stdio", "stdio_modern", "http", "http_modern"),
+    "modern": ("stdio_modern", "http_modern"),
+}
+# What each part measures, for the table of when parts were measured.
+PART_ROWS = {
+    "codec": "decode / encode",
+    "stdio": "stdio (2025-11-25)",
+    "stdio_modern": "stdio at 2026-07-28",
+    "http": "Streamable HTTP (2025-11-25)",
+    "http_modern": "Streamable HTTP at 2026-07-28",
+    "imports": "cold import",
+    "memory": "server RSS",
+}
+# Round-trip parts: transport, protocol revision, label in the tables, in-flight counts.
+ROUNDTRIPS = {
+    "stdio": ("stdio", "2025-11-25", "stdio", [1, 16, 256]),
+    "stdio_modern": ("stdio", "2026-07-28", "stdio at 2026-07-28", [1, 16, 256]),
+    "http": ("http", "2025-11-25", "Streamable HTTP", [1, 16, 256]),
+    "http_modern": ("http", "2026-07-28", "Streamable HTTP at 2026-07-28", [16]),
 }
 
 TARGETS = {
@@ -131,7 +164,13 @@ def run_codec(repeats: int, batch_seconds: float) -> list[dict[str, Any]]:
 
 
 def _roundtrip(
-    impl: str, server: str, transport: str, calls: int, seconds: float, in_flight: list[int]
+    impl: str,
+    server: str,
+    transport: str,
+    wire: str,
+    calls: int,
+    seconds: float,
+    in_flight: list[int],
 ) -> dict[str, Any]:
     out = subprocess.run(
         [
@@ -142,6 +181,8 @@ def _roundtrip(
             transport,
             "--server",
             server,
+            "--wire",
+            wire,
             "--calls",
             str(calls),
             "--seconds",
@@ -173,7 +214,13 @@ def _summary(runs: list[dict[str, Any]], in_flight: list[int]) -> dict[str, Any]
 
 
 def run_roundtrips(
-    transport: str, repeats: int, calls: int, seconds: float, in_flight: list[int], cross: bool
+    transport: str,
+    wire: str,
+    repeats: int,
+    calls: int,
+    seconds: float,
+    in_flight: list[int],
+    cross: bool,
 ) -> dict[str, Any]:
     """Trials of each library's client against its own server (and, with
     ``cross``, against the other's, at 16 in flight), alternating; medians."""
@@ -185,7 +232,13 @@ def run_roundtrips(
         for impl, server in pairs if r % 2 == 0 else pairs[1::-1] + pairs[2:][::-1]:
             own = impl == server
             trial = _roundtrip(
-                impl, server, transport, calls if own else 0, seconds, in_flight if own else [16]
+                impl,
+                server,
+                transport,
+                wire,
+                calls if own else 0,
+                seconds,
+                in_flight if own else [16],
             )
             trials[(impl, server)].append(trial)
             rps = ", ".join(f"{t['in_flight']}: {t['rps']:.0f}/s" for t in trial["throughput"])
@@ -196,9 +249,10 @@ def run_roundtrips(
                 else ""
             )
             log(
-                f"  {transport} client {impl:4s} server {server:4s} trial {r + 1}/{repeats}: {lat}{rps}"
+                f"  {transport} {wire} client {impl:4s} server {server:4s} trial {r + 1}/{repeats}: {lat}{rps}"
             )
     result: dict[str, Any] = {
+        "wire": wire,
         "ours": _summary(trials[("ours", "ours")], in_flight),
         "sdk": _summary(trials[("sdk", "sdk")], in_flight),
     }
@@ -230,6 +284,68 @@ def _ms(seconds: float) -> str:
 
 def _check(ok: bool) -> str:
     return "pass" if ok else "FAIL"
+
+
+def roundtrip_rows(part: dict[str, Any], label: str, with_p99: bool) -> list[list[str]]:
+    """Rows of one round-trip part: latency, throughput and CPU per request
+    at each in-flight count measured, then the cross pairs."""
+    ours, sdk = part["ours"], part["sdk"]
+    rows: list[list[str]] = []
+    latencies = [("p50", "p50_s")] + ([("p99", "p99_s")] if with_p99 else [])
+    for name, key in latencies:
+        rows.append(
+            [
+                f"{label}: latency {name} (sequential)",
+                _ms(ours[key]),
+                _ms(sdk[key]),
+                "",
+                f"{ours[key] / sdk[key]:.3f}",
+                "",
+            ]
+        )
+    for n, rps in ours["rps"].items():
+        theirs = sdk["rps"][n]
+        rows.append(
+            [
+                f"{label}: throughput, {n} in flight",
+                f"{rps:,.0f} req/s",
+                f"{theirs:,.0f} req/s",
+                "",
+                f"{rps / theirs:.2f}",
+                "",
+            ]
+        )
+    for n in ours["rps"]:
+        ours_cpu = ours["client_cpu_s"][n] + ours["server_cpu_s"][n]
+        sdk_cpu = sdk["client_cpu_s"][n] + sdk["server_cpu_s"][n]
+        rows.append(
+            [
+                f"{label}: CPU per request, client + server, {n} in flight",
+                f"{ours['client_cpu_s'][n] * 1e6:,.0f} + {ours['server_cpu_s'][n] * 1e6:,.0f} µs",
+                f"{sdk['client_cpu_s'][n] * 1e6:,.0f} + {sdk['server_cpu_s'][n] * 1e6:,.0f} µs",
+                "",
+                f"{ours_cpu / sdk_cpu:.2f}",
+                "",
+            ]
+        )
+    for key, who in (
+        ("ours_client_sdk_server", "our client → SDK server"),
+        ("sdk_client_ours_server", "SDK client → our server"),
+    ):
+        if key in part:
+            cross = part[key]
+            cpu = f"CPU/request {cross['client_cpu_s']['16'] * 1e6:,.0f} + {cross['server_cpu_s']['16'] * 1e6:,.0f} µs"
+            rows.append(
+                [
+                    f"{label}: throughput, 16 in flight, {who} ({cpu})",
+                    f"{cross['rps']['16']:,.0f} req/s",
+                    "",
+                    "",
+                    f"{cross['rps']['16'] / sdk['rps']['16']:.2f}",
+                    "",
+                ]
+            )
+    return rows
 
 
 def build_tables(results: dict[str, Any]) -> tuple[list[str], list[list[str]], list[list[str]]]:
@@ -277,82 +393,23 @@ def build_tables(results: dict[str, Any]) -> tuple[list[str], list[list[str]], l
                     _check(floor_m <= TARGETS["decode_vs_floor"]),
                 ]
             )
-    for transport, label in (("stdio", "stdio"), ("http", "Streamable HTTP")):
-        part = results.get(transport)
-        if not part:
-            continue
-        ours, sdk = part["ours"], part["sdk"]
-        rows.append(
-            [
-                f"{label}: latency p50 (sequential)",
-                _ms(ours["p50_s"]),
-                _ms(sdk["p50_s"]),
-                "",
-                f"{ours['p50_s'] / sdk['p50_s']:.3f}",
-                "",
-            ]
-        )
-        rows.append(
-            [
-                f"{label}: latency p99 (sequential)",
-                _ms(ours["p99_s"]),
-                _ms(sdk["p99_s"]),
-                "",
-                f"{ours['p99_s'] / sdk['p99_s']:.3f}",
-                "",
-            ]
-        )
-        for n, rps in ours["rps"].items():
-            theirs = sdk["rps"][n]
-            rows.append(
+    for key in ("stdio", "stdio_modern", "http", "http_modern"):
+        part = results.get(key)
+        if part:
+            rows += roundtrip_rows(part, ROUNDTRIPS[key][2], with_p99=key != "http_modern")
+        if part and key in ("stdio", "http"):
+            ours, sdk = part["ours"], part["sdk"]
+            ratio = ours["rps"]["16"] / sdk["rps"]["16"]
+            goal = TARGETS["stdio_16" if key == "stdio" else "http_16"]
+            targets.append(
                 [
-                    f"{label}: throughput, {n} in flight",
-                    f"{rps:,.0f} req/s",
-                    f"{theirs:,.0f} req/s",
+                    f"{ROUNDTRIPS[key][2]} throughput at 16 in flight: ≥{goal:.0f}x the SDK's",
+                    f"{ratio:.2f}x",
+                    _check(ratio >= goal),
                     "",
-                    f"{rps / theirs:.2f}",
                     "",
                 ]
             )
-        for n in ("1", "16", "256"):
-            rows.append(
-                [
-                    f"{label}: CPU per request, client + server, {n} in flight",
-                    f"{ours['client_cpu_s'][n] * 1e6:,.0f} + {ours['server_cpu_s'][n] * 1e6:,.0f} µs",
-                    f"{sdk['client_cpu_s'][n] * 1e6:,.0f} + {sdk['server_cpu_s'][n] * 1e6:,.0f} µs",
-                    "",
-                    f"{(ours['client_cpu_s'][n] + ours['server_cpu_s'][n]) / (sdk['client_cpu_s'][n] + sdk['server_cpu_s'][n]):.2f}",
-                    "",
-                ]
-            )
-        for key, who in (
-            ("ours_client_sdk_server", "our client → SDK server"),
-            ("sdk_client_ours_server", "SDK client → our server"),
-        ):
-            if key in part:
-                cross = part[key]
-                cpu = f"CPU/request {cross['client_cpu_s']['16'] * 1e6:,.0f} + {cross['server_cpu_s']['16'] * 1e6:,.0f} µs"
-                rows.append(
-                    [
-                        f"{label}: throughput, 16 in flight, {who} ({cpu})",
-                        f"{cross['rps']['16']:,.0f} req/s",
-                        "",
-                        "",
-                        f"{cross['rps']['16'] / sdk['rps']['16']:.2f}",
-                        "",
-                    ]
-                )
-        ratio = ours["rps"]["16"] / sdk["rps"]["16"]
-        goal = TARGETS["stdio_16" if transport == "stdio" else "http_16"]
-        targets.append(
-            [
-                f"{label} throughput at 16 in flight: ≥{goal:.0f}x the SDK's",
-                f"{ratio:.2f}x",
-                _check(ratio >= goal),
-                "",
-                "",
-            ]
-        )
     imports = results.get("imports")
     if imports:
         ours_t, sdk_t = imports["ours"]["median_s"], imports["sdk"]["median_s"]
@@ -424,10 +481,11 @@ def text_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+def markdown_table(header: list[str], rows: list[list[str]], numeric: bool = True) -> str:
+    """``numeric``: every column but the first aligned right."""
     lines = [
         "| " + " | ".join(header) + " |",
-        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
+        "|" + "|".join(["---"] + ["---:" if numeric else "---"] * (len(header) - 1)) + "|",
     ]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -468,6 +526,18 @@ What is measured (see the module docstrings in bench/ for details):
   medians over trials. The "our client → SDK server" and "SDK client → our
   server" rows (16 in flight) separate what the clients and the servers cost.
   Client and server share the machine's cores (and, here, with other work).
+  Our client is pinned to 2025-11-25 (`Client(..., protocol_version=
+  "2025-11-25")`): it sends initialize straight away, without first asking
+  server/discover.
+* Round trips "at 2026-07-28": the same tool and measures, both sides speaking
+  2026-07-28: no initialize; the client asks server/discover once, then every
+  request carries `_meta` (protocol version, client capabilities, client info)
+  and every result the server's info. Ours: `Client` (2026-07-28 is its
+  default) against the same echo server with `mcp_protocol.v2026_07_28`
+  handlers; the SDK: `mcp.Client(mode="auto")` against the same `MCPServer`,
+  which answers server/discover. Each client checks the revision it ended up
+  with. Over Streamable HTTP every 2026-07-28 request is a POST of its own, with
+  no session (both servers run as for 2025-11-25); measured at 16 in flight.
 * HTTP: uvicorn, one worker, 127.0.0.1, access log off, SSE answers (default of
   both), stateful sessions. Our client is httpx-based, the SDK's httpx2-based;
   when `sniffio` is not installed (see Versions), httpcore 1.x tries to import
@@ -476,7 +546,44 @@ What is measured (see the module docstrings in bench/ for details):
   warm, median of samples.
 * Memory: server VmRSS before and after opening N sessions (initialize +
   notifications/initialized) with the same raw httpx client for both servers.
+* Parts measured in different runs (see "Measured") are not comparable row to
+  row across parts: the load of the machine differs between runs.
 """
+
+
+def _stamp(machine_info: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+    """When, where and how a part was measured."""
+    return {"machine": machine_info, "settings": settings}
+
+
+def measured_table(results: dict[str, Any]) -> list[str]:
+    """Markdown lines saying when each part was measured, if not all in this run."""
+    stamps = results.get("measured", {})
+    parts = [part for part in PARTS if part in stamps]
+    if all(stamps[part]["machine"]["date"] == results["machine"]["date"] for part in parts):
+        return []
+    header = ["rows", "measured", "commit", "load average at start", "settings"]
+    rows = []
+    for part in parts:
+        info, settings = stamps[part]["machine"], stamps[part]["settings"]
+        rows.append(
+            [
+                PART_ROWS[part],
+                info["date"],
+                f"`{info['commit']}`",
+                ", ".join(f"{x:.2f}" for x in info["load_average_at_start"]),
+                "`" + " ".join(["python -m bench", *settings["argv"]]) + "`",
+            ]
+        )
+    lines = [
+        "**Measured:** not every part in this run; the others are kept from earlier runs"
+        " on the same machine (the Machine and Versions lines are those of this run;"
+        " results.json keeps each part's own under `measured`).",
+        "",
+        markdown_table(header, rows, numeric=False),
+        "",
+    ]
+    return lines
 
 
 def report(results: dict[str, Any]) -> tuple[str, str]:
@@ -499,12 +606,14 @@ def report(results: dict[str, Any]) -> tuple[str, str]:
         ]
     )
     settings = results["settings"]
+    measured = measured_table(results)
     markdown = "\n".join(
         [
             "# mcp-codegen vs the official MCP Python SDK",
             "",
             f"Generated by `python -m bench` on {info['date']} ({' '.join(settings['argv']) or 'default settings'}).",
             "",
+            *measured,
             f"**Machine:** {machine_line}  ",
             f"**Versions:** {versions}; commit `{info['commit']}`",
             "",
@@ -527,6 +636,38 @@ def report(results: dict[str, Any]) -> tuple[str, str]:
 # ------------------------------------------------------------------ main
 
 
+def parse_parts(text: str) -> list[str]:
+    wanted: set[str] = set()
+    for name in (p.strip() for p in text.split(",")):
+        if name in GROUPS:
+            wanted.update(GROUPS[name])
+        elif name in PARTS:
+            wanted.add(name)
+        elif name:
+            raise SystemExit(
+                f"unknown part {name!r} (parts: {', '.join(PARTS)}; groups: {', '.join(GROUPS)})"
+            )
+    return [part for part in PARTS if part in wanted]
+
+
+def kept_parts(path: Path, skip: list[str]) -> dict[str, Any]:
+    """The parts of an earlier results.json not measured again, with their stamps."""
+    try:
+        earlier: dict[str, Any] = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    # Files written before parts were stamped were measured in one run.
+    stamps = earlier.get("measured") or {
+        part: _stamp(earlier["machine"], earlier["settings"]) for part in PARTS if part in earlier
+    }
+    kept: dict[str, Any] = {"measured": {}}
+    for part in PARTS:
+        if part in earlier and part in stamps and part not in skip:
+            kept[part] = earlier[part]
+            kept["measured"][part] = stamps[part]
+    return kept
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         prog="python -m bench",
@@ -534,7 +675,16 @@ def main() -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--parts", default="codec,stdio,http,imports,memory", help="comma-separated subset to run"
+        "--parts",
+        "--only",
+        default="all",
+        help=f"comma-separated parts or groups to run (parts: {', '.join(PARTS)}; groups: {', '.join(GROUPS)}; default all)",
+    )
+    parser.add_argument(
+        "--no-keep",
+        dest="keep",
+        action="store_false",
+        help="do not carry the parts not run over from the earlier results.json",
     )
     parser.add_argument(
         "--quick", action="store_true", help="fewer repeats and shorter runs (a smoke test, noisy)"
@@ -563,41 +713,41 @@ def main() -> None:
     seconds = options.seconds or (0.5 if quick else 2.0)
     calls = options.calls or (200 if quick else 1000)
     import_samples = options.import_samples or (5 if quick else 9)
-    parts = {p.strip() for p in options.parts.split(",") if p.strip()}
-    in_flight = [1, 16, 256]
+    parts = parse_parts(options.parts)
 
     results: dict[str, Any] = {
         "machine": machine(),
         "settings": {
             "argv": sys.argv[1:],
+            "parts": parts,
             "codec_repeats": codec_repeats,
             "trials": trials,
             "seconds": seconds,
             "calls": calls,
-            "in_flight": in_flight,
+            "in_flight": {key: spec[3] for key, spec in ROUNDTRIPS.items()},
             "cross": options.cross,
             "sessions": options.sessions,
             "import_samples": import_samples,
             "codec_env": CODEC_ENV,
         },
         "targets": TARGETS,
+        "measured": {},
     }
     started = time.perf_counter()
     if "codec" in parts:
         log("1. decode / encode per message kind")
         results["codec"] = run_codec(codec_repeats, 0.02)
-    if "stdio" in parts:
-        log("2. tools/call round trips over stdio")
-        results["stdio"] = run_roundtrips("stdio", trials, calls, seconds, in_flight, options.cross)
-    if "http" in parts:
-        log("3. tools/call round trips over Streamable HTTP")
-        if http_client_available():
-            results["http"] = run_roundtrips(
-                "http", trials, calls, seconds, in_flight, options.cross
-            )
-        else:
+    for key, (transport, wire, label, in_flight) in ROUNDTRIPS.items():
+        if key not in parts:
+            continue
+        log(f"{'2' if transport == 'stdio' else '3'}. tools/call round trips, {label} ({wire})")
+        if transport == "http" and not http_client_available():
             log("   mcp_runtime.http_client is missing: skipped")
-            results["http_skipped"] = "mcp_runtime.http_client is missing"
+            results[f"{key}_skipped"] = "mcp_runtime.http_client is missing"
+            continue
+        results[key] = run_roundtrips(
+            transport, wire, trials, calls, seconds, in_flight, options.cross
+        )
     if "imports" in parts:
         log("4a. cold import time")
         from .footprint import import_times
@@ -612,6 +762,14 @@ def main() -> None:
         }
     results["machine"]["load_average_at_end"] = os.getloadavg()
     results["elapsed_s"] = time.perf_counter() - started
+    stamp = _stamp(results["machine"], results["settings"])
+    results["measured"] = {part: stamp for part in parts if part in results}
+    if options.keep:
+        kept = kept_parts(options.output / "results.json", parts)
+        for part, stamp_of_part in kept.get("measured", {}).items():
+            results[part] = kept[part]
+            results["measured"][part] = stamp_of_part
+        results["measured"] = {p: results["measured"][p] for p in PARTS if p in results["measured"]}
 
     text, markdown = report(results)
     print(text)

@@ -15,10 +15,23 @@ alternately, each in a fresh process, and keeps medians.
 
 Clients and servers: ours = ``mcp_runtime.client.Client`` with
 ``connect_stdio`` / ``mcp_runtime.http_client.connect_streamable_http``
-against bench/servers/ours_stdio.py; SDK = ``mcp.Client(..., mode="legacy")``
-(initialize handshake, protocol 2025-11-25, like ours) against
+against bench/servers/ours_stdio.py; SDK = ``mcp.Client`` against
 bench/servers/sdk_stdio.py (``MCPServer``). HTTP servers are uvicorn, one
 worker, 127.0.0.1, access log off, SSE responses (both libraries' default).
+
+``--wire`` picks the protocol revision both sides speak:
+
+* ``2025-11-25`` (default): the initialize handshake. Ours:
+  ``Client(..., protocol_version="2025-11-25")`` (no server/discover probe)
+  against the server's 2025-11-25 handlers; SDK: ``mode="legacy"``.
+* ``2026-07-28``: no handshake; server/discover once, then every request
+  carries its ``_meta`` (protocol version, client capabilities and info) and
+  every result the server's info. Ours: ``Client(...)`` (2026-07-28 is its
+  default) against the server's 2026-07-28 handlers (``--modern``); SDK:
+  ``mode="auto"``, which speaks 2026-07-28 to ``MCPServer``.
+
+Each client checks the revision it ended up with, so a silent fallback to the
+handshake fails the trial instead of measuring the wrong thing.
 """
 
 from __future__ import annotations
@@ -35,10 +48,25 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp_runtime.client import ClientSession
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 Call = Callable[[str], Awaitable[str]]
+HANDSHAKE = "2025-11-25"
+MODERN = "2026-07-28"
+WIRES = (HANDSHAKE, MODERN)
+
+
+def server_command(impl: str, wire: str) -> list[str]:
+    """The command line of ``impl``'s echo server (stdio; add ``http PORT`` for HTTP)."""
+    command = [sys.executable, str(SERVERS / f"{impl}_stdio.py")]
+    # The SDK's MCPServer speaks both revisions; ours serves the handlers of one.
+    if impl == "ours" and wire == MODERN:
+        command.append("--modern")
+    return command
 
 
 def free_port() -> int:
@@ -62,11 +90,11 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 
 
 
 @contextlib.contextmanager
-def http_server(impl: str) -> Any:
+def http_server(impl: str, wire: str = HANDSHAKE) -> Any:
     """Start ``impl``'s echo server over Streamable HTTP; yield (url, process)."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, str(SERVERS / f"{impl}_stdio.py"), "http", str(port)],
+        [*server_command(impl, wire), "http", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -86,16 +114,16 @@ def http_server(impl: str) -> Any:
 
 
 @contextlib.asynccontextmanager
-async def ours_client(transport: str, url: str | None, server: str = "ours") -> AsyncIterator[Call]:
-    from mcp_protocol import v2025_11_25 as v
+async def ours_client(
+    transport: str, url: str | None, server: str = "ours", wire: str = HANDSHAKE
+) -> AsyncIterator[Call]:
     from mcp_runtime.client import Client, connect_stdio
     from mcp_runtime.stdio import StdioServerParameters
 
-    client = Client(name="bench", version="1.0.0")
+    client = Client(name="bench", version="1.0.0", protocol_version=wire)
     if transport == "stdio":
-        params = StdioServerParameters(
-            sys.executable, [str(SERVERS / f"{server}_stdio.py")], stderr=asyncio.subprocess.DEVNULL
-        )
+        command = server_command(server, wire)
+        params = StdioServerParameters(command[0], command[1:], stderr=asyncio.subprocess.DEVNULL)
         connection = connect_stdio(client, params)
     else:
         from mcp_runtime.http_client import connect_streamable_http
@@ -103,31 +131,57 @@ async def ours_client(transport: str, url: str | None, server: str = "ours") -> 
         assert url is not None
         connection = connect_streamable_http(client, url)
     async with connection as session:
-        stub = v.ClientStub(session)
-        await stub.list_tools()
+        if session.protocol_version != wire:
+            raise RuntimeError(f"our client speaks {session.protocol_version}, not {wire}")
+        yield await (_modern_echo(session) if wire == MODERN else _handshake_echo(session))
 
-        async def call(text: str) -> str:
-            result = await stub.call_tool("echo", arguments={"text": text})
-            block = result.content[0]
-            assert isinstance(block, v.TextContent)
-            return block.text
 
-        yield call
+async def _handshake_echo(session: ClientSession) -> Call:
+    from mcp_protocol import v2025_11_25 as v
+
+    stub = v.ClientStub(session)
+    await stub.list_tools()
+
+    async def call(text: str) -> str:
+        result = await stub.call_tool("echo", arguments={"text": text})
+        block = result.content[0]
+        assert isinstance(block, v.TextContent)
+        return block.text
+
+    return call
+
+
+async def _modern_echo(session: ClientSession) -> Call:
+    from mcp_protocol import v2026_07_28 as v
+
+    stub = v.ClientStub(session)
+    await stub.list_tools()
+
+    async def call(text: str) -> str:
+        result = await stub.call_tool("echo", arguments={"text": text})
+        block = result.content[0]
+        assert isinstance(block, v.TextContent)
+        return block.text
+
+    return call
 
 
 @contextlib.asynccontextmanager
-async def sdk_client(transport: str, url: str | None, server: str = "sdk") -> AsyncIterator[Call]:
+async def sdk_client(
+    transport: str, url: str | None, server: str = "sdk", wire: str = HANDSHAKE
+) -> AsyncIterator[Call]:
     import mcp.types as t
     from mcp import Client, StdioServerParameters
 
     target: Any
     if transport == "stdio":
-        target = StdioServerParameters(
-            command=sys.executable, args=[str(SERVERS / f"{server}_stdio.py")]
-        )
+        command = server_command(server, wire)
+        target = StdioServerParameters(command=command[0], args=command[1:])
     else:
         target = url
-    async with Client(target, mode="legacy") as client:
+    async with Client(target, mode="auto" if wire == MODERN else "legacy") as client:
+        if client.protocol_version != wire:
+            raise RuntimeError(f"the SDK client speaks {client.protocol_version}, not {wire}")
         await client.list_tools()
 
         async def call(text: str) -> str:
@@ -231,15 +285,17 @@ async def trial(
     calls: int,
     in_flight: list[int],
     seconds: float,
+    wire: str = HANDSHAKE,
 ) -> dict[str, Any]:
     opener = ours_client if impl == "ours" else sdk_client
-    async with opener(transport, url, server) as call:
+    async with opener(transport, url, server, wire) as call:
         for i in range(min(200, calls)):  # warm-up
             await call(f"warm {i}")
         result: dict[str, Any] = {
             "impl": impl,
             "server": server,
             "transport": transport,
+            "wire": wire,
             "latency": await latency(call, calls) if calls else None,
         }
         result["throughput"] = [await throughput(call, n, seconds) for n in in_flight]
@@ -258,17 +314,32 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--in-flight", default="1,16,256")
     parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument(
+        "--wire", choices=WIRES, default=HANDSHAKE, help="protocol revision of both sides"
+    )
     options = parser.parse_args()
     in_flight = [int(n) for n in options.in_flight.split(",") if n]
     server = options.server or options.impl
+    wire = options.wire
     if options.transport == "stdio":
         result = asyncio.run(
-            trial(options.impl, server, "stdio", None, options.calls, in_flight, options.seconds)
+            trial(
+                options.impl, server, "stdio", None, options.calls, in_flight, options.seconds, wire
+            )
         )
     else:
-        with http_server(server) as (url, _):
+        with http_server(server, wire) as (url, _):
             result = asyncio.run(
-                trial(options.impl, server, "http", url, options.calls, in_flight, options.seconds)
+                trial(
+                    options.impl,
+                    server,
+                    "http",
+                    url,
+                    options.calls,
+                    in_flight,
+                    options.seconds,
+                    wire,
+                )
             )
     print(json.dumps(result))
 

@@ -1,7 +1,10 @@
 """Echo server on this project's runtime: one tool, ``echo``, returning its ``text`` argument.
 
 ``python bench/servers/ours_stdio.py`` serves stdio; ``... http PORT`` serves
-Streamable HTTP on 127.0.0.1:PORT/mcp with uvicorn (one worker).
+Streamable HTTP on 127.0.0.1:PORT/mcp with uvicorn (one worker). With
+``--modern`` the handlers are of revision 2026-07-28 (clients find it with
+server/discover and send each request with its own ``_meta``); without it,
+of 2025-11-25 (the initialize handshake).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import sys
 from typing import Any
 
 from mcp_protocol import v2025_11_25 as mcp
+from mcp_protocol import v2026_07_28 as modern
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server, run_stdio
 
@@ -39,27 +43,59 @@ class EchoServer(mcp.ServerHandlers):
         return mcp.CallToolResult(content=[mcp.TextContent(text=str(arguments.get("text", "")))])
 
 
-def server() -> Server:
-    return Server(EchoServer(), name="bench-echo", version="1.0.0")
+MODERN_ECHO = modern.Tool(
+    name="echo",
+    description="Return the text it is given.",
+    input_schema=modern.ToolInputSchema(
+        type="object", properties={"text": {"type": "string"}}, required=["text"]
+    ),
+)
+
+
+class ModernEchoServer(modern.ServerHandlers):
+    async def list_tools(
+        self, params: modern.PaginatedRequestParams, ctx: RequestContext
+    ) -> modern.ListToolsResult:
+        # Fetched once per trial: no reason to let the client keep it.
+        return modern.ListToolsResult(tools=[MODERN_ECHO], ttl_ms=0, cache_scope="private")
+
+    async def call_tool(
+        self, params: modern.CallToolRequestParams, ctx: RequestContext
+    ) -> modern.CallToolResult | modern.InputRequiredResult:
+        arguments: dict[str, Any] = params.arguments if isinstance(params.arguments, dict) else {}
+        if params.name != "echo":
+            return modern.CallToolResult(
+                content=[modern.TextContent(text=f"unknown tool {params.name!r}")], is_error=True
+            )
+        return modern.CallToolResult(
+            content=[modern.TextContent(text=str(arguments.get("text", "")))]
+        )
+
+
+def server(modern_wire: bool = False) -> Server:
+    handlers = ModernEchoServer() if modern_wire else EchoServer()
+    return Server(handlers, name="bench-echo", version="1.0.0")
 
 
 def main() -> None:
-    if len(sys.argv) > 2 and sys.argv[1] == "http":
+    modern_wire = "--modern" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--modern"]
+    if len(args) > 1 and args[0] == "http":
         import uvicorn
 
         from mcp_runtime.http import http_app
 
-        app = http_app(server(), legacy_sse=False)
+        app = http_app(server(modern_wire), legacy_sse=False)
         uvicorn.run(
             app,
             host="127.0.0.1",
-            port=int(sys.argv[2]),
+            port=int(args[1]),
             log_level="warning",
             access_log=False,
             workers=1,
         )
     else:
-        run_stdio(server())
+        run_stdio(server(modern_wire))
 
 
 if __name__ == "__main__":
