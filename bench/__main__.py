@@ -546,8 +546,9 @@ What is measured (see the module docstrings in bench/ for details):
   warm, median of samples.
 * Memory: server VmRSS before and after opening N sessions (initialize +
   notifications/initialized) with the same raw httpx client for both servers.
-* Parts measured in different runs (see "Measured") are not comparable row to
-  row across parts: the load of the machine differs between runs.
+* When the parts were measured in different runs (the "Measured" table
+  above), compare rows across parts with care: the load of the machine differs
+  from run to run.
 """
 
 
