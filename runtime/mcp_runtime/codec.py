@@ -23,7 +23,7 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -259,7 +259,7 @@ def _json_dec_hook(type_: Any, raw: Any) -> Any:
 class _ObjectArm:
     """What the union dispatcher needs to know of one object variant."""
 
-    __slots__ = ("type", "required", "declared", "consts")
+    __slots__ = ("type", "required", "declared", "consts", "defaults")
 
     def __init__(self, arm: type) -> None:
         struct = arm.__keys__ if issubclass(arm, OpenObject) else arm
@@ -268,6 +268,7 @@ class _ObjectArm:
         self.type = arm
         self.required = frozenset(f.encode_name for f in info.fields if f.required)
         self.declared = frozenset(f.encode_name for f in info.fields)
+        self.defaults = {f.encode_name: f.default for f in info.fields if isinstance(f.default, str)}
         consts: dict[str, Any] = {}
         if info.tag_field is not None:
             consts[info.tag_field] = info.tag
@@ -289,10 +290,22 @@ class _ObjectArm:
         return sum(1 for key in raw if key in self.declared)
 
 
+_RESULT_TYPE = "resultType"
+
+
+def _result_type_arms(object_arms: tuple[_ObjectArm, ...]) -> dict[str, type]:
+    """The arms by the resultType each defaults to, when every arm has a different one."""
+    found = {arm.defaults.get(_RESULT_TYPE): arm.type for arm in object_arms}
+    if None in found or len(found) != len(object_arms):
+        return {}
+    return {key: value for key, value in found.items() if key is not None}
+
+
 class _UntaggedUnion(type):
     """Metaclass of the runtime stand-ins for unions msgspec cannot decode."""
 
     __arms__: tuple[Any, ...]
+    __by_result_type__: dict[str, type]
     # Filled on first use: the arms' annotations may name types defined later
     # in the generated module.
     __object_arms__: tuple[_ObjectArm, ...] | None
@@ -311,12 +324,21 @@ class _UntaggedUnion(type):
         object_arms = cls.__object_arms__
         if object_arms is None:
             object_arms = tuple(_ObjectArm(a) for a in cls.__arms__ if _is_object_type(a))
+            cls.__by_result_type__ = _result_type_arms(object_arms)
             cls.__object_arms__ = object_arms
         return object_arms
 
     def _decode(cls, raw: Any) -> Any:
         object_arms = cls._prepare()
         if isinstance(raw, dict) and object_arms:
+            # A result union (2026-07-28 on) names its arm in resultType: no guessing.
+            result_type = raw.get(_RESULT_TYPE)
+            arm = cls.__by_result_type__.get(result_type) if isinstance(result_type, str) else None
+            if arm is not None:
+                try:
+                    return msgspec.convert(raw, arm, dec_hook=dec_hook)
+                except msgspec.ValidationError:
+                    pass  # the schema's anyOf may still admit it as another arm
             return cls._decode_object(raw, object_arms)
         if isinstance(raw, list) and cls.__array_arms__:
             return cls._decode_first(raw, cls.__array_arms__)
@@ -401,6 +423,7 @@ def untagged_union(name: str, module: str, *arms: Any) -> type:
     namespace = {
         "__arms__": arms,
         "__object_arms__": None,
+        "__by_result_type__": {},
         "__other_arms__": other,
         "__array_arms__": tuple(arrays),
         "__module__": module,
@@ -449,15 +472,51 @@ def dec_hook(type_: Any, raw: Any) -> Any:
     raise NotImplementedError(f"Type {type_!r} is not supported")
 
 
-_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+class JsonDecoder(Protocol):
+    def decode(self, buf: bytes | bytearray | memoryview | str, /) -> Any: ...
 
 
-def decoder(type_: Any) -> msgspec.json.Decoder[Any]:
+class _ResultUnionDecoder:
+    """Decodes a result union (``InputRequiredResult | CallToolResult``)
+    straight into its usual arm, the one whose resultType default is
+    "complete"; anything else takes the union's own way. The union's way
+    parses into Python objects first and costs about ten times as much."""
+
+    __slots__ = ("_usual", "_usual_type", "_union")
+
+    def __init__(self, usual: type, union: Any) -> None:
+        self._usual_type = usual
+        self._usual: msgspec.json.Decoder[Any] = msgspec.json.Decoder(usual, dec_hook=_json_dec_hook)
+        self._union: msgspec.json.Decoder[Any] = msgspec.json.Decoder(union, dec_hook=_json_dec_hook)
+
+    def decode(self, buf: bytes | bytearray | memoryview | str, /) -> Any:
+        try:
+            value = self._usual.decode(buf)
+        except msgspec.ValidationError:
+            return self._union.decode(buf)
+        if value.result_type != "complete":
+            return self._union.decode(buf)
+        return value
+
+
+_decoders: dict[Any, JsonDecoder] = {}
+
+
+def decoder(type_: Any) -> JsonDecoder:
     """A JSON decoder for ``type_``, built once per type and reused."""
     found = _decoders.get(type_)
     if found is None:
-        found = _decoders[type_] = msgspec.json.Decoder(type_, dec_hook=_json_dec_hook)
+        found = _decoders[type_] = _build_decoder(type_)
     return found
+
+
+def _build_decoder(type_: Any) -> JsonDecoder:
+    if isinstance(type_, _UntaggedUnion):
+        type_._prepare()
+        usual = type_.__by_result_type__.get("complete")
+        if usual is not None:
+            return _ResultUnionDecoder(usual, type_)
+    return msgspec.json.Decoder(type_, dec_hook=_json_dec_hook)
 
 
 def decode(data: bytes | str, type_: type[T]) -> T:

@@ -24,7 +24,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import jsonrpc
-from .codec import _join_paths, decoder, encode
+from .codec import JsonDecoder, _join_paths, decoder, encode
 from .jsonrpc import ConnectionClosed, Envelope, ErrorObject, McpError, RequestId
 from .methods import HandlerNotImplemented, MethodSpec, ProgressCallback
 
@@ -274,7 +274,7 @@ class Session:
         self._ids = itertools.count(1)
         self._pending: dict[RequestId, asyncio.Future[msgspec.Raw | ErrorObject | _Decoded]] = {}
         # The result decoder of each call made through request() (see _dispatch_typed_response).
-        self._typed: dict[RequestId, msgspec.json.Decoder[Any]] = {}
+        self._typed: dict[RequestId, JsonDecoder] = {}
         self._progress: dict[str | int, ProgressCallback] = {}
         self._progress_tasks: dict[str | int, asyncio.Task[None]] = {}
         self._in_flight: dict[RequestId, asyncio.Task[None]] = {}
@@ -384,7 +384,7 @@ class Session:
         params: bytes | None,
         timeout: float | None,
         on_progress: ProgressCallback | None,
-        result_decoder: msgspec.json.Decoder[Any] | None,
+        result_decoder: JsonDecoder | None,
         request_id: RequestId | None,
     ) -> msgspec.Raw | _Decoded:
         if self._closed is not None:
