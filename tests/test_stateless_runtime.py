@@ -19,7 +19,8 @@ from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.request_state import StateError, StateSealer
-from mcp_runtime.server import SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY, Server, ServerSession
+from mcp_runtime.lifecycle import SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY
+from mcp_runtime.server import Server, ServerSession
 from support.peers import run
 from support.transports import MemoryTransport, RecordingTransport, memory_pair
 

@@ -26,7 +26,15 @@ from msgspec import UNSET
 
 from . import codec, jsonrpc, lifecycle
 from .jsonrpc import McpError, RequestId
-from .lifecycle import Revision
+from .lifecycle import (
+    CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    LOG_LEVEL_KEY,
+    SERVER_INFO_KEY,
+    SUBSCRIPTION_ID_KEY,
+    VERSION_KEY,
+    Revision,
+)
 from .methods import MethodSpec, ProgressCallback
 from .session import RequestContext, RequestEnvelope, Route, Session, Transport
 
@@ -35,12 +43,6 @@ _BASE = "ClientHandlers"
 P = TypeVar("P")
 R = TypeVar("R")
 
-VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
-LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
-SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
 
 # What a list_changed or updated notification makes stale in the cache.
 _STALE = {

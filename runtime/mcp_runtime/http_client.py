@@ -193,18 +193,6 @@ class _ErrorBody(msgspec.Struct):
     error: jsonrpc.ErrorObject
 
 
-class _Fields(msgspec.Struct):
-    """The params members a request mirrors in headers (any type: the server judges them)."""
-
-    name: Any = None
-    uri: Any = None
-    taskId: Any = None
-    arguments: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-    meta: Any = msgspec.field(name="_meta", default=None)
-
-
-_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-_fields = msgspec.json.Decoder(_Fields)
 _probe = msgspec.json.Decoder(_Probe)
 _probe_many = msgspec.json.Decoder(_Probe | list[_Probe])
 _cancelled = msgspec.json.Decoder(_CancelledParams)
@@ -439,21 +427,15 @@ class StreamableHTTPClientTransport:
         """The headers mirroring a request's body, and whether it is a
         2026-07-28 request (its ``_meta`` names a revision without handshake)."""
         headers = {http_headers.METHOD: method}
-        fields = _Fields()
-        if not isinstance(params, UnsetType):
-            try:
-                fields = _fields.decode(params)
-            except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
-                pass
-        field = http_headers.NAME_FIELDS.get(method)
-        name = getattr(fields, field) if field is not None else None
-        if isinstance(name, str):
+        fields = http_headers.mirrored_fields(params)
+        name = fields.name_for(method)
+        if name is not None:
             headers[http_headers.NAME] = http_headers.encode_value(name)
-        version = fields.meta.get(_VERSION_KEY) if isinstance(fields.meta, dict) else None
+        version = fields.version
         if not isinstance(version, str) or version in _handshake_versions():
             return headers, False
         headers["mcp-protocol-version"] = version
-        if method == "tools/call" and isinstance(name, str) and self._tool_params.get(name):
+        if method == "tools/call" and name is not None and self._tool_params.get(name):
             self._mirror_arguments(headers, self._tool_params[name], fields.arguments)
         return headers, True
 

@@ -18,6 +18,10 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
+import msgspec
+
+from . import jsonrpc, lifecycle
+
 METHOD: Final = "mcp-method"
 NAME: Final = "mcp-name"
 PARAM_PREFIX: Final = "mcp-param-"
@@ -178,3 +182,39 @@ def name_value(method: str, params: Any) -> str | None:
         return None
     value = params.get(field)
     return value if isinstance(value, str) else None
+
+
+class MirroredFields(msgspec.Struct):
+    """The params members a request mirrors in headers, of any type: the
+    server judges them, and the session refuses what is not well formed."""
+
+    name: Any = None
+    uri: Any = None
+    taskId: Any = None
+    arguments: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    meta: Any = msgspec.field(name="_meta", default=None)
+
+    @property
+    def version(self) -> Any:
+        """The protocol version the request's ``_meta`` names, if any."""
+        return self.meta.get(lifecycle.VERSION_KEY) if isinstance(self.meta, dict) else None
+
+    def name_for(self, method: str) -> str | None:
+        """The value ``Mcp-Name`` mirrors for ``method``, if it has one."""
+        field = NAME_FIELDS.get(method)
+        value = getattr(self, field) if field is not None else None
+        return value if isinstance(value, str) else None
+
+
+_mirrored_fields = msgspec.json.Decoder(MirroredFields)
+
+
+def mirrored_fields(params: msgspec.Raw | msgspec.UnsetType) -> MirroredFields:
+    """The mirrored members of a request's params; none where the params are
+    absent or not an object."""
+    if isinstance(params, msgspec.UnsetType):
+        return MirroredFields()
+    try:
+        return _mirrored_fields.decode(params)
+    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+        return MirroredFields()

@@ -19,6 +19,15 @@ from msgspec import UNSET
 
 from .methods import MethodSpec
 
+# The _meta members of 2026-07-28, where a request carries what the handshake
+# negotiated before and a result names its server.
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
+
 
 @dataclass(frozen=True)
 class Revision:

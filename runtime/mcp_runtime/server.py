@@ -27,19 +27,21 @@ from msgspec import UNSET, UnsetType
 from . import codec, jsonrpc, lifecycle
 from .codec import _join_paths, decoder, encode
 from .jsonrpc import ConnectionClosed, McpError, RequestId
-from .lifecycle import Revision
+from .lifecycle import (
+    CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    LOG_LEVEL_KEY,
+    SERVER_INFO_KEY,
+    SUBSCRIPTION_ID_KEY,
+    VERSION_KEY,
+    Revision,
+)
 from .methods import MethodSpec
 from .request_state import StateError, StateSealer
 from .session import LOG_LEVELS, RequestContext, RequestEnvelope, Route, Session, Transport
 
 _BASE = "ServerHandlers"
 
-VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
-LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
-SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
 
 # The only requests whose result may be input-required (multi round-trip requests).
 INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})

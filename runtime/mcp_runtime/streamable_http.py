@@ -85,7 +85,6 @@ before they are listed again (to check ``Mcp-Param-*`` headers)..."""
 TOOL_SCHEMAS_RETRY = 1.0
 """...and the least seconds between two listings (a call of a tool not listed)."""
 _INTERNAL_TIMEOUT = 10.0
-_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 # The HTTP status of a 2026-07-28 answer that is an error, by JSON-RPC code.
 _ERROR_STATUS = {
     jsonrpc.PARSE_ERROR: 400,
@@ -104,25 +103,6 @@ class _Probe(msgspec.Struct):
     id: RequestId | None | msgspec.UnsetType = msgspec.UNSET
     method: str | msgspec.UnsetType = msgspec.UNSET
     params: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-
-
-class _Fields(msgspec.Struct):
-    """The params members a 2026-07-28 request mirrors in headers (any type: checked later)."""
-
-    name: Any = None
-    uri: Any = None
-    taskId: Any = None
-    arguments: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-    meta: Any = msgspec.field(name="_meta", default=None)
-
-    @property
-    def version(self) -> Any:
-        return self.meta.get(_VERSION_KEY) if isinstance(self.meta, dict) else None
-
-    def name_for(self, method: str) -> str | None:
-        field = http_headers.NAME_FIELDS.get(method)
-        value = getattr(self, field) if field is not None else None
-        return value if isinstance(value, str) else None
 
 
 class _ErrorCode(msgspec.Struct):
@@ -144,7 +124,6 @@ class _Cancelled(msgspec.Struct):
 
 _probe = msgspec.json.Decoder(_Probe | list[_Probe])
 _cancelled = msgspec.json.Decoder(_Cancelled)
-_fields = msgspec.json.Decoder(_Fields)
 _outcome = msgspec.json.Decoder(_Outcome)
 
 
@@ -585,7 +564,7 @@ class StreamableHTTPApp:
             and version.strip(" \t") in self.server.modern_versions
         )
 
-    def _modern_fields(self, headers: dict[str, str], probe: _Probe | list[_Probe]) -> _Fields | None:
+    def _modern_fields(self, headers: dict[str, str], probe: _Probe | list[_Probe]) -> http_headers.MirroredFields | None:
         """The header-mirrored fields of a 2026-07-28 request or notification; None for what
         belongs to a session or to the older revisions' stateless mode."""
         if not self.server.modern_versions or "mcp-session-id" in headers or isinstance(probe, list):
@@ -595,12 +574,7 @@ class StreamableHTTPApp:
         header = headers.get("mcp-protocol-version")
         if header is not None and header.strip(" \t") in _handshake_versions():
             return None
-        fields = _Fields()
-        if not isinstance(probe.params, msgspec.UnsetType):
-            try:
-                fields = _fields.decode(probe.params)
-            except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
-                pass  # params the session refuses, with the error it gives
+        fields = http_headers.mirrored_fields(probe.params)
         if header is None:
             # No header: a request of the older revisions (initialize among
             # them), unless its _meta says otherwise; an initialize that does
@@ -744,7 +718,7 @@ class StreamableHTTPApp:
     async def _post_modern(
         self,
         probe: _Probe,
-        fields: _Fields,
+        fields: http_headers.MirroredFields,
         body: bytes,
         headers: dict[str, str],
         send: Send,
@@ -826,7 +800,7 @@ class StreamableHTTPApp:
                 return
             message, final = item
 
-    async def _param_problem(self, headers: dict[str, str], fields: _Fields) -> str | None:
+    async def _param_problem(self, headers: dict[str, str], fields: http_headers.MirroredFields) -> str | None:
         """What is wrong with the Mcp-Param-* headers of a tools/call, if anything."""
         if not isinstance(fields.name, str):
             return None
@@ -1191,7 +1165,7 @@ async def _next_event(
     return item
 
 
-def _header_problem(headers: dict[str, str], method: str, fields: _Fields) -> str | None:
+def _header_problem(headers: dict[str, str], method: str, fields: http_headers.MirroredFields) -> str | None:
     """What is wrong with the standard headers of a 2026-07-28 request, if anything."""
     sent = headers.get(http_headers.METHOD)
     if sent is None:
