@@ -856,3 +856,26 @@ def test_the_older_stateless_mode_still_serves_handshake_requests() -> None:
     server = Server([LegacyHandlers(), ModernHandlers()], name="m", version="1")
     with serving(http_app(server, stateless=True)) as stateless:
         run(main(stateless.url()))
+
+
+def test_an_authentication_status_is_not_a_reason_to_fall_back() -> None:
+    """A 401 carrying a JSON-RPC error body stays an authentication failure:
+    the client neither falls back to initialize nor hides the status."""
+
+    async def unauthorized(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Unauthorized"}}).encode()
+        await send({"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def main(server: ThreadedServer) -> None:
+        with pytest.raises(McpError) as refused:
+            async with connect_streamable_http(modern_client(), server.url()):
+                pass
+        assert refused.value.data == {"httpStatus": 401} and "Unauthorized" in refused.value.message
+        assert [h["mcp-method"] for m, _, h in server.recorder.requests if m == "POST"] == ["server/discover"]
+
+    with serving(unauthorized) as server:
+        run(main(server))
+

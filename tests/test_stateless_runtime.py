@@ -14,6 +14,7 @@ import pytest
 from typing_extensions import override
 
 from mcp_protocol import v2025_11_25, v2026_07_28 as m
+from mcp_runtime import client as client_module
 from mcp_runtime import jsonrpc
 from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.jsonrpc import McpError
@@ -67,6 +68,15 @@ class Handlers(m.ServerHandlers):
         if params.name == "forever":
             return m.InputRequiredResult(
                 input_requests={"name": m.ElicitRequest(params=m.ElicitRequestFormParams(message="Again?", requested_schema=_schema()))}
+            )
+        if params.name == "empty":
+            return m.InputRequiredResult(input_requests={})
+        if params.name == "both":
+            return m.InputRequiredResult(
+                input_requests={
+                    "name": m.ElicitRequest(params=m.ElicitRequestFormParams(message="Name?", requested_schema=_schema())),
+                    "s": m.CreateMessageRequest(params=m.CreateMessageRequestParams(messages=[], max_tokens=5)),
+                }
             )
         if params.name == "change":
             await SERVER.notify_list_changed("tools")
@@ -306,6 +316,45 @@ def test_our_client_answers_input_requests_and_retries() -> None:
     run(scenario())
 
 
+def test_an_input_required_result_without_requests_is_not_retried() -> None:
+    async def scenario() -> None:
+        async with connected(Client(name="c", version="1", handlers=Answers())) as (session, wire):
+            with pytest.raises(McpError, match="without input requests"):
+                await m.ClientStub(session).call_tool("empty")
+            assert [msg.get("method") for msg in wire.sent_messages()].count("tools/call") == 1
+
+    run(scenario())
+
+
+def test_when_one_input_handler_fails_the_others_are_cancelled() -> None:
+    class Refusing(m.ClientHandlers):
+        def __init__(self) -> None:
+            self.sampling_cancelled = asyncio.Event()
+
+        @override
+        async def elicit(self, params: m.ElicitRequestParams, ctx: RequestContext) -> m.ElicitResult:
+            await asyncio.sleep(0.01)
+            raise McpError(jsonrpc.INVALID_REQUEST, "the user closed the form")
+
+        @override
+        async def create_message(self, params: m.CreateMessageRequestParams, ctx: RequestContext) -> m.CreateMessageResult:
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                self.sampling_cancelled.set()
+                raise
+            raise AssertionError("not reached")
+
+    async def scenario() -> None:
+        handlers = Refusing()
+        async with connected(Client(name="c", version="1", handlers=handlers)) as (session, _):
+            with pytest.raises(McpError, match="closed the form"):
+                await asyncio.wait_for(m.ClientStub(session).call_tool("both"), 5)
+            assert handlers.sampling_cancelled.is_set()
+
+    run(scenario())
+
+
 def test_a_client_without_the_handler_fails_clearly() -> None:
     async def scenario() -> None:
         async with connected(Client(name="c", version="1")) as (session, _):
@@ -362,6 +411,28 @@ def test_the_cache_keeps_results_while_fresh_and_drops_them_on_change() -> None:
     run(scenario())
 
 
+def test_the_cache_is_bounded_and_skips_results_asked_for_before_a_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(client_module, "MAX_CACHED", 2)
+
+    async def scenario() -> None:
+        async with connected(Client(name="c", version="1", cache=True)) as (session, wire):
+            stub = m.ClientStub(session)
+            for cursor in ("a", "b", "c"):
+                await stub.list_tools(cursor=cursor)
+            assert len(session._cache) == 2
+            await stub.list_tools(cursor="c")  # the newest entry was kept
+            assert [msg.get("method") for msg in wire.sent_messages()].count("tools/list") == 3
+            # A change announced while a listing is on its way: that listing is not kept.
+            asking = asyncio.ensure_future(stub.list_tools(cursor="d"))
+            await asyncio.sleep(0)
+            session.invalidate("tools/list")
+            await asking
+            await stub.list_tools(cursor="d")
+            assert [msg.get("method") for msg in wire.sent_messages()].count("tools/list") == 5
+
+    run(scenario())
+
+
 def test_a_client_falls_back_to_the_handshake_with_an_older_server() -> None:
     async def scenario() -> None:
         old = Server(v2025_11_25.ServerHandlers(), name="old", version="1")
@@ -393,6 +464,21 @@ def test_listen_acknowledges_first_then_delivers_what_was_asked_tagged() -> None
             await m.ClientStub(session).call_tool("change")
             await asyncio.sleep(0.05)
             assert len(answers.changes) == 1  # nothing after the stream closed
+
+    run(scenario())
+
+
+def test_a_listen_stream_outlives_the_default_timeout() -> None:
+    async def scenario() -> None:
+        answers = Answers()
+        async with connected(Client(name="c", version="1", handlers=answers, default_timeout=0.1)) as (session, _):
+            listener = await session.listen(tools_list_changed=True)
+            await asyncio.sleep(0.3)
+            assert listener.open
+            await m.ClientStub(session).call_tool("change")
+            await asyncio.sleep(0.05)
+            assert answers.changes == [("tools", {SUBSCRIPTION_ID_KEY: listener.id})]
+            await listener.close()
 
     run(scenario())
 

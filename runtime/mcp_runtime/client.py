@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, TypeVar
@@ -51,6 +52,11 @@ _STALE = {
     "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
     "notifications/resources/updated": ("resources/read",),
 }
+_CACHEABLE = frozenset(method for methods in _STALE.values() for method in methods)
+MAX_CACHED = 1024
+"""Cached results a session keeps at most (Client(cache=True))."""
+
+
 class Client:
     """An MCP client: identity, optional handlers and the revisions it speaks.
 
@@ -142,6 +148,8 @@ class ClientSession(Session):
         self.supported_versions: list[str] = []
         self._envelope: dict[str, Any] | None = None
         self._cache: dict[tuple[str, bytes], tuple[float, Any]] = {}
+        # Bumped by invalidate(): a result asked for before a change is not cached after it.
+        self._cache_generation: dict[str, int] = {}
 
     @property
     def modern(self) -> bool:
@@ -158,21 +166,19 @@ class ClientSession(Session):
         for attempt in range(2):
             revision = lifecycle.revision(wanted)
             envelope = self._build_envelope(wanted)
+            spec = revision.all_methods["server/discover"]
+            self._router.initializing = True
             try:
-                raw = await self.request_raw(
-                    "server/discover", encode_params({"_meta": envelope}), timeout=client.discover_timeout
-                )
-                result = codec.decoder(revision.type("DiscoverResult")).decode(raw)
+                result = await self.request(spec, self._with_envelope(spec, None, envelope), timeout=client.discover_timeout)
                 break
             except McpError as error:
+                # An invalid answer (-32603, -32700) or a timeout falls back to initialize too.
                 retry = self._after_refused_discover(error, attempt)
                 if retry is None:
                     return False
                 wanted = retry
-            except (msgspec.ValidationError, *jsonrpc.UNDECODABLE):
-                return False
-        else:
-            return False
+            finally:
+                self._router.initializing = False
         shared = [v for v in result.supported_versions if v in client.modern_versions]
         if not shared:
             return False
@@ -268,16 +274,22 @@ class ClientSession(Session):
             return await super().request(spec, params, timeout=timeout, on_progress=on_progress, request_id=request_id)
         params = self._with_envelope(spec, params, envelope)
         key = self._cache_key(spec, params) if self.client.cache else None
+        generation = 0
         if key is not None:
             hit = self._cache.get(key)
-            if hit is not None and hit[0] > time.monotonic():
-                return hit[1]  # type: ignore[no-any-return]
+            if hit is not None:
+                if hit[0] > time.monotonic():
+                    return hit[1]  # type: ignore[no-any-return]
+                del self._cache[key]
+            generation = self._cache_generation.get(spec.method, 0)
         rounds = 0
         while True:
             result: Any = await super().request(spec, params, timeout=timeout, on_progress=on_progress, request_id=request_id)
             request_id = None  # a retry is a new request
             if getattr(result, "result_type", None) != "input_required":
                 break
+            if not result.input_requests:
+                raise McpError(jsonrpc.INTERNAL_ERROR, f"{spec.method}: the server asks for input without input requests")
             rounds += 1
             if rounds > self.client.max_input_rounds:
                 raise McpError(
@@ -289,10 +301,10 @@ class ClientSession(Session):
                 input_responses=responses,
                 request_state=result.request_state,
             )
-        if key is not None:
+        if key is not None and generation == self._cache_generation.get(spec.method, 0):
             ttl = getattr(result, "ttl_ms", 0)
             if isinstance(ttl, int) and ttl > 0:
-                self._cache[key] = (time.monotonic() + ttl / 1000, result)
+                self._remember(key, time.monotonic() + ttl / 1000, result)
         final: R = result
         return final
 
@@ -305,13 +317,22 @@ class ClientSession(Session):
         return msgspec.structs.replace(params, meta=merged)  # type: ignore[type-var]
 
     def _cache_key(self, spec: MethodSpec[Any, Any], params: Any) -> tuple[str, bytes] | None:
-        if spec.method not in ("tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"):
+        if spec.method not in _CACHEABLE:
             return None
         return spec.method, codec.encode(msgspec.structs.replace(params, meta=UNSET))
 
+    def _remember(self, key: tuple[str, bytes], expires: float, result: Any) -> None:
+        if len(self._cache) >= MAX_CACHED:
+            now = time.monotonic()
+            self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
+            if len(self._cache) >= MAX_CACHED:
+                del self._cache[next(iter(self._cache))]  # the oldest entry
+        self._cache[key] = (expires, result)
+
     def invalidate(self, method: str) -> None:
-        """Forget cached results of ``method`` (all of them with None)."""
-        self._cache = {k: v for k, v in self._cache.items() if k[0] != method} if method else {}
+        """Forget cached results of ``method``, and any it is asking for now."""
+        self._cache_generation[method] = self._cache_generation.get(method, 0) + 1
+        self._cache = {k: v for k, v in self._cache.items() if k[0] != method}
 
     # ------------------------------------------------------------ subscriptions
 
@@ -344,14 +365,19 @@ class ClientSession(Session):
         request_id = self.next_id()
         listener = Listener(self, request_id)
         self._router.listeners[request_id] = listener
-        listener.task = asyncio.get_running_loop().create_task(self.request(spec, params, request_id=request_id))
+        # The stream stays open until closed: the client's default timeout is not for it.
+        listen = self.request(spec, params, request_id=request_id, timeout=math.inf)
+        listener.task = asyncio.get_running_loop().create_task(listen)
         listener.task.add_done_callback(listener._ended)
+        acknowledged = asyncio.ensure_future(listener._ack.wait())
         try:
             async with asyncio.timeout(timeout):
-                await asyncio.wait([listener.task, asyncio.ensure_future(listener._ack.wait())], return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait([listener.task, acknowledged], return_when=asyncio.FIRST_COMPLETED)
         except TimeoutError:
             await listener.close()
             raise McpError(jsonrpc.REQUEST_TIMEOUT, "subscriptions/listen was not acknowledged in time") from None
+        finally:
+            acknowledged.cancel()
         if not listener._ack.is_set():
             await listener.close()
             listener.task.result()  # the server refused it: raise its error
@@ -390,21 +416,20 @@ class Listener:
                 await self.task
 
 
-def encode_params(value: Any) -> bytes:
-    return codec.encode(value)
-
-
 class _ClientRouter:
     def __init__(self, session: ClientSession) -> None:
         self.session = session
         self.client = session.client
-        self.modern = False
         self.initializing = False
         self.revision: Revision | None = None
         self.listeners: dict[RequestId, Listener] = {}
         self._routes: dict[str, Route] = {}
         self._inputs: dict[str, Route] = {}
         self._notifications: dict[str, Route | None] = {}
+
+    @property
+    def modern(self) -> bool:
+        return self.session.modern
 
     def negotiated(self, revision: Revision) -> None:
         self.revision = revision
@@ -443,9 +468,13 @@ class _ClientRouter:
                 params = codec.convert({}, spec.params)
             return await handler(params, context)
 
-        keys = list(requests)
-        answers = await asyncio.gather(*(answer(requests[k]) for k in keys))
-        return dict(zip(keys, answers))
+        # A task group: when one handler fails, the others (a user prompt, say) are cancelled.
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = {key: group.create_task(answer(request)) for key, request in requests.items()}
+        except BaseExceptionGroup as failed:
+            raise failed.exceptions[0] from None  # the call fails as the first handler did
+        return {key: task.result() for key, task in tasks.items()}
 
     def route_request(self, method: str, params: msgspec.Raw | Any) -> tuple[Route, RequestEnvelope | None]:
         route = self._routes.get(method)
@@ -455,26 +484,22 @@ class _ClientRouter:
 
     def route_notification(self, method: str) -> Route | None:
         stale = _STALE.get(method)
-        if stale is not None and self.session._cache:
+        if stale is not None and self.client.cache:
             for name in stale:
                 self.session.invalidate(name)
-        if method == "notifications/subscriptions/acknowledged":
-            return (_ACK_SPEC, self._on_acknowledged)
+        if method == "notifications/subscriptions/acknowledged" and self.revision is not None:
+            return (self.revision.all_methods[method], self._on_acknowledged)
         return self._notifications.get(method)
 
     async def _on_acknowledged(self, params: Any, ctx: RequestContext) -> None:
-        if not isinstance(params, Mapping):
-            return
-        meta = params.get("_meta")
+        meta = params.meta
         subscription = meta.get(SUBSCRIPTION_ID_KEY) if isinstance(meta, Mapping) else None
         listener = self.listeners.get(subscription) if isinstance(subscription, (str, int)) else None
         if listener is not None:
-            accepted = params.get("notifications")
-            listener._acknowledge(dict(accepted) if isinstance(accepted, Mapping) else {})
+            listener._acknowledge(msgspec.to_builtins(params.notifications))
         route = self._notifications.get("notifications/subscriptions/acknowledged")
         if route is not None:
-            spec, handler = route
-            await handler(codec.convert(params, spec.params), ctx)
+            await route[1](params, ctx)
 
     def log_level_allows(self, level: str) -> bool:
         return False  # clients do not send log messages
@@ -500,18 +525,6 @@ class _ClientRouter:
                 jsonrpc.METHOD_NOT_FOUND,
                 f"the server did not declare the {'.'.join(negotiated.capability)} capability needed for {spec.method}",
             )
-
-
-# The acknowledgement is read untyped: the runtime only needs the subscription id.
-_ACK_SPEC: MethodSpec[Any, None] = MethodSpec(
-    method="notifications/subscriptions/acknowledged",
-    direction="server_to_client",
-    kind="notification",
-    params=dict[str, Any],
-    result=None,
-    params_required=True,
-    handler="on_subscriptions_acknowledged",
-)
 
 
 @contextlib.asynccontextmanager

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -216,11 +215,6 @@ def _answers(message: bytes, request_id: RequestId) -> bool:
     return any(
         item.method is UNSET and type(item.id) is type(request_id) and item.id == request_id for item in items
     )
-
-
-@functools.cache
-def _handshake_versions() -> frozenset[str]:
-    return frozenset(lifecycle.handshake_versions())
 
 
 def _media_type(response: httpx.Response) -> str:
@@ -427,12 +421,14 @@ class StreamableHTTPClientTransport:
         """The headers mirroring a request's body, and whether it is a
         2026-07-28 request (its ``_meta`` names a revision without handshake)."""
         headers = {http_headers.METHOD: method}
+        if self.protocol_version in lifecycle.handshake_versions():
+            return headers, False  # a handshake session: its requests name no version of their own
         fields = http_headers.mirrored_fields(params)
         name = fields.name_for(method)
         if name is not None:
             headers[http_headers.NAME] = http_headers.encode_value(name)
         version = fields.version
-        if not isinstance(version, str) or version in _handshake_versions():
+        if not isinstance(version, str) or version in lifecycle.handshake_versions():
             return headers, False
         headers["mcp-protocol-version"] = version
         if method == "tools/call" and name is not None and self._tool_params.get(name):
@@ -588,7 +584,8 @@ class StreamableHTTPClientTransport:
                     return
                 if status >= 300 or status == 202:
                     body = await response.aread()
-                    if modern and status >= 400 and self._deliver_error_body(request_id, body):
+                    # An authentication status stays one (a client does not fall back on it).
+                    if modern and status >= 400 and status not in (401, 403) and self._deliver_error_body(request_id, body):
                         state.answered = True
                         return
                     if initialize and status in FALLBACK_STATUSES:

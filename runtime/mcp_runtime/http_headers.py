@@ -175,15 +175,6 @@ def _collect(node: Any, path: tuple[str, ...] | None, found: list[ParamHeader]) 
             _collect(value, None, found)
 
 
-def name_value(method: str, params: Any) -> str | None:
-    """The body value ``Mcp-Name`` mirrors for ``method``, if it has one."""
-    field = NAME_FIELDS.get(method)
-    if field is None or not isinstance(params, dict):
-        return None
-    value = params.get(field)
-    return value if isinstance(value, str) else None
-
-
 class MirroredFields(msgspec.Struct):
     """The params members a request mirrors in headers, of any type: the
     server judges them, and the session refuses what is not well formed."""
@@ -192,12 +183,18 @@ class MirroredFields(msgspec.Struct):
     uri: Any = None
     taskId: Any = None
     arguments: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-    meta: Any = msgspec.field(name="_meta", default=None)
+    meta: msgspec.Raw | msgspec.UnsetType = msgspec.field(name="_meta", default=msgspec.UNSET)
 
     @property
     def version(self) -> Any:
         """The protocol version the request's ``_meta`` names, if any."""
-        return self.meta.get(lifecycle.VERSION_KEY) if isinstance(self.meta, dict) else None
+        if isinstance(self.meta, msgspec.UnsetType):
+            return None
+        try:
+            # Only the version is decoded: the capabilities and client info beside it are skipped.
+            return _version_meta.decode(self.meta).version
+        except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+            return None
 
     def name_for(self, method: str) -> str | None:
         """The value ``Mcp-Name`` mirrors for ``method``, if it has one."""
@@ -206,7 +203,12 @@ class MirroredFields(msgspec.Struct):
         return value if isinstance(value, str) else None
 
 
+class _VersionMeta(msgspec.Struct):
+    version: Any = msgspec.field(name=lifecycle.VERSION_KEY, default=None)
+
+
 _mirrored_fields = msgspec.json.Decoder(MirroredFields)
+_version_meta = msgspec.json.Decoder(_VersionMeta)
 
 
 def mirrored_fields(params: msgspec.Raw | msgspec.UnsetType) -> MirroredFields:

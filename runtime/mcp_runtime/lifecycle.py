@@ -76,19 +76,21 @@ def revision(version: str) -> Revision:
         raise ValueError(f"no generated package for protocol revision {version!r}") from None
 
 
-def handshake_versions() -> list[str]:
+@cache
+def handshake_versions() -> tuple[str, ...]:
     """Released revisions negotiated with initialize, oldest first."""
     index = importlib.import_module("mcp_protocol")
     stable = set(index.STABLE_REVISIONS)
-    return [v for v, r in revisions().items() if v in stable and r.has_handshake]
+    return tuple(v for v, r in revisions().items() if v in stable and r.has_handshake)
 
 
-def modern_versions() -> list[str]:
+@cache
+def modern_versions() -> tuple[str, ...]:
     """Released revisions without a handshake (2026-07-28 on): every request
     carries its protocol version and client capabilities in ``_meta``."""
     index = importlib.import_module("mcp_protocol")
     stable = set(index.STABLE_REVISIONS)
-    return [v for v, r in revisions().items() if v in stable and not r.has_handshake]
+    return tuple(v for v, r in revisions().items() if v in stable and not r.has_handshake)
 
 
 def revision_of_handlers(handlers: object, base: str) -> Revision:

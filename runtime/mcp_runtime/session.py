@@ -17,6 +17,7 @@ import contextlib
 import contextvars
 import itertools
 import logging
+import math
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol, TypeVar, cast
 
@@ -84,8 +85,9 @@ class RequestEnvelope:
 class Router(Protocol):
     """Where a session sends what it does not handle itself."""
 
-    # Whether requests are self-describing (2026-07-28 on): no ping, no session state.
-    modern: bool
+    @property
+    def modern(self) -> bool:
+        """Whether requests are self-describing (2026-07-28 on): no ping, no session state."""
 
     def route_request(self, method: str, params: msgspec.Raw | UnsetType) -> tuple[Route, RequestEnvelope | None]:
         """The spec and handler of an incoming request, and what its ``_meta``
@@ -345,8 +347,10 @@ class Session:
     ) -> R:
         """Send a request and wait for its result, decoded with the spec's type.
 
-        ``request_id`` is for callers that must know the id before the answer
-        (a subscription is named after its request); take it from next_id()."""
+        ``timeout`` None means the session's default; ``math.inf`` waits
+        without limit whatever the default. ``request_id`` is for callers that
+        must know the id before the answer (a subscription is named after its
+        request); take it from next_id()."""
         self.router.check_outgoing(spec)
         raw_params = encode(params) if params is not None else None
         result_decoder = decoder(spec.result)
@@ -400,7 +404,7 @@ class Session:
         if on_progress is not None:
             self._progress[request_id] = on_progress
             params = _with_progress_token(params, request_id)
-        timeout = self.default_timeout if timeout is None else timeout
+        timeout = self.default_timeout if timeout is None else None if timeout == math.inf else timeout
         try:
             # The timeout covers the wait to send (a peer that stops reading
             # blocks drain()) as well as the wait for the response.

@@ -33,7 +33,6 @@ Serve it with any ASGI server, e.g.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import re
 import secrets
@@ -572,7 +571,7 @@ class StreamableHTTPApp:
         if not isinstance(probe.method, str):
             return None
         header = headers.get("mcp-protocol-version")
-        if header is not None and header.strip(" \t") in _handshake_versions():
+        if header is not None and header.strip(" \t") in lifecycle.handshake_versions():
             return None
         fields = http_headers.mirrored_fields(probe.params)
         if header is None:
@@ -580,7 +579,7 @@ class StreamableHTTPApp:
             # them), unless its _meta says otherwise; an initialize that does
             # is refused as a method 2026-07-28 removed.
             version = fields.version
-            if not isinstance(version, str) or version in _handshake_versions():
+            if not isinstance(version, str) or version in lifecycle.handshake_versions():
                 return None
         return fields
 
@@ -827,7 +826,7 @@ class StreamableHTTPApp:
                 return f"Mcp-Param-{param.name} header value {decoded!r} does not match argument {'.'.join(param.path)}"
         return None
 
-    async def _params_of(self, tool: str, meta: Any) -> list[ParamHeader]:
+    async def _params_of(self, tool: str, meta: msgspec.Raw | msgspec.UnsetType) -> list[ParamHeader]:
         """The arguments of ``tool`` mirrored in headers, from the server's
         own tools/list (asked with the request's ``_meta``), kept a while."""
         now = time.monotonic()
@@ -842,8 +841,8 @@ class StreamableHTTPApp:
             await asyncio.shield(listing)
         return self._tool_params.get(tool, [])
 
-    async def _list_tool_params(self, meta: Any) -> None:
-        if not isinstance(meta, dict):
+    async def _list_tool_params(self, meta: msgspec.Raw | msgspec.UnsetType) -> None:
+        if isinstance(meta, msgspec.UnsetType):
             return
         found: dict[str, list[ParamHeader]] = {}
         cursor: Any = None
@@ -1200,11 +1199,6 @@ def _status_of(response: bytes) -> int:
     if error is None or not isinstance(error.code, int):
         return 200
     return _ERROR_STATUS.get(error.code, 200)
-
-
-@functools.cache
-def _handshake_versions() -> frozenset[str]:
-    return frozenset(lifecycle.handshake_versions())
 
 
 async def _wait_disconnect(receive: Receive) -> None:
