@@ -5,7 +5,7 @@ A multi round-trip request (2026-07-28 on) hands the client an opaque
 forge or alter it, nor replay it against another method or tool, nor keep it
 forever; so the runtime wraps what the handler returned as
 
-    v1.<base64url(expiry || state)>.<base64url(HMAC-SHA256(key, binding || expiry || state))>
+    v1.<base64url(expiry || state)>.<base64url(HMAC-SHA256(key, len(binding) || binding || expiry || state))>
 
 and checks it before the handler sees the state again. The binding is the
 method and the tool, prompt or resource the request names. Servers that run as
@@ -24,6 +24,7 @@ import time
 
 _PREFIX = "v1."
 _EXPIRY = struct.Struct(">Q")
+_LENGTH = struct.Struct(">I")
 
 
 class StateError(ValueError):
@@ -60,7 +61,10 @@ class StateSealer:
             raise StateError("requestState failed its integrity check") from None
 
     def _mac(self, binding: str, payload: bytes) -> bytes:
-        return hmac.new(self._key, binding.encode() + b"\0" + payload, hashlib.sha256).digest()
+        # Length-prefixed: no binding and payload pair can pass for another
+        # by moving bytes across their border.
+        bound = binding.encode()
+        return hmac.new(self._key, _LENGTH.pack(len(bound)) + bound + payload, hashlib.sha256).digest()
 
 
 def _b64(data: bytes) -> str:
