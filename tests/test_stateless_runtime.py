@@ -6,6 +6,7 @@ the point, and with our own client where the behaviour is."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -277,6 +278,18 @@ def test_sealed_state_expires_and_needs_the_key() -> None:
         StateSealer(b"x" * 32).open(token, "b")
 
 
+def test_sealed_state_cannot_move_bytes_between_binding_and_payload() -> None:
+    sealer = StateSealer(b"k" * 32)
+    token = sealer.seal("state", "tools/call\0a")
+    body, mac = token.removeprefix("v1.").split(".")
+    payload = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+    assert payload[:2] == b"\0\0"  # the expiry's high bytes
+    # The same MAC input, split differently: a far-future expiry for a tool named "a\0\0".
+    shifted = base64.urlsafe_b64encode(payload[2:]).rstrip(b"=").decode()
+    with pytest.raises(StateError, match="integrity"):
+        sealer.open(f"v1.{shifted}.{mac}", "tools/call\0a\0\0")
+
+
 def test_input_the_client_cannot_give_is_a_missing_capability() -> None:
     async def scenario() -> None:
         async with raw_server() as wire:
@@ -533,6 +546,24 @@ def test_a_client_asks_again_with_a_version_the_server_offers() -> None:
         await session.close()
         await server_end.close()
         await asyncio.wait_for(task, 5)
+
+    run(scenario())
+
+
+def test_a_server_of_stateless_revisions_only_judges_an_adopted_session_by_meta() -> None:
+    async def scenario() -> None:
+        modern_only = Server(Handlers(), name="m", version="1", versions=[VERSION])
+        client_end, server_end = memory_pair("client", "server")
+        session = ServerSession(modern_only, server_end)
+        session.adopt("2025-11-25")  # what stateless HTTP does for a request naming a handshake revision
+        task = asyncio.create_task(session.run())
+        try:
+            answer = await call(client_end, "tools/list", {}, request_id=3)
+            assert answer["error"]["code"] == jsonrpc.INVALID_PARAMS and "_meta" in answer["error"]["message"]
+            assert "result" in await call(client_end, "tools/list", {"_meta": META}, request_id=4)
+        finally:
+            await client_end.close()
+            await asyncio.wait_for(task, 10)
 
     run(scenario())
 

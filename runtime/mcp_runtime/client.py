@@ -37,7 +37,7 @@ from .lifecycle import (
     Revision,
 )
 from .methods import MethodSpec, ProgressCallback
-from .session import RequestContext, RequestEnvelope, Route, Session, Transport
+from .session import RequestContext, Route, Session, Transport
 
 _BASE = "ClientHandlers"
 
@@ -476,11 +476,11 @@ class _ClientRouter:
             raise failed.exceptions[0] from None  # the call fails as the first handler did
         return {key: task.result() for key, task in tasks.items()}
 
-    def route_request(self, method: str, params: msgspec.Raw | Any) -> tuple[Route, RequestEnvelope | None]:
+    def route_request(self, method: str, params: msgspec.Raw | Any) -> Route:
         route = self._routes.get(method)
         if route is None:
             raise McpError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
-        return route, None
+        return route
 
     def route_notification(self, method: str) -> Route | None:
         stale = _STALE.get(method)

@@ -25,7 +25,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import codec, jsonrpc, lifecycle
-from .codec import _join_paths, decoder, encode
+from .codec import _join_paths, encode
 from .jsonrpc import ConnectionClosed, McpError, RequestId
 from .lifecycle import (
     CAPABILITIES_KEY,
@@ -38,7 +38,7 @@ from .lifecycle import (
 )
 from .methods import MethodSpec
 from .request_state import StateError, StateSealer
-from .session import LOG_LEVELS, RequestContext, RequestEnvelope, Route, Session, Transport
+from .session import LOG_LEVELS, RequestContext, RequestEnvelope, Route, Session, Transport, level_passes
 
 _BASE = "ServerHandlers"
 
@@ -46,23 +46,22 @@ _BASE = "ServerHandlers"
 # The only requests whose result may be input-required (multi round-trip requests).
 INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 
-# Methods the handshake revisions had and the stateless ones removed: a modern
-# request for one is answered "method not found" like any unknown method.
-_LIST_KINDS = {"tools": "tools_list_changed", "prompts": "prompts_list_changed", "resources": "resources_list_changed"}
+# The lists whose changes a subscriptions/listen stream can ask for, with the
+# member of its notifications filter that asks.
+_LIST_KINDS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
 
 
-class _EnvelopeMeta(msgspec.Struct):
+class _VersionMeta(msgspec.Struct):
     protocol_version: str | UnsetType = msgspec.field(name=VERSION_KEY, default=UNSET)
-    capabilities: msgspec.Raw | UnsetType = msgspec.field(name=CAPABILITIES_KEY, default=UNSET)
-    info: msgspec.Raw | UnsetType = msgspec.field(name=CLIENT_INFO_KEY, default=UNSET)
-    log_level: str | UnsetType = msgspec.field(name=LOG_LEVEL_KEY, default=UNSET)
 
 
-class _EnvelopeParams(msgspec.Struct):
-    meta: _EnvelopeMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
+class _VersionParams(msgspec.Struct):
+    meta: _VersionMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
 
-_envelope_decoder = msgspec.json.Decoder(_EnvelopeParams)
+# Routing needs only the version; the rest of _meta is checked by the typed
+# params decode that follows, and read from its result.
+_version_decoder = msgspec.json.Decoder(_VersionParams)
 
 
 class Extension(Protocol):
@@ -114,7 +113,7 @@ class Server:
         unknown = set(wanted) - set(handshake) - set(modern)
         if unknown or not wanted:
             raise ValueError(f"unsupported protocol versions: {sorted(unknown) or 'none given'}")
-        # Negotiated with initialize:
+        # The handshake revisions, negotiated by initialize:
         self.versions = sorted(v for v in wanted if v in handshake)
         # Named by each request (2026-07-28 on); they need handlers of that revision or newer.
         self.modern_versions = sorted(v for v in wanted if v in modern and v <= newest)
@@ -131,7 +130,10 @@ class Server:
             self.info["title"] = title
         self._modern_routes: dict[str, dict[str, Route]] = {}
         self._discover_results: dict[str, Any] = {}
-        self._capabilities_seen: dict[tuple[str, bytes], Any] = {}
+        self._declared: dict[str, dict[str, Any]] = {}
+        self.initialize_spec: MethodSpec[Any, Any] | None = (
+            lifecycle.revision(max(self.versions)).all_methods["initialize"] if self.versions else None
+        )
         self._subscriptions: set[_Subscription] = set()
         self._legacy_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
 
@@ -159,11 +161,11 @@ class Server:
             raise ValueError(f"no list of {kind!r} (expected one of {', '.join(_LIST_KINDS)})")
         method = f"notifications/{kind}/list_changed"
         for subscription in list(self._subscriptions):
-            if subscription.accepted.get(_camel(flag)) is True:
+            if subscription.accepted.get(flag) is True:
                 await subscription.send(method, {})
         for session in list(self._legacy_sessions):
             if lifecycle.has_capability(session.declared_capabilities, (kind, "listChanged")):
-                await _send_unrelated(session, method, None)
+                await _send(session, method, None, None)
 
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell the subscriptions/listen streams that asked for ``uri`` that it changed."""
@@ -189,10 +191,10 @@ class Server:
         routes = {}
         for method, spec in revision.table("CLIENT_REQUESTS").items():
             if method == "server/discover":
-                routes[method] = (spec, self._discover)
+                routes[method] = (spec, self._stateless_handler(spec, self._discover, revision))
                 continue
             if method == "subscriptions/listen":
-                routes[method] = (spec, self._listen)
+                routes[method] = (spec, self._stateless_handler(spec, self._listen, revision))
                 continue
             typed = handler_methods.get(method)
             if typed is None or not lifecycle.overridden(handlers, _BASE, typed.handler):
@@ -200,19 +202,19 @@ class Server:
             handler = getattr(handlers, typed.handler)
             for extension in self.extensions:
                 handler = extension.wrap(method, handler)
-            routes[method] = (typed, self._stateless_handler(typed, handler))
+            routes[method] = (typed, self._stateless_handler(typed, handler, revision))
         for extension in self.extensions:
             for method, (spec, handler) in extension.routes().items():
-                routes[method] = (spec, self._stateless_handler(spec, handler))
+                routes[method] = (spec, self._stateless_handler(spec, handler, revision))
         self._modern_routes[version] = routes
         return routes
 
-    def envelope(self, params: msgspec.Raw | UnsetType) -> RequestEnvelope:
-        """Check what a stateless request says of its sender; McpError if it is not enough."""
+    def requested_version(self, params: msgspec.Raw | UnsetType) -> str:
+        """The stateless revision a request names in ``_meta``; McpError if it names none this server speaks."""
         if params is UNSET:
             raise McpError(jsonrpc.INVALID_PARAMS, "Invalid params: params with _meta are required")
         try:
-            meta = _envelope_decoder.decode(params).meta
+            meta = _version_decoder.decode(params).meta
         except msgspec.ValidationError as error:
             raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: {_join_paths(str(error))}") from None
         except jsonrpc.UNDECODABLE as error:
@@ -228,29 +230,12 @@ class Server:
                 f"Unsupported protocol version: {version}",
                 {"requested": version, "supported": list(self.modern_versions)},
             )
-        if meta.capabilities is UNSET:
-            raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{CAPABILITIES_KEY}` is required")
-        revision = lifecycle.revision(version)
-        capabilities = self._client_capabilities(revision, meta.capabilities)
-        info = None
-        if meta.info is not UNSET:
-            info = _decode_meta(revision.type("Implementation"), meta.info, CLIENT_INFO_KEY)
-        level = None
-        if meta.log_level is not UNSET:
-            if meta.log_level not in LOG_LEVELS:
-                raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: unknown log level at `_meta.{LOG_LEVEL_KEY}`")
-            level = meta.log_level
-        return RequestEnvelope(version, capabilities, info, level)
+        return version
 
-    def _client_capabilities(self, revision: Revision, raw: msgspec.Raw) -> Any:
-        # A client sends the same capabilities with every request: decode them once.
-        key = (revision.version, bytes(raw))
-        found = self._capabilities_seen.get(key)
+    def _capabilities_of(self, version: str) -> dict[str, Any]:
+        found = self._declared.get(version)
         if found is None:
-            found = _decode_meta(revision.type("ClientCapabilities"), raw, CAPABILITIES_KEY)
-            if len(self._capabilities_seen) >= 256:
-                self._capabilities_seen.clear()
-            self._capabilities_seen[key] = found
+            found = self._declared[version] = self.capabilities_for(version)
         return found
 
     def capabilities_for(self, version: str) -> dict[str, Any]:
@@ -272,13 +257,13 @@ class Server:
             }
         return declared
 
-    def _discover(self, params: Any, ctx: RequestContext) -> Any:
+    async def _discover(self, params: Any, ctx: RequestContext) -> Any:
         version = ctx.protocol_version
         result = self._discover_results.get(version)
         if result is None:
             body: dict[str, Any] = {
                 "supportedVersions": list(self.modern_versions),
-                "capabilities": self.capabilities_for(version),
+                "capabilities": self._capabilities_of(version),
                 "resultType": "complete",
                 "ttlMs": 0,
                 "cacheScope": "public",
@@ -292,7 +277,7 @@ class Server:
     async def _listen(self, params: Any, ctx: RequestContext) -> Any:
         session = ctx.peer
         assert isinstance(session, Session) and ctx.request_id is not None
-        declared = self.capabilities_for(ctx.protocol_version)
+        declared = self._capabilities_of(ctx.protocol_version)
         wanted = msgspec.to_builtins(params.notifications)
         accepted = {
             key: value
@@ -312,12 +297,14 @@ class Server:
         return codec.convert(body, lifecycle.revision(ctx.protocol_version).type("SubscriptionsListenResult"))
 
     def _stateless_handler(
-        self, spec: MethodSpec[Any, Any], handler: Callable[[Any, RequestContext], Awaitable[Any]]
+        self, spec: MethodSpec[Any, Any], handler: Callable[[Any, RequestContext], Awaitable[Any]], revision: Revision
     ) -> Callable[[Any, RequestContext], Awaitable[Any]]:
         method = spec.method
         may_ask = method in INPUT_REQUIRED_METHODS
+        typed_meta = revision.type("RequestMetaObject")
 
         async def answer(params: Any, ctx: RequestContext) -> Any:
+            ctx = ctx.described(_envelope(revision, typed_meta, params))
             if may_ask:
                 params = self._open_state(method, params)
             result = await handler(params, ctx)
@@ -372,30 +359,20 @@ class _Subscription:
         self.ended = asyncio.Event()
 
     async def send(self, method: str, params: dict[str, Any]) -> None:
-        if self.session.is_closed:
-            return
         params["_meta"] = {SUBSCRIPTION_ID_KEY: self.request_id}
         # Related to the listen request: on HTTP, that request's stream carries it.
-        self.session.transport.write(jsonrpc.notification_bytes(method, encode(params)), self.request_id)
-        try:
-            await self.session.transport.drain()
-        except ConnectionClosed:
-            pass
+        await _send(self.session, method, encode(params), self.request_id)
 
 
-async def _send_unrelated(session: Session, method: str, params: bytes | None) -> None:
+async def _send(session: Session, method: str, params: bytes | None, related: RequestId | None) -> None:
+    """A change notification; a peer that is gone is not an error for the sender."""
     if session.is_closed:
         return
-    session.transport.write(jsonrpc.notification_bytes(method, params), None)
+    session.transport.write(jsonrpc.notification_bytes(method, params), related)
     try:
         await session.transport.drain()
     except ConnectionClosed:
         pass
-
-
-def _camel(snake: str) -> str:
-    head, *rest = snake.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 def _binding(method: str, params: Any) -> str:
@@ -406,11 +383,29 @@ def _binding(method: str, params: Any) -> str:
     return f"{method}\0{name}"
 
 
-def _decode_meta(type_: Any, raw: msgspec.Raw, key: str) -> Any:
+def _envelope(revision: Revision, typed_meta: type, params: Any) -> RequestEnvelope:
+    """What a stateless request's decoded ``_meta`` says of its sender."""
+    meta = getattr(params, "meta", UNSET)
+    if not isinstance(meta, Mapping):
+        raise McpError(jsonrpc.INVALID_PARAMS, "Invalid params: `_meta` is required")
+    capabilities, info, level = meta.get(CAPABILITIES_KEY, UNSET), meta.get(CLIENT_INFO_KEY), meta.get(LOG_LEVEL_KEY)
+    if capabilities is UNSET:
+        raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{CAPABILITIES_KEY}` is required")
+    if not isinstance(meta, typed_meta):
+        # Params typed with a looser _meta (an extension's): check what the revision's type checks.
+        capabilities = _convert_meta(capabilities, revision.type("ClientCapabilities"), CAPABILITIES_KEY)
+        if info is not None:
+            info = _convert_meta(info, revision.type("Implementation"), CLIENT_INFO_KEY)
+        if level is not None and level not in LOG_LEVELS:
+            raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: unknown log level at `_meta.{LOG_LEVEL_KEY}`")
+    return RequestEnvelope(revision.version, capabilities, info, level)
+
+
+def _convert_meta(value: Any, type_: Any, key: str) -> Any:
     try:
-        return decoder(type_).decode(raw)
+        return codec.convert(value, type_)
     except msgspec.ValidationError as error:
-        raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{key}`: {_join_paths(str(error))}") from None
+        raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{key}`: {error}") from None
 
 
 def _with_server_info(result: Any, info: dict[str, Any]) -> Any:
@@ -449,9 +444,11 @@ class ServerSession(Session):
 
     def adopt(self, version: str) -> None:
         """Serve ``version`` without an initialize handshake (stateless HTTP of the handshake revisions)."""
-        if version not in self.server.versions:
-            version = max(self.server.versions)
-        self._server_router.adopt(version)
+        if not self.server.versions:
+            # A server of stateless revisions only judges each request by its own _meta.
+            self._server_router.modern = True
+        else:
+            self._server_router.adopt(version if version in self.server.versions else max(self.server.versions))
         self.initialized.set()
 
 
@@ -466,27 +463,24 @@ class _ServerRouter:
         self.handler_revision: Revision | None = None
         self._routes: dict[str, Route] = {}
         self._notifications: dict[str, Route | None] = {}
-        self._initialize_spec = (
-            lifecycle.revision(max(self.server.versions)).all_methods["initialize"] if self.server.versions else None
-        )
 
     # ------------------------------------------------------------ incoming
 
-    def route_request(self, method: str, params: msgspec.Raw | UnsetType) -> tuple[Route, RequestEnvelope | None]:
+    def route_request(self, method: str, params: msgspec.Raw | UnsetType) -> Route:
         if self.modern or (self.revision is None and self._is_stateless(method, params)):
             self.modern = True
-            envelope = self.server.envelope(params)
-            route = self.server.modern_routes(envelope.protocol_version).get(method)
+            version = self.server.requested_version(params)
+            route = self.server.modern_routes(version).get(method)
             if route is None:
                 raise McpError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
-            return route, envelope
+            return route
         route = self._routes.get(method)
         if route is not None:
-            return route, None
-        if method == "initialize" and self._initialize_spec is not None:
+            return route
+        if method == "initialize" and self.server.initialize_spec is not None:
             if self.revision is not None:
                 raise McpError(jsonrpc.INVALID_REQUEST, "Invalid request: the session is already initialized")
-            return (self._initialize_spec, self._initialize), None
+            return (self.server.initialize_spec, self._initialize)
         if self.revision is None:
             raise McpError(jsonrpc.INVALID_REQUEST, f"Invalid request: {method} before initialize")
         raise McpError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -507,10 +501,7 @@ class _ServerRouter:
         return self._notifications.get(method)
 
     def log_level_allows(self, level: str) -> bool:
-        try:
-            return LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
-        except ValueError:
-            return True
+        return level_passes(level, self.log_level)
 
     # ------------------------------------------------------------ outgoing
 

@@ -89,9 +89,8 @@ class Router(Protocol):
     def modern(self) -> bool:
         """Whether requests are self-describing (2026-07-28 on): no ping, no session state."""
 
-    def route_request(self, method: str, params: msgspec.Raw | UnsetType) -> tuple[Route, RequestEnvelope | None]:
-        """The spec and handler of an incoming request, and what its ``_meta``
-        says of the sender where requests say it; raises McpError to refuse it."""
+    def route_request(self, method: str, params: msgspec.Raw | UnsetType) -> Route:
+        """The spec and handler of an incoming request; raises McpError to refuse it."""
 
     def route_notification(self, method: str) -> Route | None:
         """The spec and handler of an incoming notification, or None to drop it."""
@@ -221,6 +220,10 @@ class RequestContext:
             return self._envelope.client_info
         return getattr(self._session, "client_info", None)
 
+    def described(self, envelope: RequestEnvelope) -> RequestContext:
+        """This context for a request that describes its sender (2026-07-28 on)."""
+        return RequestContext(self._session, self._request_id, self._progress_token, envelope)
+
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         if self._progress_token is None:
             return
@@ -241,7 +244,7 @@ class RequestContext:
         envelope = self._envelope
         if envelope is not None:
             # 2026-07-28: a request that names no log level gets no log messages.
-            if envelope.log_level is None or not _level_passes(level, envelope.log_level):
+            if envelope.log_level is None or not level_passes(level, envelope.log_level):
                 return
         elif not self._session.router.log_level_allows(level):
             return
@@ -251,7 +254,8 @@ class RequestContext:
         await self._session.send_raw_notification("notifications/message", encode(params))
 
 
-def _level_passes(level: str, threshold: str) -> bool:
+def level_passes(level: str, threshold: str) -> bool:
+    """Whether a log message of ``level`` goes to a peer that asked for ``threshold`` and above."""
     try:
         return LOG_LEVELS.index(level) >= LOG_LEVELS.index(threshold)
     except ValueError:
@@ -589,14 +593,14 @@ class Session:
                 self.transport.write(jsonrpc.result_bytes(request_id, _EMPTY_OBJECT), request_id, True)
             return
         try:
-            (spec, handler), envelope = self.router.route_request(method, params)
+            spec, handler = self.router.route_request(method, params)
             decoded = _decode_params(spec, params)
         except McpError as error:
             self._send_error(request_id, error.code, error.message, error.data)
             return
         # Only requests that carry a token pay for the second, partial decode.
         token = _progress_token(params) if b'"progressToken"' in data else None
-        context = RequestContext(self, request_id, token, envelope)
+        context = RequestContext(self, request_id, token)
         try:
             outcome = handler(decoded, context)
         except Exception as error:

@@ -10,7 +10,7 @@ from msgspec import UNSET, UnsetType
 from mcp_runtime import jsonrpc
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import MethodSpec
-from mcp_runtime.session import Handler, RequestEnvelope, Route
+from mcp_runtime.session import Handler, Route
 
 
 class TableRouter:
@@ -27,11 +27,11 @@ class TableRouter:
         table = self.requests if spec.kind == "request" else self.notifications
         table[spec.method] = (spec, handler)
 
-    def route_request(self, method: str, params: msgspec.Raw | UnsetType) -> tuple[Route, RequestEnvelope | None]:
+    def route_request(self, method: str, params: msgspec.Raw | UnsetType) -> Route:
         route = self.requests.get(method)
         if route is None:
             raise McpError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
-        return route, None
+        return route
 
     def route_notification(self, method: str) -> Route | None:
         return self.notifications.get(method)
