@@ -44,6 +44,7 @@ HANDSHAKE = "2025-11-25"
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 ACCEPT = "application/json, text/event-stream"
 LIMIT = 64 * 1024
 
@@ -76,9 +77,11 @@ class ModernHandlers(mcp.ServerHandlers):
     def __init__(self) -> None:
         self.cancelled: list[str] = []
         self.started: list[str] = []
+        self.listed_by: list[Any] = []  # the client info of each tools/list
 
     @override
     async def list_tools(self, params: mcp.PaginatedRequestParams, ctx: RequestContext) -> mcp.ListToolsResult:
+        self.listed_by.append(getattr(ctx.client_info, "name", None))
         plain = mcp.ToolInputSchema(type="object")
         tools = [
             mcp.Tool(name=name, input_schema=plain) for name in ("echo", "progress", "slow", "ask", "fail", "log")
@@ -118,7 +121,8 @@ class ModernHandlers(mcp.ServerHandlers):
             )
             return mcp.InputRequiredResult(input_requests={"name": request})
         if params.name == "log":
-            await ctx.log("info", "logged")
+            for _ in range(int(arguments.get("times", 1))):
+                await ctx.log("info", "logged")
             return mcp.CallToolResult(content=[_text("logged")])
         raise McpError(jsonrpc.INTERNAL_ERROR, "the tool failed on purpose")
 
@@ -455,6 +459,24 @@ def test_mcp_param_headers_must_mirror_the_arguments(
     run(main())
 
 
+def test_mcp_param_headers_are_checked_against_the_servers_own_listing() -> None:
+    """The tools are listed with the app's own _meta: a caller whose _meta
+    would fail a listing neither skips the check nor decides what it sees."""
+
+    async def main(url: str) -> None:
+        bad = {VERSION_KEY: MODERN}  # no client capabilities: a tools/list with it fails
+        message = request(31, "tools/call", {"name": "routed", "arguments": ROUTED_ARGUMENTS}, meta=bad)
+        response = await post(url, message, headers_for(message))
+        assert response.status_code == 400
+        answer = response.json()
+        assert answer["error"]["code"] == jsonrpc.HEADER_MISMATCH and "Mcp-Param-Region" in answer["error"]["message"]
+        assert handlers.listed_by == ["mcp-runtime-header-check"]
+
+    handlers = ModernHandlers()
+    with serving(http_app(Server([LegacyHandlers(), handlers], name="m", version="1"))) as fresh:
+        run(main(fresh.url()))
+
+
 # ---------------------------------------------------------------- status codes and bodies
 
 
@@ -577,12 +599,27 @@ def test_progress_streams_before_the_response(peer: Peer) -> None:
     run(main())
 
 
+def test_an_overflowing_request_tells_a_json_client_why() -> None:
+    """Messages a request writes faster than the POST takes them end it at
+    max_stream_buffer; a client that takes only JSON learns that reason."""
+
+    async def main(url: str) -> None:
+        message = request(53, "tools/call", {"name": "log", "arguments": {"times": 50}}, meta={**META, LOG_LEVEL_KEY: "info"})
+        response = await post(url, message, headers_for(message, accept="application/json"))
+        assert response.status_code == 503
+        assert response.text == "Service Unavailable: the request's messages overflowed max_stream_buffer before its response"
+
+    server = Server([LegacyHandlers(), ModernHandlers()], name="m", version="1")
+    with serving(http_app(server, max_stream_buffer=1024)) as small:
+        run(main(small.url()))
+
+
 def test_log_messages_only_when_the_request_asks(peer: Peer) -> None:
     async def main() -> None:
         quiet = request(51, "tools/call", {"name": "log"})
         response = await post(peer.url(), quiet, headers_for(quiet))
         assert response.headers["content-type"] == "application/json"
-        loud = request(52, "tools/call", {"name": "log"}, meta={**META, "io.modelcontextprotocol/logLevel": "info"})
+        loud = request(52, "tools/call", {"name": "log"}, meta={**META, LOG_LEVEL_KEY: "info"})
         response = await post(peer.url(), loud, headers_for(loud))
         assert [m.get("method") for m in sse_messages(response.content)] == ["notifications/message", None]
 
@@ -724,6 +761,30 @@ def test_closing_the_stream_cancels_the_request(peer: Peer) -> None:
         assert posted == []
 
     run(main())
+
+
+def test_requests_in_flight_are_capped_like_a_sessions() -> None:
+    async def main(url: str) -> None:
+        async with httpx.AsyncClient(timeout=10) as raw:
+            slow = [request(80 + i, "tools/call", {"name": "slow", "arguments": {"tag": f"cap{i}"}}) for i in range(2)]
+            calls = [asyncio.ensure_future(raw.post(url, content=json.dumps(m), headers=headers_for(m))) for m in slow]
+            await eventually(lambda: len(handlers.started) == 2, what="both calls to start")
+            one_more = request(82, "tools/call", {"name": "echo", "arguments": {"text": "over"}})
+            response = await post(url, one_more, headers_for(one_more))
+            assert response.status_code == 429 and response.headers["content-type"] == "application/json"
+            error = response.json()
+            assert error["id"] == 82 and error["error"]["code"] == jsonrpc.INVALID_REQUEST
+            for call in calls:
+                call.cancel()
+            await asyncio.gather(*calls, return_exceptions=True)
+            await eventually(lambda: app.streamable.requests_in_flight == 0, what="the calls to end")
+            response = await post(url, one_more, headers_for(one_more))
+            assert response.status_code == 200 and response.json()["result"]["content"][0]["text"] == '{"text": "over"}'
+
+    handlers = ModernHandlers()
+    app = http_app(Server([LegacyHandlers(), handlers], name="m", version="1"), max_concurrent_requests=2)
+    with serving(app) as capped:
+        run(main(capped.url()))
 
 
 def test_concurrent_requests_each_get_their_own_answer(peer: Peer) -> None:

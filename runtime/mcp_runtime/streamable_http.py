@@ -83,6 +83,10 @@ TOOL_SCHEMAS_TTL = 30.0
 before they are listed again (to check ``Mcp-Param-*`` headers)..."""
 TOOL_SCHEMAS_RETRY = 1.0
 """...and the least seconds between two listings (a call of a tool not listed)."""
+# Who lists the tools for that check: the app itself, not the client whose
+# call made it look (a client's _meta could fail the listing, and the tools
+# one client sees are not necessarily those another does).
+_HEADER_CHECK_CLIENT = {"name": "mcp-runtime-header-check", "version": "0"}
 _INTERNAL_TIMEOUT = 10.0
 # The HTTP status of a 2026-07-28 answer that is an error, by JSON-RPC code.
 _ERROR_STATUS = {
@@ -124,6 +128,9 @@ class _Cancelled(msgspec.Struct):
 _probe = msgspec.json.Decoder(_Probe | list[_Probe])
 _cancelled = msgspec.json.Decoder(_Cancelled)
 _outcome = msgspec.json.Decoder(_Outcome)
+# How a session writes a response (jsonrpc.result_bytes and error_bytes).
+_RESPONSE_HEAD = b'{"jsonrpc":"2.0","id":'
+_RESULT_KEY = b',"result":'
 
 
 # ---------------------------------------------------------------- SSE streams
@@ -400,6 +407,7 @@ class RequestTransport:
         self.outbox: asyncio.Queue[tuple[bytes, bool] | None] = asyncio.Queue()
         self.max_buffer = max_buffer
         self.waiting = 0  # bytes queued, not yet taken by the POST
+        self.overflowed = False
         self.answered = False
         self.closed = False
 
@@ -419,7 +427,7 @@ class RequestTransport:
                 self.waiting,
                 self.max_buffer,
             )
-            self.answered = True
+            self.overflowed = self.answered = True
             self.outbox.put_nowait(None)
             return
         self.answered = response
@@ -456,15 +464,16 @@ class StreamableHTTPApp:
       accepted (DNS-rebinding protection). Default: localhost names only,
       any port. Pass the public names when serving beyond loopback.
     * ``max_body_size``: larger POST bodies get 413.
-    * ``max_concurrent_requests``: per session; more in flight get 429.
+    * ``max_concurrent_requests``: per session, and for the 2026-07-28
+      requests of the whole app; more in flight get 429.
     * ``max_stream_buffer``: bytes each SSE stream keeps for replay and lets
       wait for a client that does not read; past it that connection is
       dropped (the client may resume the stream).
     * ``session_timeout``: idle seconds after which a session is dropped.
 
     Requests of 2026-07-28 (see the module docstring) take no session; of
-    the options above, ``json_response``, ``stateless``, the limits per
-    session and ``session_timeout`` concern the older revisions only.
+    the options above, ``json_response``, ``stateless``, ``max_sessions``
+    and ``session_timeout`` concern the older revisions only.
     """
 
     def __init__(
@@ -563,9 +572,13 @@ class StreamableHTTPApp:
             and version.strip(" \t") in self.server.modern_versions
         )
 
-    def _modern_fields(self, headers: dict[str, str], probe: _Probe | list[_Probe]) -> http_headers.MirroredFields | None:
-        """The header-mirrored fields of a 2026-07-28 request or notification; None for what
-        belongs to a session or to the older revisions' stateless mode."""
+    def _modern_fields(
+        self, headers: dict[str, str], probe: _Probe | list[_Probe]
+    ) -> tuple[http_headers.MirroredFields, Any] | None:
+        """The header-mirrored fields of a 2026-07-28 request or notification,
+        and the version its ``_meta`` names (decoded once: reading it decodes
+        ``_meta``); None for what belongs to a session or to the older
+        revisions' stateless mode."""
         if not self.server.modern_versions or "mcp-session-id" in headers or isinstance(probe, list):
             return None
         if not isinstance(probe.method, str):
@@ -574,14 +587,13 @@ class StreamableHTTPApp:
         if header is not None and header.strip(" \t") in lifecycle.handshake_versions():
             return None
         fields = http_headers.mirrored_fields(probe.params)
-        if header is None:
+        version = fields.version
+        if header is None and (not isinstance(version, str) or version in lifecycle.handshake_versions()):
             # No header: a request of the older revisions (initialize among
             # them), unless its _meta says otherwise; an initialize that does
             # is refused as a method 2026-07-28 removed.
-            version = fields.version
-            if not isinstance(version, str) or version in lifecycle.handshake_versions():
-                return None
-        return fields
+            return None
+        return fields, version
 
     def _session_for(self, headers: dict[str, str]) -> tuple[HttpSession | None, int, str]:
         session_id = headers.get("mcp-session-id")
@@ -626,10 +638,11 @@ class StreamableHTTPApp:
         except jsonrpc.UNDECODABLE as error:  # invalid JSON, invalid UTF-8, nested too deeply
             await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error))
             return
-        fields = self._modern_fields(headers, probe)
-        if fields is not None:
+        modern = self._modern_fields(headers, probe)
+        if modern is not None:
             assert isinstance(probe, _Probe)
-            await self._post_modern(probe, fields, body, headers, send, receive, takes_json, takes_sse)
+            fields, version = modern
+            await self._post_modern(probe, fields, version, body, headers, send, receive, takes_json, takes_sse)
             return
         items = probe if isinstance(probe, list) else [probe]
         if not items:
@@ -718,6 +731,7 @@ class StreamableHTTPApp:
         self,
         probe: _Probe,
         fields: http_headers.MirroredFields,
+        version: Any,
         body: bytes,
         headers: dict[str, str],
         send: Send,
@@ -731,11 +745,14 @@ class StreamableHTTPApp:
         if isinstance(request_id, msgspec.UnsetType):
             await _plain(send, 202, "")  # a notification: no client notification of 2026-07-28 needs a session
             return
-        problem = _header_problem(headers, method, fields)
+        problem = _header_problem(headers, method, fields, version)
         if problem is None and method == "tools/call":
             problem = await self._param_problem(headers, fields)
         if problem is not None:
             await _json_error(send, 400, request_id, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}")
+            return
+        if len(self._requests) >= self.max_concurrent_requests:
+            await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, "Too many requests in flight")
             return
         transport = RequestTransport(body, self.max_stream_buffer)
         session = ServerSession(self.server, transport, stateless=True)
@@ -766,11 +783,17 @@ class StreamableHTTPApp:
             while item is not None and not item[1]:
                 item = await _next_event(transport, disconnected)
         if item is None:
-            if not disconnected.done():  # the app is closing
+            if disconnected.done():
+                return  # nobody to answer
+            if transport.overflowed:
+                # The request wrote faster than this POST took its messages,
+                # past max_stream_buffer: the transport gave up before the response.
+                await _plain(send, 503, "Service Unavailable: the request's messages overflowed max_stream_buffer before its response")
+            else:  # the app is closing: it closed the request's session
                 await _plain(send, 503, "Service Unavailable: the server is shutting down")
             return
         message, final = item
-        if final and (takes_json or not takes_sse):
+        if final and takes_json:
             await send(
                 {
                     "type": "http.response.start",
@@ -803,7 +826,7 @@ class StreamableHTTPApp:
         """What is wrong with the Mcp-Param-* headers of a tools/call, if anything."""
         if not isinstance(fields.name, str):
             return None
-        params = await self._params_of(fields.name, fields.meta)
+        params = await self._params_of(fields.name)
         if not params:
             return None
         arguments: Any = None
@@ -826,9 +849,9 @@ class StreamableHTTPApp:
                 return f"Mcp-Param-{param.name} header value {decoded!r} does not match argument {'.'.join(param.path)}"
         return None
 
-    async def _params_of(self, tool: str, meta: msgspec.Raw | msgspec.UnsetType) -> list[ParamHeader]:
+    async def _params_of(self, tool: str) -> list[ParamHeader]:
         """The arguments of ``tool`` mirrored in headers, from the server's
-        own tools/list (asked with the request's ``_meta``), kept a while."""
+        own tools/list, kept a while."""
         now = time.monotonic()
         known = self._tool_params.get(tool)
         if known is not None and now - self._tool_params_at < TOOL_SCHEMAS_TTL:
@@ -836,14 +859,19 @@ class StreamableHTTPApp:
         listing = self._listing
         if (listing is None or listing.done()) and now - self._tool_params_tried >= TOOL_SCHEMAS_RETRY:
             self._tool_params_tried = now
-            listing = self._listing = asyncio.get_running_loop().create_task(self._list_tool_params(meta))
+            listing = self._listing = asyncio.get_running_loop().create_task(self._list_tool_params())
         if listing is not None and not listing.done():
             await asyncio.shield(listing)
         return self._tool_params.get(tool, [])
 
-    async def _list_tool_params(self, meta: msgspec.Raw | msgspec.UnsetType) -> None:
-        if isinstance(meta, msgspec.UnsetType):
+    async def _list_tool_params(self) -> None:
+        if not self.server.modern_versions:
             return
+        meta = {
+            lifecycle.VERSION_KEY: max(self.server.modern_versions),
+            lifecycle.CAPABILITIES_KEY: {},
+            lifecycle.CLIENT_INFO_KEY: _HEADER_CHECK_CLIENT,
+        }
         found: dict[str, list[ParamHeader]] = {}
         cursor: Any = None
         for page in range(64):
@@ -1119,19 +1147,24 @@ GONE = Gone()
 _T = TypeVar("_T")
 
 
-async def next_or_gone(queue: asyncio.Queue[_T], disconnected: asyncio.Task[None]) -> _T | Gone:
-    """The next queued item, or GONE once the client has disconnected.
+async def next_or_gone(
+    queue: asyncio.Queue[_T], disconnected: asyncio.Task[None], timeout: float | None = None
+) -> _T | Gone:
+    """The next queued item, or GONE once the client has disconnected;
+    TimeoutError after ``timeout`` seconds of neither.
 
     What is already queued goes out without a wait (and the task and futures
     a wait costs)."""
     if not queue.empty():
         return queue.get_nowait()
     getter = asyncio.ensure_future(queue.get())
-    done, _ = await asyncio.wait({getter, disconnected}, return_when=asyncio.FIRST_COMPLETED)
-    if getter not in done:
-        getter.cancel()
+    done, _ = await asyncio.wait({getter, disconnected}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    if getter in done:
+        return getter.result()
+    getter.cancel()
+    if disconnected in done:
         return GONE
-    return getter.result()
+    raise TimeoutError
 
 
 async def _next_event(
@@ -1140,38 +1173,30 @@ async def _next_event(
     """The next message of a 2026-07-28 request (and whether it is the
     response); None once the client is gone or the transport gave up. With
     ``send``, a comment line goes out every KEEPALIVE_SECONDS of silence."""
-    queue = transport.outbox
-    while queue.empty():
-        getter = asyncio.ensure_future(queue.get())
-        done, _ = await asyncio.wait(
-            {getter, disconnected},
-            timeout=KEEPALIVE_SECONDS if send is not None else None,
-            return_when=asyncio.FIRST_COMPLETED,
-        )
-        if getter in done:
-            item = getter.result()
-            if item is not None:
-                transport.took(item)
-            return item
-        getter.cancel()
-        if disconnected in done:
+    while True:
+        try:
+            item = await next_or_gone(transport.outbox, disconnected, KEEPALIVE_SECONDS if send is not None else None)
+        except TimeoutError:
+            assert send is not None
+            await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
+            continue
+        if isinstance(item, Gone):
             return None
-        assert send is not None
-        await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
-    item = queue.get_nowait()
-    if item is not None:
-        transport.took(item)
-    return item
+        if item is not None:
+            transport.took(item)
+        return item
 
 
-def _header_problem(headers: dict[str, str], method: str, fields: http_headers.MirroredFields) -> str | None:
-    """What is wrong with the standard headers of a 2026-07-28 request, if anything."""
+def _header_problem(
+    headers: dict[str, str], method: str, fields: http_headers.MirroredFields, version: Any
+) -> str | None:
+    """What is wrong with the standard headers of a 2026-07-28 request, if
+    anything; ``version``: the one its ``_meta`` names."""
     sent = headers.get(http_headers.METHOD)
     if sent is None:
         return "the Mcp-Method header is missing"
     if sent.strip(" \t") != method:
         return f"Mcp-Method header value {sent.strip()!r} does not match body method {method!r}"
-    version = fields.version
     if isinstance(version, str):
         sent = headers.get("mcp-protocol-version")
         if sent is None:
@@ -1192,6 +1217,13 @@ def _header_problem(headers: dict[str, str], method: str, fields: http_headers.M
 
 
 def _status_of(response: bytes) -> int:
+    if response.startswith(_RESPONSE_HEAD):
+        # A result, however large, is known by its first member after the id
+        # and is not decoded. No ',"' stands inside an id (a string escapes
+        # its quotes): the first one ends it.
+        end_of_id = response.find(b',"', len(_RESPONSE_HEAD))
+        if response.startswith(_RESULT_KEY, end_of_id):
+            return 200
     try:
         error = _outcome.decode(response).error
     except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
