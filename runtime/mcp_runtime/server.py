@@ -53,14 +53,16 @@ _LIST_KINDS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "re
 
 class _VersionMeta(msgspec.Struct):
     protocol_version: str | UnsetType = msgspec.field(name=VERSION_KEY, default=UNSET)
+    # Kept raw (skipped, not decoded): a request without it is invalid, whatever its method.
+    capabilities: msgspec.Raw | UnsetType = msgspec.field(name=CAPABILITIES_KEY, default=UNSET)
 
 
 class _VersionParams(msgspec.Struct):
     meta: _VersionMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
 
-# Routing needs only the version; the rest of _meta is checked by the typed
-# params decode that follows, and read from its result.
+# Routing needs only the version (and that capabilities are there); the rest of
+# _meta is checked by the typed params decode that follows, and read from its result.
 _version_decoder = msgspec.json.Decoder(_VersionParams)
 
 
@@ -230,6 +232,8 @@ class Server:
                 f"Unsupported protocol version: {version}",
                 {"requested": version, "supported": list(self.modern_versions)},
             )
+        if meta.capabilities is UNSET:
+            raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{CAPABILITIES_KEY}` is required")
         return version
 
     def _capabilities_of(self, version: str) -> dict[str, Any]:
