@@ -32,7 +32,8 @@ from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime.jsonrpc import INTERNAL_ERROR, McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
-from mcp_runtime.tasks import EXTENSION_ID, TaskContext, Tasks
+from mcp_runtime.codec import UNSET
+from mcp_runtime.tasks import EXTENSION_ID, TaskContext, Tasks, client_supports_tasks
 
 VERSION = "2026-07-28"
 WITH_TASKS: dict[str, Any] = {"extensions": {EXTENSION_ID: {}}, "elicitation": {}}
@@ -58,8 +59,10 @@ class Tools(mcp.ServerHandlers):
     def __init__(self, tasks: Tasks) -> None:
         self.tasks = tasks
         self.calls: dict[str, int] = {}
-        self.gate = asyncio.Event()  # releases "blocked"
+        self.gate = asyncio.Event()  # releases "blocked", "stubborn" and "abandoning"
         self.cancelled: list[str] = []
+        self.outcomes: list[str] = []  # what "stubborn" and "abandoning" saw of their late input requests
+        self.children: list[asyncio.Task[None]] = []
 
     @override
     async def call_tool(self, params: mcp.CallToolRequestParams, ctx: RequestContext) -> mcp.CallToolResultResponseResult:
@@ -79,6 +82,37 @@ class Tools(mcp.ServerHandlers):
                 return _text("released")
 
             return await self.tasks.start(ctx, blocked)
+
+        if params.name == "stubborn":
+
+            async def survive_cancel(task: TaskContext) -> mcp.CallToolResult:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self.gate.wait()
+                try:
+                    answer = await task.elicit(_form("Still there?", "confirm"))
+                except asyncio.CancelledError:
+                    self.outcomes.append("refused")
+                    raise
+                self.outcomes.append("answered")
+                return _text(f"answer: {answer.action}")
+
+            return await self.tasks.start(ctx, survive_cancel)
+
+        if params.name == "abandoning":
+
+            async def leave_a_question(task: TaskContext) -> mcp.CallToolResult:
+                async def ask() -> None:
+                    try:
+                        await task.elicit(_form("Anyone?", "name"))
+                    except asyncio.CancelledError:
+                        self.outcomes.append("dropped")
+                        raise
+
+                self.children.append(asyncio.get_running_loop().create_task(ask()))
+                await self.gate.wait()
+                return _text("done without waiting")
+
+            return await self.tasks.start(ctx, leave_a_question)
 
         if params.name == "quick":
 
@@ -352,6 +386,38 @@ async def test_cancel_of_a_terminal_task_is_the_same_ack(served: Served, wire: W
     assert (await wire.result("tasks/get", {"taskId": created["taskId"]}))["status"] == "completed"
 
 
+@on_server()
+async def test_work_that_survives_cancel_cannot_reopen_the_task(served: Served, wire: Wire) -> None:
+    created = await wire.result("tools/call", {"name": "stubborn"})
+    await wire.result("tasks/cancel", {"taskId": created["taskId"]})
+    for _ in range(100):
+        if served.tools.outcomes:
+            break
+        await asyncio.sleep(0.01)
+    assert served.tools.outcomes == ["refused"]
+    task = await wire.result("tasks/get", {"taskId": created["taskId"]})
+    assert task["status"] == "cancelled"
+    assert "inputRequests" not in task
+
+
+@on_server()
+async def test_settling_drops_the_input_requests_left_pending(served: Served, wire: Wire) -> None:
+    created = await wire.result("tools/call", {"name": "abandoning"})
+    task = await wire.until(created["taskId"], ("input_required", *TERMINAL))
+    assert task["status"] == "input_required"
+    [key] = task["inputRequests"]
+    served.tools.gate.set()  # the work returns while its child still waits for an answer
+    task = await wire.until(created["taskId"], TERMINAL)
+    assert task["status"] == "completed"
+    assert "inputRequests" not in task
+    done, _ = await asyncio.wait(served.tools.children, timeout=10)
+    assert [child.cancelled() for child in done] == [True]
+    assert served.tools.outcomes == ["dropped"]
+    # A late answer is ignored and leaves the task as it was.
+    await wire.result("tasks/update", {"taskId": created["taskId"], "inputResponses": {key: {"action": "decline"}}})
+    assert await wire.result("tasks/get", {"taskId": created["taskId"]}) == task
+
+
 # ---------------------------------------------------------------- input requests
 
 
@@ -483,6 +549,27 @@ async def test_input_outside_a_task_needs_the_extension(served: Served, wire: Wi
     assert error["data"] == MISSING_TASKS
 
 
+@pytest.mark.parametrize(
+    ("capabilities", "supported"),
+    [
+        (None, False),
+        (UNSET, False),
+        ({}, False),
+        ({"extensions": {}}, False),
+        ({"extensions": {EXTENSION_ID: {}}}, True),
+        ({"extensions": {EXTENSION_ID: {"x": 1}}}, True),
+        (mcp.ClientCapabilities(extensions={EXTENSION_ID: {}}), True),
+        (mcp.ClientCapabilities(extensions={"other/ext": {}}), False),
+        (mcp.ClientCapabilities(), False),
+        # Like any other capability, a null or false entry declares nothing.
+        ({"extensions": {EXTENSION_ID: None}}, False),
+        ({"extensions": {EXTENSION_ID: False}}, False),
+    ],
+)
+def test_client_supports_tasks(capabilities: Any, supported: bool) -> None:
+    assert client_supports_tasks(capabilities) is supported
+
+
 @on_server()
 async def test_per_request_opt_in(served: Served, wire: Wire) -> None:
     sync = await wire.result("tools/call", {"name": "quick"}, caps={})
@@ -559,6 +646,64 @@ def test_bad_settings_are_refused() -> None:
         Tasks(ttl_ms=0)
     with pytest.raises(ValueError):
         Tasks(poll_interval_ms=-5)
+    with pytest.raises(ValueError):
+        Tasks(max_tasks=0)
+
+
+# ---------------------------------------------------------------- capacity
+
+
+class Clock:
+    """A stand-in for the ``time`` module of the extension: TTLs pass when a test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+@on_server(max_tasks=2)
+async def test_max_tasks_refuses_one_more_and_keeps_the_others(served: Served, wire: Wire) -> None:
+    waiting = await wire.result("tools/call", {"name": "confirm_delete"})
+    settled = await wire.result("tools/call", {"name": "quick"})
+    await wire.until(settled["taskId"], TERMINAL)  # settled, but kept for its TTL: it counts
+    task = await wire.until(waiting["taskId"], ("input_required", *TERMINAL))
+    assert task["status"] == "input_required"
+
+    error = await wire.error("tools/call", {"name": "blocked"})
+    assert error["code"] == INTERNAL_ERROR
+    assert "busy" in error["message"].lower()
+    # Calls that make no task are still served.
+    sync = await wire.result("tools/call", {"name": "quick"}, caps=WITHOUT_TASKS)
+    assert sync["resultType"] == "complete" and "taskId" not in sync
+
+    # The tasks already kept go on as if nothing happened.
+    [key] = task["inputRequests"]
+    await wire.result(
+        "tasks/update",
+        {"taskId": waiting["taskId"], "inputResponses": {key: {"action": "accept", "content": {"confirm": "yes"}}}},
+    )
+    task = await wire.until(waiting["taskId"], TERMINAL)
+    assert task["status"] == "completed"
+    assert (await wire.result("tasks/get", {"taskId": settled["taskId"]}))["status"] == "completed"
+    # Settling frees no place: only the TTL does.
+    assert (await wire.error("tools/call", {"name": "quick"}))["code"] == INTERNAL_ERROR
+
+
+@on_server(max_tasks=1, ttl_ms=60_000)
+async def test_tasks_past_their_ttl_free_their_place(served: Served, wire: Wire, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = Clock()
+    monkeypatch.setattr("mcp_runtime.tasks.time", clock)
+    first = await wire.result("tools/call", {"name": "quick"})
+    await wire.until(first["taskId"], TERMINAL)
+    assert (await wire.error("tools/call", {"name": "quick"}))["code"] == INTERNAL_ERROR
+    clock.now += 60.0  # the TTL is reached, not passed: the task stays
+    assert (await wire.error("tools/call", {"name": "quick"}))["code"] == INTERNAL_ERROR
+    clock.now += 0.001
+    second = await wire.result("tools/call", {"name": "quick"})
+    assert second["resultType"] == "task" and second["taskId"] != first["taskId"]
+    assert (await wire.error("tasks/get", {"taskId": first["taskId"]}))["code"] == -32602
 
 
 @on_server(extensions=False)

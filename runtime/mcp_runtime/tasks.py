@@ -68,7 +68,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 import msgspec
 from mcp_protocol.v2026_07_28 import methods as mcp_methods
@@ -83,7 +83,6 @@ from mcp_protocol.v2026_07_28.types import (
     ElicitResult,
     InputRequest,
     InputRequests,
-    InputRequiredResult,
     InputResponse,
     ListRootsRequest,
     ListRootsResult,
@@ -103,8 +102,6 @@ __all__ = [
     "TASKS_CANCEL",
     "TASKS_GET",
     "TASKS_UPDATE",
-    "TOOLS_CALL",
-    "CallToolOrTask",
     "CancelTaskParams",
     "CreateTaskResult",
     "GetTaskParams",
@@ -202,23 +199,6 @@ class CancelTaskParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
     task_id: str = msgspec.field(name="taskId")
 
 
-if TYPE_CHECKING:
-    CallToolOrTask: TypeAlias = CallToolResult | InputRequiredResult | CreateTaskResult
-else:
-    CallToolOrTask = codec.untagged_union("CallToolOrTask", __name__, CallToolResult, InputRequiredResult, CreateTaskResult)
-
-TOOLS_CALL: MethodSpec[CallToolRequestParams, CallToolOrTask] = MethodSpec(
-    method="tools/call",
-    direction="client_to_server",
-    kind="request",
-    params=CallToolRequestParams,
-    result=CallToolOrTask,
-    params_required=True,
-    handler="call_tool",
-    capability=("tools",),
-)
-"""``tools/call`` for a client that declared the extension: the answer may be a task."""
-
 TASKS_GET: MethodSpec[GetTaskParams, GetTaskResult] = MethodSpec(
     method="tasks/get",
     direction="client_to_server",
@@ -261,11 +241,7 @@ TASKS_CANCEL: MethodSpec[CancelTaskParams, TaskAck] = MethodSpec(
 
 def client_supports_tasks(capabilities: Any) -> bool:
     """Whether decoded client capabilities (a Struct, a mapping, or None/UNSET) name the extension."""
-    if isinstance(capabilities, Mapping):
-        extensions = capabilities.get("extensions")
-    else:
-        extensions = getattr(capabilities, "extensions", None)
-    return isinstance(extensions, Mapping) and EXTENSION_ID in extensions
+    return lifecycle.has_capability(capabilities, ("extensions", EXTENSION_ID))
 
 
 def _missing(capabilities: dict[str, Any], why: str) -> McpError:
@@ -318,6 +294,10 @@ class _Record:
         return self.status in TERMINAL
 
     def touch(self, status: TaskStatus | None = None) -> None:
+        # Clients may stop polling once they see a terminal status, so it is final:
+        # work that outlives its task (cancelled, or a stray child) changes nothing.
+        if self.terminal:
+            return
         if status is not None:
             self.status = status
         self.last_updated_at = _now()
@@ -329,6 +309,10 @@ class _Record:
         self.result, self.error = result, error
         if error is not None:
             self.status_message = error.message
+        # No tasks/update can answer them any more: whatever still awaits one
+        # (a child the work left behind) would otherwise wait forever.
+        for pending in self.pending.values():
+            pending.future.cancel()
         self.pending.clear()
         self.touch(status)
 
@@ -378,7 +362,12 @@ _KEY_PREFIX: Final = {"elicitation/create": "elicit", "sampling/createMessage": 
 
 
 class TaskContext:
-    """What a task's work sees: its id, its status message, and the client for input."""
+    """What a task's work sees: its id, its status message, and the client for input.
+
+    Once the task is terminal (cancelled, or settled while a child of the work
+    still runs) it takes no more input: asking raises ``asyncio.CancelledError``,
+    and requests still pending then are cancelled.
+    """
 
     def __init__(self, tasks: Tasks, record: _Record | None, capabilities: Any) -> None:
         self._tasks = tasks
@@ -423,6 +412,9 @@ class TaskContext:
         record = self._record
         if record is None:
             raise _missing_extension(f"{request.method} during a tool call needs the {EXTENSION_ID} extension")
+        if record.terminal:
+            # The client is told nothing more about this task, so no answer can come.
+            raise asyncio.CancelledError(f"task {record.task_id} is {record.status}: it takes no more input")
         spec = mcp_methods.INPUT_REQUESTS[request.method]
         if spec.capability and not lifecycle.has_capability(record.capabilities, spec.capability):
             needed: dict[str, Any] = {}
@@ -455,11 +447,16 @@ class Tasks:
     synchronously for them. ``ttl_ms`` (None: unlimited) is how long a task is
     kept after its creation; ``poll_interval_ms`` is the polling pace suggested
     to clients.
+
+    ``max_tasks`` (None: unlimited) caps the tasks kept at once, running or
+    settled, since each holds its work or its result until its TTL passes; a
+    ``tools/call`` that would make one more fails with -32603 (server busy)
+    and changes nothing else. Tasks past their TTL do not count. With
+    ``ttl_ms=None`` no task is ever dropped, so at most ``max_tasks`` are ever
+    created.
     """
 
     id: str = EXTENSION_ID
-    # The params field each method's Mcp-Name HTTP header mirrors.
-    name_params: Final[Mapping[str, str]] = {"tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 
     def __init__(
         self,
@@ -467,14 +464,18 @@ class Tasks:
         tools: Mapping[str, TaskSupport] | None = None,
         ttl_ms: int | None = 3_600_000,
         poll_interval_ms: int | None = 500,
+        max_tasks: int | None = 1024,
     ) -> None:
         if ttl_ms is not None and ttl_ms <= 0:
             raise ValueError("ttl_ms must be positive (or None for unlimited)")
         if poll_interval_ms is not None and poll_interval_ms <= 0:
             raise ValueError("poll_interval_ms must be positive (or None)")
+        if max_tasks is not None and max_tasks <= 0:
+            raise ValueError("max_tasks must be positive (or None for unlimited)")
         self.tools: dict[str, TaskSupport] = dict(tools or {})
         self.ttl_ms = ttl_ms
         self.poll_interval_ms = poll_interval_ms
+        self.max_tasks = max_tasks
         self._tasks: dict[str, _Record] = {}
         self._expiry: list[tuple[float, str]] = []
 
@@ -510,21 +511,24 @@ class Tasks:
 
     # ------------------------------------------------------------ handler API
 
-    def support(self, tool: str) -> TaskSupport | None:
-        """The task support declared for ``tool``."""
-        return self.tools.get(tool)
-
     async def start(self, ctx: RequestContext, work: Callable[[TaskContext], Awaitable[CallToolResult]]) -> CallToolResult:
         """Run ``work`` as a task if this request may get one, else in place.
 
         Return what it returns from ``call_tool``. With a task, that is a
         placeholder the extension answers with the ``CreateTaskResult``: the
         task exists (``tasks/get`` finds it) before the response is sent.
+        Raises -32603 instead, without running ``work``, when ``max_tasks``
+        tasks are already kept.
         """
         capabilities = ctx.client_capabilities
         if _serving.get() is not self or not client_supports_tasks(capabilities):
             return await work(TaskContext(self, None, capabilities))
         self._purge()
+        if self.max_tasks is not None and len(self._tasks) >= self.max_tasks:
+            raise McpError(
+                jsonrpc.INTERNAL_ERROR,
+                f"Server busy: {self.max_tasks} tasks are already kept; try again once some have expired",
+            )
         record = _Record(secrets.token_urlsafe(18), self.ttl_ms, self.poll_interval_ms, capabilities)
         self._tasks[record.task_id] = record
         if record.ttl_ms is not None:
