@@ -401,8 +401,11 @@ class RequestTransport:
     for the POST to send. Nothing is written after the response, or once
     the client has gone (the transport is closed)."""
 
-    def __init__(self, message: bytes, max_buffer: int = DEFAULT_MAX_STREAM_BUFFER) -> None:
+    def __init__(self, message: bytes, max_buffer: int = DEFAULT_MAX_STREAM_BUFFER, responses_only: bool = False) -> None:
+        """``responses_only``: the client takes JSON alone, so the request's
+        notifications have nowhere to go and are dropped, not queued."""
         self._message: bytes | None = message
+        self.responses_only = responses_only
         self._ended = asyncio.Event()
         self.outbox: asyncio.Queue[tuple[bytes, bool] | None] = asyncio.Queue()
         self.max_buffer = max_buffer
@@ -419,7 +422,7 @@ class RequestTransport:
         return None
 
     def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
-        if self.closed or self.answered:
+        if self.closed or self.answered or (self.responses_only and not response):
             return
         if self.waiting > self.max_buffer:  # one message, however large, never trips it by itself
             logger.error(
@@ -754,13 +757,13 @@ class StreamableHTTPApp:
         if len(self._requests) >= self.max_concurrent_requests:
             await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, "Too many requests in flight")
             return
-        transport = RequestTransport(body, self.max_stream_buffer)
+        transport = RequestTransport(body, self.max_stream_buffer, responses_only=not takes_sse)
         session = ServerSession(self.server, transport, stateless=True)
         self._requests.add(session)
         session.start()
         disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
         try:
-            await self._reply_modern(transport, send, disconnected, takes_json, takes_sse)
+            await self._reply_modern(transport, send, disconnected, takes_json)
         except OSError:
             pass  # the connection broke
         finally:
@@ -775,13 +778,8 @@ class StreamableHTTPApp:
         send: Send,
         disconnected: asyncio.Task[None],
         takes_json: bool,
-        takes_sse: bool,
     ) -> None:
         item = await _next_event(transport, disconnected)
-        if not takes_sse:
-            # A client that takes JSON alone gets the response alone.
-            while item is not None and not item[1]:
-                item = await _next_event(transport, disconnected)
         if item is None:
             if disconnected.done():
                 return  # nobody to answer
