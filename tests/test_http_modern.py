@@ -697,6 +697,22 @@ def test_listen_stream_acknowledges_then_delivers_what_was_asked(peer: Peer) -> 
     run(main())
 
 
+def test_closing_the_app_ends_listen_streams_with_their_result() -> None:
+    async def main(served: ThreadedServer, app: StreamableHTTPApp) -> None:
+        stream = open_listen(served.url(), 63, {"toolsListChanged": True})
+        assert (await anext(stream))["method"] == "notifications/subscriptions/acknowledged"
+        await served.call(app.close)
+        last = await anext(stream)
+        assert last["id"] == 63 and last["result"]["_meta"][SUBSCRIPTION_ID_KEY] == 63
+        with pytest.raises(StopAsyncIteration):
+            await anext(stream)
+
+    server = Server([LegacyHandlers(), ModernHandlers()], name="m", version="1")
+    app = StreamableHTTPApp(server)
+    with serving(app) as served:
+        run(main(served, app))
+
+
 def test_a_quiet_listen_stream_gets_keepalive_comments(peer: Peer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(streamable_http, "KEEPALIVE_SECONDS", 0.05)
 

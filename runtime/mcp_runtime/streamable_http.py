@@ -87,6 +87,8 @@ TOOL_SCHEMAS_RETRY = 1.0
 # call made it look (a client's _meta could fail the listing, and the tools
 # one client sees are not necessarily those another does).
 _HEADER_CHECK_CLIENT = {"name": "mcp-runtime-header-check", "version": "0"}
+SHUTDOWN_GRACE = 1.0
+"""Seconds close() lets 2026-07-28 requests in flight finish before it ends them."""
 _INTERNAL_TIMEOUT = 10.0
 # The HTTP status of a 2026-07-28 answer that is an error, by JSON-RPC code.
 _ERROR_STATUS = {
@@ -1067,10 +1069,15 @@ class StreamableHTTPApp:
                 await http_session.close()
 
     async def close(self) -> None:
-        """End every session (also done at ASGI lifespan shutdown)."""
+        """End every session (also done at ASGI lifespan shutdown); open
+        subscriptions/listen streams first get their result."""
         if self._reaper is not None:
             self._reaper.cancel()
             self._reaper = None
+        self.server.end_subscriptions()
+        deadline = time.monotonic() + SHUTDOWN_GRACE
+        while self._requests and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)  # requests finishing, listen streams sending their result
         for session in list(self._requests):
             await session.close()
         sessions, self.sessions = list(self.sessions.values()), {}
