@@ -17,6 +17,8 @@ from typing import Any
 
 from msgspec import UNSET
 
+from . import jsonrpc
+from .jsonrpc import McpError
 from .methods import MethodSpec
 
 # The _meta members of 2026-07-28, where a request carries what the handshake
@@ -158,6 +160,24 @@ def has_capability(capabilities: Any, path: tuple[str, ...]) -> bool:
             return True
         node = value
     return True
+
+
+def missing_capabilities(paths: Iterable[tuple[str, ...]], why: str = "") -> McpError:
+    """The error for a request the client's capabilities do not allow: each
+    path (("extensions", "io.modelcontextprotocol/tasks")) nested as
+    ``requiredCapabilities`` the way a capabilities object would declare it."""
+    required: dict[str, Any] = {}
+    names = []
+    for path in paths:
+        node = required
+        for key in path:
+            node = node.setdefault(key, {})
+        names.append(".".join(path))
+    return McpError(
+        jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
+        f"Missing required client capability: {why or ', '.join(sorted(names))}",
+        {"requiredCapabilities": required},
+    )
 
 
 @cache  # called for every capability check, i.e. on every request a client sends

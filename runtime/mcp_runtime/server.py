@@ -334,18 +334,14 @@ class Server:
                 jsonrpc.INTERNAL_ERROR, f"{method} cannot ask for input: only {', '.join(sorted(INPUT_REQUIRED_METHODS))} may"
             )
         table = lifecycle.revision(ctx.protocol_version).table("INPUT_REQUESTS")
-        missing: dict[str, Any] = {}
+        missing: set[tuple[str, ...]] = set()
         requests = result.input_requests if isinstance(result.input_requests, Mapping) else {}
         for request in requests.values():
             spec = table.get(getattr(request, "method", ""))
             if spec is not None and spec.capability and not lifecycle.has_capability(ctx.client_capabilities, spec.capability):
-                missing[spec.capability[0]] = {}
+                missing.add(spec.capability)
         if missing:
-            raise McpError(
-                jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
-                f"Missing required client capability: {', '.join(sorted(missing))}",
-                {"requiredCapabilities": missing},
-            )
+            raise lifecycle.missing_capabilities(missing)
         if isinstance(result.request_state, str):
             result = msgspec.structs.replace(
                 result, request_state=self.sealer.seal(result.request_state, _binding(method, params))

@@ -244,16 +244,8 @@ def client_supports_tasks(capabilities: Any) -> bool:
     return lifecycle.has_capability(capabilities, ("extensions", EXTENSION_ID))
 
 
-def _missing(capabilities: dict[str, Any], why: str) -> McpError:
-    return McpError(
-        jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
-        f"Missing required client capability: {why}",
-        {"requiredCapabilities": capabilities},
-    )
-
-
 def _missing_extension(why: str) -> McpError:
-    return _missing({"extensions": {EXTENSION_ID: {}}}, why)
+    return lifecycle.missing_capabilities([("extensions", EXTENSION_ID)], why)
 
 
 # ---------------------------------------------------------------- the store
@@ -417,10 +409,9 @@ class TaskContext:
             raise asyncio.CancelledError(f"task {record.task_id} is {record.status}: it takes no more input")
         spec = mcp_methods.INPUT_REQUESTS[request.method]
         if spec.capability and not lifecycle.has_capability(record.capabilities, spec.capability):
-            needed: dict[str, Any] = {}
-            for part in reversed(spec.capability):
-                needed = {part: needed}
-            raise _missing(needed, f"{request.method} needs the client's {'.'.join(spec.capability)} capability")
+            raise lifecycle.missing_capabilities(
+                [spec.capability], f"{request.method} needs the client's {'.'.join(spec.capability)} capability"
+            )
         if key is None:
             key = f"{_KEY_PREFIX.get(request.method, 'input')}-{next(record.keys)}"
         elif key in record.pending:
