@@ -55,12 +55,14 @@ def _reject(constant: str) -> Any:
 def expected_statuses(body: bytes, in_flight: str) -> set[int]:
     """What the Streamable HTTP app may answer a POST body. Invalid UTF-8 is
     400 where the app reads (id, method), else the session's to answer (as
-    -32700 under the request's id): either is right."""
+    -32700 under the request's id): either is right; a body with no request
+    in it (202 if valid) is always 400."""
     try:
         return {expected_status(json.loads(body.decode("utf-8"), parse_constant=_reject), in_flight)}
     except UnicodeDecodeError:
         try:
-            return {400, expected_status(json.loads(body.decode("utf-8", "replace"), parse_constant=_reject), in_flight)}
+            status = expected_status(json.loads(body.decode("utf-8", "replace"), parse_constant=_reject), in_flight)
+            return {400} if status == 202 else {400, status}
         except (ValueError, RecursionError):
             return {400}
     except (ValueError, RecursionError):

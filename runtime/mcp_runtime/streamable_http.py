@@ -692,6 +692,8 @@ class StreamableHTTPApp:
         transport = http_session.transport
         extra = [(b"mcp-session-id", http_session.id.encode())] if http_session.id else []
         if not requests:
+            if not await _utf8_or_refused(body, send):
+                return
             transport.receive(body)
             await _plain(send, 202, "", extra)
             return
@@ -748,6 +750,8 @@ class StreamableHTTPApp:
         method = probe.method
         assert isinstance(method, str)
         if isinstance(request_id, msgspec.UnsetType):
+            if not await _utf8_or_refused(body, send):
+                return
             await _plain(send, 202, "")  # a notification: no client notification of 2026-07-28 needs a session
             return
         problem = _header_problem(headers, method, fields, version)
@@ -1096,6 +1100,17 @@ class StreamableHTTPApp:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+async def _utf8_or_refused(body: bytes, send: Send) -> bool:
+    """Whether a body of notifications (or responses) is valid UTF-8, else
+    answer 400: its params were routed unread, and a 202 would say they were fine."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, f"Parse error: invalid UTF-8 at byte {error.start}")
+        return False
+    return True
 
 
 def _headers(scope: Scope) -> dict[str, str]:
