@@ -102,9 +102,8 @@ def machine() -> dict[str, Any]:
         "mcp",
         "pydantic",
         "pydantic-core",
-        "httpx",
-        "httpcore",
         "httpx2",
+        "httpcore2",
         "uvicorn",
         "starlette",
         "anyio",
@@ -539,13 +538,12 @@ What is measured (see the module docstrings in bench/ for details):
   with. Over Streamable HTTP every 2026-07-28 request is a POST of its own, with
   no session (both servers run as for 2025-11-25); measured at 16 in flight.
 * HTTP: uvicorn, one worker, 127.0.0.1, access log off, SSE answers (default of
-  both), stateful sessions. Our client is httpx-based, the SDK's httpx2-based;
-  when `sniffio` is not installed (see Versions), httpcore 1.x tries to import
-  it several times per request, which is a large part of our client's CPU.
+  both), stateful sessions. Both clients are httpx2-based (ours moved from
+  httpx, whose httpcore pool bookkeeping cost about twice the CPU per request).
 * Import: `import` statement timed inside a fresh interpreter, bytecode caches
   warm, median of samples.
 * Memory: server VmRSS before and after opening N sessions (initialize +
-  notifications/initialized) with the same raw httpx client for both servers.
+  notifications/initialized) with the same raw httpx2 client for both servers.
 * When the parts were measured in different runs (the "Measured" table
   above), compare rows across parts with care: the load of the machine differs
   from run to run.

@@ -10,7 +10,7 @@ Memory: the echo server of each library (bench/servers, uvicorn, one worker,
 Streamable HTTP, sessions kept in memory) is started; its ``VmRSS`` is read
 from ``/proc/<pid>/status`` after a warm-up session, then ``sessions``
 sessions are opened (``initialize`` + ``notifications/initialized``, raw
-httpx, loopback, a bounded number in flight), left idle, and ``VmRSS`` is read
+httpx2, loopback, a bounded number in flight), left idle, and ``VmRSS`` is read
 again. The same raw client drives both servers.
 """
 
@@ -91,12 +91,12 @@ _INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 
 async def open_sessions(url: str, count: int, in_flight: int = 8) -> list[str]:
-    import httpx
+    import httpx2
 
     ids: list[str] = []
     queue = iter(range(count))
 
-    async def worker(http: httpx.AsyncClient) -> None:
+    async def worker(http: httpx2.AsyncClient) -> None:
         for _ in queue:
             response = await http.post(url, content=_INITIALIZE, headers=_HEADERS)
             if response.status_code != 200 or b'"result"' not in response.content:
@@ -116,7 +116,7 @@ async def open_sessions(url: str, count: int, in_flight: int = 8) -> list[str]:
                 )
             ids.append(session_id)
 
-    async with httpx.AsyncClient(timeout=30.0) as http:
+    async with httpx2.AsyncClient(timeout=30.0) as http:
         await asyncio.gather(*(worker(http) for _ in range(in_flight)))
     return ids
 

@@ -24,7 +24,7 @@ tool's schema marks with ``x-mcp-header``; tools whose marks are invalid are
 left out of tools/list), an error status with a JSON-RPC error body answers
 the call with that error, and a cancelled request's stream is just closed.
 
-Needs httpx (the ``http`` extra).
+Needs httpx2 (the ``http`` extra).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urljoin, urlsplit
 
-import httpx
+import httpx2
 import msgspec
 from msgspec import UNSET, UnsetType
 
@@ -217,7 +217,7 @@ def _answers(message: bytes, request_id: RequestId) -> bool:
     )
 
 
-def _media_type(response: httpx.Response) -> str:
+def _media_type(response: httpx2.Response) -> str:
     value: str = response.headers.get("content-type", "")
     return value.split(";", 1)[0].strip().lower()
 
@@ -237,14 +237,14 @@ def _http_failure(status: int, reason: str, body: bytes, what: str) -> McpError:
     return McpError(code, text, {"httpStatus": status})
 
 
-def _timeout(timeout: float | None, sse_read_timeout: float | None) -> httpx.Timeout:
-    return httpx.Timeout(timeout, read=sse_read_timeout)
+def _timeout(timeout: float | None, sse_read_timeout: float | None) -> httpx2.Timeout:
+    return httpx2.Timeout(timeout, read=sse_read_timeout)
 
 
-def _new_http_client(timeout: httpx.Timeout) -> httpx.AsyncClient:
+def _new_http_client(timeout: httpx2.Timeout) -> httpx2.AsyncClient:
     # No connection cap: every request in flight holds its own connection
     # while its answer streams back.
-    return httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=None, max_keepalive_connections=32))
+    return httpx2.AsyncClient(timeout=timeout, limits=httpx2.Limits(max_connections=None, max_keepalive_connections=32))
 
 
 @dataclass
@@ -272,7 +272,7 @@ class StreamableHTTPClientTransport:
     * ``timeout``: seconds for connecting and sending; ``sse_read_timeout``:
       longest silence on a response stream (None: no limit; calls have their
       own timeouts).
-    * ``http_client``: an ``httpx.AsyncClient`` to use (it is not closed);
+    * ``http_client``: an ``httpx2.AsyncClient`` to use (it is not closed);
       by default the transport makes and closes its own.
     * ``listen``: open the standalone GET stream after initialization.
     * ``max_reconnects``: consecutive failed attempts to resume a stream.
@@ -286,7 +286,7 @@ class StreamableHTTPClientTransport:
         *,
         timeout: float | None = 30.0,
         sse_read_timeout: float | None = None,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: httpx2.AsyncClient | None = None,
         listen: bool = True,
         max_reconnects: int = DEFAULT_MAX_RECONNECTS,
         terminate_on_close: bool = True,
@@ -378,7 +378,7 @@ class StreamableHTTPClientTransport:
                 response = await self._http.delete(self.url, headers=self._headers(_ACCEPT_ANY), timeout=5.0)
                 if response.status_code not in (200, 202, 204, 404, 405):
                     logger.debug("DELETE of session answered HTTP %d", response.status_code)
-            except httpx.HTTPError as error:
+            except httpx2.HTTPError as error:
                 logger.debug("DELETE of session failed: %s", error)
         if self._owns_http:
             await self._http.aclose()
@@ -606,7 +606,7 @@ class StreamableHTTPClientTransport:
                             f"POST {self.url}: expected a JSON or SSE answer, got content type {media or 'none'!r}",
                         )
                     )
-        except httpx.HTTPError as error:
+        except httpx2.HTTPError as error:
             if (modern or state.last_id is None) and not state.answered:
                 raise _Failure(
                     McpError(jsonrpc.CONNECTION_CLOSED, f"POST {self.url} failed: {_describe(error)}")
@@ -635,7 +635,7 @@ class StreamableHTTPClientTransport:
         else:
             raise _Failure(McpError(jsonrpc.INTERNAL_ERROR, f"POST {self.url}: the JSON answer holds no response"))
 
-    async def _consume(self, response: httpx.Response, request_id: RequestId | None, state: _StreamState) -> None:
+    async def _consume(self, response: httpx2.Response, request_id: RequestId | None, state: _StreamState) -> None:
         """Deliver a stream's messages until it ends or (for a request) is answered."""
         parser = SSEParser(last_event_id=state.last_id)  # ids persist across reconnections
         async for chunk in response.aiter_bytes():
@@ -674,7 +674,7 @@ class StreamableHTTPClientTransport:
                         _http_failure(status, response.reason_phrase, body, f"resuming the response stream at {self.url}")
                     )
                 await self._consume(response, request_id, state)
-        except httpx.HTTPError as error:
+        except httpx2.HTTPError as error:
             state.failure = _describe(error)
             logger.debug("resuming the stream of request %r failed: %s", request_id, state.failure)
 
@@ -687,7 +687,7 @@ class StreamableHTTPClientTransport:
             headers["mcp-protocol-version"] = self.protocol_version
         try:
             response = await self._http.post(self.url, content=message, headers=headers, timeout=self._timeout)
-        except httpx.HTTPError as error:
+        except httpx2.HTTPError as error:
             logger.warning("could not send a message to %s: %s", self.url, _describe(error))
             return
         if response.status_code == 404 and self.session_id is not None:
@@ -747,7 +747,7 @@ class StreamableHTTPClientTransport:
                             _http_failure(status, response.reason_phrase, body, f"GET {self.url}").message,
                         )
                         return
-            except httpx.HTTPError as error:
+            except httpx2.HTTPError as error:
                 logger.debug("standalone SSE stream dropped: %s", _describe(error))
             except SSEParseError as error:
                 logger.warning("bad standalone SSE stream: %s", error)
@@ -759,7 +759,7 @@ class StreamableHTTPClientTransport:
             await asyncio.sleep(state.retry_ms / 1000)
 
 
-def _describe(error: httpx.HTTPError) -> str:
+def _describe(error: httpx2.HTTPError) -> str:
     return str(error) or type(error).__name__
 
 
@@ -781,7 +781,7 @@ class LegacySSEClientTransport:
         *,
         timeout: float | None = 30.0,
         sse_read_timeout: float | None = None,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         self.url = url
         self.headers = {name.lower(): value for name, value in (headers or {}).items()}
@@ -880,7 +880,7 @@ class LegacySSEClientTransport:
         except McpError as error:
             if not ready.done():
                 ready.set_exception(error)
-        except (httpx.HTTPError, SSEParseError) as error:
+        except (httpx2.HTTPError, SSEParseError) as error:
             if not ready.done():
                 ready.set_exception(McpError(jsonrpc.CONNECTION_CLOSED, f"GET {self.url} failed: {error}"))
             else:
@@ -920,7 +920,7 @@ class LegacySSEClientTransport:
         headers = {**self.headers, "content-type": "application/json"}
         try:
             response = await self._http.post(endpoint, content=message, headers=headers, timeout=self._timeout)
-        except httpx.HTTPError as error:
+        except httpx2.HTTPError as error:
             failure = McpError(jsonrpc.CONNECTION_CLOSED, f"POST {endpoint} failed: {_describe(error)}")
         else:
             if response.status_code < 300:
@@ -945,7 +945,7 @@ async def connect_streamable_http(
     url: str,
     *,
     headers: Mapping[str, str] | None = None,
-    http_client: httpx.AsyncClient | None = None,
+    http_client: httpx2.AsyncClient | None = None,
     timeout: float | None = 30.0,
     listen: bool = True,
 ) -> AsyncIterator[ClientSession]:
@@ -967,7 +967,7 @@ async def connect_sse(
     url: str,
     *,
     headers: Mapping[str, str] | None = None,
-    http_client: httpx.AsyncClient | None = None,
+    http_client: httpx2.AsyncClient | None = None,
     timeout: float | None = 30.0,
 ) -> AsyncIterator[ClientSession]:
     """An initialized session over the legacy HTTP+SSE transport (``url`` is
@@ -1009,7 +1009,7 @@ async def _probe_connect(
     client: Client,
     url: str,
     headers: Mapping[str, str] | None,
-    http: httpx.AsyncClient,
+    http: httpx2.AsyncClient,
     timeout: float | None,
     listen: bool,
 ) -> ClientSession:
