@@ -42,7 +42,6 @@ from .session import LOG_LEVELS, RequestContext, RequestEnvelope, Route, Session
 
 _BASE = "ServerHandlers"
 
-
 # The only requests whose result may be input-required (multi round-trip requests).
 INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 
