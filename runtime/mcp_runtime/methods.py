@@ -88,6 +88,11 @@ class RequestContext(Protocol):
     def client_info(self) -> Any:
         """The client's name and version, where it gave them."""
 
+    @property
+    def principal(self) -> Any:
+        """The authenticated caller (a :class:`mcp_runtime.auth.principal.Principal`)
+        where the transport verified an access token; None otherwise."""
+
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send a progress notification, if the caller asked for progress."""
 

@@ -220,6 +220,10 @@ class RequestContext:
             return self._envelope.client_info
         return getattr(self._session, "client_info", None)
 
+    @property
+    def principal(self) -> Any:
+        return getattr(self._session.transport, "principal", None)
+
     def described(self, envelope: RequestEnvelope) -> RequestContext:
         """This context for a request that describes its sender (2026-07-28 on)."""
         return RequestContext(self._session, self._request_id, self._progress_token, envelope)
