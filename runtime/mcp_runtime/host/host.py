@@ -243,7 +243,7 @@ class Host:
         params: dict[str, Any] = {"name": tool.original}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        return await self._request(tool.server, "tools/call", params, timeout, on_progress)
+        return await self.request(tool.server, "tools/call", params, timeout, on_progress)
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: float | None = None
@@ -253,12 +253,12 @@ class Host:
         params: dict[str, Any] = {"name": prompt.original}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        return await self._request(prompt.server, "prompts/get", params, timeout)
+        return await self.request(prompt.server, "prompts/get", params, timeout)
 
     async def read_resource(self, uri: str, *, server: str | None = None, timeout: float | None = None) -> Any:
         """Read a resource; the server is the one listing ``uri`` (or a template
         matching it) unless named. The server's ReadResourceResult."""
-        return await self._request(server or self.server_of(uri), "resources/read", {"uri": uri}, timeout)
+        return await self.request(server or self.server_of(uri), "resources/read", {"uri": uri}, timeout)
 
     async def complete(
         self,
@@ -286,7 +286,7 @@ class Host:
         params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": dict(context)}
-        return await self._request(target, "completion/complete", params, timeout)
+        return await self.request(target, "completion/complete", params, timeout)
 
     def server_of(self, uri: str) -> str:
         """The server that lists ``uri``, or else the one with a template matching it."""
@@ -297,14 +297,16 @@ class Host:
             raise HostError(_ownership(f"resource {uri!r}", owners))
         return owners[0]
 
-    async def _request(
+    async def request(
         self,
         server: str,
         method: str,
-        params: dict[str, Any],
-        timeout: float | None,
+        params: Mapping[str, Any],
+        timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> Any:
+        """Send ``method`` to ``server`` with ``params`` in wire form (camelCase
+        keys), typed by the revision the server speaks; its decoded result."""
         session = self.session(server)
         spec = lifecycle.revision(session.protocol_version).all_methods[method]
         return await session.request(spec, codec.convert(params, spec.params), timeout=timeout, on_progress=on_progress)
