@@ -39,8 +39,8 @@ def mcpx_json(*args: str) -> Any:
 
 @pytest.fixture(scope="module")
 def everything_url() -> Iterator[str]:
-    with everything_http() as url:
-        yield url
+    with everything_http() as server:
+        yield server.url
 
 
 def test_lists_and_calls_over_stdio_by_json() -> None:

@@ -40,6 +40,10 @@ def test_the_mcp_servers_shape() -> None:
     assert (files.request_timeout, files.connect_timeout) == (2.5, 30.0)
     assert (remote.transport, remote.url, dict(remote.headers)) == ("auto", "https://example.com/mcp", {"Authorization": "Bearer t0k"})
     assert remote.auth == {"scope": "a"}
+    # health checks: by default only for servers reached by URL
+    assert (files.ping_interval, remote.ping_interval) == (None, 30.0)
+    quiet = parse_config({"mcpServers": {"r": {"url": "http://h", "pingInterval": 0}, "s": {"command": "a", "pingInterval": 5}}})
+    assert (quiet["r"].ping_interval, quiet["s"].ping_interval) == (None, 5.0)
 
 
 def test_the_servers_shape_with_explicit_types(tmp_path: Path) -> None:
@@ -83,6 +87,7 @@ def test_the_servers_shape_with_explicit_types(tmp_path: Path) -> None:
         ({"servers": {"x": {"type": "http", "command": "a"}}}, "servers.x.command: a server reached by URL"),
         ({"servers": {"x": {"type": "http"}}}, "servers.x.url: an HTTP server needs a url"),
         ({"mcpServers": {"x": {"command": "a", "connectTimeout": 0}}}, "mcpServers.x.connectTimeout: expected a positive"),
+        ({"mcpServers": {"x": {"command": "a", "pingInterval": "often"}}}, "mcpServers.x.pingInterval: expected a positive"),
         ({"mcpServers": {"x": {"command": "a", "disabled": "no"}}}, "mcpServers.x.disabled: expected true or false"),
         ({"mcpServers": {"a b": {"command": "a"}, "a_b": {"command": "b"}}}, "mcpServers.a_b: the name gives the same tool prefix as 'a b'"),
     ],

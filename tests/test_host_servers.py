@@ -15,10 +15,13 @@ from typing import Any, cast
 import pytest
 
 from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime.host import Host, HostError, HostHandlers, RetryPolicy, ServerStatus
+from mcp_runtime.host import Host, HostError, HostHandlers, RetryPolicy, ServerConfig, ServerStatus
+from mcp_runtime.http import http_app
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.stdio import ProcessTransport
-from support.everything_http import everything_http
+from support.everything_http import EverythingHttp, everything_http
+from support.growing_server import growing_server
+from support.http_servers import ThreadedServer, serving
 from support.peers import EXAMPLE_SERVER, NODE, SDK_SERVER, SERVER_EVERYTHING, pid_alive, run
 from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
 
@@ -29,8 +32,8 @@ FAST_RETRY = RetryPolicy(initial_delay=0.2, max_delay=1.0)
 
 @pytest.fixture(scope="module")
 def everything_url() -> Iterator[str]:
-    with everything_http() as url:
-        yield url
+    with everything_http() as server:
+        yield server.url
 
 
 def configuration(everything_url: str) -> dict[str, Any]:
@@ -57,6 +60,10 @@ class Application(HostHandlers):
     ) -> mcp.CreateMessageResult:
         self.asked.append((server, "sampling"))
         return mcp.CreateMessageResult(role="assistant", content=mcp.TextContent(text=f"sampled for {server}"), model="test")
+
+    async def elicit(self, server: str, params: mcp.ElicitRequestParams, ctx: RequestContext) -> mcp.ElicitResult:
+        self.asked.append((server, "elicitation"))
+        return mcp.ElicitResult(action="accept", content={"name": f"Ada of {server}", "check": True})
 
     async def list_roots(self, server: str, params: mcp.ListRootsRequestParams, ctx: RequestContext) -> mcp.ListRootsResult:
         self.asked.append((server, "roots"))
@@ -150,8 +157,11 @@ def test_list_changes_and_server_requests_reach_the_one_set_of_handlers(everythi
             assert "sampled for everything" in " ".join(texts(sampled))
             roots = await host.call_tool("everything_http__get-roots-list", {})
             assert "root of everything http" in " ".join(texts(roots))
-            assert ("everything", "sampling") in app.asked and ("everything http", "roots") in app.asked
+            elicited = await host.call_tool("everything__trigger-elicitation-request", {})
+            assert "Ada of everything" in " ".join(texts(elicited))
+            assert {("everything", "sampling"), ("everything http", "roots"), ("everything", "elicitation")} <= set(app.asked)
             assert ("broken", "retrying") in app.statuses and ("sdk", "ready") in app.statuses
+        assert ("sdk", "stopped") in app.statuses  # told before the host is gone
 
     run(scenario())
 
@@ -186,3 +196,67 @@ def test_leaving_the_host_ends_every_session_and_process(everything_url: str) ->
 
     pids = run(scenario())
     assert not any(pid_alive(pid) for pid in pids)
+
+
+def test_an_http_server_killed_and_restarted_is_noticed_and_comes_back() -> None:
+    async def scenario(remote: EverythingHttp) -> None:
+        config = {
+            "mcpServers": {
+                "remote": {"type": "http", "url": remote.url, "pingInterval": 0.3, "connectTimeout": 10},
+                "example": {"command": sys.executable, "args": [str(EXAMPLE_SERVER)]},
+            }
+        }
+        async with Host(config, retry=FAST_RETRY) as host:
+            assert "remote__echo" in tool_names(host)
+            await asyncio.to_thread(remote.kill)
+            await host.wait_until(lambda h: "remote__echo" not in tool_names(h), timeout=15)
+            assert "health check failed" in (host.status()["remote"].error or "")
+            assert "example__echo" in tool_names(host)
+            await asyncio.to_thread(remote.start)
+            await host.wait_until(lambda h: "remote__echo" in tool_names(h), timeout=20)
+            assert texts(await host.call_tool("remote__echo", {"message": "again"})) == ["Echo: again"]
+
+    with everything_http() as remote:
+        run(scenario(remote))
+
+
+def test_legacy_sse_and_stateless_entries_an_authorization_hook_and_a_triggered_list_change() -> None:
+    app = Changes()
+    seen: list[str] = []
+
+    async def authorize(entry: ServerConfig) -> dict[str, str]:
+        seen.append(entry.name)
+        return {"Authorization": f"Bearer {entry.auth['token']}"} if entry.auth else {}
+
+    async def scenario(web: ThreadedServer) -> None:
+        config = {
+            "servers": {
+                "old": {"type": "sse", "url": web.url("/sse"), "auth": {"token": "s3cret"}},
+                "new": {"type": "http", "url": web.url("/mcp")},
+            }
+        }
+        async with Host(config, app, authorize=authorize) as host:
+            status = host.status()
+            assert status["new"].protocol_version == "2026-07-28"  # list changes come over subscriptions/listen
+            assert status["old"].state == "ready"
+            assert {"old__grow", "new__grow"} <= tool_names(host)
+            grown = await host.call_tool("new__grow")
+            assert texts(grown) == ["extra-1"]
+            await host.wait_until(lambda h: {"old__extra-1", "new__extra-1"} <= tool_names(h), timeout=10)
+            assert ("old", "tools") in app.changes and ("new", "tools") in app.changes
+            assert texts(await host.call_tool("old__extra-1")) == ["extra-1 called"]
+        assert sorted(seen) == ["new", "old"]
+        legacy = [h for m, path, h in web.recorder.requests if path in ("/sse", "/messages")]
+        assert legacy and all(h.get("authorization") == "Bearer s3cret" for h in legacy)
+        assert all("authorization" not in h for m, path, h in web.recorder.requests if path == "/mcp")
+
+    with serving(http_app(growing_server())) as web:
+        run(scenario(web))
+
+
+class Changes(HostHandlers):
+    def __init__(self) -> None:
+        self.changes: list[tuple[str, str]] = []
+
+    async def on_list_changed(self, server: str, kind: str) -> None:
+        self.changes.append((server, kind))

@@ -15,7 +15,10 @@ to HTTP+SSE (``mcp_runtime.http_client.connect_http``). Strings in
 ``command``, ``args``, ``env``, ``cwd``, ``url`` and ``headers`` expand
 ``${VAR}`` and ``${VAR:-default}`` from the environment (``${env:VAR}`` too, as
 some editors write it); ``$$`` is a literal ``$``. Every entry may also set
-``connectTimeout`` and ``requestTimeout`` (seconds), ``disabled`` and ``auth``
+``connectTimeout`` and ``requestTimeout`` (seconds), ``pingInterval`` (seconds
+between health checks; by default 30 for servers reached by URL, whose loss
+nothing else reveals, and none for stdio servers; 0 turns them off),
+``disabled`` and ``auth``
 (handed, untouched, to the host's authorization hook). Keys of other hosts
 are ignored. A bad configuration raises :class:`ConfigError` naming the entry
 and the field.
@@ -37,6 +40,7 @@ TransportKind = Literal["stdio", "http", "sse", "auto"]
 """``auto``: Streamable HTTP, falling back to HTTP+SSE."""
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
+DEFAULT_PING_INTERVAL = 30.0
 
 # What an explicit "type" may say, as the common hosts spell it.
 _TYPES: dict[str, TransportKind] = {
@@ -70,6 +74,8 @@ class ServerConfig:
     """Seconds for starting the server and negotiating a revision."""
     request_timeout: float | None = None
     """Default seconds for each request to it (None: no limit)."""
+    ping_interval: float | None = None
+    """Seconds between health checks while connected (None: none)."""
     auth: Any = None
     """The entry's ``auth`` value, for :attr:`mcp_runtime.host.Host` ``authorize``."""
 
@@ -149,6 +155,7 @@ def _server(name: str, entry: Mapping[str, Any], where: str, env: Mapping[str, s
         return ServerConfig(
             name=name,
             transport="stdio",
+            ping_interval=_ping_interval(entry, where, None),
             command=command,
             args=tuple(expand(f"args[{i}]", _string(arg, f"{where}.args[{i}]")) for i, arg in enumerate(args)),
             env=_strings(entry, where, "env", expand),
@@ -169,6 +176,7 @@ def _server(name: str, entry: Mapping[str, Any], where: str, env: Mapping[str, s
     return ServerConfig(
         name=name,
         transport=transport,
+        ping_interval=_ping_interval(entry, where, DEFAULT_PING_INTERVAL),
         url=url,
         headers=_strings(entry, where, "headers", expand),
         auth=entry.get("auth"),
@@ -228,6 +236,13 @@ def _timeout(entry: Mapping[str, Any], where: str, key: str, default: float | No
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         raise ConfigError(f"{where}.{key}: expected a positive number of seconds, got {value!r}")
     return float(value)
+
+
+def _ping_interval(entry: Mapping[str, Any], where: str, default: float | None) -> float | None:
+    value = entry.get("pingInterval")
+    if value == 0 and not isinstance(value, bool):
+        return None
+    return _timeout(entry, where, "pingInterval", default)
 
 
 def _string(value: Any, where: str) -> str:

@@ -19,7 +19,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from .. import lifecycle
 from ..client import Client, ClientSession, connect_stdio
+from ..jsonrpc import McpError
 from ..stdio import StdioServerParameters
 from .config import ServerConfig
 
@@ -143,21 +145,48 @@ class Connection:
                 try:
                     await self._on_ready(self)
                 except BaseException:
-                    self._lost()
+                    self._lost(None)
                     raise
             self._set(
                 ServerStatus(self.name, "ready", protocol_version=session.protocol_version, server_info=session.server_info)
             )
             self.settled.set()
             try:
-                await session.closed.wait()
-            finally:
-                self._lost()
-            reason = getattr(session.transport, "closed_reason", None)
-            detail = reason() if reason is not None else None
-            return f"connection lost: {detail}" if detail else "connection lost"
+                failed = await self._watch(session)
+            except BaseException:
+                self._lost(None)
+                raise
+            if failed is None:
+                reason = getattr(session.transport, "closed_reason", None)
+                detail = reason() if reason is not None else None
+                failed = f"connection lost: {detail}" if detail else "connection lost"
+            # The entries go before the session is closed, which may take a while.
+            self._lost(failed)
+            return failed
 
-    def _lost(self) -> None:
+    async def _watch(self, session: ClientSession) -> str | None:
+        """Wait until the session ends (None) or fails a health check (why)."""
+        interval = self.config.ping_interval
+        if interval is None:
+            await session.closed.wait()
+            return None
+        # 2026-07-28 has no ping; server/discover is as cheap and needs no state.
+        method = "server/discover" if session.modern else "ping"
+        spec = lifecycle.revision(session.protocol_version).all_methods[method]
+        while True:
+            try:
+                await asyncio.wait_for(session.closed.wait(), interval)
+                return None
+            except TimeoutError:
+                pass
+            try:
+                await session.request(spec, None, timeout=self.config.connect_timeout)
+            except McpError as error:
+                return f"health check failed: {error.message}"
+
+    def _lost(self, reason: str | None) -> None:
+        if reason is not None:
+            self._set(ServerStatus(self.name, "retrying", self.status.failures, reason))
         if self.session is not None:
             self.session = None
             self._on_lost(self)

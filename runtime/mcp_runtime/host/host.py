@@ -35,6 +35,8 @@ from .names import qualified_names
 logger = logging.getLogger("mcp_runtime.host")
 
 KINDS = ("tools", "resources", "resource_templates", "prompts")
+CALLBACK_GRACE = 1.0
+"""Seconds a closing host waits for the application's callbacks still running."""
 
 # kind: (list method, result field, capability)
 _LISTS = {
@@ -183,6 +185,9 @@ class Host:
     async def aclose(self) -> None:
         """Close every session and end every server process."""
         await asyncio.gather(*(connection.stop() for connection in self._connections.values()))
+        # The application hears of the last changes (every server stopped), for a moment at most.
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=CALLBACK_GRACE)
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
