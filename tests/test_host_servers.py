@@ -21,7 +21,7 @@ from mcp_runtime.methods import RequestContext
 from mcp_runtime.stdio import ProcessTransport
 from support.everything_http import EverythingHttp, everything_http
 from support.growing_server import growing_server
-from support.http_servers import ThreadedServer, serving
+from support.http_servers import ThreadedServer, eventually, serving
 from support.peers import EXAMPLE_SERVER, NODE, SDK_SERVER, SERVER_EVERYTHING, pid_alive, run
 from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
 
@@ -157,6 +157,9 @@ def test_list_changes_and_server_requests_reach_the_one_set_of_handlers(everythi
             assert "sampled for everything" in " ".join(texts(sampled))
             roots = await host.call_tool("everything_http__get-roots-list", {})
             assert "root of everything http" in " ".join(texts(roots))
+            # server-everything asks for the roots again when told they changed
+            await host.roots_changed()
+            await eventually(lambda: app.asked.count(("everything http", "roots")) == 2, 10, "roots asked again")
             elicited = await host.call_tool("everything__trigger-elicitation-request", {})
             assert "Ada of everything" in " ".join(texts(elicited))
             assert {("everything", "sampling"), ("everything http", "roots"), ("everything", "elicitation")} <= set(app.asked)

@@ -145,7 +145,10 @@ class Host:
         self._refresh_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._changed: asyncio.Condition | None = None
         self._connections: dict[str, Connection] = {}
-        self._settings = (name, version, retry or RetryPolicy(), authorize, server_stderr)
+        self._identity = (name, version)
+        self._retry = retry or RetryPolicy()
+        self._authorize = authorize
+        self._server_stderr = server_stderr
 
     # ------------------------------------------------------------ lifetime
 
@@ -158,7 +161,7 @@ class Host:
 
     async def start(self) -> None:
         """Connect to every server; returns once each has connected or failed once."""
-        name, version, retry, authorize, stderr = self._settings
+        name, version = self._identity
         self._changed = asyncio.Condition()
         for server in self.config.servers:
             client = Client(
@@ -171,12 +174,12 @@ class Host:
             connection = Connection(
                 server,
                 client,
-                retry=retry,
+                retry=self._retry,
                 on_ready=self._ready,
                 on_lost=self._lost,
                 on_status=self._status_changed,
-                authorize=authorize,
-                stderr=stderr,
+                authorize=self._authorize,
+                stderr=self._server_stderr,
             )
             self._connections[server.name] = connection
             connection.start()
@@ -292,6 +295,15 @@ class Host:
         if context:
             params["context"] = {"arguments": dict(context)}
         return await self.request(target, "completion/complete", params, timeout)
+
+    async def roots_changed(self) -> None:
+        """Tell every connected server that speaks a handshake revision that the
+        application's roots changed (at 2026-07-28 servers ask for them with each request)."""
+        for connection in list(self._connections.values()):
+            session = connection.session
+            spec = lifecycle.revision(session.protocol_version).all_methods.get("notifications/roots/list_changed") if session else None
+            if session is not None and spec is not None:
+                await session.notify(spec, None)
 
     def server_of(self, uri: str) -> str:
         """The server that lists ``uri``, or else the one with a template matching it."""
