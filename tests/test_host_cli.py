@@ -140,7 +140,7 @@ def test_the_progress_bar_in_a_real_terminal() -> None:
         # rich draws the bar with heavy horizontal lines, and the count of steps done
         bar = tty.wait_for(lambda shown: "━" in shown and "/8" in shown, timeout=60, what="a progress bar")
         line = next(line for line in bar.splitlines() if "━" in line)
-        assert "%" in line
+        assert "%" in line and "trigger-long-running-operation" in line
         done = tty.wait_for(lambda shown: "EXIT=" in shown, timeout=60, what="the end of the call")
     assert "EXIT=0" in done
     assert "Long running operation completed" in done

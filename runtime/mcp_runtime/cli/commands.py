@@ -144,6 +144,7 @@ def call(options: Options, tool: str, arguments: tuple[str, ...]) -> int:
             known = ", ".join(entry.original for entry in host.tools) or "none"
             raise Failed(f"the server has no tool {tool!r} (tools: {known})")
         params = {"name": tool, "arguments": _tool_arguments(arguments, found[0])}
+        terminal.label = tool
         try:
             result = await host.request(name, "tools/call", params, options.timeout, _on_progress(terminal))
         finally:

@@ -27,6 +27,8 @@ class Terminal:
         self.err = Console(stderr=True, highlight=False, soft_wrap=True)
         self._progress: Progress | None = None
         self._task: TaskID | None = None
+        self.label = "working"
+        """What the progress bar says when a notification has no message (the tool's name)."""
 
     # ------------------------------------------------------------ stderr
 
@@ -53,9 +55,9 @@ class Terminal:
                 transient=True,
             )
             self._progress.start()
-            self._task = self._progress.add_task(message or "working", total=total)
+            self._task = self._progress.add_task(message or self.label, total=total)
         assert self._task is not None
-        self._progress.update(self._task, completed=progress, total=total, description=message or "working")
+        self._progress.update(self._task, completed=progress, total=total, description=message or self.label)
 
     def done(self) -> None:
         """The call ended: take the progress bar away."""
