@@ -249,7 +249,8 @@ def _target(options: Options) -> ServerConfig:
     """The one server the options name; click.UsageError if they name none or several."""
     command = click.get_current_context().find_object(Invocation)
     argv = command.command if command is not None else []
-    given = [what for what, present in (("a command after --", argv), ("--url", options.url), ("--config", options.config)) if present]
+    targets = (("a command after --", argv), ("--url", options.url), ("--config", options.config))
+    given = [what for what, present in targets if present]
     if len(given) != 1:
         raise click.UsageError(
             "name one server: a command after --, --url URL, or --config FILE [--server NAME]"
@@ -279,7 +280,8 @@ def _server(options: Options, argv: list[str]) -> ServerConfig:
         config = load_config(options.config)
         if options.server is None:
             if len(config.servers) != 1:
-                raise click.UsageError(f"--config has {len(config.servers)} servers; pick one with --server ({', '.join(config.names)})")
+                names = ", ".join(config.names)
+                raise click.UsageError(f"--config has {len(config.servers)} servers; pick one with --server ({names})")
             return config.servers[0]
         return config[options.server]
     except ConfigError as error:

@@ -153,7 +153,11 @@ class Host:
     # ------------------------------------------------------------ lifetime
 
     async def __aenter__(self) -> Host:
-        await self.start()
+        try:
+            await self.start()
+        except BaseException:  # cancelled while starting: no server is left running
+            await self.aclose()
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -301,8 +305,10 @@ class Host:
         application's roots changed (at 2026-07-28 servers ask for them with each request)."""
         for connection in list(self._connections.values()):
             session = connection.session
-            spec = lifecycle.revision(session.protocol_version).all_methods.get("notifications/roots/list_changed") if session else None
-            if session is not None and spec is not None:
+            if session is None:
+                continue
+            spec = lifecycle.revision(session.protocol_version).all_methods.get("notifications/roots/list_changed")
+            if spec is not None:
                 await session.notify(spec, None)
 
     def server_of(self, uri: str) -> str:
@@ -360,9 +366,12 @@ class Host:
         if session.modern:
             wanted = [lifecycle.has_capability(capabilities, (c, "listChanged")) for c in ("tools", "prompts", "resources")]
             if any(wanted):  # the stream ends with the session
-                await session.listen(
-                    tools_list_changed=wanted[0], prompts_list_changed=wanted[1], resources_list_changed=wanted[2]
-                )
+                try:
+                    await session.listen(
+                        tools_list_changed=wanted[0], prompts_list_changed=wanted[1], resources_list_changed=wanted[2]
+                    )
+                except McpError as error:  # the server is still of use, its lists only go stale
+                    logger.warning("server %s: subscriptions/listen failed: %s", connection.name, error.message)
 
     def _lost(self, connection: Connection) -> None:
         if self._catalogues.pop(connection.name, None) is not None:
