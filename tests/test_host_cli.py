@@ -61,6 +61,8 @@ def test_lists_and_calls_over_stdio_by_json() -> None:
     assert "x = 1" in prompt["messages"][0]["content"]["text"]
     completed = mcpx_json("complete", "language", "py", "--prompt", "review", "--json", *EXAMPLE)
     assert completed["completion"]["values"] == ["python"]
+    names = mcpx_json("complete", "name", "b", "--template", "greeting://{name}", "--json", *EXAMPLE)
+    assert names["completion"]["values"] == ["bob"]
 
 
 def test_server_everything_over_stdio_and_streamable_http(everything_url: str) -> None:

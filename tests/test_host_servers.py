@@ -129,6 +129,8 @@ def test_aggregates_every_server_and_routes_calls(everything_url: str) -> None:
             assert "x = 1" in texts(prompt)[0]
             completed = await host.complete("language", "py", prompt="example__review")
             assert "python" in completed.completion.values
+            names = await host.complete("name", "a", template="greeting://{name}")
+            assert names.completion.values == ["alice"]
             team = await host.complete(
                 "name", "", prompt="everything__completable-prompt", context={"department": "Engineering"}
             )
