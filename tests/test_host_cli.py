@@ -147,3 +147,11 @@ def test_the_progress_bar_in_a_real_terminal() -> None:
     assert "EXIT=0" in done
     assert "Long running operation completed" in done
     assert "━" not in done  # the bar goes away once the call ends
+
+
+def test_output_for_people() -> None:
+    listed = mcpx("list", "tools", *EXAMPLE).stdout
+    assert "echo" in listed and "Return the text it is given." in listed
+    assert mcpx("call", "echo", "text=hello there", *EXAMPLE).stdout == "hello there\n"
+    assert mcpx("read", "greeting://ada", *EXAMPLE).stdout == "Hello, ada!\n"
+    assert mcpx("complete", "language", "py", "--prompt", "review", *EXAMPLE).stdout == "python\n"

@@ -146,7 +146,7 @@ def call(options: Options, tool: str, arguments: tuple[str, ...]) -> int:
         params = {"name": tool, "arguments": _tool_arguments(arguments, found[0])}
         terminal.label = tool
         try:
-            result = await host.request(name, "tools/call", params, options.timeout, _on_progress(terminal))
+            result = await host.request(name, "tools/call", params, options.timeout, terminal.progress)
         finally:
             terminal.done()
         terminal.tool_result(result)
@@ -337,10 +337,6 @@ def _tool_arguments(arguments: tuple[str, ...], tool: Any) -> dict[str, Any]:
         except json.JSONDecodeError:
             values[key] = value
     return values
-
-
-def _on_progress(terminal: Terminal) -> Callable[[float, float | None, str | None], None]:
-    return terminal.progress
 
 
 class _Handlers(HostHandlers):
