@@ -1,0 +1,350 @@
+"""The mcpx commands (click): list, call, read, prompt, complete.
+
+Every command takes the target options (``--url``, ``--config``/``--server``,
+or a command after ``--``) and ``--json``. The server is reached through a
+:class:`mcp_runtime.host.Host` of that one server, which makes no second
+attempt: a server that cannot be reached is an error at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+import click
+
+from ..host import ConfigError, Host, HostConfig, HostError, HostHandlers, RetryPolicy, ServerConfig, load_config
+from ..jsonrpc import ConnectionClosed, McpError
+from .output import Terminal
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Log levels of the specification, for --log-level.
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+class Failed(Exception):
+    """A failure that ends mcpx with one line and exit status 1."""
+
+
+@dataclass
+class Invocation:
+    """What the command line said besides the command: the server command after ``--``."""
+
+    command: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Options:
+    url: str | None
+    headers: tuple[str, ...]
+    config: str | None
+    server: str | None
+    json: bool
+    timeout: float | None
+    connect_timeout: float | None
+    log_level: str | None
+    show_stderr: bool
+
+
+def run(argv: list[str]) -> int:
+    """Run mcpx; the exit status. Bad input is one line on stderr and status 2."""
+    command: list[str] = []
+    if "--" in argv:
+        split = argv.index("--")
+        argv, command = argv[:split], argv[split + 1 :]
+    try:
+        status = main.main(args=argv, prog_name="mcpx", standalone_mode=False, obj=Invocation(command))
+    except click.ClickException as error:
+        Terminal(False).error(error.format_message().replace("\n", " "))
+        return error.exit_code
+    except click.Abort:
+        return 130
+    return status if isinstance(status, int) else 0
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """Talk to one MCP server: a command after --, a --url, or --config FILE --server NAME.
+
+    \b
+    mcpx list tools -- npx -y @modelcontextprotocol/server-everything
+    mcpx call echo message=hi --url http://127.0.0.1:3001/mcp
+    mcpx read greeting://ada --config mcp.json --server example --json
+    """
+
+
+def target_options(command: F) -> F:
+    """The options every command shares, gathered into an Options."""
+
+    @click.option("--url", help="The server's URL (Streamable HTTP, or legacy HTTP+SSE).")
+    @click.option("--header", "headers", multiple=True, metavar="'NAME: VALUE'", help="An HTTP header (repeatable).")
+    @click.option("--config", type=click.Path(dir_okay=False), help="A host configuration (mcpServers or servers).")
+    @click.option("--server", help="The entry of --config to use (optional if it has one).")
+    @click.option("--json", "json_output", is_flag=True, help="Print results as JSON, for scripts.")
+    @click.option("--timeout", type=float, help="Seconds for the request (default: no limit).")
+    @click.option("--connect-timeout", type=float, help="Seconds for connecting (default: 30, or the entry's).")
+    @click.option("--log-level", type=click.Choice(LEVELS), help="Ask the server for log messages of this level and above.")
+    @click.option("--show-stderr", is_flag=True, help="Let a stdio server's stderr through.")
+    @functools.wraps(command)
+    def wrapper(
+        url: str | None,
+        headers: tuple[str, ...],
+        config: str | None,
+        server: str | None,
+        json_output: bool,
+        timeout: float | None,
+        connect_timeout: float | None,
+        log_level: str | None,
+        show_stderr: bool,
+        **kwargs: Any,
+    ) -> Any:
+        options = Options(url, headers, config, server, json_output, timeout, connect_timeout, log_level, show_stderr)
+        return command(options, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+# ------------------------------------------------------------------ commands
+
+_KINDS = {"tools": "tools", "resources": "resources", "templates": "resource_templates", "prompts": "prompts"}
+
+
+@main.command(name="list")
+@click.argument("kind", type=click.Choice(list(_KINDS)), metavar="KIND")
+@target_options
+def list_command(options: Options, kind: str) -> int:
+    """List the server's tools, resources, templates or prompts."""
+
+    async def work(host: Host, name: str, terminal: Terminal) -> int:
+        entries = getattr(host, _KINDS[kind])
+        attribute = {"tools": "tool", "prompts": "prompt", "resources": "resource", "templates": "template"}[kind]
+        terminal.listing(kind, [getattr(entry, attribute) for entry in entries])
+        return 0
+
+    return _run(options, work)
+
+
+@main.command()
+@click.argument("tool")
+@click.argument("arguments", nargs=-1)
+@target_options
+def call(options: Options, tool: str, arguments: tuple[str, ...]) -> int:
+    """Call TOOL with ARGUMENTS: key=value pairs (values JSON unless the tool wants a string) or one JSON object.
+
+    Exits with 1 if the tool reports an error."""
+
+    async def work(host: Host, name: str, terminal: Terminal) -> int:
+        found = [entry.tool for entry in host.tools if entry.original == tool]
+        if not found:
+            known = ", ".join(entry.original for entry in host.tools) or "none"
+            raise Failed(f"the server has no tool {tool!r} (tools: {known})")
+        params = {"name": tool, "arguments": _tool_arguments(arguments, found[0])}
+        terminal.label = tool
+        try:
+            result = await host.request(name, "tools/call", params, options.timeout, terminal.progress)
+        finally:
+            terminal.done()
+        terminal.tool_result(result)
+        return 1 if result.is_error is True else 0
+
+    return _run(options, work)
+
+
+@main.command()
+@click.argument("uri")
+@target_options
+def read(options: Options, uri: str) -> int:
+    """Read the resource at URI."""
+
+    async def work(host: Host, name: str, terminal: Terminal) -> int:
+        terminal.contents(await host.request(name, "resources/read", {"uri": uri}, options.timeout))
+        return 0
+
+    return _run(options, work)
+
+
+@main.command()
+@click.argument("prompt")
+@click.argument("arguments", nargs=-1)
+@target_options
+def prompt(options: Options, prompt: str, arguments: tuple[str, ...]) -> int:
+    """Get PROMPT with ARGUMENTS (key=value pairs)."""
+
+    async def work(host: Host, name: str, terminal: Terminal) -> int:
+        params = {"name": prompt, "arguments": _pairs(arguments)}
+        terminal.prompt(await host.request(name, "prompts/get", params, options.timeout))
+        return 0
+
+    return _run(options, work)
+
+
+@main.command()
+@click.argument("argument")
+@click.argument("value", default="")
+@click.option("--prompt", "prompt_name", help="Complete an argument of this prompt.")
+@click.option("--template", help="Complete an argument of this resource template (its URI template).")
+@click.option("--context", "context", multiple=True, metavar="KEY=VALUE", help="An argument already given (repeatable).")
+@target_options
+def complete(
+    options: Options, argument: str, value: str, prompt_name: str | None, template: str | None, context: tuple[str, ...]
+) -> int:
+    """Suggest values for ARGUMENT of a prompt or a resource template, starting with VALUE."""
+    if (prompt_name is None) == (template is None):
+        raise click.UsageError("complete needs --prompt NAME or --template URI_TEMPLATE")
+
+    async def work(host: Host, name: str, terminal: Terminal) -> int:
+        ref = {"type": "ref/prompt", "name": prompt_name} if prompt_name else {"type": "ref/resource", "uri": template}
+        params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": _pairs(context)}
+        terminal.completion(await host.request(name, "completion/complete", params, options.timeout))
+        return 0
+
+    return _run(options, work)
+
+
+# ------------------------------------------------------------------ running
+
+Work = Callable[[Host, str, Terminal], Awaitable[int]]
+
+
+def _run(options: Options, work: Work) -> int:
+    server = _target(options)
+    terminal = Terminal(options.json)
+    try:
+        return asyncio.run(_connected(options, server, work, terminal))
+    except (Failed, HostError) as error:
+        terminal.error(str(error))
+    except ConnectionClosed as error:
+        terminal.error(error.message)
+    except McpError as error:
+        terminal.error(f"the server answered: {error.message} ({error.code})")
+    except KeyboardInterrupt:
+        return 130
+    return 1
+
+
+async def _connected(options: Options, server: ServerConfig, work: Work, terminal: Terminal) -> int:
+    host = Host(
+        HostConfig((server,)),
+        _Handlers(terminal),
+        name="mcpx",
+        retry=RetryPolicy(max_attempts=1),
+        log_level=options.log_level,
+        server_stderr=None if options.show_stderr else asyncio.subprocess.DEVNULL,
+    )
+    async with host:
+        status = host.status()[server.name]
+        if status.state != "ready":
+            raise Failed(f"cannot connect to {_describe(server)}: {status.error}")
+        return await work(host, server.name, terminal)
+
+
+def _target(options: Options) -> ServerConfig:
+    """The one server the options name; click.UsageError if they name none or several."""
+    command = click.get_current_context().find_object(Invocation)
+    argv = command.command if command is not None else []
+    targets = (("a command after --", argv), ("--url", options.url), ("--config", options.config))
+    given = [what for what, present in targets if present]
+    if len(given) != 1:
+        raise click.UsageError(
+            "name one server: a command after --, --url URL, or --config FILE [--server NAME]"
+            + (f" (got {' and '.join(given)})" if given else "")
+        )
+    if options.server is not None and options.config is None:
+        raise click.UsageError("--server needs --config")
+    if options.headers and options.url is None:
+        raise click.UsageError("--header is for --url")
+    server = _server(options, argv)
+    if options.connect_timeout is not None:
+        server = replace(server, connect_timeout=options.connect_timeout)
+    if options.timeout is not None:
+        server = replace(server, request_timeout=options.timeout)
+    return server
+
+
+def _server(options: Options, argv: list[str]) -> ServerConfig:
+    if argv:
+        return ServerConfig("server", "stdio", command=argv[0], args=tuple(argv[1:]))
+    if options.url is not None:
+        if not options.url.startswith(("http://", "https://")):
+            raise click.UsageError(f"--url: {options.url!r} is not an http:// or https:// URL")
+        return ServerConfig("server", "auto", url=options.url, headers=_headers(options.headers))
+    assert options.config is not None
+    try:
+        config = load_config(options.config)
+        if options.server is None:
+            if len(config.servers) != 1:
+                names = ", ".join(config.names)
+                raise click.UsageError(f"--config has {len(config.servers)} servers; pick one with --server ({names})")
+            return config.servers[0]
+        return config[options.server]
+    except ConfigError as error:
+        raise click.UsageError(str(error)) from None
+
+
+def _describe(server: ServerConfig) -> str:
+    if server.transport == "stdio":
+        return repr(" ".join([server.command or "", *server.args]))
+    return str(server.url)
+
+
+def _headers(values: tuple[str, ...]) -> dict[str, str]:
+    headers = {}
+    for value in values:
+        name, colon, content = value.partition(":")
+        if not colon or not name.strip():
+            raise click.UsageError(f"--header {value!r}: expected 'Name: value'")
+        headers[name.strip()] = content.strip()
+    return headers
+
+
+def _pairs(arguments: tuple[str, ...]) -> dict[str, str]:
+    pairs = {}
+    for argument in arguments:
+        key, equals, value = argument.partition("=")
+        if not equals or not key:
+            raise click.UsageError(f"{argument!r}: expected key=value")
+        pairs[key] = value
+    return pairs
+
+
+def _tool_arguments(arguments: tuple[str, ...], tool: Any) -> dict[str, Any]:
+    """key=value pairs, or one JSON object. A value is JSON (2, true, [1]) unless
+    the tool's input schema says the property is a string, or it is not JSON."""
+    if len(arguments) == 1 and arguments[0].lstrip().startswith("{"):
+        try:
+            parsed = json.loads(arguments[0])
+        except json.JSONDecodeError as error:
+            raise click.UsageError(f"the arguments are not a JSON object: {error}") from None
+        if not isinstance(parsed, dict):
+            raise click.UsageError("the arguments are not a JSON object")
+        return parsed
+    properties = tool.input_schema.get("properties") if isinstance(tool.input_schema, dict) else None
+    types = {k: v.get("type") for k, v in properties.items() if isinstance(v, dict)} if isinstance(properties, dict) else {}
+    values: dict[str, Any] = {}
+    for key, value in _pairs(arguments).items():
+        if types.get(key) == "string":
+            values[key] = value
+            continue
+        try:
+            values[key] = json.loads(value)
+        except json.JSONDecodeError:
+            values[key] = value
+    return values
+
+
+class _Handlers(HostHandlers):
+    """Server log messages go to stderr, dimmed, apart from results."""
+
+    def __init__(self, terminal: Terminal) -> None:
+        self.terminal = terminal
+
+    async def on_log(self, server: str, params: Any) -> None:
+        logger = params.logger if isinstance(params.logger, str) else None
+        self.terminal.log(server, params.level, logger, params.data)

@@ -1,0 +1,162 @@
+"""What mcpx writes: results on stdout (as JSON, or for people), and on
+stderr, apart from them, progress bars and the server's log messages (dimmed)."""
+
+from __future__ import annotations
+
+import base64
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from .. import codec
+
+
+class Terminal:
+    """stdout for results, stderr for everything else."""
+
+    def __init__(self, json_output: bool) -> None:
+        self.json = json_output
+        self.out = Console(highlight=False, soft_wrap=True)
+        self.err = Console(stderr=True, highlight=False, soft_wrap=True)
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+        self.label = "working"
+        """What the progress bar says when a notification has no message (the tool's name)."""
+
+    # ------------------------------------------------------------ stderr
+
+    def error(self, message: str) -> None:
+        self.err.print(Text(f"mcpx: error: {message}", style="bold red"))
+
+    def log(self, server: str, level: str, logger: str | None, data: Any) -> None:
+        shown = data if isinstance(data, str) else codec.encode(data).decode()
+        source = f"{server}/{logger}" if logger else server
+        self.err.print(Text(f"{level:>8} {source}: {shown}", style="dim"))
+
+    def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """A progress notification of the call in flight: a bar on a terminal, nothing elsewhere."""
+        if not self.err.is_terminal:
+            return
+        if self._progress is None:
+            self._progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TaskProgressColumn(),
+                TextColumn("{task.completed:g}/{task.total:g}" if total else "{task.completed:g}"),
+                TimeElapsedColumn(),
+                console=self.err,
+                transient=True,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task(message or self.label, total=total)
+        assert self._task is not None
+        self._progress.update(self._task, completed=progress, total=total, description=message or self.label)
+
+    def done(self) -> None:
+        """The call ended: take the progress bar away."""
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    # ------------------------------------------------------------ stdout
+
+    def json_value(self, value: Any) -> None:
+        sys.stdout.write(msgspec.json.format(codec.encode(value), indent=2).decode() + "\n")
+        sys.stdout.flush()
+
+    def listing(self, kind: str, items: Sequence[Any]) -> None:
+        if self.json:
+            self.json_value(list(items))
+            return
+        columns = _COLUMNS[kind]
+        table = Table(*(title for title, _ in columns), box=None, header_style="bold")
+        for item in items:
+            table.add_row(*(_field(item, attribute) for _, attribute in columns))
+        self.out.print(table)
+
+    def tool_result(self, result: Any) -> None:
+        if self.json:
+            self.json_value(result)
+            return
+        for block in result.content:
+            self._block(block)
+        structured = getattr(result, "structured_content", UNSET)
+        if structured is not UNSET and structured is not None and not any(_kind(b) == "text" for b in result.content):
+            self.out.print(Text(codec.encode(structured).decode()))
+
+    def contents(self, result: Any) -> None:
+        if self.json:
+            self.json_value(result)
+            return
+        for item in result.contents:
+            self._resource(item)
+
+    def prompt(self, result: Any) -> None:
+        if self.json:
+            self.json_value(result)
+            return
+        description = getattr(result, "description", UNSET)
+        if isinstance(description, str):
+            self.out.print(Text(description, style="italic"))
+        for message in result.messages:
+            self.out.print(Text(f"{message.role}:", style="bold"), end=" ")
+            self._block(message.content)
+
+    def completion(self, result: Any) -> None:
+        if self.json:
+            self.json_value(result)
+            return
+        for value in result.completion.values:
+            self.out.print(Text(value))
+
+    def _block(self, block: Any) -> None:
+        kind = _kind(block)
+        if kind == "text":
+            self.out.print(Text(block.text))
+        elif kind in ("image", "audio"):
+            self.out.print(Text(f"[{kind} {block.mime_type}, {len(base64.b64decode(block.data))} bytes]", style="cyan"))
+        elif kind == "resource_link":
+            self.out.print(Text(f"[resource link {block.uri}]", style="cyan"))
+        elif kind == "resource":
+            self._resource(block.resource)
+        else:
+            self.out.print(Text(codec.encode(block).decode()))
+
+    def _resource(self, item: Any) -> None:
+        text = getattr(item, "text", None)
+        if isinstance(text, str):
+            self.out.print(Text(text))
+        else:
+            mime = getattr(item, "mime_type", UNSET)
+            size = len(base64.b64decode(getattr(item, "blob", "")))
+            self.out.print(Text(f"[blob {item.uri} {mime if isinstance(mime, str) else ''}, {size} bytes]", style="cyan"))
+
+
+# kind: (column title, attribute)
+_COLUMNS = {
+    "tools": (("name", "name"), ("description", "description")),
+    "resources": (("uri", "uri"), ("name", "name"), ("type", "mime_type")),
+    "templates": (("uri template", "uri_template"), ("name", "name"), ("description", "description")),
+    "prompts": (("name", "name"), ("arguments", "arguments"), ("description", "description")),
+}
+
+
+def _field(item: Any, attribute: str) -> str:
+    value = getattr(item, attribute, UNSET)
+    if value is UNSET or value is None:
+        return ""
+    if attribute == "arguments":
+        return ", ".join(a.name + ("" if a.required is True else "?") for a in value)
+    text = str(value)
+    return text.splitlines()[0] if text else ""
+
+
+def _kind(block: Any) -> str:
+    return str(getattr(block, "type", ""))

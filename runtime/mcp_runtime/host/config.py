@@ -1,0 +1,276 @@
+"""Reading a host configuration: which servers to run and how to reach them.
+
+Two shapes are read, the one most hosts use::
+
+    {"mcpServers": {"files": {"command": "npx", "args": ["-y", "pkg"], "env": {"K": "v"}, "cwd": "/x"},
+                    "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}
+
+and the one with an explicit ``type`` (``stdio``, ``http`` for Streamable
+HTTP, ``sse`` for the legacy HTTP+SSE transport)::
+
+    {"servers": {"files": {"type": "stdio", "command": "npx", "args": ["-y", "pkg"]}}}
+
+A ``url`` entry without a ``type`` is tried as Streamable HTTP and falls back
+to HTTP+SSE (``mcp_runtime.http_client.connect_http``). Strings in
+``command``, ``args``, ``env``, ``cwd``, ``url`` and ``headers`` expand
+``${VAR}`` and ``${VAR:-default}`` from the environment (``${env:VAR}`` too, as
+some editors write it); ``$$`` is a literal ``$``. Every entry may also set
+``connectTimeout`` and ``requestTimeout`` (seconds), ``pingInterval`` (seconds
+between health checks; by default 30 for servers reached by URL, whose loss
+nothing else reveals, and none for stdio servers; 0 turns them off),
+``disabled`` and ``auth``
+(handed, untouched, to the host's authorization hook). Keys of other hosts
+are ignored. A bad configuration raises :class:`ConfigError` naming the entry
+and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from .names import clashing_servers
+
+TransportKind = Literal["stdio", "http", "sse", "auto"]
+"""``auto``: Streamable HTTP, falling back to HTTP+SSE."""
+
+DEFAULT_CONNECT_TIMEOUT = 30.0
+DEFAULT_PING_INTERVAL = 30.0
+
+# What an explicit "type" may say, as the common hosts spell it.
+_TYPES: dict[str, TransportKind] = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "streamablehttp": "http",
+    "streamable_http": "http",
+    "sse": "sse",
+}
+_VARIABLE = re.compile(r"\$\$|\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message names the entry and field."""
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One server of a host configuration, variables expanded."""
+
+    name: str
+    transport: TransportKind
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    """Seconds for starting the server and negotiating a revision."""
+    request_timeout: float | None = None
+    """Default seconds for each request to it (None: no limit)."""
+    ping_interval: float | None = None
+    """Seconds between health checks while connected (None: none)."""
+    auth: Any = None
+    """The entry's ``auth`` value, for :attr:`mcp_runtime.host.Host` ``authorize``."""
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    """The servers of a configuration, in the order the file lists them."""
+
+    servers: tuple[ServerConfig, ...]
+
+    def __getitem__(self, name: str) -> ServerConfig:
+        for server in self.servers:
+            if server.name == name:
+                return server
+        known = ", ".join(server.name for server in self.servers) or "none"
+        raise ConfigError(f"no server named {name!r} in the configuration (servers: {known})")
+
+    @property
+    def names(self) -> list[str]:
+        return [server.name for server in self.servers]
+
+
+def load_config(path: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> HostConfig:
+    """Read a configuration file (JSON)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot read {os.fspath(path)}: {error.strerror or error}") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"{os.fspath(path)} is not JSON: {error}") from None
+    return parse_config(document, environ)
+
+
+def parse_config(document: Any, environ: Mapping[str, str] | None = None) -> HostConfig:
+    """Read a configuration already decoded from JSON."""
+    env = os.environ if environ is None else environ
+    if not isinstance(document, Mapping):
+        raise ConfigError("a configuration is a JSON object with 'mcpServers' or 'servers'")
+    key = "mcpServers" if "mcpServers" in document else "servers" if "servers" in document else None
+    if key is None:
+        raise ConfigError("a configuration needs an 'mcpServers' (or 'servers') object")
+    entries = document[key]
+    if not isinstance(entries, Mapping):
+        raise ConfigError(f"{key} must be an object of server entries")
+    servers = []
+    for name, entry in entries.items():
+        where = f"{key}.{name}"
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"{where}: an entry must be an object")
+        if _get(entry, where, "disabled", bool, False):
+            continue
+        servers.append(_server(name, entry, where, env))
+    for first, second in clashing_servers(server.name for server in servers):
+        raise ConfigError(f"{key}.{second}: the name gives the same tool prefix as {first!r} (see mcp_runtime.host.names)")
+    return HostConfig(tuple(servers))
+
+
+def _server(name: str, entry: Mapping[str, Any], where: str, env: Mapping[str, str]) -> ServerConfig:
+    if not name:
+        raise ConfigError(f"{where}: a server needs a non-empty name")
+    transport = _transport(entry, where)
+    expand = _Expander(where, env)
+    connect_timeout = _timeout(entry, where, "connectTimeout", DEFAULT_CONNECT_TIMEOUT)
+    assert connect_timeout is not None
+    request_timeout = _timeout(entry, where, "requestTimeout", None)
+    if transport == "stdio":
+        for other in ("url", "headers"):
+            if other in entry:
+                raise ConfigError(f"{where}.{other}: a stdio server (one with 'command') takes no {other}")
+        command = expand("command", _get(entry, where, "command", str, ""))
+        if not command:
+            raise ConfigError(f"{where}.command: a stdio server needs a command")
+        args = _get(entry, where, "args", list, [])
+        cwd = _get(entry, where, "cwd", str, None)
+        return ServerConfig(
+            name=name,
+            transport="stdio",
+            ping_interval=_ping_interval(entry, where, None),
+            command=command,
+            args=tuple(expand(f"args[{i}]", _string(arg, f"{where}.args[{i}]")) for i, arg in enumerate(args)),
+            env=_strings(entry, where, "env", expand),
+            cwd=expand("cwd", cwd) if cwd is not None else None,
+            auth=entry.get("auth"),
+            connect_timeout=connect_timeout,
+            request_timeout=request_timeout,
+        )
+    for other in ("command", "args", "env", "cwd"):
+        if other in entry:
+            raise ConfigError(f"{where}.{other}: a server reached by URL takes no {other}")
+    url_key = "serverUrl" if "serverUrl" in entry else "url"  # serverUrl: as some editors write it
+    url = expand(url_key, _get(entry, where, url_key, str, ""))
+    if not url:
+        raise ConfigError(f"{where}.{url_key}: an HTTP server needs a url")
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"{where}.{url_key}: {url!r} is not an http:// or https:// URL")
+    return ServerConfig(
+        name=name,
+        transport=transport,
+        ping_interval=_ping_interval(entry, where, DEFAULT_PING_INTERVAL),
+        url=url,
+        headers=_strings(entry, where, "headers", expand),
+        auth=entry.get("auth"),
+        connect_timeout=connect_timeout,
+        request_timeout=request_timeout,
+    )
+
+
+def _transport(entry: Mapping[str, Any], where: str) -> TransportKind:
+    declared = entry.get("type", entry.get("transport"))
+    if declared is not None:
+        if not isinstance(declared, str) or declared.lower() not in _TYPES:
+            raise ConfigError(f"{where}.type: {declared!r} is not one of stdio, http, sse")
+        return _TYPES[declared.lower()]
+    if "command" in entry:
+        return "stdio"
+    if "url" in entry or "serverUrl" in entry:
+        return "auto"
+    raise ConfigError(f"{where}: an entry needs a 'command' (stdio) or a 'url' (HTTP)")
+
+
+class _Expander:
+    """Expands ${VAR} and ${VAR:-default} in one entry's strings."""
+
+    def __init__(self, where: str, env: Mapping[str, str]) -> None:
+        self.where = where
+        self.env = env
+
+    def __call__(self, field_name: str, value: str) -> str:
+        return _VARIABLE.sub(lambda match: self._value(field_name, match), value)
+
+    def _value(self, field_name: str, match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        name, default = match.group(1), match.group(2)
+        value = self.env.get(name)
+        if value is None or (value == "" and default is not None):
+            if default is None:
+                raise ConfigError(f"{self.where}.{field_name}: environment variable {name} is not set")
+            return default
+        return value
+
+
+def _get(entry: Mapping[str, Any], where: str, key: str, kind: type, default: Any) -> Any:
+    value = entry.get(key, default)
+    if value is default:
+        return value
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise ConfigError(f"{where}.{key}: expected {_NAMES[kind]}, got {_json_type(value)}")
+    return value
+
+
+def _timeout(entry: Mapping[str, Any], where: str, key: str, default: float | None) -> float | None:
+    value = entry.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ConfigError(f"{where}.{key}: expected a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def _ping_interval(entry: Mapping[str, Any], where: str, default: float | None) -> float | None:
+    value = entry.get("pingInterval")
+    if value == 0 and not isinstance(value, bool):
+        return None
+    return _timeout(entry, where, "pingInterval", default)
+
+
+def _string(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: expected a string, got {_json_type(value)}")
+    return value
+
+
+def _strings(entry: Mapping[str, Any], where: str, key: str, expand: _Expander) -> dict[str, str]:
+    values = _get(entry, where, key, dict, {})
+    out: dict[str, str] = {}
+    for name, value in values.items():
+        out[name] = expand(f"{key}.{name}", _string(value, f"{where}.{key}.{name}"))
+    return out
+
+
+_NAMES: dict[type, str] = {str: "a string", list: "an array", dict: "an object", bool: "true or false"}
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
