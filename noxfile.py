@@ -34,7 +34,7 @@ def conformance(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
     """This project against the official Python SDK, side by side (`python -m bench`;
-    writes bench/results.json and bench/results.md; pass e.g. `-- --quick`)."""
+    pass e.g. `-- --quick`, or `-- --write` to update bench/results.json and results.md)."""
     session.install("-e", ".[bench]")
     session.run("python", "-m", "bench", *session.posargs)
 
