@@ -13,11 +13,13 @@ TYPED = ["codegen/mcp_codegen", "generated/mcp_protocol", "runtime/mcp_runtime",
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Up-to-date check of generated/, mypy --strict, then the whole test suite."""
+    """Up-to-date check of generated/, mypy --strict, the documentation site
+    (mkdocs build --strict), then the whole test suite."""
     session.install("-e", ".[test]")
     session.run("python", "tests/peers/install.py")
     session.run("mcp-codegen", "--check")
     session.run("mypy", *TYPED)
+    session.run("mkdocs", "build", "--strict", "--quiet", env={"NO_MKDOCS_2_WARNING": "1"})
     session.run("pytest", *session.posargs)
 
 
