@@ -13,11 +13,13 @@ TYPED = ["codegen/mcp_codegen", "generated/mcp_protocol", "runtime/mcp_runtime",
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Up-to-date check of generated/, mypy --strict, then the whole test suite."""
+    """Up-to-date check of generated/, mypy --strict, the documentation site
+    (mkdocs build --strict), then the whole test suite."""
     session.install("-e", ".[test]")
     session.run("python", "tests/peers/install.py")
     session.run("mcp-codegen", "--check")
     session.run("mypy", *TYPED)
+    session.run("mkdocs", "build", "--strict", "--quiet", env={"NO_MKDOCS_2_WARNING": "1"})
     session.run("pytest", *session.posargs)
 
 
@@ -34,7 +36,7 @@ def conformance(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
     """This project against the official Python SDK, side by side (`python -m bench`;
-    writes bench/results.json and bench/results.md; pass e.g. `-- --quick`)."""
+    pass e.g. `-- --quick`, or `-- --write` to update bench/results.json and results.md)."""
     session.install("-e", ".[bench]")
     session.run("python", "-m", "bench", *session.posargs)
 

@@ -395,5 +395,7 @@ def test_generated_packages_are_typed() -> None:
     root = REPO / "generated" / "mcp_protocol"
     assert (root / "py.typed").is_file()
     with (REPO / "pyproject.toml").open("rb") as handle:
-        package_data = tomllib.load(handle)["tool"]["setuptools"]["package-data"]
-    assert "py.typed" in package_data["*"]
+        wheel = tomllib.load(handle)["tool"]["hatch"]["build"]["targets"]["wheel"]
+    # The wheel takes every file of the package folder, py.typed included
+    # (tests/test_packaging.py checks the built wheel).
+    assert "generated/mcp_protocol" in wheel["packages"]

@@ -37,11 +37,16 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urljoin, urlsplit
 
-import httpx2
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import http_headers, jsonrpc, lifecycle
+from .extras import MissingExtra
+
+try:
+    import httpx2
+except ModuleNotFoundError as error:
+    raise MissingExtra("mcp_runtime.http_client", "http", error.name) from None
 from .client import Client, ClientSession
 from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import McpError, RequestId

@@ -1,0 +1,40 @@
+"""``python -m bench`` writes the tracked results only when asked, and says
+when a run is shorter than the defaults (its figures then judge no target)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def bench(*args: str) -> subprocess.CompletedProcess[str]:
+    # The import part is the shortest: two fresh interpreters per sample.
+    return subprocess.run(
+        [sys.executable, "-m", "bench", "--parts", "imports", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_prints_only_without_write(tmp_path: Path) -> None:
+    done = bench("--import-samples", "1", "--output", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "cold import" in done.stdout
+    assert list(tmp_path.iterdir()) == []
+    assert "not written" in done.stderr
+
+
+def test_a_shortened_run_says_so(tmp_path: Path) -> None:
+    done = bench("--import-samples", "1", "--output", str(tmp_path), "--write")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("SHORTENED RUN (cold import)")
+    assert "FAIL" not in done.stdout
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["settings"]["shortened"] is True
+    assert "SHORTENED RUN" in (tmp_path / "results.md").read_text()

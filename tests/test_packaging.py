@@ -1,0 +1,136 @@
+"""What a user installs: the wheel and sdist build, install into fresh virtual
+environments, and work from outside the repository.
+
+One build (sdist, then the wheel from the sdist, as ``python -m build`` does)
+is shared by the tests of this module. The fresh environments install from
+the package index through pip's cache, like a user's would.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from test_docs_snippets import parse
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATES = sorted(p.name for p in (ROOT / "codegen" / "mcp_codegen" / "templates").glob("*.j2"))
+
+
+@dataclass
+class Build:
+    wheel: Path
+    sdist: Path
+
+
+def run(*command: str | Path, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(c) for c in command], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def checked(*command: str | Path, cwd: Path, timeout: float = 300) -> str:
+    done = run(*command, cwd=cwd, timeout=timeout)
+    assert done.returncode == 0, f"{' '.join(map(str, command))} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def fresh_venv(where: Path, *install: str | Path) -> Path:
+    """A new virtual environment with ``install`` pip-installed; its python."""
+    checked(sys.executable, "-m", "venv", where, cwd=where.parent)
+    python = where / "bin" / "python"
+    checked(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *install, cwd=where.parent)
+    return python
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory: pytest.TempPathFactory) -> Build:
+    out = tmp_path_factory.mktemp("dist")
+    checked(sys.executable, "-m", "build", "--outdir", out, ROOT, cwd=out)
+    (wheel,) = out.glob("mcp_codegen-*.whl")
+    (sdist,) = out.glob("mcp_codegen-*.tar.gz")
+    return Build(wheel, sdist)
+
+
+@pytest.fixture(scope="module")
+def installed(build: Build, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The python of a fresh venv with the wheel and no extras."""
+    return fresh_venv(tmp_path_factory.mktemp("wheel-env") / "venv", build.wheel)
+
+
+@pytest.fixture(scope="module")
+def quick_start(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A directory outside the repository with the README's quick start files."""
+    scratch = tmp_path_factory.mktemp("quickstart")
+    assert ROOT not in scratch.parents
+    readme = parse(ROOT / "README.md")
+    for name, text in readme.files.items():
+        (scratch / name).write_text(text)
+    yield scratch
+
+
+def test_wheel_contents(build: Build) -> None:
+    names = zipfile.ZipFile(build.wheel).namelist()
+    for package in ("mcp_codegen", "mcp_protocol", "mcp_runtime"):
+        assert f"{package}/py.typed" in names
+    assert [n.rsplit("/", 1)[1] for n in names if n.startswith("mcp_codegen/templates/")] == TEMPLATES
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert "mcp_protocol/v2025_11_25/types.py" in names
+    assert not [n for n in names if n.startswith(("tests/", "mcp_protocol/vdraft/")) or "__pycache__" in n]
+    metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    text = zipfile.ZipFile(build.wheel).read(metadata).decode()
+    assert "Requires-Python: >=3.11" in text
+    assert "License-Expression: MIT" in text
+    assert "Requires-Dist: typing-extensions>=4.10" in text
+    for extra in ("codegen", "http", "docs", "test", "bench"):
+        assert f"Provides-Extra: {extra}" in text
+
+
+def test_sdist_contents(build: Build) -> None:
+    names = {name.split("/", 1)[1] for name in tarfile.open(build.sdist).getnames() if "/" in name}
+    for needed in ("LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "mkdocs.yml", "schema/pins.toml"):
+        assert needed in names
+    assert "runtime/mcp_runtime/py.typed" in names
+    assert not [n for n in names if "node_modules" in n or "__pycache__" in n]
+
+
+def test_quick_start_against_the_wheel(installed: Path, quick_start: Path) -> None:
+    out = checked(installed, "client.py", cwd=quick_start, timeout=60)
+    expected = parse(ROOT / "README.md").outputs["client.py"]
+    assert out.splitlines() == expected
+
+
+def test_wheel_is_visible_to_mypy(installed: Path, quick_start: Path) -> None:
+    checked(
+        sys.executable, "-m", "mypy", "--strict", "--python-executable", installed,
+        "--no-incremental", "server.py", "client.py", cwd=quick_start,
+    )
+
+
+def test_editable_install_is_visible_to_mypy(tmp_path: Path, quick_start: Path) -> None:
+    python = fresh_venv(tmp_path / "venv", "-e", ROOT)
+    pth = list((tmp_path / "venv").glob("lib/python*/site-packages/*mcp_codegen*.pth"))
+    assert pth, "the editable install is not a .pth"
+    assert {Path(line) for line in pth[0].read_text().split()} == {ROOT / "codegen", ROOT / "generated", ROOT / "runtime"}
+    checked(
+        sys.executable, "-m", "mypy", "--strict", "--python-executable", python,
+        "--no-incremental", "server.py", "client.py", cwd=quick_start,
+    )
+
+
+def test_missing_extras_name_the_extra(installed: Path, tmp_path: Path) -> None:
+    done = run(installed.parent / "mcp-codegen", "--check", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("mcp-codegen needs the 'codegen' extra: pip install 'mcp-codegen[codegen]'")
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+    done = run(installed, "-c", "import mcp_runtime.http_client", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1].startswith(
+        "mcp_runtime.extras.MissingExtra: mcp_runtime.http_client needs the 'http' extra:"
+        " pip install 'mcp-codegen[http]'"
+    )
