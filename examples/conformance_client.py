@@ -17,6 +17,14 @@ reads every resource and gets every prompt. At 2026-07-28 it asks only for
 what the server declared in server/discover.
 Elicitations are accepted with the defaults of the requested schema filled in
 (SEP-1034), sampling answers with a fixed text, and the client has no roots.
+
+The ``auth/*`` scenarios put the server behind an authorization server: the
+client authorizes with an OAuthClientProvider whose redirect step follows the
+test authorization server's redirect (it needs no user), offering a client ID
+metadata document URL and, when the context has ``client_id`` (and
+``client_secret``), those pre-registered credentials; the client credentials
+scenarios use a ClientCredentialsProvider with the context's secret or
+private key (``private_key_pem``, ``signing_algorithm``).
 """
 
 from __future__ import annotations
@@ -32,6 +40,15 @@ from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as legacy
 from mcp_protocol import v2026_07_28 as mcp
+import httpx2
+
+from mcp_runtime.auth.client import (
+    ClientCredentialsProvider,
+    ClientMetadata,
+    HTTPRedirectFollower,
+    OAuthClientProvider,
+    PreRegisteredClient,
+)
 from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.codec import UNSET
 from mcp_runtime.http_client import connect_streamable_http
@@ -40,6 +57,9 @@ from mcp_runtime.methods import RequestContext
 
 ARGUMENTS: dict[str, dict[str, Any]] = {"add_numbers": {"a": 1, "b": 2}}
 MODERN = "2026-07-28"
+# The client ID metadata document URL the suite expects (it never fetches it).
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+REDIRECT_URI = "http://localhost:3000/callback"
 
 
 def _defaults(properties: dict[str, Any]) -> dict[str, Any]:
@@ -95,9 +115,38 @@ def _planned_calls(context: dict[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
-async def run_legacy(url: str, scenario: str) -> None:
+def auth_for(url: str, scenario: str, context: dict[str, Any]) -> httpx2.Auth | None:
+    """The authorization an ``auth/*`` scenario needs (None for the others)."""
+    if not scenario.startswith("auth/"):
+        return None
+    client_id = context.get("client_id")
+    if scenario.startswith("auth/client-credentials") and isinstance(client_id, str):
+        if isinstance(context.get("private_key_pem"), str):
+            algorithm = context.get("signing_algorithm")
+            return ClientCredentialsProvider(
+                url,
+                client_id=client_id,
+                private_key=context["private_key_pem"],
+                signing_algorithm=algorithm if isinstance(algorithm, str) else "ES256",
+            )
+        return ClientCredentialsProvider(url, client_id=client_id, client_secret=str(context.get("client_secret", "")))
+    secret = context.get("client_secret")
+    return OAuthClientProvider(
+        url,
+        client_metadata=ClientMetadata(client_name="mcp-codegen-conformance-client"),
+        redirect=HTTPRedirectFollower(REDIRECT_URI),
+        client_metadata_url=CLIENT_METADATA_URL,
+        pre_registered=(
+            PreRegisteredClient(client_id, secret if isinstance(secret, str) else None)
+            if isinstance(client_id, str)
+            else None
+        ),
+    )
+
+
+async def run_legacy(url: str, scenario: str, context: dict[str, Any]) -> None:
     client = Client(name="mcp-codegen-conformance-client", version="0.1.0", handlers=LegacyClient())
-    async with connect_streamable_http(client, url) as session:
+    async with connect_streamable_http(client, url, auth=auth_for(url, scenario, context)) as session:
         server = legacy.ClientStub(session)
         if scenario == "initialize":
             return
@@ -110,7 +159,7 @@ async def run_modern(url: str, scenario: str, context: dict[str, Any]) -> None:
     client = Client(
         name="mcp-codegen-conformance-client", version="0.1.0", handlers=ModernClient(), protocol_version=MODERN
     )
-    async with connect_streamable_http(client, url) as session:
+    async with connect_streamable_http(client, url, auth=auth_for(url, scenario, context)) as session:
         await exercise(session, scenario, _planned_calls(context))
 
 
@@ -144,10 +193,12 @@ def main() -> None:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    if not isinstance(context, dict):
+        context = {}
     if version >= MODERN:
-        asyncio.run(run_modern(url, scenario, context if isinstance(context, dict) else {}))
+        asyncio.run(run_modern(url, scenario, context))
     else:
-        asyncio.run(run_legacy(url, scenario))
+        asyncio.run(run_legacy(url, scenario, context))
 
 
 if __name__ == "__main__":
