@@ -12,8 +12,9 @@ http-standard-headers, http-custom-headers, http-invalid-tool-headers,
 json-schema-ref-no-deref) every request describes the client in ``_meta``.
 Either way it connects over Streamable HTTP with the runtime's client, lists
 the tools and calls each one (with the arguments the context gives, if any;
-json-schema-ref-no-deref only lists them); for http-standard-headers it also
-reads every resource and gets every prompt. At 2026-07-28 it asks only for
+json-schema-ref-no-deref only lists them; json-schema-2020-12-preservation
+sends the schema of its focal tool back through its echo tool, as received);
+for http-standard-headers it also reads every resource and gets every prompt. At 2026-07-28 it asks only for
 what the server declared in server/discover.
 Elicitations are accepted with the defaults of the requested schema filled in
 (SEP-1034), sampling answers with a fixed text, and the client has no roots.
@@ -50,7 +51,7 @@ from mcp_runtime.auth.client import (
     PreRegisteredClient,
 )
 from mcp_runtime.client import Client, ClientSession
-from mcp_runtime.codec import UNSET
+from mcp_runtime.codec import UNSET, encode
 from mcp_runtime.http_client import connect_streamable_http
 from mcp_runtime.lifecycle import has_capability
 from mcp_runtime.methods import RequestContext
@@ -58,6 +59,8 @@ from mcp_runtime.methods import RequestContext
 ARGUMENTS: dict[str, dict[str, Any]] = {"add_numbers": {"a": 1, "b": 2}}
 MODERN = "2026-07-28"
 # The client ID metadata document URL the suite expects (it never fetches it).
+# json-schema-2020-12-preservation: the focal tool's schema goes back through the echo tool.
+SCHEMA_TOOL, SCHEMA_ECHO = "json_schema_2020_12_tool", "json_schema_echo"
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 REDIRECT_URI = "http://localhost:3000/callback"
 
@@ -151,6 +154,10 @@ async def run_legacy(url: str, scenario: str, context: dict[str, Any]) -> None:
         if scenario == "initialize":
             return
         tools = await server.list_tools()
+        if scenario == "json-schema-2020-12-preservation":
+            schema = next(json.loads(encode(t.input_schema)) for t in tools.tools if t.name == SCHEMA_TOOL)
+            await server.call_tool(SCHEMA_ECHO, arguments={"schema": schema}, timeout=30)
+            return
         for tool in tools.tools:
             await server.call_tool(tool.name, arguments=ARGUMENTS.get(tool.name, {}), timeout=30)
 
@@ -170,6 +177,10 @@ async def exercise(session: ClientSession, scenario: str, planned: dict[str, dic
         tools = await server.list_tools()
         if scenario == "json-schema-ref-no-deref":
             return  # the scenario's server answers tools/list only
+        if scenario == "json-schema-2020-12-preservation":
+            schema = next(json.loads(encode(t.input_schema)) for t in tools.tools if t.name == SCHEMA_TOOL)
+            await server.call_tool(SCHEMA_ECHO, arguments={"schema": schema}, timeout=30)
+            return
         for tool in tools.tools:
             if planned and tool.name not in planned:
                 continue
