@@ -25,7 +25,10 @@ test authorization server's redirect (it needs no user), offering a client ID
 metadata document URL and, when the context has ``client_id`` (and
 ``client_secret``), those pre-registered credentials; the client credentials
 scenarios use a ClientCredentialsProvider with the context's secret or
-private key (``private_key_pem``, ``signing_algorithm``).
+private key (``private_key_pem``, ``signing_algorithm``); workload identity
+federation a JWTBearerProvider with the context's ``valid_jwt``;
+enterprise-managed authorization the same grant with an ID-JAG exchanged for
+the context's ``idp_id_token`` at ``idp_token_endpoint``.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ from mcp_runtime.auth.client import (
     ClientCredentialsProvider,
     ClientMetadata,
     HTTPRedirectFollower,
+    IdentityAssertionExchange,
+    JWTBearerProvider,
     OAuthClientProvider,
     PreRegisteredClient,
 )
@@ -134,6 +139,17 @@ def auth_for(url: str, scenario: str, context: dict[str, Any]) -> httpx2.Auth | 
             )
         return ClientCredentialsProvider(url, client_id=client_id, client_secret=str(context.get("client_secret", "")))
     secret = context.get("client_secret")
+    if scenario == "auth/wif-jwt-bearer" and isinstance(client_id, str):
+        return JWTBearerProvider(url, assertion=str(context.get("valid_jwt", "")), client_id=client_id)
+    if scenario == "auth/enterprise-managed-authorization" and isinstance(client_id, str):
+        exchange = IdentityAssertionExchange(
+            token_endpoint=str(context.get("idp_token_endpoint", "")),
+            id_token=str(context.get("idp_id_token", "")),
+            client_id=str(context.get("idp_client_id", "")),
+        )
+        return JWTBearerProvider(
+            url, assertion=exchange, client_id=client_id, client_secret=secret if isinstance(secret, str) else None
+        )
     return OAuthClientProvider(
         url,
         client_metadata=ClientMetadata(client_name="mcp-codegen-conformance-client"),

@@ -5,11 +5,15 @@ the HTTP transports: ``connect_http(client, url, auth=provider)``.
   applications acting for a user.
 * :class:`ClientCredentialsProvider`: the client credentials extension, for
   services acting for themselves.
+* :class:`JWTBearerProvider`: the JWT bearer grant, for workload identity
+  federation and (with :class:`IdentityAssertionExchange`) enterprise-managed
+  authorization.
 
 Discovery, registration, the redirect step and token storage have their own
 modules; see docs/guides/authorization-client.md.
 """
 
+from .assertion import IdentityAssertionExchange, JWTBearerProvider
 from .client_credentials import ClientCredentialsProvider, PrivateKeyJWT
 from .discovery import BearerChallenge, Discovery, bearer_challenge, parse_www_authenticate
 from .errors import AuthorizationError, MetadataError
@@ -38,6 +42,8 @@ __all__ = [
     "ClientMetadata",
     "Discovery",
     "HTTPRedirectFollower",
+    "IdentityAssertionExchange",
+    "JWTBearerProvider",
     "InMemoryTokenStorage",
     "LoopbackRedirect",
     "MetadataError",

@@ -98,6 +98,7 @@ class TokenResponse(msgspec.Struct, kw_only=True, omit_defaults=True):
     expires_in: float | None = None
     refresh_token: str | None = None
     scope: str | None = None
+    issued_token_type: str | None = None  # RFC 8693 token exchange
 
 
 class TokenErrorResponse(msgspec.Struct, kw_only=True):
