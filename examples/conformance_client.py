@@ -23,7 +23,8 @@ The ``auth/*`` scenarios put the server behind an authorization server: the
 client authorizes with an OAuthClientProvider whose redirect step follows the
 test authorization server's redirect (it needs no user), offering a client ID
 metadata document URL and, when the context has ``client_id`` (and
-``client_secret``), those pre-registered credentials; the client credentials
+``client_secret``), those pre-registered credentials, and DPoP-bound tokens
+where the authorization server offers them; the client credentials
 scenarios use a ClientCredentialsProvider with the context's secret or
 private key (``private_key_pem``, ``signing_algorithm``); workload identity
 federation a JWTBearerProvider with the context's ``valid_jwt``;
@@ -155,6 +156,7 @@ def auth_for(url: str, scenario: str, context: dict[str, Any]) -> httpx2.Auth | 
         client_metadata=ClientMetadata(client_name="mcp-codegen-conformance-client"),
         redirect=HTTPRedirectFollower(REDIRECT_URI),
         client_metadata_url=CLIENT_METADATA_URL,
+        dpop=True,  # used where the authorization server offers it
         pre_registered=(
             PreRegisteredClient(client_id, secret if isinstance(secret, str) else None)
             if isinstance(client_id, str)

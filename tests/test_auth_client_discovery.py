@@ -1,13 +1,17 @@
-"""The OAuth client's discovery rules, on their own: WWW-Authenticate parsing,
-the well-known URLs tried and their order, whether a resource's metadata is
-about the server asked for, scope selection, and PKCE."""
+"""The OAuth client's rules, on their own: WWW-Authenticate parsing, the
+well-known URLs tried and their order, whether a resource's metadata is about
+the server asked for, scope selection, PKCE, and DPoP proofs."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import re
 
 import httpx2
 import pytest
+from joserfc import jwk, jws
 
 from mcp_runtime.auth.client.discovery import (
     BearerChallenge,
@@ -21,6 +25,7 @@ from mcp_runtime.auth.client.discovery import (
     resource_covers,
     select_scopes,
 )
+from mcp_runtime.auth.client.dpop import DPoPKey
 from mcp_runtime.auth.client.errors import MetadataError
 from mcp_runtime.auth.client.metadata import AuthorizationServerMetadata, ProtectedResourceMetadata
 from mcp_runtime.auth.client.pkce import PKCE, challenge_of
@@ -226,3 +231,20 @@ def test_application_type_and_metadata_document_urls() -> None:
     for bad in ("http://app.example.com/client.json", "https://app.example.com/", "https://app.example.com/c#x"):
         with pytest.raises(ValueError, match="https URL with a path"):
             check_metadata_document_url(bad)
+
+
+def test_dpop_proofs() -> None:
+    key = DPoPKey()
+    first = key.proof("POST", "https://mcp.example.com/mcp?x=1#f", access_token="tok")
+    assert key.remember_nonce("https://MCP.example.com/other", "n-1") and not key.remember_nonce("https://mcp.example.com/", "n-1")
+    second = key.proof("POST", "https://mcp.example.com/mcp")
+    proofs = []
+    for proof in (first, second):
+        header = jws.extract_compact(proof.encode()).headers()
+        assert header["typ"] == "dpop+jwt" and header["alg"] == "ES256" and "d" not in header["jwk"]
+        public = jwk.import_key(header["jwk"], "EC")
+        proofs.append(json.loads(jws.deserialize_compact(proof, public).payload))
+    ath = base64.urlsafe_b64encode(hashlib.sha256(b"tok").digest()).rstrip(b"=").decode()
+    assert proofs[0]["htu"] == "https://mcp.example.com/mcp" and proofs[0]["htm"] == "POST" and proofs[0]["ath"] == ath
+    assert "nonce" not in proofs[0] and proofs[1]["nonce"] == "n-1" and "ath" not in proofs[1]
+    assert proofs[0]["jti"] != proofs[1]["jti"]

@@ -92,10 +92,11 @@ class ClientCredentialsProvider(TokenProvider):
         timeout: float = 30.0,
         max_step_ups: int = 2,
         refresh_margin: float = 60.0,
+        dpop: bool = False,
     ) -> None:
         super().__init__(
             server_url, storage=storage, http_client=http_client, timeout=timeout,
-            max_step_ups=max_step_ups, refresh_margin=refresh_margin,
+            max_step_ups=max_step_ups, refresh_margin=refresh_margin, dpop=dpop,
         )
         if (client_secret is None) == (private_key is None):
             raise ValueError("give exactly one of client_secret and private_key")
@@ -121,5 +122,8 @@ class ClientCredentialsProvider(TokenProvider):
         if scopes:
             form["scope"] = " ".join(scopes)
         auth = await self.client_authentication(http, discovery)
-        answer = await token_request(http, discovery.server, form, auth)
-        return tokens_from(answer, issuer=discovery.issuer, resource=discovery.resource, requested=scopes)
+        dpop = self.dpop_for(discovery)
+        answer = await token_request(http, discovery.server, form, auth, dpop)
+        return tokens_from(
+            answer, issuer=discovery.issuer, resource=discovery.resource, requested=scopes, dpop=dpop is not None
+        )

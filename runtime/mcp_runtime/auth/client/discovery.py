@@ -92,11 +92,12 @@ class BearerChallenge:
 
 
 def bearer_challenge(headers: Mapping[str, str] | httpx2.Headers) -> BearerChallenge:
-    """The Bearer challenge of a response's headers (an empty one if none)."""
+    """The Bearer (or DPoP, RFC 9449) challenge of a response's headers (an
+    empty one if none)."""
     values = headers.get_list("www-authenticate") if isinstance(headers, httpx2.Headers) else [headers.get("www-authenticate", "")]
     for value in values:
         for challenge in parse_www_authenticate(value or ""):
-            if challenge.scheme.lower() == "bearer":
+            if challenge.scheme.lower() in ("bearer", "dpop"):
                 params = challenge.params
                 scope = params.get("scope")
                 return BearerChallenge(

@@ -47,6 +47,8 @@ class AuthorizationServerMetadata(msgspec.Struct, kw_only=True, omit_defaults=Tr
     authorization_response_iss_parameter_supported: bool = False
     # Client ID metadata documents (a URL as client_id).
     client_id_metadata_document_supported: bool = False
+    # RFC 9449: the server binds tokens to DPoP keys of these algorithms.
+    dpop_signing_alg_values_supported: list[str] | None = None
 
     def auth_methods(self) -> list[str]:
         # RFC 8414: absent means client_secret_basic only.
@@ -113,7 +115,7 @@ class Tokens(msgspec.Struct, kw_only=True, omit_defaults=True):
     with what scopes, and until when."""
 
     access_token: str
-    token_type: str = "Bearer"
+    token_type: str = "Bearer"  # or DPoP: bound to the provider's DPoP key
     refresh_token: str | None = None
     scopes: list[str] = []
     expires_at: float | None = None

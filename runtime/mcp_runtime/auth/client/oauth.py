@@ -46,6 +46,8 @@ class OAuthClientProvider(TokenProvider):
     * ``pre_registered``: credentials the application already has.
     * ``offline_access``: ask for ``offline_access`` (a refresh token) when
       the authorization server offers it.
+    * ``dpop``: bind tokens to a DPoP key where the authorization server
+      supports it (:mod:`.dpop`).
     * ``storage``, ``http_client``, ``timeout``, ``max_step_ups``,
       ``refresh_margin``: see :class:`~.provider.TokenProvider`.
     """
@@ -64,10 +66,11 @@ class OAuthClientProvider(TokenProvider):
         timeout: float = 30.0,
         max_step_ups: int = 2,
         refresh_margin: float = 60.0,
+        dpop: bool = False,
     ) -> None:
         super().__init__(
             server_url, storage=storage, http_client=http_client, timeout=timeout,
-            max_step_ups=max_step_ups, refresh_margin=refresh_margin,
+            max_step_ups=max_step_ups, refresh_margin=refresh_margin, dpop=dpop,
         )
         if not client_metadata.redirect_uris:
             client_metadata = msgspec.structs.replace(client_metadata, redirect_uris=[redirect.redirect_uri])
@@ -131,8 +134,11 @@ class OAuthClientProvider(TokenProvider):
             "code_verifier": pkce.verifier,
             "resource": discovery.resource,
         }
-        answer = await token_request(http, server, form, auth)
-        return tokens_from(answer, issuer=discovery.issuer, resource=discovery.resource, requested=scopes)
+        dpop = self.dpop_for(discovery)
+        answer = await token_request(http, server, form, auth, dpop)
+        return tokens_from(
+            answer, issuer=discovery.issuer, resource=discovery.resource, requested=scopes, dpop=dpop is not None
+        )
 
 
 def check_authorization_response(response: AuthorizationResponse, state: str, discovery: Discovery) -> str:

@@ -26,6 +26,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Generator
 import httpx2
 
 from .discovery import BearerChallenge, Discovery, bearer_challenge, discover
+from .dpop import NONCE_ERROR, DPoPKey
 from .errors import AuthorizationError
 from .metadata import Tokens
 from .storage import InMemoryTokenStorage, TokenStorage
@@ -49,8 +50,10 @@ class TokenProvider(httpx2.Auth):
         timeout: float = 30.0,
         max_step_ups: int = 2,
         refresh_margin: float = 60.0,
+        dpop: bool = False,
     ) -> None:
         self.server_url = server_url
+        self.dpop = DPoPKey() if dpop else None
         self.storage: TokenStorage = storage if storage is not None else InMemoryTokenStorage()
         self.max_step_ups = max_step_ups
         self.refresh_margin = refresh_margin
@@ -79,6 +82,10 @@ class TokenProvider(httpx2.Auth):
         """The scopes of a step-up grant (after a 403 insufficient_scope)."""
         raise NotImplementedError
 
+    def dpop_for(self, discovery: Discovery) -> DPoPKey | None:
+        """The DPoP key to bind tokens of that server to, if both sides do DPoP."""
+        return self.dpop if self.dpop is not None and DPoPKey.supported_by(discovery.server) else None
+
     # ------------------------------------------------------------ httpx2.Auth
 
     def sync_auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
@@ -86,12 +93,18 @@ class TokenProvider(httpx2.Auth):
 
     async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         tokens = await self._fresh_tokens()
-        _present(request, tokens)
+        self._present(request, tokens)
         response = yield request
+        if response.status_code == 401 and self._new_nonce(request, response):
+            self._present(request, tokens)  # the same token, a proof with the server's nonce
+            response = yield request
         if response.status_code == 401:
             tokens = await self._reauthorize(tokens, bearer_challenge(response.headers))
-            _present(request, tokens)
+            self._present(request, tokens)
             response = yield request
+            if response.status_code == 401 and self._new_nonce(request, response):
+                self._present(request, tokens)
+                response = yield request
         while response.status_code == 403:
             challenge = bearer_challenge(response.headers)
             if not challenge.insufficient_scope:
@@ -100,10 +113,28 @@ class TokenProvider(httpx2.Auth):
             if stepped is None:
                 break
             tokens = stepped
-            _present(request, tokens)
+            self._present(request, tokens)
             response = yield request
         if response.status_code < 400:
             self._step_ups = 0
+
+    def _present(self, request: httpx2.Request, tokens: Tokens | None) -> None:
+        request.headers.pop("dpop", None)
+        if tokens is None:
+            request.headers.pop("authorization", None)
+        elif tokens.token_type == "DPoP" and self.dpop is not None:
+            request.headers["authorization"] = f"DPoP {tokens.access_token}"
+            request.headers["dpop"] = self.dpop.proof(request.method, str(request.url), tokens.access_token)
+        else:
+            request.headers["authorization"] = f"Bearer {tokens.access_token}"
+
+    def _new_nonce(self, request: httpx2.Request, response: httpx2.Response) -> bool:
+        """Whether the server asked for a DPoP nonce the request did not carry."""
+        if self.dpop is None or "dpop" not in request.headers:
+            return False
+        if bearer_challenge(response.headers).error != NONCE_ERROR:
+            return False
+        return self.dpop.remember_nonce(str(request.url), response.headers.get("dpop-nonce"))
 
     # ------------------------------------------------------------ the steps
 
@@ -148,10 +179,11 @@ class TokenProvider(httpx2.Auth):
         form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token, "resource": discovery.resource}
         try:
             auth = await self.client_authentication(http, discovery)
-            response = await token_request(http, discovery.server, form, auth)
+            dpop = self.dpop_for(discovery)
+            response = await token_request(http, discovery.server, form, auth, dpop)
             fresh = tokens_from(
                 response, issuer=discovery.issuer, resource=discovery.resource,
-                requested=tuple(tokens.scopes), refresh_token=tokens.refresh_token,
+                requested=tuple(tokens.scopes), refresh_token=tokens.refresh_token, dpop=dpop is not None,
             )
         except AuthorizationError as error:
             logger.info("refreshing the access token failed: %s", error.message)
@@ -203,9 +235,3 @@ class TokenProvider(httpx2.Auth):
                 earlier = (*self._requested, *(used.scopes if used is not None else ()))
                 return await self._grant(http, discovery, self.step_up_scopes(challenge, discovery, earlier))
 
-
-def _present(request: httpx2.Request, tokens: Tokens | None) -> None:
-    if tokens is None:
-        request.headers.pop("authorization", None)
-    else:
-        request.headers["authorization"] = f"Bearer {tokens.access_token}"

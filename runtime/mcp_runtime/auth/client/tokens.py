@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 import httpx2
 
+from .dpop import NONCE_ERROR, DPoPKey
 from .errors import AuthorizationError, MetadataError
 from .metadata import AuthorizationServerMetadata, ClientInformation, TokenErrorResponse, TokenResponse, Tokens, decode
 
@@ -82,27 +83,42 @@ async def token_request(
     server: AuthorizationServerMetadata,
     form: dict[str, str],
     auth: ClientAuthentication,
+    dpop: DPoPKey | None = None,
 ) -> TokenResponse:
-    """POST ``form`` to the token endpoint; the token response, or an
-    AuthorizationError with the server's error code and description."""
+    """POST ``form`` to the token endpoint (with a DPoP proof when ``dpop``
+    is given, sent once more if the server asks for a nonce); the token
+    response, or an AuthorizationError with the server's error code and
+    description."""
     assert server.token_endpoint is not None  # checked by discovery
-    headers = {"accept": "application/json"}
-    form = dict(form)
-    auth.apply(form, headers, server)
     endpoint = server.token_endpoint
-    try:
-        response = await http.post(endpoint, data=form, headers=headers, follow_redirects=False)
-    except httpx2.HTTPError as error:
-        raise AuthorizationError(f"POST {endpoint} failed: {error or type(error).__name__}") from None
     grant = form.get("grant_type", "?")
-    if response.status_code != 200:
+    for attempt in range(2):
+        headers = {"accept": "application/json"}
+        body = dict(form)
+        auth.apply(body, headers, server)
+        if dpop is not None:
+            headers["dpop"] = dpop.proof("POST", endpoint)
+        try:
+            response = await http.post(endpoint, data=body, headers=headers, follow_redirects=False)
+        except httpx2.HTTPError as error:
+            raise AuthorizationError(f"POST {endpoint} failed: {error or type(error).__name__}") from None
+        if response.status_code == 200:
+            if dpop is not None:
+                dpop.remember_nonce(endpoint, response.headers.get("dpop-nonce"))
+            return decode(response.content, TokenResponse, f"the token response from {endpoint}")
         try:
             refusal = decode(response.content, TokenErrorResponse, "the token error response")
-            detail = refusal.error + (f": {refusal.error_description}" if refusal.error_description else "")
         except MetadataError:
+            refusal = None
+        if dpop is not None and refusal is not None and refusal.error == NONCE_ERROR and attempt == 0:
+            if dpop.remember_nonce(endpoint, response.headers.get("dpop-nonce")):
+                continue
+        if refusal is not None:
+            detail = refusal.error + (f": {refusal.error_description}" if refusal.error_description else "")
+        else:
             detail = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
-        raise AuthorizationError(f"the token endpoint {endpoint} refused the {grant} grant ({detail})")
-    return decode(response.content, TokenResponse, f"the token response from {endpoint}")
+        break
+    raise AuthorizationError(f"the token endpoint {endpoint} refused the {grant} grant ({detail})")
 
 
 def tokens_from(
@@ -112,18 +128,24 @@ def tokens_from(
     resource: str,
     requested: tuple[str, ...],
     refresh_token: str | None = None,
+    dpop: bool = False,
 ) -> Tokens:
     """Tokens to keep from a token response: a refresh response without a
-    new refresh token keeps the old one; no ``scope`` means those asked for."""
-    if response.token_type.lower() != "bearer":
-        raise MetadataError(f"the token endpoint issued a {response.token_type!r} token; this client uses Bearer tokens")
+    new refresh token keeps the old one; no ``scope`` means those asked for.
+    A DPoP-bound token is taken only when a proof was sent (``dpop``)."""
+    kinds = {"bearer": "Bearer", "dpop": "DPoP"} if dpop else {"bearer": "Bearer"}
+    token_type = kinds.get(response.token_type.lower())
+    if token_type is None:
+        raise MetadataError(
+            f"the token endpoint issued a {response.token_type!r} token; this client uses {' or '.join(kinds.values())} tokens"
+        )
     if not response.access_token:
         raise MetadataError("the token endpoint issued an empty access token")
     expires_at = time.time() + response.expires_in if response.expires_in is not None else None
     scopes = response.scope.split() if response.scope is not None else list(requested)
     return Tokens(
         access_token=response.access_token,
-        token_type="Bearer",
+        token_type=token_type,
         refresh_token=response.refresh_token or refresh_token,
         scopes=scopes,
         expires_at=expires_at,
