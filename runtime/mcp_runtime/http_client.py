@@ -383,7 +383,7 @@ class StreamableHTTPClientTransport:
                 response = await self._http.delete(self.url, headers=self._headers(_ACCEPT_ANY), timeout=5.0, auth=self._auth)
                 if response.status_code not in (200, 202, 204, 404, 405):
                     logger.debug("DELETE of session answered HTTP %d", response.status_code)
-            except httpx2.HTTPError as error:
+            except (httpx2.HTTPError, McpError) as error:  # McpError: from the auth provider
                 logger.debug("DELETE of session failed: %s", error)
         if self._owns_http:
             await self._http.aclose()
@@ -756,6 +756,9 @@ class StreamableHTTPClientTransport:
                         return
             except httpx2.HTTPError as error:
                 logger.debug("standalone SSE stream dropped: %s", _describe(error))
+            except McpError as error:  # from the auth provider: authorization failed
+                logger.warning("standalone SSE stream refused: %s", error.message)
+                return
             except SSEParseError as error:
                 logger.warning("bad standalone SSE stream: %s", error)
                 return

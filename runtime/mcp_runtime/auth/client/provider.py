@@ -98,7 +98,7 @@ class TokenProvider(httpx2.Auth):
         if response.status_code == 401 and self._new_nonce(request, response):
             self._present(request, tokens)  # the same token, a proof with the server's nonce
             response = yield request
-        if response.status_code == 401:
+        if response.status_code == 401 and request.method != "DELETE":  # ending a session is not worth an authorization
             tokens = await self._reauthorize(tokens, bearer_challenge(response.headers))
             self._present(request, tokens)
             response = yield request
