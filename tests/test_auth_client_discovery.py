@@ -18,7 +18,6 @@ from mcp_runtime.auth.client.discovery import (
     Discovery,
     authorization_server_metadata_urls,
     bearer_challenge,
-    canonical_resource,
     check_endpoint,
     parse_www_authenticate,
     protected_resource_metadata_urls,
@@ -171,11 +170,6 @@ def test_endpoints_need_https_off_loopback() -> None:
 )
 def test_resource_covers(resource: str, server: str, covers: bool) -> None:
     assert resource_covers(resource, server) is covers
-
-
-def test_canonical_resource() -> None:
-    assert canonical_resource("HTTPS://MCP.Example.com:443/mcp#frag") == "https://mcp.example.com/mcp"
-    assert canonical_resource("https://mcp.example.com/") == "https://mcp.example.com"
 
 
 # ---------------------------------------------------------------- scopes

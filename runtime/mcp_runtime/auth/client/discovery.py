@@ -152,15 +152,6 @@ def _origin(scheme: str, netloc: str) -> tuple[str, str]:
     return scheme.lower(), host
 
 
-def canonical_resource(server_url: str) -> str:
-    """The MCP server URL as an RFC 8707 resource: scheme and host lower
-    case, no fragment, no trailing slash after the host."""
-    scheme, netloc, path = _split(server_url, "the MCP server URL")
-    query = urlsplit(server_url).query
-    scheme, host = _origin(scheme, netloc)
-    return urlunsplit((scheme, host, "" if path == "/" else path, query, ""))
-
-
 def resource_covers(resource: str, server_url: str) -> bool:
     """Whether the protected resource ``resource`` (from the metadata) is the
     MCP server at ``server_url`` or a parent of it: same origin, and its path

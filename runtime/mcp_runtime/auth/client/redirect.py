@@ -35,6 +35,8 @@ logger = logging.getLogger("mcp_runtime.auth.client")
 
 MAX_REQUEST_HEAD = 16 * 1024
 """Longest request line plus headers the loopback receiver reads."""
+READ_TIMEOUT = 10.0
+"""Seconds a connection to the loopback receiver has to send its request."""
 
 
 @dataclass(frozen=True)
@@ -181,13 +183,13 @@ class LoopbackRedirect:
 
         async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             try:
-                status, page = await self._receive(reader, expected, done)
+                status, page = await asyncio.wait_for(self._receive(reader, expected, done), READ_TIMEOUT)
                 body = f"<!doctype html><meta charset=utf-8><title>Authorization</title><p>{html.escape(page)}</p>".encode()
                 head = f"HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {len(body)}\r\nconnection: close\r\n\r\n"
                 writer.write(head.encode() + body)
                 await writer.drain()
-            except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
-                pass
+            except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, asyncio.TimeoutError):
+                pass  # a connection that is not a browser bringing the response back
             finally:
                 writer.close()
 
