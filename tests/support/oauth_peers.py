@@ -6,8 +6,9 @@ uvicorn (support.http_servers.serving):
 * :class:`AuthorizationServerPeer`: a minimal OAuth 2.1 authorization server
   that grants at once (no user): metadata, dynamic registration, the
   authorization endpoint (redirecting with code, state and iss), and the token
-  endpoint (authorization_code with PKCE S256 checked, refresh_token), with
-  every request kept for the test to look at.
+  endpoint (authorization_code with PKCE S256 checked, refresh_token,
+  client_credentials), token introspection (RFC 7662), with every request
+  kept for the test to look at.
 * :class:`ProtectedResource`: an ASGI wrapper that makes an MCP app a
   protected resource of such a server: Protected Resource Metadata, 401 with
   ``resource_metadata`` and ``scope``, 403 ``insufficient_scope``.
@@ -135,6 +136,13 @@ class AuthorizationServerPeer:
             await self._register(json.loads(await _body(receive)), send)
         elif path == "/authorize":
             await self._authorize({k: v[0] for k, v in parse_qs(scope["query_string"].decode()).items()}, send)
+        elif path == "/introspect" and scope["method"] == "POST":
+            form = {k: v[0] for k, v in parse_qs((await _body(receive)).decode()).items()}
+            grant = self.verify(form.get("token", ""))
+            answer: dict[str, Any] = {"active": False}
+            if grant is not None:  # RFC 7662
+                answer = {"active": True, "client_id": grant.client_id, "scope": " ".join(grant.scopes), "exp": int(grant.expires_at), "aud": grant.resource}
+            await _respond(send, 200, *_json(answer))
         elif path == "/token" and scope["method"] == "POST":
             form = {k: v[0] for k, v in parse_qs((await _body(receive)).decode()).items()}
             await self._token(form, _headers(scope).get("authorization"), send)
