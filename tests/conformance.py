@@ -24,7 +24,8 @@ name in ``MCP_CONFORMANCE_SCENARIO``, the revision in
 
 A scenario passes when it has no FAILURE and no WARNING check (stricter than
 the suite, which scores FAILUREs only) and, for client scenarios, the client
-exited cleanly; one whose checks were all skipped by the suite is reported as
+exited cleanly (unless the scenario expects it to give up, as when it must
+refuse an authorization server's answer); one whose checks were all skipped by the suite is reported as
 skipped. Every scenario that runs must pass, scored or not, unless listed in
 ``EXPECTED_FAILURES``. Results (``checks.json`` per scenario, the suite's
 output, the server log and ``summary.json`` with the figures) go to
