@@ -13,6 +13,13 @@ import httpx2
 import pytest
 from joserfc import jwk, jws
 
+from mcp_runtime.auth.client import (
+    ClientCredentialsProvider,
+    ClientMetadata,
+    HTTPRedirectFollower,
+    OAuthClientProvider,
+    PrivateKeyJWT,
+)
 from mcp_runtime.auth.client.discovery import (
     BearerChallenge,
     Discovery,
@@ -242,3 +249,19 @@ def test_dpop_proofs() -> None:
     assert proofs[0]["htu"] == "https://mcp.example.com/mcp" and proofs[0]["htm"] == "POST" and proofs[0]["ath"] == ath
     assert "nonce" not in proofs[0] and proofs[1]["nonce"] == "n-1" and "ath" not in proofs[1]
     assert proofs[0]["jti"] != proofs[1]["jti"]
+
+
+def test_bad_configuration_is_refused_at_once() -> None:
+    with pytest.raises(ValueError, match="exactly one of client_secret and private_key"):
+        ClientCredentialsProvider("https://mcp.example.com/mcp", client_id="svc")
+    with pytest.raises(ValueError, match=r"the private key is not a usable EC key"):
+        ClientCredentialsProvider("https://mcp.example.com/mcp", client_id="svc", private_key="not a key")
+    with pytest.raises(ValueError, match="unsupported signing algorithm 'HS256'"):
+        PrivateKeyJWT("svc", jwk.ECKey.generate_key("P-256").as_pem(private=True), "HS256")
+    with pytest.raises(ValueError, match="https URL with a path"):
+        OAuthClientProvider(
+            "https://mcp.example.com/mcp",
+            client_metadata=ClientMetadata(),
+            redirect=HTTPRedirectFollower("http://127.0.0.1:1/cb"),
+            client_metadata_url="http://app.example.com/client.json",
+        )
