@@ -697,6 +697,9 @@ class StreamableHTTPClientTransport:
         except httpx2.HTTPError as error:
             logger.warning("could not send a message to %s: %s", self.url, _describe(error))
             return
+        except McpError as error:  # from the auth provider: authorization failed
+            logger.warning("could not send a message to %s: %s", self.url, error.message)
+            return
         if response.status_code == 404 and self.session_id is not None:
             self._expire()
         elif response.status_code >= 300:
