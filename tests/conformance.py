@@ -13,15 +13,19 @@ for each requirement set, runs ``conformance server --requirements <rev>``:
 every required server scenario and every not-scored one. Then it stops the
 server and prints one line per scenario.
 
-Client part (unless ``--no-client``): for each requirement set, the client
-scenarios below (authorization is out of scope), each at the revision's wire:
-the suite starts a test server and runs ``<client command> <url>`` with the
-scenario's name in ``MCP_CONFORMANCE_SCENARIO`` and the revision in
-``MCP_CONFORMANCE_PROTOCOL_VERSION``.
+Client part (unless ``--no-client``): for each requirement set, every client
+scenario it requires and every one it runs without scoring (the
+authorization extensions, scenarios added after the release), each at the
+revision's wire: the suite starts a test server (and, for ``auth/*``, a test
+authorization server) and runs ``<client command> <url>`` with the scenario's
+name in ``MCP_CONFORMANCE_SCENARIO``, the revision in
+``MCP_CONFORMANCE_PROTOCOL_VERSION`` and any credentials or calls in
+``MCP_CONFORMANCE_CONTEXT``.
 
 A scenario passes when it has no FAILURE and no WARNING check (stricter than
 the suite, which scores FAILUREs only) and, for client scenarios, the client
-exited cleanly; one whose checks were all skipped by the suite is reported as
+exited cleanly (unless the scenario expects it to give up, as when it must
+refuse an authorization server's answer); one whose checks were all skipped by the suite is reported as
 skipped. Every scenario that runs must pass, scored or not, unless listed in
 ``EXPECTED_FAILURES``. Results (``checks.json`` per scenario, the suite's
 output, the server log and ``summary.json`` with the figures) go to
@@ -60,21 +64,6 @@ NODE = NPM_BIN / "node"
 CONFORMANCE = NPM_BIN / "conformance"
 
 REVISIONS = ("2025-11-25", "2026-07-28")
-
-# The client scenarios this project's client answers, per requirement set:
-# every non-authorization one the set requires.
-CLIENT_SCENARIOS: dict[str, tuple[str, ...]] = {
-    "2025-11-25": ("initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"),
-    "2026-07-28": (
-        "tools_call",
-        "request-metadata",
-        "sep-2322-client-request-state",
-        "http-standard-headers",
-        "http-custom-headers",
-        "http-invalid-tool-headers",
-        "json-schema-ref-no-deref",
-    ),
-}
 
 # Scenarios known to fail, as "<revision>:<part>:<name>" (or a shorter
 # suffix) -> the reason: they are reported but do not fail the run; one that
@@ -443,6 +432,9 @@ def _run_client_scenario(scenario: Scenario, command: str, out: Path, timeout: f
     target.mkdir(parents=True, exist_ok=True)
     log = target / "conformance.log"
     args = _cli("client", "--command", command, "--scenario", scenario.name, "--spec-version", scenario.revision)
+    # The requirement set chose the scenario: run it even where it has no place on the
+    # spec timeline (the extensions), as the suite does for --requirements.
+    args.append("--force")
     args += ["-o", str(target), "--timeout", str(int(timeout * 1000))]
     code = _run_cli(args, log, timeout + 60)
     scenario.exit_code = code
@@ -456,11 +448,18 @@ def run_client_part(
     report: Report,
     sets: dict[str, Requirements],
     command: str,
-    names: Mapping[str, Sequence[str]],
+    names: Mapping[str, Sequence[str]] | None = None,
     timeout: float = 120.0,
     workers: int = 2,
 ) -> None:
+    """Run the client scenarios ``names`` of each revision (default: every
+    required and every not-scored one)."""
     planned: list[Scenario] = []
+    if names is None:
+        names = {
+            revision: [*sets[revision].client, *(n for n, (part, _) in sets[revision].not_scored.items() if part == "client")]
+            for revision in report.revisions
+        }
     for revision in report.revisions:
         required = set(sets[revision].client)
         for name in names.get(revision, ()):
@@ -556,8 +555,7 @@ def run(
     if server:
         run_server_part(report, sets, scenarios, port)
     if client_command:
-        wanted = CLIENT_SCENARIOS if client_scenarios is None else client_scenarios
-        run_client_part(report, sets, client_command, wanted)
+        run_client_part(report, sets, client_command, client_scenarios)
     (report.results_dir / "summary.json").write_text(json.dumps(report.to_json(), indent=2), encoding="utf-8")
     return report
 
@@ -583,7 +581,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--client-scenario",
         action="append",
         default=[],
-        help="client scenario to run (repeatable; default: the non-authorization ones of each requirement set)",
+        help="client scenario to run (repeatable; default: every one each requirement set runs)",
     )
     parser.add_argument("--results", type=Path, help="results directory (default: build/conformance/<time>)")
     parser.add_argument("--port", type=int, help="port of the everything server (default: a free one)")

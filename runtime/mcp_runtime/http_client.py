@@ -45,6 +45,7 @@ from .extras import MissingExtra
 
 try:
     import httpx2
+    from httpx2._client import UseClientDefault  # the type of httpx2.USE_CLIENT_DEFAULT (not exported)
 except ModuleNotFoundError as error:
     raise MissingExtra("mcp_runtime.http_client", "http", error.name) from None
 from .client import Client, ClientSession
@@ -282,6 +283,8 @@ class StreamableHTTPClientTransport:
     * ``listen``: open the standalone GET stream after initialization.
     * ``max_reconnects``: consecutive failed attempts to resume a stream.
     * ``terminate_on_close``: DELETE the session on close.
+    * ``auth``: an ``httpx2.Auth`` for every request, e.g. an
+      :class:`~mcp_runtime.auth.client.OAuthClientProvider`.
     """
 
     def __init__(
@@ -295,8 +298,10 @@ class StreamableHTTPClientTransport:
         listen: bool = True,
         max_reconnects: int = DEFAULT_MAX_RECONNECTS,
         terminate_on_close: bool = True,
+        auth: httpx2.Auth | None = None,
     ) -> None:
         self.url = url
+        self._auth: httpx2.Auth | UseClientDefault = auth if auth is not None else httpx2.USE_CLIENT_DEFAULT
         self.headers = {name.lower(): value for name, value in (headers or {}).items()}
         self._timeout = _timeout(timeout, sse_read_timeout)
         self._owns_http = http_client is None
@@ -380,10 +385,10 @@ class StreamableHTTPClientTransport:
         await asyncio.gather(*tasks, return_exceptions=True)
         if self.session_id is not None and self.terminate_on_close and not self._expired:
             try:
-                response = await self._http.delete(self.url, headers=self._headers(_ACCEPT_ANY), timeout=5.0)
+                response = await self._http.delete(self.url, headers=self._headers(_ACCEPT_ANY), timeout=5.0, auth=self._auth)
                 if response.status_code not in (200, 202, 204, 404, 405):
                     logger.debug("DELETE of session answered HTTP %d", response.status_code)
-            except httpx2.HTTPError as error:
+            except (httpx2.HTTPError, McpError) as error:  # McpError: from the auth provider
                 logger.debug("DELETE of session failed: %s", error)
         if self._owns_http:
             await self._http.aclose()
@@ -560,6 +565,8 @@ class StreamableHTTPClientTransport:
                     attempts = 0
         except _Failure as failure:
             self._deliver_error(request_id, failure.error)
+        except McpError as error:  # from the auth provider: authorization failed
+            self._deliver_error(request_id, error)
         except SSEParseError as error:
             self._deliver_error(request_id, McpError(jsonrpc.PARSE_ERROR, f"bad SSE stream from the server: {error}"))
         except Exception:  # a bug here must still answer the waiting call
@@ -579,7 +586,7 @@ class StreamableHTTPClientTransport:
         headers.update(extra)
         try:
             async with self._http.stream(
-                "POST", self.url, content=message, headers=headers, timeout=self._timeout
+                "POST", self.url, content=message, headers=headers, timeout=self._timeout, auth=self._auth
             ) as response:
                 status = response.status_code
                 if initialize:
@@ -665,7 +672,7 @@ class StreamableHTTPClientTransport:
         assert state.last_id is not None
         headers["last-event-id"] = state.last_id
         try:
-            async with self._http.stream("GET", self.url, headers=headers, timeout=self._timeout) as response:
+            async with self._http.stream("GET", self.url, headers=headers, timeout=self._timeout, auth=self._auth) as response:
                 status = response.status_code
                 if status == 404 and self.session_id is not None:
                     self._expire()
@@ -691,9 +698,12 @@ class StreamableHTTPClientTransport:
         if self.modern and self.protocol_version is not None:
             headers["mcp-protocol-version"] = self.protocol_version
         try:
-            response = await self._http.post(self.url, content=message, headers=headers, timeout=self._timeout)
+            response = await self._http.post(self.url, content=message, headers=headers, timeout=self._timeout, auth=self._auth)
         except httpx2.HTTPError as error:
             logger.warning("could not send a message to %s: %s", self.url, _describe(error))
+            return
+        except McpError as error:  # from the auth provider: authorization failed
+            logger.warning("could not send a message to %s: %s", self.url, error.message)
             return
         if response.status_code == 404 and self.session_id is not None:
             self._expire()
@@ -735,7 +745,7 @@ class StreamableHTTPClientTransport:
                 headers["last-event-id"] = state.last_id
             before = state.events
             try:
-                async with self._http.stream("GET", self.url, headers=headers, timeout=self._timeout) as response:
+                async with self._http.stream("GET", self.url, headers=headers, timeout=self._timeout, auth=self._auth) as response:
                     status = response.status_code
                     if status == 405:
                         logger.debug("%s offers no standalone SSE stream", self.url)
@@ -754,6 +764,9 @@ class StreamableHTTPClientTransport:
                         return
             except httpx2.HTTPError as error:
                 logger.debug("standalone SSE stream dropped: %s", _describe(error))
+            except McpError as error:  # from the auth provider: authorization failed
+                logger.warning("standalone SSE stream refused: %s", error.message)
+                return
             except SSEParseError as error:
                 logger.warning("bad standalone SSE stream: %s", error)
                 return
@@ -776,7 +789,8 @@ class LegacySSEClientTransport:
     HTTP+SSE transport: ``GET url`` opens the event stream, whose first
     ``endpoint`` event names the URL to POST messages to.
 
-    Call :meth:`open` before use. Messages are POSTed in order.
+    Call :meth:`open` before use. Messages are POSTed in order. ``auth``:
+    an ``httpx2.Auth`` for every request.
     """
 
     def __init__(
@@ -787,8 +801,10 @@ class LegacySSEClientTransport:
         timeout: float | None = 30.0,
         sse_read_timeout: float | None = None,
         http_client: httpx2.AsyncClient | None = None,
+        auth: httpx2.Auth | None = None,
     ) -> None:
         self.url = url
+        self._auth: httpx2.Auth | UseClientDefault = auth if auth is not None else httpx2.USE_CLIENT_DEFAULT
         self.headers = {name.lower(): value for name, value in (headers or {}).items()}
         self._timeout = _timeout(timeout, sse_read_timeout)
         self._connect_timeout = timeout
@@ -865,7 +881,7 @@ class LegacySSEClientTransport:
     async def _read_stream(self, ready: asyncio.Future[None]) -> None:
         headers = {**self.headers, "accept": _ACCEPT_SSE, "cache-control": "no-cache"}
         try:
-            async with self._http.stream("GET", self.url, headers=headers, timeout=self._timeout) as response:
+            async with self._http.stream("GET", self.url, headers=headers, timeout=self._timeout, auth=self._auth) as response:
                 if response.status_code != 200 or _media_type(response) != "text/event-stream":
                     body = await response.aread()
                     if response.status_code == 200:
@@ -924,9 +940,11 @@ class LegacySSEClientTransport:
         is_request = probe is not None and isinstance(probe.method, str) and isinstance(probe.id, (str, int))
         headers = {**self.headers, "content-type": "application/json"}
         try:
-            response = await self._http.post(endpoint, content=message, headers=headers, timeout=self._timeout)
+            response = await self._http.post(endpoint, content=message, headers=headers, timeout=self._timeout, auth=self._auth)
         except httpx2.HTTPError as error:
             failure = McpError(jsonrpc.CONNECTION_CLOSED, f"POST {endpoint} failed: {_describe(error)}")
+        except McpError as error:  # from the auth provider: authorization failed
+            failure = error
         else:
             if response.status_code < 300:
                 return
@@ -953,11 +971,12 @@ async def connect_streamable_http(
     http_client: httpx2.AsyncClient | None = None,
     timeout: float | None = 30.0,
     listen: bool = True,
+    auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[ClientSession]:
     """An initialized session over Streamable HTTP; closed (and the session
     DELETEd) on exit."""
     transport = StreamableHTTPClientTransport(
-        url, headers, timeout=timeout, http_client=http_client, listen=listen
+        url, headers, timeout=timeout, http_client=http_client, listen=listen, auth=auth
     )
     session = await client.connect(transport)
     try:
@@ -974,10 +993,11 @@ async def connect_sse(
     headers: Mapping[str, str] | None = None,
     http_client: httpx2.AsyncClient | None = None,
     timeout: float | None = 30.0,
+    auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[ClientSession]:
     """An initialized session over the legacy HTTP+SSE transport (``url`` is
     the SSE endpoint, e.g. ``http://host/sse``)."""
-    transport = LegacySSEClientTransport(url, headers, timeout=timeout, http_client=http_client)
+    transport = LegacySSEClientTransport(url, headers, timeout=timeout, http_client=http_client, auth=auth)
     try:
         await transport.open()
     except BaseException:
@@ -998,12 +1018,14 @@ async def connect_http(
     headers: Mapping[str, str] | None = None,
     timeout: float | None = 30.0,
     listen: bool = True,
+    auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[ClientSession]:
     """An initialized session to the server at ``url``, over Streamable HTTP,
     or over the legacy HTTP+SSE transport if the server answers the
-    initialize POST with 400, 404 or 405 (or neither JSON nor SSE)."""
+    initialize POST with 400, 404 or 405 (or neither JSON nor SSE).
+    ``auth`` (e.g. an OAuthClientProvider) authorizes every request."""
     async with _new_http_client(_timeout(timeout, None)) as http:
-        session = await _probe_connect(client, url, headers, http, timeout, listen)
+        session = await _probe_connect(client, url, headers, http, timeout, listen, auth)
         try:
             yield session
         finally:
@@ -1017,8 +1039,9 @@ async def _probe_connect(
     http: httpx2.AsyncClient,
     timeout: float | None,
     listen: bool,
+    auth: httpx2.Auth | None = None,
 ) -> ClientSession:
-    streamable = StreamableHTTPClientTransport(url, headers, timeout=timeout, http_client=http, listen=listen)
+    streamable = StreamableHTTPClientTransport(url, headers, timeout=timeout, http_client=http, listen=listen, auth=auth)
     try:
         return await client.connect(streamable)
     except McpError as error:
@@ -1027,7 +1050,7 @@ async def _probe_connect(
             raise
         streamable_error = error
     logger.info("%s answered the initialize POST with %s; trying the HTTP+SSE transport", url, reason)
-    legacy = LegacySSEClientTransport(url, headers, timeout=timeout, http_client=http)
+    legacy = LegacySSEClientTransport(url, headers, timeout=timeout, http_client=http, auth=auth)
     try:
         await legacy.open()
     except McpError as error:

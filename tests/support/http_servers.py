@@ -159,12 +159,13 @@ def serving(app: Any) -> Iterator[ThreadedServer]:
 
 
 class SubprocessServer:
-    """tests/support/sdk_http_server.py in a child process."""
+    """tests/support/sdk_http_server.py (or another ``script`` that prints
+    ``PORT <n>``) in a child process."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, script: Path = SDK_HTTP_SERVER) -> None:
         env = {**os.environ, "PYTHONWARNINGS": "ignore"}
         self.process = subprocess.Popen(
-            [sys.executable, str(SDK_HTTP_SERVER), *args],
+            [sys.executable, str(script), *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=env,
