@@ -9,6 +9,7 @@ session (``App.test_client()`` wires it up).
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from .jsonrpc import RequestId
 
@@ -16,7 +17,9 @@ from .jsonrpc import RequestId
 class MemoryTransport:
     """One end of an in-memory connection (see :func:`memory_pair`)."""
 
-    def __init__(self, inbox: asyncio.Queue[bytes | None], outbox: asyncio.Queue[bytes | None]) -> None:
+    def __init__(self, inbox: asyncio.Queue[bytes | None], outbox: asyncio.Queue[bytes | None], principal: Any = None) -> None:
+        # What RequestContext.principal reports on this end, as if a verified token came with every request.
+        self.principal = principal
         self._inbox = inbox
         self._outbox = outbox
         self._closed = False
@@ -47,8 +50,10 @@ class MemoryTransport:
         """Nothing to close: an in-memory connection has no per-request streams."""
 
 
-def memory_pair() -> tuple[MemoryTransport, MemoryTransport]:
-    """A connected (server, client) pair of transports."""
+def memory_pair(principal: Any = None) -> tuple[MemoryTransport, MemoryTransport]:
+    """A connected (server, client) pair of transports; ``principal`` (an
+    :class:`mcp_runtime.auth.principal.Principal`) is the caller the server
+    end reports, to test what an authenticated transport would pass on."""
     to_server: asyncio.Queue[bytes | None] = asyncio.Queue()
     to_client: asyncio.Queue[bytes | None] = asyncio.Queue()
-    return MemoryTransport(to_server, to_client), MemoryTransport(to_client, to_server)
+    return MemoryTransport(to_server, to_client, principal), MemoryTransport(to_client, to_server)

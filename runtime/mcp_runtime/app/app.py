@@ -315,12 +315,14 @@ class App:
         protocol_version: str | None = None,
         handlers: object | None = None,
         client: Client | None = None,
+        principal: Any = None,
     ) -> AsyncIterator[ClientSession]:
         """A real client session connected to this app in memory: the way to
         unit-test a server. ``protocol_version`` picks the revision (default:
         the newest); ``handlers`` answer what the server asks (a generated
-        ``ClientHandlers`` object: elicitation, sampling, roots)."""
-        server_end, client_end = memory_pair()
+        ``ClientHandlers`` object: elicitation, sampling, roots);
+        ``principal`` is the authenticated caller functions see (``ctx.principal``)."""
+        server_end, client_end = memory_pair(principal)
         serving = asyncio.get_running_loop().create_task(self.server().serve(server_end))
         if client is None:
             client = Client(name="test-client", version="0", protocol_version=protocol_version, handlers=handlers)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import inspect
 import re
+import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -122,7 +123,10 @@ def _default(value: Any) -> Any:
 
 
 def _is_context(annotation: Any, context_type: type) -> bool:
-    return isinstance(annotation, type) and issubclass(annotation, context_type)
+    """``Context``, or ``Context | None`` (for a function also called without one)."""
+    members = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) else (annotation,)
+    concrete = [member for member in members if member is not type(None)]
+    return len(concrete) == 1 and isinstance(concrete[0], type) and issubclass(concrete[0], context_type)
 
 
 def _qualname(fn: Callable[..., Any]) -> str:
