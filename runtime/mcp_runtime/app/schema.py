@@ -46,13 +46,13 @@ def analyse(
     *,
     context_type: type,
     what: str,
-    check: Callable[[str, Any], None] | None = None,
+    hints: Mapping[str, Any] | None = None,
 ) -> Signature:
     """The Signature of ``fn``; raises TypeError naming the function and
     parameter for what JSON Schema cannot express (``what`` says whose:
-    "tool", "prompt", "resource")."""
-    hints = type_hints(fn)
-    docs = _param_docs(inspect.getdoc(fn) or "")
+    "tool", "prompt", "resource"). ``hints``: its type hints, if already resolved."""
+    if hints is None:
+        hints = type_hints(fn)
     fields: list[tuple[str, Any, Any]] = []
     names: list[str] = []
     context_param = None
@@ -64,32 +64,32 @@ def analyse(
             continue
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD, parameter.POSITIONAL_ONLY):
             raise TypeError(f"{what} {_qualname(fn)}: parameter {name!r} must be a named parameter (not *args, **kwargs or positional-only)")
-        try:
-            msgspec.json.schema(annotation)
-        except (TypeError, ValueError) as error:
-            raise TypeError(
-                f"{what} {_qualname(fn)}: parameter {name!r} has type {_type_name(annotation)}, "
-                f"which JSON Schema cannot express ({_first_line(error)})"
-            ) from None
-        if check is not None:
-            check(name, annotation)
         if parameter.default is inspect.Parameter.empty:
             fields.append((name, annotation, msgspec.NODEFAULT))
         else:
             fields.append((name, annotation, _default(parameter.default)))
         names.append(name)
-    struct_name = f"{fn.__name__}_arguments"
-    arguments = msgspec.defstruct(struct_name, fields, kw_only=True)
+    arguments = msgspec.defstruct(f"{fn.__name__}_arguments", fields, kw_only=True)
     try:
         schema = object_schema(arguments)
-    except (TypeError, ValueError) as error:
-        raise TypeError(f"{what} {_qualname(fn)}: cannot derive a JSON Schema of its parameters ({_first_line(error)})") from None
+    except (TypeError, ValueError):
+        # Find the parameter to blame (only now: one schema pass is the usual cost).
+        for name, annotation, _ in fields:
+            try:
+                msgspec.json.schema(annotation)
+            except (TypeError, ValueError) as error:
+                raise TypeError(
+                    f"{what} {_qualname(fn)}: parameter {name!r} has type {_type_name(annotation)}, "
+                    f"which JSON Schema cannot express ({_first_line(error)})"
+                ) from None
+        raise
     schema.pop("description", None)
+    doc = inspect.getdoc(fn) or ""
     properties = schema.setdefault("properties", {})
-    for name, text in docs.items():
+    for name, text in _param_docs(doc).items():
         if name in properties and "description" not in properties[name]:
             properties[name] = {"description": text, **properties[name]}
-    return Signature(arguments, tuple(names), schema, context_param, _summary(inspect.getdoc(fn) or ""))
+    return Signature(arguments, tuple(names), schema, context_param, _summary(doc))
 
 
 def object_schema(type_: Any) -> dict[str, Any]:

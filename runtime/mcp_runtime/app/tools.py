@@ -54,8 +54,9 @@ class ToolSpec:
         self.name = name or fn.__name__
         self.fn = fn
         self.is_async = inspect.iscoroutinefunction(fn)
-        self.signature: Signature = analyse(fn, context_type=Context, what="tool")
-        self.output, self.output_schema = _output(fn, structured_output)
+        hints = type_hints(fn)
+        self.signature: Signature = analyse(fn, context_type=Context, what="tool", hints=hints)
+        self.output, self.output_schema = _output(fn, hints, structured_output)
         self.scopes = frozenset(scopes)
         input_schema = dict(self.signature.schema)
         wire: dict[str, Any] = {"name": self.name, "inputSchema": input_schema}
@@ -147,9 +148,8 @@ def _dynamic_result(value: Any, flavor: Flavor) -> Any:
     return flavor.text_result(raw.decode())
 
 
-def _output(fn: Callable[..., Any], structured: bool | None) -> tuple[str, dict[str, Any] | None]:
+def _output(fn: Callable[..., Any], hints: Mapping[str, Any], structured: bool | None) -> tuple[str, dict[str, Any] | None]:
     """How results are built, and the outputSchema, from the return annotation."""
-    hints = type_hints(fn)
     if "return" not in hints:
         return _DYNAMIC, None
     annotation = hints["return"]
