@@ -15,7 +15,6 @@ from typing_extensions import override
 from mcp_runtime import lifecycle
 from mcp_runtime.app import App, Context, Elicited
 from mcp_runtime.app.context import form_schema
-from mcp_runtime.client import ClientSession
 from mcp_runtime.methods import RequestContext
 
 ASKING = ("2025-06-18", "2025-11-25", "2026-07-28")

@@ -38,7 +38,10 @@ def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
     try:
         return typing.get_type_hints(fn, include_extras=True)
     except Exception as error:  # NameError for a forward reference that does not resolve, and the like
-        raise TypeError(f"{_qualname(fn)}: cannot resolve its type hints: {error}") from None
+        raise TypeError(
+            f"{_qualname(fn)}: cannot resolve its type hints: {error} "
+            "(the names its annotations use must be defined at the top level of its module)"
+        ) from None
 
 
 def analyse(
@@ -190,8 +193,3 @@ def _param_docs(doc: str) -> dict[str, str]:
         elif current is not None and (in_args or line[:1].isspace()) and not stripped.startswith(":"):
             found[current] = f"{found[current]} {stripped}".strip()
     return {name: text for name, text in found.items() if text}
-
-
-def json_ready(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of a schema safe to hand out (callers may mutate theirs)."""
-    return copy.deepcopy(dict(schema))
