@@ -121,3 +121,53 @@ def test_typescript_client_over_stdio() -> None:
     assert seen["invalid"]["isError"] is True
     assert json.loads(seen["read"]["contents"][0]["text"])["text"] == "from node"
     assert "from node" in seen["prompt"]["messages"][0]["content"]["text"]
+
+
+def test_our_client_over_legacy_sse_and_stateless_http() -> None:
+    """The same app over the 2024-11-05 HTTP+SSE transport, and over
+    Streamable HTTP in stateless mode at 2026-07-28."""
+    from mcp_protocol import v2024_11_05 as legacy
+    from mcp_protocol import v2026_07_28 as modern
+    from mcp_runtime.client import Client
+    from mcp_runtime.http_client import connect_http, connect_sse
+
+    app = notes_module().app
+
+    async def over_sse(url: str) -> None:
+        async with connect_sse(Client(name="c", version="1", protocol_version="2024-11-05"), url) as session:
+            assert session.protocol_version == "2024-11-05"
+            server = legacy.ClientStub(session)
+            added = await server.call_tool("add_note", arguments={"text": "over sse"})
+            assert json.loads(added.content[0].text)["text"] == "over sse"
+            assert [tool.name for tool in (await server.list_tools()).tools] == ["add_note", "search_notes", "delete_note"]
+
+    async def stateless(url: str) -> None:
+        async with connect_http(Client(name="c", version="1"), url) as session:
+            assert session.protocol_version == "2026-07-28"
+            found = await modern.ClientStub(session).call_tool("search_notes", arguments={"query": "sse"})
+            assert found.structured_content["total"] == 1
+
+    with serving(app.asgi()) as server:
+        run(over_sse(server.url("/sse")))
+    with serving(app.asgi(stateless=True)) as server:
+        run(stateless(server.url()))
+
+
+def test_input_rounds_over_stateless_http() -> None:
+    """Elicitation, sampling and roots from inside a tool, each request of
+    the 2026-07-28 rounds a POST of its own (any worker could take it)."""
+    from mcp_protocol import v2026_07_28 as modern
+    from mcp_runtime.client import Client
+    from mcp_runtime.http_client import connect_http
+    from test_app_context import asking_app, client_handlers
+
+    handlers = client_handlers("2026-07-28")
+
+    async def main(url: str) -> None:
+        async with connect_http(Client(name="c", version="1", handlers=handlers), url) as session:
+            result = await modern.ClientStub(session).call_tool("register", arguments={})
+            assert result.content[0].text.startswith("Ann/pro/30 Bob re: say hi echo-1")
+
+    with serving(asking_app().asgi(stateless=True)) as server:
+        run(main(server.url()))
+    assert handlers.asked == ["Who is Ann", "Who is Bob"]
