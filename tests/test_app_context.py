@@ -82,6 +82,11 @@ def asking_app() -> App:
             f"{root.uri}={root.name}" for root in roots
         )
 
+    @app.resource("profile://{user}")
+    async def profile(user: str, ctx: Context) -> str:
+        roots = await ctx.list_roots()
+        return f"{user} works in {roots[0].uri}"
+
     @app.prompt()
     async def greet(ctx: Context) -> str:
         who = await ctx.elicit("Who is Cy", Contact)
@@ -101,6 +106,8 @@ def test_asking_the_client(version: str) -> None:
             assert result.content[0].text == "Ann/pro/30 Bob re: say hi echo-1 file:///work=work,file:///tmp=None"
             prompt = await server.get_prompt(name="greet")
             assert prompt.messages[0].content.text == "Greet Cy"
+            read = await server.read_resource(uri="profile://ann")
+            assert read.contents[0].text == "ann works in file:///work"
 
     asyncio.run(main())
     # At 2026-07-28 each round runs the function again from the start, yet

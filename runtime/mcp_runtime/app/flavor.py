@@ -56,13 +56,16 @@ class Flavor:
     def input_request(self, method: str, params: Mapping[str, Any]) -> Any:
         """A request the client answers inside an input-required result (2026-07-28)."""
         spec = self.revision.table("INPUT_REQUESTS")[method]
-        request_type = _request_type(self.types, method)
+        request_type = getattr(self.types, _INPUT_REQUEST_TYPES[method])
         return request_type(params=codec.convert(params, spec.params))
 
 
-def _request_type(types: Any, method: str) -> Any:
-    names = {"elicitation/create": "ElicitRequest", "sampling/createMessage": "CreateMessageRequest", "roots/list": "ListRootsRequest"}
-    return getattr(types, names[method])
+# The request type of each method a 2026-07-28 server may ask for.
+_INPUT_REQUEST_TYPES = {
+    "elicitation/create": "ElicitRequest",
+    "sampling/createMessage": "CreateMessageRequest",
+    "roots/list": "ListRootsRequest",
+}
 
 
 @cache

@@ -35,7 +35,7 @@ class ToolSpec:
 
     __slots__ = (
         "name", "fn", "is_async", "signature", "wire", "output", "output_schema", "scopes",
-        "_convert", "_arguments", "_context_param",
+        "_arguments", "_context_param",
     )
 
     def __init__(
@@ -74,7 +74,6 @@ class ToolSpec:
         if meta is not None:
             wire["_meta"] = dict(meta)
         self.wire = wire
-        self._convert = msgspec.convert
         self._arguments = self.signature.arguments
         self._context_param = self.signature.context_param
 
@@ -84,7 +83,7 @@ class ToolSpec:
             check_scopes(request, self.scopes)
         arguments = params.arguments
         try:
-            decoded = self._convert({} if arguments is UNSET or arguments is None else arguments, self._arguments)
+            decoded = msgspec.convert({} if arguments is UNSET or arguments is None else arguments, self._arguments)
         except msgspec.ValidationError as error:
             message = f"Invalid arguments for tool {self.name!r}: {_join_paths(str(error))}"
             if flavor.validation_as_tool_error:
