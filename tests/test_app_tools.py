@@ -159,6 +159,8 @@ def test_an_unsupported_parameter_type_is_refused_when_decorating() -> None:
         def star(*rest: int) -> str:
             return ""
 
+    with pytest.raises(TypeError, match=r"write @app.tool\(\)"):
+        app.tool(lambda: "")  # type: ignore[arg-type]
     assert not app.registry.tools
 
 

@@ -39,6 +39,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 _LIST_CAPABILITY = {"tools": "tools", "resources": "resources", "templates": "resources", "prompts": "prompts"}
 
 
+def _needs_call(kind: str, name: object) -> None:
+    if callable(name):  # @app.tool instead of @app.tool()
+        raise TypeError(f"@app.{kind} is called to make the decorator: write @app.{kind}()")
+
+
 class App:
     """An MCP server made of decorated functions (see the module docstring).
 
@@ -105,6 +110,7 @@ class App:
         request's context. ``scopes``: OAuth scopes the caller's token must
         grant (``InsufficientScope`` otherwise).
         """
+        _needs_call("tool", name)
 
         def register(fn: F) -> F:
             self.add_tool(
@@ -155,6 +161,8 @@ class App:
         ``bytes`` (a blob), a list of resource contents, or any JSON value
         (sent as ``application/json`` text).
         """
+        if not isinstance(uri, str):
+            raise TypeError("@app.resource needs the URI or template: @app.resource(\"note://{id}\")")
 
         def register(fn: F) -> F:
             self.add_resource(
@@ -200,6 +208,7 @@ class App:
         scopes: Sequence[str] = (),
     ) -> Callable[[F], F]:
         """Register a prompt; its arguments are the function's parameters."""
+        _needs_call("prompt", name)
 
         def register(fn: F) -> F:
             self.add_prompt(fn, name=name, title=title, description=description, icons=icons, meta=meta, scopes=scopes)
