@@ -12,6 +12,8 @@ import msgspec
 import pytest
 from typing_extensions import override
 
+from mcp_protocol import v2025_11_25 as mcp
+from mcp_protocol import v2026_07_28 as modern
 from mcp_runtime import lifecycle
 from mcp_runtime.app import App, Context, Elicited
 from mcp_runtime.app.context import form_schema
@@ -188,3 +190,63 @@ def test_progress_logs_and_what_the_request_says(version: str) -> None:
     asyncio.run(main())
     assert progress == [(1, 2, "step 1"), (2, 2, "step 2")]
     assert log == [("warning", {"careful": True})]
+
+
+class Choice(msgspec.Struct):
+    colors: list[str]
+
+
+TITLED_MULTI = {
+    "type": "object",
+    "properties": {
+        "colors": {
+            "type": "array",
+            "items": {"anyOf": [{"const": "r", "title": "Red"}, {"const": "g", "title": "Green"}]},
+        }
+    },
+    "required": ["colors"],
+}
+
+
+def test_an_elicitation_schema_no_type_spells_and_a_hand_made_round() -> None:
+    """``schema=`` sends a requested schema of its own; ``ctx.params`` lets a
+    2026-07-28 function run its own input-required rounds."""
+    from mcp_protocol import v2025_11_25 as mcp
+    from mcp_protocol import v2026_07_28 as modern
+
+    app = App("raw")
+
+    @app.tool()
+    async def pick(ctx: Context) -> str:
+        answer = await ctx.elicit("Pick colors", Choice, schema=TITLED_MULTI)
+        return ",".join(answer.data.colors) if answer.data else answer.action
+
+    @app.tool()
+    def confirm(ctx: Context) -> modern.CallToolResult | modern.InputRequiredResult:
+        responses = ctx.params.input_responses
+        answer = responses.get("ok") if isinstance(responses, dict) else None
+        if answer is None:
+            form = modern.ElicitRequestFormParams(
+                message="Sure?", requested_schema=modern.ElicitRequestFormParamsRequestedSchema(properties={})
+            )
+            return modern.InputRequiredResult(input_requests={"ok": modern.ElicitRequest(params=form)}, request_state="mine")
+        return modern.CallToolResult(content=[modern.TextContent(text=f"{answer.action} after {ctx.params.request_state}")])
+
+    class Picker(mcp.ClientHandlers):
+        @override
+        async def elicit(self, params: Any, ctx: RequestContext) -> Any:
+            assert msgspec.to_builtins(params.requested_schema) == TITLED_MULTI
+            return mcp.ElicitResult(action="accept", content={"colors": ["r", "g"]})
+
+    class Confirmer(modern.ClientHandlers):
+        @override
+        async def elicit(self, params: Any, ctx: RequestContext) -> Any:
+            return modern.ElicitResult(action="accept", content={})
+
+    async def main() -> None:
+        async with app.test_client(protocol_version="2025-11-25", handlers=Picker()) as session:
+            assert (await mcp.ClientStub(session).call_tool("pick")).content[0].text == "r,g"
+        async with app.test_client(handlers=Confirmer()) as session:
+            assert (await modern.ClientStub(session).call_tool("confirm")).content[0].text == "accept after mine"
+
+    asyncio.run(main())

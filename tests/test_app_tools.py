@@ -145,6 +145,23 @@ def test_input_schema_from_the_signature() -> None:
     assert app.registry.tools["every_kind"].wire["description"] == "Do everything."
 
 
+def test_a_schema_of_its_own() -> None:
+    """input_schema= is what tools/list shows; the signature still decodes."""
+    app = App("own")
+    schema = {"type": "object", "properties": {"phone": {"type": "string"}}, "if": {"required": ["phone"]}, "then": {}}
+
+    @app.tool(input_schema=schema)
+    def contact(phone: str = "") -> str:
+        return phone
+
+    async def check(session: ClientSession) -> None:
+        tools = stub(session)
+        assert wire((await tools.list_tools()).tools[0])["inputSchema"] == schema
+        assert (await tools.call_tool("contact", arguments={"phone": 5})).is_error is True
+
+    serve(app, check, "2025-11-25")
+
+
 def test_an_unsupported_parameter_type_is_refused_when_decorating() -> None:
     app = App("bad")
     with pytest.raises(TypeError, match=r"tool .*handle_socket: parameter 'conn' has type object, which JSON Schema cannot express"):

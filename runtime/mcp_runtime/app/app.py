@@ -100,6 +100,7 @@ class App:
         meta: Mapping[str, Any] | None = None,
         scopes: Sequence[str] = (),
         structured_output: bool | None = None,
+        input_schema: Mapping[str, Any] | None = None,
     ) -> Callable[[F], F]:
         """Register a function as a tool (the function is returned unchanged).
 
@@ -108,7 +109,8 @@ class App:
         plain text; ``structured_output=False`` turns structured output off).
         A parameter annotated :class:`~mcp_runtime.app.Context` gets the
         request's context. ``scopes``: OAuth scopes the caller's token must
-        grant (``InsufficientScope`` otherwise).
+        grant (``InsufficientScope`` otherwise). ``input_schema`` replaces the
+        derived schema in ``tools/list`` (the signature still decodes the arguments).
         """
         _needs_call("tool", name)
 
@@ -123,6 +125,7 @@ class App:
                 meta=meta,
                 scopes=scopes,
                 structured_output=structured_output,
+                input_schema=input_schema,
             )
             return fn
 

@@ -113,6 +113,14 @@ class Context:
         return self._request.principal
 
     @property
+    def params(self) -> Any:
+        """The request's params as the revision's generated type
+        (``CallToolRequestParams`` ...), for what this class does not wrap
+        (at 2026-07-28: ``input_responses`` and the opened ``request_state``
+        of a function that answers with its own ``InputRequiredResult``)."""
+        return self._params
+
+    @property
     def meta(self) -> Mapping[str, Any]:
         """The request's ``_meta`` (empty if it has none)."""
         meta = getattr(self._params, "meta", UNSET)
@@ -155,11 +163,14 @@ class Context:
 
     # ------------------------------------------------------------ asking the client
 
-    async def elicit(self, message: str, form: type[T]) -> Elicited[T]:
+    async def elicit(self, message: str, form: type[T], *, schema: Mapping[str, Any] | None = None) -> Elicited[T]:
         """Ask the user to fill in ``form`` (a Struct, dataclass or TypedDict of
-        strings, numbers, booleans and string enums)."""
+        strings, numbers, booleans and string enums). ``schema`` replaces the
+        requested schema derived from ``form`` (titled or multi-select enums,
+        which no Python type spells); the answer is still decoded into ``form``."""
         shape: Any = form  # a class, so hashable: form_schema caches by it
-        params = {"mode": "form", "message": message, "requestedSchema": form_schema(shape)}
+        requested = dict(schema) if schema is not None else form_schema(shape)
+        params = {"mode": "form", "message": message, "requestedSchema": requested}
         if self._flavor.version < "2025-11-25":
             del params["mode"]  # the form mode is implicit before 2025-11-25
         answer = await self._ask("elicitation/create", params, "ElicitResult")

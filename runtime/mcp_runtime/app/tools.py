@@ -50,6 +50,7 @@ class ToolSpec:
         meta: Mapping[str, Any] | None = None,
         scopes: Sequence[str] = (),
         structured_output: bool | None = None,
+        input_schema: Mapping[str, Any] | None = None,
     ) -> None:
         self.name = name or fn.__name__
         self.fn = fn
@@ -58,8 +59,11 @@ class ToolSpec:
         self.signature: Signature = analyse(fn, context_type=Context, what="tool", hints=hints)
         self.output, self.output_schema = _output(fn, hints, structured_output)
         self.scopes = frozenset(scopes)
-        input_schema = dict(self.signature.schema)
-        wire: dict[str, Any] = {"name": self.name, "inputSchema": input_schema}
+        # An input_schema given replaces the derived one in tools/list (keywords
+        # no signature spells: if/then/else, $anchor ...); arguments are still
+        # decoded by the signature, so the two must agree.
+        advertised = dict(input_schema) if input_schema is not None else dict(self.signature.schema)
+        wire: dict[str, Any] = {"name": self.name, "inputSchema": advertised}
         if title is not None:
             wire["title"] = title
         text = description if description is not None else self.signature.description
