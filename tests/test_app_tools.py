@@ -298,6 +298,18 @@ def test_sync_and_async_functions_keep_their_signature() -> None:
 
     assert add(1) == 3  # the decorator returns the function itself
 
+    async def later(x: int) -> int:
+        return x
+
+    @app.tool()
+    def deferred(x: int) -> Awaitable[int]:
+        return later(x)
+
+    async def check(session: ClientSession) -> None:
+        assert (await stub(session).call_tool("deferred", arguments={"x": 7})).structured_content == {"result": 7}
+
+    serve(app, check, "2025-11-25")
+
 
 @pytest.mark.parametrize("version", ("2025-11-25", "2026-07-28"))
 def test_scopes(version: str) -> None:

@@ -1,13 +1,16 @@
 // The official TypeScript SDK client against a server spawned over stdio
-// (argv: command, args...): lists and calls what examples/notes_server.py
-// serves and prints what it saw as one JSON object. Run with NODE_PATH set
-// to tests/peers/node_modules.
+// (argv: command, args...) or at a Streamable HTTP URL (argv: http://...):
+// lists and calls what examples/notes_server.py serves and prints what it
+// saw as one JSON object. Run with NODE_PATH set to tests/peers/node_modules.
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
+const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
 
 async function main() {
   const [command, ...args] = process.argv.slice(2);
-  const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
+  const transport = command.startsWith("http://")
+    ? new StreamableHTTPClientTransport(new URL(command))
+    : new StdioClientTransport({ command, args, stderr: "inherit" });
   const client = new Client({ name: "ts-app-client", version: "1.0.0" });
   await client.connect(transport);
   const tools = await client.listTools();

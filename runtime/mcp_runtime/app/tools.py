@@ -54,8 +54,9 @@ class ToolSpec:
     ) -> None:
         self.name = name or fn.__name__
         self.fn = fn
-        self.is_async = inspect.iscoroutinefunction(fn)
         hints = type_hints(fn)
+        # A plain function annotated to return an awaitable is awaited too.
+        self.is_async = inspect.iscoroutinefunction(fn) or _awaited(hints.get("return")) is not hints.get("return")
         self.signature: Signature = analyse(fn, context_type=Context, what="tool", hints=hints)
         self.output, self.output_schema = _output(fn, hints, structured_output)
         self.scopes = frozenset(scopes)
