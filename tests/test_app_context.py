@@ -250,3 +250,38 @@ def test_an_elicitation_schema_no_type_spells_and_a_hand_made_round() -> None:
             assert (await modern.ClientStub(session).call_tool("confirm")).content[0].text == "accept after mine"
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("version", ("2025-11-25", "2026-07-28"))
+def test_a_careless_except_and_an_answer_that_does_not_fit(version: str) -> None:
+    app = App("careless")
+
+    @app.tool()
+    async def guarded(ctx: Context) -> str:
+        try:
+            answer = await ctx.elicit("Who is Dee", Contact)
+        except Exception:  # must not swallow the 2026-07-28 input round
+            return "swallowed"
+        return answer.data.name if answer.data else "none"
+
+    @app.tool()
+    async def strict(ctx: Context) -> str:
+        answer = await ctx.elicit("Who is Dee", Contact)
+        return answer.data.name if answer.data else "none"
+
+    types = lifecycle.revision(version).package
+
+    class Numbers(types.ClientHandlers):  # type: ignore[name-defined,misc]
+        @override
+        async def elicit(self, params: Any, ctx: RequestContext) -> Any:
+            return types.ElicitResult(action="accept", content={"name": 42})
+
+    async def main() -> None:
+        async with app.test_client(protocol_version=version, handlers=client_handlers(version)) as session:
+            assert (await types.ClientStub(session).call_tool("guarded")).content[0].text == "Dee"
+        async with app.test_client(protocol_version=version, handlers=Numbers()) as session:
+            result = await types.ClientStub(session).call_tool("strict")
+            assert result.is_error is True
+            assert result.content[0].text == "The answer to 'Who is Dee' does not fit the form: Expected `str`, got `int` - at `$.name`"
+
+    asyncio.run(main())

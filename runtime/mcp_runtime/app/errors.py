@@ -33,10 +33,13 @@ class PromptError(McpError):
         super().__init__(INVALID_PARAMS, message, data)
 
 
-class InputRequired(Exception):
+class InputRequired(BaseException):
     """Internal: a 2026-07-28 request needs the client's input before the
     function can go on. The wrapper answers with an input-required result;
-    the function runs again, from the start, when the client retries."""
+    the function runs again, from the start, when the client retries.
+
+    A BaseException, as asyncio.CancelledError is: an ``except Exception``
+    in the function must not swallow it."""
 
     def __init__(self, key: str, request: Any) -> None:
         super().__init__(key)

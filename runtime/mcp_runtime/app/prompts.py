@@ -19,7 +19,7 @@ from msgspec import UNSET
 from ..codec import _join_paths
 from ..methods import RequestContext
 from .context import Context, InputRounds
-from .errors import InputRequired, PromptError
+from .errors import InputRequired, PromptError, ToolError
 from .flavor import Flavor, content_types
 from .schema import Signature, analyse
 from .tools import check_scopes
@@ -102,6 +102,8 @@ class PromptSpec:
             value = self.fn(**kwargs)
             if self.is_async:
                 value = await value
+        except ToolError as error:  # raised by the context (an answer that does not fit its form)
+            raise PromptError(str(error)) from None
         except InputRequired as asked:
             assert rounds is not None
             return flavor.types.InputRequiredResult(input_requests={asked.key: asked.request}, request_state=rounds.state())

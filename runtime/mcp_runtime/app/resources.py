@@ -20,7 +20,7 @@ import msgspec
 from ..codec import _join_paths
 from ..methods import RequestContext
 from .context import Context, InputRounds
-from .errors import InputRequired, ResourceError
+from .errors import InputRequired, ResourceError, ToolError
 from .flavor import Flavor
 from .schema import Signature, analyse
 from .tools import check_scopes
@@ -133,6 +133,8 @@ class ResourceSpec:
             value = self.fn(**kwargs)
             if self.is_async:
                 value = await value
+        except ToolError as error:  # raised by the context (an answer that does not fit its form)
+            raise ResourceError(str(error)) from None
         except InputRequired as asked:
             assert rounds is not None
             return flavor.types.InputRequiredResult(input_requests={asked.key: asked.request}, request_state=rounds.state())
