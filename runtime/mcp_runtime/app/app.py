@@ -131,9 +131,34 @@ class App:
 
         return register
 
-    def add_tool(self, fn: Callable[..., Any], **options: Any) -> None:
-        """Register a tool without the decorator (same options as :meth:`tool`)."""
-        spec = ToolSpec(fn, **options)
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] = (),
+        structured_output: bool | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Register a tool without the decorator (the options of :meth:`tool`);
+        clients are told the list changed."""
+        spec = ToolSpec(
+            fn,
+            name=name,
+            title=title,
+            description=description,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+            scopes=scopes,
+            structured_output=structured_output,
+            input_schema=input_schema,
+        )
         self.registry.tools[spec.name] = spec
         self._changed("tools")
 
@@ -185,9 +210,35 @@ class App:
 
         return register
 
-    def add_resource(self, uri: str, fn: Callable[..., Any], **options: Any) -> None:
-        """Register a resource or template without the decorator."""
-        spec = ResourceSpec(uri, fn, **options)
+    def add_resource(
+        self,
+        uri: str,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] = (),
+    ) -> None:
+        """Register a resource or template without the decorator (the options of :meth:`resource`)."""
+        spec = ResourceSpec(
+            uri,
+            fn,
+            name=name,
+            title=title,
+            description=description,
+            mime_type=mime_type,
+            size=size,
+            icons=icons,
+            annotations=annotations,
+            meta=meta,
+            scopes=scopes,
+        )
         kind = "templates" if spec.template is not None else "resources"
         getattr(self.registry, kind)[uri] = spec
         self._changed(kind)
@@ -219,12 +270,24 @@ class App:
 
         return register
 
-    def add_prompt(self, fn: Callable[..., Any], **options: Any) -> None:
-        spec = PromptSpec(fn, **options)
+    def add_prompt(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] = (),
+    ) -> None:
+        """Register a prompt without the decorator (the options of :meth:`prompt`)."""
+        spec = PromptSpec(fn, name=name, title=title, description=description, icons=icons, meta=meta, scopes=scopes)
         self.registry.prompts[spec.name] = spec
         self._changed("prompts")
 
     def remove_prompt(self, name: str) -> None:
+        """Stop serving a prompt; clients are told the list changed."""
         if self.registry.prompts.pop(name, None) is None:
             raise KeyError(f"no prompt {name!r}")
         self._changed("prompts")
