@@ -10,9 +10,13 @@ what a JSON decoder gives for ``1``.
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import inspect
 import typing
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, TypedDict
+
+from typing_extensions import NotRequired
 
 import jsonschema
 import msgspec
@@ -24,6 +28,27 @@ from mcp_runtime.app.schema import analyse
 
 NAMES = ("alpha", "beta", "gamma", "delta", "epsilon")
 
+
+class Point(msgspec.Struct):
+    x: int
+    y: float = 0.0
+
+
+class Shade(enum.Enum):
+    LIGHT = "light"
+    DARK = "dark"
+
+
+class Span(TypedDict):
+    start: int
+    end: NotRequired[int]
+
+
+@dataclasses.dataclass
+class Box:
+    label: str
+    size: int = 1
+
 _integer_checker = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
     "integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool)
 )
@@ -32,7 +57,7 @@ Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_c
 
 def leaf_types() -> st.SearchStrategy[Any]:
     return st.one_of(
-        st.sampled_from([int, float, str, bool, Any]),
+        st.sampled_from([int, float, str, bool, Any, Point, Shade, Span, Box]),
         st.builds(lambda lo, span: Annotated[int, msgspec.Meta(ge=lo, le=lo + span)], st.integers(-5, 5), st.integers(0, 10)),
         st.builds(lambda lo, span: Annotated[str, msgspec.Meta(min_length=lo, max_length=lo + span)], st.integers(0, 3), st.integers(0, 3)),
         st.builds(lambda lo: Annotated[float, msgspec.Meta(gt=lo)], st.integers(-3, 3)),
@@ -100,7 +125,9 @@ def test_schema_and_decode_agree(data: st.DataObject) -> None:
     validator = Validator(signature.schema)
     Validator.check_schema(signature.schema)
     # Objects near the schema: some members right, some wrong, some missing.
-    arguments = data.draw(st.dictionaries(st.sampled_from(NAMES), json_values, max_size=len(NAMES)))
+    near_objects = st.dictionaries(st.sampled_from(["x", "y", "start", "end", "label", "size"]), json_values, max_size=3)
+    values = st.one_of(json_values, near_objects, st.sampled_from(["light", "dark", "dim"]))
+    arguments = data.draw(st.dictionaries(st.sampled_from(NAMES), values, max_size=len(NAMES)))
     assert validator.is_valid(arguments) == accepted(arguments, signature.arguments), (signature.schema, arguments)
 
 
