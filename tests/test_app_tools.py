@@ -407,3 +407,37 @@ def test_list_changes_reach_a_2026_listen_stream() -> None:
             await listener.close()
 
     asyncio.run(main())
+
+
+def test_descriptions_from_docstrings() -> None:
+    from mcp_runtime.app.schema import _param_docs, _summary
+
+    google = """Find notes.
+
+    Searches titles and bodies.
+
+    Args:
+        query (str): Text to look for,
+            case-insensitive.
+        limit: At most this many.
+
+    Returns:
+        The notes.
+    """
+    import inspect
+
+    doc = inspect.cleandoc(google)
+    assert _summary(doc) == "Find notes.\n\nSearches titles and bodies."
+    assert _param_docs(doc) == {"query": "Text to look for, case-insensitive.", "limit": "At most this many."}
+    sphinx = inspect.cleandoc(
+        """Find notes.
+
+        :param query: Text to look for,
+            case-insensitive.
+        :param int limit: At most this many.
+        :returns: The notes.
+        """
+    )
+    assert _summary(sphinx) == "Find notes."
+    assert _param_docs(sphinx) == {"query": "Text to look for, case-insensitive.", "limit": "At most this many."}
+    assert _summary("") is None and _param_docs("Just a summary.") == {}
