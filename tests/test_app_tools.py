@@ -289,6 +289,15 @@ def test_content_blocks_and_full_results_pass_through() -> None:
     serve(app, check, "2025-11-25")
 
 
+def test_a_tool_name_clients_may_refuse_is_warned_about(caplog: pytest.LogCaptureFixture) -> None:
+    app = App("names")
+    app.add_tool(lambda: "", name="has space")
+    app.add_tool(lambda: "", name="fine.name-1")
+    assert [record.getMessage() for record in caplog.records] == [
+        "tool name 'has space' is not 1 to 128 of A-Z, a-z, 0-9, '_', '-', '.': some clients refuse it"
+    ]
+
+
 def test_sync_and_async_functions_keep_their_signature() -> None:
     app = App("plain")
 

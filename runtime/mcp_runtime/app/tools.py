@@ -8,6 +8,8 @@ function, and one encode of what it returned.
 from __future__ import annotations
 
 import inspect
+import logging
+import re
 import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -25,6 +27,11 @@ from .context import Context, InputRounds
 from .errors import InputRequired, ToolError
 from .flavor import Flavor, content_types, result_types
 from .schema import JSON_SCHEMA_DIALECT, Signature, analyse, object_schema, type_hints
+
+logger = logging.getLogger("mcp_runtime.app")
+
+# The tool names the specification recommends (2025-11-25 on): clients may refuse others.
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 # How a tool's return value becomes a CallToolResult, decided from its return annotation.
 _TEXT, _NONE, _OBJECT, _WRAPPED, _PASS, _DYNAMIC = "text", "none", "object", "wrapped", "pass", "dynamic"
@@ -53,6 +60,8 @@ class ToolSpec:
         input_schema: Mapping[str, Any] | None = None,
     ) -> None:
         self.name = name or fn.__name__
+        if not _TOOL_NAME.match(self.name):
+            logger.warning("tool name %r is not 1 to 128 of A-Z, a-z, 0-9, '_', '-', '.': some clients refuse it", self.name)
         self.fn = fn
         hints = type_hints(fn)
         # A plain function annotated to return an awaitable is awaited too.
