@@ -106,11 +106,17 @@ def schema_and_validation(repeats: int, number: int) -> dict[str, Any]:
     struct = app.registry.tools["ten_parameters"].signature.arguments
     server = MCPServer("b")
     server.tool()(sdk_fn)
-    sdk_tool = server._tool_manager.get_tool("sdk_ten_parameters")  # the SDK's own validation entry point
+    sdk_tool = server._tool_manager.get_tool(
+        "sdk_ten_parameters"
+    )  # the SDK's own validation entry point
     assert sdk_tool is not None
     metadata = sdk_tool.fn_metadata
-    assert msgspec.structs.asdict(msgspec.convert(ARGUMENTS, struct)) == metadata.validate_arguments(ARGUMENTS)
-    ours_validate = per_call(lambda: msgspec.structs.asdict(msgspec.convert(ARGUMENTS, struct)), repeats, number)
+    assert msgspec.structs.asdict(
+        msgspec.convert(ARGUMENTS, struct)
+    ) == metadata.validate_arguments(ARGUMENTS)
+    ours_validate = per_call(
+        lambda: msgspec.structs.asdict(msgspec.convert(ARGUMENTS, struct)), repeats, number
+    )
     sdk_validate = per_call(lambda: metadata.validate_arguments(ARGUMENTS), repeats, number)
     return {
         "derive_s": {"ours": ours_derive, "sdk": sdk_derive},
@@ -136,7 +142,9 @@ def handler_overhead(calls: int, repeats: int) -> dict[str, Any]:
 
     async def measure() -> dict[str, float]:
         server_end, _ = memory_pair()
-        ctx = RequestContext(ServerSession(Server(plain, name="b", version="1"), server_end), 1, None)
+        ctx = RequestContext(
+            ServerSession(Server(plain, name="b", version="1"), server_end), 1, None
+        )
         results: dict[str, float] = {}
         for label, handlers in (("generated", plain), ("app", layered)):
             call = handlers.call_tool
@@ -162,7 +170,11 @@ def cold_start(impl: str, trials: int) -> dict[str, Any]:
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
     }  # fmt: skip
-    lines = [initialize, {"jsonrpc": "2.0", "method": "notifications/initialized"}, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+    lines = [
+        initialize,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
     samples = []
     for _ in range(trials):
         start = time.perf_counter()
@@ -190,10 +202,16 @@ def cold_start(impl: str, trials: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--json", action="store_true", help="print JSON (the default prints it too)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print JSON (the default prints it too)"
+    )
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--number", type=int, default=2000, help="calls per repeat for validation timings")
+    parser.add_argument(
+        "--number", type=int, default=2000, help="calls per repeat for validation timings"
+    )
     parser.add_argument("--handler-calls", type=int, default=20000)
     parser.add_argument("--cold-trials", type=int, default=5)
     options = parser.parse_args()

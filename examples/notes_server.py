@@ -40,7 +40,9 @@ store = Store()
 
 
 @app.tool(title="Add a note")
-async def add_note(text: Annotated[str, msgspec.Meta(min_length=1)], ctx: Context, tags: list[str] = []) -> Note:
+async def add_note(
+    text: Annotated[str, msgspec.Meta(min_length=1)], ctx: Context, tags: list[str] = []
+) -> Note:
     """Store a note.
 
     Args:
@@ -54,7 +56,9 @@ async def add_note(text: Annotated[str, msgspec.Meta(min_length=1)], ctx: Contex
 
 
 @app.tool(title="Search notes", annotations={"readOnlyHint": True})
-def search_notes(query: str, limit: Annotated[int, msgspec.Meta(ge=1, le=100)] = 10) -> SearchResult:
+def search_notes(
+    query: str, limit: Annotated[int, msgspec.Meta(ge=1, le=100)] = 10
+) -> SearchResult:
     """Notes whose text or tags contain the query (case-insensitive).
 
     Args:
@@ -62,7 +66,11 @@ def search_notes(query: str, limit: Annotated[int, msgspec.Meta(ge=1, le=100)] =
         limit: At most this many notes.
     """
     needle = query.lower()
-    found = [n for n in store.notes.values() if needle in n.text.lower() or any(needle in t.lower() for t in n.tags)]
+    found = [
+        n
+        for n in store.notes.values()
+        if needle in n.text.lower() or any(needle in t.lower() for t in n.tags)
+    ]
     return SearchResult(found[:limit], len(found))
 
 
@@ -97,8 +105,12 @@ def summarize(topic: str = "") -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--http", action="store_true", help="serve Streamable HTTP instead of stdio"
+    )
     parser.add_argument("--port", type=int, default=8000)
     options = parser.parse_args()
     if options.http:

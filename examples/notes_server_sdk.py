@@ -17,7 +17,9 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-app = MCPServer("notes", version="1.0", instructions="Keeps short notes; search them, read one as note://<id>.")
+app = MCPServer(
+    "notes", version="1.0", instructions="Keeps short notes; search them, read one as note://<id>."
+)
 
 
 class Note(BaseModel):
@@ -41,7 +43,9 @@ store = Store()
 
 
 @app.tool(title="Add a note")
-async def add_note(text: Annotated[str, Field(min_length=1)], ctx: Context, tags: list[str] = []) -> Note:
+async def add_note(
+    text: Annotated[str, Field(min_length=1)], ctx: Context, tags: list[str] = []
+) -> Note:
     """Store a note.
 
     Args:
@@ -63,7 +67,11 @@ def search_notes(query: str, limit: Annotated[int, Field(ge=1, le=100)] = 10) ->
         limit: At most this many notes.
     """
     needle = query.lower()
-    found = [n for n in store.notes.values() if needle in n.text.lower() or any(needle in t.lower() for t in n.tags)]
+    found = [
+        n
+        for n in store.notes.values()
+        if needle in n.text.lower() or any(needle in t.lower() for t in n.tags)
+    ]
     return SearchResult(notes=found[:limit], total=len(found))
 
 
@@ -98,8 +106,12 @@ def summarize(topic: str = "") -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--http", action="store_true", help="serve Streamable HTTP instead of stdio"
+    )
     parser.add_argument("--port", type=int, default=8000)
     options = parser.parse_args()
     if options.http:

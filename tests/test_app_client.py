@@ -14,7 +14,16 @@ import pytest
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_protocol import v2026_07_28 as modern
 from mcp_runtime import lifecycle
-from mcp_runtime.app import App, Context, OutputMismatch, ToolCallFailed, ToolError, ToolSchemas, call_tool_typed, validate_structured
+from mcp_runtime.app import (
+    App,
+    Context,
+    OutputMismatch,
+    ToolCallFailed,
+    ToolError,
+    ToolSchemas,
+    call_tool_typed,
+    validate_structured,
+)
 from mcp_runtime.client import Client
 from mcp_runtime.memory import memory_pair
 from mcp_runtime.methods import MethodSpec
@@ -51,7 +60,9 @@ def search_app() -> App:
     @app.tool()
     def broken() -> mcp.CallToolResult:
         # Passes through as it is: structured content the caller's schema will not accept.
-        return mcp.CallToolResult(content=[], structured_content={"notes": [{"id": "x", "text": 1}], "total": 1})
+        return mcp.CallToolResult(
+            content=[], structured_content={"notes": [{"id": "x", "text": 1}], "total": 1}
+        )
 
     @app.tool()
     def fails() -> Hits:
@@ -73,8 +84,13 @@ def test_call_tool_typed(version: str) -> None:
             assert await call_tool_typed(session, "count", {"query": "milk"}, result_type=int) == 4
             schemas = await ToolSchemas.fetch(session)
             assert set(schemas.schemas) == {"search", "count", "fails"}
-            assert await call_tool_typed(session, "search", {"query": "x"}, result_type=Hits, schemas=schemas) == Hits([Note(1, "x")], 1)
-            with pytest.raises(OutputMismatch, match=r"structuredContent is not a Wrong: Object missing required field `title`"):
+            assert await call_tool_typed(
+                session, "search", {"query": "x"}, result_type=Hits, schemas=schemas
+            ) == Hits([Note(1, "x")], 1)
+            with pytest.raises(
+                OutputMismatch,
+                match=r"structuredContent is not a Wrong: Object missing required field `title`",
+            ):
                 await call_tool_typed(session, "search", {"query": "x"}, result_type=Wrong)
             with pytest.raises(ToolCallFailed, match="tool 'fails' failed: index offline"):
                 await call_tool_typed(session, "fails", result_type=Hits)
@@ -98,7 +114,11 @@ def test_structured_content_against_the_output_schema() -> None:
             )
 
     asyncio.run(main())
-    schema = {"type": "object", "properties": {"total": {"type": "integer", "minimum": 0}}, "required": ["total"]}
+    schema = {
+        "type": "object",
+        "properties": {"total": {"type": "integer", "minimum": 0}},
+        "required": ["total"],
+    }
     validate_structured(schema, {"total": 3})
     with pytest.raises(OutputMismatch, match=r"at `\$`: 'total' is a required property"):
         validate_structured(schema, {})
@@ -112,7 +132,9 @@ def test_the_in_memory_transport_serves_a_low_level_server() -> None:
     async def main() -> None:
         app = search_app()
         server_end, client_end = memory_pair()
-        serving = asyncio.create_task(Server(app.handlers(), name="low", version="1").serve(server_end))
+        serving = asyncio.create_task(
+            Server(app.handlers(), name="low", version="1").serve(server_end)
+        )
         session = await Client(name="c", version="1").connect(client_end)
         assert session.protocol_version == "2026-07-28" and session.server_info.name == "low"
         result = await modern.ClientStub(session).call_tool("count", arguments={"query": "abc"})
@@ -146,6 +168,7 @@ _CALL_AS_TASK: MethodSpec[Any, Any] = MethodSpec(
 def test_a_tool_runs_as_a_task_through_the_context() -> None:
     tasks = Tasks(tools={"export": "optional"})
     app = App("exports", extensions=[tasks])
+
     @app.tool()
     async def export(rows: int, ctx: Context) -> modern.CallToolResult:
         async def work(task: TaskContext) -> modern.CallToolResult:
@@ -162,7 +185,9 @@ def test_a_tool_runs_as_a_task_through_the_context() -> None:
         # A client with it gets a task, and its result from tasks/get.
         client = Client(name="c", version="1", capabilities={"extensions": {EXTENSION_ID: {}}})
         async with app.test_client(client=client) as session:
-            created = await session.request(_CALL_AS_TASK, modern.CallToolRequestParams(name="export", arguments={"rows": 5}))
+            created = await session.request(
+                _CALL_AS_TASK, modern.CallToolRequestParams(name="export", arguments={"rows": 5})
+            )
             assert created["resultType"] == "task"
             for _ in range(200):
                 got = await session.request(TASKS_GET, GetTaskParams(task_id=created["taskId"]))

@@ -45,20 +45,32 @@ def client_handlers(version: str, *, action: str = "accept", log: list[Any] | No
         async def elicit(self, params: Any, ctx: RequestContext) -> Any:
             self.asked.append(params.message)
             schema = msgspec.to_builtins(params.requested_schema)
-            assert schema["properties"]["plan"]["enum"] == ["free", "pro"] and schema["properties"]["plan"]["type"] == "string"
+            assert (
+                schema["properties"]["plan"]["enum"] == ["free", "pro"]
+                and schema["properties"]["plan"]["type"] == "string"
+            )
             assert schema["required"] == ["name"]
             if action != "accept":
                 return types.ElicitResult(action=action)
-            return types.ElicitResult(action="accept", content={"name": params.message.split()[-1], "plan": "pro"})
+            return types.ElicitResult(
+                action="accept", content={"name": params.message.split()[-1], "plan": "pro"}
+            )
 
         @override
         async def create_message(self, params: Any, ctx: RequestContext) -> Any:
             prompt = params.messages[-1].content.text
-            return types.CreateMessageResult(role="assistant", model="echo-1", content=types.TextContent(text=f"re: {prompt}"), stop_reason="endTurn")
+            return types.CreateMessageResult(
+                role="assistant",
+                model="echo-1",
+                content=types.TextContent(text=f"re: {prompt}"),
+                stop_reason="endTurn",
+            )
 
         @override
         async def list_roots(self, params: Any, ctx: RequestContext) -> Any:
-            return types.ListRootsResult(roots=[types.Root(uri="file:///work", name="work"), types.Root(uri="file:///tmp")])
+            return types.ListRootsResult(
+                roots=[types.Root(uri="file:///work", name="work"), types.Root(uri="file:///tmp")]
+            )
 
         @override
         async def on_logging_message(self, params: Any, ctx: RequestContext) -> None:
@@ -80,8 +92,9 @@ def asking_app() -> App:
         sampled = await ctx.sample("say hi", max_tokens=10, system_prompt="be brief")
         roots = await ctx.list_roots()
         assert second.data is not None
-        return f"{first.data.name}/{first.data.plan}/{first.data.age} {second.data.name} {sampled.text} {sampled.model} " + ",".join(
-            f"{root.uri}={root.name}" for root in roots
+        return (
+            f"{first.data.name}/{first.data.plan}/{first.data.age} {second.data.name} {sampled.text} {sampled.model} "
+            + ",".join(f"{root.uri}={root.name}" for root in roots)
         )
 
     @app.resource("profile://{user}")
@@ -105,7 +118,10 @@ def test_asking_the_client(version: str) -> None:
         async with asking_app().test_client(protocol_version=version, handlers=handlers) as session:
             server = lifecycle.revision(version).package.ClientStub(session)
             result = await server.call_tool("register", arguments={})
-            assert result.content[0].text == "Ann/pro/30 Bob re: say hi echo-1 file:///work=work,file:///tmp=None"
+            assert (
+                result.content[0].text
+                == "Ann/pro/30 Bob re: say hi echo-1 file:///work=work,file:///tmp=None"
+            )
             prompt = await server.get_prompt(name="greet")
             assert prompt.messages[0].content.text == "Greet Cy"
             read = await server.read_resource(uri="profile://ann")
@@ -123,8 +139,14 @@ def test_asking_the_client(version: str) -> None:
 def test_a_declined_form(version: str, action: str) -> None:
     async def main() -> None:
         app = asking_app()
-        async with app.test_client(protocol_version=version, handlers=client_handlers(version, action=action)) as session:
-            result = await lifecycle.revision(version).package.ClientStub(session).call_tool("register", arguments={})
+        async with app.test_client(
+            protocol_version=version, handlers=client_handlers(version, action=action)
+        ) as session:
+            result = (
+                await lifecycle.revision(version)
+                .package.ClientStub(session)
+                .call_tool("register", arguments={})
+            )
             assert result.content[0].text == f"no ({action})"
 
     asyncio.run(main())
@@ -141,7 +163,9 @@ def test_form_schemas() -> None:
         },
         "required": ["name"],
     }
-    with pytest.raises(TypeError, match="field 'contact' must be a string, number, integer, boolean or string enum"):
+    with pytest.raises(
+        TypeError, match="field 'contact' must be a string, number, integer, boolean or string enum"
+    ):
         form_schema(Nested)
 
 
@@ -171,7 +195,11 @@ def test_progress_logs_and_what_the_request_says(version: str) -> None:
 
         types = lifecycle.revision(version).package
         client = Client(
-            name="ctx-client", version="1", protocol_version=version, handlers=client_handlers(version, log=log), log_level="info"
+            name="ctx-client",
+            version="1",
+            protocol_version=version,
+            handlers=client_handlers(version, log=log),
+            log_level="info",
         )
         async with app.test_client(client=client) as session:
             if not session.modern:
@@ -183,7 +211,11 @@ def test_progress_logs_and_what_the_request_says(version: str) -> None:
             )
             text = result.content[0].text
             assert msgspec.json.decode(text) == {
-                "version": version, "client": "ctx-client", "sampling": True, "meta": "t1" if meta else None, "request_id": True
+                "version": version,
+                "client": "ctx-client",
+                "sampling": True,
+                "meta": "t1" if meta else None,
+                "request_id": True,
             }
             await asyncio.sleep(0.05)
 
@@ -227,10 +259,15 @@ def test_an_elicitation_schema_no_type_spells_and_a_hand_made_round() -> None:
         answer = responses.get("ok") if isinstance(responses, dict) else None
         if answer is None:
             form = modern.ElicitRequestFormParams(
-                message="Sure?", requested_schema=modern.ElicitRequestFormParamsRequestedSchema(properties={})
+                message="Sure?",
+                requested_schema=modern.ElicitRequestFormParamsRequestedSchema(properties={}),
             )
-            return modern.InputRequiredResult(input_requests={"ok": modern.ElicitRequest(params=form)}, request_state="mine")
-        return modern.CallToolResult(content=[modern.TextContent(text=f"{answer.action} after {ctx.params.request_state}")])
+            return modern.InputRequiredResult(
+                input_requests={"ok": modern.ElicitRequest(params=form)}, request_state="mine"
+            )
+        return modern.CallToolResult(
+            content=[modern.TextContent(text=f"{answer.action} after {ctx.params.request_state}")]
+        )
 
     class Picker(mcp.ClientHandlers):
         @override
@@ -247,7 +284,9 @@ def test_an_elicitation_schema_no_type_spells_and_a_hand_made_round() -> None:
         async with app.test_client(protocol_version="2025-11-25", handlers=Picker()) as session:
             assert (await mcp.ClientStub(session).call_tool("pick")).content[0].text == "r,g"
         async with app.test_client(handlers=Confirmer()) as session:
-            assert (await modern.ClientStub(session).call_tool("confirm")).content[0].text == "accept after mine"
+            assert (await modern.ClientStub(session).call_tool("confirm")).content[
+                0
+            ].text == "accept after mine"
 
     asyncio.run(main())
 
@@ -277,11 +316,16 @@ def test_a_careless_except_and_an_answer_that_does_not_fit(version: str) -> None
             return types.ElicitResult(action="accept", content={"name": 42})
 
     async def main() -> None:
-        async with app.test_client(protocol_version=version, handlers=client_handlers(version)) as session:
+        async with app.test_client(
+            protocol_version=version, handlers=client_handlers(version)
+        ) as session:
             assert (await types.ClientStub(session).call_tool("guarded")).content[0].text == "Dee"
         async with app.test_client(protocol_version=version, handlers=Numbers()) as session:
             result = await types.ClientStub(session).call_tool("strict")
             assert result.is_error is True
-            assert result.content[0].text == "The answer to 'Who is Dee' does not fit the form: Expected `str`, got `int` - at `$.name`"
+            assert (
+                result.content[0].text
+                == "The answer to 'Who is Dee' does not fit the form: Expected `str`, got `int` - at `$.name`"
+            )
 
     asyncio.run(main())

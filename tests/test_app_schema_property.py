@@ -49,19 +49,32 @@ class Box:
     label: str
     size: int = 1
 
+
 _integer_checker = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
     "integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool)
 )
-Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=_integer_checker)
+Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator, type_checker=_integer_checker
+)
 
 
 def leaf_types() -> st.SearchStrategy[Any]:
     return st.one_of(
         st.sampled_from([int, float, str, bool, Any, Point, Shade, Span, Box]),
-        st.builds(lambda lo, span: Annotated[int, msgspec.Meta(ge=lo, le=lo + span)], st.integers(-5, 5), st.integers(0, 10)),
-        st.builds(lambda lo, span: Annotated[str, msgspec.Meta(min_length=lo, max_length=lo + span)], st.integers(0, 3), st.integers(0, 3)),
+        st.builds(
+            lambda lo, span: Annotated[int, msgspec.Meta(ge=lo, le=lo + span)],
+            st.integers(-5, 5),
+            st.integers(0, 10),
+        ),
+        st.builds(
+            lambda lo, span: Annotated[str, msgspec.Meta(min_length=lo, max_length=lo + span)],
+            st.integers(0, 3),
+            st.integers(0, 3),
+        ),
         st.builds(lambda lo: Annotated[float, msgspec.Meta(gt=lo)], st.integers(-3, 3)),
-        st.lists(st.one_of(st.text(max_size=3), st.integers(-3, 3)), min_size=1, max_size=3, unique=True).map(
+        st.lists(
+            st.one_of(st.text(max_size=3), st.integers(-3, 3)), min_size=1, max_size=3, unique=True
+        ).map(
             lambda values: Literal[tuple(values)]  # type: ignore[misc]
         ),
     )
@@ -88,10 +101,14 @@ def signatures(draw: st.DrawFn) -> Any:
     for name in NAMES[:count]:
         annotation = draw(types_())
         annotations[name] = annotation
-        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation))
+        parameters.append(
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
+        )
     if draw(st.booleans()):
         annotations["ctx"] = Context
-        parameters.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context))
+        parameters.append(
+            inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
+        )
 
     def tool(**kwargs: Any) -> str:
         return ""
@@ -102,8 +119,13 @@ def signatures(draw: st.DrawFn) -> Any:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-20, 20) | st.floats(allow_nan=False, allow_infinity=False, width=32) | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers(-20, 20)
+    | st.floats(allow_nan=False, allow_infinity=False, width=32)
+    | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=3), inner, max_size=3),
     max_leaves=6,
 )
 
@@ -125,13 +147,22 @@ def test_schema_and_decode_agree(data: st.DataObject) -> None:
     validator = Validator(signature.schema)
     Validator.check_schema(signature.schema)
     # Objects near the schema: some members right, some wrong, some missing.
-    near_objects = st.dictionaries(st.sampled_from(["x", "y", "start", "end", "label", "size"]), json_values, max_size=3)
+    near_objects = st.dictionaries(
+        st.sampled_from(["x", "y", "start", "end", "label", "size"]), json_values, max_size=3
+    )
     values = st.one_of(json_values, near_objects, st.sampled_from(["light", "dark", "dim"]))
     arguments = data.draw(st.dictionaries(st.sampled_from(NAMES), values, max_size=len(NAMES)))
-    assert validator.is_valid(arguments) == accepted(arguments, signature.arguments), (signature.schema, arguments)
+    assert validator.is_valid(arguments) == accepted(arguments, signature.arguments), (
+        signature.schema,
+        arguments,
+    )
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 @given(st.data())
 def test_every_instance_of_the_schema_is_accepted(data: st.DataObject) -> None:
     from hypothesis_jsonschema import from_schema

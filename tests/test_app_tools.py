@@ -64,7 +64,9 @@ def wire(value: Any) -> Any:
     return json.loads(encode(value))
 
 
-def serve(app: App, check: Callable[[ClientSession], Awaitable[None]], version: str, **options: Any) -> None:
+def serve(
+    app: App, check: Callable[[ClientSession], Awaitable[None]], version: str, **options: Any
+) -> None:
     async def main() -> None:
         async with app.test_client(protocol_version=version, **options) as session:
             assert session.protocol_version == version
@@ -76,8 +78,17 @@ def serve(app: App, check: Callable[[ClientSession], Awaitable[None]], version: 
 def notes_app() -> App:
     app = App("notes", "1.0")
 
-    @app.tool(title="Add a note", annotations={"destructiveHint": False}, icons=[{"src": "https://example.com/n.png"}], meta={"k": 1})
-    async def add_note(text: Annotated[str, msgspec.Meta(min_length=1)], tags: list[str] = [], ctx: Context | None = None) -> Note:
+    @app.tool(
+        title="Add a note",
+        annotations={"destructiveHint": False},
+        icons=[{"src": "https://example.com/n.png"}],
+        meta={"k": 1},
+    )
+    async def add_note(
+        text: Annotated[str, msgspec.Meta(min_length=1)],
+        tags: list[str] = [],
+        ctx: Context | None = None,
+    ) -> Note:
         """Add a note.
 
         Args:
@@ -138,7 +149,13 @@ def test_input_schema_from_the_signature() -> None:
     assert properties["point"] == {"description": "Where.", "$ref": "#/$defs/Point"}
     assert properties["color"] == {"$ref": "#/$defs/Color", "default": "red"}
     assert properties["mode"] == {"enum": ["fast", "slow"], "default": "fast"}
-    assert properties["limit"] == {"description": "At most this many", "type": "integer", "minimum": 1, "maximum": 10, "default": 5}
+    assert properties["limit"] == {
+        "description": "At most this many",
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 10,
+        "default": 5,
+    }
     assert properties["label"]["anyOf"] == [{"type": "string"}, {"type": "null"}]
     assert properties["label"]["description"] == "A label, or none."
     assert set(schema["$defs"]) == {"Point", "Span", "Box", "Color"}
@@ -148,7 +165,12 @@ def test_input_schema_from_the_signature() -> None:
 def test_a_schema_of_its_own() -> None:
     """input_schema= is what tools/list shows; the signature still decodes."""
     app = App("own")
-    schema = {"type": "object", "properties": {"phone": {"type": "string"}}, "if": {"required": ["phone"]}, "then": {}}
+    schema = {
+        "type": "object",
+        "properties": {"phone": {"type": "string"}},
+        "if": {"required": ["phone"]},
+        "then": {},
+    }
 
     @app.tool(input_schema=schema)
     def contact(phone: str = "") -> str:
@@ -164,7 +186,10 @@ def test_a_schema_of_its_own() -> None:
 
 def test_an_unsupported_parameter_type_is_refused_when_decorating() -> None:
     app = App("bad")
-    with pytest.raises(TypeError, match=r"tool .*handle_socket: parameter 'conn' has type object, which JSON Schema cannot express"):
+    with pytest.raises(
+        TypeError,
+        match=r"tool .*handle_socket: parameter 'conn' has type object, which JSON Schema cannot express",
+    ):
 
         @app.tool()
         def handle_socket(conn: object) -> str:
@@ -186,9 +211,17 @@ def test_what_each_revision_lists(version: str) -> None:
     async def check(session: ClientSession) -> None:
         listed = wire(await stub(session).list_tools())
         add = next(tool for tool in listed["tools"] if tool["name"] == "add_note")
-        assert add["inputSchema"]["properties"]["text"] == {"description": "The note's text.", "type": "string", "minLength": 1}
+        assert add["inputSchema"]["properties"]["text"] == {
+            "description": "The note's text.",
+            "type": "string",
+            "minLength": 1,
+        }
         assert add["description"] == "Add a note."
-        has = lambda field: lifecycle.revision(version).type("Tool").__struct_encode_fields__.__contains__(field)  # noqa: E731
+        has = (
+            lambda field: lifecycle.revision(version)
+            .type("Tool")
+            .__struct_encode_fields__.__contains__(field)
+        )  # noqa: E731
         for field in ("outputSchema", "title", "icons", "annotations", "_meta"):
             assert (field in add) == has(field), field
         if version in STRUCTURED:
@@ -206,15 +239,25 @@ def test_what_each_revision_lists(version: str) -> None:
 def test_results(version: str) -> None:
     async def check(session: ClientSession) -> None:
         tools = stub(session)
-        added = wire(await tools.call_tool("add_note", arguments={"text": "milk", "tags": ["shop"]}))
-        assert added["content"] == [{"type": "text", "text": '{"id":1,"text":"milk","tags":["shop"]}'}]
+        added = wire(
+            await tools.call_tool("add_note", arguments={"text": "milk", "tags": ["shop"]})
+        )
+        assert added["content"] == [
+            {"type": "text", "text": '{"id":1,"text":"milk","tags":["shop"]}'}
+        ]
         assert ("structuredContent" in added) == (version in STRUCTURED)
         if version in STRUCTURED:
             assert added["structuredContent"] == {"id": 1, "text": "milk", "tags": ["shop"]}
             counted = wire(await tools.call_tool("count", arguments={"words": ["a", "b"]}))
-            assert counted["structuredContent"] == {"result": 2} and counted["content"][0]["text"] == "2"
+            assert (
+                counted["structuredContent"] == {"result": 2}
+                and counted["content"][0]["text"] == "2"
+            )
         shouted = wire(await tools.call_tool("shout", arguments={"text": "hi"}))
-        assert shouted["content"] == [{"type": "text", "text": "HI"}] and "structuredContent" not in shouted
+        assert (
+            shouted["content"] == [{"type": "text", "text": "HI"}]
+            and "structuredContent" not in shouted
+        )
         assert wire(await tools.call_tool("nothing"))["content"] == []
 
     serve(notes_app(), check, version)
@@ -231,7 +274,10 @@ def test_invalid_arguments(version: str) -> None:
         if version >= "2025-11-25":
             result = await tools.call_tool("add_note", arguments=bad)
             assert result.is_error is True
-            assert result.content[0].text == "Invalid arguments for tool 'add_note': Expected `str`, got `int` - at `$.tags[1]`"
+            assert (
+                result.content[0].text
+                == "Invalid arguments for tool 'add_note': Expected `str`, got `int` - at `$.tags[1]`"
+            )
             missing = await tools.call_tool("add_note", arguments={})
             assert "missing required field `text`" in missing.content[0].text
             short = await tools.call_tool("add_note", arguments={"text": ""})
@@ -266,11 +312,16 @@ def test_content_blocks_and_full_results_pass_through() -> None:
 
     @app.tool()
     def image() -> list[mcp.ContentBlock]:
-        return [mcp.ImageContent(data="AAAA", mime_type="image/png"), mcp.TextContent(text="an image")]
+        return [
+            mcp.ImageContent(data="AAAA", mime_type="image/png"),
+            mcp.TextContent(text="an image"),
+        ]
 
     @app.tool()
     def full() -> mcp.CallToolResult:
-        return mcp.CallToolResult(content=[mcp.TextContent(text="x")], structured_content={"a": 1}, meta={"m": True})
+        return mcp.CallToolResult(
+            content=[mcp.TextContent(text="x")], structured_content={"a": 1}, meta={"m": True}
+        )
 
     @app.tool()
     def anything(kind: str) -> Any:
@@ -278,11 +329,19 @@ def test_content_blocks_and_full_results_pass_through() -> None:
 
     async def check(session: ClientSession) -> None:
         tools = stub(session)
-        assert wire(await tools.call_tool("image"))["content"][0] == {"type": "image", "data": "AAAA", "mimeType": "image/png"}
-        assert wire(await tools.call_tool("full")) == {
-            "content": [{"type": "text", "text": "x"}], "structuredContent": {"a": 1}, "_meta": {"m": True}
+        assert wire(await tools.call_tool("image"))["content"][0] == {
+            "type": "image",
+            "data": "AAAA",
+            "mimeType": "image/png",
         }
-        assert wire(await tools.call_tool("anything", arguments={"kind": "object"}))["structuredContent"] == {"a": 1}
+        assert wire(await tools.call_tool("full")) == {
+            "content": [{"type": "text", "text": "x"}],
+            "structuredContent": {"a": 1},
+            "_meta": {"m": True},
+        }
+        assert wire(await tools.call_tool("anything", arguments={"kind": "object"}))[
+            "structuredContent"
+        ] == {"a": 1}
         listed = [wire(tool) for tool in (await tools.list_tools()).tools]
         assert all("outputSchema" not in tool for tool in listed)
 
@@ -315,7 +374,9 @@ def test_sync_and_async_functions_keep_their_signature() -> None:
         return later(x)
 
     async def check(session: ClientSession) -> None:
-        assert (await stub(session).call_tool("deferred", arguments={"x": 7})).structured_content == {"result": 7}
+        assert (
+            await stub(session).call_tool("deferred", arguments={"x": 7})
+        ).structured_content == {"result": 7}
 
     serve(app, check, "2025-11-25")
 
@@ -361,7 +422,9 @@ def test_insufficient_scope_is_raised_to_the_transport() -> None:
         ctx = SessionContext(session, 1, None)
         flavor = Flavor("2025-11-25", ttl_ms=0, cache_scope="private")
         with pytest.raises(InsufficientScope) as raised:
-            await app.registry.tools["wipe"].call(mcp.CallToolRequestParams(name="wipe"), ctx, flavor)
+            await app.registry.tools["wipe"].call(
+                mcp.CallToolRequestParams(name="wipe"), ctx, flavor
+            )
         assert raised.value.required == ("admin",)
 
     asyncio.run(main())
@@ -376,7 +439,9 @@ def test_tools_added_and_removed_at_runtime_are_announced() -> None:
 
     class Handlers(mcp.ClientHandlers):
         @override
-        async def on_tool_list_changed(self, params: mcp.NotificationParams, ctx: RequestContext) -> None:
+        async def on_tool_list_changed(
+            self, params: mcp.NotificationParams, ctx: RequestContext
+        ) -> None:
             changed.set()
 
     async def main() -> None:
@@ -389,7 +454,9 @@ def test_tools_added_and_removed_at_runtime_are_announced() -> None:
             app.add_tool(late)
             await asyncio.wait_for(changed.wait(), 5)
             assert "late" in [tool.name for tool in (await tools.list_tools()).tools]
-            assert (await tools.call_tool("late", arguments={"x": 4})).structured_content == {"result": 8}
+            assert (await tools.call_tool("late", arguments={"x": 4})).structured_content == {
+                "result": 8
+            }
             changed.clear()
             app.remove_tool("late")
             await asyncio.wait_for(changed.wait(), 5)
@@ -404,7 +471,9 @@ def test_list_changes_reach_a_2026_listen_stream() -> None:
 
     class Handlers(modern.ClientHandlers):
         @override
-        async def on_tool_list_changed(self, params: modern.NotificationParams, ctx: RequestContext) -> None:
+        async def on_tool_list_changed(
+            self, params: modern.NotificationParams, ctx: RequestContext
+        ) -> None:
             changed.set()
 
     async def main() -> None:
@@ -437,16 +506,20 @@ def test_descriptions_from_docstrings() -> None:
 
     doc = inspect.cleandoc(google)
     assert _summary(doc) == "Find notes.\n\nSearches titles and bodies."
-    assert _param_docs(doc) == {"query": "Text to look for, case-insensitive.", "limit": "At most this many."}
-    sphinx = inspect.cleandoc(
-        """Find notes.
+    assert _param_docs(doc) == {
+        "query": "Text to look for, case-insensitive.",
+        "limit": "At most this many.",
+    }
+    sphinx = inspect.cleandoc("""Find notes.
 
         :param query: Text to look for,
             case-insensitive.
         :param int limit: At most this many.
         :returns: The notes.
-        """
-    )
+        """)
     assert _summary(sphinx) == "Find notes."
-    assert _param_docs(sphinx) == {"query": "Text to look for, case-insensitive.", "limit": "At most this many."}
+    assert _param_docs(sphinx) == {
+        "query": "Text to look for, case-insensitive.",
+        "limit": "At most this many.",
+    }
     assert _summary("") is None and _param_docs("Just a summary.") == {}

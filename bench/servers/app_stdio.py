@@ -25,7 +25,14 @@ def main() -> None:
     if len(args) > 1 and args[0] == "http":
         import uvicorn
 
-        uvicorn.run(app.asgi(legacy_sse=False), host="127.0.0.1", port=int(args[1]), log_level="warning", access_log=False, workers=1)
+        uvicorn.run(
+            app.asgi(legacy_sse=False),
+            host="127.0.0.1",
+            port=int(args[1]),
+            log_level="warning",
+            access_log=False,
+            workers=1,
+        )
     else:
         app.run()
 

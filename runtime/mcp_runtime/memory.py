@@ -17,7 +17,12 @@ from .jsonrpc import RequestId
 class MemoryTransport:
     """One end of an in-memory connection (see :func:`memory_pair`)."""
 
-    def __init__(self, inbox: asyncio.Queue[bytes | None], outbox: asyncio.Queue[bytes | None], principal: Any = None) -> None:
+    def __init__(
+        self,
+        inbox: asyncio.Queue[bytes | None],
+        outbox: asyncio.Queue[bytes | None],
+        principal: Any = None,
+    ) -> None:
         # What RequestContext.principal reports on this end, as if a verified token came with every request.
         self.principal = principal
         self._inbox = inbox
@@ -32,7 +37,9 @@ class MemoryTransport:
             self._closed = True
         return message
 
-    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+    def write(
+        self, message: bytes, related: RequestId | None = None, response: bool = False
+    ) -> None:
         if not self._closed:  # after close, like a broken pipe: dropped
             self._outbox.put_nowait(message)
 

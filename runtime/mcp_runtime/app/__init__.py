@@ -14,7 +14,13 @@ handler interfaces stay underneath (``app.server()``).
 """
 
 from .app import App
-from .client import OutputMismatch, ToolCallFailed, ToolSchemas, call_tool_typed, validate_structured
+from .client import (
+    OutputMismatch,
+    ToolCallFailed,
+    ToolSchemas,
+    call_tool_typed,
+    validate_structured,
+)
 from .context import Context, Elicited, LogLevel, Root, Sampled
 from .errors import PromptError, ResourceError, ToolError
 from .prompts import Message

@@ -36,7 +36,12 @@ from .tools import ToolSpec
 F = TypeVar("F", bound=Callable[..., Any])
 
 # The capability of each list whose changes the app announces.
-_LIST_CAPABILITY = {"tools": "tools", "resources": "resources", "templates": "resources", "prompts": "prompts"}
+_LIST_CAPABILITY = {
+    "tools": "tools",
+    "resources": "resources",
+    "templates": "resources",
+    "prompts": "prompts",
+}
 
 
 def _needs_call(kind: str, name: object) -> None:
@@ -76,7 +81,9 @@ class App:
         self.versions = tuple(versions) if versions is not None else known
         unknown = set(self.versions) - set(known)
         if unknown or not self.versions:
-            raise ValueError(f"unsupported protocol versions: {sorted(unknown) or 'none given'} (known: {', '.join(known)})")
+            raise ValueError(
+                f"unsupported protocol versions: {sorted(unknown) or 'none given'} (known: {', '.join(known)})"
+            )
         self.extensions = tuple(extensions)
         self.state_key = state_key
         self.default_timeout = default_timeout
@@ -190,7 +197,7 @@ class App:
         (sent as ``application/json`` text).
         """
         if not isinstance(uri, str):
-            raise TypeError("@app.resource needs the URI or template: @app.resource(\"note://{id}\")")
+            raise TypeError('@app.resource needs the URI or template: @app.resource("note://{id}")')
 
         def register(fn: F) -> F:
             self.add_resource(
@@ -265,7 +272,15 @@ class App:
         _needs_call("prompt", name)
 
         def register(fn: F) -> F:
-            self.add_prompt(fn, name=name, title=title, description=description, icons=icons, meta=meta, scopes=scopes)
+            self.add_prompt(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                icons=icons,
+                meta=meta,
+                scopes=scopes,
+            )
             return fn
 
         return register
@@ -282,7 +297,15 @@ class App:
         scopes: Sequence[str] = (),
     ) -> None:
         """Register a prompt without the decorator (the options of :meth:`prompt`)."""
-        spec = PromptSpec(fn, name=name, title=title, description=description, icons=icons, meta=meta, scopes=scopes)
+        spec = PromptSpec(
+            fn,
+            name=name,
+            title=title,
+            description=description,
+            icons=icons,
+            meta=meta,
+            scopes=scopes,
+        )
         self.registry.prompts[spec.name] = spec
         self._changed("prompts")
 
@@ -292,13 +315,19 @@ class App:
             raise KeyError(f"no prompt {name!r}")
         self._changed("prompts")
 
-    def completion(self, *, argument: str, prompt: str | None = None, template: str | None = None) -> Callable[[F], F]:
+    def completion(
+        self, *, argument: str, prompt: str | None = None, template: str | None = None
+    ) -> Callable[[F], F]:
         """Register the completion of a prompt's ``argument`` or a template's
         variable: the function takes the partial value (and, optionally, the
         arguments filled in so far) and returns candidates."""
         if (prompt is None) == (template is None):
             raise TypeError("completion() needs exactly one of prompt= and template=")
-        key = ("ref/prompt", prompt, argument) if prompt is not None else ("ref/resource", template or "", argument)
+        key = (
+            ("ref/prompt", prompt, argument)
+            if prompt is not None
+            else ("ref/resource", template or "", argument)
+        )
 
         def register(fn: F) -> F:
             self.registry.completions[key] = Completer(fn)
@@ -327,7 +356,9 @@ class App:
         for session in self.registry.subscribers(uri):
             if session.is_closed:
                 continue
-            spec = lifecycle.revision(session.protocol_version).all_methods["notifications/resources/updated"]
+            spec = lifecycle.revision(session.protocol_version).all_methods[
+                "notifications/resources/updated"
+            ]
             await session.notify(spec, spec.params(uri=uri))
         if self._server is not None:
             await self._server.notify_resource_updated(uri)
@@ -337,7 +368,10 @@ class App:
     def handlers(self) -> list[object]:
         """A generated ``ServerHandlers`` object per revision, over this app's registry."""
         return [
-            build_handlers(self.registry, Flavor(version, ttl_ms=self.cache_ttl_ms, cache_scope=self.cache_scope))
+            build_handlers(
+                self.registry,
+                Flavor(version, ttl_ms=self.cache_ttl_ms, cache_scope=self.cache_scope),
+            )
             for version in self.versions
         ]
 
@@ -381,7 +415,13 @@ class App:
         """Serve over HTTP with uvicorn (blocking); ``options`` go to :meth:`asgi`."""
         import uvicorn
 
-        uvicorn.run(self.asgi(**options), host=host, port=port, log_level="warning", timeout_graceful_shutdown=2)
+        uvicorn.run(
+            self.asgi(**options),
+            host=host,
+            port=port,
+            log_level="warning",
+            timeout_graceful_shutdown=2,
+        )
 
     @contextlib.asynccontextmanager
     async def test_client(
@@ -400,7 +440,12 @@ class App:
         server_end, client_end = memory_pair(principal)
         serving = asyncio.get_running_loop().create_task(self.server().serve(server_end))
         if client is None:
-            client = Client(name="test-client", version="0", protocol_version=protocol_version, handlers=handlers)
+            client = Client(
+                name="test-client",
+                version="0",
+                protocol_version=protocol_version,
+                handlers=handlers,
+            )
         try:
             session = await client.connect(client_end)
             try:

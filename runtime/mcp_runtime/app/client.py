@@ -70,10 +70,14 @@ class ToolSchemas:
         validator = self._validators.get(name)
         if validator is None:
             validator = self._validators[name] = _validator(schema)
-        errors = sorted(validator.iter_errors(structured), key=lambda error: list(error.absolute_path))
+        errors = sorted(
+            validator.iter_errors(structured), key=lambda error: list(error.absolute_path)
+        )
         if errors:
             first = errors[0]
-            where = "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first.absolute_path)
+            where = "$" + "".join(
+                f"[{part}]" if isinstance(part, int) else f".{part}" for part in first.absolute_path
+            )
             raise OutputMismatch(
                 f"tool {name!r}: structuredContent does not match its outputSchema at `{where}`: {first.message}"
                 + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
@@ -106,11 +110,15 @@ async def call_tool_typed(
     params = spec.params(name=name, arguments=dict(arguments) if arguments is not None else UNSET)
     result = await session.request(spec, params, timeout=timeout, on_progress=on_progress)
     if result.is_error is True:
-        texts = [block.text for block in result.content if isinstance(getattr(block, "text", None), str)]
+        texts = [
+            block.text for block in result.content if isinstance(getattr(block, "text", None), str)
+        ]
         raise ToolCallFailed(name, " ".join(texts) or "no message")
     structured = getattr(result, "structured_content", UNSET)
     if structured is UNSET or structured is None:
-        raise OutputMismatch(f"tool {name!r} returned no structuredContent (protocol revision {session.protocol_version})")
+        raise OutputMismatch(
+            f"tool {name!r} returned no structuredContent (protocol revision {session.protocol_version})"
+        )
     if schemas is not None:
         schemas.validate(name, structured)
     try:
@@ -121,7 +129,9 @@ async def call_tool_typed(
                 return msgspec.convert(structured["result"], result_type)
             except msgspec.ValidationError:
                 pass
-        raise OutputMismatch(f"tool {name!r}: structuredContent is not a {_name(result_type)}: {error}") from None
+        raise OutputMismatch(
+            f"tool {name!r}: structuredContent is not a {_name(result_type)}: {error}"
+        ) from None
 
 
 def _name(type_: Any) -> str:
@@ -130,7 +140,9 @@ def _name(type_: Any) -> str:
 
 def _validator(schema: Mapping[str, Any]) -> Any:
     try:
-        jsonschema: Any = importlib.import_module("jsonschema")  # untyped; loaded only where results are validated
+        jsonschema: Any = importlib.import_module(
+            "jsonschema"
+        )  # untyped; loaded only where results are validated
     except ImportError:
         raise ImportError(
             "validating structuredContent needs the jsonschema package: pip install 'mcp-codegen[validation]'"

@@ -74,7 +74,9 @@ class Context:
 
     __slots__ = ("_request", "_params", "_flavor", "_rounds", "_asked")
 
-    def __init__(self, request: RequestContext, params: Any, flavor: Flavor, rounds: InputRounds | None) -> None:
+    def __init__(
+        self, request: RequestContext, params: Any, flavor: Flavor, rounds: InputRounds | None
+    ) -> None:
         self._request = request
         self._params = params
         self._flavor = flavor
@@ -137,7 +139,9 @@ class Context:
 
     # ------------------------------------------------------------ progress and logs
 
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         """A progress notification, if the client asked for progress."""
         await self._request.report_progress(progress, total, message)
 
@@ -163,7 +167,9 @@ class Context:
 
     # ------------------------------------------------------------ asking the client
 
-    async def elicit(self, message: str, form: type[T], *, schema: Mapping[str, Any] | None = None) -> Elicited[T]:
+    async def elicit(
+        self, message: str, form: type[T], *, schema: Mapping[str, Any] | None = None
+    ) -> Elicited[T]:
         """Ask the user to fill in ``form`` (a Struct, dataclass or TypedDict of
         strings, numbers, booleans and string enums). ``schema`` replaces the
         requested schema derived from ``form`` (titled or multi-select enums,
@@ -193,9 +199,13 @@ class Context:
         model_hints: Sequence[str] | None = None,
     ) -> Sampled:
         """Ask the client's model: ``messages`` is a user prompt, or (role, text) pairs."""
-        pairs: Sequence[tuple[Role, str]] = [("user", messages)] if isinstance(messages, str) else messages
+        pairs: Sequence[tuple[Role, str]] = (
+            [("user", messages)] if isinstance(messages, str) else messages
+        )
         params: dict[str, Any] = {
-            "messages": [{"role": role, "content": {"type": "text", "text": text}} for role, text in pairs],
+            "messages": [
+                {"role": role, "content": {"type": "text", "text": text}} for role, text in pairs
+            ],
             "maxTokens": max_tokens,
         }
         if system_prompt is not None:
@@ -213,7 +223,10 @@ class Context:
     async def list_roots(self) -> list[Root]:
         """The client's roots."""
         result = await self._ask("roots/list", {}, "ListRootsResult")
-        return [Root(root.uri, root.name if isinstance(root.name, str) else None) for root in result.roots]
+        return [
+            Root(root.uri, root.name if isinstance(root.name, str) else None)
+            for root in result.roots
+        ]
 
     async def _ask(self, method: str, params: dict[str, Any], result_name: str) -> Any:
         key = f"{_KEYS[method]}-{self._asked}"
@@ -261,7 +274,9 @@ class InputRounds:
         try:
             return codec.convert(raw, result_type)
         except msgspec.ValidationError as error:
-            raise ToolError(f"The client's answer {key!r} is not a {result_type.__name__}: {error}") from None
+            raise ToolError(
+                f"The client's answer {key!r} is not a {result_type.__name__}: {error}"
+            ) from None
 
     def state(self) -> str:
         """What the next round's ``requestState`` must carry (sealed by the runtime)."""
@@ -303,7 +318,9 @@ def _primitive(form: type, name: str, prop: dict[str, Any], defs: dict[str, Any]
             del prop["default"]
     if "enum" in prop and "type" not in prop:
         if not all(isinstance(value, str) for value in prop["enum"]):
-            raise TypeError(f"{form!r} cannot be an elicitation form: field {name!r} must be a string enum")
+            raise TypeError(
+                f"{form!r} cannot be an elicitation form: field {name!r} must be a string enum"
+            )
         prop["type"] = "string"
     if prop.get("type") not in ("string", "number", "integer", "boolean"):
         raise TypeError(

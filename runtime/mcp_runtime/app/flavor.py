@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from .. import codec, lifecycle
+
+if TYPE_CHECKING:
+    from .context import InputRounds
+    from .errors import InputRequired
 
 # Tool input validation errors are tool execution errors from 2025-11-25 on
 # (the model can correct its call); before, they are -32602 protocol errors.
@@ -35,7 +39,9 @@ class Flavor:
         self.text_content = self.types.TextContent
         self.call_tool_result = self.types.CallToolResult
         # 2026-07-28 list and read results must say how long they stay fresh.
-        self.cache_hints: dict[str, Any] = {"ttl_ms": ttl_ms, "cache_scope": cache_scope} if self.modern else {}
+        self.cache_hints: dict[str, Any] = (
+            {"ttl_ms": ttl_ms, "cache_scope": cache_scope} if self.modern else {}
+        )
 
     def convert(self, wire: Mapping[str, Any], type_name: str) -> Any:
         """A wire-shaped dict as this revision's type: members the revision
@@ -50,8 +56,16 @@ class Flavor:
     def structured_result(self, raw: bytes, text: str) -> Any:
         """``raw`` (encoded JSON of an object) as structuredContent, and its text."""
         if self.structured:
-            return self.call_tool_result(content=[self.text_content(text=text)], structured_content=msgspec.Raw(raw))
+            return self.call_tool_result(
+                content=[self.text_content(text=text)], structured_content=msgspec.Raw(raw)
+            )
         return self.call_tool_result(content=[self.text_content(text=text)])
+
+    def input_required(self, asked: InputRequired, rounds: InputRounds) -> Any:
+        """The input-required result asking what ``asked`` names, carrying the answers so far."""
+        return self.types.InputRequiredResult(
+            input_requests={asked.key: asked.request}, request_state=rounds.state()
+        )
 
     def input_request(self, method: str, params: Mapping[str, Any]) -> Any:
         """A request the client answers inside an input-required result (2026-07-28)."""

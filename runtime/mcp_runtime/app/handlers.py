@@ -50,17 +50,23 @@ def build_handlers(registry: Registry, flavor: Flavor) -> object:
     if registry.resources or registry.templates:
 
         async def list_resources(self: object, params: Any, ctx: RequestContext) -> Any:
-            return types.ListResourcesResult(resources=registry.listing("resources", flavor), **hints)
+            return types.ListResourcesResult(
+                resources=registry.listing("resources", flavor), **hints
+            )
 
         async def list_resource_templates(self: object, params: Any, ctx: RequestContext) -> Any:
-            return types.ListResourceTemplatesResult(resource_templates=registry.listing("templates", flavor), **hints)
+            return types.ListResourceTemplatesResult(
+                resource_templates=registry.listing("templates", flavor), **hints
+            )
 
         async def read_resource(self: object, params: Any, ctx: RequestContext) -> Any:
             spec, variables = _find_resource(registry, params.uri)
             return await spec.read(params.uri, variables, params, ctx, flavor)
 
         namespace.update(
-            list_resources=list_resources, list_resource_templates=list_resource_templates, read_resource=read_resource
+            list_resources=list_resources,
+            list_resource_templates=list_resource_templates,
+            read_resource=read_resource,
         )
         if "resources/subscribe" in methods:
             subscribe_result = methods["resources/subscribe"].result
@@ -103,7 +109,9 @@ def build_handlers(registry: Registry, flavor: Flavor) -> object:
 
         namespace["complete"] = complete
 
-    handlers_type = type(f"AppHandlers_{flavor.version.replace('-', '_')}", (types.ServerHandlers,), namespace)
+    handlers_type = type(
+        f"AppHandlers_{flavor.version.replace('-', '_')}", (types.ServerHandlers,), namespace
+    )
     return handlers_type()
 
 

@@ -90,13 +90,20 @@ class PromptSpec:
             check_scopes(request, self.scopes)
         arguments = params.arguments if isinstance(params.arguments, Mapping) else {}
         try:
-            kwargs = msgspec.structs.asdict(msgspec.convert(arguments, self.signature.arguments, strict=False))
+            kwargs = msgspec.structs.asdict(
+                msgspec.convert(arguments, self.signature.arguments, strict=False)
+            )
         except msgspec.ValidationError as error:
-            raise PromptError(f"Invalid arguments for prompt {self.name!r}: {_join_paths(str(error))}") from None
+            raise PromptError(
+                f"Invalid arguments for prompt {self.name!r}: {_join_paths(str(error))}"
+            ) from None
         rounds = None
         if self.signature.context_param is not None:
             if flavor.modern:
-                rounds = InputRounds(getattr(params, "input_responses", UNSET), getattr(params, "request_state", UNSET))
+                rounds = InputRounds(
+                    getattr(params, "input_responses", UNSET),
+                    getattr(params, "request_state", UNSET),
+                )
             kwargs[self.signature.context_param] = Context(request, params, flavor, rounds)
         try:
             value = self.fn(**kwargs)
@@ -106,7 +113,7 @@ class PromptSpec:
             raise PromptError(str(error)) from None
         except InputRequired as asked:
             assert rounds is not None
-            return flavor.types.InputRequiredResult(input_requests={asked.key: asked.request}, request_state=rounds.state())
+            return flavor.input_required(asked, rounds)
         if isinstance(value, flavor.types.GetPromptResult):
             return value
         items = value if isinstance(value, (list, tuple)) else [value]
@@ -125,11 +132,15 @@ def _message(item: Any, flavor: Flavor) -> Any:
         if isinstance(content, str):
             content = types.TextContent(text=content)
         elif not isinstance(content, content_types()):
-            raise TypeError(f"a prompt message's content must be a string or a content block, not {type(content).__name__}")
+            raise TypeError(
+                f"a prompt message's content must be a string or a content block, not {type(content).__name__}"
+            )
         return types.PromptMessage(role=item.role, content=content)
     if hasattr(item, "role") and hasattr(item, "content"):
         return item  # a PromptMessage of any revision
-    raise TypeError(f"a prompt returns strings, Message or PromptMessage values, not {type(item).__name__}")
+    raise TypeError(
+        f"a prompt returns strings, Message or PromptMessage values, not {type(item).__name__}"
+    )
 
 
 def _kind(prop: Mapping[str, Any], defs: Mapping[str, Any]) -> str | None:

@@ -17,7 +17,12 @@ from .resources import ResourceSpec
 from .tools import ToolSpec
 
 # Each list and the wire type of its items.
-_ITEMS = {"tools": "Tool", "resources": "Resource", "templates": "ResourceTemplate", "prompts": "Prompt"}
+_ITEMS = {
+    "tools": "Tool",
+    "resources": "Resource",
+    "templates": "ResourceTemplate",
+    "prompts": "Prompt",
+}
 
 
 class Registry:
@@ -36,7 +41,9 @@ class Registry:
         found = self._listings.get(key)
         if found is None:
             specs: dict[str, Any] = getattr(self, kind)
-            found = self._listings[key] = [flavor.convert(spec.wire, _ITEMS[kind]) for spec in specs.values()]
+            found = self._listings[key] = [
+                flavor.convert(spec.wire, _ITEMS[kind]) for spec in specs.values()
+            ]
         return found
 
     def changed(self, kind: str) -> None:

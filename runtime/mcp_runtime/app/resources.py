@@ -102,7 +102,11 @@ class ResourceSpec:
         _check_variables(fn, self.template, self.signature)
         wire: dict[str, Any] = {"name": name or fn.__name__}
         wire["uriTemplate" if self.template else "uri"] = uri
-        for key, value in (("title", title), ("mimeType", mime_type), ("size", size if self.template is None else None)):
+        for key, value in (
+            ("title", title),
+            ("mimeType", mime_type),
+            ("size", size if self.template is None else None),
+        ):
             if value is not None:
                 wire[key] = value
         text = description if description is not None else self.signature.description
@@ -116,14 +120,25 @@ class ResourceSpec:
             wire["_meta"] = dict(meta)
         self.wire = wire
 
-    async def read(self, uri: str, variables: Mapping[str, str], params: Any, request: RequestContext, flavor: Flavor) -> Any:
+    async def read(
+        self,
+        uri: str,
+        variables: Mapping[str, str],
+        params: Any,
+        request: RequestContext,
+        flavor: Flavor,
+    ) -> Any:
         """The ReadResourceResult of ``uri`` (with ``variables`` from its template)."""
         if self.scopes:
             check_scopes(request, self.scopes)
         try:
-            kwargs = msgspec.structs.asdict(msgspec.convert(variables, self.signature.arguments, strict=False))
+            kwargs = msgspec.structs.asdict(
+                msgspec.convert(variables, self.signature.arguments, strict=False)
+            )
         except msgspec.ValidationError as error:
-            raise ResourceError(f"Invalid resource URI {uri!r}: {_join_paths(str(error))}", {"uri": uri}) from None
+            raise ResourceError(
+                f"Invalid resource URI {uri!r}: {_join_paths(str(error))}", {"uri": uri}
+            ) from None
         rounds = None
         if self.signature.context_param is not None:
             if flavor.modern:
@@ -137,28 +152,48 @@ class ResourceSpec:
             raise ResourceError(str(error)) from None
         except InputRequired as asked:
             assert rounds is not None
-            return flavor.types.InputRequiredResult(input_requests={asked.key: asked.request}, request_state=rounds.state())
-        return flavor.types.ReadResourceResult(contents=self._contents(uri, value, flavor), **flavor.cache_hints)
+            return flavor.input_required(asked, rounds)
+        return flavor.types.ReadResourceResult(
+            contents=self._contents(uri, value, flavor), **flavor.cache_hints
+        )
 
     def _contents(self, uri: str, value: Any, flavor: Flavor) -> list[Any]:
         types = flavor.types
         if isinstance(value, str):
-            return [types.TextResourceContents(uri=uri, text=value, mime_type=self.mime_type or "text/plain")]
+            return [
+                types.TextResourceContents(
+                    uri=uri, text=value, mime_type=self.mime_type or "text/plain"
+                )
+            ]
         if isinstance(value, (bytes, bytearray, memoryview)):
             blob = base64.b64encode(value).decode("ascii")
-            return [types.BlobResourceContents(uri=uri, blob=blob, mime_type=self.mime_type or "application/octet-stream")]
+            return [
+                types.BlobResourceContents(
+                    uri=uri, blob=blob, mime_type=self.mime_type or "application/octet-stream"
+                )
+            ]
         if isinstance(value, list) and all(hasattr(item, "uri") for item in value):
             return value  # TextResourceContents / BlobResourceContents of any revision
         text = msgspec.json.encode(value).decode()
-        return [types.TextResourceContents(uri=uri, text=text, mime_type=self.mime_type or "application/json")]
+        return [
+            types.TextResourceContents(
+                uri=uri, text=text, mime_type=self.mime_type or "application/json"
+            )
+        ]
 
 
-def _check_variables(fn: Callable[..., Any], template: UriTemplate | None, signature: Signature) -> None:
+def _check_variables(
+    fn: Callable[..., Any], template: UriTemplate | None, signature: Signature
+) -> None:
     names = set(signature.names)
     variables = set(template.variables) if template else set()
     required = set(signature.schema.get("required", ()))
     where = f"resource {getattr(fn, '__qualname__', fn)!r}"
     if variables - names:
-        raise TypeError(f"{where}: template variables {sorted(variables - names)} have no parameter of that name")
+        raise TypeError(
+            f"{where}: template variables {sorted(variables - names)} have no parameter of that name"
+        )
     if required - variables:
-        raise TypeError(f"{where}: parameters {sorted(required - variables)} are not variables of {template.template if template else 'the URI'!r}")
+        raise TypeError(
+            f"{where}: parameters {sorted(required - variables)} are not variables of {template.template if template else 'the URI'!r}"
+        )

@@ -37,7 +37,9 @@ class Signature:
 def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
     try:
         return typing.get_type_hints(fn, include_extras=True)
-    except Exception as error:  # NameError for a forward reference that does not resolve, and the like
+    except (
+        Exception
+    ) as error:  # NameError for a forward reference that does not resolve, and the like
         raise TypeError(
             f"{_qualname(fn)}: cannot resolve its type hints: {error} "
             "(the names its annotations use must be defined at the top level of its module)"
@@ -65,8 +67,14 @@ def analyse(
         if _is_context(annotation, context_type):
             context_param = name
             continue
-        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD, parameter.POSITIONAL_ONLY):
-            raise TypeError(f"{what} {_qualname(fn)}: parameter {name!r} must be a named parameter (not *args, **kwargs or positional-only)")
+        if parameter.kind in (
+            parameter.VAR_POSITIONAL,
+            parameter.VAR_KEYWORD,
+            parameter.POSITIONAL_ONLY,
+        ):
+            raise TypeError(
+                f"{what} {_qualname(fn)}: parameter {name!r} must be a named parameter (not *args, **kwargs or positional-only)"
+            )
         if parameter.default is inspect.Parameter.empty:
             fields.append((name, annotation, msgspec.NODEFAULT))
         else:
@@ -127,9 +135,17 @@ def _default(value: Any) -> Any:
 
 def _is_context(annotation: Any, context_type: type) -> bool:
     """``Context``, or ``Context | None`` (for a function also called without one)."""
-    members = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) else (annotation,)
+    members = (
+        typing.get_args(annotation)
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType)
+        else (annotation,)
+    )
     concrete = [member for member in members if member is not type(None)]
-    return len(concrete) == 1 and isinstance(concrete[0], type) and issubclass(concrete[0], context_type)
+    return (
+        len(concrete) == 1
+        and isinstance(concrete[0], type)
+        and issubclass(concrete[0], context_type)
+    )
 
 
 def _qualname(fn: Callable[..., Any]) -> str:
@@ -147,7 +163,9 @@ def _first_line(error: Exception) -> str:
 
 # ------------------------------------------------------------ docstrings
 
-_SECTION = re.compile(r"^(Args|Arguments|Parameters|Params|Returns?|Raises|Yields|Examples?|Notes?)\s*:\s*$")
+_SECTION = re.compile(
+    r"^(Args|Arguments|Parameters|Params|Returns?|Raises|Yields|Examples?|Notes?)\s*:\s*$"
+)
 _ARGS_SECTIONS = ("Args", "Arguments", "Parameters", "Params")
 _GOOGLE_PARAM = re.compile(r"^(\s*)(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 _SPHINX_PARAM = re.compile(r"^\s*:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
@@ -190,6 +208,8 @@ def _param_docs(doc: str) -> dict[str, str]:
             entry_indent = len(google.group(1))
             current = google.group(2)
             found[current] = google.group(3).strip()
-        elif current is not None and (in_args or line[:1].isspace()) and not stripped.startswith(":"):
+        elif (
+            current is not None and (in_args or line[:1].isspace()) and not stripped.startswith(":")
+        ):
             found[current] = f"{found[current]} {stripped}".strip()
     return {name: text for name, text in found.items() if text}

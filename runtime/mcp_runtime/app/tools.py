@@ -34,15 +34,30 @@ logger = logging.getLogger("mcp_runtime.app")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 # How a tool's return value becomes a CallToolResult, decided from its return annotation.
-_TEXT, _NONE, _OBJECT, _WRAPPED, _PASS, _DYNAMIC = "text", "none", "object", "wrapped", "pass", "dynamic"
+_TEXT, _NONE, _OBJECT, _WRAPPED, _PASS, _DYNAMIC = (
+    "text",
+    "none",
+    "object",
+    "wrapped",
+    "pass",
+    "dynamic",
+)
 
 
 class ToolSpec:
     """One tool: what ``tools/list`` shows and how ``tools/call`` runs it."""
 
     __slots__ = (
-        "name", "fn", "is_async", "signature", "wire", "output", "output_schema", "scopes",
-        "_arguments", "_context_param",
+        "name",
+        "fn",
+        "is_async",
+        "signature",
+        "wire",
+        "output",
+        "output_schema",
+        "scopes",
+        "_arguments",
+        "_context_param",
     )
 
     def __init__(
@@ -61,11 +76,16 @@ class ToolSpec:
     ) -> None:
         self.name = name or fn.__name__
         if not _TOOL_NAME.match(self.name):
-            logger.warning("tool name %r is not 1 to 128 of A-Z, a-z, 0-9, '_', '-', '.': some clients refuse it", self.name)
+            logger.warning(
+                "tool name %r is not 1 to 128 of A-Z, a-z, 0-9, '_', '-', '.': some clients refuse it",
+                self.name,
+            )
         self.fn = fn
         hints = type_hints(fn)
         # A plain function annotated to return an awaitable is awaited too.
-        self.is_async = inspect.iscoroutinefunction(fn) or _awaited(hints.get("return")) is not hints.get("return")
+        self.is_async = inspect.iscoroutinefunction(fn) or _awaited(
+            hints.get("return")
+        ) is not hints.get("return")
         self.signature: Signature = analyse(fn, context_type=Context, what="tool", hints=hints)
         self.output, self.output_schema = _output(fn, hints, structured_output)
         self.scopes = frozenset(scopes)
@@ -97,7 +117,9 @@ class ToolSpec:
             check_scopes(request, self.scopes)
         arguments = params.arguments
         try:
-            decoded = msgspec.convert({} if arguments is UNSET or arguments is None else arguments, self._arguments)
+            decoded = msgspec.convert(
+                {} if arguments is UNSET or arguments is None else arguments, self._arguments
+            )
         except msgspec.ValidationError as error:
             message = f"Invalid arguments for tool {self.name!r}: {_join_paths(str(error))}"
             if flavor.validation_as_tool_error:
@@ -117,7 +139,7 @@ class ToolSpec:
             return flavor.text_result(str(error), is_error=True)
         except InputRequired as asked:
             assert rounds is not None  # only a modern context asks this way
-            return flavor.types.InputRequiredResult(input_requests={asked.key: asked.request}, request_state=rounds.state())
+            return flavor.input_required(asked, rounds)
         return self._result(value, flavor)
 
     def _result(self, value: Any, flavor: Flavor) -> Any:
@@ -153,7 +175,11 @@ def _dynamic_result(value: Any, flavor: Flavor) -> Any:
         return value
     if isinstance(value, content_types()):
         return flavor.call_tool_result(content=[value])
-    if isinstance(value, (list, tuple)) and value and all(isinstance(item, content_types()) for item in value):
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(isinstance(item, content_types()) for item in value)
+    ):
         return flavor.call_tool_result(content=list(value))
     raw = msgspec.json.encode(value)
     if raw[:1] == b"{":
@@ -161,12 +187,16 @@ def _dynamic_result(value: Any, flavor: Flavor) -> Any:
     return flavor.text_result(raw.decode())
 
 
-def _output(fn: Callable[..., Any], hints: Mapping[str, Any], structured: bool | None) -> tuple[str, dict[str, Any] | None]:
+def _output(
+    fn: Callable[..., Any], hints: Mapping[str, Any], structured: bool | None
+) -> tuple[str, dict[str, Any] | None]:
     """How results are built, and the outputSchema, from the return annotation."""
     if "return" not in hints:
         return _DYNAMIC, None
     annotation = hints["return"]
-    annotation = _awaited(annotation)  # an ``async def`` is annotated with what it returns, others may say Awaitable[T]
+    annotation = _awaited(
+        annotation
+    )  # an ``async def`` is annotated with what it returns, others may say Awaitable[T]
     if annotation is Any:
         return _DYNAMIC, None
     if annotation is None or annotation is type(None):
