@@ -243,9 +243,6 @@ TITLED_MULTI = {
 def test_an_elicitation_schema_no_type_spells_and_a_hand_made_round() -> None:
     """``schema=`` sends a requested schema of its own; ``ctx.params`` lets a
     2026-07-28 function run its own input-required rounds."""
-    from mcp_protocol import v2025_11_25 as mcp
-    from mcp_protocol import v2026_07_28 as modern
-
     app = App("raw")
 
     @app.tool()
