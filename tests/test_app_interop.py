@@ -191,3 +191,46 @@ def test_input_rounds_over_stateless_http() -> None:
     with serving(asking_app().asgi(stateless=True)) as server:
         run(main(server.url()))
     assert handlers.asked == ["Who is Ann", "Who is Bob"]
+
+
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_sdk_client_answers_what_a_tool_asks(mode: str, version: str) -> None:
+    """Elicitation, sampling and roots from inside a tool, answered by the
+    official SDK client's callbacks: requests to the client at 2025-11-25,
+    input-required rounds that the SDK retries at 2026-07-28."""
+    from test_app_context import asking_app
+
+    asked: list[str] = []
+
+    async def on_elicit(context: Any, params: Any) -> sdk_types.ElicitResult:
+        asked.append(params.message)
+        return sdk_types.ElicitResult(
+            action="accept", content={"name": params.message.split()[-1], "plan": "pro"}
+        )
+
+    async def on_sample(context: Any, params: Any) -> sdk_types.CreateMessageResult:
+        prompt = params.messages[-1].content.text
+        return sdk_types.CreateMessageResult(
+            role="assistant",
+            model="sdk-model",
+            content=sdk_types.TextContent(type="text", text=f"re: {prompt}"),
+        )
+
+    async def on_roots(context: Any) -> sdk_types.ListRootsResult:
+        return sdk_types.ListRootsResult(roots=[sdk_types.Root(uri="file:///work", name="work")])
+
+    async def main(url: str) -> None:
+        async with sdk.Client(
+            url,
+            mode=mode,
+            elicitation_callback=on_elicit,
+            sampling_callback=on_sample,
+            list_roots_callback=on_roots,
+        ) as client:
+            assert client.protocol_version == version
+            result = await client.call_tool("register", {})
+            assert result.content[0].text == "Ann/pro/30 Bob re: say hi sdk-model file:///work=work"
+
+    with serving(asking_app().asgi()) as server:
+        run(main(server.url()))
+    assert asked == ["Who is Ann", "Who is Bob"]
