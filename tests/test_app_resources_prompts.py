@@ -308,3 +308,46 @@ def test_completion_needs_one_reference() -> None:
     app = App("bad")
     with pytest.raises(TypeError, match="exactly one of prompt= and template="):
         app.completion(argument="x")
+
+
+def test_resources_and_prompts_added_and_removed_are_announced() -> None:
+    app = make_app()
+    changes: asyncio.Queue[str] = asyncio.Queue()
+
+    class Handlers(mcp.ClientHandlers):
+        @override
+        async def on_resource_list_changed(
+            self, params: mcp.NotificationParams, ctx: RequestContext
+        ) -> None:
+            changes.put_nowait("resources")
+
+        @override
+        async def on_prompt_list_changed(
+            self, params: mcp.NotificationParams, ctx: RequestContext
+        ) -> None:
+            changes.put_nowait("prompts")
+
+    def motd() -> str:
+        return "hello"
+
+    def farewell() -> str:
+        return "bye"
+
+    async def check(session: ClientSession) -> None:
+        server = mcp.ClientStub(session)
+        app.add_resource("memo://motd", motd)
+        assert await asyncio.wait_for(changes.get(), 5) == "resources"
+        assert (await server.read_resource(uri="memo://motd")).contents[0].text == "hello"
+        app.remove_resource("note://{id}")
+        assert await asyncio.wait_for(changes.get(), 5) == "resources"
+        assert "note://{id}" not in [
+            t.uri_template for t in (await server.list_resource_templates()).resource_templates
+        ]
+        app.add_prompt(farewell)
+        assert await asyncio.wait_for(changes.get(), 5) == "prompts"
+        app.remove_prompt("farewell")
+        assert await asyncio.wait_for(changes.get(), 5) == "prompts"
+        with pytest.raises(KeyError):
+            app.remove_prompt("farewell")
+
+    serve(app, "2025-11-25", check, handlers=Handlers())
