@@ -43,9 +43,7 @@ from mcp_runtime.tasks import TaskContext, Tasks, TaskSupport
 logger = logging.getLogger("everything_server")
 
 # A 1x1 PNG and a WAV file with one sample.
-PNG_BASE64 = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
-)
+PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 WAV_BASE64 = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 
 # The fixtures of the tasks extension. How each may run as a task: "required"
@@ -98,7 +96,9 @@ def test_audio_content() -> mcp.AudioContent:
 def test_embedded_resource() -> mcp.EmbeddedResource:
     """Returns an embedded text resource."""
     resource = mcp.TextResourceContents(
-        uri="test://embedded-resource", mime_type="text/plain", text="This is an embedded resource content."
+        uri="test://embedded-resource",
+        mime_type="text/plain",
+        text="This is an embedded resource content.",
     )
     return mcp.EmbeddedResource(resource=resource)
 
@@ -107,7 +107,9 @@ def test_embedded_resource() -> mcp.EmbeddedResource:
 def test_multiple_content_types() -> list[mcp.ContentBlock]:
     """Returns text, an image and an embedded resource."""
     resource = mcp.TextResourceContents(
-        uri="test://mixed-content-resource", mime_type="application/json", text='{"test":"data","value":123}'
+        uri="test://mixed-content-resource",
+        mime_type="application/json",
+        text='{"test":"data","value":123}',
     )
     return [
         mcp.TextContent(text="Multiple content types test:"),
@@ -165,7 +167,9 @@ def json_schema_2020_12_tool(
 
 @app.tool()
 def test_header_param(
-    region: Annotated[str, msgspec.Meta(description="A region name", extra_json_schema={"x-mcp-header": "Region"})],
+    region: Annotated[
+        str, msgspec.Meta(description="A region name", extra_json_schema={"x-mcp-header": "Region"})
+    ],
 ) -> str:
     """Echoes its region, which clients also send as the Mcp-Param-Region header."""
     return f"Region: {region}"
@@ -206,7 +210,9 @@ async def test_logging_tool(ctx: Context) -> str:
         "error",
     )
     for level in levels:
-        await ctx.log(level, f"A {level} message from test_logging_tool", logger="test_logging_tool")
+        await ctx.log(
+            level, f"A {level} message from test_logging_tool", logger="test_logging_tool"
+        )
     return "Logged at debug, info, notice, warning and error"
 
 
@@ -236,7 +242,9 @@ class DefaultsForm(msgspec.Struct):
     name: Annotated[str, msgspec.Meta(description="User name")] = "John Doe"
     age: Annotated[int, msgspec.Meta(description="User age")] = 30
     score: Annotated[float, msgspec.Meta(description="User score")] = 95.5
-    status: Annotated[Literal["active", "inactive", "pending"], msgspec.Meta(description="User status")] = "active"
+    status: Annotated[
+        Literal["active", "inactive", "pending"], msgspec.Meta(description="User status")
+    ] = "active"
     verified: Annotated[bool, msgspec.Meta(description="Verification status")] = True
 
 
@@ -345,7 +353,9 @@ async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
 @app.tool()
 async def test_elicitation_sep1330_enums(ctx: Context) -> str:
     """Elicits a form with the five enum schema variants (SEP-1330)."""
-    answer = await ctx.elicit("Please pick values for each kind of enum", dict, schema=ENUMS_FORM, key="form")
+    answer = await ctx.elicit(
+        "Please pick values for each kind of enum", dict, schema=ENUMS_FORM, key="form"
+    )
     return _summary("Elicitation completed", answer.action, answer.data)
 
 
@@ -359,7 +369,9 @@ async def test_streaming_elicitation(ctx: Context) -> str:
 @app.prompt()
 async def test_input_required_result_prompt(ctx: Context) -> str:
     """Asks the user for a context first"""
-    answer = await ctx.elicit("What context should the prompt use?", PromptContext, key="user_context")
+    answer = await ctx.elicit(
+        "What context should the prompt use?", PromptContext, key="user_context"
+    )
     return f"Answer with this context in mind: {answer.data.context if answer.data else ''}"
 
 
@@ -378,7 +390,9 @@ def _done(text: str, is_error: bool = False) -> modern.CallToolResult:
 
 def _answers(ctx: Context) -> dict[str, Any]:
     if ctx.protocol_version < "2026-07-28":
-        raise ToolError(f"This fixture needs protocol revision 2026-07-28 (not {ctx.protocol_version})")
+        raise ToolError(
+            f"This fixture needs protocol revision 2026-07-28 (not {ctx.protocol_version})"
+        )
     responses = ctx.params.input_responses
     return responses if isinstance(responses, dict) else {}
 
@@ -388,14 +402,22 @@ def _state(ctx: Context) -> str | None:
     return state if isinstance(state, str) else None
 
 
-def _form(message: str, properties: dict[str, modern.PrimitiveSchemaDefinition]) -> modern.ElicitRequest:
-    schema = modern.ElicitRequestFormParamsRequestedSchema(properties=properties, required=sorted(properties))
-    return modern.ElicitRequest(params=modern.ElicitRequestFormParams(message=message, requested_schema=schema))
+def _form(
+    message: str, properties: dict[str, modern.PrimitiveSchemaDefinition]
+) -> modern.ElicitRequest:
+    schema = modern.ElicitRequestFormParamsRequestedSchema(
+        properties=properties, required=sorted(properties)
+    )
+    return modern.ElicitRequest(
+        params=modern.ElicitRequestFormParams(message=message, requested_schema=schema)
+    )
 
 
 def _ask_llm(text: str, max_tokens: int = 100) -> modern.CreateMessageRequest:
     message = modern.SamplingMessage(role="user", content=modern.TextContent(text=text))
-    return modern.CreateMessageRequest(params=modern.CreateMessageRequestParams(messages=[message], max_tokens=max_tokens))
+    return modern.CreateMessageRequest(
+        params=modern.CreateMessageRequestParams(messages=[message], max_tokens=max_tokens)
+    )
 
 
 LIST_ROOTS = modern.ListRootsRequest(params=modern.ListRootsRequestParams())
@@ -404,7 +426,11 @@ ASK_NAME = _form("What is your name?", {"name": modern.StringSchema()})
 
 def _elicited(answer: Any, field: str) -> str | None:
     """The ``field`` of an accepted elicitation, None if it is not one."""
-    if isinstance(answer, modern.ElicitResult) and answer.action == "accept" and isinstance(answer.content, dict):
+    if (
+        isinstance(answer, modern.ElicitResult)
+        and answer.action == "accept"
+        and isinstance(answer.content, dict)
+    ):
         value = answer.content.get(field)
         return None if value is None else str(value)
     return None
@@ -414,7 +440,9 @@ def _sampled(answer: Any) -> str | None:
     if not isinstance(answer, modern.CreateMessageResult):
         return None
     content = answer.content
-    return content.text if isinstance(content, modern.TextContent) else f"<{type(content).__name__}>"
+    return (
+        content.text if isinstance(content, modern.TextContent) else f"<{type(content).__name__}>"
+    )
 
 
 def _roots(answer: Any) -> str | None:
@@ -433,7 +461,9 @@ async def test_input_required_result_elicitation(ctx: Context) -> str:
 @app.tool()
 async def test_input_required_result_sampling(ctx: Context) -> str:
     """Asks the client's LLM the capital of France."""
-    answer = await ctx.sample("What is the capital of France?", max_tokens=100, key="capital_question")
+    answer = await ctx.sample(
+        "What is the capital of France?", max_tokens=100, key="capital_question"
+    )
     return f"The LLM says: {answer.text}"
 
 
@@ -448,24 +478,32 @@ def _confirm(ctx: Context, fixture: str) -> modern.CallToolResult | modern.Input
     confirmed = _elicited(_answers(ctx).get("confirm"), "ok")
     if confirmed is None or _state(ctx) != f"{fixture}:asked":
         request = _form("Please confirm", {"ok": modern.BooleanSchema()})
-        return modern.InputRequiredResult(input_requests={"confirm": request}, request_state=f"{fixture}:asked")
+        return modern.InputRequiredResult(
+            input_requests={"confirm": request}, request_state=f"{fixture}:asked"
+        )
     return _done(f"Confirmed ({confirmed}): state-ok")
 
 
 @app.tool()
-def test_input_required_result_request_state(ctx: Context) -> modern.CallToolResult | modern.InputRequiredResult:
+def test_input_required_result_request_state(
+    ctx: Context,
+) -> modern.CallToolResult | modern.InputRequiredResult:
     """Asks for a confirmation, keeping state in requestState."""
     return _confirm(ctx, "request_state")
 
 
 @app.tool()
-def test_input_required_result_tampered_state(ctx: Context) -> modern.CallToolResult | modern.InputRequiredResult:
+def test_input_required_result_tampered_state(
+    ctx: Context,
+) -> modern.CallToolResult | modern.InputRequiredResult:
     """Asks for a confirmation; refuses altered requestState."""
     return _confirm(ctx, "tampered_state")
 
 
 @app.tool()
-def test_input_required_result_multiple_inputs(ctx: Context) -> modern.CallToolResult | modern.InputRequiredResult:
+def test_input_required_result_multiple_inputs(
+    ctx: Context,
+) -> modern.CallToolResult | modern.InputRequiredResult:
     """Asks a name, a greeting and the roots at once."""
     answers = _answers(ctx)
     wanted: dict[str, modern.InputRequest] = {
@@ -480,12 +518,16 @@ def test_input_required_result_multiple_inputs(ctx: Context) -> modern.CallToolR
     )
     if name is None or greeting is None or roots is None:
         missing = {key: request for key, request in wanted.items() if key not in answers}
-        return modern.InputRequiredResult(input_requests=missing or wanted, request_state="multiple_inputs:asked")
+        return modern.InputRequiredResult(
+            input_requests=missing or wanted, request_state="multiple_inputs:asked"
+        )
     return _done(f"{greeting} {name} (roots: {roots})")
 
 
 @app.tool()
-def test_input_required_result_multi_round(ctx: Context) -> modern.CallToolResult | modern.InputRequiredResult:
+def test_input_required_result_multi_round(
+    ctx: Context,
+) -> modern.CallToolResult | modern.InputRequiredResult:
     """Asks a name, then a colour, in two rounds."""
     answers, state = _answers(ctx), _state(ctx)
     if state is not None and state.startswith("multi_round:name="):
@@ -495,13 +537,19 @@ def test_input_required_result_multi_round(ctx: Context) -> modern.CallToolResul
     name = _elicited(answers.get("step1"), "name")
     if name is not None and state == "multi_round:step1":
         request = _form("Step 2: What is your favorite color?", {"color": modern.StringSchema()})
-        return modern.InputRequiredResult(input_requests={"step2": request}, request_state=f"multi_round:name={name}")
+        return modern.InputRequiredResult(
+            input_requests={"step2": request}, request_state=f"multi_round:name={name}"
+        )
     request = _form("Step 1: What is your name?", {"name": modern.StringSchema()})
-    return modern.InputRequiredResult(input_requests={"step1": request}, request_state="multi_round:step1")
+    return modern.InputRequiredResult(
+        input_requests={"step1": request}, request_state="multi_round:step1"
+    )
 
 
 @app.tool()
-def test_input_required_result_capabilities(ctx: Context) -> modern.CallToolResult | modern.InputRequiredResult:
+def test_input_required_result_capabilities(
+    ctx: Context,
+) -> modern.CallToolResult | modern.InputRequiredResult:
     """Asks only for what the client declared it can answer."""
     answers = _answers(ctx)
     possible: dict[str, tuple[str, modern.InputRequest]] = {
@@ -516,7 +564,9 @@ def test_input_required_result_capabilities(ctx: Context) -> modern.CallToolResu
     }
     if asked:
         return modern.InputRequiredResult(input_requests=asked)
-    return _done(f"Answered: {', '.join(sorted(answers)) or 'nothing (the client can answer nothing)'}")
+    return _done(
+        f"Answered: {', '.join(sorted(answers)) or 'nothing (the client can answer nothing)'}"
+    )
 
 
 # ---------------------------------------------------------------- lists that change
@@ -599,9 +649,15 @@ async def confirm_delete(ctx: Context, filename: str = "file") -> modern.CallToo
     """A task that asks the user to confirm, then answers."""
 
     async def confirm(task: TaskContext) -> modern.CallToolResult:
-        answer = await task.elicit(_form(f"Delete {filename}?", {"confirm": modern.BooleanSchema()}).params)
-        content = answer.content if answer.action == "accept" and isinstance(answer.content, dict) else {}
-        return _done(f"deleted {filename}" if content.get("confirm") is True else f"kept {filename}")
+        answer = await task.elicit(
+            _form(f"Delete {filename}?", {"confirm": modern.BooleanSchema()}).params
+        )
+        content = (
+            answer.content if answer.action == "accept" and isinstance(answer.content, dict) else {}
+        )
+        return _done(
+            f"deleted {filename}" if content.get("confirm") is True else f"kept {filename}"
+        )
 
     return await tasks.start(ctx.request_context, confirm)
 
@@ -657,7 +713,9 @@ class WatchedResource:
     def start(self) -> None:
         if self._ticker is None and self.interval > 0:
             # A fresh context: what the ticker sends belongs to no request.
-            self._ticker = asyncio.get_running_loop().create_task(self._tick(), context=contextvars.Context())
+            self._ticker = asyncio.get_running_loop().create_task(
+                self._tick(), context=contextvars.Context()
+            )
 
     async def _tick(self) -> None:
         while True:
@@ -717,7 +775,9 @@ def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
 
 
 @app.prompt()
-def test_prompt_with_embedded_resource(resourceUri: str) -> list[Message]:  # noqa: N803 (the fixture's name)
+def test_prompt_with_embedded_resource(
+    resourceUri: str,
+) -> list[Message]:  # noqa: N803 (the fixture's name)
     """A prompt that embeds a resource
 
     Args:
@@ -751,11 +811,15 @@ def _starting_with(candidates: list[str]) -> Any:
 app.completion(prompt="test_prompt_with_arguments", argument="arg1")(
     _starting_with(["paris", "park", "party", "test", "testing"])
 )
-app.completion(prompt="test_prompt_with_arguments", argument="arg2")(_starting_with(["world", "wide", "web"]))
+app.completion(prompt="test_prompt_with_arguments", argument="arg2")(
+    _starting_with(["world", "wide", "web"])
+)
 app.completion(prompt="test_prompt_with_embedded_resource", argument="resourceUri")(
     _starting_with(["test://static-text", "test://static-binary", WATCHED_URI])
 )
-app.completion(template="test://template/{id}/data", argument="id")(_starting_with(["1", "2", "3", "123"]))
+app.completion(template="test://template/{id}/data", argument="id")(
+    _starting_with(["1", "2", "3", "123"])
+)
 
 
 # ---------------------------------------------------------------- serving
@@ -773,7 +837,9 @@ class _Watching:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=3001)
     parser.add_argument(
@@ -784,7 +850,9 @@ def main() -> None:
     )
     parser.add_argument("--log-level", default="warning", help="uvicorn's log level")
     options = parser.parse_args()
-    logging.basicConfig(level=options.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=options.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
+    )
     watched.interval = options.watch_interval
     # Clients resume a dropped SSE stream after 100 ms (SEP-1699 polling).
     asgi = _Watching(app.asgi(retry_ms=100))

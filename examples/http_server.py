@@ -18,7 +18,9 @@ def main() -> None:
     parser.add_argument("--stateless", action="store_true")
     parser.add_argument("--json", action="store_true", help="answer POSTs with JSON instead of SSE")
     options = parser.parse_args()
-    app.run_http(options.host, options.port, stateless=options.stateless, json_response=options.json)
+    app.run_http(
+        options.host, options.port, stateless=options.stateless, json_response=options.json
+    )
 
 
 if __name__ == "__main__":

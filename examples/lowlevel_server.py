@@ -30,17 +30,23 @@ ECHO = mcp.Tool(
 
 class LowLevelHandlers(mcp.ServerHandlers):
     @override
-    async def list_tools(self, params: mcp.PaginatedRequestParams, ctx: RequestContext) -> mcp.ListToolsResult:
+    async def list_tools(
+        self, params: mcp.PaginatedRequestParams, ctx: RequestContext
+    ) -> mcp.ListToolsResult:
         return mcp.ListToolsResult(tools=[ECHO])
 
     @override
-    async def call_tool(self, params: mcp.CallToolRequestParams, ctx: RequestContext) -> mcp.CallToolResult:
+    async def call_tool(
+        self, params: mcp.CallToolRequestParams, ctx: RequestContext
+    ) -> mcp.CallToolResult:
         if params.name != "echo":
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
         arguments: dict[str, Any] = params.arguments if isinstance(params.arguments, dict) else {}
         text = arguments.get("text")
         if not isinstance(text, str):
-            return mcp.CallToolResult(content=[mcp.TextContent(text="`text` must be a string")], is_error=True)
+            return mcp.CallToolResult(
+                content=[mcp.TextContent(text="`text` must be a string")], is_error=True
+            )
         await ctx.log("info", f"echoing {len(text)} characters", logger="echo")
         return mcp.CallToolResult(content=[mcp.TextContent(text=text)])
 

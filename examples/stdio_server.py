@@ -107,7 +107,11 @@ def review(code: str, language: str = "code") -> str:
 
 @app.completion(prompt="review", argument="language")
 def complete_language(value: str) -> list[str]:
-    return [language for language in ("python", "rust", "ruby", "go", "typescript") if language.startswith(value)]
+    return [
+        language
+        for language in ("python", "rust", "ruby", "go", "typescript")
+        if language.startswith(value)
+    ]
 
 
 @app.completion(template="greeting://{name}", argument="name")
