@@ -115,7 +115,11 @@ class IntrospectionVerifier:
             response = await http.post(self._endpoint, data=form, headers=headers)
         except httpx2.HTTPError as error:
             raise VerifierUnavailable(f"cannot reach the introspection endpoint {self._endpoint}: {type(error).__name__}") from None
+        if response.status_code == 400:
+            # What it cannot introspect (oidc-provider: JWT access tokens) is no token of its.
+            raise InvalidToken("the authorization server cannot introspect the access token")
         if response.status_code != 200:
+            # 401/403: this server's own credentials are refused; a configuration error, not the caller's.
             raise VerifierUnavailable(f"the introspection endpoint {self._endpoint} answered HTTP {response.status_code}")
         answer = discovery.decode_json(response.content, self._endpoint, "the introspection response")
         if not isinstance(answer, dict):
