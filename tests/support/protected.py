@@ -62,7 +62,7 @@ class ModernHandlers(mcp.ServerHandlers):
     @override
     async def list_tools(self, params: mcp.PaginatedRequestParams, ctx: RequestContext) -> mcp.ListToolsResult:
         tools = [mcp.Tool(name=n, description=d, input_schema=mcp.ToolInputSchema(type="object")) for n, d in TOOLS.items()]
-        return mcp.ListToolsResult(tools=tools)
+        return mcp.ListToolsResult(tools=tools, ttl_ms=0, cache_scope="private")
 
     @override
     async def call_tool(

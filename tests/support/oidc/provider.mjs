@@ -147,6 +147,16 @@ const server = createServer(async (req, res) => {
   try {
     if (pathname === '/test/resources' && req.method === 'POST') {
       await registerResource(req, res);
+    } else if (pathname === '/reg' && req.method === 'POST') {
+      // This server's policy (RFC 7591 lets it replace what a client asks
+      // for): the scope member of a registration is ignored, what a client
+      // may ask for is decided per resource server. Otherwise oidc-provider
+      // would refuse resource scopes there, or, made static, hold a client
+      // to the scopes it registered, and step-up could never widen them.
+      const metadata = await readJson(req);
+      delete metadata.scope;
+      req.body = JSON.stringify(metadata); // oidc-provider reads a body parsed upstream
+      callback(req, res);
     } else if (pathname.startsWith('/interaction/')) {
       await interact(req, res);
     } else {
