@@ -13,6 +13,7 @@ import asyncio
 import base64
 import json
 import logging
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -27,9 +28,10 @@ from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime import jsonrpc
 from mcp_runtime.auth.server import JWTVerifier, ResourceServer, canonical_resource
 from mcp_runtime.auth.server.verifier import InvalidToken
-from mcp_runtime.client import Client
+from mcp_runtime.client import Client, connect_stdio
 from mcp_runtime.http_client import connect_sse, connect_streamable_http
 from mcp_runtime.jsonrpc import McpError
+from mcp_runtime.stdio import StdioServerParameters
 from support.bearer import HANDSHAKE, MODERN, HandshakeSession, challenge, modern_call, tool_error, tool_text
 from support.http_servers import ThreadedServer, run
 from support.oidc_provider import (
@@ -40,6 +42,7 @@ from support.oidc_provider import (
     refresh,
     register_client,
 )
+from support.peers import SUPPORT
 from support.protected import resource_server, serving_protected
 
 
@@ -275,6 +278,42 @@ def test_insufficient_scope_raised_by_a_handler(protected: ThreadedServer, issue
     run(main())
 
 
+@pytest.mark.parametrize("options", [{"json_response": True}, {"stateless": True, "json_response": True}])
+def test_handshake_answers_in_json_turn_a_raised_insufficient_scope_into_403(issuer: AuthorizationServer, options: dict[str, bool]) -> None:
+    def make(url: str) -> ResourceServer:
+        issuer.register_resource(url)
+        return resource_server(url, issuer.issuer, JWTVerifier(issuer.issuer, url))
+
+    with serving_protected(make, **options) as served:
+        basic = token(issuer, served.url(), login="heidi")
+
+        async def main() -> None:
+            session = HandshakeSession(served.url(), basic)
+            try:
+                await session.open()
+                assert whoami(tool_text(await session.call("whoami")))["subject"] == "heidi"
+                refused = await session.call("escalate")
+                assert refused.status_code == 403 and challenge(refused)["scope"] == "mcp:admin mcp:tools"
+            finally:
+                await session.close()
+
+        run(main())
+
+
+def test_insufficient_scope_on_stdio_stays_a_jsonrpc_error() -> None:
+    async def main() -> None:
+        server = StdioServerParameters(command=sys.executable, args=[str(SUPPORT / "protected.py")])
+        async with connect_stdio(Client(name="t", version="1", protocol_version=HANDSHAKE), server) as session:
+            stub = mcp.ClientStub(session)
+            assert (await stub.call_tool("whoami", arguments={})).content[0].text == "null"  # type: ignore[union-attr]
+            with pytest.raises(McpError) as raised:
+                await stub.call_tool("escalate", arguments={})
+            assert raised.value.code == jsonrpc.INSUFFICIENT_SCOPE
+            assert raised.value.data == {"error": "insufficient_scope", "scope": "mcp:admin"}
+
+    run(main())
+
+
 def test_scope_hierarchy_lets_a_broader_scope_stand_for_narrower_ones(issuer: AuthorizationServer) -> None:
     def make(url: str) -> ResourceServer:
         issuer.register_resource(url)
@@ -326,6 +365,29 @@ def test_a_session_serves_only_the_principal_that_opened_it(protected: ThreadedS
             assert whoami(tool_text(await session.call("whoami")))["subject"] == "alice"
         finally:
             await session.close()
+
+    run(main())
+
+
+def test_legacy_sse_posts_need_the_token_of_the_principal_that_opened_the_stream(
+    protected: ThreadedServer, issuer: AuthorizationServer
+) -> None:
+    alice = token(issuer, protected.url(), login="alice")
+    mallory = token(issuer, protected.url(), login="mallory")
+
+    async def main() -> None:
+        async with httpx.AsyncClient(timeout=30) as http:
+            async with http.stream("GET", protected.url("/sse"), headers={"authorization": f"Bearer {alice}"}) as stream:
+                assert stream.status_code == 200
+                lines = stream.aiter_lines()
+                endpoint = ""
+                while not endpoint.startswith("data: "):
+                    endpoint = await anext(lines)
+                url = protected.url(endpoint.removeprefix("data: ").strip())
+                ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+                assert (await http.post(url, json=ping, headers={"authorization": f"Bearer {mallory}"})).status_code == 404
+                assert (await http.post(url, json=ping)).status_code == 401
+                assert (await http.post(url, json=ping, headers={"authorization": f"Bearer {alice}"})).status_code == 202
 
     run(main())
 

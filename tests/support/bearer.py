@@ -70,7 +70,7 @@ class HandshakeSession:
         params = {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
         response = await self.post("initialize", params)
         if response.status_code == 200:
-            self.session_id = response.headers["mcp-session-id"]
+            self.session_id = response.headers.get("mcp-session-id")  # none in stateless mode
             await self.post("notifications/initialized", None, notification=True)
         return response
 

@@ -8,6 +8,9 @@ whose scope the ResourceServer declares), or find out in the handler that
 they do (``escalate`` raises InsufficientScope unless the caller has
 ``mcp:admin``); ``slow_whoami`` answers after a pause, so that requests of
 different principals overlap on one session.
+
+``python protected.py`` serves it over stdio, where no token is checked (MCP
+authorization is for HTTP) and handlers see no principal.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from typing_extensions import override
@@ -26,8 +31,12 @@ from mcp_runtime.auth.principal import InsufficientScope, Principal
 from mcp_runtime.auth.server import ResourceServer
 from mcp_runtime.http import http_app
 from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
-from support.http_servers import ThreadedServer
+from mcp_runtime.server import Server, run_stdio
+
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # run as a script: make `support` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from support.http_servers import ThreadedServer  # noqa: E402
 
 TOOLS = {
     "whoami": "The caller's principal, as JSON.",
@@ -108,3 +117,7 @@ def serving_protected(make_auth: Callable[[str], ResourceServer], **app_options:
         yield served
     finally:
         served.stop()
+
+
+if __name__ == "__main__":
+    run_stdio(protected_server())
