@@ -20,12 +20,14 @@ from typing import Any
 
 import httpx
 import httpx2
+import msgspec
 import pytest
 from joserfc import jws
 from joserfc.jwk import RSAKey
 
 from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime import jsonrpc
+from mcp_runtime.auth.principal import Principal
 from mcp_runtime.auth.server import JWTVerifier, ResourceServer, canonical_resource
 from mcp_runtime.auth.server.verifier import InvalidToken
 from mcp_runtime.client import Client, connect_stdio
@@ -510,3 +512,36 @@ def test_tokens_never_reach_logs_or_error_messages(
         for part in secret.split("."):
             if len(part) > 20:
                 assert part not in logged
+
+
+def test_scopes_are_declared_per_method_tool_prompt_and_resource() -> None:
+    verifier = JWTVerifier("https://as.example", "https://mcp.example/mcp")
+    guard = ResourceServer(
+        "https://mcp.example/mcp",
+        ["https://as.example"],
+        verifier,
+        scopes={
+            "tools/list": ["mcp:list"],
+            ("tools/call", "delete"): ["mcp:admin"],
+            ("prompts/get", "review"): ["mcp:prompts"],
+            ("resources/read", "memo://secret"): ["mcp:admin"],
+        },
+    )
+    caller = Principal("ivan", scopes=frozenset({"mcp:tools"}))
+
+    def needs(method: str, params: bytes) -> str | None:
+        refusal = guard.authorize(caller, [(method, msgspec.Raw(params))])
+        if refusal is None:
+            return None
+        assert refusal.status == 403
+        return dict(refusal.headers)[b"www-authenticate"].decode().split('scope="')[1].rstrip('"')
+
+    assert needs("tools/call", b'{"name":"echo"}') is None
+    assert needs("tools/call", b'{"name":"delete"}') == "mcp:admin"
+    assert needs("prompts/get", b'{"name":"review","arguments":{}}') == "mcp:prompts"
+    assert needs("resources/read", b'{"uri":"memo://public"}') is None
+    assert needs("resources/read", b'{"uri":"memo://secret"}') == "mcp:admin"
+    assert needs("tools/list", b"{}") == "mcp:list"
+    # A batch needs what all its requests need, in one challenge.
+    batch = guard.authorize(caller, [("tools/list", msgspec.UNSET), ("tools/call", msgspec.Raw(b'{"name":"delete"}'))])
+    assert batch is not None and b'scope="mcp:admin mcp:list"' in dict(batch.headers)[b"www-authenticate"]
