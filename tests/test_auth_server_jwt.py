@@ -102,7 +102,7 @@ def test_no_token_gets_401_naming_the_metadata_and_the_scope(protected: Threaded
             params = challenge(response)
             assert params["resource_metadata"] == protected.url("/.well-known/oauth-protected-resource/mcp")
             assert params["scope"] == "mcp:tools"
-            assert "error" not in params  # no credentials: a bare challenge (RFC 6750 §3.1)
+            assert "error" not in params and "error_description" not in params  # no credentials: a bare challenge (RFC 6750 §3.1)
 
     run(main())
 

@@ -137,8 +137,8 @@ class ResourceServer:
         header = headers.get("authorization")
         scheme, _, token = (header or "").strip().partition(" ")
         if scheme.lower() != "bearer":
-            # No credentials (or another scheme): a bare challenge, no error code (RFC 6750 §3.1).
-            return self._challenge(401, None, "this server needs an access token", self.required_scopes)
+            # No credentials (or another scheme): no error code or description (RFC 6750 §3.1).
+            return self._challenge(401, None, "this server needs an access token", self.required_scopes, bare=True)
         token = token.strip()
         if not _TOKEN68.fullmatch(token):
             return self._challenge(400, "invalid_request", "the Authorization header does not hold one bearer token")
@@ -179,9 +179,13 @@ class ResourceServer:
             403, "insufficient_scope", "the access token lacks scopes this request needs", self.required_scopes.union(needed)
         )
 
-    def _challenge(self, status: int, error: str | None, description: str, scopes: Iterable[str] = ()) -> HttpAnswer:
+    def _challenge(
+        self, status: int, error: str | None, description: str, scopes: Iterable[str] = (), bare: bool = False
+    ) -> HttpAnswer:
+        """``description`` goes into the body, and unless ``bare`` into the header too."""
         params = [f'error="{error}"'] if error is not None else []
-        params.append(f'error_description="{_UNQUOTABLE.sub("", description)}"')
+        if not bare:
+            params.append(f'error_description="{_UNQUOTABLE.sub("", description)}"')
         params.append(f'resource_metadata="{self.metadata_url}"')
         scope = " ".join(sorted(scopes))
         if scope:
