@@ -43,6 +43,7 @@ from support.oidc_provider import (
     client_credentials,
     refresh,
     register_client,
+    signing_keys,
 )
 from support.peers import SUPPORT
 from support.protected import resource_server, serving_protected
@@ -403,41 +404,35 @@ def test_verifier_fetches_the_keys_again_when_the_server_rotates_them() -> None:
     async def count(request: httpx2.Request) -> None:
         fetches.append(request.url.path)
 
-    async def main(issuer_url: str, resource: str, tokens: list[str], restart: Any) -> None:
+    resource = "http://127.0.0.1:1/mcp"
+    old_keys = signing_keys()
+    before = AuthorizationServer(jwks=old_keys).wait_ready()
+    servers = [before]
+
+    def rotate() -> str:
+        """The server restarts at the same address signing with a new key, still publishing the old one."""
+        before.stop()
+        after = AuthorizationServer(jwks={"keys": [*signing_keys()["keys"], *old_keys["keys"]]}, port=before.port)
+        servers.append(after.wait_ready())
+        after.register_resource(resource)
+        return token(after, resource, login="bob")
+
+    async def main() -> None:
         async with httpx2.AsyncClient(event_hooks={"request": [count]}) as http:
-            verifier = JWTVerifier(issuer_url, resource, http_client=http, min_refresh_interval=0)
-            assert (await verifier.verify(tokens[0])).subject == "alice"
-            assert fetches.count("/jwks") == 1
-            await asyncio.to_thread(restart)
-            assert (await verifier.verify(tokens[1])).subject == "bob"  # signed with a key new to the verifier
+            verifier = JWTVerifier(before.issuer, resource, http_client=http, min_refresh_interval=0)
+            assert (await verifier.verify(old)).subject == "alice"
+            new = await asyncio.to_thread(rotate)
+            assert (await verifier.verify(new)).subject == "bob"  # signed with a key new to the verifier
+            assert (await verifier.verify(old)).subject == "alice"
             assert fetches.count("/jwks") == 2
 
-    resource = "http://127.0.0.1:1/mcp"
-    with authorization_server() as first:
-        first.register_resource(resource)
-        tokens = [token(first, resource, login="alice")]
-        port, old_keys = first.port, first.jwks
-    rotated = {"keys": [*_new_keys()["keys"], *old_keys["keys"]]}
-    holder: dict[str, AuthorizationServer] = {}
-
-    def restart() -> None:
-        server = holder["server"] = AuthorizationServer(jwks=rotated, port=port).wait_ready()
-        server.register_resource(resource)
-        tokens.append(token(server, resource, login="bob"))
-
-    first = AuthorizationServer(jwks=old_keys, port=port).wait_ready()  # the verifier's first fetch finds the old keys
     try:
-        run(main(first.issuer, resource, tokens, lambda: (first.stop(), restart())))
+        before.register_resource(resource)
+        old = token(before, resource, login="alice")
+        run(main())
     finally:
-        first.stop()
-        if "server" in holder:
-            holder["server"].stop()
-
-
-def _new_keys() -> dict[str, Any]:
-    from support.oidc_provider import signing_keys
-
-    return signing_keys()
+        for server in servers:
+            server.stop()
 
 
 def test_unknown_key_ids_do_not_make_the_verifier_refetch_within_the_interval(issuer: AuthorizationServer) -> None:
