@@ -23,7 +23,7 @@ import httpx2
 import msgspec
 import pytest
 from joserfc import jws
-from joserfc.jwk import RSAKey
+from joserfc.jwk import ECKey, RSAKey
 
 from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime import jsonrpc
@@ -196,6 +196,15 @@ def _handshake_open(url: str, token: str) -> httpx.Response:
             await session.close()
 
     return run(main())
+
+
+def test_sender_constrained_token_is_refused_as_a_bearer_token(protected: ThreadedServer, issuer: AuthorizationServer) -> None:
+    machine = register_client(issuer, confidential=True, grant_types=("client_credentials",), redirect_uris=())
+    bound = client_credentials(issuer, machine, protected.url(), dpop=ECKey.generate_key("P-256", private=True))
+    assert "cnf" in json.loads(jws.extract_compact(bound.access_token.encode()).payload)
+    response = modern_call(protected.url(), bound.access_token)
+    assert response.status_code == 401
+    assert "bound to a key" in challenge(response)["error_description"]
 
 
 def test_expired_token_is_refused(protected: ThreadedServer, issuer: AuthorizationServer) -> None:

@@ -18,6 +18,7 @@ import json
 import secrets
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
 import httpx
-from joserfc.jwk import RSAKey
+from joserfc import jwt
+from joserfc.jwk import ECKey, RSAKey
 
 from support.peers import NODE, SUPPORT, require
 
@@ -211,17 +213,27 @@ def refresh(server: AuthorizationServer, client: Registered, tokens: Tokens, res
     return _token(server, client, form)
 
 
-def client_credentials(server: AuthorizationServer, client: Registered, resource: str, scope: str = "mcp:tools") -> Tokens:
-    return _token(server, client, {"grant_type": "client_credentials", "scope": scope, "resource": resource})
+def client_credentials(
+    server: AuthorizationServer, client: Registered, resource: str, scope: str = "mcp:tools", dpop: ECKey | None = None
+) -> Tokens:
+    """Client credentials; with ``dpop``, a token bound to that key (RFC 9449)."""
+    headers = {"dpop": dpop_proof(dpop, "POST", server.url("/token"))} if dpop is not None else {}
+    return _token(server, client, {"grant_type": "client_credentials", "scope": scope, "resource": resource}, headers)
 
 
-def _token(server: AuthorizationServer, client: Registered, form: dict[str, str]) -> Tokens:
+def dpop_proof(key: ECKey, method: str, url: str) -> str:
+    header = {"typ": "dpop+jwt", "alg": "ES256", "jwk": key.as_dict(private=False)}
+    claims = {"jti": secrets.token_urlsafe(16), "htm": method, "htu": url, "iat": int(time.time())}
+    return jwt.encode(header, claims, key)
+
+
+def _token(server: AuthorizationServer, client: Registered, form: dict[str, str], headers: dict[str, str] | None = None) -> Tokens:
     auth = None
     if client.client_secret is not None:
         auth = httpx.BasicAuth(client.client_id, client.client_secret)
     else:
         form = {**form, "client_id": client.client_id}
-    response = httpx.post(server.url("/token"), data=form, auth=auth, timeout=10)
+    response = httpx.post(server.url("/token"), data=form, auth=auth, headers=headers, timeout=10)
     assert response.status_code == 200, response.text
     body = response.json()
     return Tokens(body["access_token"], body.get("refresh_token"), body.get("scope", ""), body["expires_in"])

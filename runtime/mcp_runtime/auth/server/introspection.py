@@ -26,7 +26,7 @@ from ..principal import Principal
 from . import discovery
 from .jwt import MAX_LEEWAY, MAX_TOKEN_SIZE
 from .metadata import canonical_resource, same_resource
-from .verifier import InvalidToken, VerifierUnavailable, principal_of
+from .verifier import InvalidToken, VerifierUnavailable, principal_of, refuse_bound
 
 logger = logging.getLogger("mcp_runtime.auth.server")
 
@@ -146,6 +146,7 @@ class IntrospectionVerifier:
             audiences = audience if isinstance(audience, list) else [audience]
             if not any(isinstance(value, str) and same_resource(value, self.resource) for value in audiences):
                 raise InvalidToken("the access token was not issued for this resource (its aud does not name it)")
+        refuse_bound(answer)
         return principal_of(answer)
 
     def _client(self) -> httpx2.AsyncClient:

@@ -29,7 +29,7 @@ from joserfc.jwk import KeySet
 from ..principal import Principal
 from . import discovery
 from .metadata import canonical_resource, same_resource
-from .verifier import InvalidToken, VerifierUnavailable, principal_of
+from .verifier import InvalidToken, VerifierUnavailable, principal_of, refuse_bound
 
 logger = logging.getLogger("mcp_runtime.auth.server")
 
@@ -134,6 +134,7 @@ class JWTVerifier:
         audiences = audience if isinstance(audience, list) else [audience]
         if not any(isinstance(value, str) and same_resource(value, self.resource) for value in audiences):
             raise InvalidToken("the access token was not issued for this resource (its aud does not name it)")
+        refuse_bound(claims)
 
     async def _key_set(self, kid: object) -> KeySet:
         if self._stale(kid):

@@ -43,6 +43,13 @@ def scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:
     return frozenset()
 
 
+def refuse_bound(claims: Mapping[str, Any]) -> None:
+    """Refuse a sender-constrained token (``cnf``: DPoP, mutual TLS): presented
+    as a bearer token it must not pass, and this server checks no proof of possession."""
+    if "cnf" in claims:
+        raise InvalidToken("the access token is bound to a key (cnf) and this server accepts bearer tokens only")
+
+
 def principal_of(claims: Mapping[str, Any]) -> Principal:
     """The principal of verified claims (a JWT's or an introspection response's)."""
     subject = claims.get("sub")
