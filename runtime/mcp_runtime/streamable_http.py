@@ -699,8 +699,9 @@ class StreamableHTTPApp:
             await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error))
             return
         if self.auth is not None and principal is not None:
-            calls = [(i.method, i.params) for i in (probe if isinstance(probe, list) else [probe]) if isinstance(i.method, str)]
-            refusal = self.auth.authorize(principal, calls)
+            sent = probe if isinstance(probe, list) else [probe]
+            # A generator: nothing is gathered unless the app declares scopes by method.
+            refusal = self.auth.authorize(principal, ((i.method, i.params) for i in sent if isinstance(i.method, str)))
             if refusal is not None:
                 await send_answer(send, refusal)
                 return
