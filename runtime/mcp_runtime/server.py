@@ -453,7 +453,10 @@ class ServerSession(Session):
 
 class _ServerRouter:
     def __init__(self, session: ServerSession) -> None:
-        self.session = session
+        # Weak: the session holds its router, and a cycle between the two
+        # would leave every 2026-07-28 request's session to the cyclic
+        # collector instead of freeing it when the request ends.
+        self._session = weakref.ref(session)
         self.server = session.server
         self.modern = False
         self.log_level = "debug"
@@ -462,6 +465,12 @@ class _ServerRouter:
         self.handler_revision: Revision | None = None
         self._routes: dict[str, Route] = {}
         self._notifications: dict[str, Route | None] = {}
+
+    @property
+    def session(self) -> ServerSession:
+        session = self._session()
+        assert session is not None, "a router outlived its session"
+        return session
 
     # ------------------------------------------------------------ incoming
 
