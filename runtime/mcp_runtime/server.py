@@ -17,6 +17,7 @@ input-required results.
 from __future__ import annotations
 
 import asyncio
+import gc
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
@@ -601,6 +602,10 @@ def run_stdio(server: Server) -> None:
     from .stdio import configure_stdio_logging
 
     configure_stdio_logging()
+    # What exists now (modules, types, handlers) lives as long as the process:
+    # out of the cyclic collector's way (see mcp_runtime.serving).
+    gc.collect()
+    gc.freeze()
     try:
         asyncio.run(serve_stdio(server))
     except KeyboardInterrupt:
