@@ -8,6 +8,11 @@ Run from the repository root. Measures, in one run:
    a `_meta` envelope on every request),
 3. the same over Streamable HTTP,
 4. cold import time and server memory per idle HTTP session (bench/footprint.py),
+5. the HTTP stack piece by piece (bench/http_stack.py): the app alone through
+   ASGI in-process (``asgi``), the server alone under uvicorn (h11), uvicorn
+   with httptools and uvloop, and granian, driven by wrk (``server``), and the
+   client alone against one fast server (``client``), each beside the SDK and
+   a floor (a bare ASGI JSON echo, raw HTTP clients),
 
 prints a table of absolute figures and ratios (ours / SDK) and checks the
 targets of the issue. With ``--write`` it also writes bench/results.json and
@@ -16,9 +21,10 @@ shorter than the defaults (``--quick``, or fewer trials, seconds, calls or
 repeats) is marked as such: its targets read "below (shortened run)" rather
 than FAIL, since its figures are too noisy to judge them.
 
-Parts: codec, stdio, stdio_modern, http, http_modern, imports, memory; the
-groups ``roundtrip`` (the four round-trip parts) and ``modern`` (the two
-2026-07-28 ones) stand for their parts, e.g. ``--parts roundtrip``. A run of
+Parts: codec, stdio, stdio_modern, http, http_modern, imports, memory, asgi,
+server, client; the groups ``roundtrip`` (the four round-trip parts),
+``modern`` (the two 2026-07-28 ones) and ``stack`` (asgi, server, client)
+stand for their parts, e.g. ``--parts roundtrip``. A run of
 some parts with ``--write`` keeps the other parts' figures from the
 results.json already in the output directory (unless ``--no-keep``), and results.md says when and at which
 commit each part was measured.
@@ -39,6 +45,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from . import http_stack
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
@@ -50,11 +58,12 @@ CODEC_ENV = {
     "MALLOC_TRIM_THRESHOLD_": str(128 * 1024 * 1024),
 }
 
-PARTS = ("codec", "stdio", "stdio_modern", "http", "http_modern", "imports", "memory")
+PARTS = ("codec", "stdio", "stdio_modern", "http", "http_modern", "imports", "memory", *http_stack.PARTS)
 GROUPS = {
     "all": PARTS,
     "roundtrip": ("stdio", "stdio_modern", "http", "http_modern"),
     "modern": ("stdio_modern", "http_modern"),
+    "stack": http_stack.PARTS,
 }
 # What each part measures, for the table of when parts were measured.
 PART_ROWS = {
@@ -65,6 +74,7 @@ PART_ROWS = {
     "http_modern": "Streamable HTTP at 2026-07-28",
     "imports": "cold import",
     "memory": "server RSS",
+    **http_stack.PART_ROWS,
 }
 # Round-trip parts: transport, protocol revision, label in the tables, in-flight counts.
 ROUNDTRIPS = {
@@ -603,6 +613,25 @@ def measured_table(results: dict[str, Any]) -> list[str]:
 
 def report(results: dict[str, Any]) -> tuple[str, str]:
     header, rows, targets = build_tables(results)
+    stack_header, stack_rows, stack_targets = http_stack.tables(results, set(shortened_parts(results)))
+    stack_text = (
+        ["", text_table(stack_header, stack_rows), "", text_table(http_stack.TARGET_HEADER, stack_targets)]
+        if stack_rows
+        else []
+    )
+    stack_markdown = (
+        [
+            "## The HTTP stack, piece by piece",
+            "",
+            markdown_table(stack_header, stack_rows),
+            "",
+            markdown_table(http_stack.TARGET_HEADER, stack_targets, numeric=False),
+            "",
+            http_stack.NOTES,
+        ]
+        if stack_rows
+        else []
+    )
     target_header = ["target", "payload / measured", "result", "whole message", "result"]
     info = results["machine"]
     machine_line = (
@@ -625,10 +654,8 @@ def report(results: dict[str, Any]) -> tuple[str, str]:
             *banner,
             f"Machine: {machine_line}",
             f"Versions: {versions}; commit {info['commit']}",
-            "",
-            text_table(header, rows),
-            "",
-            text_table(target_header, targets),
+            *(["", text_table(header, rows), "", text_table(target_header, targets)] if rows else []),
+            *stack_text,
         ]
     )
     settings = results["settings"]
@@ -655,6 +682,7 @@ def report(results: dict[str, Any]) -> tuple[str, str]:
             "## Notes",
             "",
             NOTES,
+            *stack_markdown,
         ]
     )
     return text, markdown
@@ -735,6 +763,13 @@ def main() -> None:
         help="skip our client against the SDK server and vice versa",
     )
     parser.add_argument("--import-samples", type=int, default=None)
+    parser.add_argument("--asgi-requests", type=int, default=None, help="requests per app and wire (asgi part)")
+    parser.add_argument("--wrk-seconds", type=float, default=None, help="length of each wrk run (server part)")
+    parser.add_argument("--client-requests", type=int, default=None, help="requests per client and wire (client part)")
+    parser.add_argument(
+        "--stacks", default="uvicorn-h11,uvicorn,granian", help="server stacks of the server part"
+    )
+    parser.add_argument("--wrk", default=None, help="path of wrk (default: on PATH, else apt-get as root)")
     parser.add_argument(
         "--output", type=Path, default=HERE, help="directory for results.json and results.md"
     )
@@ -745,6 +780,11 @@ def main() -> None:
     seconds = options.seconds or (0.5 if quick else SECONDS)
     calls = options.calls or (200 if quick else CALLS)
     import_samples = options.import_samples or (5 if quick else IMPORT_SAMPLES)
+    asgi_requests = options.asgi_requests or (http_stack.QUICK_ASGI_REQUESTS if quick else http_stack.ASGI_REQUESTS)
+    wrk_seconds = options.wrk_seconds or (http_stack.QUICK_WRK_SECONDS if quick else http_stack.WRK_SECONDS)
+    client_requests = options.client_requests or (
+        http_stack.QUICK_CLIENT_REQUESTS if quick else http_stack.CLIENT_REQUESTS
+    )
     parts = parse_parts(options.parts)
     shortened = (
         quick
@@ -753,6 +793,9 @@ def main() -> None:
         or seconds < SECONDS
         or calls < CALLS
         or import_samples < IMPORT_SAMPLES
+        or asgi_requests < http_stack.ASGI_REQUESTS
+        or wrk_seconds < http_stack.WRK_SECONDS
+        or client_requests < http_stack.CLIENT_REQUESTS
     )
 
     results: dict[str, Any] = {
@@ -768,6 +811,10 @@ def main() -> None:
             "cross": options.cross,
             "sessions": options.sessions,
             "import_samples": import_samples,
+            "asgi_requests": asgi_requests,
+            "wrk_seconds": wrk_seconds,
+            "client_requests": client_requests,
+            "stacks": options.stacks,
             "codec_env": CODEC_ENV,
             "shortened": shortened,
         },
@@ -801,6 +848,17 @@ def main() -> None:
         results["memory"] = {
             impl: session_memory(impl, options.sessions) for impl in ("ours", "sdk")
         }
+    if "asgi" in parts:
+        log(f"5a. the app alone, in-process through ASGI ({asgi_requests} requests per app and wire)")
+        results["asgi"] = http_stack.run_asgi(asgi_requests)
+    if "server" in parts:
+        log(f"5b. the server alone under {options.stacks}, driven by wrk ({wrk_seconds:g} s runs)")
+        results["server"] = http_stack.run_server(wrk_seconds, options.stacks, options.wrk)
+        if "skipped" in results["server"]:
+            log(f"   not measured: {results['server']['skipped']}")
+    if "client" in parts:
+        log(f"5c. the client alone against one fast server ({client_requests} requests per client and wire)")
+        results["client"] = http_stack.run_client(client_requests)
     results["machine"]["load_average_at_end"] = os.getloadavg()
     results["elapsed_s"] = time.perf_counter() - started
     stamp = _stamp(results["machine"], results["settings"])
