@@ -131,3 +131,24 @@ def test_the_heap_is_frozen_once_the_app_has_started() -> None:
     assert [m["type"] for m in sent] == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
     # Nothing frozen before the app had started, everything after.
     assert frozen[0] == 0 and frozen[1] > 10_000
+
+
+def test_stdio_takes_uvloop_only_between_pipes(tmp_path: Path) -> None:
+    # uvloop's pipe transports abort the process on a regular file: those go to asyncio.
+    probe = [sys.executable, "-c", "from mcp_runtime.serving import stdio_streams_are_pipes as p; print(p())"]
+    piped = subprocess.run(probe, stdin=subprocess.PIPE, capture_output=True, text=True, timeout=30)
+    assert piped.stdout.strip() == "True", piped.stderr
+    into_file = tmp_path / "out.txt"
+    with into_file.open("w") as out:
+        subprocess.run(probe, stdin=subprocess.PIPE, stdout=out, timeout=30, check=True)
+    assert into_file.read_text().strip() == "False"
+
+
+def test_a_stdio_server_answers_into_a_regular_file(tmp_path: Path) -> None:
+    meta = '{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+    discover = f'{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{"_meta":{meta}}}}}\n'
+    into_file = tmp_path / "out.jsonl"
+    with into_file.open("wb") as out:
+        subprocess.run([sys.executable, str(EXAMPLE)], input=discover.encode(), stdout=out,
+                       stderr=subprocess.DEVNULL, timeout=30, check=True)  # fmt: skip
+    assert '"supportedVersions":["2026-07-28"]' in into_file.read_text()

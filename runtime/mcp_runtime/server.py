@@ -599,6 +599,7 @@ async def serve_stdio(server: Server) -> None:
 
 def run_stdio(server: Server) -> None:
     """Run ``server`` over stdio until stdin closes (blocking; the usual entry point)."""
+    from .serving import run_stdio_loop
     from .stdio import configure_stdio_logging
 
     configure_stdio_logging()
@@ -607,6 +608,6 @@ def run_stdio(server: Server) -> None:
     gc.collect()
     gc.freeze()
     try:
-        asyncio.run(serve_stdio(server))
+        run_stdio_loop(serve_stdio(server))
     except KeyboardInterrupt:
         pass

@@ -14,7 +14,8 @@ exists is moved out of the cyclic garbage collector's generations
 (``gc.freeze()``): modules, types, method tables and decoders are never
 garbage, and without the freeze every full collection walks them all again,
 pausing requests for tens of milliseconds. ``run_stdio`` does the same before
-it starts serving.
+it starts serving, and runs on uvloop when it is installed and both standard
+streams are pipes (``run_stdio_loop``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import importlib.util
+import os
 import signal
+import stat
+import sys
 from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
 from typing import Any
 
@@ -133,6 +137,31 @@ async def _serve_granian(app: App, host: str, port: int, log_level: str) -> None
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, server.stop)
     await server.serve()
+
+
+def stdio_streams_are_pipes() -> bool:
+    """Whether stdin and stdout are pipes, sockets or terminals: uvloop's
+    pipe transports abort the process on a regular file (asyncio refuses
+    one with ValueError, which the stdio transport handles)."""
+    for stream in (sys.stdin, sys.stdout):
+        try:
+            mode = os.fstat(stream.fileno()).st_mode
+        except (OSError, ValueError):
+            return False
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+            return False
+    return True
+
+
+def run_stdio_loop(main: Coroutine[Any, Any, None]) -> None:
+    """Run a stdio server's ``main``: on uvloop when installed and both
+    streams are pipes (about a quarter less CPU per message), else asyncio."""
+    if installed("uvloop") and stdio_streams_are_pipes():
+        import uvloop
+
+        uvloop.run(main)
+    else:
+        asyncio.run(main)
 
 
 def _run(main: Coroutine[Any, Any, None]) -> None:
