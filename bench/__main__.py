@@ -564,7 +564,10 @@ What is measured (see the module docstrings in bench/ for details):
   with. Over Streamable HTTP every 2026-07-28 request is a POST of its own, with
   no session (both servers run as for 2025-11-25); measured at 16 in flight.
 * HTTP: uvicorn, one worker, 127.0.0.1, access log off, SSE answers (default of
-  both), stateful sessions. Both clients are httpx2-based (ours moved from
+  both), stateful sessions; uvicorn on uvloop with httptools for both (the http
+  extra installs them: uvicorn.run picks them for the SDK's server, ours runs
+  under mcp_runtime.serving.run_http, which also freezes the heap after
+  start-up). Both clients are httpx2-based (ours moved from
   httpx, whose httpcore pool bookkeeping cost about twice the CPU per request).
 * Import: `import` statement timed inside a fresh interpreter, bytecode caches
   warm, median of samples.
