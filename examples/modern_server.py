@@ -102,11 +102,16 @@ def main() -> None:
     )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument(
+        "--stack", default="uvicorn", help="HTTP server: uvicorn (default), uvicorn-h11 or granian"
+    )
     options = parser.parse_args()
-    if options.http:
-        app.run_http(options.host, options.port)
-    else:
+    if not options.http:
         app.run()
+        return
+    from mcp_runtime.serving import run_http
+
+    run_http(app.server(), host=options.host, port=options.port, stack=options.stack)
 
 
 if __name__ == "__main__":
