@@ -45,6 +45,7 @@ from . import http_headers, jsonrpc, lifecycle
 from .client import Client, ClientSession
 from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import McpError, RequestId
+from .logsafe import quoted
 
 logger = logging.getLogger("mcp_runtime.http_client")
 
@@ -469,7 +470,7 @@ class StreamableHTTPClientTransport:
             try:
                 params = http_headers.param_headers(tool.get("inputSchema"))
             except InvalidAnnotation as error:
-                logger.warning("leaving tool %r out of tools/list: %s", name, error)
+                logger.warning("leaving tool %s out of tools/list: %s", quoted(name), quoted(error))
                 self._tool_params.pop(name, None)
                 continue
             if params:
@@ -694,7 +695,7 @@ class StreamableHTTPClientTransport:
             self._expire()
         elif response.status_code >= 300:
             logger.warning(
-                "%s refused a message: %s", self.url, _http_failure(response.status_code, response.reason_phrase, response.content, "POST").message
+                "%s refused a message: %s", self.url, quoted(_http_failure(response.status_code, response.reason_phrase, response.content, "POST").message)
             )
 
     # session ---------------------------------------------------------
@@ -744,13 +745,13 @@ class StreamableHTTPClientTransport:
                         body = await response.aread()
                         logger.warning(
                             "standalone SSE stream refused: %s",
-                            _http_failure(status, response.reason_phrase, body, f"GET {self.url}").message,
+                            quoted(_http_failure(status, response.reason_phrase, body, f"GET {self.url}").message),
                         )
                         return
             except httpx2.HTTPError as error:
                 logger.debug("standalone SSE stream dropped: %s", _describe(error))
             except SSEParseError as error:
-                logger.warning("bad standalone SSE stream: %s", error)
+                logger.warning("bad standalone SSE stream: %s", quoted(error))
                 return
             attempts = 0 if state.events > before else attempts + 1
             if attempts > self.max_reconnects:
@@ -884,7 +885,7 @@ class LegacySSEClientTransport:
             if not ready.done():
                 ready.set_exception(McpError(jsonrpc.CONNECTION_CLOSED, f"GET {self.url} failed: {error}"))
             else:
-                logger.warning("the SSE stream from %s failed: %s", self.url, error)
+                logger.warning("the SSE stream from %s failed: %s", self.url, quoted(error))
         finally:
             if not ready.done():
                 ready.set_exception(
@@ -933,7 +934,7 @@ class LegacySSEClientTransport:
         if is_request and probe is not None and isinstance(probe.id, (str, int)):
             self._incoming.put_nowait(jsonrpc.error_bytes(probe.id, failure.code, failure.message, failure.data))
         else:
-            logger.warning("%s", failure.message)
+            logger.warning("%s", quoted(failure.message))
 
 
 # ---------------------------------------------------------------- connecting

@@ -24,9 +24,10 @@ from typing import Any, Protocol, TypeVar, cast
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from . import jsonrpc
+from . import jsonrpc, lifecycle
 from .codec import JsonDecoder, _join_paths, decoder, encode
 from .jsonrpc import ConnectionClosed, Envelope, ErrorObject, McpError, RequestId
+from .logsafe import quoted
 from .methods import HandlerNotImplemented, MethodSpec, ProgressCallback
 
 P = TypeVar("P")
@@ -527,6 +528,10 @@ class Session:
         self._send_error(request_id if "method" in members else None, code, message)
 
     def _dispatch_batch(self, data: bytes) -> None:
+        if self.router.modern or not lifecycle.allows_batches(self.protocol_version):
+            # Refused before decoding: one batch would otherwise start a handler per member.
+            self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: this protocol revision has no JSON-RPC batches")
+            return
         try:
             batch = jsonrpc.decode_batch(data)
         except msgspec.ValidationError:
@@ -568,14 +573,14 @@ class Session:
             else:
                 self._send_error(request_id, jsonrpc.INVALID_REQUEST, "Invalid request: no method, result or error")
         elif envelope.error is not UNSET:
-            logger.warning("peer reported an error: %s", envelope.error.message)
+            logger.warning("peer reported an error: %s", quoted(envelope.error.message))
         else:
             self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: no method, result or error")
 
     def _on_response(self, request_id: RequestId, outcome: msgspec.Raw | ErrorObject) -> None:
         future = self._pending.get(request_id)
         if future is None or future.done():
-            logger.debug("dropping a response to unknown request %r", request_id)
+            logger.debug("dropping a response to an unknown request")
             return
         future.set_result(outcome)
 
@@ -652,7 +657,7 @@ class Session:
         try:
             decoded = _decode_params(spec, params)
         except McpError as error:
-            logger.warning("dropping %s: %s", method, error.message)
+            logger.warning("dropping %s: %s", quoted(method), quoted(error.message))
             return
         task = asyncio.get_running_loop().create_task(self._notify_handler(spec, handler, decoded))
         self._tasks.add(task)

@@ -108,6 +108,21 @@ class _Probe(msgspec.Struct):
     id: RequestId | None | msgspec.UnsetType = msgspec.UNSET
     method: str | msgspec.UnsetType = msgspec.UNSET
     params: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    jsonrpc: Any = msgspec.UNSET
+    result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    error: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+    def problem(self) -> str | None:
+        """Why this is not a JSON-RPC message a POST may carry, if it is not."""
+        if self.jsonrpc != "2.0":
+            return 'Invalid request: "jsonrpc" must be "2.0"'
+        if isinstance(self.method, str):
+            return "Invalid request: id must not be null" if self.id is None else None
+        if self.id is None or self.id is msgspec.UNSET:
+            return "Invalid request: not a JSON-RPC message"
+        if (self.result is msgspec.UNSET) == (self.error is msgspec.UNSET):
+            return "Invalid request: a response has exactly one of result and error"
+        return None
 
 
 class _ErrorCode(msgspec.Struct):
@@ -600,6 +615,13 @@ class StreamableHTTPApp:
             return None
         return fields, version
 
+    def _version_of(self, headers: dict[str, str]) -> str:
+        """The revision a POST speaks: its session's, else its header's."""
+        session = self.sessions.get(headers.get("mcp-session-id", ""))
+        if session is not None and session.session.protocol_version:
+            return session.session.protocol_version
+        return headers.get("mcp-protocol-version", DEFAULT_HEADER_VERSION).strip(" \t")
+
     def _session_for(self, headers: dict[str, str]) -> tuple[HttpSession | None, int, str]:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
@@ -653,6 +675,15 @@ class StreamableHTTPApp:
         if not items:
             await _json_error(send, 400, None, jsonrpc.INVALID_REQUEST, "Invalid request: empty batch")
             return
+        if isinstance(probe, list) and not lifecycle.allows_batches(self._version_of(headers)):
+            await _json_error(send, 400, None, jsonrpc.INVALID_REQUEST, "Invalid request: this protocol revision has no JSON-RPC batches")
+            return
+        for item in items:
+            problem = item.problem()
+            if problem is not None:
+                reply_to = item.id if isinstance(item.id, (str, int)) and isinstance(item.method, str) else None
+                await _json_error(send, 400, reply_to, jsonrpc.INVALID_REQUEST, problem)
+                return
         requests = [i.id for i in items if isinstance(i.method, str) and i.id is not msgspec.UNSET and i.id is not None]
         initializing = any(i.method == "initialize" for i in items)
         if initializing and len(items) > 1:
@@ -1022,7 +1053,7 @@ class StreamableHTTPApp:
         if last is not None:
             stream_id, _, seq = last.partition(":")
             stream = transport.streams.get(stream_id)
-            if stream is None or not seq.isdigit():
+            if stream is None or _EVENT_SEQ.fullmatch(seq) is None:
                 # Not 404: that would tell the client its session is gone.
                 await _plain(send, 400, "Bad Request: unknown Last-Event-ID (the stream may have expired)")
                 return
@@ -1116,6 +1147,10 @@ async def _utf8_or_refused(body: bytes, send: Send) -> bool:
 def _headers(scope: Scope) -> dict[str, str]:
     return {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
 
+
+# The number in a Last-Event-ID: ASCII digits only (str.isdigit also takes
+# "²" and other digits int() refuses), and few enough to stay a small int.
+_EVENT_SEQ = re.compile(r"[0-9]{1,15}", re.ASCII)
 
 # A host with an optional numeric port: a bracketed IPv6 address or a name.
 _HOST = re.compile(r"(\[[0-9a-f:.]+\]|[^\[\]:/@\s]+)(?::[0-9]{1,5})?")

@@ -542,7 +542,7 @@ class Tasks:
             data: Any = UNSET if error.data is None else error.data
             record.settle("failed", error=TaskError(code=error.code, message=error.message, data=data))
         except Exception:
-            logger.exception("task %s failed", record.task_id)
+            logger.exception("a task failed")  # its id stays out of logs: it is what grants access
             record.settle("failed", error=TaskError(code=jsonrpc.INTERNAL_ERROR, message="Internal error"))
         else:
             record.settle("completed", result=result)
