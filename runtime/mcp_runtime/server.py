@@ -37,6 +37,7 @@ from .lifecycle import (
     Revision,
 )
 from .methods import MethodSpec
+from .ownership import connection_owner
 from .request_state import StateError, StateSealer
 from .session import LOG_LEVELS, RequestContext, RequestEnvelope, Route, Session, Transport, level_passes
 
@@ -441,6 +442,9 @@ class ServerSession(Session):
         self.client_info: Any = None
         self.declared_capabilities: Any = None
         self.initialized = asyncio.Event()
+        # What this connection creates belongs to it when nothing more precise
+        # (a principal, an HTTP session) owns it: see ownership.owner_of.
+        self.owner = connection_owner()
 
     @property
     def modern(self) -> bool:

@@ -43,7 +43,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from . import http_headers, jsonrpc, lifecycle
+from . import http_headers, jsonrpc, lifecycle, ownership
 from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import RequestId
 from .server import Server, ServerSession
@@ -273,6 +273,7 @@ class HttpSessionTransport:
         self.standalone = EventStream(_new_stream_id(), None, history, max_buffer=max_stream_buffer)
         self.streams[self.standalone.id] = self.standalone
         self.closed = False
+        self.owner: str | None = None  # see ownership.owner_of
 
     # Transport -------------------------------------------------------
 
@@ -390,6 +391,8 @@ class HttpSession:
     ) -> None:
         self.id = session_id
         self.transport = HttpSessionTransport(history, max_stream_buffer)
+        if session_id is not None:
+            self.transport.owner = ownership.session_owner(session_id)
         self.session = ServerSession(server, self.transport)
         self.task = asyncio.get_running_loop().create_task(self.session.run())
         self.last_seen = time.monotonic()
@@ -430,6 +433,7 @@ class RequestTransport:
         self.overflowed = False
         self.answered = False
         self.closed = False
+        self.owner: str | None = None  # the connection the request came on: see ownership.owner_of
 
     async def read(self) -> bytes | None:
         message, self._message = self._message, None
@@ -669,7 +673,8 @@ class StreamableHTTPApp:
         if modern is not None:
             assert isinstance(probe, _Probe)
             fields, version = modern
-            await self._post_modern(probe, fields, version, body, headers, send, receive, takes_json, takes_sse)
+            owner = ownership.connection_owner(scope.get("client"))
+            await self._post_modern(probe, fields, version, body, headers, send, receive, takes_json, takes_sse, owner)
             return
         items = probe if isinstance(probe, list) else [probe]
         if not items:
@@ -776,6 +781,7 @@ class StreamableHTTPApp:
         receive: Receive,
         takes_json: bool,
         takes_sse: bool,
+        owner: str | None = None,
     ) -> None:
         request_id = probe.id
         method = probe.method
@@ -795,6 +801,7 @@ class StreamableHTTPApp:
             await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, "Too many requests in flight")
             return
         transport = RequestTransport(body, self.max_stream_buffer, responses_only=not takes_sse)
+        transport.owner = owner
         session = ServerSession(self.server, transport, stateless=True)
         self._requests.add(session)
         session.start()

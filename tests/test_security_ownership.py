@@ -1,0 +1,218 @@
+"""Ownership: a task of the tasks extension belongs to whoever made it.
+
+Its owner is the authenticated principal where there is one, else the
+session, else the connection (mcp_runtime.ownership). Everyone else, whatever
+method they use (tasks/get, tasks/update, tasks/cancel), gets exactly the
+answer an id that never existed gets, and the task goes on untouched. Task
+ids never reach the log. Tried in memory (principals set on the transport, as
+an authorization gate does) and over real HTTP connections (uvicorn on
+127.0.0.1, one httpx client per connection).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import secrets
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from typing_extensions import override
+
+from mcp_protocol import v2026_07_28 as mcp
+from mcp_runtime import jsonrpc
+from mcp_runtime.auth.principal import Principal
+from mcp_runtime.http import http_app
+from mcp_runtime.methods import RequestContext
+from mcp_runtime.server import Server, ServerSession
+from mcp_runtime.tasks import EXTENSION_ID, TaskContext, Tasks
+from support.figures import record
+from support.http_servers import run, serving
+from support.transports import MemoryTransport, memory_pair
+
+VERSION = "2026-07-28"
+META = {
+    "io.modelcontextprotocol/protocolVersion": VERSION,
+    "io.modelcontextprotocol/clientCapabilities": {"extensions": {EXTENSION_ID: {}}, "elicitation": {"form": {}}},
+}
+SCHEMA = mcp.ElicitRequestFormParamsRequestedSchema(type="object", properties={"ok": mcp.StringSchema(type="string")})
+
+
+class Work(mcp.ServerHandlers):
+    """``wait``: a task that asks for input, then waits until released; ``fail``: one that raises."""
+
+    def __init__(self, tasks: Tasks) -> None:
+        self.tasks = tasks
+        self.release = asyncio.Event()
+
+    @override
+    async def call_tool(self, params: mcp.CallToolRequestParams, ctx: RequestContext) -> mcp.CallToolResultResponseResult:
+        async def work(task: TaskContext) -> mcp.CallToolResult:
+            if params.name == "fail":
+                raise RuntimeError("the work failed")
+            await task.elicit(mcp.ElicitRequestFormParams(message="Go on?", requested_schema=SCHEMA), key="go")
+            await self.release.wait()
+            return mcp.CallToolResult(content=[mcp.TextContent(text="done")])
+
+        return await self.tasks.start(ctx, work)
+
+
+def make_server() -> tuple[Server, Work]:
+    tasks = Tasks(tools={"wait": "required", "fail": "required"})
+    work = Work(tasks)
+    return Server(work, name="owned", version="1", extensions=[tasks]), work
+
+
+def message(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**params, "_meta": META}}
+
+
+TRESPASS = [
+    ("tasks/get", {}),
+    ("tasks/update", {"inputResponses": {"go": {"action": "accept", "content": {"ok": "yes"}}}}),
+    ("tasks/cancel", {}),
+]
+
+
+def unknown_shape(answer: dict[str, Any], task_id: str) -> Any:
+    """The answer with the id it names taken out: what must not differ between a foreign and an unknown id."""
+    return json.loads(json.dumps(answer).replace(task_id, "<id>"))
+
+
+# ------------------------------------------------------------------ in memory, by principal and by connection
+
+
+@contextlib.asynccontextmanager
+async def connection(server: Server, principal: Principal | None) -> AsyncIterator[MemoryTransport]:
+    client_end, server_end = memory_pair("client", "server")
+    server_end.principal = principal  # type: ignore[attr-defined]  # what an authorization gate sets
+    task = asyncio.create_task(ServerSession(server, server_end).run())
+    try:
+        yield client_end
+    finally:
+        await client_end.close()
+        await asyncio.wait_for(task, 10)
+
+
+async def ask(wire: MemoryTransport, request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    wire.send(message(request_id, method, params))
+    while True:
+        answer = await wire.receive()
+        assert answer is not None
+        if answer.get("id") == request_id:
+            answer.pop("id")
+            return answer
+
+
+OWNERS: list[tuple[str, Principal | None, list[Principal | None]]] = [
+    # (who makes the task, as whom, the others who try to reach it)
+    ("principal", Principal("alice", client_id="app"), [Principal("bob", client_id="app"), Principal(None, client_id="app"), Principal("Alice"), None]),
+    ("client-credentials principal", Principal(None, client_id="svc"), [Principal(None, client_id="svc2"), Principal("svc"), None]),
+    ("connection", None, [None, Principal("alice")]),
+]
+
+
+@pytest.mark.parametrize(("kind", "owner", "others"), OWNERS, ids=[o[0] for o in OWNERS])
+def test_another_owner_gets_the_unknown_task_answer(kind: str, owner: Principal | None, others: list[Principal | None]) -> None:
+    tried: Counter[str] = Counter()
+
+    async def scenario() -> None:
+        server, work = make_server()
+        async with connection(server, owner) as mine:
+            created = (await ask(mine, 1, "tools/call", {"name": "wait"}))["result"]
+            task_id = created["taskId"]
+            for other in others:
+                async with connection(server, other) as theirs:
+                    for method, params in TRESPASS:
+                        never_id = secrets.token_urlsafe(18)
+                        foreign = await ask(theirs, 2, method, {"taskId": task_id, **params})
+                        never = await ask(theirs, 2, method, {"taskId": never_id, **params})
+                        assert foreign["error"]["code"] == jsonrpc.INVALID_PARAMS, (method, foreign)
+                        assert unknown_shape(foreign, task_id) == unknown_shape(never, never_id), (foreign, never)
+                        tried[method] += 1
+            # Nothing the others did reached the task: still waiting for its input.
+            task = (await ask(mine, 3, "tasks/get", {"taskId": task_id}))["result"]
+            assert task["status"] == "input_required" and "go" in task["inputRequests"]
+            if owner is not None:
+                # The same principal on another connection is the owner.
+                async with connection(server, Principal(owner.subject, client_id=owner.client_id)) as again:
+                    assert (await ask(again, 4, "tasks/get", {"taskId": task_id}))["result"]["status"] == "input_required"
+            assert "result" in await ask(mine, 5, "tasks/update", {"taskId": task_id, **TRESPASS[1][1]})
+            work.release.set()
+
+    run(scenario())
+    record(f"security.ownership.tasks.{kind.replace(' ', '_')}", {"foreign_attempts": sum(tried.values()), "by_method": dict(tried)})
+
+
+def test_task_ids_stay_out_of_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    """A task that fails, and lookups by others: no log line (tracebacks included) names the id."""
+
+    async def scenario() -> str:
+        server, work = make_server()
+        async with connection(server, None) as mine, connection(server, None) as theirs:
+            task_id = (await ask(mine, 1, "tools/call", {"name": "fail"}))["result"]["taskId"]
+            for _ in range(100):
+                if (await ask(mine, 2, "tasks/get", {"taskId": task_id}))["result"]["status"] == "failed":
+                    break
+                await asyncio.sleep(0.01)
+            await ask(theirs, 3, "tasks/get", {"taskId": task_id})
+            work.release.set()
+        return str(task_id)
+
+    with caplog.at_level(logging.DEBUG, logger="mcp_runtime"):
+        task_id = run(scenario())
+    assert any("task failed" in r.getMessage() for r in caplog.records)
+    assert task_id not in caplog.text
+
+
+# ------------------------------------------------------------------ over HTTP: the connection owns the task
+
+
+def http_headers(method: str, name: str | None = None) -> dict[str, str]:
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json",
+        "mcp-protocol-version": VERSION,
+        "mcp-method": method,
+    }
+    if name is not None:
+        headers["mcp-name"] = name
+    return headers
+
+
+def test_over_http_a_task_belongs_to_its_connection() -> None:
+    """Without authorization a 2026-07-28 request has no session: the task
+    is its TCP connection's. Polled on that connection it answers; from
+    three other connections every method gets the unknown-task answer."""
+    server, work = make_server()
+    with serving(http_app(server)) as running:
+        url = running.url()
+
+        async def scenario() -> dict[str, int]:
+            attempts = 0
+            limits = httpx.Limits(max_connections=1)
+            async with httpx.AsyncClient(timeout=10, limits=limits) as mine:
+                made = await mine.post(url, json=message(1, "tools/call", {"name": "wait"}), headers=http_headers("tools/call", "wait"))
+                assert made.status_code == 200, made.text
+                task_id = made.json()["result"]["taskId"]
+                for _ in range(3):
+                    async with httpx.AsyncClient(timeout=10, limits=limits) as theirs:
+                        for method, params in TRESPASS:
+                            foreign = await theirs.post(url, json=message(2, method, {"taskId": task_id, **params}), headers=http_headers(method, task_id))
+                            assert foreign.status_code == 400 and foreign.json()["error"]["code"] == jsonrpc.INVALID_PARAMS, foreign.text
+                            attempts += 1
+                mine_now = await mine.post(url, json=message(3, "tasks/get", {"taskId": task_id}), headers=http_headers("tasks/get", task_id))
+                assert mine_now.json()["result"]["status"] == "input_required"
+                await running.call(lambda: _release(work))
+            return {"foreign_attempts": attempts}
+
+        record("security.ownership.tasks.http_connection", run(scenario()))
+
+
+async def _release(work: Work) -> None:
+    work.release.set()
