@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from .server import Server
 from .sse_legacy import LegacySSEApp
+from .limits import ClientKey, peer_key
 from .streamable_http import DEFAULT_MAX_BODY, DEFAULT_MAX_STREAM_BUFFER, Receive, Scope, Send, StreamableHTTPApp
 
 
@@ -43,8 +44,15 @@ def http_app(
     session_timeout: float | None = 30 * 60,
     retry_ms: int = 1000,
     max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
+    max_sessions: int = 10_000,
+    max_sessions_per_client: int | None = None,
+    max_streams: int = 1024,
+    max_streams_per_client: int | None = None,
+    client_key: ClientKey = peer_key,
 ) -> HttpApp:
-    """The ASGI application serving ``server`` over HTTP (see the module docstring)."""
+    """The ASGI application serving ``server`` over HTTP (see the module
+    docstring; every limit is :class:`StreamableHTTPApp`'s; the legacy app
+    takes ``max_streams`` as its session cap)."""
     streamable = StreamableHTTPApp(
         server,
         path=path,
@@ -57,6 +65,11 @@ def http_app(
         session_timeout=session_timeout,
         retry_ms=retry_ms,
         max_stream_buffer=max_stream_buffer,
+        max_sessions=max_sessions,
+        max_sessions_per_client=max_sessions_per_client,
+        max_streams=max_streams,
+        max_streams_per_client=max_streams_per_client,
+        client_key=client_key,
     )
     legacy = None
     if legacy_sse and not stateless:
@@ -66,5 +79,7 @@ def http_app(
             allowed_origins=allowed_origins,
             max_body_size=max_body_size,
             max_stream_buffer=max_stream_buffer,
+            max_concurrent_requests=max_concurrent_requests,
+            max_sessions=max_streams,
         )
     return HttpApp(streamable, legacy)

@@ -30,6 +30,7 @@ from .streamable_http import (
     _origin_allowed,
     _plain,
     _read_body,
+    _requests_in,
     _wait_disconnect,
     next_or_gone,
 )
@@ -51,6 +52,7 @@ class LegacySSETransport:
         self.max_pending = max_pending
         self.pending = 0  # bytes in outgoing
         self.closed = False
+        self.session: ServerSession | None = None
 
     async def read(self) -> bytes | None:
         if self.closed:
@@ -95,7 +97,13 @@ class LegacySSETransport:
 
 
 class LegacySSEApp:
-    """An ASGI application serving ``server`` over the 2024-11-05 HTTP+SSE transport."""
+    """An ASGI application serving ``server`` over the 2024-11-05 HTTP+SSE transport.
+
+    ``max_concurrent_requests`` bounds the requests of one session being
+    handled at once (a POST that would pass it, a batch included, gets 429
+    and starts nothing); ``max_sessions`` the sessions (GET streams) open at
+    once (503 past it).
+    """
 
     def __init__(
         self,
@@ -107,8 +115,12 @@ class LegacySSEApp:
         allowed_origins: Sequence[str] | None = None,
         max_body_size: int = DEFAULT_MAX_BODY,
         max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
+        max_concurrent_requests: int = 1024,
+        max_sessions: int = 1024,
     ) -> None:
         self.server = server
+        self.max_concurrent_requests = max_concurrent_requests
+        self.max_sessions = max_sessions
         self.sse_path = sse_path
         self.message_path = message_path
         self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
@@ -141,9 +153,13 @@ class LegacySSEApp:
             await _plain(send, 404, "Not Found")
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if len(self.sessions) >= self.max_sessions:
+            await _plain(send, 503, "Service Unavailable: too many sessions")
+            return
         session_id = secrets.token_hex(16)  # 128 bits from the OS CSPRNG
         transport = LegacySSETransport(self.max_stream_buffer)
         session = ServerSession(self.server, transport)
+        transport.session = session
         runner = asyncio.get_running_loop().create_task(session.run())
         self.sessions[session_id] = transport
         root = scope.get("root_path", "")
@@ -188,6 +204,11 @@ class LegacySSEApp:
         problem = jsonrpc.parse_error(body)
         if problem is not None:
             await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, problem)
+            return
+        # Handlers still running, and messages not yet read (each may be a request).
+        running = transport.incoming.qsize() + (len(transport.session._in_flight) if transport.session is not None else 0)
+        if running + _requests_in(body) > self.max_concurrent_requests:
+            await _json_error(send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this session")
             return
         transport.incoming.put_nowait(body)
         await _plain(send, 202, "Accepted")

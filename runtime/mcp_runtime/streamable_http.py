@@ -44,6 +44,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from . import http_headers, jsonrpc, lifecycle, ownership
+from .limits import ClientKey, Quota, peer_key
 from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import RequestId
 from .server import Server, ServerSession
@@ -346,6 +347,12 @@ class HttpSessionTransport:
         if stream.finished:
             self._forget_later(stream)
 
+    @property
+    def unanswered(self) -> int:
+        """Requests of this session not answered yet: running handlers, whether
+        or not the POST that brought them is still open."""
+        return len(self._by_request)
+
     def taken_id(self, request_ids: Sequence[RequestId]) -> RequestId | None:
         """An id among ``request_ids`` that a request still unanswered has, or
         that comes twice; None if all are free."""
@@ -397,6 +404,8 @@ class HttpSession:
         self.task = asyncio.get_running_loop().create_task(self.session.run())
         self.last_seen = time.monotonic()
         self.in_flight = 0
+        self.client = ""  # limits.peer_key (or the app's client_key) of whoever opened it
+        self.used = False  # whether a request came after initialize
 
     @property
     def busy(self) -> bool:
@@ -494,6 +503,21 @@ class StreamableHTTPApp:
       wait for a client that does not read; past it that connection is
       dropped (the client may resume the stream).
     * ``session_timeout``: idle seconds after which a session is dropped.
+    * ``max_sessions``: sessions kept at once. When it is reached, a new
+      session first takes the place of an idle one (never used after
+      initialize first, else the least recently seen); 503 only when every
+      session is busy. ``max_sessions_per_client``: the same, per client.
+    * ``max_streams``: long-lived streams open at once (GET streams and
+      2026-07-28 ``subscriptions/listen``), counted apart from requests so
+      that they cannot starve them; ``max_streams_per_client`` per client;
+      more get 429.
+    * ``client_key``: names the client of a request for the per-client
+      limits (default: its peer address; an authorization layer can name the
+      principal instead).
+
+    ``max_concurrent_requests`` counts handlers still running, whether or not
+    the POST that started them is still open, and bounds the stateless mode
+    app-wide.
 
     Requests of 2026-07-28 (see the module docstring) take no session; of
     the options above, ``json_response``, ``stateless``, ``max_sessions``
@@ -516,6 +540,10 @@ class StreamableHTTPApp:
         retry_ms: int = 1000,
         event_history: int = 1024,
         max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
+        max_sessions_per_client: int | None = None,
+        max_streams: int = 1024,
+        max_streams_per_client: int | None = None,
+        client_key: ClientKey = peer_key,
     ) -> None:
         self.server = server
         self.path = path.rstrip("/") or "/"
@@ -533,6 +561,13 @@ class StreamableHTTPApp:
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._requests: set[ServerSession] = set()  # the sessions of 2026-07-28 requests in flight
+        self.max_streams = max_streams
+        self.client_key = client_key
+        self._session_quota = Quota(max_sessions_per_client)
+        self._stream_quota = Quota(max_streams_per_client)
+        self._streams = 0  # long-lived streams open (GET streams, subscriptions/listen)
+        self._listening = 0  # how many of _requests are subscriptions/listen streams
+        self._stateless_running = 0  # requests of the handshake revisions' stateless mode in flight
         self._tool_params: dict[str, list[ParamHeader]] = {}
         self._tool_params_at = float("-inf")  # when the tools were last listed
         self._tool_params_tried = float("-inf")
@@ -564,7 +599,7 @@ class StreamableHTTPApp:
         elif method == "POST":
             await self._post(scope, receive, send, headers)
         elif method == "GET":
-            await self._get(receive, send, headers)
+            await self._get(receive, send, headers, self.client_key(scope))
         elif method == "DELETE":
             await self._delete(send, headers)
         else:
@@ -674,7 +709,9 @@ class StreamableHTTPApp:
             assert isinstance(probe, _Probe)
             fields, version = modern
             owner = ownership.connection_owner(scope.get("client"))
-            await self._post_modern(probe, fields, version, body, headers, send, receive, takes_json, takes_sse, owner)
+            await self._post_modern(
+                probe, fields, version, body, headers, send, receive, takes_json, takes_sse, owner, self.client_key(scope)
+            )
             return
         items = probe if isinstance(probe, list) else [probe]
         if not items:
@@ -701,23 +738,34 @@ class StreamableHTTPApp:
                 return
 
         if self.stateless:
-            await self._post_stateless(body, requests, initializing, headers, send, receive)
+            if self._stateless_running + len(requests) > self.max_concurrent_requests:
+                await _json_error(send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight")
+                return
+            self._stateless_running += len(requests)
+            try:
+                await self._post_stateless(body, requests, initializing, headers, send, receive)
+            finally:
+                self._stateless_running -= len(requests)
             return
         if initializing:
-            if len(self.sessions) >= self.max_sessions:
+            client = self.client_key(scope)
+            if not await self._room_for_session(client):
                 await _plain(send, 503, "Service Unavailable: too many sessions")
                 return
             session_id = secrets.token_urlsafe(32)  # 256 bits from the OS CSPRNG
             http_session = HttpSession(session_id, self.server, self.event_history, self.max_stream_buffer)
+            http_session.client = client
             self.sessions[session_id] = http_session
-            http_session.task.add_done_callback(lambda _: self.sessions.pop(session_id, None))
+            self._session_quota.take(client)
+            http_session.task.add_done_callback(lambda _: self._forget_session(session_id, http_session))
         else:
             found, status, reason = self._session_for(headers)
             if found is None:
                 await _json_error(send, status, None, jsonrpc.INVALID_REQUEST, reason)
                 return
             http_session = found
-        if http_session.in_flight + len(requests) > self.max_concurrent_requests:
+            http_session.used = http_session.used or bool(requests)
+        if http_session.transport.unanswered + len(requests) > self.max_concurrent_requests:
             await _json_error(send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this session")
             return
         await self._answer(http_session, body, requests, send, receive)
@@ -782,6 +830,7 @@ class StreamableHTTPApp:
         takes_json: bool,
         takes_sse: bool,
         owner: str | None = None,
+        client: str = "",
     ) -> None:
         request_id = probe.id
         method = probe.method
@@ -797,13 +846,22 @@ class StreamableHTTPApp:
         if problem is not None:
             await _json_error(send, 400, request_id, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}")
             return
-        if len(self._requests) >= self.max_concurrent_requests:
+        listen = method == "subscriptions/listen"
+        if listen:
+            refused = self._stream_refused(client)
+            if refused is not None:
+                await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, refused)
+                return
+        elif len(self._requests) - self._listening >= self.max_concurrent_requests:
             await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, "Too many requests in flight")
             return
         transport = RequestTransport(body, self.max_stream_buffer, responses_only=not takes_sse)
         transport.owner = owner
         session = ServerSession(self.server, transport, stateless=True)
         self._requests.add(session)
+        if listen:
+            self._listening += 1
+            self._open_stream(client)
         session.start()
         disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
         try:
@@ -813,6 +871,9 @@ class StreamableHTTPApp:
         finally:
             disconnected.cancel()
             self._requests.discard(session)
+            if listen:
+                self._listening -= 1
+                self._close_stream(client)
             # Cancels what still runs for the request (the client went away).
             await session.close()
 
@@ -1039,7 +1100,7 @@ class StreamableHTTPApp:
 
     # -------------------------------------------------------------- GET
 
-    async def _get(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+    async def _get(self, receive: Receive, send: Send, headers: dict[str, str], client: str = "") -> None:
         if "text/event-stream" not in headers.get("accept", "") and "*/*" not in headers.get("accept", ""):
             await _plain(send, 406, "Not Acceptable: Accept must list text/event-stream")
             return
@@ -1064,16 +1125,95 @@ class StreamableHTTPApp:
                 # Not 404: that would tell the client its session is gone.
                 await _plain(send, 400, "Bad Request: unknown Last-Event-ID (the stream may have expired)")
                 return
+            refused = self._stream_refused(client)
+            if refused is not None:
+                await _plain(send, 429, refused)
+                return
             queue = stream.attach(int(seq))
-            await self._reply_sse(stream, queue, send, receive, extra, prime=False)
+            await self._stream_sse(stream, queue, send, receive, extra, False, client)
             return
         standalone = transport.standalone
         if standalone.live is not None:
             await _plain(send, 409, "Conflict: this session already has a GET stream")
             return
+        refused = self._stream_refused(client)
+        if refused is not None:
+            await _plain(send, 429, refused)
+            return
         # What was sent while no GET stream was open is delivered now.
         queue = standalone.attach(standalone.handed)
-        await self._reply_sse(standalone, queue, send, receive, extra, prime=True)
+        await self._stream_sse(standalone, queue, send, receive, extra, True, client)
+
+    async def _stream_sse(
+        self,
+        stream: EventStream,
+        queue: asyncio.Queue[tuple[int, bytes] | None],
+        send: Send,
+        receive: Receive,
+        extra: list[tuple[bytes, bytes]],
+        prime: bool,
+        client: str,
+    ) -> None:
+        """A GET stream, counted against max_streams while it is open."""
+        self._open_stream(client)
+        try:
+            await self._reply_sse(stream, queue, send, receive, extra, prime=prime)
+        finally:
+            self._close_stream(client)
+
+    # -------------------------------------------------------------- fairness
+
+    def _stream_refused(self, client: str) -> str | None:
+        if self._streams >= self.max_streams:
+            return "Too many streams open"
+        if self._stream_quota.full(client):
+            return "Too many streams open for this client"
+        return None
+
+    def _open_stream(self, client: str) -> None:
+        self._streams += 1
+        self._stream_quota.take(client)
+
+    def _close_stream(self, client: str) -> None:
+        self._streams -= 1
+        self._stream_quota.give(client)
+
+    def _forget_session(self, session_id: str, http_session: HttpSession) -> None:
+        if self.sessions.get(session_id) is http_session:
+            del self.sessions[session_id]
+        if http_session.client:
+            self._session_quota.give(http_session.client)
+            http_session.client = ""
+
+    async def _room_for_session(self, client: str) -> bool:
+        """Whether ``client`` may open one more session, after closing an idle
+        one if a cap is reached: the client's own when its quota is full,
+        anyone's when max_sessions is; never-used sessions first, then the
+        least recently seen. False when every candidate is busy."""
+        if self._session_quota.full(client):
+            if not await self._evict_idle(lambda s: s.client == client):
+                return False
+        if len(self.sessions) >= self.max_sessions:
+            if not await self._evict_idle(lambda s: True):
+                return False
+        return True
+
+    async def _evict_idle(self, candidate: Callable[[HttpSession], bool]) -> bool:
+        oldest: HttpSession | None = None
+        for http_session in self.sessions.values():
+            if not candidate(http_session) or http_session.busy:
+                continue
+            if not http_session.used:
+                oldest = http_session
+                break
+            if oldest is None or http_session.last_seen < oldest.last_seen:
+                oldest = http_session
+        if oldest is None:
+            return False
+        if oldest.id is not None:
+            self._forget_session(oldest.id, oldest)
+        await oldest.close()
+        return True
 
     # -------------------------------------------------------------- DELETE
 
@@ -1300,6 +1440,16 @@ async def _wait_disconnect(receive: Receive) -> None:
         message = await receive()
         if message["type"] == "http.disconnect":
             return
+
+
+def _requests_in(body: bytes) -> int:
+    """How many requests a message or batch holds (what cannot be probed counts as one)."""
+    try:
+        probe = _probe.decode(body)
+    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+        return 1
+    items = probe if isinstance(probe, list) else [probe]
+    return sum(1 for i in items if isinstance(i.method, str) and isinstance(i.id, (str, int)))
 
 
 def _is_response(message: bytes) -> bool:
