@@ -251,9 +251,9 @@ def main() -> None:
         return
     import uvicorn
 
-    from mcp_runtime.http import http_app
+    from mcp_runtime.http import UVICORN_OPTIONS, http_app
 
-    uvicorn.run(http_app(server), host=options.host, port=options.port, log_level="warning", timeout_graceful_shutdown=2)
+    uvicorn.run(http_app(server), host=options.host, port=options.port, log_level="warning", **UVICORN_OPTIONS)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ forgets keys that hold none, so it costs nothing for clients that left.
 
 from __future__ import annotations
 
-from collections.abc import Callable, MutableMapping
+import asyncio
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 ClientKey = Callable[[MutableMapping[str, Any]], str]
@@ -47,3 +48,54 @@ class Quota:
             self._held[key] = left
         else:
             self._held.pop(key, None)
+
+
+class BodyRefused(Exception):
+    """A request body that is not read to its end: the HTTP status and why."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+class BodyBudget:
+    """Bounds what request bodies cost while they arrive.
+
+    A client that declares a body and sends it slowly, or never finishes,
+    would hold its connection and up to the body limit in memory for as
+    long as it likes: each body must arrive within ``timeout`` seconds
+    (408 otherwise), and the bodies being read hold at most ``max_bytes``
+    between them, app-wide (503 for the body that would pass it).
+    """
+
+    def __init__(self, max_bytes: int, timeout: float | None) -> None:
+        self.max_bytes = max_bytes
+        self.timeout = timeout
+        self.buffered = 0  # bytes of bodies being read, not yet handed on
+
+    async def read(self, receive: Callable[[], Awaitable[MutableMapping[str, Any]]], limit: int) -> bytes:
+        """The whole body (b"" if the client went away); BodyRefused past
+        ``limit`` (413), the deadline (408) or the budget (503)."""
+        held = 0
+        try:
+            async with asyncio.timeout(self.timeout):
+                chunks: list[bytes] = []
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return b""
+                    chunk = message.get("body", b"")
+                    if held + len(chunk) > limit:
+                        raise BodyRefused(413, f"Request body larger than {limit} bytes")
+                    if self.buffered + len(chunk) > self.max_bytes:
+                        raise BodyRefused(503, "Service Unavailable: too many request bodies being read")
+                    held += len(chunk)
+                    self.buffered += len(chunk)
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        return b"".join(chunks)
+        except TimeoutError:
+            raise BodyRefused(408, f"Request Timeout: the body did not arrive within {self.timeout} s") from None
+        finally:
+            self.buffered -= held

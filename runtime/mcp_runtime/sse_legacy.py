@@ -16,9 +16,12 @@ from urllib.parse import parse_qs
 
 from . import jsonrpc
 from .jsonrpc import RequestId
+from .limits import BodyBudget, BodyRefused
 from .server import Server, ServerSession
 from .streamable_http import (
     Gone,
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_BODIES_BUFFERED,
     DEFAULT_MAX_BODY,
     DEFAULT_MAX_STREAM_BUFFER,
     Receive,
@@ -29,7 +32,7 @@ from .streamable_http import (
     _json_error,
     _origin_allowed,
     _plain,
-    _read_body,
+    _body_refused,
     _requests_in,
     _wait_disconnect,
     next_or_gone,
@@ -102,7 +105,8 @@ class LegacySSEApp:
     ``max_concurrent_requests`` bounds the requests of one session being
     handled at once (a POST that would pass it, a batch included, gets 429
     and starts nothing); ``max_sessions`` the sessions (GET streams) open at
-    once (503 past it).
+    once (503 past it). ``body_timeout`` and ``max_bodies_buffered`` are
+    as for :class:`~mcp_runtime.streamable_http.StreamableHTTPApp`.
     """
 
     def __init__(
@@ -117,8 +121,11 @@ class LegacySSEApp:
         max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
         max_concurrent_requests: int = 1024,
         max_sessions: int = 1024,
+        body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
+        max_bodies_buffered: int = DEFAULT_MAX_BODIES_BUFFERED,
     ) -> None:
         self.server = server
+        self.bodies = BodyBudget(max_bodies_buffered, body_timeout)
         self.max_concurrent_requests = max_concurrent_requests
         self.max_sessions = max_sessions
         self.sse_path = sse_path
@@ -197,9 +204,10 @@ class LegacySSEApp:
         if transport is None or transport.closed:
             await _plain(send, 404, "Not Found: unknown session")
             return
-        body = await _read_body(receive, self.max_body_size)
-        if body is None:
-            await _json_error(send, 413, None, jsonrpc.INVALID_REQUEST, f"Request body larger than {self.max_body_size} bytes")
+        try:
+            body = await self.bodies.read(receive, self.max_body_size)
+        except BodyRefused as refused:
+            await _body_refused(send, refused)
             return
         problem = jsonrpc.parse_error(body)
         if problem is not None:

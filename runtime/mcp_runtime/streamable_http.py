@@ -44,7 +44,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from . import http_headers, jsonrpc, lifecycle, ownership
-from .limits import ClientKey, Quota, peer_key
+from .limits import BodyBudget, BodyRefused, ClientKey, Quota, peer_key
 from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import RequestId
 from .server import Server, ServerSession
@@ -65,6 +65,14 @@ Send = Callable[[Message], Awaitable[None]]
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
+DEFAULT_MAX_BODIES_BUFFERED = 64 * 1024 * 1024
+"""Bytes of request bodies being read at once, app-wide."""
+DEFAULT_BODY_TIMEOUT = 30.0
+"""Seconds a request body has to arrive in full."""
+DEFAULT_EVENT_RETENTION = 60.0
+"""Seconds an SSE event is kept for a client that resumes its stream."""
+DEFAULT_MAX_REPLAY = 256 * 1024 * 1024
+"""Bytes of SSE events kept for resumption, app-wide."""
 DEFAULT_MAX_STREAM_BUFFER = 16 * 1024 * 1024
 """Bytes an SSE stream keeps for replay, and lets wait for a connection that does not keep up."""
 FINISHED_STREAM_RETENTION = 60.0
@@ -178,6 +186,7 @@ class EventStream:
         self.expected = expected  # request ids still to be answered; None: standalone
         self.json = json  # answered with one JSON body: responses only, not resumable
         self.events: deque[tuple[int, bytes]] = deque(maxlen=history)
+        self.stamps: deque[float] = deque(maxlen=history)  # when each kept event was sent
         self.kept = 0  # bytes of the events kept for replay
         self.max_buffer = max_buffer
         self.seq = 0
@@ -194,9 +203,10 @@ class EventStream:
         if len(self.events) == self.events.maxlen:
             self.kept -= len(self.events[0][1])
         self.events.append(event)
+        self.stamps.append(time.monotonic())
         self.kept += len(message)
         while self.kept > self.max_buffer and len(self.events) > 1:
-            self.kept -= len(self.events.popleft()[1])
+            self._forget_oldest()
         if self.live is not None:
             if self.waiting > self.max_buffer:  # one event, however large, never trips it by itself
                 logger.error(
@@ -211,6 +221,24 @@ class EventStream:
             self.live.put_nowait(event)
             self.handed = self.seq
             self.waiting += len(message)
+
+    def _forget_oldest(self) -> int:
+        self.stamps.popleft()
+        size = len(self.events.popleft()[1])
+        self.kept -= size
+        return size
+
+    def trim(self, before: float) -> None:
+        """Forget the events kept for replay that were sent before ``before``."""
+        while self.stamps and self.stamps[0] < before:
+            self._forget_oldest()
+
+    def shed(self, excess: int) -> int:
+        """Forget the oldest kept events until ``excess`` bytes are freed (or none is left); the bytes freed."""
+        freed = 0
+        while freed < excess and self.events:
+            freed += self._forget_oldest()
+        return freed
 
     def took(self, queue: asyncio.Queue[tuple[int, bytes] | None], event: tuple[int, bytes]) -> None:
         """A connection took ``event`` from ``queue`` to send it."""
@@ -346,6 +374,33 @@ class HttpSessionTransport:
         stream.answered(request_id)
         if stream.finished:
             self._forget_later(stream)
+
+    def purge(self, before: float, budget: int) -> int:
+        """Forget what was kept for replay before ``before``, and past
+        ``budget`` bytes (finished streams' events first, the oldest first);
+        finished streams left with nothing to replay are dropped. The bytes
+        still kept."""
+        kept = 0
+        for stream_id, stream in list(self.streams.items()):
+            stream.trim(before)
+            if stream.finished and not stream.events and stream.live is None:
+                del self.streams[stream_id]
+            kept += stream.kept
+        if kept > budget:
+            for stream in sorted(self.streams.values(), key=lambda s: not s.finished):
+                kept -= stream.shed(kept - budget)
+                if kept <= budget:
+                    break
+        return kept
+
+    def shed(self, excess: int) -> int:
+        """Forget ``excess`` bytes kept for replay (finished streams first); the bytes freed."""
+        freed = 0
+        for stream in sorted(self.streams.values(), key=lambda s: not s.finished):
+            freed += stream.shed(excess - freed)
+            if freed >= excess:
+                break
+        return freed
 
     @property
     def unanswered(self) -> int:
@@ -511,6 +566,13 @@ class StreamableHTTPApp:
       2026-07-28 ``subscriptions/listen``), counted apart from requests so
       that they cannot starve them; ``max_streams_per_client`` per client;
       more get 429.
+    * ``body_timeout``: seconds a POST body has to arrive in full (408
+      after); ``max_bodies_buffered``: bytes of bodies being read at once,
+      app-wide (503 for the body that would pass it).
+    * ``event_retention``: seconds the events of a stream are kept for
+      resumption, purged in the background; ``max_session_replay`` and
+      ``max_replay``: bytes kept for resumption per session and app-wide
+      (past them the oldest go, finished streams' first).
     * ``client_key``: names the client of a request for the per-client
       limits (default: its peer address; an authorization layer can name the
       principal instead).
@@ -544,6 +606,11 @@ class StreamableHTTPApp:
         max_streams: int = 1024,
         max_streams_per_client: int | None = None,
         client_key: ClientKey = peer_key,
+        body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
+        max_bodies_buffered: int = DEFAULT_MAX_BODIES_BUFFERED,
+        event_retention: float = DEFAULT_EVENT_RETENTION,
+        max_session_replay: int = DEFAULT_MAX_STREAM_BUFFER,
+        max_replay: int = DEFAULT_MAX_REPLAY,
     ) -> None:
         self.server = server
         self.path = path.rstrip("/") or "/"
@@ -563,6 +630,11 @@ class StreamableHTTPApp:
         self._requests: set[ServerSession] = set()  # the sessions of 2026-07-28 requests in flight
         self.max_streams = max_streams
         self.client_key = client_key
+        self.bodies = BodyBudget(max_bodies_buffered, body_timeout)
+        self.event_retention = event_retention
+        self.max_session_replay = max_session_replay
+        self.max_replay = max_replay
+        self._purger: asyncio.Task[None] | None = None
         self._session_quota = Quota(max_sessions_per_client)
         self._stream_quota = Quota(max_streams_per_client)
         self._streams = 0  # long-lived streams open (GET streams, subscriptions/listen)
@@ -687,9 +759,10 @@ class StreamableHTTPApp:
         if not headers.get("content-type", "").lower().startswith("application/json"):
             await _plain(send, 415, "Unsupported Media Type: Content-Type must be application/json")
             return
-        body = await _read_body(receive, self.max_body_size)
-        if body is None:
-            await _json_error(send, 413, None, jsonrpc.INVALID_REQUEST, f"Request body larger than {self.max_body_size} bytes")
+        try:
+            body = await self.bodies.read(receive, self.max_body_size)
+        except BodyRefused as refused:
+            await _body_refused(send, refused)
             return
         try:
             probe = _probe.decode(body)
@@ -1234,6 +1307,26 @@ class StreamableHTTPApp:
     def _start_reaper(self) -> None:
         if self._reaper is None and self.session_timeout is not None and not self.stateless:
             self._reaper = asyncio.get_running_loop().create_task(self._reap())
+        if self._purger is None and not self.stateless:
+            self._purger = asyncio.get_running_loop().create_task(self._purge_events())
+
+    async def _purge_events(self) -> None:
+        while True:
+            await asyncio.sleep(max(0.05, min(self.event_retention / 4, 5.0)))
+            self.purge_events()
+
+    def purge_events(self) -> int:
+        """Forget the events kept for resumption past ``event_retention`` or
+        the byte budgets (done in the background); the bytes still kept."""
+        before = time.monotonic() - self.event_retention
+        kept = [(s.transport.purge(before, self.max_session_replay), s) for s in list(self.sessions.values())]
+        total = sum(size for size, _ in kept)
+        if total > self.max_replay:
+            for size, http_session in sorted(kept, key=lambda k: -k[0]):  # the largest first
+                total -= http_session.transport.shed(total - self.max_replay)
+                if total <= self.max_replay:
+                    break
+        return total
 
     async def _reap(self) -> None:
         assert self.session_timeout is not None
@@ -1256,6 +1349,9 @@ class StreamableHTTPApp:
         if self._reaper is not None:
             self._reaper.cancel()
             self._reaper = None
+        if self._purger is not None:
+            self._purger.cancel()
+            self._purger = None
         self.server.end_subscriptions()
         deadline = time.monotonic() + SHUTDOWN_GRACE
         while self._requests and time.monotonic() < deadline:
@@ -1323,22 +1419,6 @@ def _origin_allowed(origin: str, allowed: set[str] | None) -> bool:
         return origin in allowed
     scheme, _, rest = origin.partition("://")
     return scheme in ("http", "https") and _host_name(rest) in LOCAL_HOSTS
-
-
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return b""
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
 
 
 class Gone:
@@ -1458,6 +1538,13 @@ def _is_response(message: bytes) -> bool:
     except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
         return False
     return isinstance(probe, _Probe) and probe.method is msgspec.UNSET
+
+
+async def _body_refused(send: Send, refused: BodyRefused) -> None:
+    if refused.status == 413:
+        await _json_error(send, 413, None, jsonrpc.INVALID_REQUEST, refused.reason)
+    else:
+        await _plain(send, refused.status, refused.reason, [(b"connection", b"close")])
 
 
 async def _plain(send: Send, status: int, text: str, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
