@@ -173,6 +173,10 @@ class _Decoded:
         self.value = value
 
 
+MAX_PROGRESS_BACKLOG = 256
+"""Async progress callbacks of one call waiting to run; progress notifications
+that arrive faster than that are dropped."""
+
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -288,6 +292,7 @@ class Session:
         self._typed: dict[RequestId, JsonDecoder] = {}
         self._progress: dict[str | int, ProgressCallback] = {}
         self._progress_tasks: dict[str | int, asyncio.Task[None]] = {}
+        self._progress_waiting: dict[str | int, int] = {}  # async progress callbacks not yet finished, by token
         self._in_flight: dict[RequestId, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed: BaseException | None = None
@@ -694,16 +699,28 @@ class Session:
             return
         total = progress.total if isinstance(progress.total, (int, float)) else None
         message = progress.message if isinstance(progress.message, str) else None
+        token = progress.progressToken
+        waiting = self._progress_waiting.get(token, 0)
+        if waiting >= MAX_PROGRESS_BACKLOG:
+            return  # a flood faster than the callback: dropped, not queued without end
         outcome = callback(progress.progress, total, message)
         if outcome is not None:
             # Callbacks of one request run in order, and the call returns only
             # after they have (request_raw awaits the last one).
-            token = progress.progressToken
             previous = self._progress_tasks.get(token)
             task = asyncio.get_running_loop().create_task(_await(outcome, previous))
             self._progress_tasks[token] = task
+            self._progress_waiting[token] = waiting + 1
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(lambda _: self._progress_done(token))
+
+    def _progress_done(self, token: str | int) -> None:
+        left = self._progress_waiting.get(token, 0) - 1
+        if left > 0:
+            self._progress_waiting[token] = left
+        else:
+            self._progress_waiting.pop(token, None)
 
 
 def _error_message(request_id: RequestId, spec: MethodSpec[Any, Any], error: Exception) -> bytes:
