@@ -29,6 +29,7 @@ from mcp_runtime import jsonrpc
 from mcp_runtime.auth.principal import Principal
 from mcp_runtime.http import http_app
 from mcp_runtime.methods import RequestContext
+from mcp_runtime.ownership import PRINCIPAL_SCOPE_KEY
 from mcp_runtime.server import Server, ServerSession
 from mcp_runtime.tasks import EXTENSION_ID, TaskContext, Tasks
 from support.figures import record
@@ -216,3 +217,79 @@ def test_over_http_a_task_belongs_to_its_connection() -> None:
 
 async def _release(work: Work) -> None:
     work.release.set()
+
+
+# ------------------------------------------------------------------ sessions and their streams, by principal
+
+
+async def as_principal(app: Any, principal: Principal | None, method: str, head: dict[str, str], body: bytes = b"") -> tuple[int, bytes]:
+    """One request to ``app`` authenticated as ``principal`` (as an authorization layer marks it in the scope)."""
+    status = 0
+    chunks: list[bytes] = []
+    sent = False
+    gone = asyncio.Event()
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        else:
+            chunks.append(message.get("body", b""))
+            gone.set()  # one piece is enough: streams are left at once
+
+    scope = {
+        "type": "http", "http_version": "1.1", "method": method, "path": "/mcp", "raw_path": b"/mcp", "root_path": "",
+        "query_string": b"", "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 8000),
+        "headers": [(k.encode(), v.encode()) for k, v in {"host": "127.0.0.1", **head}.items()],
+        PRINCIPAL_SCOPE_KEY: principal,
+    }
+    await asyncio.wait_for(app(scope, receive, send), 10)
+    return status, b"".join(chunks)
+
+
+def test_a_principals_session_and_streams_are_unknown_to_everyone_else() -> None:
+    """alice's session id, from bob, from an unauthenticated request and
+    from alice's other client id: POST, GET (and Last-Event-ID resumption)
+    and DELETE all get the 404 a never-issued id gets; alice's own work on."""
+    from support.reliability_server import reliability_server
+
+    async def scenario() -> int:
+        app = http_app(reliability_server())
+        alice = Principal("alice", client_id="app")
+        post = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "o", "version": "0"}}}
+        status, _ = await as_principal(app, alice, "POST", post, json.dumps(init).encode())
+        assert status == 200
+        session_id = next(iter(app.streamable.sessions))
+        mine = {**post, "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
+        status, body = await as_principal(app, alice, "POST", mine, b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
+        assert status == 200
+        event_id = body.split(b"id: ", 1)[1].split(b"\n", 1)[0].decode()
+        attempts = 0
+        for other in (Principal("bob", client_id="app"), None, Principal(None, client_id="app")):
+            for method, head, payload in (
+                ("POST", mine, b'{"jsonrpc":"2.0","id":2,"method":"ping"}'),
+                ("GET", {"accept": "text/event-stream", "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}, b""),
+                ("GET", {"accept": "text/event-stream", "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25", "last-event-id": event_id}, b""),
+                ("DELETE", {"mcp-session-id": session_id}, b""),
+            ):
+                foreign = await as_principal(app, other, method, head, payload)
+                never = await as_principal(app, other, method, {**head, "mcp-session-id": secrets.token_urlsafe(32)}, payload)
+                assert foreign[0] == never[0] == 404, (other, method, foreign, never)
+                assert foreign[1] == never[1]
+                attempts += 1
+        assert session_id in app.streamable.sessions
+        status, _ = await as_principal(app, alice, "POST", mine, b'{"jsonrpc":"2.0","id":3,"method":"ping"}')
+        assert status == 200
+        await app.streamable.close()
+        return attempts
+
+    record("security.ownership.sessions_by_principal", {"foreign_attempts": run(scenario())})

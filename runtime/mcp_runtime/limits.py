@@ -1,7 +1,8 @@
 """Per-client quotas, so that no one client takes every place of a shared cap.
 
-A client is named by a key: its authenticated principal where the app is
-told how to find one (``client_key``), else its peer address. Each
+A client is named by a key: its authenticated principal (see
+``ownership.PRINCIPAL_SCOPE_KEY``), else its peer address, unless the app is
+given a ``client_key`` of its own. Each
 :class:`Quota` counts the places a key holds (sessions, open streams) and
 forgets keys that hold none, so it costs nothing for clients that left.
 """
@@ -12,12 +13,19 @@ import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from .ownership import scope_principal_key
+
 ClientKey = Callable[[MutableMapping[str, Any]], str]
 """Names the client of an ASGI request from its scope."""
 
 
 def peer_key(scope: MutableMapping[str, Any]) -> str:
-    """The default client key: the peer's address (all ports of one host are one client)."""
+    """The default client key: the authenticated principal where an
+    authorization layer put one in the scope, else the peer's address (all
+    ports of one host are one client)."""
+    principal = scope_principal_key(scope)
+    if principal is not None:
+        return principal
     client = scope.get("client")
     if isinstance(client, (tuple, list)) and client:
         return f"peer:{client[0]}"

@@ -10,7 +10,12 @@ answer an unknown id gets, so ids reveal nothing about whether they exist.
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Final
+
+PRINCIPAL_SCOPE_KEY: Final = "mcp.principal"
+"""Where an authorization layer in front of the HTTP apps puts the verified
+:class:`~mcp_runtime.auth.principal.Principal` of a request, in its ASGI scope."""
 
 
 def owner_of(ctx: Any) -> str:
@@ -35,3 +40,10 @@ def connection_owner(client: Any = None) -> str:
     if isinstance(client, (tuple, list)) and len(client) == 2:
         return f"connection:{client[0]}:{client[1]}"
     return f"connection:{secrets.token_hex(16)}"
+
+
+def scope_principal_key(scope: Mapping[str, Any]) -> str | None:
+    """The owner key of the principal an ASGI request was authenticated as, if any."""
+    principal = scope.get(PRINCIPAL_SCOPE_KEY)
+    key = getattr(principal, "key", None)
+    return f"principal:{key}" if isinstance(key, str) else None

@@ -460,6 +460,7 @@ class HttpSession:
         self.last_seen = time.monotonic()
         self.in_flight = 0
         self.client = ""  # limits.peer_key (or the app's client_key) of whoever opened it
+        self.principal: str | None = None  # the principal that opened it, where authorization is on
         self.used = False  # whether a request came after initialize
 
     @property
@@ -671,9 +672,9 @@ class StreamableHTTPApp:
         elif method == "POST":
             await self._post(scope, receive, send, headers)
         elif method == "GET":
-            await self._get(receive, send, headers, self.client_key(scope))
+            await self._get(receive, send, headers, self.client_key(scope), scope)
         elif method == "DELETE":
-            await self._delete(send, headers)
+            await self._delete(send, headers, scope)
         else:
             await _plain(send, 405, "Method Not Allowed", [(b"allow", b"GET, POST, DELETE")])
 
@@ -733,12 +734,17 @@ class StreamableHTTPApp:
             return session.session.protocol_version
         return headers.get("mcp-protocol-version", DEFAULT_HEADER_VERSION).strip(" \t")
 
-    def _session_for(self, headers: dict[str, str]) -> tuple[HttpSession | None, int, str]:
+    def _session_for(self, headers: dict[str, str], scope: Scope | None = None) -> tuple[HttpSession | None, int, str]:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             return None, 400, "Bad Request: Mcp-Session-Id header is required"
         session = self.sessions.get(session_id)
-        if session is None or session.session.is_closed:
+        if (
+            session is None
+            or session.session.is_closed
+            # Another principal's session (and its streams) is as unknown as one never issued.
+            or (session.principal is not None and (scope is None or ownership.scope_principal_key(scope) != session.principal))
+        ):
             return None, 404, "Not Found: unknown or expired session"
         session.last_seen = time.monotonic()
         return session, 200, ""
@@ -828,11 +834,12 @@ class StreamableHTTPApp:
             session_id = secrets.token_urlsafe(32)  # 256 bits from the OS CSPRNG
             http_session = HttpSession(session_id, self.server, self.event_history, self.max_stream_buffer)
             http_session.client = client
+            http_session.principal = ownership.scope_principal_key(scope)
             self.sessions[session_id] = http_session
             self._session_quota.take(client)
             http_session.task.add_done_callback(lambda _: self._forget_session(session_id, http_session))
         else:
-            found, status, reason = self._session_for(headers)
+            found, status, reason = self._session_for(headers, scope)
             if found is None:
                 await _json_error(send, status, None, jsonrpc.INVALID_REQUEST, reason)
                 return
@@ -1173,14 +1180,16 @@ class StreamableHTTPApp:
 
     # -------------------------------------------------------------- GET
 
-    async def _get(self, receive: Receive, send: Send, headers: dict[str, str], client: str = "") -> None:
+    async def _get(
+        self, receive: Receive, send: Send, headers: dict[str, str], client: str = "", scope: Scope | None = None
+    ) -> None:
         if "text/event-stream" not in headers.get("accept", "") and "*/*" not in headers.get("accept", ""):
             await _plain(send, 406, "Not Acceptable: Accept must list text/event-stream")
             return
         if self.stateless:
             await _plain(send, 405, "Method Not Allowed: stateless server has no GET stream", [(b"allow", b"POST")])
             return
-        http_session, status, reason = self._session_for(headers)
+        http_session, status, reason = self._session_for(headers, scope)
         if http_session is None:
             await _plain(send, status, reason)
             return
@@ -1290,11 +1299,11 @@ class StreamableHTTPApp:
 
     # -------------------------------------------------------------- DELETE
 
-    async def _delete(self, send: Send, headers: dict[str, str]) -> None:
+    async def _delete(self, send: Send, headers: dict[str, str], scope: Scope | None = None) -> None:
         if self.stateless:
             await _plain(send, 405, "Method Not Allowed: stateless server has no sessions", [(b"allow", b"POST")])
             return
-        http_session, status, reason = self._session_for(headers)
+        http_session, status, reason = self._session_for(headers, scope)
         if http_session is None:
             await _plain(send, status, reason)
             return
