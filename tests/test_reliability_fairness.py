@@ -161,8 +161,13 @@ class Listening(modern.ServerHandlers):
     async def list_tools(self, params: modern.PaginatedRequestParams, ctx: RequestContext) -> modern.ListToolsResult:
         return modern.ListToolsResult(tools=[modern.Tool(name="hi", input_schema=modern.ToolInputSchema(type="object"))])
 
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+
     @override
     async def call_tool(self, params: modern.CallToolRequestParams, ctx: RequestContext) -> modern.CallToolResultResponseResult:
+        if params.name == "wait":
+            await self.release.wait()
         return modern.CallToolResult(content=[modern.TextContent(text="hi")])
 
 
@@ -336,3 +341,31 @@ def test_one_posted_batch_cannot_start_thousands_of_handlers() -> None:
         return {"batch_size": 2000, "cap": 100, "stateless_status": 429, "legacy_status": 429, "handlers_started": 0}
 
     record("fairness.batch_bound", run(scenario()))
+
+
+def test_a_per_client_request_quota_leaves_room_for_the_others() -> None:
+    """max_requests_per_client=5 on 2026-07-28 requests: the attacker's
+    sixth call in flight is 429 while another address is served, and the
+    attacker is again once its calls end."""
+
+    async def scenario() -> dict[str, Any]:
+        handlers = Listening()
+        app = http_app(Server(handlers, name="quota", version="1"), max_requests_per_client=5)
+        held = []
+        for index in range(5):
+            head, body = modern_request(index, "tools/call", {"name": "wait"})
+            held.append(Held(app, "POST", "/mcp", head, body, ATTACKER))
+        await eventually(lambda: app.streamable.requests_in_flight == 5, what="five calls in flight")
+        head, body = modern_request(99, "tools/call", {"name": "hi"})
+        sixth = await asgi.request(app, "POST", "/mcp", head, body, client=ATTACKER)
+        assert sixth.status == 429
+        honest = await asgi.request(app, "POST", "/mcp", head, body, client=HONEST)
+        assert honest.status == 200
+        handlers.release.set()
+        for call in held:
+            await call.leave()
+        assert (await asgi.request(app, "POST", "/mcp", head, body, client=ATTACKER)).status == 200
+        await app.streamable.close()
+        return {"max_requests_per_client": 5, "attacker_sixth_status": 429, "other_client_status": 200}
+
+    record("fairness.request_quota", run(scenario()))

@@ -567,6 +567,8 @@ class StreamableHTTPApp:
       2026-07-28 ``subscriptions/listen``), counted apart from requests so
       that they cannot starve them; ``max_streams_per_client`` per client;
       more get 429.
+    * ``max_requests_per_client``: 2026-07-28 requests of one client in
+      flight at once (429 past it).
     * ``body_timeout``: seconds a POST body has to arrive in full (408
       after); ``max_bodies_buffered``: bytes of bodies being read at once,
       app-wide (503 for the body that would pass it).
@@ -606,6 +608,7 @@ class StreamableHTTPApp:
         max_sessions_per_client: int | None = None,
         max_streams: int = 1024,
         max_streams_per_client: int | None = None,
+        max_requests_per_client: int | None = None,
         client_key: ClientKey = peer_key,
         body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
         max_bodies_buffered: int = DEFAULT_MAX_BODIES_BUFFERED,
@@ -638,6 +641,7 @@ class StreamableHTTPApp:
         self._purger: asyncio.Task[None] | None = None
         self._session_quota = Quota(max_sessions_per_client)
         self._stream_quota = Quota(max_streams_per_client)
+        self._request_quota = Quota(max_requests_per_client)  # 2026-07-28 requests in flight
         self._streams = 0  # long-lived streams open (GET streams, subscriptions/listen)
         self._listening = 0  # how many of _requests are subscriptions/listen streams
         self._stateless_running = 0  # requests of the handshake revisions' stateless mode in flight
@@ -935,6 +939,9 @@ class StreamableHTTPApp:
         elif len(self._requests) - self._listening >= self.max_concurrent_requests:
             await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, "Too many requests in flight")
             return
+        elif self._request_quota.full(client):
+            await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this client")
+            return
         transport = RequestTransport(body, self.max_stream_buffer, responses_only=not takes_sse)
         transport.owner = owner
         session = ServerSession(self.server, transport, stateless=True)
@@ -942,6 +949,8 @@ class StreamableHTTPApp:
         if listen:
             self._listening += 1
             self._open_stream(client)
+        else:
+            self._request_quota.take(client)
         session.start()
         disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
         try:
@@ -954,6 +963,8 @@ class StreamableHTTPApp:
             if listen:
                 self._listening -= 1
                 self._close_stream(client)
+            else:
+                self._request_quota.give(client)
             # Cancels what still runs for the request (the client went away).
             await session.close()
 
