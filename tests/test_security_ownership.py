@@ -1,12 +1,13 @@
 """Ownership: a task of the tasks extension belongs to whoever made it.
 
 Its owner is the authenticated principal where there is one, else the
-session, else the connection (mcp_runtime.ownership). Everyone else, whatever
+session, else the connection (mcp_runtime.ownership); a 2026-07-28 HTTP
+request without authorization has none, and its task is reached by id. Everyone else, whatever
 method they use (tasks/get, tasks/update, tasks/cancel), gets exactly the
 answer an id that never existed gets, and the task goes on untouched. Task
 ids never reach the log. Tried in memory (principals set on the transport, as
-an authorization gate does) and over real HTTP connections (uvicorn on
-127.0.0.1, one httpx client per connection).
+an authorization gate does), through the HTTP app with a principal in the
+ASGI scope, and over real HTTP connections (uvicorn on 127.0.0.1).
 """
 
 from __future__ import annotations
@@ -186,33 +187,50 @@ def http_headers(method: str, name: str | None = None) -> dict[str, str]:
     return headers
 
 
-def test_over_http_a_task_belongs_to_its_connection() -> None:
-    """Without authorization a 2026-07-28 request has no session: the task
-    is its TCP connection's. Polled on that connection it answers; from
-    three other connections every method gets the unknown-task answer."""
+def test_over_http_a_task_belongs_to_its_principal() -> None:
+    """2026-07-28 over HTTP: with a principal in the scope (what an
+    authorization layer puts there), bob and unauthenticated callers get the
+    unknown-task answer for alice's task on every method, and alice reaches
+    it from any request. Without authorization (real uvicorn, three other
+    connections) the unguessable id alone reaches it: such requests have
+    neither a session nor a lasting connection to bind to."""
     server, work = make_server()
+
+    async def authenticated() -> int:
+        app = http_app(server)
+        alice = Principal("alice", client_id="app")
+        body = json.dumps(message(1, "tools/call", {"name": "wait"})).encode()
+        status, answer = await as_principal(app, alice, "POST", http_headers("tools/call", "wait"), body)
+        assert status == 200, answer
+        task_id = json.loads(answer)["result"]["taskId"]
+        attempts = 0
+        for other in (Principal("bob", client_id="app"), None, Principal(None, client_id="app")):
+            for method, params in TRESPASS:
+                request = json.dumps(message(2, method, {"taskId": task_id, **params})).encode()
+                status, answer = await as_principal(app, other, "POST", http_headers(method, task_id), request)
+                assert status == 400 and json.loads(answer)["error"]["code"] == jsonrpc.INVALID_PARAMS, (other, method, answer)
+                attempts += 1
+        request = json.dumps(message(3, "tasks/get", {"taskId": task_id})).encode()
+        status, answer = await as_principal(app, Principal("alice", client_id="app"), "POST", http_headers("tasks/get", task_id), request)
+        assert json.loads(answer)["result"]["status"] == "input_required"
+        return attempts
+
+    attempts = run(authenticated())
     with serving(http_app(server)) as running:
         url = running.url()
 
-        async def scenario() -> dict[str, int]:
-            attempts = 0
-            limits = httpx.Limits(max_connections=1)
-            async with httpx.AsyncClient(timeout=10, limits=limits) as mine:
+        async def anonymous() -> None:
+            async with httpx.AsyncClient(timeout=10) as mine:
                 made = await mine.post(url, json=message(1, "tools/call", {"name": "wait"}), headers=http_headers("tools/call", "wait"))
-                assert made.status_code == 200, made.text
                 task_id = made.json()["result"]["taskId"]
-                for _ in range(3):
-                    async with httpx.AsyncClient(timeout=10, limits=limits) as theirs:
-                        for method, params in TRESPASS:
-                            foreign = await theirs.post(url, json=message(2, method, {"taskId": task_id, **params}), headers=http_headers(method, task_id))
-                            assert foreign.status_code == 400 and foreign.json()["error"]["code"] == jsonrpc.INVALID_PARAMS, foreign.text
-                            attempts += 1
-                mine_now = await mine.post(url, json=message(3, "tasks/get", {"taskId": task_id}), headers=http_headers("tasks/get", task_id))
-                assert mine_now.json()["result"]["status"] == "input_required"
-                await running.call(lambda: _release(work))
-            return {"foreign_attempts": attempts}
+            for _ in range(3):
+                async with httpx.AsyncClient(timeout=10) as elsewhere:
+                    polled = await elsewhere.post(url, json=message(2, "tasks/get", {"taskId": task_id}), headers=http_headers("tasks/get", task_id))
+                    assert polled.json()["result"]["status"] == "input_required"
+            await running.call(lambda: _release(work))
 
-        record("security.ownership.tasks.http_connection", run(scenario()))
+        run(anonymous())
+    record("security.ownership.tasks.http_principal", {"foreign_attempts": attempts})
 
 
 async def _release(work: Work) -> None:

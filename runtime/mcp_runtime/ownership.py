@@ -2,7 +2,9 @@
 
 The owner of what a request creates is, in this order: the authenticated
 principal where authorization is on (``ctx.principal``), else the session the
-request belongs to (an ``Mcp-Session-Id``), else the connection it came on.
+request belongs to (an ``Mcp-Session-Id``), else the connection it came on
+(stdio, a legacy HTTP+SSE stream). A 2026-07-28 HTTP request without
+authorization has none of these: what it creates is reached by its id alone.
 State is looked up by its id *and* its owner; another owner gets exactly the
 answer an unknown id gets, so ids reveal nothing about whether they exist.
 """
@@ -18,27 +20,29 @@ PRINCIPAL_SCOPE_KEY: Final = "mcp.principal"
 :class:`~mcp_runtime.auth.principal.Principal` of a request, in its ASGI scope."""
 
 
-def owner_of(ctx: Any) -> str:
-    """The owner key of the request ``ctx`` (a RequestContext) is answering."""
+def owner_of(ctx: Any) -> str | None:
+    """The owner key of the request ``ctx`` (a RequestContext) is answering;
+    None where there is no owner to bind to: a 2026-07-28 HTTP request
+    without authorization has neither a session nor a lasting connection
+    (clients pool connections, and any worker may take any request), so
+    there the unguessable id alone grants access."""
     principal = ctx.principal
     if principal is not None:
         return f"principal:{principal.key}"
     session = ctx.peer
-    owner = getattr(session.transport, "owner", None)
-    if isinstance(owner, str):
-        return owner
-    return str(session.owner)
+    transport = session.transport
+    if hasattr(transport, "owner"):  # a transport that knows (an HTTP session, or no owner at all)
+        owner = transport.owner
+        return owner if isinstance(owner, str) else None
+    return str(session.owner)  # a connection of its own: stdio, legacy HTTP+SSE
 
 
 def session_owner(session_id: str) -> str:
     return f"session:{session_id}"
 
 
-def connection_owner(client: Any = None) -> str:
-    """The owner key of one connection: its peer address and port where the
-    server knows them (an ASGI scope's ``client``), else a fresh random one."""
-    if isinstance(client, (tuple, list)) and len(client) == 2:
-        return f"connection:{client[0]}:{client[1]}"
+def connection_owner() -> str:
+    """A fresh owner key for one connection."""
     return f"connection:{secrets.token_hex(16)}"
 
 

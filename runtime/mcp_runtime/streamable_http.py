@@ -210,9 +210,8 @@ class EventStream:
         if self.live is not None:
             if self.waiting > self.max_buffer:  # one event, however large, never trips it by itself
                 logger.error(
-                    "dropping the connection of SSE stream %s: the client does not keep up "
+                    "dropping the connection of SSE stream: the client does not keep up "
                     "(%d bytes wait for it; max_stream_buffer is %d); it may resume the stream",
-                    self.id,
                     self.waiting,
                     self.max_buffer,
                 )
@@ -498,7 +497,8 @@ class RequestTransport:
         self.overflowed = False
         self.answered = False
         self.closed = False
-        self.owner: str | None = None  # the connection the request came on: see ownership.owner_of
+        self.owner: str | None = None  # no session, no lasting connection: see ownership.owner_of
+        self.principal: Any = None  # the Principal an authorization layer verified, if any
 
     async def read(self) -> bytes | None:
         message, self._message = self._message, None
@@ -791,9 +791,10 @@ class StreamableHTTPApp:
         if modern is not None:
             assert isinstance(probe, _Probe)
             fields, version = modern
-            owner = ownership.connection_owner(scope.get("client"))
+            principal = scope.get(ownership.PRINCIPAL_SCOPE_KEY)
+            client = self.client_key(scope)
             await self._post_modern(
-                probe, fields, version, body, headers, send, receive, takes_json, takes_sse, owner, self.client_key(scope)
+                probe, fields, version, body, headers, send, receive, takes_json, takes_sse, principal, client
             )
             return
         items = probe if isinstance(probe, list) else [probe]
@@ -913,7 +914,7 @@ class StreamableHTTPApp:
         receive: Receive,
         takes_json: bool,
         takes_sse: bool,
-        owner: str | None = None,
+        principal: Any = None,
         client: str = "",
     ) -> None:
         request_id = probe.id
@@ -943,7 +944,7 @@ class StreamableHTTPApp:
             await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this client")
             return
         transport = RequestTransport(body, self.max_stream_buffer, responses_only=not takes_sse)
-        transport.owner = owner
+        transport.principal = principal
         session = ServerSession(self.server, transport, stateless=True)
         self._requests.add(session)
         if listen:

@@ -453,9 +453,9 @@ class Tasks:
     (:func:`mcp_runtime.ownership.owner_of`: the authenticated principal,
     else the session, else the connection); ``tasks/get``, ``tasks/update``
     and ``tasks/cancel`` from anyone else get the answer an unknown id gets.
-    ``bind_to_owner=False`` lets anyone holding the id reach a task (for
-    deployments without authorization whose clients poll over other
-    connections than the one that made the task).
+    A 2026-07-28 HTTP request without authorization has no owner to bind
+    to: its task is reached by its id alone. ``bind_to_owner=False`` does
+    the same everywhere.
     """
 
     id: str = EXTENSION_ID
