@@ -33,6 +33,7 @@ Serve it with any ASGI server, e.g.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import re
 import secrets
@@ -642,6 +643,7 @@ class StreamableHTTPApp:
         self._session_quota = Quota(max_sessions_per_client)
         self._stream_quota = Quota(max_streams_per_client)
         self._request_quota = Quota(max_requests_per_client)  # 2026-07-28 requests in flight
+        self._unused: dict[str, None] = {}  # sessions with no request since initialize, oldest first
         self._streams = 0  # long-lived streams open (GET streams, subscriptions/listen)
         self._listening = 0  # how many of _requests are subscriptions/listen streams
         self._stateless_running = 0  # requests of the handshake revisions' stateless mode in flight
@@ -750,6 +752,8 @@ class StreamableHTTPApp:
             or (session.principal is not None and (scope is None or ownership.scope_principal_key(scope) != session.principal))
         ):
             return None, 404, "Not Found: unknown or expired session"
+        # Most recently seen last: what the session cap makes room from is found first.
+        self.sessions[session_id] = self.sessions.pop(session_id)
         session.last_seen = time.monotonic()
         return session, 200, ""
 
@@ -841,6 +845,7 @@ class StreamableHTTPApp:
             http_session.client = client
             http_session.principal = ownership.scope_principal_key(scope)
             self.sessions[session_id] = http_session
+            self._unused[session_id] = None
             self._session_quota.take(client)
             http_session.task.add_done_callback(lambda _: self._forget_session(session_id, http_session))
         else:
@@ -849,7 +854,9 @@ class StreamableHTTPApp:
                 await _json_error(send, status, None, jsonrpc.INVALID_REQUEST, reason)
                 return
             http_session = found
-            http_session.used = http_session.used or bool(requests)
+            if requests and not http_session.used:
+                http_session.used = True
+                self._unused.pop(http_session.id or "", None)
         if http_session.transport.unanswered + len(requests) > self.max_concurrent_requests:
             await _json_error(send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this session")
             return
@@ -1275,6 +1282,7 @@ class StreamableHTTPApp:
     def _forget_session(self, session_id: str, http_session: HttpSession) -> None:
         if self.sessions.get(session_id) is http_session:
             del self.sessions[session_id]
+        self._unused.pop(session_id, None)
         if http_session.client:
             self._session_quota.give(http_session.client)
             http_session.client = ""
@@ -1293,15 +1301,10 @@ class StreamableHTTPApp:
         return True
 
     async def _evict_idle(self, candidate: Callable[[HttpSession], bool]) -> bool:
-        oldest: HttpSession | None = None
-        for http_session in self.sessions.values():
-            if not candidate(http_session) or http_session.busy:
-                continue
-            if not http_session.used:
-                oldest = http_session
-                break
-            if oldest is None or http_session.last_seen < oldest.last_seen:
-                oldest = http_session
+        # Both orders are kept as they change (self.sessions: least recently
+        # seen first), so this usually looks at a few sessions, not all.
+        unused = (self.sessions[i] for i in self._unused if i in self.sessions)
+        oldest = next((s for s in itertools.chain(unused, self.sessions.values()) if candidate(s) and not s.busy), None)
         if oldest is None:
             return False
         if oldest.id is not None:
