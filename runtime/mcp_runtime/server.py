@@ -38,6 +38,7 @@ from .lifecycle import (
     Revision,
 )
 from .methods import MethodSpec
+from .ownership import connection_owner
 from .request_state import StateError, StateSealer
 from .session import LOG_LEVELS, RequestContext, RequestEnvelope, Route, Session, Transport, level_passes
 
@@ -86,9 +87,12 @@ class Server:
 
     ``handlers`` is one generated ``ServerHandlers`` subclass instance, or
     several for different revisions. ``versions`` defaults to every released
-    revision up to the newest handler's. ``state_key`` signs the
+    revision up to the newest handler's. ``state_key`` (at least 32 bytes) signs the
     ``requestState`` of input-required results; servers running as several
     workers must share one (the default is random per process).
+    ``encrypt_state`` seals it with AES-256-GCM so the client cannot read it
+    (needs the ``crypto`` extra). A state is bound to the authenticated
+    caller where the transport verified one: another cannot replay it.
     """
 
     def __init__(
@@ -103,6 +107,7 @@ class Server:
         versions: Sequence[str] | None = None,
         default_timeout: float | None = None,
         state_key: bytes | None = None,
+        encrypt_state: bool = False,
         extensions: Sequence[Extension] = (),
     ) -> None:
         items = list(handlers) if isinstance(handlers, Sequence) else [handlers]
@@ -125,7 +130,7 @@ class Server:
         self.instructions = instructions
         self.extra_capabilities = dict(capabilities or {})
         self.default_timeout = default_timeout
-        self.sealer = StateSealer(state_key)
+        self.sealer = StateSealer(state_key, encrypt=encrypt_state)
         self.extensions = list(extensions)
         self.info: dict[str, Any] = {"name": name, "version": version}
         if title is not None:
@@ -310,7 +315,7 @@ class Server:
         async def answer(params: Any, ctx: RequestContext) -> Any:
             ctx = ctx.described(_envelope(revision, typed_meta, params))
             if may_ask:
-                params = self._open_state(method, params)
+                params = self._open_state(method, params, ctx)
             result = await handler(params, ctx)
             if getattr(result, "result_type", None) == "input_required":
                 result = self._input_required(method, params, result, ctx)
@@ -318,12 +323,12 @@ class Server:
 
         return answer
 
-    def _open_state(self, method: str, params: Any) -> Any:
+    def _open_state(self, method: str, params: Any, ctx: RequestContext) -> Any:
         state = getattr(params, "request_state", UNSET)
         if not isinstance(state, str):
             return params
         try:
-            plain = self.sealer.open(state, _binding(method, params))
+            plain = self.sealer.open(state, _binding(method, params, ctx))
         except StateError as error:
             raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: {error}") from None
         return msgspec.structs.replace(params, request_state=plain)
@@ -344,7 +349,7 @@ class Server:
             raise lifecycle.missing_capabilities(missing)
         if isinstance(result.request_state, str):
             result = msgspec.structs.replace(
-                result, request_state=self.sealer.seal(result.request_state, _binding(method, params))
+                result, request_state=self.sealer.seal(result.request_state, _binding(method, params, ctx))
             )
         return result
 
@@ -375,12 +380,14 @@ async def _send(session: Session, method: str, params: bytes | None, related: Re
         pass
 
 
-def _binding(method: str, params: Any) -> str:
-    """What a sealed requestState is good for: this method on this tool, prompt or resource."""
+def _binding(method: str, params: Any, ctx: RequestContext) -> tuple[str, ...]:
+    """What a sealed requestState is good for: this method on this tool,
+    prompt or resource, for this authenticated caller (if any)."""
     name = getattr(params, "name", None)
     if not isinstance(name, str):
-        name = getattr(params, "uri", "")
-    return f"{method}\0{name}"
+        name = str(getattr(params, "uri", ""))
+    principal = ctx.principal
+    return (method, name, str(principal.key)) if principal is not None else (method, name)
 
 
 def _envelope(revision: Revision, typed_meta: type, params: Any) -> RequestEnvelope:
@@ -436,6 +443,9 @@ class ServerSession(Session):
         self.client_info: Any = None
         self.declared_capabilities: Any = None
         self.initialized = asyncio.Event()
+        # What this connection creates belongs to it when nothing more precise
+        # (a principal, an HTTP session) owns it: see ownership.owner_of.
+        self.owner = connection_owner()
 
     @property
     def modern(self) -> bool:
