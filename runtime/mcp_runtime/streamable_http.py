@@ -1025,7 +1025,6 @@ class StreamableHTTPApp:
             self._open_stream(client)
         else:
             self._request_quota.take(client)
-        session.start()
         disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
         disconnected.add_done_callback(transport.client_gone)
         # The one message goes straight to the session: no reader task.
