@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpx2
 import msgspec
 
+from ..metadata import authorization_server_metadata_urls
 from .verifier import VerifierUnavailable
 
 TIMEOUT = 10.0
@@ -19,25 +20,6 @@ MAX_DOCUMENT = 1024 * 1024
 def new_http_client() -> httpx2.AsyncClient:
     # Never follow redirects: a document is trusted for the URL it was asked at.
     return httpx2.AsyncClient(timeout=TIMEOUT, follow_redirects=False)
-
-
-def metadata_urls(issuer: str) -> list[str]:
-    """Where an issuer's metadata may be, in the order MCP clients try them:
-    RFC 8414 with the path inserted, OpenID Connect with the path inserted,
-    then OpenID Connect appended to the path."""
-    parts = urlsplit(issuer)
-    path = parts.path.rstrip("/")
-
-    def at(well_known: str) -> str:
-        return urlunsplit((parts.scheme, parts.netloc, well_known, "", ""))
-
-    if not path:
-        return [at("/.well-known/oauth-authorization-server"), at("/.well-known/openid-configuration")]
-    return [
-        at("/.well-known/oauth-authorization-server" + path),
-        at("/.well-known/openid-configuration" + path),
-        at(path + "/.well-known/openid-configuration"),
-    ]
 
 
 async def fetch_json(http: httpx2.AsyncClient, url: str, what: str) -> Any:
@@ -65,7 +47,7 @@ async def authorization_server_metadata(http: httpx2.AsyncClient, issuer: str) -
 
     The document must name ``issuer`` exactly (RFC 8414 §3.3): one that names
     another could send the keys or the introspection of a different server."""
-    for url in metadata_urls(issuer):
+    for url in authorization_server_metadata_urls(issuer):
         try:
             response = await http.get(url, headers={"accept": "application/json"})
         except httpx2.HTTPError as error:
