@@ -22,6 +22,25 @@ def new_http_client() -> httpx2.AsyncClient:
     return httpx2.AsyncClient(timeout=TIMEOUT, follow_redirects=False)
 
 
+class VerifierHTTP:
+    """The HTTP client of a verifier: the application's, or one of its own
+    made at first use and closed by :meth:`aclose`."""
+
+    def __init__(self, given: httpx2.AsyncClient | None) -> None:
+        self._http = given
+        self._own = given is None
+
+    def get(self) -> httpx2.AsyncClient:
+        if self._http is None:
+            self._http = new_http_client()
+        return self._http
+
+    async def aclose(self) -> None:
+        if self._own and self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+
 async def fetch_json(http: httpx2.AsyncClient, url: str, what: str) -> Any:
     """The JSON document at ``url``; VerifierUnavailable naming ``what`` if it cannot be had."""
     try:
