@@ -322,6 +322,14 @@ class Session:
             detail = reason() if reason is not None else None
             self._shutdown(ConnectionClosed(f"Connection closed: {detail}" if detail else "Connection closed by peer"))
 
+    def feed(self, data: bytes) -> None:
+        """Dispatch one message that came by other means than ``transport.read``
+        (a transport of one request: no reader task to start and switch to)."""
+        try:
+            self._dispatch(data)
+        except Exception:  # as in run(): a bug here must not take the session down
+            logger.exception("failed to dispatch a message")
+
     async def close(self) -> None:
         """Close the transport; every pending call fails with ConnectionClosed."""
         self._shutdown(ConnectionClosed("Session closed"))

@@ -476,6 +476,13 @@ class RequestTransport:
     def took(self, item: tuple[bytes, bool]) -> None:
         self.waiting -= len(item[0])
 
+    def client_gone(self, watcher: asyncio.Task[None]) -> None:
+        """Done callback of the POST's disconnect watcher: a client that left
+        wakes the POST waiting on the outbox (one queue to wait on, not a
+        race of two tasks per message)."""
+        if not watcher.cancelled():
+            self.outbox.put_nowait(None)
+
     async def drain(self) -> None:
         return None
 
@@ -836,8 +843,10 @@ class StreamableHTTPApp:
         transport = RequestTransport(body, self.max_stream_buffer, responses_only=not takes_sse, principal=principal)
         session = ServerSession(self.server, transport, stateless=True)
         self._requests.add(session)
-        session.start()
         disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
+        disconnected.add_done_callback(transport.client_gone)
+        # The one message goes straight to the session: no reader task.
+        session.feed(body)
         try:
             await self._reply_modern(transport, send, disconnected, takes_json)
         except OSError:
@@ -855,7 +864,7 @@ class StreamableHTTPApp:
         disconnected: asyncio.Task[None],
         takes_json: bool,
     ) -> None:
-        item = await _next_event(transport, disconnected)
+        item = await _next_event(transport)
         if item is None:
             if disconnected.done():
                 return  # nobody to answer
@@ -894,7 +903,7 @@ class StreamableHTTPApp:
                 await send({"type": "http.response.body", "body": chunk, "more_body": False})
                 return
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            item = await _next_event(transport, disconnected, send)
+            item = await _next_event(transport, send)
             if item is None:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return
@@ -1281,21 +1290,21 @@ async def next_or_gone(
     raise TimeoutError
 
 
-async def _next_event(
-    transport: RequestTransport, disconnected: asyncio.Task[None], send: Send | None = None
-) -> tuple[bytes, bool] | None:
+async def _next_event(transport: RequestTransport, send: Send | None = None) -> tuple[bytes, bool] | None:
     """The next message of a 2026-07-28 request (and whether it is the
-    response); None once the client is gone or the transport gave up. With
-    ``send``, a comment line goes out every KEEPALIVE_SECONDS of silence."""
+    response); None once the client is gone (RequestTransport.client_gone)
+    or the transport gave up. With ``send``, a comment line goes out every
+    KEEPALIVE_SECONDS of silence."""
     while True:
-        try:
-            item = await next_or_gone(transport.outbox, disconnected, KEEPALIVE_SECONDS if send is not None else None)
-        except TimeoutError:
-            assert send is not None
-            await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
-            continue
-        if isinstance(item, Gone):
-            return None
+        if send is None:
+            item = await transport.outbox.get()
+        else:
+            try:
+                async with asyncio.timeout(KEEPALIVE_SECONDS):
+                    item = await transport.outbox.get()
+            except TimeoutError:
+                await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
+                continue
         if item is not None:
             transport.took(item)
         return item
