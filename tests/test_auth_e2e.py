@@ -60,8 +60,11 @@ class User:
         self.authorizations.append({k: v[0] for k, v in parse_qs(urlsplit(url).query).items()})
         answer = await asyncio.to_thread(play_user, url, REDIRECT_URI, self.login)
         return AuthorizationResponse(
-            code=answer.get("code"), state=answer.get("state"), iss=answer.get("iss"),
-            error=answer.get("error"), error_description=answer.get("error_description"),
+            code=answer.get("code"),
+            state=answer.get("state"),
+            iss=answer.get("iss"),
+            error=answer.get("error"),
+            error_description=answer.get("error_description"),
         )
 
 
@@ -84,7 +87,9 @@ class ForgetfulStorage(RecordingStorage):
     access token from the server's 401."""
 
     async def set_tokens(self, tokens: Tokens | None) -> None:
-        await super().set_tokens(None if tokens is None else msgspec.structs.replace(tokens, expires_at=None))
+        await super().set_tokens(
+            None if tokens is None else msgspec.structs.replace(tokens, expires_at=None)
+        )
 
 
 def provider(url: str, user: User, **options: Any) -> OAuthClientProvider:
@@ -102,7 +107,9 @@ def issuer() -> Iterator[AuthorizationServer]:
         yield server
 
 
-def _protected(issuer: AuthorizationServer, ttl: int = 300, leeway: int = 60, origin: bool = False) -> Iterator[ThreadedServer]:
+def _protected(
+    issuer: AuthorizationServer, ttl: int = 300, leeway: int = 60, origin: bool = False
+) -> Iterator[ThreadedServer]:
     """Our protected server; with ``origin``, its resource is the origin (so
     that both /mcp and the legacy /sse endpoint belong to it)."""
 
@@ -167,7 +174,11 @@ def test_discovery_registration_authorization_call_and_step_up(
             seen = await whoami(session)
             assert seen["subject"] == user.login and seen["scopes"] == ["mcp:tools"]
             # mcp:admin is needed: a 403 insufficient_scope, a new authorization, the call again.
-            assert await call(session, tool) == ("reset" if tool == "admin_reset" else json.dumps(seen | {"scopes": ["mcp:admin", "mcp:tools"]}))
+            assert await call(session, tool) == (
+                "reset"
+                if tool == "admin_reset"
+                else json.dumps(seen | {"scopes": ["mcp:admin", "mcp:tools"]})
+            )
             seen = await whoami(session)
             assert seen["scopes"] == ["mcp:admin", "mcp:tools"]
             registered = await storage.get_client(issuer.issuer)
@@ -177,10 +188,18 @@ def test_discovery_registration_authorization_call_and_step_up(
     first, second = user.authorizations  # one registration, two authorizations
     resource = protected.url("")
     for query in (first, second):
-        assert query["resource"] == resource and query["code_challenge_method"] == "S256" and query["redirect_uri"] == REDIRECT_URI
+        assert (
+            query["resource"] == resource
+            and query["code_challenge_method"] == "S256"
+            and query["redirect_uri"] == REDIRECT_URI
+        )
     # offline_access: oidc-provider offers it, and the client wants a refresh token
     assert set(first["scope"].split()) == {"mcp:tools", "offline_access"}
-    assert set(second["scope"].split()) == {"mcp:tools", "mcp:admin", "offline_access"}  # the earlier scopes kept
+    assert set(second["scope"].split()) == {
+        "mcp:tools",
+        "mcp:admin",
+        "offline_access",
+    }  # the earlier scopes kept
     assert [t.resource for t in storage.kept] == [resource, resource]
     paths = [path for _, path, _ in protected.recorder.requests]
     assert "/.well-known/oauth-protected-resource" in paths  # from the 401's resource_metadata
@@ -203,8 +222,12 @@ def test_refresh_before_expiry(short_lived: ThreadedServer) -> None:
 
     run(go())
     assert len(user.authorizations) == 1
-    assert len(storage.kept) >= 2 and len({t.access_token for t in storage.kept}) == len(storage.kept)
-    assert len({t.refresh_token for t in storage.kept}) == len(storage.kept)  # oidc-provider rotates them
+    assert len(storage.kept) >= 2 and len({t.access_token for t in storage.kept}) == len(
+        storage.kept
+    )
+    assert len({t.refresh_token for t in storage.kept}) == len(
+        storage.kept
+    )  # oidc-provider rotates them
 
 
 def test_refresh_on_401(short_lived: ThreadedServer) -> None:
@@ -221,7 +244,10 @@ def test_refresh_on_401(short_lived: ThreadedServer) -> None:
             posts = len(short_lived.recorder.matching("POST"))
             assert (await whoami(session))["subject"] == "grace"
             sent = [h["authorization"] for h in short_lived.recorder.matching("POST")[posts:]]
-            assert sent == [f"Bearer {expired}", f"Bearer {storage.kept[-1].access_token}"]  # 401, refreshed, again
+            assert sent == [
+                f"Bearer {expired}",
+                f"Bearer {storage.kept[-1].access_token}",
+            ]  # 401, refreshed, again
 
     run(go())
     assert len(user.authorizations) == 1 and len(storage.kept) == 2
@@ -251,7 +277,9 @@ def test_metadata_for_another_resource_is_refused(issuer: AuthorizationServer) -
     any authorization server is contacted."""
 
     def make(url: str) -> ResourceServer:
-        other = url.replace("/mcp", "/other")  # its metadata is served here too, at the path of /other
+        other = url.replace(
+            "/mcp", "/other"
+        )  # its metadata is served here too, at the path of /other
         return resource_server(other, issuer.issuer, JWTVerifier(issuer.issuer, other))
 
     user = User("ivan")
@@ -263,7 +291,10 @@ def test_metadata_for_another_resource_is_refused(issuer: AuthorizationServer) -
                 pass
 
         started = time.monotonic()
-        with pytest.raises(McpError, match=r"is for 'http://127.0.0.1:\d+/other', not for .*/mcp'; refusing to authorize for another resource"):
+        with pytest.raises(
+            McpError,
+            match=r"is for 'http://127.0.0.1:\d+/other', not for .*/mcp'; refusing to authorize for another resource",
+        ):
             run(go())
         assert time.monotonic() - started < 10
     assert user.authorizations == []

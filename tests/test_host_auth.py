@@ -18,7 +18,12 @@ from mcp_runtime.auth.server import JWTVerifier, ResourceServer
 from mcp_runtime.host import ConfigError, Host, OAuthEntry, RetryPolicy, ServerConfig, parse_config
 from mcp_runtime.host.authorization import HostAuthorization
 from support.http_servers import ThreadedServer, run
-from support.oidc_provider import REDIRECT_URI, AuthorizationServer, authorization_server, register_client
+from support.oidc_provider import (
+    REDIRECT_URI,
+    AuthorizationServer,
+    authorization_server,
+    register_client,
+)
 from support.protected import resource_server, serving_protected
 from test_auth_e2e import User
 
@@ -33,7 +38,9 @@ def issuer() -> Iterator[AuthorizationServer]:
 def protected(issuer: AuthorizationServer) -> Iterator[ThreadedServer]:
     def make(url: str) -> ResourceServer:
         issuer.register_resource(url)
-        return resource_server(url, issuer.issuer, JWTVerifier(issuer.issuer, url, token_type="at+jwt"))
+        return resource_server(
+            url, issuer.issuer, JWTVerifier(issuer.issuer, url, token_type="at+jwt")
+        )
 
     with serving_protected(make) as served:
         yield served
@@ -43,7 +50,9 @@ def text(result: Any) -> str:
     return str(result.content[0].text)
 
 
-def test_oauth_entries_reach_a_protected_server(protected: ThreadedServer, issuer: AuthorizationServer) -> None:
+def test_oauth_entries_reach_a_protected_server(
+    protected: ThreadedServer, issuer: AuthorizationServer
+) -> None:
     known = register_client(issuer)  # a public client the operator registered for the host
     user = User("judy")
     storages: dict[str, InMemoryTokenStorage] = {}
@@ -60,12 +69,17 @@ def test_oauth_entries_reach_a_protected_server(protected: ThreadedServer, issue
                     "url": protected.url(),
                     "auth": {"type": "oauth", "clientId": "${CLIENT}", "scopes": ["mcp:admin"]},
                 },
-                "plain": {"url": protected.url(), "connectTimeout": 5},  # no auth: refused, the others unaffected
+                "plain": {
+                    "url": protected.url(),
+                    "connectTimeout": 5,
+                },  # no auth: refused, the others unaffected
             }
         },
         {"CLIENT": known.client_id},
     )
-    oauth = HostAuthorization(CallbackRedirect(REDIRECT_URI, user.consent), storage=storage, client_name="host tests")
+    oauth = HostAuthorization(
+        CallbackRedirect(REDIRECT_URI, user.consent), storage=storage, client_name="host tests"
+    )
 
     async def go() -> None:
         async with Host(config, oauth=oauth, retry=RetryPolicy(max_attempts=1)) as host:
@@ -76,10 +90,16 @@ def test_oauth_entries_reach_a_protected_server(protected: ThreadedServer, issue
             assert registers["subject"] == "judy" and registers["scopes"] == ["mcp:tools"]
             known_seen = json.loads(text(await host.call_tool("known__whoami")))
             # the pre-registered client, with the configured scope beside the one the server names
-            assert known_seen["client_id"] == known.client_id and known_seen["scopes"] == ["mcp:admin", "mcp:tools"]
+            assert known_seen["client_id"] == known.client_id and known_seen["scopes"] == [
+                "mcp:admin",
+                "mcp:tools",
+            ]
             assert text(await host.call_tool("known__admin_reset")) == "reset"
             registered = await storages["registers"].get_client(issuer.issuer)
-            assert registered is not None and registered.client_id == registers["client_id"] != known.client_id
+            assert (
+                registered is not None
+                and registered.client_id == registers["client_id"] != known.client_id
+            )
         assert len(user.authorizations) == 2  # one per server
         # The application restarts with the same storage: no user interaction this time.
         async with Host(config, oauth=oauth, retry=RetryPolicy(max_attempts=1)) as host:
@@ -88,8 +108,13 @@ def test_oauth_entries_reach_a_protected_server(protected: ThreadedServer, issue
         assert len(user.authorizations) == 2
 
     run(go())
-    assert sorted(query["client_id"] == known.client_id for query in user.authorizations) == [False, True]
-    known_query = next(query for query in user.authorizations if query["client_id"] == known.client_id)
+    assert sorted(query["client_id"] == known.client_id for query in user.authorizations) == [
+        False,
+        True,
+    ]
+    known_query = next(
+        query for query in user.authorizations if query["client_id"] == known.client_id
+    )
     assert set(known_query["scope"].split()) == {"mcp:admin", "mcp:tools", "offline_access"}
 
 
@@ -97,15 +122,30 @@ def test_oauth_settings_are_checked() -> None:
     def entry(**fields: Any) -> dict[str, Any]:
         return {"mcpServers": {"s": {"url": "https://mcp.example.com/mcp", **fields}}}
 
-    parsed = parse_config(entry(auth={"type": "oauth", "clientId": "c", "clientSecret": "${S}", "scopes": ["a"]}), {"S": "x"})
+    parsed = parse_config(
+        entry(auth={"type": "oauth", "clientId": "c", "clientSecret": "${S}", "scopes": ["a"]}),
+        {"S": "x"},
+    )
     assert parsed["s"].oauth == OAuthEntry(client_id="c", client_secret="x", scopes=("a",))
     assert "x" not in repr(parsed["s"].oauth)  # the secret stays out of logs
     assert parse_config(entry(auth={"type": "bearer"}))["s"].oauth is None  # for the authorize hook
     bad = [
-        (entry(auth={"type": "oauth", "scope": "a"}), r"mcpServers.s.auth.scope: not an OAuth setting"),
-        (entry(auth={"type": "oauth", "scopes": "a b"}), r"mcpServers.s.auth.scopes: expected an array, got a string"),
-        (entry(auth={"type": "oauth", "scopes": [1]}), r"mcpServers.s.auth.scopes\[0\]: expected a string, got a number"),
-        (entry(auth={"type": "oauth", "clientSecret": "x"}), r"mcpServers.s.auth.clientSecret: a client secret needs its clientId"),
+        (
+            entry(auth={"type": "oauth", "scope": "a"}),
+            r"mcpServers.s.auth.scope: not an OAuth setting",
+        ),
+        (
+            entry(auth={"type": "oauth", "scopes": "a b"}),
+            r"mcpServers.s.auth.scopes: expected an array, got a string",
+        ),
+        (
+            entry(auth={"type": "oauth", "scopes": [1]}),
+            r"mcpServers.s.auth.scopes\[0\]: expected a string, got a number",
+        ),
+        (
+            entry(auth={"type": "oauth", "clientSecret": "x"}),
+            r"mcpServers.s.auth.clientSecret: a client secret needs its clientId",
+        ),
         (
             {"mcpServers": {"s": {"command": "x", "auth": {"type": "oauth"}}}},
             r"mcpServers.s.auth: OAuth is for servers reached by URL, not stdio ones",
@@ -114,5 +154,8 @@ def test_oauth_settings_are_checked() -> None:
     for document, message in bad:
         with pytest.raises(ConfigError, match=message):
             parse_config(document)
-    with pytest.raises(ConfigError, match=r"server 's' is authorized with OAuth: the Host needs oauth=HostAuthorization"):
+    with pytest.raises(
+        ConfigError,
+        match=r"server 's' is authorized with OAuth: the Host needs oauth=HostAuthorization",
+    ):
         Host(entry(auth={"type": "oauth"}))

@@ -33,7 +33,9 @@ def well_known_url(url: str, well_known: str, *, path: str | None = None, query:
     """``well_known`` inserted between the host of ``url`` and ``path`` (by
     default the path of ``url``), followed by ``query``."""
     parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, well_known + (parts.path if path is None else path), query, ""))
+    return urlunsplit(
+        (parts.scheme, parts.netloc, well_known + (parts.path if path is None else path), query, "")
+    )
 
 
 def authorization_server_metadata_urls(issuer: str) -> list[str]:
@@ -43,7 +45,10 @@ def authorization_server_metadata_urls(issuer: str) -> list[str]:
     appended; without one, RFC 8414 then OpenID Connect discovery."""
     path = urlsplit(issuer).path.rstrip("/")
     if not path:
-        return [well_known_url(issuer, OAUTH_WELL_KNOWN, path=""), well_known_url(issuer, OIDC_WELL_KNOWN, path="")]
+        return [
+            well_known_url(issuer, OAUTH_WELL_KNOWN, path=""),
+            well_known_url(issuer, OIDC_WELL_KNOWN, path=""),
+        ]
     return [
         well_known_url(issuer, OAUTH_WELL_KNOWN, path=path),
         well_known_url(issuer, OIDC_WELL_KNOWN, path=path),

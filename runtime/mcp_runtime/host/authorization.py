@@ -18,7 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..auth.client import ClientMetadata, InMemoryTokenStorage, OAuthClientProvider, PreRegisteredClient, RedirectHandler, TokenStorage
+from ..auth.client import (
+    ClientMetadata,
+    InMemoryTokenStorage,
+    OAuthClientProvider,
+    PreRegisteredClient,
+    RedirectHandler,
+    TokenStorage,
+)
 from .config import ServerConfig
 
 
@@ -43,7 +50,11 @@ class HostAuthorization:
         """The OAuth client of ``server`` (an entry with an ``oauth`` setting)."""
         entry = server.oauth
         assert entry is not None and server.url is not None
-        pre_registered = PreRegisteredClient(entry.client_id, entry.client_secret) if entry.client_id is not None else None
+        pre_registered = (
+            PreRegisteredClient(entry.client_id, entry.client_secret)
+            if entry.client_id is not None
+            else None
+        )
         return OAuthClientProvider(
             server.url,
             client_metadata=ClientMetadata(client_name=self.client_name),
