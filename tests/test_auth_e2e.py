@@ -41,7 +41,7 @@ from mcp_runtime.http_client import connect_http, connect_sse
 from mcp_runtime.jsonrpc import McpError
 from support.http_servers import ThreadedServer, run
 from support.oidc_provider import REDIRECT_URI, AuthorizationServer, authorization_server, play_user
-from support.protected import resource_server, serving_protected
+from support.protected import protected_by, resource_server, serving_protected
 from test_auth_interop_sdk import sdk_protected
 
 SHORT_TTL = 2  # seconds an access token of the short-lived resource lives
@@ -107,30 +107,16 @@ def issuer() -> Iterator[AuthorizationServer]:
         yield server
 
 
-def _protected(
-    issuer: AuthorizationServer, ttl: int = 300, leeway: int = 60, origin: bool = False
-) -> Iterator[ThreadedServer]:
-    """Our protected server; with ``origin``, its resource is the origin (so
-    that both /mcp and the legacy /sse endpoint belong to it)."""
-
-    def make(url: str) -> ResourceServer:
-        resource = url.removesuffix("/mcp") if origin else url
-        issuer.register_resource(resource, ttl=ttl)
-        verifier = JWTVerifier(issuer.issuer, resource, token_type="at+jwt", leeway=leeway)
-        return resource_server(resource, issuer.issuer, verifier)
-
-    with serving_protected(make) as served:
+@pytest.fixture(scope="module")
+def protected(issuer: AuthorizationServer) -> Iterator[ThreadedServer]:
+    with protected_by(issuer, origin=True) as served:  # /sse belongs to the resource too
         yield served
 
 
 @pytest.fixture(scope="module")
-def protected(issuer: AuthorizationServer) -> Iterator[ThreadedServer]:
-    yield from _protected(issuer, origin=True)
-
-
-@pytest.fixture(scope="module")
 def short_lived(issuer: AuthorizationServer) -> Iterator[ThreadedServer]:
-    yield from _protected(issuer, ttl=SHORT_TTL, leeway=0)
+    with protected_by(issuer, ttl=SHORT_TTL, leeway=0) as served:
+        yield served
 
 
 def client(version: str) -> Client:

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from mcp_runtime.auth.client import CallbackRedirect, InMemoryTokenStorage
-from mcp_runtime.auth.server import JWTVerifier, ResourceServer
 from mcp_runtime.host import ConfigError, Host, OAuthEntry, RetryPolicy, ServerConfig, parse_config
 from mcp_runtime.host.authorization import HostAuthorization
 from support.http_servers import ThreadedServer, run
@@ -24,7 +23,7 @@ from support.oidc_provider import (
     authorization_server,
     register_client,
 )
-from support.protected import resource_server, serving_protected
+from support.protected import protected_by
 from test_auth_e2e import User
 
 
@@ -36,13 +35,7 @@ def issuer() -> Iterator[AuthorizationServer]:
 
 @pytest.fixture(scope="module")
 def protected(issuer: AuthorizationServer) -> Iterator[ThreadedServer]:
-    def make(url: str) -> ResourceServer:
-        issuer.register_resource(url)
-        return resource_server(
-            url, issuer.issuer, JWTVerifier(issuer.issuer, url, token_type="at+jwt")
-        )
-
-    with serving_protected(make) as served:
+    with protected_by(issuer) as served:
         yield served
 
 
