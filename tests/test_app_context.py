@@ -34,6 +34,10 @@ class Nested:
     contact: Contact
 
 
+class Name(msgspec.Struct):
+    name: str
+
+
 def client_handlers(version: str, *, action: str = "accept", log: list[Any] | None = None) -> Any:
     """Client handlers of ``version`` answering as a user and a model would."""
     types = lifecycle.revision(version).package
@@ -241,14 +245,21 @@ TITLED_MULTI = {
 
 
 def test_an_elicitation_schema_no_type_spells_and_a_hand_made_round() -> None:
-    """``schema=`` sends a requested schema of its own; ``ctx.params`` lets a
-    2026-07-28 function run its own input-required rounds."""
+    """``schema=`` sends a requested schema of its own; ``key=`` names the
+    request in an input-required result; ``ctx.params`` lets a 2026-07-28
+    function run its own input-required rounds."""
     app = App("raw")
 
     @app.tool()
     async def pick(ctx: Context) -> str:
         answer = await ctx.elicit("Pick colors", Choice, schema=TITLED_MULTI)
         return ",".join(answer.data.colors) if answer.data else answer.action
+
+    @app.tool()
+    async def named(ctx: Context) -> str:
+        # The key a fixed-key client expects; the retry carries the answer under it.
+        answer = await ctx.elicit("Your name?", Name, key="user_name")
+        return f"{answer.data.name if answer.data else answer.action} under {sorted(ctx.params.input_responses)}"
 
     @app.tool()
     def confirm(ctx: Context) -> modern.CallToolResult | modern.InputRequiredResult:
@@ -275,7 +286,7 @@ def test_an_elicitation_schema_no_type_spells_and_a_hand_made_round() -> None:
     class Confirmer(modern.ClientHandlers):
         @override
         async def elicit(self, params: Any, ctx: RequestContext) -> Any:
-            return modern.ElicitResult(action="accept", content={})
+            return modern.ElicitResult(action="accept", content={"name": "Ada"})
 
     async def main() -> None:
         async with app.test_client(protocol_version="2025-11-25", handlers=Picker()) as session:
@@ -284,6 +295,8 @@ def test_an_elicitation_schema_no_type_spells_and_a_hand_made_round() -> None:
             assert (await modern.ClientStub(session).call_tool("confirm")).content[
                 0
             ].text == "accept after mine"
+            named = await modern.ClientStub(session).call_tool("named")
+            assert named.content[0].text == "Ada under ['user_name']"
 
     asyncio.run(main())
 

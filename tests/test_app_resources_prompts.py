@@ -185,7 +185,12 @@ def test_resources(version: str) -> None:
         for uri, code, text in (
             ("note://9", -32602, "no note 9"),
             ("note://x", -32602, "Invalid resource URI 'note://x'"),
-            ("nowhere://1", -32002, "Resource not found: nowhere://1"),
+            # -32002 until 2026-07-28 made it invalid params (SEP-2164)
+            (
+                "nowhere://1",
+                -32602 if version >= "2026-07-28" else -32002,
+                "Resource not found: nowhere://1",
+            ),
         ):
             with pytest.raises(McpError) as raised:
                 await server.read_resource(uri=uri)

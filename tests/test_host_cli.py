@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from support.everything_http import everything_http
-from support.peers import EXAMPLE_SERVER, NODE, SDK_SERVER, SERVER_EVERYTHING, require
+from support.peers import LOWLEVEL_SERVER, NODE, SDK_SERVER, SERVER_EVERYTHING, require
 from support.tmux import terminal
 
 MCPX = Path(sys.executable).with_name("mcpx")
-EXAMPLE = ["--", sys.executable, str(EXAMPLE_SERVER)]
+EXAMPLE = ["--", sys.executable, str(LOWLEVEL_SERVER)]
 
 
 def everything_stdio() -> list[str]:
@@ -87,7 +87,7 @@ def test_a_configuration_entry_and_the_sdk_server(tmp_path: Path) -> None:
             {
                 "mcpServers": {
                     "sdk": {"command": sys.executable, "args": [str(SDK_SERVER)], "env": {"PYTHONWARNINGS": "ignore"}},
-                    "example": {"command": sys.executable, "args": [str(EXAMPLE_SERVER)]},
+                    "example": {"command": sys.executable, "args": [str(LOWLEVEL_SERVER)]},
                 }
             }
         )

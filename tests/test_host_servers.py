@@ -22,7 +22,7 @@ from mcp_runtime.stdio import ProcessTransport
 from support.everything_http import EverythingHttp, everything_http
 from support.growing_server import growing_server
 from support.http_servers import ThreadedServer, eventually, serving
-from support.peers import EXAMPLE_SERVER, NODE, SDK_SERVER, SERVER_EVERYTHING, pid_alive, run
+from support.peers import LOWLEVEL_SERVER, NODE, SDK_SERVER, SERVER_EVERYTHING, pid_alive, run
 from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
@@ -41,7 +41,7 @@ def configuration(everything_url: str) -> dict[str, Any]:
         "mcpServers": {
             "everything": {"command": str(NODE), "args": [str(SERVER_EVERYTHING), "stdio"]},
             "everything http": {"type": "http", "url": everything_url},
-            "example": {"command": "${PYTHON}", "args": [str(EXAMPLE_SERVER)]},
+            "example": {"command": "${PYTHON}", "args": [str(LOWLEVEL_SERVER)]},
             "sdk": {"command": sys.executable, "args": [str(SDK_SERVER)], "env": {"PYTHONWARNINGS": "ignore"}},
             "broken": {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)"], "connectTimeout": 5},
         }
@@ -208,7 +208,7 @@ def test_an_http_server_killed_and_restarted_is_noticed_and_comes_back() -> None
         config = {
             "mcpServers": {
                 "remote": {"type": "http", "url": remote.url, "pingInterval": 0.3, "connectTimeout": 10},
-                "example": {"command": sys.executable, "args": [str(EXAMPLE_SERVER)]},
+                "example": {"command": sys.executable, "args": [str(LOWLEVEL_SERVER)]},
             }
         }
         async with Host(config, retry=FAST_RETRY) as host:

@@ -31,7 +31,7 @@ from mcp_runtime.http_client import (
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.streamable_http import HttpSession
-from support.http_servers import ThreadedServer, eventually, example_server, run, serving
+from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 
 RETRY_MS = 300
 MODES = ("sse", "json", "stateless")
@@ -40,9 +40,9 @@ MODES = ("sse", "json", "stateless")
 @pytest.fixture(scope="module")
 def servers() -> Iterator[dict[str, ThreadedServer]]:
     with (
-        serving(http_app(example_server(), retry_ms=RETRY_MS)) as sse,
-        serving(http_app(example_server(), json_response=True, retry_ms=RETRY_MS)) as json,
-        serving(http_app(example_server(), stateless=True)) as stateless,
+        serving(http_app(lowlevel_server(), retry_ms=RETRY_MS)) as sse,
+        serving(http_app(lowlevel_server(), json_response=True, retry_ms=RETRY_MS)) as json,
+        serving(http_app(lowlevel_server(), stateless=True)) as stateless,
     ):
         yield {"sse": sse, "json": json, "stateless": stateless}
 
@@ -516,7 +516,7 @@ async def reply(send: Any, status: int, body: bytes) -> None:
 
 @pytest.fixture(scope="module")
 def faulty() -> Iterator[ThreadedServer]:
-    with serving(Faulty(http_app(example_server(), retry_ms=50))) as server:
+    with serving(Faulty(http_app(lowlevel_server(), retry_ms=50))) as server:
         yield server
 
 

@@ -24,7 +24,7 @@ from mcp_runtime.http import http_app
 from mcp_runtime.http_client import LegacySSEClientTransport, StreamableHTTPClientTransport, connect_http
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
-from support.http_servers import SubprocessServer, ThreadedServer, example_server, run, sdk_serving, serving
+from support.http_servers import SubprocessServer, ThreadedServer, lowlevel_server, run, sdk_serving, serving
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -35,9 +35,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.fixture(scope="module")
 def ours() -> Iterator[dict[str, ThreadedServer]]:
     with (
-        serving(http_app(example_server(), retry_ms=200)) as sse,
-        serving(http_app(example_server(), json_response=True)) as json,
-        serving(http_app(example_server(), stateless=True)) as stateless,
+        serving(http_app(lowlevel_server(), retry_ms=200)) as sse,
+        serving(http_app(lowlevel_server(), json_response=True)) as json,
+        serving(http_app(lowlevel_server(), stateless=True)) as stateless,
     ):
         yield {"sse": sse, "json": json, "stateless": stateless}
 

@@ -27,7 +27,7 @@ from mcp_runtime.http_client import (
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.sse_legacy import LegacySSEApp
-from support.http_servers import ThreadedServer, eventually, example_server, run, serving
+from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 
 LIMIT = 64 * 1024
 
@@ -64,8 +64,8 @@ async def foreign_endpoint(scope: Any, receive: Any, send: Any) -> None:
 @pytest.fixture(scope="module")
 def servers() -> Iterator[dict[str, ThreadedServer]]:
     with (
-        serving(http_app(example_server(), max_body_size=LIMIT)) as both,
-        serving(LegacySSEApp(example_server(), max_body_size=LIMIT)) as legacy,
+        serving(http_app(lowlevel_server(), max_body_size=LIMIT)) as both,
+        serving(LegacySSEApp(lowlevel_server(), max_body_size=LIMIT)) as legacy,
         serving(refuse_everything) as nothing,
         serving(needs_login) as login,
         serving(foreign_endpoint) as foreign,

@@ -37,7 +37,7 @@ from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
 from mcp_runtime.streamable_http import StreamableHTTPApp
-from support.http_servers import ThreadedServer, eventually, example_server, run, serving
+from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
@@ -916,7 +916,7 @@ def test_connect_http_speaks_modern_or_falls_back() -> None:
             assert "echo" in {tool.name for tool in tools.tools}
 
     modern_server = Server([LegacyHandlers(), ModernHandlers()], name="m", version="1")
-    with serving(http_app(modern_server)) as modern, serving(http_app(example_server())) as old:
+    with serving(http_app(modern_server)) as modern, serving(http_app(lowlevel_server())) as old:
         run(main(modern.url(), old.url()))
 
 

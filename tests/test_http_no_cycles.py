@@ -18,7 +18,7 @@ from mcp_runtime.server import Server
 from support.asgi import request
 from support.http_servers import run
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "modern_server.py"
+EXAMPLE = Path(__file__).resolve().parent / "support" / "lowlevel_modern_server.py"
 ACCEPT = "application/json, text/event-stream"
 MODERN = "2026-07-28"
 META = {
@@ -30,7 +30,7 @@ REQUESTS = 200
 
 
 def modern_server() -> Server:
-    """The server of examples/modern_server.py (2026-07-28 and 2025-11-25 handlers)."""
+    """The server of tests/support/lowlevel_modern_server.py (2026-07-28 and 2025-11-25 handlers)."""
     spec = importlib.util.spec_from_file_location("modern_server_for_cycles", EXAMPLE)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

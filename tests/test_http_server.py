@@ -15,7 +15,7 @@ import pytest
 from mcp_runtime.codec import encode
 from mcp_runtime.http import HttpApp, http_app
 from mcp_runtime.http_client import SSEParser
-from support.http_servers import ThreadedServer, eventually, example_server, run, serving
+from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 
 ACCEPT = "application/json, text/event-stream"
 LIMIT = 64 * 1024
@@ -30,10 +30,10 @@ INIT = {
 @pytest.fixture(scope="module")
 def servers() -> Iterator[dict[str, ThreadedServer]]:
     with (
-        serving(http_app(example_server(), retry_ms=200, max_body_size=LIMIT)) as sse,
-        serving(http_app(example_server(), json_response=True)) as json_mode,
-        serving(http_app(example_server(), stateless=True)) as stateless,
-        serving(http_app(example_server(), allowed_hosts=["mcp.example"], allowed_origins=["https://app.example"])) as public,
+        serving(http_app(lowlevel_server(), retry_ms=200, max_body_size=LIMIT)) as sse,
+        serving(http_app(lowlevel_server(), json_response=True)) as json_mode,
+        serving(http_app(lowlevel_server(), stateless=True)) as stateless,
+        serving(http_app(lowlevel_server(), allowed_hosts=["mcp.example"], allowed_origins=["https://app.example"])) as public,
     ):
         yield {"sse": sse, "json": json_mode, "stateless": stateless, "public": public}
 
@@ -344,7 +344,7 @@ def test_sse_mode_cancelled_request_stream_ends(servers: dict[str, ThreadedServe
 def test_idle_sessions_are_reaped_but_listening_ones_kept() -> None:
     """session_timeout drops a session nobody uses; an open GET stream (or a
     running request) is use, however long since the last HTTP request."""
-    with serving(http_app(example_server(), session_timeout=0.4)) as server:
+    with serving(http_app(lowlevel_server(), session_timeout=0.4)) as server:
         url = server.url()
         app = server.app
         assert isinstance(app, HttpApp)
@@ -410,7 +410,7 @@ async def asgi(app: Any, method: str, path: str, headers: dict[str, str], body: 
 
 def test_get_stream_broken_at_once_does_not_hold_the_session() -> None:
     async def main() -> None:
-        app = http_app(example_server())
+        app = http_app(lowlevel_server())
         sent = await asgi(app, "POST", "/mcp", headers(version=None), json.dumps(INIT).encode())
         session_id = dict(sent[0]["headers"])[b"mcp-session-id"].decode()
         standalone = app.streamable.sessions[session_id].transport.standalone
@@ -424,7 +424,7 @@ def test_get_stream_broken_at_once_does_not_hold_the_session() -> None:
 
 def test_legacy_stream_broken_at_once_ends_its_session() -> None:
     async def main() -> None:
-        app = http_app(example_server())
+        app = http_app(lowlevel_server())
         assert app.legacy is not None
         await asgi(app, "GET", "/sse", {"accept": "text/event-stream"}, broken=True)
         assert app.legacy.sessions == {}

@@ -1,6 +1,6 @@
 """Interop at MCP 2026-07-28, over stdio and Streamable HTTP.
 
-1. Our client against our server (examples/modern_server.py plus the tools of
+1. Our client against our server (tests/support/lowlevel_modern_server.py plus the tools of
    tests/support/modern_peer.py): discovery, progress, multi round-trip
    requests, per-request log levels, caching, subscriptions, and the errors.
 2. Our client against servers of 2025-11-25 only (server-everything, and our

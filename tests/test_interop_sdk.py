@@ -1,5 +1,5 @@
 """Interop with the official Python SDK (PyPI ``mcp`` 2.3.0) over stdio, both ways:
-the SDK client drives examples/stdio_server.py, and our client drives a server
+the SDK client drives tests/support/lowlevel_server.py, and our client drives a server
 written with the SDK (tests/support/sdk_server.py)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from mcp_runtime.client import Client, ClientSession, connect_stdio
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.stdio import ProcessTransport
-from support.peers import EXAMPLE_SERVER, live_children, pid_alive, run, sdk_server
+from support.peers import LOWLEVEL_SERVER, live_children, pid_alive, run, sdk_server
 from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
@@ -47,7 +47,7 @@ def text_of(content: Any) -> str:
 
 def sdk_client_for_example(**options: Any) -> SdkClient:
     return SdkClient(
-        SdkStdioParameters(command=sys.executable, args=[str(EXAMPLE_SERVER)]),
+        SdkStdioParameters(command=sys.executable, args=[str(LOWLEVEL_SERVER)]),
         mode="legacy",
         client_info=sdk_types.Implementation(name="sdk-interop-client", version="2.3.0"),
         **options,

@@ -27,7 +27,7 @@ from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server, ServerSession
 from mcp_runtime.stdio import spawn
-from support.peers import EXAMPLE_SERVER, everything_server, example_module, example_server, run
+from support.peers import LOWLEVEL_SERVER, everything_server, lowlevel_module, lowlevel_server, run
 from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
 from support.transports import MemoryTransport, RecordingTransport, memory_pair, parse
 
@@ -41,7 +41,7 @@ def package(version: str) -> ModuleType:
 
 
 def example_handlers() -> Any:
-    return example_module().ExampleServer()
+    return lowlevel_module().LowLevelServer()
 
 
 def example(**options: Any) -> Server:
@@ -101,7 +101,7 @@ def test_our_client_gets_the_revision_it_asks_for_and_uses_its_types(version: st
 
     async def scenario() -> None:
         client = Client(name="versions", version="0", protocol_version=version)
-        async with connect_stdio(client, example_server()) as session:
+        async with connect_stdio(client, lowlevel_server()) as session:
             assert session.protocol_version == version
             assert isinstance(session.server_capabilities, revision.ServerCapabilities)
             server = revision.ClientStub(session)
@@ -166,8 +166,8 @@ def test_a_restricted_server_answers_its_own_latest() -> None:
 
 
 async def sdk_handshake(version: str) -> tuple[str, list[str], str]:
-    """Initialize examples/stdio_server.py by hand from the SDK, asking for ``version``."""
-    parameters = SdkStdioParameters(command=sys.executable, args=[str(EXAMPLE_SERVER)])
+    """Initialize tests/support/lowlevel_server.py by hand from the SDK, asking for ``version``."""
+    parameters = SdkStdioParameters(command=sys.executable, args=[str(LOWLEVEL_SERVER)])
     async with sdk_stdio_client(parameters) as (read, write), SdkSession(read, write) as session:
         result = await session.send_request(
             sdk_types.InitializeRequest(

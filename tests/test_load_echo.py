@@ -1,5 +1,5 @@
 """Load: 10,000 tools/call echo requests, 512 in flight, over one stdio session
-(our client to examples/stdio_server.py) and over Streamable HTTP (our client,
+(our client to tests/support/lowlevel_server.py) and over Streamable HTTP (our client,
 connect_streamable_http, to our server under uvicorn in a child process).
 
 Every request carries a unique token and must get exactly its own token back,
@@ -29,7 +29,7 @@ from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.http_client import StreamableHTTPClientTransport
 from mcp_runtime.stdio import spawn
 from support.figures import hwm_kib, record, rss_kib
-from support.peers import example_server, no_leaked_processes, run  # noqa: F401  (a fixture)
+from support.peers import lowlevel_server, no_leaked_processes, run  # noqa: F401  (a fixture)
 from support.reliability_peers import HttpServerProcess
 
 TOTAL = int(os.environ.get("LOAD_REQUESTS", "10000"))
@@ -121,7 +121,7 @@ def check_memory(baseline_kib: int, after_kib: int) -> None:
 
 def test_10000_echo_requests_512_in_flight_over_one_stdio_session() -> None:
     async def scenario() -> dict[str, Any]:
-        process = await spawn(example_server())
+        process = await spawn(lowlevel_server())
         session = await Client(name="load", version="0").connect(CountingTransport(process))
         try:
             pid = process.process.pid

@@ -23,7 +23,7 @@ from mcp_runtime.client import Client
 from mcp_runtime.http_client import connect_streamable_http
 from mcp_runtime.serving import FreezeAfterStartup, run_http, uvicorn_options
 from support.asgi import request
-from support.http_servers import example_server, run
+from support.http_servers import lowlevel_server, run
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "modern_server.py"
 
@@ -97,13 +97,13 @@ def test_the_fast_stack_is_installed_and_chosen() -> None:
 
 def test_an_unknown_stack_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match="unknown server stack 'gunicorn'"):
-        run_http(example_server(), stack="gunicorn")
+        run_http(lowlevel_server(), stack="gunicorn")
 
 
 def test_the_heap_is_frozen_once_the_app_has_started() -> None:
     from mcp_runtime.http import http_app
 
-    app = FreezeAfterStartup(http_app(example_server()))
+    app = FreezeAfterStartup(http_app(lowlevel_server()))
     sent: list[dict[str, Any]] = []
     frozen: list[int] = []  # objects frozen as each lifespan message goes out
 

@@ -1,4 +1,4 @@
-"""Bad input and faults over a real stdio server process (examples/stdio_server.py):
+"""Bad input and faults over a real stdio server process (tests/support/lowlevel_server.py):
 every bad message gets its JSON-RPC error and the session goes on; a crashing
 server fails the calls waiting on it at once; closing a client always ends the
 server process."""
@@ -21,7 +21,7 @@ from mcp_runtime import jsonrpc
 from mcp_runtime.client import Client, ClientSession, connect_stdio
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.stdio import ProcessTransport, StdioServerParameters
-from support.peers import EXAMPLE_SERVER, LAUNCHER, STUBBORN_SERVER, example_server, live_children, pid_alive, run
+from support.peers import LOWLEVEL_SERVER, LAUNCHER, STUBBORN_SERVER, lowlevel_server, live_children, pid_alive, run
 from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
 from support.rawstdio import RawServer
 
@@ -42,7 +42,7 @@ async def ping_works(server: RawServer, request_id: Any) -> None:
 
 
 async def started(stderr: Any = asyncio.subprocess.DEVNULL) -> RawServer:
-    server = await RawServer.start([sys.executable, str(EXAMPLE_SERVER)], stderr=stderr)
+    server = await RawServer.start([sys.executable, str(LOWLEVEL_SERVER)], stderr=stderr)
     await server.initialize()
     return server
 
@@ -162,7 +162,7 @@ def test_a_handler_exception_is_an_internal_error_without_traceback_on_the_wire(
 
 def test_errors_reach_our_client_as_mcp_errors() -> None:
     async def scenario() -> None:
-        async with connect_stdio(client(), example_server()) as session:
+        async with connect_stdio(client(), lowlevel_server()) as session:
             server = mcp.ClientStub(session)
             with pytest.raises(McpError) as failed:
                 await server.call_tool("fail")
@@ -194,7 +194,7 @@ def test_stray_output_of_server_code_does_not_corrupt_the_message_stream() -> No
 
 def test_a_server_that_crashes_mid_request_fails_every_pending_call_promptly() -> None:
     async def scenario() -> None:
-        async with connect_stdio(client(), example_server()) as session:
+        async with connect_stdio(client(), lowlevel_server()) as session:
             process = process_of(session)
             server = mcp.ClientStub(session)
             sleeping = [asyncio.create_task(server.call_tool("sleep", arguments={"seconds": 60})) for _ in range(3)]
@@ -217,7 +217,7 @@ def test_a_server_that_crashes_mid_request_fails_every_pending_call_promptly() -
 
 def test_a_server_killed_from_outside_fails_pending_calls() -> None:
     async def scenario() -> None:
-        async with connect_stdio(client(), example_server()) as session:
+        async with connect_stdio(client(), lowlevel_server()) as session:
             process = process_of(session)
             server = mcp.ClientStub(session)
             sleeping = asyncio.create_task(server.call_tool("sleep", arguments={"seconds": 60}))
@@ -275,7 +275,7 @@ def test_a_server_that_never_answers_initialize_is_stopped_when_connect_gives_up
 def test_closing_the_client_closes_stdin_and_the_server_exits_by_itself() -> None:
     async def scenario() -> None:
         # A long grace period: were a signal needed, the exit status would say so.
-        parameters = replace(example_server(), terminate_timeout=30)
+        parameters = replace(lowlevel_server(), terminate_timeout=30)
         async with connect_stdio(client(), parameters) as session:
             process = process_of(session)
             server = mcp.ClientStub(session)

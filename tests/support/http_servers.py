@@ -27,7 +27,7 @@ from mcp_runtime.server import Server
 
 SUPPORT = Path(__file__).resolve().parent
 REPO = SUPPORT.parents[1]
-EXAMPLE_SERVER = REPO / "examples" / "stdio_server.py"
+LOWLEVEL_SERVER = SUPPORT / "lowlevel_server.py"
 SDK_HTTP_SERVER = SUPPORT / "sdk_http_server.py"
 START_TIMEOUT = 60.0
 TIMEOUT = 60.0
@@ -55,11 +55,11 @@ async def eventually(check: Callable[[], bool], timeout: float = 5.0, what: str 
 _examples: ModuleType | None = None
 
 
-def example_module() -> ModuleType:
-    """examples/stdio_server.py, imported once."""
+def lowlevel_module() -> ModuleType:
+    """tests/support/lowlevel_server.py, imported once."""
     global _examples
     if _examples is None:
-        spec = importlib.util.spec_from_file_location("example_stdio_server", EXAMPLE_SERVER)
+        spec = importlib.util.spec_from_file_location("lowlevel_server", LOWLEVEL_SERVER)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
@@ -67,10 +67,10 @@ def example_module() -> ModuleType:
     return _examples
 
 
-def example_server() -> Server:
-    """The example server of examples/stdio_server.py (a fresh Server)."""
+def lowlevel_server() -> Server:
+    """The server of tests/support/lowlevel_server.py (a fresh Server)."""
     return Server(
-        example_module().ExampleServer(),
+        lowlevel_module().LowLevelServer(),
         name="mcp-codegen-example",
         version="0.1.0",
         instructions="An example server for the mcp-codegen runtime.",

@@ -1,4 +1,4 @@
-"""The 2026-07-28 example server (examples/modern_server.py) with tools the
+"""The low-level 2026-07-28 server (lowlevel_modern_server.py) with tools the
 interop tests need besides: input requests of every kind in one round, two
 rounds in a row, changes of the lists and of a resource on demand.
 
@@ -25,7 +25,7 @@ from mcp_runtime.server import Server
 
 SUPPORT = Path(__file__).resolve().parent
 REPO = SUPPORT.parents[1]
-EXAMPLE = REPO / "examples" / "modern_server.py"
+EXAMPLE = SUPPORT / "lowlevel_modern_server.py"
 PEER = Path(__file__).resolve()
 
 if str(SUPPORT.parent) not in sys.path:  # run as a script: make `support` importable
@@ -35,10 +35,10 @@ _example: ModuleType | None = None
 
 
 def example() -> ModuleType:
-    """examples/modern_server.py, imported once."""
+    """lowlevel_modern_server.py, imported once."""
     global _example
     if _example is None:
-        spec = importlib.util.spec_from_file_location("example_modern_server", EXAMPLE)
+        spec = importlib.util.spec_from_file_location("lowlevel_modern_server", EXAMPLE)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

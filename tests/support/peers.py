@@ -25,8 +25,9 @@ T = TypeVar("T")
 
 TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
-EXAMPLE_SERVER = REPO / "examples" / "stdio_server.py"
 SUPPORT = TESTS / "support"
+# A server on the generated handler interfaces: tools, resources, prompts, completion.
+LOWLEVEL_SERVER = SUPPORT / "lowlevel_server.py"
 SDK_SERVER = SUPPORT / "sdk_server.py"
 STUBBORN_SERVER = SUPPORT / "stubborn_server.py"
 LAUNCHER = SUPPORT / "launcher.py"
@@ -57,16 +58,13 @@ def require(path: Path, what: str) -> Path:
     return path
 
 
-def example_module() -> ModuleType:
-    """examples/stdio_server.py imported as a module (for its ExampleServer handlers)."""
-    examples = str(REPO / "examples")
-    if examples not in sys.path:
-        sys.path.insert(0, examples)
-    return importlib.import_module("stdio_server")
+def lowlevel_module() -> ModuleType:
+    """tests/support/lowlevel_server.py imported as a module (for its LowLevelServer handlers)."""
+    return importlib.import_module("support.lowlevel_server")
 
 
-def example_server(*args: str, stderr: int | None = asyncio.subprocess.DEVNULL) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=[str(EXAMPLE_SERVER), *args], stderr=stderr)
+def lowlevel_server(*args: str, stderr: int | None = asyncio.subprocess.DEVNULL) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=[str(LOWLEVEL_SERVER), *args], stderr=stderr)
 
 
 def sdk_server(stderr: int | None = asyncio.subprocess.DEVNULL) -> StdioServerParameters:

@@ -1,5 +1,5 @@
 """The server of the reliability, security and load tests: the example
-server's tools (examples/stdio_server.py: echo, sleep, count, ...) and a few
+low-level test server's tools (lowlevel_server.py: echo, sleep, count, ...) and a few
 that tests steer.
 
 * ``gate`` {token}: waits until released, then answers the token; the test
@@ -36,14 +36,14 @@ from typing import Any
 
 from typing_extensions import override
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-if str(EXAMPLES) not in sys.path:
-    sys.path.insert(0, str(EXAMPLES))
+SUPPORT = Path(__file__).resolve().parent
+if str(SUPPORT) not in sys.path:
+    sys.path.insert(0, str(SUPPORT))
 
 from mcp_protocol import v2025_11_25 as mcp  # noqa: E402
 from mcp_runtime.methods import RequestContext  # noqa: E402
 from mcp_runtime.server import Server  # noqa: E402
-from stdio_server import TOOLS, ExampleServer  # noqa: E402
+from lowlevel_server import TOOLS, LowLevelServer  # noqa: E402
 
 _OBJECT = mcp.ToolInputSchema(type="object")
 EXTRA_TOOLS = [
@@ -59,7 +59,7 @@ def _text(value: str) -> mcp.CallToolResult:
     return mcp.CallToolResult(content=[mcp.TextContent(text=value)])
 
 
-class ReliabilityServer(ExampleServer):
+class ReliabilityServer(LowLevelServer):
     def __init__(self) -> None:
         self.gates: dict[str, asyncio.Event] = {}
         self.entered: dict[str, asyncio.Event] = {}

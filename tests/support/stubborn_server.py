@@ -1,4 +1,4 @@
-"""The example server, made hard to stop, for the shutdown tests.
+"""The low-level test server (lowlevel_server.py), made hard to stop, for the shutdown tests.
 
 ``python stubborn_server.py ignore-eof``: keeps running after its stdin closes
 (a SIGTERM ends it). ``python stubborn_server.py ignore-term``: also ignores
@@ -17,16 +17,16 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from stdio_server import ExampleServer, mcp  # noqa: E402
+from lowlevel_server import LowLevelServer, mcp  # noqa: E402
 
 from mcp_runtime.server import Server, serve_stdio  # noqa: E402
 from mcp_runtime.methods import RequestContext  # noqa: E402
 from mcp_runtime.stdio import configure_stdio_logging  # noqa: E402
 
 
-class StubbornServer(ExampleServer):
+class StubbornServer(LowLevelServer):
     async def call_tool(self, params: mcp.CallToolRequestParams, ctx: RequestContext) -> mcp.CallToolResult:
         if params.name == "hang":
             time.sleep(3600)  # blocks the event loop: nothing is read any more

@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeVar
 
 from .. import lifecycle
 from ..client import Client, ClientSession
-from ..http import HttpApp, http_app
+from ..http import UVICORN_OPTIONS, HttpApp, http_app
 from ..memory import memory_pair
 from ..server import Extension, Server, run_stdio
 from .completion import Completer
@@ -412,15 +412,13 @@ class App:
         run_stdio(self.server())
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
-        """Serve over HTTP with uvicorn (blocking); ``options`` go to :meth:`asgi`."""
+        """Serve over HTTP with uvicorn (blocking); ``options`` go to :meth:`asgi`.
+        uvicorn runs with :data:`mcp_runtime.http.UVICORN_OPTIONS` (bounded
+        keep-alive, concurrency and request heads, a short graceful shutdown)."""
         import uvicorn
 
         uvicorn.run(
-            self.asgi(**options),
-            host=host,
-            port=port,
-            log_level="warning",
-            timeout_graceful_shutdown=2,
+            self.asgi(**options), host=host, port=port, log_level="warning", **UVICORN_OPTIONS
         )
 
     @contextlib.asynccontextmanager

@@ -168,18 +168,25 @@ class Context:
     # ------------------------------------------------------------ asking the client
 
     async def elicit(
-        self, message: str, form: type[T], *, schema: Mapping[str, Any] | None = None
+        self,
+        message: str,
+        form: type[T],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        key: str | None = None,
     ) -> Elicited[T]:
         """Ask the user to fill in ``form`` (a Struct, dataclass or TypedDict of
         strings, numbers, booleans and string enums). ``schema`` replaces the
         requested schema derived from ``form`` (titled or multi-select enums,
-        which no Python type spells); the answer is still decoded into ``form``."""
+        which no Python type spells); the answer is still decoded into ``form``.
+        ``key`` names the request in a 2026-07-28 input-required result
+        (default: ``elicit-<n>``, n counting this call's questions)."""
         shape: Any = form  # a class, so hashable: form_schema caches by it
         requested = dict(schema) if schema is not None else form_schema(shape)
         params = {"mode": "form", "message": message, "requestedSchema": requested}
         if self._flavor.version < "2025-11-25":
             del params["mode"]  # the form mode is implicit before 2025-11-25
-        answer = await self._ask("elicitation/create", params, "ElicitResult")
+        answer = await self._ask("elicitation/create", params, "ElicitResult", key)
         if answer.action != "accept":
             return Elicited(answer.action, None)
         content = answer.content if isinstance(answer.content, Mapping) else {}
@@ -197,8 +204,10 @@ class Context:
         temperature: float | None = None,
         stop_sequences: Sequence[str] | None = None,
         model_hints: Sequence[str] | None = None,
+        key: str | None = None,
     ) -> Sampled:
-        """Ask the client's model: ``messages`` is a user prompt, or (role, text) pairs."""
+        """Ask the client's model: ``messages`` is a user prompt, or (role, text)
+        pairs. ``key``: as for :meth:`elicit` (default ``sample-<n>``)."""
         pairs: Sequence[tuple[Role, str]] = (
             [("user", messages)] if isinstance(messages, str) else messages
         )
@@ -216,20 +225,23 @@ class Context:
             params["stopSequences"] = list(stop_sequences)
         if model_hints is not None:
             params["modelPreferences"] = {"hints": [{"name": name} for name in model_hints]}
-        result = await self._ask("sampling/createMessage", params, "CreateMessageResult")
+        result = await self._ask("sampling/createMessage", params, "CreateMessageResult", key)
         stop = result.stop_reason if isinstance(result.stop_reason, str) else None
         return Sampled(result.role, result.model, result.content, stop)
 
-    async def list_roots(self) -> list[Root]:
-        """The client's roots."""
-        result = await self._ask("roots/list", {}, "ListRootsResult")
+    async def list_roots(self, *, key: str | None = None) -> list[Root]:
+        """The client's roots. ``key``: as for :meth:`elicit` (default ``roots-<n>``)."""
+        result = await self._ask("roots/list", {}, "ListRootsResult", key)
         return [
             Root(root.uri, root.name if isinstance(root.name, str) else None)
             for root in result.roots
         ]
 
-    async def _ask(self, method: str, params: dict[str, Any], result_name: str) -> Any:
-        key = f"{_KEYS[method]}-{self._asked}"
+    async def _ask(
+        self, method: str, params: dict[str, Any], result_name: str, key: str | None
+    ) -> Any:
+        if key is None:
+            key = f"{_KEYS[method]}-{self._asked}"
         self._asked += 1
         flavor = self._flavor
         result_type = flavor.types.__dict__[result_name]

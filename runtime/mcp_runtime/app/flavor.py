@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .. import codec, lifecycle
+from .. import codec, jsonrpc, lifecycle
 
 if TYPE_CHECKING:
     from .context import InputRounds
@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 # Tool input validation errors are tool execution errors from 2025-11-25 on
 # (the model can correct its call); before, they are -32602 protocol errors.
 VALIDATION_AS_TOOL_ERROR_SINCE = "2025-11-25"
+
+# A resource that does not exist: -32002 (the code the specification
+# recommended) until 2026-07-28 made it invalid params (SEP-2164).
+RESOURCE_NOT_FOUND = -32002
 
 
 class Flavor:
@@ -36,6 +40,7 @@ class Flavor:
         self.modern = not revision.has_handshake
         self.structured = "structured_content" in self.types.CallToolResult.__struct_fields__
         self.validation_as_tool_error = version >= VALIDATION_AS_TOOL_ERROR_SINCE
+        self.resource_not_found = jsonrpc.INVALID_PARAMS if self.modern else RESOURCE_NOT_FOUND
         self.text_content = self.types.TextContent
         self.call_tool_result = self.types.CallToolResult
         # 2026-07-28 list and read results must say how long they stay fresh.

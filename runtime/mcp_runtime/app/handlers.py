@@ -19,9 +19,6 @@ from .completion import completion_key, filled_arguments
 from .flavor import Flavor
 from .resources import ResourceSpec
 
-# The specification's code for a resource that does not exist.
-RESOURCE_NOT_FOUND = -32002
-
 if TYPE_CHECKING:
     from .registry import Registry
 
@@ -60,7 +57,7 @@ def build_handlers(registry: Registry, flavor: Flavor) -> object:
             )
 
         async def read_resource(self: object, params: Any, ctx: RequestContext) -> Any:
-            spec, variables = _find_resource(registry, params.uri)
+            spec, variables = _find_resource(registry, params.uri, flavor)
             return await spec.read(params.uri, variables, params, ctx, flavor)
 
         namespace.update(
@@ -115,7 +112,9 @@ def build_handlers(registry: Registry, flavor: Flavor) -> object:
     return handlers_type()
 
 
-def _find_resource(registry: Registry, uri: str) -> tuple[ResourceSpec, dict[str, str]]:
+def _find_resource(
+    registry: Registry, uri: str, flavor: Flavor
+) -> tuple[ResourceSpec, dict[str, str]]:
     static = registry.resources.get(uri)
     if static is not None:
         return static, {}
@@ -124,4 +123,4 @@ def _find_resource(registry: Registry, uri: str) -> tuple[ResourceSpec, dict[str
         variables = template.template.match(uri)
         if variables is not None:
             return template, variables
-    raise McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+    raise McpError(flavor.resource_not_found, f"Resource not found: {uri}", {"uri": uri})
