@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .server import Server
+from .stores import Store
 from .sse_legacy import LegacySSEApp
 from .streamable_http import DEFAULT_MAX_BODY, DEFAULT_MAX_STREAM_BUFFER, Receive, Scope, Send, StreamableHTTPApp
 
@@ -43,8 +44,12 @@ def http_app(
     session_timeout: float | None = 30 * 60,
     retry_ms: int = 1000,
     max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
+    store: Store | None = None,
 ) -> HttpApp:
-    """The ASGI application serving ``server`` over HTTP (see the module docstring)."""
+    """The ASGI application serving ``server`` over HTTP (see the module docstring).
+
+    ``store``: share state between workers (``RedisStore.from_url(url)``; see
+    docs/guides/scaling.md); by default everything stays in this process."""
     streamable = StreamableHTTPApp(
         server,
         path=path,
@@ -57,6 +62,7 @@ def http_app(
         session_timeout=session_timeout,
         retry_ms=retry_ms,
         max_stream_buffer=max_stream_buffer,
+        store=store,
     )
     legacy = None
     if legacy_sse and not stateless:

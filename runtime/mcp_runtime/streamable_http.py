@@ -47,6 +47,7 @@ from . import http_headers, jsonrpc, lifecycle
 from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import RequestId
 from .server import Server, ServerSession
+from .stores import Store
 
 # An SSE answer; proxies must neither transform nor buffer it.
 _SSE_HEADERS = (
@@ -171,6 +172,9 @@ class EventStream:
         self.waiting = 0  # bytes queued for the live connection, not yet taken by it
         self.dropped = 0  # connections dropped for not keeping up
         self.finished = False
+        # With a shared store: called with each event (seq, message; None
+        # for the end) so that other workers can resume the stream.
+        self.log: Callable[[int, bytes | None], None] | None = None
 
     def send(self, message: bytes) -> None:
         self.seq += 1
@@ -179,6 +183,8 @@ class EventStream:
             self.kept -= len(self.events[0][1])
         self.events.append(event)
         self.kept += len(message)
+        if self.log is not None:
+            self.log(self.seq, message)
         while self.kept > self.max_buffer and len(self.events) > 1:
             self.kept -= len(self.events.popleft()[1])
         if self.live is not None:
@@ -220,6 +226,8 @@ class EventStream:
         self.expected.discard(request_id)
         if not self.expected:
             self.finished = True
+            if self.log is not None:
+                self.log(self.seq + 1, None)
             self.detach()
 
     def attach(self, after: int) -> asyncio.Queue[tuple[int, bytes] | None]:
@@ -371,10 +379,15 @@ def _new_stream_id() -> str:
 
 class HttpSession:
     def __init__(
-        self, session_id: str | None, server: Server, history: int, max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER
+        self,
+        session_id: str | None,
+        server: Server,
+        history: int,
+        max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
+        transport: HttpSessionTransport | None = None,
     ) -> None:
         self.id = session_id
-        self.transport = HttpSessionTransport(history, max_stream_buffer)
+        self.transport = transport if transport is not None else HttpSessionTransport(history, max_stream_buffer)
         self.session = ServerSession(server, self.transport)
         self.task = asyncio.get_running_loop().create_task(self.session.run())
         self.last_seen = time.monotonic()
@@ -475,6 +488,10 @@ class StreamableHTTPApp:
       wait for a client that does not read; past it that connection is
       dropped (the client may resume the stream).
     * ``session_timeout``: idle seconds after which a session is dropped.
+    * ``store``: where sessions, resumable events, tasks and change
+      notifications live; a shared one (``RedisStore``) lets several
+      workers and hosts serve one deployment (default: the server's
+      store, else this process). See docs/guides/scaling.md.
 
     Requests of 2026-07-28 (see the module docstring) take no session; of
     the options above, ``json_response``, ``stateless``, ``max_sessions``
@@ -497,6 +514,7 @@ class StreamableHTTPApp:
         retry_ms: int = 1000,
         event_history: int = 1024,
         max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
+        store: Store | None = None,
     ) -> None:
         self.server = server
         self.path = path.rstrip("/") or "/"
@@ -518,6 +536,13 @@ class StreamableHTTPApp:
         self._tool_params_at = float("-inf")  # when the tools were last listed
         self._tool_params_tried = float("-inf")
         self._listing: asyncio.Task[None] | None = None
+        if store is not None:
+            server.use_store(store)
+        self._shared: Any = None  # a SharedSessions when the server's store is shared
+        if server.store is not None and server.store.shared and not stateless:
+            from .stores.shared_http import SharedSessions
+
+            self._shared = SharedSessions(self, server.store)
 
     @property
     def requests_in_flight(self) -> int:
@@ -539,6 +564,8 @@ class StreamableHTTPApp:
             await _plain(send, 403, refused)
             return
         self._start_reaper()
+        if self._shared is not None and not self._shared.started:
+            await self._shared.start()
         method = scope["method"]
         if method in ("GET", "DELETE") and self._names_modern(headers):
             await _plain(send, 405, "Method Not Allowed: MCP 2026-07-28 has neither GET streams nor sessions", [(b"allow", b"POST")])
@@ -668,23 +695,36 @@ class StreamableHTTPApp:
             await self._post_stateless(body, requests, initializing, headers, send, receive)
             return
         if initializing:
-            if len(self.sessions) >= self.max_sessions:
+            session_id = secrets.token_urlsafe(32)  # 256 bits from the OS CSPRNG
+            if self._shared is not None:
+                refused = await self._shared.admit(session_id)
+                if refused is not None:
+                    await _plain(send, 503, refused)
+                    return
+            elif len(self.sessions) >= self.max_sessions:
                 await _plain(send, 503, "Service Unavailable: too many sessions")
                 return
-            session_id = secrets.token_urlsafe(32)  # 256 bits from the OS CSPRNG
-            http_session = HttpSession(session_id, self.server, self.event_history, self.max_stream_buffer)
-            self.sessions[session_id] = http_session
-            http_session.task.add_done_callback(lambda _: self.sessions.pop(session_id, None))
+            http_session = self._new_session(session_id)
         else:
-            found, status, reason = self._session_for(headers)
+            found, status, reason = (
+                self._session_for(headers) if self._shared is None else await self._shared.session_for(headers)
+            )
             if found is None:
-                await _json_error(send, status, None, jsonrpc.INVALID_REQUEST, reason)
+                code = jsonrpc.INTERNAL_ERROR if status == 503 else jsonrpc.INVALID_REQUEST
+                await _json_error(send, status, None, code, reason)
                 return
             http_session = found
         if http_session.in_flight + len(requests) > self.max_concurrent_requests:
             await _json_error(send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this session")
             return
         await self._answer(http_session, body, requests, send, receive)
+
+    def _new_session(self, session_id: str) -> HttpSession:
+        transport = self._shared.transport(session_id) if self._shared is not None else None
+        http_session = HttpSession(session_id, self.server, self.event_history, self.max_stream_buffer, transport)
+        self.sessions[session_id] = http_session
+        http_session.task.add_done_callback(lambda _: self.sessions.pop(session_id, None))
+        return http_session
 
     async def _answer(
         self, http_session: HttpSession, body: bytes, requests: list[RequestId], send: Send, receive: Receive
@@ -1008,7 +1048,9 @@ class StreamableHTTPApp:
         if self.stateless:
             await _plain(send, 405, "Method Not Allowed: stateless server has no GET stream", [(b"allow", b"POST")])
             return
-        http_session, status, reason = self._session_for(headers)
+        http_session, status, reason = (
+            self._session_for(headers) if self._shared is None else await self._shared.session_for(headers)
+        )
         if http_session is None:
             await _plain(send, status, reason)
             return
@@ -1018,6 +1060,10 @@ class StreamableHTTPApp:
             return
         transport = http_session.transport
         extra = [(b"mcp-session-id", (http_session.id or "").encode())]
+        if self._shared is not None:
+            # Any worker may hold the stream: it follows the shared event log.
+            await self._shared.serve_get(http_session, headers, send, receive, extra)
+            return
         last = headers.get("last-event-id")
         if last is not None:
             stream_id, _, seq = last.partition(":")
@@ -1043,10 +1089,17 @@ class StreamableHTTPApp:
         if self.stateless:
             await _plain(send, 405, "Method Not Allowed: stateless server has no sessions", [(b"allow", b"POST")])
             return
-        http_session, status, reason = self._session_for(headers)
+        http_session, status, reason = (
+            self._session_for(headers) if self._shared is None else await self._shared.session_for(headers)
+        )
         if http_session is None:
             await _plain(send, status, reason)
             return
+        if self._shared is not None:
+            refused = await self._shared.forget(http_session.id or "")
+            if refused is not None:
+                await _plain(send, 503, refused)
+                return
         self.sessions.pop(http_session.id or "", None)
         await http_session.close()
         await _plain(send, 200, "")
@@ -1087,11 +1140,15 @@ class StreamableHTTPApp:
         sessions, self.sessions = list(self.sessions.values()), {}
         for http_session in sessions:
             await http_session.close()
+        if self._shared is not None:
+            await self._shared.close()
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                if self._shared is not None:
+                    await self._shared.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.close()
