@@ -169,3 +169,40 @@ def modern_call(url: str, request_id: int, tool: str, arguments: dict[str, Any],
     data = result_of(answer)
     assert "result" in data, data
     return data["result"]
+
+
+class SseReader:
+    """One SSE response read event by event (a streaming httpx request on its own connection)."""
+
+    def __init__(self, method: str, url: str, headers: dict[str, str], body: dict[str, Any] | None = None) -> None:
+        self.client = httpx.Client(timeout=httpx.Timeout(30, read=20))
+        content = None if body is None else json.dumps(body)
+        self.response = self.client.send(self.client.build_request(method, url, headers=headers, content=content), stream=True)
+        self.lines = self.response.iter_lines()
+        self.last_id: str | None = None
+
+    def next(self) -> tuple[str | None, Any]:
+        """The next event with data (its id and decoded data); StopIteration at the end."""
+        event_id, data = None, []
+        for line in self.lines:
+            if line.startswith("id:"):
+                event_id = line[3:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].strip())
+            elif line == "" and (data or event_id is not None):
+                text = "\n".join(data)
+                if event_id is not None:
+                    self.last_id = event_id
+                if text:
+                    return event_id, json.loads(text)
+                event_id, data = None, []
+        raise StopIteration
+
+    def close(self) -> None:
+        self.response.close()
+        self.client.close()
+
+
+def session_headers(session: str) -> dict[str, str]:
+    return {"accept": "application/json, text/event-stream", "content-type": "application/json",
+            "mcp-session-id": session, "mcp-protocol-version": HANDSHAKE}  # fmt: skip
