@@ -8,6 +8,10 @@ Run from the repository root. Measures, in one run:
    a `_meta` envelope on every request),
 3. the same over Streamable HTTP,
 4. cold import time and server memory per idle HTTP session (bench/footprint.py),
+5. the application layer (mcp_runtime.app) against the generated handler
+   interface and MCPServer: stdio round trips at 16 in flight, schema
+   derivation and argument validation of a 10-parameter tool, the per-call
+   cost in process, and cold start (bench/app_bench.py),
 
 prints a table of absolute figures and ratios (ours / SDK) and checks the
 targets of the issue. With ``--write`` it also writes bench/results.json and
@@ -16,7 +20,7 @@ shorter than the defaults (``--quick``, or fewer trials, seconds, calls or
 repeats) is marked as such: its targets read "below (shortened run)" rather
 than FAIL, since its figures are too noisy to judge them.
 
-Parts: codec, stdio, stdio_modern, http, http_modern, imports, memory; the
+Parts: codec, stdio, stdio_modern, http, http_modern, imports, memory, app; the
 groups ``roundtrip`` (the four round-trip parts) and ``modern`` (the two
 2026-07-28 ones) stand for their parts, e.g. ``--parts roundtrip``. A run of
 some parts with ``--write`` keeps the other parts' figures from the
@@ -50,7 +54,7 @@ CODEC_ENV = {
     "MALLOC_TRIM_THRESHOLD_": str(128 * 1024 * 1024),
 }
 
-PARTS = ("codec", "stdio", "stdio_modern", "http", "http_modern", "imports", "memory")
+PARTS = ("codec", "stdio", "stdio_modern", "http", "http_modern", "imports", "memory", "app")
 GROUPS = {
     "all": PARTS,
     "roundtrip": ("stdio", "stdio_modern", "http", "http_modern"),
@@ -65,6 +69,7 @@ PART_ROWS = {
     "http_modern": "Streamable HTTP at 2026-07-28",
     "imports": "cold import",
     "memory": "server RSS",
+    "app": "application layer",
 }
 # Round-trip parts: transport, protocol revision, label in the tables, in-flight counts.
 ROUNDTRIPS = {
@@ -83,6 +88,9 @@ TARGETS = {
     "stdio_16": 5.0,  # our requests/s / SDK requests/s, 16 in flight
     "http_16": 3.0,
     "import": 1 / 3,  # our import time / SDK import time
+    "app_over_generated_16": 1.2,  # at most: generated-handler req/s / app req/s, stdio, 16 in flight
+    "app_vs_sdk_16": 10.0,  # app req/s / SDK req/s
+    "app_schema_vs_sdk": 5.0,  # SDK time / our time, derivation and validation of 10 parameters
 }
 
 
@@ -266,6 +274,59 @@ def run_roundtrips(
         result["ours_client_sdk_server"] = _summary(trials[("ours", "sdk")], [16])
         result["sdk_client_ours_server"] = _summary(trials[("sdk", "ours")], [16])
     return result
+
+
+def run_app(repeats: int, calls: int, seconds: float, quick: bool) -> dict[str, Any]:
+    """Part 5: stdio round trips of the app layer's echo server against the
+    hand-written one and MCPServer (16 in flight, alternating), then the
+    in-process measures of bench/app_bench.py."""
+    pairs = [("ours", "app"), ("ours", "ours"), ("sdk", "sdk")]
+    trials: dict[tuple[str, str], list[dict[str, Any]]] = {pair: [] for pair in pairs}
+    for r in range(repeats):
+        for impl, server in pairs if r % 2 == 0 else pairs[::-1]:
+            trial = _roundtrip(impl, server, "stdio", "2025-11-25", calls, seconds, [16])
+            trials[(impl, server)].append(trial)
+            log(f"  app: client {impl:4s} server {server:4s} trial {r + 1}/{repeats}: {trial['throughput'][0]['rps']:.0f}/s")
+    counts = ["--repeats", "2", "--number", "200", "--handler-calls", "2000", "--cold-trials", "2"] if quick else []
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.app_bench", "--json", *counts],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        check=True,
+        text=True,
+        timeout=900,
+    )
+    result: dict[str, Any] = json.loads(out.stdout)
+    result["stdio"] = {f"{impl}_client_{server}_server": _summary(runs, [16]) for (impl, server), runs in trials.items()}
+    return result
+
+
+def app_rows(part: dict[str, Any]) -> tuple[list[list[str]], list[list[str]]]:
+    """Figure and target rows of the application layer part."""
+    stdio = part["stdio"]
+    app_rps = stdio["ours_client_app_server"]["rps"]["16"]
+    generated_rps = stdio["ours_client_ours_server"]["rps"]["16"]
+    sdk_rps = stdio["sdk_client_sdk_server"]["rps"]["16"]
+    derive, validate = part["schema"]["derive_s"], part["schema"]["validate_s"]
+    per_call = part["handler"]["per_call_s"]
+    cold = part["cold_start"]
+    rows = [
+        ["app layer: stdio throughput, 16 in flight (vs MCPServer)", f"{app_rps:,.0f} req/s", f"{sdk_rps:,.0f} req/s", "", f"{app_rps / sdk_rps:.3f}", ""],
+        ["generated handlers: the same (vs MCPServer)", f"{generated_rps:,.0f} req/s", f"{sdk_rps:,.0f} req/s", "", f"{generated_rps / sdk_rps:.3f}", ""],
+        ["app layer: derive the schema of a 10-parameter tool", _us(derive["ours"]), _us(derive["sdk"]), "", f"{derive['ours'] / derive['sdk']:.3f}", ""],
+        ["app layer: validate its arguments", _us(validate["ours"]), _us(validate["sdk"]), "", f"{validate['ours'] / validate['sdk']:.3f}", ""],
+        ["tools/call in process: app layer / generated handler", _us(per_call["app"]), _us(per_call["generated"]), "", f"{per_call['app'] / per_call['generated']:.3f}", ""],
+        ["cold start, spawn to first tools/list answer", _ms(cold["app"]["median_s"]), _ms(cold["sdk"]["median_s"]), "", f"{cold['app']['median_s'] / cold['sdk']['median_s']:.3f}", ""],
+    ]
+    over_generated = generated_rps / app_rps
+    targets = [
+        ["app layer tools/call: ≤1.2x the generated handlers' cost (stdio, 16 in flight)", f"{over_generated:.2f}x", _check(over_generated <= TARGETS["app_over_generated_16"]), "", ""],
+        ["app layer tools/call: ≥10x MCPServer (stdio, 16 in flight)", f"{app_rps / sdk_rps:.2f}x", _check(app_rps / sdk_rps >= TARGETS["app_vs_sdk_16"]), "", ""],
+    ]
+    for label, pair in (("derive the schema", derive), ("validate the arguments", validate)):
+        ratio = pair["sdk"] / pair["ours"]
+        targets.append([f"app layer: {label} of 10 parameters ≥5x faster than MCPServer", f"{ratio:.2f}x", _check(ratio >= TARGETS["app_schema_vs_sdk"]), "", ""])
+    return rows, targets
 
 
 def http_client_available() -> bool:
@@ -481,6 +542,11 @@ def build_tables(results: dict[str, Any]) -> tuple[list[str], list[list[str]], l
                 "",
             ]
         )
+    app = results.get("app")
+    if app:
+        app_figures, app_targets = app_rows(app)
+        rows += app_figures
+        targets += app_targets
     return header, rows, targets
 
 
@@ -801,6 +867,9 @@ def main() -> None:
         results["memory"] = {
             impl: session_memory(impl, options.sessions) for impl in ("ours", "sdk")
         }
+    if "app" in parts:
+        log("5. the application layer against the generated handlers and MCPServer")
+        results["app"] = run_app(trials, calls, seconds, quick)
     results["machine"]["load_average_at_end"] = os.getloadavg()
     results["elapsed_s"] = time.perf_counter() - started
     stamp = _stamp(results["machine"], results["settings"])

@@ -1,0 +1,46 @@
+"""The application layer: MCP servers from plain, typed Python functions.
+
+    from mcp_runtime.app import App, Context
+
+    app = App("notes", "1.0")
+
+    @app.tool()
+    async def add_note(text: str, ctx: Context) -> Note: ...
+
+Schemas come from signatures (msgspec), arguments are validated in one
+msgspec pass, results become structured content, and one app serves every
+protocol revision over stdio, Streamable HTTP and legacy SSE. The generated
+handler interfaces stay underneath (``app.server()``).
+"""
+
+from .app import App
+from .client import (
+    OutputMismatch,
+    ToolCallFailed,
+    ToolSchemas,
+    call_tool_typed,
+    validate_structured,
+)
+from .context import Context, Elicited, LogLevel, Root, Sampled
+from .errors import PromptError, ResourceError, ToolError
+from .prompts import Message
+from .resources import UriTemplate
+
+__all__ = [
+    "App",
+    "Context",
+    "Elicited",
+    "LogLevel",
+    "Message",
+    "OutputMismatch",
+    "PromptError",
+    "ResourceError",
+    "Root",
+    "Sampled",
+    "ToolCallFailed",
+    "ToolError",
+    "ToolSchemas",
+    "UriTemplate",
+    "call_tool_typed",
+    "validate_structured",
+]

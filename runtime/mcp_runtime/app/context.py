@@ -1,0 +1,329 @@
+"""The context a tool, resource or prompt function asks for by annotating a
+parameter with :class:`Context`.
+
+It reports progress, logs, and asks the client for input (elicitation,
+sampling, roots) the way the request's revision does it: before 2026-07-28 a
+request to the client in the middle of the call; from 2026-07-28 on an
+input-required result. There the function is run again, from the start, when
+the client retries with the answers (the answers so far travel in the sealed
+``requestState``), so everything a function does before its last question
+must be safe to repeat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Generic, Literal, TypeVar
+
+import msgspec
+from msgspec import UNSET
+
+from .. import codec, lifecycle
+from ..methods import RequestContext
+from .errors import InputRequired, ToolError
+from .flavor import Flavor
+from .schema import object_schema
+
+T = TypeVar("T")
+
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class Elicited(Generic[T]):
+    """The user's answer to :meth:`Context.elicit`: ``data`` is the form,
+    decoded and validated, when ``action`` is "accept"; None otherwise."""
+
+    action: Literal["accept", "decline", "cancel"]
+    data: T | None
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept" and self.data is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Sampled:
+    """What the client's model answered to :meth:`Context.sample`."""
+
+    role: str
+    model: str
+    content: Any
+    stop_reason: str | None
+
+    @property
+    def text(self) -> str | None:
+        """The answer's text, if it is a single text block."""
+        text = getattr(self.content, "text", None)
+        return text if isinstance(text, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Root:
+    """A root the client exposes (a directory or other base URI)."""
+
+    uri: str
+    name: str | None = None
+
+
+class Context:
+    """What a function of the application layer knows of its request, and can do."""
+
+    __slots__ = ("_request", "_params", "_flavor", "_rounds", "_asked")
+
+    def __init__(
+        self, request: RequestContext, params: Any, flavor: Flavor, rounds: InputRounds | None
+    ) -> None:
+        self._request = request
+        self._params = params
+        self._flavor = flavor
+        self._rounds = rounds
+        self._asked = 0
+
+    # ------------------------------------------------------------ the request
+
+    @property
+    def request_context(self) -> RequestContext:
+        """The runtime's context of this request (what generated handlers get),
+        for what this class does not wrap (``Tasks.start``, the peer)."""
+        return self._request
+
+    @property
+    def request_id(self) -> str | int | None:
+        return self._request.request_id
+
+    @property
+    def protocol_version(self) -> str:
+        return self._flavor.version
+
+    @property
+    def client_capabilities(self) -> Any:
+        """The capabilities the client declared (the revision's ClientCapabilities), or None."""
+        return self._request.client_capabilities
+
+    @property
+    def client_info(self) -> Any:
+        """The client's Implementation (name, version ...), where it gave one."""
+        return self._request.client_info
+
+    @property
+    def principal(self) -> Any:
+        """The authenticated caller (:class:`mcp_runtime.auth.principal.Principal`), or None."""
+        return self._request.principal
+
+    @property
+    def params(self) -> Any:
+        """The request's params as the revision's generated type
+        (``CallToolRequestParams`` ...), for what this class does not wrap
+        (at 2026-07-28: ``input_responses`` and the opened ``request_state``
+        of a function that answers with its own ``InputRequiredResult``)."""
+        return self._params
+
+    @property
+    def meta(self) -> Mapping[str, Any]:
+        """The request's ``_meta`` (empty if it has none)."""
+        meta = getattr(self._params, "meta", UNSET)
+        if meta is UNSET or meta is None:
+            return {}
+        if isinstance(meta, Mapping):
+            return meta
+        built: Mapping[str, Any] = msgspec.to_builtins(meta)
+        return built
+
+    def client_supports(self, *path: str) -> bool:
+        """Whether the client declared a capability: ``ctx.client_supports("elicitation")``."""
+        return lifecycle.has_capability(self._request.client_capabilities, path)
+
+    # ------------------------------------------------------------ progress and logs
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """A progress notification, if the client asked for progress."""
+        await self._request.report_progress(progress, total, message)
+
+    async def log(self, level: LogLevel, data: Any, logger: str | None = None) -> None:
+        """A log message, if the client's log level lets it through."""
+        await self._request.log(level, data, logger)
+
+    async def debug(self, data: Any, logger: str | None = None) -> None:
+        await self._request.log("debug", data, logger)
+
+    async def info(self, data: Any, logger: str | None = None) -> None:
+        await self._request.log("info", data, logger)
+
+    async def warning(self, data: Any, logger: str | None = None) -> None:
+        await self._request.log("warning", data, logger)
+
+    async def error(self, data: Any, logger: str | None = None) -> None:
+        await self._request.log("error", data, logger)
+
+    def close_sse_stream(self) -> None:
+        """Close the HTTP stream of this request early (the client resumes it)."""
+        self._request.close_sse_stream()
+
+    # ------------------------------------------------------------ asking the client
+
+    async def elicit(
+        self, message: str, form: type[T], *, schema: Mapping[str, Any] | None = None
+    ) -> Elicited[T]:
+        """Ask the user to fill in ``form`` (a Struct, dataclass or TypedDict of
+        strings, numbers, booleans and string enums). ``schema`` replaces the
+        requested schema derived from ``form`` (titled or multi-select enums,
+        which no Python type spells); the answer is still decoded into ``form``."""
+        shape: Any = form  # a class, so hashable: form_schema caches by it
+        requested = dict(schema) if schema is not None else form_schema(shape)
+        params = {"mode": "form", "message": message, "requestedSchema": requested}
+        if self._flavor.version < "2025-11-25":
+            del params["mode"]  # the form mode is implicit before 2025-11-25
+        answer = await self._ask("elicitation/create", params, "ElicitResult")
+        if answer.action != "accept":
+            return Elicited(answer.action, None)
+        content = answer.content if isinstance(answer.content, Mapping) else {}
+        try:
+            return Elicited("accept", msgspec.convert(content, form))
+        except msgspec.ValidationError as error:
+            raise ToolError(f"The answer to {message!r} does not fit the form: {error}") from None
+
+    async def sample(
+        self,
+        messages: str | Sequence[tuple[Role, str]],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        model_hints: Sequence[str] | None = None,
+    ) -> Sampled:
+        """Ask the client's model: ``messages`` is a user prompt, or (role, text) pairs."""
+        pairs: Sequence[tuple[Role, str]] = (
+            [("user", messages)] if isinstance(messages, str) else messages
+        )
+        params: dict[str, Any] = {
+            "messages": [
+                {"role": role, "content": {"type": "text", "text": text}} for role, text in pairs
+            ],
+            "maxTokens": max_tokens,
+        }
+        if system_prompt is not None:
+            params["systemPrompt"] = system_prompt
+        if temperature is not None:
+            params["temperature"] = temperature
+        if stop_sequences is not None:
+            params["stopSequences"] = list(stop_sequences)
+        if model_hints is not None:
+            params["modelPreferences"] = {"hints": [{"name": name} for name in model_hints]}
+        result = await self._ask("sampling/createMessage", params, "CreateMessageResult")
+        stop = result.stop_reason if isinstance(result.stop_reason, str) else None
+        return Sampled(result.role, result.model, result.content, stop)
+
+    async def list_roots(self) -> list[Root]:
+        """The client's roots."""
+        result = await self._ask("roots/list", {}, "ListRootsResult")
+        return [
+            Root(root.uri, root.name if isinstance(root.name, str) else None)
+            for root in result.roots
+        ]
+
+    async def _ask(self, method: str, params: dict[str, Any], result_name: str) -> Any:
+        key = f"{_KEYS[method]}-{self._asked}"
+        self._asked += 1
+        flavor = self._flavor
+        result_type = flavor.types.__dict__[result_name]
+        if self._rounds is None:
+            spec = flavor.revision.all_methods.get(method)
+            if spec is None:
+                raise ToolError(f"Protocol revision {flavor.version} has no {method}")
+            return await self._request.peer.request(spec, codec.convert(params, spec.params))
+        answer = self._rounds.answer(key, result_type)
+        if answer is None:
+            raise InputRequired(key, flavor.input_request(method, params))
+        return answer
+
+
+_KEYS = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
+
+
+class InputRounds:
+    """The answers a 2026-07-28 request carries: those of this round
+    (``inputResponses``) and of earlier ones (in ``requestState``)."""
+
+    __slots__ = ("_answers",)
+
+    def __init__(self, responses: Any, state: Any) -> None:
+        answers: dict[str, Any] = {}
+        if isinstance(state, str) and state.startswith("{"):
+            try:
+                decoded = msgspec.json.decode(state)
+            except msgspec.DecodeError:
+                decoded = None
+            if isinstance(decoded, dict):
+                answers.update(decoded)
+        if isinstance(responses, Mapping):
+            for key, value in responses.items():
+                answers[key] = msgspec.to_builtins(value)
+        self._answers = answers
+
+    def answer(self, key: str, result_type: Any) -> Any:
+        raw = self._answers.get(key)
+        if raw is None:
+            return None
+        try:
+            return codec.convert(raw, result_type)
+        except msgspec.ValidationError as error:
+            raise ToolError(
+                f"The client's answer {key!r} is not a {result_type.__name__}: {error}"
+            ) from None
+
+    def state(self) -> str:
+        """What the next round's ``requestState`` must carry (sealed by the runtime)."""
+        return msgspec.json.encode(self._answers).decode()
+
+
+@cache
+def form_schema(form: type) -> dict[str, Any]:
+    """The restricted JSON Schema of an elicitation form: a flat object of
+    primitive properties. Raises TypeError for what elicitation cannot ask."""
+    try:
+        schema = object_schema(form)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{form!r} cannot be an elicitation form: {error}") from None
+    defs = schema.pop("$defs", {})
+    if schema.get("type") != "object":
+        raise TypeError(f"{form!r} cannot be an elicitation form: it is not an object type")
+    properties: dict[str, Any] = {}
+    for name, prop in schema.get("properties", {}).items():
+        properties[name] = _primitive(form, name, prop, defs)
+    result: dict[str, Any] = {"type": "object", "properties": properties}
+    if schema.get("required"):
+        result["required"] = list(schema["required"])
+    return result
+
+
+def _primitive(form: type, name: str, prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    prop = dict(prop)
+    if "$ref" in prop:  # an Enum
+        prop = {**defs[prop.pop("$ref").rsplit("/", 1)[1]], **prop}
+        prop.pop("title", None)
+    options = prop.pop("anyOf", None)
+    if options is not None:  # Optional[X]: the form leaves it out instead of sending null
+        concrete = [option for option in options if option.get("type") != "null"]
+        if len(concrete) != 1:
+            raise TypeError(f"{form!r} cannot be an elicitation form: field {name!r} is a union")
+        prop = {**concrete[0], **prop}
+        if prop.get("default", 0) is None:
+            del prop["default"]
+    if "enum" in prop and "type" not in prop:
+        if not all(isinstance(value, str) for value in prop["enum"]):
+            raise TypeError(
+                f"{form!r} cannot be an elicitation form: field {name!r} must be a string enum"
+            )
+        prop["type"] = "string"
+    if prop.get("type") not in ("string", "number", "integer", "boolean"):
+        raise TypeError(
+            f"{form!r} cannot be an elicitation form: field {name!r} must be a string, number, integer, boolean or string enum"
+        )
+    return prop

@@ -1,0 +1,107 @@
+"""What differs between protocol revisions, resolved once per revision.
+
+The application layer writes one set of functions; each revision's handlers
+get a :class:`Flavor` that knows that revision's types and what it lacks
+(``structuredContent`` before 2025-06-18, titles and icons, caching hints and
+input-required results from 2026-07-28 on).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from .. import codec, lifecycle
+
+if TYPE_CHECKING:
+    from .context import InputRounds
+    from .errors import InputRequired
+
+# Tool input validation errors are tool execution errors from 2025-11-25 on
+# (the model can correct its call); before, they are -32602 protocol errors.
+VALIDATION_AS_TOOL_ERROR_SINCE = "2025-11-25"
+
+
+class Flavor:
+    """One revision's types and capabilities, for the handlers of that revision."""
+
+    def __init__(self, version: str, *, ttl_ms: int, cache_scope: str) -> None:
+        revision = lifecycle.revision(version)
+        self.version = version
+        self.revision = revision
+        self.types: Any = revision.package
+        self.modern = not revision.has_handshake
+        self.structured = "structured_content" in self.types.CallToolResult.__struct_fields__
+        self.validation_as_tool_error = version >= VALIDATION_AS_TOOL_ERROR_SINCE
+        self.text_content = self.types.TextContent
+        self.call_tool_result = self.types.CallToolResult
+        # 2026-07-28 list and read results must say how long they stay fresh.
+        self.cache_hints: dict[str, Any] = (
+            {"ttl_ms": ttl_ms, "cache_scope": cache_scope} if self.modern else {}
+        )
+
+    def convert(self, wire: Mapping[str, Any], type_name: str) -> Any:
+        """A wire-shaped dict as this revision's type: members the revision
+        does not have (``outputSchema`` before 2025-06-18 ...) are dropped."""
+        return codec.convert(wire, self.types.__dict__[type_name])
+
+    def text_result(self, text: str, *, is_error: bool = False) -> Any:
+        if is_error:
+            return self.call_tool_result(content=[self.text_content(text=text)], is_error=True)
+        return self.call_tool_result(content=[self.text_content(text=text)])
+
+    def structured_result(self, raw: bytes, text: str) -> Any:
+        """``raw`` (encoded JSON of an object) as structuredContent, and its text."""
+        if self.structured:
+            return self.call_tool_result(
+                content=[self.text_content(text=text)], structured_content=msgspec.Raw(raw)
+            )
+        return self.call_tool_result(content=[self.text_content(text=text)])
+
+    def input_required(self, asked: InputRequired, rounds: InputRounds) -> Any:
+        """The input-required result asking what ``asked`` names, carrying the answers so far."""
+        return self.types.InputRequiredResult(
+            input_requests={asked.key: asked.request}, request_state=rounds.state()
+        )
+
+    def input_request(self, method: str, params: Mapping[str, Any]) -> Any:
+        """A request the client answers inside an input-required result (2026-07-28)."""
+        spec = self.revision.table("INPUT_REQUESTS")[method]
+        request_type = getattr(self.types, _INPUT_REQUEST_TYPES[method])
+        return request_type(params=codec.convert(params, spec.params))
+
+
+# The request type of each method a 2026-07-28 server may ask for.
+_INPUT_REQUEST_TYPES = {
+    "elicitation/create": "ElicitRequest",
+    "sampling/createMessage": "CreateMessageRequest",
+    "roots/list": "ListRootsRequest",
+}
+
+
+@cache
+def result_types() -> tuple[type, ...]:
+    """Every revision's CallToolResult and InputRequiredResult: returned as they are."""
+    found: list[type] = []
+    for revision in lifecycle.revisions().values():
+        for name in ("CallToolResult", "InputRequiredResult"):
+            type_ = getattr(revision.package, name, None)
+            if isinstance(type_, type):
+                found.append(type_)
+    return tuple(found)
+
+
+@cache
+def content_types() -> tuple[type, ...]:
+    """Every revision's content block types (text, image, audio, embedded resource, resource link)."""
+    names = ("TextContent", "ImageContent", "AudioContent", "EmbeddedResource", "ResourceLink")
+    found: list[type] = []
+    for revision in lifecycle.revisions().values():
+        for name in names:
+            type_ = getattr(revision.package, name, None)
+            if isinstance(type_, type):
+                found.append(type_)
+    return tuple(found)

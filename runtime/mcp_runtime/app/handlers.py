@@ -1,0 +1,127 @@
+"""The generated handler interfaces, implemented once per revision from an app's registry.
+
+Each revision gets a subclass of its ``ServerHandlers`` overriding only the
+methods the app needs (the runtime derives the declared capabilities from
+which methods are overridden), all reading the same registry, so tools added
+later are served at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
+
+from .. import jsonrpc
+from ..jsonrpc import McpError
+from ..methods import RequestContext
+from ..session import Session
+from .completion import completion_key, filled_arguments
+from .flavor import Flavor
+from .resources import ResourceSpec
+
+# The specification's code for a resource that does not exist.
+RESOURCE_NOT_FOUND = -32002
+
+if TYPE_CHECKING:
+    from .registry import Registry
+
+
+def build_handlers(registry: Registry, flavor: Flavor) -> object:
+    """A ``ServerHandlers`` instance of ``flavor``'s revision serving ``registry``."""
+    types = flavor.types
+    methods = flavor.revision.all_methods
+    hints = flavor.cache_hints
+    namespace: dict[str, Any] = {}
+
+    if registry.tools:
+
+        async def list_tools(self: object, params: Any, ctx: RequestContext) -> Any:
+            return types.ListToolsResult(tools=registry.listing("tools", flavor), **hints)
+
+        def call_tool(self: object, params: Any, ctx: RequestContext) -> Awaitable[Any]:
+            # The tool's own coroutine is the handler's: one frame fewer per call.
+            tool = registry.tools.get(params.name)
+            if tool is None:
+                raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {params.name}")
+            return tool.call(params, ctx, flavor)
+
+        namespace.update(list_tools=list_tools, call_tool=call_tool)
+
+    if registry.resources or registry.templates:
+
+        async def list_resources(self: object, params: Any, ctx: RequestContext) -> Any:
+            return types.ListResourcesResult(
+                resources=registry.listing("resources", flavor), **hints
+            )
+
+        async def list_resource_templates(self: object, params: Any, ctx: RequestContext) -> Any:
+            return types.ListResourceTemplatesResult(
+                resource_templates=registry.listing("templates", flavor), **hints
+            )
+
+        async def read_resource(self: object, params: Any, ctx: RequestContext) -> Any:
+            spec, variables = _find_resource(registry, params.uri)
+            return await spec.read(params.uri, variables, params, ctx, flavor)
+
+        namespace.update(
+            list_resources=list_resources,
+            list_resource_templates=list_resource_templates,
+            read_resource=read_resource,
+        )
+        if "resources/subscribe" in methods:
+            subscribe_result = methods["resources/subscribe"].result
+            unsubscribe_result = methods["resources/unsubscribe"].result
+
+            async def subscribe(self: object, params: Any, ctx: RequestContext) -> Any:
+                peer = ctx.peer
+                if isinstance(peer, Session):
+                    registry.subscribe(params.uri, peer)
+                return subscribe_result()
+
+            async def unsubscribe(self: object, params: Any, ctx: RequestContext) -> Any:
+                peer = ctx.peer
+                if isinstance(peer, Session):
+                    registry.unsubscribe(params.uri, peer)
+                return unsubscribe_result()
+
+            namespace.update(subscribe=subscribe, unsubscribe=unsubscribe)
+
+    if registry.prompts:
+
+        async def list_prompts(self: object, params: Any, ctx: RequestContext) -> Any:
+            return types.ListPromptsResult(prompts=registry.listing("prompts", flavor), **hints)
+
+        async def get_prompt(self: object, params: Any, ctx: RequestContext) -> Any:
+            prompt = registry.prompts.get(params.name)
+            if prompt is None:
+                raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown prompt: {params.name}")
+            return await prompt.get(params, ctx, flavor)
+
+        namespace.update(list_prompts=list_prompts, get_prompt=get_prompt)
+
+    if registry.completions and "completion/complete" in methods:
+
+        async def complete(self: object, params: Any, ctx: RequestContext) -> Any:
+            completer = registry.completions.get(completion_key(params))
+            if completer is None:
+                return flavor.convert({"completion": {"values": []}}, "CompleteResult")
+            return await completer.complete(params.argument.value, filled_arguments(params), flavor)
+
+        namespace["complete"] = complete
+
+    handlers_type = type(
+        f"AppHandlers_{flavor.version.replace('-', '_')}", (types.ServerHandlers,), namespace
+    )
+    return handlers_type()
+
+
+def _find_resource(registry: Registry, uri: str) -> tuple[ResourceSpec, dict[str, str]]:
+    static = registry.resources.get(uri)
+    if static is not None:
+        return static, {}
+    for template in registry.templates.values():
+        assert template.template is not None
+        variables = template.template.match(uri)
+        if variables is not None:
+            return template, variables
+    raise McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})

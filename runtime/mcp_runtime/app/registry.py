@@ -1,0 +1,64 @@
+"""What an app serves: its tools, resources, templates, prompts and completions.
+
+The registry keeps each revision's ``tools/list`` (and the other lists) built
+once, until the next change, and the handshake sessions subscribed to each
+resource.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from .completion import Completer
+from .flavor import Flavor
+from .prompts import PromptSpec
+from .resources import ResourceSpec
+from .tools import ToolSpec
+
+# Each list and the wire type of its items.
+_ITEMS = {
+    "tools": "Tool",
+    "resources": "Resource",
+    "templates": "ResourceTemplate",
+    "prompts": "Prompt",
+}
+
+
+class Registry:
+    def __init__(self) -> None:
+        self.tools: dict[str, ToolSpec] = {}
+        self.resources: dict[str, ResourceSpec] = {}
+        self.templates: dict[str, ResourceSpec] = {}
+        self.prompts: dict[str, PromptSpec] = {}
+        self.completions: dict[tuple[str, str, str], Completer] = {}
+        self._listings: dict[tuple[str, str], list[Any]] = {}
+        self._subscribers: dict[str, weakref.WeakSet[Any]] = {}
+
+    def listing(self, kind: str, flavor: Flavor) -> list[Any]:
+        """The items of list ``kind`` as ``flavor``'s types, built once per change."""
+        key = (kind, flavor.version)
+        found = self._listings.get(key)
+        if found is None:
+            specs: dict[str, Any] = getattr(self, kind)
+            found = self._listings[key] = [
+                flavor.convert(spec.wire, _ITEMS[kind]) for spec in specs.values()
+            ]
+        return found
+
+    def changed(self, kind: str) -> None:
+        for key in [key for key in self._listings if key[0] == kind]:
+            del self._listings[key]
+
+    # ------------------------------------------------------------ subscriptions (handshake revisions)
+
+    def subscribe(self, uri: str, session: Any) -> None:
+        self._subscribers.setdefault(uri, weakref.WeakSet()).add(session)
+
+    def unsubscribe(self, uri: str, session: Any) -> None:
+        sessions = self._subscribers.get(uri)
+        if sessions is not None:
+            sessions.discard(session)
+
+    def subscribers(self, uri: str) -> list[Any]:
+        return list(self._subscribers.get(uri, ()))
