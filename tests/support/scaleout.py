@@ -14,8 +14,10 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -38,10 +40,15 @@ class Workers:
         self.store = store
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
+        self.log = tempfile.NamedTemporaryFile(prefix="mcp-workers-", suffix=".log")  # noqa: SIM115
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"
+
+    def output(self) -> str:
+        """What the workers wrote to stderr so far."""
+        return Path(self.log.name).read_text(errors="replace")
 
     def start(self, timeout: float = 60.0) -> None:
         env = {**os.environ, "PYTHONPATH": str(TESTS), "MCP_TEST_STORE": self.store}
@@ -52,7 +59,7 @@ class Workers:
             "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),
             "--log-level", "warning", "--timeout-graceful-shutdown", "1",
         ]  # fmt: skip
-        self.process = subprocess.Popen(command, env=env, cwd=TESTS, start_new_session=True)
+        self.process = subprocess.Popen(command, env=env, cwd=TESTS, start_new_session=True, stderr=self.log)
         deadline = time.monotonic() + timeout
         seen: set[int] = set()
         # Up once every worker has answered (the first one up takes everything until the others are).
@@ -80,6 +87,7 @@ class Workers:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
             self.process = None
+            self.log.close()
 
 
 @contextlib.contextmanager

@@ -102,5 +102,5 @@ def app() -> HttpApp:
         capabilities={"tools": {"listChanged": True}},
     )
     tools.server = server
-    tools.app = http_app(server, legacy_sse=False, store=store(), session_timeout=60)
+    tools.app = http_app(server, legacy_sse=False, store=store(), session_timeout=20)
     return tools.app

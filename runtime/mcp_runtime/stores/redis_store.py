@@ -18,6 +18,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -76,7 +78,7 @@ return 1
 """
 
 _RETRY_FIRST = 0.2
-_RETRY_MOST = 5.0
+_RETRY_MOST = 2.0
 
 
 class RedisStore:
@@ -107,6 +109,10 @@ class RedisStore:
         """A store on the Redis at ``url`` (``redis://host:6379/0``, ``rediss://`` for TLS)."""
         options.setdefault("socket_connect_timeout", 2.0)
         options.setdefault("socket_timeout", 10.0)  # longer than any blocking read below
+        # A pooled connection that Redis closed (a restart, a failover) is
+        # replaced on the spot: a request fails only while Redis is down.
+        options.setdefault("retry", Retry(ExponentialBackoff(cap=0.5, base=0.05), 2))
+        options.setdefault("retry_on_error", [RedisConnectionError, RedisTimeoutError])
         return cls(aioredis.from_url(url, **options), prefix=prefix)
 
     @contextlib.asynccontextmanager
