@@ -78,6 +78,8 @@ def test_event_logs_number_read_after_trim_and_end(make: Callable[[], Store]) ->
         await store.append_at("s:r", 4, None, 30, 100)
         assert await store.read_after("s:r", 1, 0) == ([(2, b"r2"), (3, b"r3")], True)
         assert await store.has_stream("s:r") and not await store.has_stream("s:other")
+        await store.append_at("s:one", 1, b"response", 30, 100, end=True)  # the last event carries the end
+        assert await store.read_after("s:one", 0, 0) == ([(1, b"response")], True)
 
     scenario(make, body)
 

@@ -56,8 +56,12 @@ class EventLog(Protocol):
     async def has_stream(self, stream: str) -> bool:
         """Whether ``stream`` has events (or its end mark) kept."""
 
-    async def append_at(self, stream: str, seq: int, message: bytes | None, ttl: float, max_events: int) -> None:
-        """Add the event ``seq`` (one writer numbers them); None: the end mark."""
+    async def append_at(
+        self, stream: str, seq: int, message: bytes | None, ttl: float, max_events: int, end: bool = False
+    ) -> None:
+        """Add the event ``seq`` (one writer numbers them); ``end``: the last
+        one (None: just the end mark). The expiry is pushed back on the first
+        event, the last, and every 64th (not on each)."""
 
     async def read_after(self, stream: str, after: int, wait: float) -> tuple[list[tuple[int, bytes]], bool]:
         """Events after ``after`` (waiting up to ``wait`` seconds for the first

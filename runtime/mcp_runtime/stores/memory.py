@@ -103,13 +103,15 @@ class MemoryStore:
         self._add(log, log.last + 1, message, max_events)
         return log.last
 
-    async def append_at(self, stream: str, seq: int, message: bytes | None, ttl: float, max_events: int) -> None:
+    async def append_at(
+        self, stream: str, seq: int, message: bytes | None, ttl: float, max_events: int, end: bool = False
+    ) -> None:
         log = self._log(stream, ttl)
-        if message is None:
+        if message is not None and seq > log.last:
+            self._add(log, seq, message, max_events)
+        if message is None or end:
             log.ended = True
             log.changed.set()
-        elif seq > log.last:
-            self._add(log, seq, message, max_events)
 
     async def has_stream(self, stream: str) -> bool:
         log = self._logs.get(stream)

@@ -185,17 +185,24 @@ class RedisStore:
         async with self._guard():
             return bool(await self.client.exists(self._log_key(stream)))
 
-    async def append_at(self, stream: str, seq: int, message: bytes | None, ttl: float, max_events: int) -> None:
+    async def append_at(
+        self, stream: str, seq: int, message: bytes | None, ttl: float, max_events: int, end: bool = False
+    ) -> None:
         key = self._log_key(stream)
-        fields: dict[Any, Any] = {"m": message} if message is not None else {"e": b"1"}
-        async with self._guard():
-            async with self.client.pipeline(transaction=True) as pipe:
-                pipe.xadd(key, fields, id=f"0-{seq}", maxlen=max_events, approximate=False)
-                pipe.pexpire(key, _ms(ttl))
-                try:
-                    await pipe.execute()
-                except ResponseError:
-                    pass  # an id at or below the last: written already (a retried write)
+        fields: dict[Any, Any] = {} if message is None else {"m": message}
+        if message is None or end:
+            fields["e"] = b"1"
+        try:
+            async with self._guard():
+                if seq == 1 or "e" in fields or seq % 64 == 0:
+                    async with self.client.pipeline(transaction=True) as pipe:
+                        pipe.xadd(key, fields, id=f"0-{seq}", maxlen=max_events, approximate=False)
+                        pipe.pexpire(key, _ms(ttl))
+                        await pipe.execute()
+                else:
+                    await self.client.xadd(key, fields, id=f"0-{seq}", maxlen=max_events, approximate=False)
+        except ResponseError:
+            pass  # an id at or below the last: written already (a retried write)
 
     async def read_after(self, stream: str, after: int, wait: float) -> tuple[list[tuple[int, bytes]], bool]:
         key = self._log_key(stream)
@@ -205,11 +212,10 @@ class RedisStore:
         ended = False
         for _, entries in found or ():
             for entry_id, fields in entries:
-                seq = int(entry_id.split(b"-", 1)[1])
+                if b"m" in fields:
+                    events.append((int(entry_id.split(b"-", 1)[1]), fields[b"m"]))
                 if b"e" in fields:
                     ended = True
-                else:
-                    events.append((seq, fields[b"m"]))
         return events, ended
 
     async def set_mark(self, key: str, value: int, ttl: float) -> None:

@@ -115,8 +115,8 @@ class SharedSessions:
     def _remember(self, mark: str, handed: int) -> None:
         self.enqueue(lambda: self.store.set_mark(mark, handed, self.ttl))
 
-    def log_event(self, key: str, seq: int, message: bytes | None) -> None:
-        self.enqueue(lambda: self.store.append_at(key, seq, message, self.ttl, self.app.event_history))
+    def log_event(self, key: str, seq: int, message: bytes | None, end: bool = False) -> None:
+        self.enqueue(lambda: self.store.append_at(key, seq, message, self.ttl, self.app.event_history, end))
 
     def log_standalone(self, key: str, message: bytes) -> None:
         note = current_note.get()
@@ -310,6 +310,36 @@ class _SharedStandalone(EventStream):
         self.shared.log_standalone(self.key, message)
 
 
+class _StreamLog:
+    """Logs a request stream's events. An event is written once the loop
+    turns (call_soon), so that a response and the end of its stream, which
+    come together, are one write."""
+
+    def __init__(self, shared: SharedSessions, key: str) -> None:
+        self.shared = shared
+        self.key = key
+        self.pending: tuple[int, bytes] | None = None
+        self.ended = False
+
+    def __call__(self, seq: int, message: bytes | None) -> None:
+        if message is None:
+            if self.pending is not None:
+                self.ended = True
+            else:
+                self.shared.log_event(self.key, seq, None)
+            return
+        if self.pending is not None:
+            self.flush()
+        self.pending = (seq, message)
+        asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        if self.pending is not None:
+            seq, message = self.pending
+            self.pending = None
+            self.shared.log_event(self.key, seq, message, self.ended)
+
+
 class SharedSessionTransport(HttpSessionTransport):
     """An HTTP session's transport whose streams are logged to the store."""
 
@@ -324,8 +354,7 @@ class SharedSessionTransport(HttpSessionTransport):
     def open_stream(self, request_ids: Any, json: bool = False) -> EventStream:
         stream = super().open_stream(request_ids, json)
         if not json:
-            key = f"{self.session_id}:{stream.id}"
-            stream.log = lambda seq, message: self.shared.log_event(key, seq, message)
+            stream.log = _StreamLog(self.shared, f"{self.session_id}:{stream.id}")
         return stream
 
     def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
