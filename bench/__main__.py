@@ -12,7 +12,12 @@ Run from the repository root. Measures, in one run:
    interface and MCPServer: stdio round trips at 16 in flight, schema
    derivation and argument validation of a 10-parameter tool, the per-call
    cost in process, and cold start (bench/app_bench.py),
-6. scale-out: requests per second with 1 and 2 uvicorn workers, the
+6. the HTTP stack piece by piece (bench/http_stack.py): the app alone through
+   ASGI in-process (``asgi``), the server alone under uvicorn (h11), uvicorn
+   with httptools and uvloop, and granian, driven by wrk (``server``), and the
+   client alone against one fast server (``client``), each beside the SDK and
+   a floor (a bare ASGI JSON echo, raw HTTP clients),
+7. scale-out: requests per second with 1 and 2 uvicorn workers, the
    in-process store against the Redis store, for 2026-07-28 requests and
    handshake sessions, and Redis commands per request (bench/scaleout_bench.py;
    needs redis-server),
@@ -24,9 +29,10 @@ shorter than the defaults (``--quick``, or fewer trials, seconds, calls or
 repeats) is marked as such: its targets read "below (shortened run)" rather
 than FAIL, since its figures are too noisy to judge them.
 
-Parts: codec, stdio, stdio_modern, http, http_modern, imports, memory, app, scaleout; the
-groups ``roundtrip`` (the four round-trip parts) and ``modern`` (the two
-2026-07-28 ones) stand for their parts, e.g. ``--parts roundtrip``. A run of
+Parts: codec, stdio, stdio_modern, http, http_modern, imports, memory, app, asgi,
+server, client, scaleout; the groups ``roundtrip`` (the four round-trip parts),
+``modern`` (the two 2026-07-28 ones) and ``stack`` (asgi, server, client)
+stand for their parts, e.g. ``--parts roundtrip``. A run of
 some parts with ``--write`` keeps the other parts' figures from the
 results.json already in the output directory (unless ``--no-keep``), and results.md says when and at which
 commit each part was measured.
@@ -47,6 +53,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from . import http_stack
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
@@ -58,11 +66,12 @@ CODEC_ENV = {
     "MALLOC_TRIM_THRESHOLD_": str(128 * 1024 * 1024),
 }
 
-PARTS = ("codec", "stdio", "stdio_modern", "http", "http_modern", "imports", "memory", "app", "scaleout")
+PARTS = ("codec", "stdio", "stdio_modern", "http", "http_modern", "imports", "memory", "app", *http_stack.PARTS, "scaleout")
 GROUPS = {
     "all": PARTS,
     "roundtrip": ("stdio", "stdio_modern", "http", "http_modern"),
     "modern": ("stdio_modern", "http_modern"),
+    "stack": http_stack.PARTS,
 }
 # What each part measures, for the table of when parts were measured.
 PART_ROWS = {
@@ -74,6 +83,7 @@ PART_ROWS = {
     "imports": "cold import",
     "memory": "server RSS",
     "app": "application layer",
+    **http_stack.PART_ROWS,
     "scaleout": "scale-out (workers, Redis store)",
 }
 # Round-trip parts: transport, protocol revision, label in the tables, in-flight counts.
@@ -307,7 +317,7 @@ def run_app(repeats: int, calls: int, seconds: float, quick: bool) -> dict[str, 
 
 
 def run_scaleout(seconds: float, quick: bool) -> dict[str, Any]:
-    """Part 6: bench/scaleout_bench.py in a process of its own (it starts redis-server and uvicorn workers)."""
+    """Part 7: bench/scaleout_bench.py in a process of its own (it starts redis-server and uvicorn workers)."""
     counts = ["--seconds", str(seconds), "--clients", "4" if quick else "16"]
     out = subprocess.run(
         [sys.executable, "-m", "bench.scaleout_bench", "--json", *counts],
@@ -335,7 +345,7 @@ def scaleout_rows(part: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def app_rows(part: dict[str, Any]) -> tuple[list[list[str]], list[list[str]]]:
+def app_rows(part: dict[str, Any], shortened: bool) -> tuple[list[list[str]], list[list[str]]]:
     """Figure and target rows of the application layer part."""
     stdio = part["stdio"]
     app_rps = stdio["ours_client_app_server"]["rps"]["16"]
@@ -354,12 +364,12 @@ def app_rows(part: dict[str, Any]) -> tuple[list[list[str]], list[list[str]]]:
     ]
     over_generated = generated_rps / app_rps
     targets = [
-        ["app layer tools/call: ≤1.2x the generated handlers' cost (stdio, 16 in flight)", f"{over_generated:.2f}x", _check(over_generated <= TARGETS["app_over_generated_16"]), "", ""],
-        ["app layer tools/call: ≥10x MCPServer (stdio, 16 in flight)", f"{app_rps / sdk_rps:.2f}x", _check(app_rps / sdk_rps >= TARGETS["app_vs_sdk_16"]), "", ""],
+        ["app layer tools/call: ≤1.2x the generated handlers' cost (stdio, 16 in flight)", f"{over_generated:.2f}x", _check(over_generated <= TARGETS["app_over_generated_16"], shortened), "", ""],
+        ["app layer tools/call: ≥10x MCPServer (stdio, 16 in flight)", f"{app_rps / sdk_rps:.2f}x", _check(app_rps / sdk_rps >= TARGETS["app_vs_sdk_16"], shortened), "", ""],
     ]
     for label, pair in (("derive the schema", derive), ("validate the arguments", validate)):
         ratio = pair["sdk"] / pair["ours"]
-        targets.append([f"app layer: {label} of 10 parameters ≥5x faster than MCPServer", f"{ratio:.2f}x", _check(ratio >= TARGETS["app_schema_vs_sdk"]), "", ""])
+        targets.append([f"app layer: {label} of 10 parameters ≥5x faster than MCPServer", f"{ratio:.2f}x", _check(ratio >= TARGETS["app_schema_vs_sdk"], shortened), "", ""])
     return rows, targets
 
 
@@ -578,7 +588,7 @@ def build_tables(results: dict[str, Any]) -> tuple[list[str], list[list[str]], l
         )
     app = results.get("app")
     if app:
-        app_figures, app_targets = app_rows(app)
+        app_figures, app_targets = app_rows(app, "app" in shortened)
         rows += app_figures
         targets += app_targets
     scaleout = results.get("scaleout")
@@ -657,7 +667,10 @@ What is measured (see the module docstrings in bench/ for details):
   with. Over Streamable HTTP every 2026-07-28 request is a POST of its own, with
   no session (both servers run as for 2025-11-25); measured at 16 in flight.
 * HTTP: uvicorn, one worker, 127.0.0.1, access log off, SSE answers (default of
-  both), stateful sessions. Both clients are httpx2-based (ours moved from
+  both), stateful sessions; uvicorn on uvloop with httptools for both (the http
+  extra installs them: uvicorn.run picks them for the SDK's server, ours runs
+  under mcp_runtime.serving.run_http, which also freezes the heap after
+  start-up). Both clients are httpx2-based (ours moved from
   httpx, whose httpcore pool bookkeeping cost about twice the CPU per request).
 * Import: `import` statement timed inside a fresh interpreter, bytecode caches
   warm, median of samples.
@@ -706,6 +719,25 @@ def measured_table(results: dict[str, Any]) -> list[str]:
 
 def report(results: dict[str, Any]) -> tuple[str, str]:
     header, rows, targets = build_tables(results)
+    stack_header, stack_rows, stack_targets = http_stack.tables(results, set(shortened_parts(results)))
+    stack_text = (
+        ["", text_table(stack_header, stack_rows), "", text_table(http_stack.TARGET_HEADER, stack_targets)]
+        if stack_rows
+        else []
+    )
+    stack_markdown = (
+        [
+            "## The HTTP stack, piece by piece",
+            "",
+            markdown_table(stack_header, stack_rows),
+            "",
+            markdown_table(http_stack.TARGET_HEADER, stack_targets, numeric=False),
+            "",
+            http_stack.NOTES,
+        ]
+        if stack_rows
+        else []
+    )
     target_header = ["target", "payload / measured", "result", "whole message", "result"]
     info = results["machine"]
     machine_line = (
@@ -728,10 +760,8 @@ def report(results: dict[str, Any]) -> tuple[str, str]:
             *banner,
             f"Machine: {machine_line}",
             f"Versions: {versions}; commit {info['commit']}",
-            "",
-            text_table(header, rows),
-            "",
-            text_table(target_header, targets),
+            *(["", text_table(header, rows), "", text_table(target_header, targets)] if rows else []),
+            *stack_text,
         ]
     )
     settings = results["settings"]
@@ -758,6 +788,7 @@ def report(results: dict[str, Any]) -> tuple[str, str]:
             "## Notes",
             "",
             NOTES,
+            *stack_markdown,
         ]
     )
     return text, markdown
@@ -838,6 +869,13 @@ def main() -> None:
         help="skip our client against the SDK server and vice versa",
     )
     parser.add_argument("--import-samples", type=int, default=None)
+    parser.add_argument("--asgi-requests", type=int, default=None, help="requests per app and wire (asgi part)")
+    parser.add_argument("--wrk-seconds", type=float, default=None, help="length of each wrk run (server part)")
+    parser.add_argument("--client-requests", type=int, default=None, help="requests per client and wire (client part)")
+    parser.add_argument(
+        "--stacks", default="uvicorn-h11,uvicorn,granian", help="server stacks of the server part"
+    )
+    parser.add_argument("--wrk", default=None, help="path of wrk (default: on PATH, else apt-get as root)")
     parser.add_argument(
         "--output", type=Path, default=HERE, help="directory for results.json and results.md"
     )
@@ -848,6 +886,11 @@ def main() -> None:
     seconds = options.seconds or (0.5 if quick else SECONDS)
     calls = options.calls or (200 if quick else CALLS)
     import_samples = options.import_samples or (5 if quick else IMPORT_SAMPLES)
+    asgi_requests = options.asgi_requests or (http_stack.QUICK_ASGI_REQUESTS if quick else http_stack.ASGI_REQUESTS)
+    wrk_seconds = options.wrk_seconds or (http_stack.QUICK_WRK_SECONDS if quick else http_stack.WRK_SECONDS)
+    client_requests = options.client_requests or (
+        http_stack.QUICK_CLIENT_REQUESTS if quick else http_stack.CLIENT_REQUESTS
+    )
     parts = parse_parts(options.parts)
     shortened = (
         quick
@@ -856,6 +899,9 @@ def main() -> None:
         or seconds < SECONDS
         or calls < CALLS
         or import_samples < IMPORT_SAMPLES
+        or asgi_requests < http_stack.ASGI_REQUESTS
+        or wrk_seconds < http_stack.WRK_SECONDS
+        or client_requests < http_stack.CLIENT_REQUESTS
     )
 
     results: dict[str, Any] = {
@@ -871,6 +917,10 @@ def main() -> None:
             "cross": options.cross,
             "sessions": options.sessions,
             "import_samples": import_samples,
+            "asgi_requests": asgi_requests,
+            "wrk_seconds": wrk_seconds,
+            "client_requests": client_requests,
+            "stacks": options.stacks,
             "codec_env": CODEC_ENV,
             "shortened": shortened,
         },
@@ -907,8 +957,19 @@ def main() -> None:
     if "app" in parts:
         log("5. the application layer against the generated handlers and MCPServer")
         results["app"] = run_app(trials, calls, seconds, quick)
+    if "asgi" in parts:
+        log(f"6a. the app alone, in-process through ASGI ({asgi_requests} requests per app and wire)")
+        results["asgi"] = http_stack.run_asgi(asgi_requests)
+    if "server" in parts:
+        log(f"6b. the server alone under {options.stacks}, driven by wrk ({wrk_seconds:g} s runs)")
+        results["server"] = http_stack.run_server(wrk_seconds, options.stacks, options.wrk)
+        if "skipped" in results["server"]:
+            log(f"   not measured: {results['server']['skipped']}")
+    if "client" in parts:
+        log(f"6c. the client alone against one fast server ({client_requests} requests per client and wire)")
+        results["client"] = http_stack.run_client(client_requests)
     if "scaleout" in parts:
-        log("6. scale-out: 1 and 2 workers, in-process and Redis stores")
+        log("7. scale-out: 1 and 2 workers, in-process and Redis stores")
         results["scaleout"] = run_scaleout(seconds, quick)
     results["machine"]["load_average_at_end"] = os.getloadavg()
     results["elapsed_s"] = time.perf_counter() - started

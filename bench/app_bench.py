@@ -136,7 +136,9 @@ def handler_overhead(calls: int, repeats: int) -> dict[str, Any]:
     from mcp_runtime.server import Server, ServerSession
     from mcp_runtime.session import RequestContext
 
-    layered = next(h for h in app.handlers() if type(h).__mro__[1] is mcp.ServerHandlers)
+    layered: mcp.ServerHandlers = next(
+        h for h in app.handlers() if isinstance(h, mcp.ServerHandlers) and type(h).__mro__[1] is mcp.ServerHandlers
+    )
     plain = EchoServer()
     params = mcp.CallToolRequestParams(name="echo", arguments={"text": "hello"})
 
@@ -146,9 +148,11 @@ def handler_overhead(calls: int, repeats: int) -> dict[str, Any]:
             ServerSession(Server(plain, name="b", version="1"), server_end), 1, None
         )
         results: dict[str, float] = {}
-        for label, handlers in (("generated", plain), ("app", layered)):
+        pairs: tuple[tuple[str, mcp.ServerHandlers], ...] = (("generated", plain), ("app", layered))
+        for label, handlers in pairs:
             call = handlers.call_tool
-            assert (await call(params, ctx)).content[0].text == "hello"
+            first = (await call(params, ctx)).content[0]
+            assert isinstance(first, mcp.TextContent) and first.text == "hello"
             best = float("inf")
             for _ in range(repeats):
                 start = time.perf_counter()

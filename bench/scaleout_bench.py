@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import sys
 import time
@@ -25,15 +26,20 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+# The scale-out tests' Redis launcher and worker cluster, reused (imported by
+# name: the tests are not a package of the distribution).
 sys.path.insert(0, str(ROOT / "tests"))
-
-from support.redis_server import RedisServer  # noqa: E402
-from support.scaleout import HANDSHAKE, Workers, modern_meta  # noqa: E402
+_redis_server: Any = importlib.import_module("support.redis_server")
+_scaleout: Any = importlib.import_module("support.scaleout")
+RedisServer = _redis_server.RedisServer
+Workers = _scaleout.Workers
+HANDSHAKE: str = _scaleout.HANDSHAKE
+modern_meta = _scaleout.modern_meta
 
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
 
-def redis_calls(redis: RedisServer) -> int:
+def redis_calls(redis: Any) -> int:
     """Commands Redis has run since it started (every command, from INFO commandstats)."""
     info = redis.command("INFO", "commandstats").decode()
     return sum(int(line.split("calls=")[1].split(",")[0]) for line in info.splitlines() if line.startswith("cmdstat_"))

@@ -244,16 +244,15 @@ def main() -> None:
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--stack", default="uvicorn", help="HTTP server: uvicorn (default), uvicorn-h11 or granian")
     options = parser.parse_args()
     server = make_server()
     if not options.http:
         run_stdio(server)
         return
-    import uvicorn
+    from mcp_runtime.serving import run_http
 
-    from mcp_runtime.http import http_app
-
-    uvicorn.run(http_app(server), host=options.host, port=options.port, log_level="warning", timeout_graceful_shutdown=2)
+    run_http(server, host=options.host, port=options.port, stack=options.stack)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Our OAuth client against an MCP server protected by the official Python
 SDK (mcp 2.3.0: its AuthSettings, bearer middleware and Protected Resource
-Metadata; tests/support/sdk_auth_server.py), with tokens from the small
+Metadata; tests/support/sdk_introspected_server.py), with tokens from the small
 authorization server of tests/support/oauth_peers.py, checked by the SDK
 server through token introspection."""
 
@@ -19,7 +19,7 @@ from mcp_runtime.http_client import connect_http
 from support.http_servers import SubprocessServer, ThreadedServer, run
 from support.oauth_peers import AuthorizationServerPeer
 
-SDK_AUTH_SERVER = Path(__file__).resolve().parent / "support" / "sdk_auth_server.py"
+SDK_AUTH_SERVER = Path(__file__).resolve().parent / "support" / "sdk_introspected_server.py"
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])

@@ -1,7 +1,8 @@
 """Echo server on this project's runtime: one tool, ``echo``, returning its ``text`` argument.
 
 ``python bench/servers/ours_stdio.py`` serves stdio; ``... http PORT`` serves
-Streamable HTTP on 127.0.0.1:PORT/mcp with uvicorn (one worker). With
+Streamable HTTP on 127.0.0.1:PORT/mcp with ``mcp_runtime.serving.run_http``
+(uvicorn, one worker, on uvloop and httptools when installed). With
 ``--modern`` the handlers are of revision 2026-07-28 (clients find it with
 server/discover and send each request with its own ``_meta``); without it,
 of 2025-11-25 (the initialize handshake).
@@ -81,19 +82,10 @@ def main() -> None:
     modern_wire = "--modern" in sys.argv
     args = [a for a in sys.argv[1:] if a != "--modern"]
     if len(args) > 1 and args[0] == "http":
-        import uvicorn
+        from mcp_runtime.serving import run_http
 
-        from mcp_runtime.http import http_app
-
-        app = http_app(server(modern_wire), legacy_sse=False)
-        uvicorn.run(
-            app,
-            host="127.0.0.1",
-            port=int(args[1]),
-            log_level="warning",
-            access_log=False,
-            workers=1,
-        )
+        # The runtime's own helper: uvicorn on uvloop and httptools, the heap frozen after start-up.
+        run_http(server(modern_wire), port=int(args[1]), legacy_sse=False)
     else:
         run_stdio(server(modern_wire))
 

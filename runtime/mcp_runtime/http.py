@@ -3,17 +3,23 @@
 ``http_app(server)`` serves Streamable HTTP at ``/mcp`` (requests of MCP
 2026-07-28 each on its own, the older revisions in sessions) and, for clients
 of revision 2024-11-05, the legacy HTTP+SSE transport at ``/sse`` and
-``/messages``. Both check Host and Origin against DNS rebinding.
+``/messages``. Both check Host and Origin against DNS rebinding. With
+``auth`` (a :class:`~mcp_runtime.auth.server.ResourceServer`) both need a
+bearer token, and its metadata document is served at its well-known URLs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .server import Server
 from .stores import Store
 from .sse_legacy import LegacySSEApp
 from .streamable_http import DEFAULT_MAX_BODY, DEFAULT_MAX_STREAM_BUFFER, Receive, Scope, Send, StreamableHTTPApp
+
+if TYPE_CHECKING:
+    from .auth.server.resource_server import ResourceServer
 
 
 class HttpApp:
@@ -44,6 +50,7 @@ def http_app(
     session_timeout: float | None = 30 * 60,
     retry_ms: int = 1000,
     max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
+    auth: ResourceServer | None = None,
     store: Store | None = None,
 ) -> HttpApp:
     """The ASGI application serving ``server`` over HTTP (see the module docstring).
@@ -62,6 +69,7 @@ def http_app(
         session_timeout=session_timeout,
         retry_ms=retry_ms,
         max_stream_buffer=max_stream_buffer,
+        auth=auth,
         store=store,
     )
     legacy = None
@@ -72,5 +80,6 @@ def http_app(
             allowed_origins=allowed_origins,
             max_body_size=max_body_size,
             max_stream_buffer=max_stream_buffer,
+            auth=auth,
         )
     return HttpApp(streamable, legacy)

@@ -25,6 +25,10 @@ UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 # MCP: the request was cancelled or timed out (used for locally failed calls).
 REQUEST_TIMEOUT: Final = -32001
 CONNECTION_CLOSED: Final = -32000
+# This runtime's: the caller's access token lacks scopes (data: {"error":
+# "insufficient_scope", "scope": "..."}, the parameters of the HTTP 403
+# challenge), where no HTTP status can say so (stdio, a stream under way).
+INSUFFICIENT_SCOPE: Final = -32003
 
 RequestId = str | int
 

@@ -17,6 +17,7 @@ input-required results.
 from __future__ import annotations
 
 import asyncio
+import gc
 import secrets
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -508,7 +509,10 @@ class ServerSession(Session):
 
 class _ServerRouter:
     def __init__(self, session: ServerSession) -> None:
-        self.session = session
+        # Weak: the session holds its router, and a cycle between the two
+        # would leave every 2026-07-28 request's session to the cyclic
+        # collector instead of freeing it when the request ends.
+        self._session = weakref.ref(session)
         self.server = session.server
         self.modern = False
         self.log_level = "debug"
@@ -517,6 +521,12 @@ class _ServerRouter:
         self.handler_revision: Revision | None = None
         self._routes: dict[str, Route] = {}
         self._notifications: dict[str, Route | None] = {}
+
+    @property
+    def session(self) -> ServerSession:
+        session = self._session()
+        assert session is not None, "a router outlived its session"
+        return session
 
     # ------------------------------------------------------------ incoming
 
@@ -644,10 +654,15 @@ async def serve_stdio(server: Server) -> None:
 
 def run_stdio(server: Server) -> None:
     """Run ``server`` over stdio until stdin closes (blocking; the usual entry point)."""
+    from .serving import run_stdio_loop
     from .stdio import configure_stdio_logging
 
     configure_stdio_logging()
+    # What exists now (modules, types, handlers) lives as long as the process:
+    # out of the cyclic collector's way (see mcp_runtime.serving).
+    gc.collect()
+    gc.freeze()
     try:
-        asyncio.run(serve_stdio(server))
+        run_stdio_loop(serve_stdio(server))
     except KeyboardInterrupt:
         pass

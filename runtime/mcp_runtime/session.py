@@ -25,6 +25,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import jsonrpc
+from .auth.principal import InsufficientScope
 from .codec import JsonDecoder, _join_paths, decoder, encode
 from .jsonrpc import ConnectionClosed, Envelope, ErrorObject, McpError, RequestId
 from .methods import HandlerNotImplemented, MethodSpec, ProgressCallback
@@ -178,7 +179,7 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 class RequestContext:
     """Handed to every handler: the request's id, progress, logging and the peer."""
 
-    __slots__ = ("_session", "_request_id", "_progress_token", "_envelope")
+    __slots__ = ("_session", "_request_id", "_progress_token", "_envelope", "_principal")
 
     def __init__(
         self,
@@ -191,6 +192,9 @@ class RequestContext:
         self._request_id = request_id
         self._progress_token = progress_token
         self._envelope = envelope
+        # Taken now, while the message is being dispatched: a transport that
+        # authenticates (HTTP) names the principal of the message it last read.
+        self._principal = getattr(session.transport, "principal", None)
 
     @property
     def request_id(self) -> RequestId | None:
@@ -222,11 +226,13 @@ class RequestContext:
 
     @property
     def principal(self) -> Any:
-        return getattr(self._session.transport, "principal", None)
+        return self._principal
 
     def described(self, envelope: RequestEnvelope) -> RequestContext:
         """This context for a request that describes its sender (2026-07-28 on)."""
-        return RequestContext(self._session, self._request_id, self._progress_token, envelope)
+        context = RequestContext(self._session, self._request_id, self._progress_token, envelope)
+        context._principal = self._principal
+        return context
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         if self._progress_token is None:
@@ -315,6 +321,14 @@ class Session:
             reason = getattr(self.transport, "closed_reason", None)
             detail = reason() if reason is not None else None
             self._shutdown(ConnectionClosed(f"Connection closed: {detail}" if detail else "Connection closed by peer"))
+
+    def feed(self, data: bytes) -> None:
+        """Dispatch one message that came by other means than ``transport.read``
+        (a transport of one request: no reader task to start and switch to)."""
+        try:
+            self._dispatch(data)
+        except Exception:  # as in run(): a bug here must not take the session down
+            logger.exception("failed to dispatch a message")
 
     async def close(self) -> None:
         """Close the transport; every pending call fails with ConnectionClosed."""
@@ -654,13 +668,14 @@ class Session:
         except McpError as error:
             logger.warning("dropping %s: %s", method, error.message)
             return
-        task = asyncio.get_running_loop().create_task(self._notify_handler(spec, handler, decoded))
+        context = RequestContext(self, None, None)  # now, while its message is the one read
+        task = asyncio.get_running_loop().create_task(self._notify_handler(spec, handler, decoded, context))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _notify_handler(self, spec: MethodSpec[Any, Any], handler: Handler, params: Any) -> None:
+    async def _notify_handler(self, spec: MethodSpec[Any, Any], handler: Handler, params: Any, context: RequestContext) -> None:
         try:
-            await handler(params, RequestContext(self, None, None))
+            await handler(params, context)
         except Exception:
             logger.exception("notification handler for %s failed", spec.method)
 
@@ -707,6 +722,9 @@ def _error_message(request_id: RequestId, spec: MethodSpec[Any, Any], error: Exc
         return jsonrpc.error_bytes(request_id, error.code, error.message, error.data)
     if isinstance(error, HandlerNotImplemented):
         return jsonrpc.error_bytes(request_id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {spec.method}")
+    if isinstance(error, InsufficientScope):
+        data = {"error": "insufficient_scope", "scope": " ".join(error.required)}
+        return jsonrpc.error_bytes(request_id, jsonrpc.INSUFFICIENT_SCOPE, f"Insufficient scope: {spec.method} needs {data['scope']}", data)
     logger.error("handler for %s failed", spec.method, exc_info=error)
     return jsonrpc.error_bytes(request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
 

@@ -11,10 +11,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
+import msgspec
+
 from . import jsonrpc
+from .auth.principal import Principal
 from .jsonrpc import RequestId
 from .server import Server, ServerSession
 from .streamable_http import (
@@ -30,9 +34,14 @@ from .streamable_http import (
     _origin_allowed,
     _plain,
     _read_body,
+    _probe,
     _wait_disconnect,
     next_or_gone,
+    send_answer,
 )
+
+if TYPE_CHECKING:
+    from .auth.server.resource_server import ResourceServer
 
 logger = logging.getLogger("mcp_runtime.sse_legacy")
 
@@ -45,8 +54,11 @@ class LegacySSETransport:
     queue grow without end. Past it the session ends, with a logged error.
     """
 
-    def __init__(self, max_pending: int = DEFAULT_MAX_STREAM_BUFFER) -> None:
-        self.incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
+    def __init__(self, max_pending: int = DEFAULT_MAX_STREAM_BUFFER, owner: str | None = None) -> None:
+        # Each message with the principal its POST was authenticated with.
+        self.incoming: asyncio.Queue[tuple[bytes, Principal | None] | None] = asyncio.Queue()
+        self.principal: Principal | None = None  # that of the message read last
+        self.owner = owner  # the key of the principal that opened the stream: only it may post
         self.outgoing: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.max_pending = max_pending
         self.pending = 0  # bytes in outgoing
@@ -55,7 +67,11 @@ class LegacySSETransport:
     async def read(self) -> bytes | None:
         if self.closed:
             return None
-        return await self.incoming.get()
+        item = await self.incoming.get()
+        if item is None:
+            return None
+        message, self.principal = item
+        return message
 
     def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
         if self.closed:
@@ -107,8 +123,12 @@ class LegacySSEApp:
         allowed_origins: Sequence[str] | None = None,
         max_body_size: int = DEFAULT_MAX_BODY,
         max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
+        auth: ResourceServer | None = None,
     ) -> None:
+        """``auth``: as for StreamableHTTPApp, the stream and every POST need a
+        bearer token it accepts, from the principal that opened the stream."""
         self.server = server
+        self.auth = auth
         self.sse_path = sse_path
         self.message_path = message_path
         self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
@@ -124,6 +144,9 @@ class LegacySSEApp:
         if scope["type"] != "http":
             return
         headers = _headers(scope)
+        if self.auth is not None and self.auth.serves_metadata(scope["path"]):
+            await send_answer(send, self.auth.metadata_answer(scope["method"]))
+            return
         host = headers.get("host", "")
         origin = headers.get("origin")
         if not _host_allowed(host, self.allowed_hosts) or (
@@ -131,18 +154,25 @@ class LegacySSEApp:
         ):
             await _plain(send, 403, "Forbidden: host or origin not allowed")
             return
+        principal = None
+        if self.auth is not None and self.handles(scope["path"]):
+            outcome = await self.auth.authenticate(headers)
+            if not isinstance(outcome, Principal):
+                await send_answer(send, outcome)
+                return
+            principal = outcome
         if scope["path"] == self.sse_path and scope["method"] == "GET":
-            await self._stream(scope, receive, send)
+            await self._stream(scope, receive, send, principal)
         elif scope["path"] == self.message_path and scope["method"] == "POST":
-            await self._message(scope, receive, send, headers)
+            await self._message(scope, receive, send, principal)
         elif self.handles(scope["path"]):
             await _plain(send, 405, "Method Not Allowed")
         else:
             await _plain(send, 404, "Not Found")
 
-    async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _stream(self, scope: Scope, receive: Receive, send: Send, principal: Principal | None) -> None:
         session_id = secrets.token_hex(16)  # 128 bits from the OS CSPRNG
-        transport = LegacySSETransport(self.max_stream_buffer)
+        transport = LegacySSETransport(self.max_stream_buffer, principal.key if principal is not None else None)
         session = ServerSession(self.server, transport)
         runner = asyncio.get_running_loop().create_task(session.run())
         self.sessions[session_id] = transport
@@ -174,11 +204,12 @@ class LegacySSEApp:
             await session.close()
             runner.cancel()
 
-    async def _message(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+    async def _message(self, scope: Scope, receive: Receive, send: Send, principal: Principal | None) -> None:
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         session_id = (query.get("session_id") or [""])[0]
         transport = self.sessions.get(session_id)
-        if transport is None or transport.closed:
+        owner = principal.key if principal is not None else None
+        if transport is None or transport.closed or transport.owner != owner:
             await _plain(send, 404, "Not Found: unknown session")
             return
         body = await _read_body(receive, self.max_body_size)
@@ -189,5 +220,22 @@ class LegacySSEApp:
         if problem is not None:
             await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, problem)
             return
-        transport.incoming.put_nowait(body)
+        if self.auth is not None and principal is not None:
+            refusal = self.auth.authorize(principal, _calls(body))
+            if refusal is not None:
+                await send_answer(send, refusal)
+                return
+        transport.incoming.put_nowait((body, principal))
         await _plain(send, 202, "Accepted")
+
+
+def _calls(body: bytes) -> Iterator[tuple[str, msgspec.Raw | msgspec.UnsetType]]:
+    """The (method, params) of the requests and notifications in a body (none
+    if it is not JSON-RPC: the session answers that); decoded only if asked."""
+    try:
+        probe = _probe.decode(body)
+    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+        return
+    for item in probe if isinstance(probe, list) else [probe]:
+        if isinstance(item.method, str):
+            yield item.method, item.params

@@ -39,15 +39,19 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
 from . import http_headers, jsonrpc, lifecycle
+from .auth.principal import Principal
 from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import RequestId
 from .server import Server, ServerSession
 from .stores import Store
+
+if TYPE_CHECKING:  # the auth package needs joserfc, which serving without auth does not
+    from .auth.server.resource_server import HttpAnswer, ResourceServer
 
 # An SSE answer; proxies must neither transform nor buffer it.
 _SSE_HEADERS = (
@@ -119,6 +123,15 @@ class _Outcome(msgspec.Struct):
     error: _ErrorCode | None = None
 
 
+class _ErrorData(msgspec.Struct):
+    code: Any = None
+    data: Any = None
+
+
+class _DataOutcome(msgspec.Struct):
+    error: _ErrorData | None = None
+
+
 class _CancelledParams(msgspec.Struct):
     requestId: RequestId | msgspec.UnsetType = msgspec.UNSET
 
@@ -131,6 +144,7 @@ class _Cancelled(msgspec.Struct):
 _probe = msgspec.json.Decoder(_Probe | list[_Probe])
 _cancelled = msgspec.json.Decoder(_Cancelled)
 _outcome = msgspec.json.Decoder(_Outcome)
+_data_outcome = msgspec.json.Decoder(_DataOutcome)
 # How a session writes a response (jsonrpc.result_bytes and error_bytes).
 _RESPONSE_HEAD = b'{"jsonrpc":"2.0","id":'
 _RESULT_KEY = b',"result":'
@@ -257,7 +271,9 @@ class HttpSessionTransport:
     """The Transport a ServerSession reads and writes when served over HTTP."""
 
     def __init__(self, history: int, max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER) -> None:
-        self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
+        # Each message with the principal its POST was authenticated with.
+        self._incoming: asyncio.Queue[tuple[bytes, Principal | None] | None] = asyncio.Queue()
+        self.principal: Principal | None = None  # that of the message read last
         self._history = history
         self._max_stream_buffer = max_stream_buffer
         self._by_request: dict[RequestId, EventStream] = {}
@@ -272,7 +288,11 @@ class HttpSessionTransport:
     async def read(self) -> bytes | None:
         if self.closed:
             return None
-        return await self._incoming.get()
+        item = await self._incoming.get()
+        if item is None:
+            return None
+        message, self.principal = item
+        return message
 
     def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
         stream = self._by_request.get(related) if related is not None else None
@@ -312,8 +332,8 @@ class HttpSessionTransport:
 
     # HTTP side -------------------------------------------------------
 
-    def receive(self, message: bytes) -> None:
-        self._incoming.put_nowait(message)
+    def receive(self, message: bytes, principal: Principal | None = None) -> None:
+        self._incoming.put_nowait((message, principal))
         if b"notifications/cancelled" in message:
             self._cancelled(message)
 
@@ -384,9 +404,11 @@ class HttpSession:
         server: Server,
         history: int,
         max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
+        owner: str | None = None,
         transport: HttpSessionTransport | None = None,
     ) -> None:
         self.id = session_id
+        self.owner = owner  # the key of the principal that opened it: only it may use it
         self.transport = transport if transport is not None else HttpSessionTransport(history, max_stream_buffer)
         self.session = ServerSession(server, self.transport)
         self.task = asyncio.get_running_loop().create_task(self.session.run())
@@ -416,10 +438,18 @@ class RequestTransport:
     for the POST to send. Nothing is written after the response, or once
     the client has gone (the transport is closed)."""
 
-    def __init__(self, message: bytes, max_buffer: int = DEFAULT_MAX_STREAM_BUFFER, responses_only: bool = False) -> None:
+    def __init__(
+        self,
+        message: bytes,
+        max_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
+        responses_only: bool = False,
+        principal: Principal | None = None,
+    ) -> None:
         """``responses_only``: the client takes JSON alone, so the request's
-        notifications have nowhere to go and are dropped, not queued."""
+        notifications have nowhere to go and are dropped, not queued.
+        ``principal``: who the request's POST was authenticated as."""
         self._message: bytes | None = message
+        self.principal = principal
         self.responses_only = responses_only
         self._ended = asyncio.Event()
         self.outbox: asyncio.Queue[tuple[bytes, bool] | None] = asyncio.Queue()
@@ -455,6 +485,13 @@ class RequestTransport:
     def took(self, item: tuple[bytes, bool]) -> None:
         self.waiting -= len(item[0])
 
+    def client_gone(self, watcher: asyncio.Task[None]) -> None:
+        """Done callback of the POST's disconnect watcher: a client that left
+        wakes the POST waiting on the outbox (one queue to wait on, not a
+        race of two tasks per message)."""
+        if not watcher.cancelled():
+            self.outbox.put_nowait(None)
+
     async def drain(self) -> None:
         return None
 
@@ -488,6 +525,11 @@ class StreamableHTTPApp:
       wait for a client that does not read; past it that connection is
       dropped (the client may resume the stream).
     * ``session_timeout``: idle seconds after which a session is dropped.
+    * ``auth``: a :class:`~mcp_runtime.auth.server.ResourceServer`: every
+      request needs a bearer token it accepts (the metadata document it
+      serves needs none), handlers see the token's principal as
+      ``ctx.principal``, and a session serves only the principal that
+      opened it.
     * ``store``: where sessions, resumable events, tasks and change
       notifications live; a shared one (``RedisStore``) lets several
       workers and hosts serve one deployment (default: the server's
@@ -514,9 +556,11 @@ class StreamableHTTPApp:
         retry_ms: int = 1000,
         event_history: int = 1024,
         max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
+        auth: ResourceServer | None = None,
         store: Store | None = None,
     ) -> None:
         self.server = server
+        self.auth = auth
         self.path = path.rstrip("/") or "/"
         self.stateless = stateless
         self.json_response = json_response
@@ -556,6 +600,9 @@ class StreamableHTTPApp:
         if scope["type"] != "http":
             return
         headers = _headers(scope)
+        if self.auth is not None and self.auth.serves_metadata(scope["path"]):
+            await send_answer(send, self.auth.metadata_answer(scope["method"]))
+            return
         if scope["path"].rstrip("/") != self.path.rstrip("/") and scope["path"] != self.path:
             await _plain(send, 404, "Not Found")
             return
@@ -563,6 +610,13 @@ class StreamableHTTPApp:
         if refused is not None:
             await _plain(send, 403, refused)
             return
+        principal = None
+        if self.auth is not None:
+            outcome = await self.auth.authenticate(headers)
+            if not isinstance(outcome, Principal):
+                await send_answer(send, outcome)
+                return
+            principal = outcome
         self._start_reaper()
         if self._shared is not None and not self._shared.started:
             await self._shared.start()
@@ -570,11 +624,11 @@ class StreamableHTTPApp:
         if method in ("GET", "DELETE") and self._names_modern(headers):
             await _plain(send, 405, "Method Not Allowed: MCP 2026-07-28 has neither GET streams nor sessions", [(b"allow", b"POST")])
         elif method == "POST":
-            await self._post(scope, receive, send, headers)
+            await self._post(scope, receive, send, headers, principal)
         elif method == "GET":
-            await self._get(receive, send, headers)
+            await self._get(receive, send, headers, principal)
         elif method == "DELETE":
-            await self._delete(send, headers)
+            await self._delete(send, headers, principal)
         else:
             await _plain(send, 405, "Method Not Allowed", [(b"allow", b"GET, POST, DELETE")])
 
@@ -627,19 +681,23 @@ class StreamableHTTPApp:
             return None
         return fields, version
 
-    def _session_for(self, headers: dict[str, str]) -> tuple[HttpSession | None, int, str]:
+    def _session_for(self, headers: dict[str, str], principal: Principal | None) -> tuple[HttpSession | None, int, str]:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             return None, 400, "Bad Request: Mcp-Session-Id header is required"
         session = self.sessions.get(session_id)
-        if session is None or session.session.is_closed:
+        # Another principal's session is as unknown as a made-up id: a stolen
+        # session id is of no use without its owner's token.
+        if session is None or session.session.is_closed or session.owner != _owner(principal):
             return None, 404, "Not Found: unknown or expired session"
         session.last_seen = time.monotonic()
         return session, 200, ""
 
     # -------------------------------------------------------------- POST
 
-    async def _post(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+    async def _post(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], principal: Principal | None
+    ) -> None:
         accept = headers.get("accept", "")
         takes_json = "application/json" in accept or "*/*" in accept
         takes_sse = "text/event-stream" in accept or "*/*" in accept
@@ -670,11 +728,18 @@ class StreamableHTTPApp:
         except jsonrpc.UNDECODABLE as error:  # invalid JSON, invalid UTF-8, nested too deeply
             await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error))
             return
+        if self.auth is not None and principal is not None:
+            sent = probe if isinstance(probe, list) else [probe]
+            # A generator: nothing is gathered unless the app declares scopes by method.
+            refusal = self.auth.authorize(principal, ((i.method, i.params) for i in sent if isinstance(i.method, str)))
+            if refusal is not None:
+                await send_answer(send, refusal)
+                return
         modern = self._modern_fields(headers, probe)
         if modern is not None:
             assert isinstance(probe, _Probe)
             fields, version = modern
-            await self._post_modern(probe, fields, version, body, headers, send, receive, takes_json, takes_sse)
+            await self._post_modern(probe, fields, version, body, headers, send, receive, takes_json, takes_sse, principal)
             return
         items = probe if isinstance(probe, list) else [probe]
         if not items:
@@ -692,22 +757,24 @@ class StreamableHTTPApp:
                 return
 
         if self.stateless:
-            await self._post_stateless(body, requests, initializing, headers, send, receive)
+            await self._post_stateless(body, requests, initializing, headers, send, receive, principal)
             return
         if initializing:
             session_id = secrets.token_urlsafe(32)  # 256 bits from the OS CSPRNG
             if self._shared is not None:
-                refused = await self._shared.admit(session_id)
+                refused = await self._shared.admit(session_id, _owner(principal))
                 if refused is not None:
                     await _plain(send, 503, refused)
                     return
             elif len(self.sessions) >= self.max_sessions:
                 await _plain(send, 503, "Service Unavailable: too many sessions")
                 return
-            http_session = self._new_session(session_id)
+            http_session = self._new_session(session_id, _owner(principal))
         else:
             found, status, reason = (
-                self._session_for(headers) if self._shared is None else await self._shared.session_for(headers)
+                self._session_for(headers, principal)
+                if self._shared is None
+                else await self._shared.session_for(headers, _owner(principal))
             )
             if found is None:
                 code = jsonrpc.INTERNAL_ERROR if status == 503 else jsonrpc.INVALID_REQUEST
@@ -717,24 +784,30 @@ class StreamableHTTPApp:
         if http_session.in_flight + len(requests) > self.max_concurrent_requests:
             await _json_error(send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this session")
             return
-        await self._answer(http_session, body, requests, send, receive)
+        await self._answer(http_session, body, requests, send, receive, principal)
 
-    def _new_session(self, session_id: str) -> HttpSession:
+    def _new_session(self, session_id: str, owner: str | None) -> HttpSession:
         transport = self._shared.transport(session_id) if self._shared is not None else None
-        http_session = HttpSession(session_id, self.server, self.event_history, self.max_stream_buffer, transport)
+        http_session = HttpSession(session_id, self.server, self.event_history, self.max_stream_buffer, owner, transport)
         self.sessions[session_id] = http_session
         http_session.task.add_done_callback(lambda _: self.sessions.pop(session_id, None))
         return http_session
 
     async def _answer(
-        self, http_session: HttpSession, body: bytes, requests: list[RequestId], send: Send, receive: Receive
+        self,
+        http_session: HttpSession,
+        body: bytes,
+        requests: list[RequestId],
+        send: Send,
+        receive: Receive,
+        principal: Principal | None,
     ) -> None:
         transport = http_session.transport
         extra = [(b"mcp-session-id", http_session.id.encode())] if http_session.id else []
         if not requests:
             if not await _utf8_or_refused(body, send):
                 return
-            transport.receive(body)
+            transport.receive(body, principal)
             await _plain(send, 202, "", extra)
             return
         taken = transport.taken_id(requests)
@@ -747,7 +820,7 @@ class StreamableHTTPApp:
         queue = stream.attach(0)
         http_session.in_flight += len(requests)
         try:
-            transport.receive(body)
+            transport.receive(body, principal)
             if self.json_response:
                 await self._reply_json(stream, queue, send, receive, extra, batch=body.lstrip()[:1] == b"[")
             else:
@@ -763,12 +836,13 @@ class StreamableHTTPApp:
         headers: dict[str, str],
         send: Send,
         receive: Receive,
+        principal: Principal | None,
     ) -> None:
         http_session = HttpSession(None, self.server, self.event_history, self.max_stream_buffer)
         if not initializing:
             http_session.session.adopt(headers.get("mcp-protocol-version", DEFAULT_HEADER_VERSION))
         try:
-            await self._answer(http_session, body, requests, send, receive)
+            await self._answer(http_session, body, requests, send, receive, principal)
         finally:
             await http_session.close()
 
@@ -785,6 +859,7 @@ class StreamableHTTPApp:
         receive: Receive,
         takes_json: bool,
         takes_sse: bool,
+        principal: Principal | None,
     ) -> None:
         request_id = probe.id
         method = probe.method
@@ -803,11 +878,13 @@ class StreamableHTTPApp:
         if len(self._requests) >= self.max_concurrent_requests:
             await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, "Too many requests in flight")
             return
-        transport = RequestTransport(body, self.max_stream_buffer, responses_only=not takes_sse)
+        transport = RequestTransport(body, self.max_stream_buffer, responses_only=not takes_sse, principal=principal)
         session = ServerSession(self.server, transport, stateless=True)
         self._requests.add(session)
-        session.start()
         disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
+        disconnected.add_done_callback(transport.client_gone)
+        # The one message goes straight to the session: no reader task.
+        session.feed(body)
         try:
             await self._reply_modern(transport, send, disconnected, takes_json)
         except OSError:
@@ -825,7 +902,7 @@ class StreamableHTTPApp:
         disconnected: asyncio.Task[None],
         takes_json: bool,
     ) -> None:
-        item = await _next_event(transport, disconnected)
+        item = await _next_event(transport)
         if item is None:
             if disconnected.done():
                 return  # nobody to answer
@@ -837,6 +914,10 @@ class StreamableHTTPApp:
                 await _plain(send, 503, "Service Unavailable: the server is shutting down")
             return
         message, final = item
+        refusal = self._scope_refusal(message) if final else None
+        if refusal is not None:
+            await send_answer(send, refusal)
+            return
         if final and takes_json:
             await send(
                 {
@@ -860,7 +941,7 @@ class StreamableHTTPApp:
                 await send({"type": "http.response.body", "body": chunk, "more_body": False})
                 return
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            item = await _next_event(transport, disconnected, send)
+            item = await _next_event(transport, send)
             if item is None:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return
@@ -983,6 +1064,10 @@ class StreamableHTTPApp:
                     responses.append(message)
         finally:
             disconnected.cancel()
+        refusal = self._scope_refusal(responses[0]) if len(responses) == 1 and not batch else None
+        if refusal is not None:
+            await send_answer(send, refusal)
+            return
         body = b"[" + b",".join(responses) + b"]" if batch else (responses[0] if responses else b"")
         await send(
             {
@@ -1039,9 +1124,23 @@ class StreamableHTTPApp:
             if stream.live is queue:
                 stream.live = None  # however this connection ended, it no longer holds the stream
 
+    def _scope_refusal(self, response: bytes) -> HttpAnswer | None:
+        """The 403 for a response that says the caller lacks scopes (a handler
+        raised InsufficientScope), when the app checks tokens; else None."""
+        if self.auth is None or b"insufficient_scope" not in response:
+            return None
+        try:
+            error = _data_outcome.decode(response).error
+        except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+            return None
+        if error is None or error.code != jsonrpc.INSUFFICIENT_SCOPE or not isinstance(error.data, dict):
+            return None
+        scope = error.data.get("scope")
+        return self.auth.insufficient(scope.split() if isinstance(scope, str) else ())
+
     # -------------------------------------------------------------- GET
 
-    async def _get(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+    async def _get(self, receive: Receive, send: Send, headers: dict[str, str], principal: Principal | None) -> None:
         if "text/event-stream" not in headers.get("accept", "") and "*/*" not in headers.get("accept", ""):
             await _plain(send, 406, "Not Acceptable: Accept must list text/event-stream")
             return
@@ -1049,7 +1148,9 @@ class StreamableHTTPApp:
             await _plain(send, 405, "Method Not Allowed: stateless server has no GET stream", [(b"allow", b"POST")])
             return
         http_session, status, reason = (
-            self._session_for(headers) if self._shared is None else await self._shared.session_for(headers)
+            self._session_for(headers, principal)
+            if self._shared is None
+            else await self._shared.session_for(headers, _owner(principal))
         )
         if http_session is None:
             await _plain(send, status, reason)
@@ -1085,12 +1186,14 @@ class StreamableHTTPApp:
 
     # -------------------------------------------------------------- DELETE
 
-    async def _delete(self, send: Send, headers: dict[str, str]) -> None:
+    async def _delete(self, send: Send, headers: dict[str, str], principal: Principal | None) -> None:
         if self.stateless:
             await _plain(send, 405, "Method Not Allowed: stateless server has no sessions", [(b"allow", b"POST")])
             return
         http_session, status, reason = (
-            self._session_for(headers) if self._shared is None else await self._shared.session_for(headers)
+            self._session_for(headers, principal)
+            if self._shared is None
+            else await self._shared.session_for(headers, _owner(principal))
         )
         if http_session is None:
             await _plain(send, status, reason)
@@ -1140,6 +1243,8 @@ class StreamableHTTPApp:
         sessions, self.sessions = list(self.sessions.values()), {}
         for http_session in sessions:
             await http_session.close()
+        if self.auth is not None:
+            await self.auth.aclose()
         if self._shared is not None:
             await self._shared.close()
 
@@ -1244,21 +1349,21 @@ async def next_or_gone(
     raise TimeoutError
 
 
-async def _next_event(
-    transport: RequestTransport, disconnected: asyncio.Task[None], send: Send | None = None
-) -> tuple[bytes, bool] | None:
+async def _next_event(transport: RequestTransport, send: Send | None = None) -> tuple[bytes, bool] | None:
     """The next message of a 2026-07-28 request (and whether it is the
-    response); None once the client is gone or the transport gave up. With
-    ``send``, a comment line goes out every KEEPALIVE_SECONDS of silence."""
+    response); None once the client is gone (RequestTransport.client_gone)
+    or the transport gave up. With ``send``, a comment line goes out every
+    KEEPALIVE_SECONDS of silence."""
     while True:
-        try:
-            item = await next_or_gone(transport.outbox, disconnected, KEEPALIVE_SECONDS if send is not None else None)
-        except TimeoutError:
-            assert send is not None
-            await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
-            continue
-        if isinstance(item, Gone):
-            return None
+        if send is None:
+            item = await transport.outbox.get()
+        else:
+            try:
+                async with asyncio.timeout(KEEPALIVE_SECONDS):
+                    item = await transport.outbox.get()
+            except TimeoutError:
+                await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
+                continue
         if item is not None:
             transport.took(item)
         return item
@@ -1334,6 +1439,16 @@ async def _plain(send: Send, status: int, text: str, extra: Sequence[tuple[bytes
         }
     )
     await send({"type": "http.response.body", "body": text.encode()})
+
+
+def _owner(principal: Principal | None) -> str | None:
+    return principal.key if principal is not None else None
+
+
+async def send_answer(send: Send, answer: HttpAnswer) -> None:
+    """Send an answer the resource server made (a refusal, the metadata document)."""
+    await send({"type": "http.response.start", "status": answer.status, "headers": list(answer.headers)})
+    await send({"type": "http.response.body", "body": answer.body})
 
 
 async def _json_error(

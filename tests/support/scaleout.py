@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -214,3 +214,13 @@ class SseReader:
 def session_headers(session: str) -> dict[str, str]:
     return {"accept": "application/json, text/event-stream", "content-type": "application/json",
             "mcp-session-id": session, "mcp-protocol-version": HANDSHAKE}  # fmt: skip
+
+
+def on_both_workers(request: Callable[[int], str], least: int = 6, most: int = 80) -> list[str]:
+    """Call ``request(n)`` (which answers a worker's pid) until both workers
+    have answered and at least ``least`` times; the pids, in order."""
+    pids: list[str] = []
+    while len(set(pids)) < 2 or len(pids) < least:
+        assert len(pids) < most, f"every request of {len(pids)} landed on one worker"
+        pids.append(request(len(pids) + 1))
+    return pids

@@ -1,44 +1,61 @@
-"""An MCP server built with the official Python SDK (mcp 2.3.0, MCPServer) and
-protected by the SDK's own resource server support (AuthSettings, its bearer
-middleware and Protected Resource Metadata), for the interop tests of our
-OAuth client.
+"""A Streamable HTTP server protected by the official Python SDK (mcp 2.3.0):
+its resource-server support (AuthSettings, a TokenVerifier, the bearer
+middleware, the protected resource metadata route) with a verifier that
+checks the JWT access tokens of the tests' authorization server with PyJWT
+(the SDK's own dependency), as an SDK user would write it.
 
-``python sdk_auth_server.py <issuer>`` binds 127.0.0.1 on an ephemeral port,
-prints ``PORT <n>`` once listening, and serves Streamable HTTP at /mcp for
-tokens of the authorization server ``issuer`` with the scope ``mcp``. Tokens
-are checked by RFC 7662 introspection at ``<issuer>/introspect`` (that
-server is tests/support/oauth_peers.py's AuthorizationServerPeer).
+``python sdk_auth_server.py ISSUER`` binds 127.0.0.1 on an ephemeral port,
+prints ``PORT <n>`` once listening and serves /mcp as the resource
+``http://127.0.0.1:<n>/mcp``, needing scope mcp:tools. Its tool ``whoami``
+answers the subject, client id and scopes of the caller's token.
 """
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 
+import anyio
 import httpx
+import jwt
 import uvicorn
-from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 
 
-class IntrospectingVerifier:
-    """The SDK's TokenVerifier, by token introspection."""
+class OidcJwtVerifier(TokenVerifier):
+    """JWT access tokens of ``issuer`` for ``resource``, checked against its JWKS."""
 
-    def __init__(self, endpoint: str) -> None:
-        self.endpoint = endpoint
+    def __init__(self, issuer: str, resource: str) -> None:
+        metadata = httpx.get(f"{issuer}/.well-known/openid-configuration", timeout=10).json()
+        self.issuer = issuer
+        self.resource = resource
+        self.keys = jwt.PyJWKClient(metadata["jwks_uri"])
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        async with httpx.AsyncClient() as http:
-            answer = (await http.post(self.endpoint, data={"token": token})).json()
-        if not answer.get("active"):
+        try:
+            key = await anyio.to_thread.run_sync(self.keys.get_signing_key_from_jwt, token)
+            claims = jwt.decode(
+                token,
+                key.key,
+                algorithms=["RS256"],
+                audience=self.resource,
+                issuer=self.issuer,
+                options={"require": ["exp", "iss", "aud"]},
+            )
+        except jwt.PyJWTError:
             return None
         return AccessToken(
             token=token,
-            client_id=answer["client_id"],
-            scopes=answer.get("scope", "").split(),
-            expires_at=int(answer["exp"]),
-            resource=answer.get("aud"),
+            client_id=claims["client_id"],
+            scopes=str(claims.get("scope", "")).split(),
+            expires_at=claims["exp"],
+            resource=self.resource,
+            subject=claims.get("sub"),
+            claims=claims,
         )
 
 
@@ -50,22 +67,21 @@ def main() -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     port = sock.getsockname()[1]
+    resource = f"http://127.0.0.1:{port}/mcp"
     server = MCPServer(
-        "sdk-auth-server",
-        version="0.1.0",
-        token_verifier=IntrospectingVerifier(f"{issuer}/introspect"),
+        "sdk-protected",
+        token_verifier=OidcJwtVerifier(issuer, resource),
         auth=AuthSettings(
-            issuer_url=issuer,
-            resource_server_url=f"http://127.0.0.1:{port}/mcp",
-            required_scopes=["mcp"],
-            validate_token_resource=True,
+            issuer_url=issuer, resource_server_url=resource, required_scopes=["mcp:tools"], validate_token_resource=True
         ),
     )
 
     @server.tool()
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
+    def whoami() -> str:
+        """The caller's token: subject, client id, scopes."""
+        token = get_access_token()
+        assert token is not None
+        return json.dumps({"subject": token.subject, "client_id": token.client_id, "scopes": sorted(token.scopes)})
 
     print(f"PORT {port}", flush=True)
     uvicorn.Server(uvicorn.Config(server.streamable_http_app(), log_level="warning", timeout_graceful_shutdown=1)).run(

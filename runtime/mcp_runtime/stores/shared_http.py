@@ -48,6 +48,7 @@ class _Record(msgspec.Struct, omit_defaults=True):
     i: Any = None  # client info
     l: str = "debug"  # log level  # noqa: E741
     d: Any = None  # the capabilities the server declared
+    o: str | None = None  # the key of the principal that opened it (authorization on)
 
 
 class _Note(msgspec.Struct):
@@ -128,17 +129,18 @@ class SharedSessions:
     def transport(self, session_id: str) -> SharedSessionTransport:
         return SharedSessionTransport(self, session_id)
 
-    async def admit(self, session_id: str) -> str | None:
+    async def admit(self, session_id: str, owner: str | None) -> str | None:
         """Count a new session app-wide; why not, if not."""
         try:
-            if not await self.store.create_session(session_id, msgspec.json.encode(_Record()), self.ttl, self.app.max_sessions):
+            record = msgspec.json.encode(_Record(o=owner))
+            if not await self.store.create_session(session_id, record, self.ttl, self.app.max_sessions):
                 return "Service Unavailable: too many sessions"
         except StoreUnavailable as error:
             return f"Service Unavailable: {error}"
         self._touched[session_id] = time.monotonic()
         return None
 
-    async def save(self, session: ServerSession, session_id: str) -> None:
+    async def save(self, session: ServerSession, session_id: str, owner: str | None) -> None:
         router = session._server_router
         record = _Record(
             v=session.protocol_version,
@@ -146,15 +148,20 @@ class SharedSessions:
             i=msgspec.to_builtins(session.client_info),
             l=router.log_level,
             d=session.declared_capabilities,
+            o=owner,
         )
         await self.store.update_session(session_id, msgspec.json.encode(record), self.ttl)
 
-    async def session_for(self, headers: dict[str, str]) -> tuple[HttpSession | None, int, str]:
+    async def session_for(self, headers: dict[str, str], owner: str | None) -> tuple[HttpSession | None, int, str]:
+        """The session a request names, this worker's copy (made from the
+        store's record if need be); another principal's session is unknown."""
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             return None, 400, "Bad Request: Mcp-Session-Id header is required"
         local = self.app.sessions.get(session_id)
         now = time.monotonic()
+        if local is not None and local.owner != owner:
+            return None, 404, "Not Found: unknown or expired session"
         if local is not None and not local.session.is_closed and now - self._touched.get(session_id, 0.0) < self.touch_every:
             local.last_seen = now
             return local, 200, ""
@@ -168,14 +175,17 @@ class SharedSessions:
                 await local.close()
             return None, 404, "Not Found: unknown or expired session"
         if local is None or local.session.is_closed:
-            local = self._rebuild(session_id, _decode_record.decode(found))
+            record = _decode_record.decode(found)
+            if record.o != owner:
+                return None, 404, "Not Found: unknown or expired session"
+            local = self._rebuild(session_id, record)
         self._touched[session_id] = now
         local.last_seen = now
         return local, 200, ""
 
     def _rebuild(self, session_id: str, record: _Record) -> HttpSession:
         """This worker's copy of a session another worker started."""
-        http_session = self.app._new_session(session_id)
+        http_session = self.app._new_session(session_id, record.o)
         http_session.task.add_done_callback(lambda _: self._touched.pop(session_id, None))
         session = http_session.session
         if record.v:
@@ -371,7 +381,8 @@ class SharedSessionTransport(HttpSessionTransport):
 
     async def _save_then_write(self, session: ServerSession, message: bytes, related: RequestId | None) -> None:
         try:
-            await self.shared.save(session, self.session_id)
+            http_session = self.shared.app.sessions.get(self.session_id)
+            await self.shared.save(session, self.session_id, None if http_session is None else http_session.owner)
         except StoreUnavailable as error:
             logger.warning("a session's state is not shared (other workers will not know it): %s", error)
         super().write(message, related, True)

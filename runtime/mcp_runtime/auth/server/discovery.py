@@ -1,0 +1,94 @@
+"""What a resource server learns from its authorization server: its metadata
+(RFC 8414, or OpenID Connect Discovery) and the JSON documents it names."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx2
+import msgspec
+
+from .verifier import VerifierUnavailable
+
+TIMEOUT = 10.0
+MAX_DOCUMENT = 1024 * 1024
+"""Largest metadata or JWKS document read, in bytes."""
+
+
+def new_http_client() -> httpx2.AsyncClient:
+    # Never follow redirects: a document is trusted for the URL it was asked at.
+    return httpx2.AsyncClient(timeout=TIMEOUT, follow_redirects=False)
+
+
+def metadata_urls(issuer: str) -> list[str]:
+    """Where an issuer's metadata may be, in the order MCP clients try them:
+    RFC 8414 with the path inserted, OpenID Connect with the path inserted,
+    then OpenID Connect appended to the path."""
+    parts = urlsplit(issuer)
+    path = parts.path.rstrip("/")
+
+    def at(well_known: str) -> str:
+        return urlunsplit((parts.scheme, parts.netloc, well_known, "", ""))
+
+    if not path:
+        return [at("/.well-known/oauth-authorization-server"), at("/.well-known/openid-configuration")]
+    return [
+        at("/.well-known/oauth-authorization-server" + path),
+        at("/.well-known/openid-configuration" + path),
+        at(path + "/.well-known/openid-configuration"),
+    ]
+
+
+async def fetch_json(http: httpx2.AsyncClient, url: str, what: str) -> Any:
+    """The JSON document at ``url``; VerifierUnavailable naming ``what`` if it cannot be had."""
+    try:
+        response = await http.get(url, headers={"accept": "application/json"})
+    except httpx2.HTTPError as error:
+        raise VerifierUnavailable(f"cannot fetch {what} from {url}: {type(error).__name__}") from None
+    if response.status_code != 200:
+        raise VerifierUnavailable(f"cannot fetch {what} from {url}: HTTP {response.status_code}")
+    return decode_json(response.content, url, what)
+
+
+def decode_json(content: bytes, url: str, what: str) -> Any:
+    if len(content) > MAX_DOCUMENT:
+        raise VerifierUnavailable(f"{what} at {url} is larger than {MAX_DOCUMENT} bytes")
+    try:
+        return msgspec.json.decode(content)
+    except msgspec.DecodeError:
+        raise VerifierUnavailable(f"{what} at {url} is not JSON") from None
+
+
+async def authorization_server_metadata(http: httpx2.AsyncClient, issuer: str) -> dict[str, Any]:
+    """The metadata of ``issuer``, from the first well-known URL that has it.
+
+    The document must name ``issuer`` exactly (RFC 8414 §3.3): one that names
+    another could send the keys or the introspection of a different server."""
+    for url in metadata_urls(issuer):
+        try:
+            response = await http.get(url, headers={"accept": "application/json"})
+        except httpx2.HTTPError as error:
+            raise VerifierUnavailable(f"cannot fetch the authorization server metadata from {url}: {type(error).__name__}") from None
+        if response.status_code in (400, 401, 403, 404, 405):
+            continue  # not served there: try the next form
+        if response.status_code != 200:
+            raise VerifierUnavailable(f"cannot fetch the authorization server metadata from {url}: HTTP {response.status_code}")
+        document = decode_json(response.content, url, "the authorization server metadata")
+        if not isinstance(document, dict):
+            raise VerifierUnavailable(f"the authorization server metadata at {url} is not a JSON object")
+        if document.get("issuer") != issuer:
+            raise VerifierUnavailable(
+                f"the authorization server metadata at {url} names issuer {document.get('issuer')!r}, not {issuer!r}"
+            )
+        return document
+    raise VerifierUnavailable(f"no authorization server metadata found for issuer {issuer!r}")
+
+
+async def endpoint(http: httpx2.AsyncClient, issuer: str, member: str) -> str:
+    """The URL the metadata of ``issuer`` gives for ``member`` (``jwks_uri``, ``introspection_endpoint``)."""
+    metadata = await authorization_server_metadata(http, issuer)
+    value = metadata.get(member)
+    if not isinstance(value, str) or urlsplit(value).scheme not in ("http", "https"):
+        raise VerifierUnavailable(f"the authorization server metadata of {issuer!r} has no valid {member}")
+    return value
