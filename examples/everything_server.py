@@ -41,6 +41,7 @@ from mcp_runtime import codec
 from mcp_runtime.jsonrpc import ConnectionClosed, INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_runtime.lifecycle import has_capability
 from mcp_runtime.methods import Caller, RequestContext
+from mcp_runtime.http import UVICORN_OPTIONS
 from mcp_runtime.server import Server
 from mcp_runtime.streamable_http import StreamableHTTPApp
 from mcp_runtime.tasks import TaskContext, Tasks, TaskSupport
@@ -1004,13 +1005,7 @@ def main() -> None:
     app = StreamableHTTPApp(build_server(options.watch_interval), retry_ms=100)
     # Open SSE streams (a client's GET stream) never end by themselves: on
     # SIGTERM or Ctrl+C give in-flight requests a moment, then cut them.
-    uvicorn.run(
-        app,
-        host=options.host,
-        port=options.port,
-        log_level=options.log_level.lower(),
-        timeout_graceful_shutdown=2,
-    )
+    uvicorn.run(app, host=options.host, port=options.port, log_level=options.log_level.lower(), **UVICORN_OPTIONS)
 
 
 if __name__ == "__main__":

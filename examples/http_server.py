@@ -10,7 +10,7 @@ import argparse
 
 import uvicorn
 
-from mcp_runtime.http import http_app
+from mcp_runtime.http import UVICORN_OPTIONS, http_app
 from mcp_runtime.server import Server
 from stdio_server import ExampleServer
 
@@ -24,8 +24,9 @@ def main() -> None:
     options = parser.parse_args()
     server = Server(ExampleServer(), name="mcp-codegen-example", version="0.1.0")
     app = http_app(server, stateless=options.stateless, json_response=options.json)
-    # Open SSE streams would otherwise hold a SIGTERM'd uvicorn until clients leave.
-    uvicorn.run(app, host=options.host, port=options.port, log_level="warning", timeout_graceful_shutdown=2)
+    # Bounded keep-alive, concurrency and request heads, and a short graceful
+    # shutdown (open SSE streams would otherwise hold a SIGTERM'd uvicorn).
+    uvicorn.run(app, host=options.host, port=options.port, log_level="warning", **UVICORN_OPTIONS)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime import lifecycle
+from mcp_runtime import jsonrpc, lifecycle
 from mcp_runtime.app import App, Context, ToolError
 from mcp_runtime.auth.principal import Principal
 from mcp_runtime.client import ClientSession

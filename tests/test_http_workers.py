@@ -64,7 +64,7 @@ async def post(app: Any, request_id: int, params: dict[str, Any]) -> Response:
 
 def test_the_rounds_of_one_request_may_land_on_different_workers() -> None:
     async def scenario() -> None:
-        first, second, stranger = worker("worker 1"), worker("worker 2"), worker("worker 3", key=b"another deployment")
+        first, second, stranger = worker("worker 1"), worker("worker 2"), worker("worker 3", key=b"another deployment, another key!")
         asked = await post(first, 1, {"name": "greet"})
         assert asked.status == 200 and "mcp-session-id" not in asked.headers
         result = asked.json()["result"]

@@ -5,7 +5,8 @@ legitimate request of the same session is in flight.
 
 The app never raises (an exception out of an ASGI app is a 500 and a
 traceback): what is not JSON is 400 with -32700, what is not a JSON-RPC
-message 400 with -32600, notifications and responses 202, requests 200 with
+message (a batch too, on the revisions without batches, and a request with a null
+id) 400 with -32600, notifications and responses 202, requests 200 with
 their answers, a request reusing the id of the one in flight 400; and the
 request in flight still gets exactly its own result.
 """
@@ -71,14 +72,21 @@ def expected_statuses(body: bytes, in_flight: str) -> set[int]:
 
 def expected_status(value: Any, in_flight: str) -> int:
     """What the Streamable HTTP app answers a parsed POST body: by JSON-RPC framing alone."""
-    items = value if isinstance(value, list) else [value]
-    if not items or not all(isinstance(i, dict) for i in items):
-        return 400  # -32600
+    if isinstance(value, list) or not isinstance(value, dict):
+        return 400  # -32600: no batches from 2025-06-18 on
+    items = [value]
     for item in items:
         if "id" in item and not (item["id"] is None or _valid_id(item["id"])):
             return 400
         if "method" in item and not isinstance(item["method"], str):
             return 400
+        if item.get("jsonrpc") != "2.0":
+            return 400  # not a JSON-RPC message
+        if "method" in item:
+            if "id" in item and item["id"] is None:
+                return 400  # a request's id is never null
+        elif item.get("id") is None or ("result" in item) == ("error" in item):
+            return 400  # neither a request, a notification nor a response
     requests = [i["id"] for i in items if isinstance(i.get("method"), str) and _valid_id(i.get("id"))]
     if any(i.get("method") == "initialize" for i in items) and len(items) > 1:
         return 400
@@ -120,6 +128,10 @@ requests = st.builds(
 bodies = st.one_of(
     st.binary(max_size=120),
     requests.map(lambda m: json.dumps(m).encode()),
+    st.sampled_from(["notifications/initialized", "notifications/roots/list_changed", "notifications/unknown"]).map(
+        lambda m: json.dumps({"jsonrpc": "2.0", "method": m}).encode()
+    ),
+    st.builds(lambda i, r: json.dumps({"jsonrpc": "2.0", "id": i, "result": r}).encode(), st.integers(0, 99), _json),
     st.lists(requests, min_size=1, max_size=3).map(lambda b: json.dumps(b).encode()),
     messages().map(lambda m: json.dumps(m).encode()),
     st.lists(messages(), max_size=4).map(lambda b: json.dumps(b).encode()),

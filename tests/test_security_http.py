@@ -310,7 +310,7 @@ def test_session_ids_never_issued_deleted_or_expired_are_404() -> None:
 def test_per_session_limits_on_body_size_and_requests_in_flight() -> None:
     """max_body_size=64 KiB: a larger body is 413 (Streamable HTTP and legacy
     SSE), and the session goes on. max_concurrent_requests=4: a fifth request
-    in flight (or a batch that would pass 4) is 429 for that session only;
+    in flight is 429 for that session only;
     once the four are answered, the session takes requests again."""
     handlers = ReliabilityServer()
     app = http_app(reliability_server(handlers), max_body_size=64 * 1024, max_concurrent_requests=4)
@@ -349,7 +349,7 @@ def test_per_session_limits_on_body_size_and_requests_in_flight() -> None:
                 assert fifth.status_code == 429
                 assert fifth.json()["error"]["message"] == "Too many requests in flight for this session"
                 batch = await raw.post(url, json=[request(21, "ping"), request(22, "ping")], headers=headers(mine))
-                assert batch.status_code == 429
+                assert batch.status_code == 400  # 2025-06-18 removed batches: refused before any limit
                 notification = await raw.post(url, json={"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, headers=headers(mine))
                 assert notification.status_code == 202  # notifications are not requests in flight
                 elsewhere = await raw.post(url, json=request(23, "ping"), headers=headers(other))

@@ -29,7 +29,7 @@ from support.transports import MemoryTransport, memory_pair
 from typing_extensions import override
 
 from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime.jsonrpc import INTERNAL_ERROR, McpError
+from mcp_runtime.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
 from mcp_runtime.codec import UNSET
@@ -599,14 +599,23 @@ async def test_unknown_task_or_bad_params(served: Served, wire: Wire, method: st
     assert (await wire.error(method, params))["code"] == -32602
 
 
-@on_server()
-async def test_tasks_outlive_the_connection_that_made_them(served: Served, first: Wire) -> None:
+@on_server(bind_to_owner=False)
+async def test_unbound_tasks_outlive_the_connection_that_made_them(served: Served, first: Wire) -> None:
     created = await first.result("tools/call", {"name": "blocked"})
     await first.end.close()
     second = served.connect()
     served.tools.gate.set()
     task = await second.until(created["taskId"], TERMINAL)
     assert task["status"] == "completed"
+
+
+@on_server()
+async def test_tasks_belong_to_the_connection_that_made_them(served: Served, first: Wire) -> None:
+    created = await first.result("tools/call", {"name": "blocked"})
+    second = served.connect()
+    error = await second.error("tasks/get", {"taskId": created["taskId"]})
+    assert error == (await second.error("tasks/get", {"taskId": "never-made"})) | {"message": error["message"]}
+    assert (await first.result("tasks/get", {"taskId": created["taskId"]}))["status"] == "working"
 
 
 @on_server()
@@ -648,6 +657,8 @@ def test_bad_settings_are_refused() -> None:
         Tasks(poll_interval_ms=-5)
     with pytest.raises(ValueError):
         Tasks(max_tasks=0)
+    with pytest.raises(ValueError, match="max_tasks_per_owner"):
+        Tasks(max_tasks_per_owner=0)
 
 
 # ---------------------------------------------------------------- capacity
@@ -664,21 +675,25 @@ class Clock:
 
 
 @on_server(max_tasks=2)
-async def test_max_tasks_refuses_one_more_and_keeps_the_others(served: Served, wire: Wire) -> None:
+async def test_max_tasks_forgets_finished_tasks_first_then_refuses(served: Served, wire: Wire) -> None:
     waiting = await wire.result("tools/call", {"name": "confirm_delete"})
     settled = await wire.result("tools/call", {"name": "quick"})
-    await wire.until(settled["taskId"], TERMINAL)  # settled, but kept for its TTL: it counts
+    await wire.until(settled["taskId"], TERMINAL)
     task = await wire.until(waiting["taskId"], ("input_required", *TERMINAL))
     assert task["status"] == "input_required"
 
-    error = await wire.error("tools/call", {"name": "blocked"})
+    # Full, but one kept task has finished: it makes room (and is forgotten).
+    blocked = await wire.result("tools/call", {"name": "blocked"})
+    assert (await wire.error("tasks/get", {"taskId": settled["taskId"]}))["code"] == INVALID_PARAMS
+    # Full of running tasks: refused, and nothing else changes.
+    error = await wire.error("tools/call", {"name": "quick"})
     assert error["code"] == INTERNAL_ERROR
     assert "busy" in error["message"].lower()
     # Calls that make no task are still served.
     sync = await wire.result("tools/call", {"name": "quick"}, caps=WITHOUT_TASKS)
     assert sync["resultType"] == "complete" and "taskId" not in sync
 
-    # The tasks already kept go on as if nothing happened.
+    # The tasks kept go on as if nothing happened.
     [key] = task["inputRequests"]
     await wire.result(
         "tasks/update",
@@ -686,17 +701,26 @@ async def test_max_tasks_refuses_one_more_and_keeps_the_others(served: Served, w
     )
     task = await wire.until(waiting["taskId"], TERMINAL)
     assert task["status"] == "completed"
-    assert (await wire.result("tasks/get", {"taskId": settled["taskId"]}))["status"] == "completed"
-    # Settling frees no place: only the TTL does.
-    assert (await wire.error("tools/call", {"name": "quick"}))["code"] == INTERNAL_ERROR
+    assert (await wire.result("tasks/get", {"taskId": blocked["taskId"]}))["status"] == "working"
+
+
+@on_server(max_tasks=100, max_tasks_per_owner=2)
+async def test_one_owner_cannot_take_every_place(served: Served, wire: Wire) -> None:
+    first = await wire.result("tools/call", {"name": "blocked"})
+    await wire.result("tools/call", {"name": "blocked"})
+    assert (await wire.error("tools/call", {"name": "blocked"}))["code"] == INTERNAL_ERROR
+    other = served.connect()  # another owner is not held back
+    assert (await other.result("tools/call", {"name": "blocked"}))["status"] == "working"
+    await wire.result("tasks/cancel", {"taskId": first["taskId"]})
+    # The owner's own finished task makes room for its next one.
+    assert (await wire.result("tools/call", {"name": "blocked"}))["status"] == "working"
 
 
 @on_server(max_tasks=1, ttl_ms=60_000)
 async def test_tasks_past_their_ttl_free_their_place(served: Served, wire: Wire, monkeypatch: pytest.MonkeyPatch) -> None:
     clock = Clock()
     monkeypatch.setattr("mcp_runtime.tasks.time", clock)
-    first = await wire.result("tools/call", {"name": "quick"})
-    await wire.until(first["taskId"], TERMINAL)
+    first = await wire.result("tools/call", {"name": "blocked"})  # still running: a finished one would make room
     assert (await wire.error("tools/call", {"name": "quick"}))["code"] == INTERNAL_ERROR
     clock.now += 60.0  # the TTL is reached, not passed: the task stays
     assert (await wire.error("tools/call", {"name": "quick"}))["code"] == INTERNAL_ERROR

@@ -10,13 +10,26 @@ bearer token, and its metadata document is served at its well-known URLs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final
 
+from .limits import ClientKey, peer_key
 from .server import Server
 from .stores import Store
 from .sse_legacy import LegacySSEApp
-from .streamable_http import DEFAULT_MAX_BODY, DEFAULT_MAX_STREAM_BUFFER, Receive, Scope, Send, StreamableHTTPApp
+from .streamable_http import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_EVENT_RETENTION,
+    DEFAULT_MAX_BODIES_BUFFERED,
+    DEFAULT_MAX_BODY,
+    DEFAULT_MAX_REPLAY,
+    DEFAULT_MAX_STREAM_BUFFER,
+    Receive,
+    Scope,
+    Send,
+    StreamableHTTPApp,
+)
 
 if TYPE_CHECKING:
     from .auth.server.resource_server import ResourceServer
@@ -51,9 +64,22 @@ def http_app(
     retry_ms: int = 1000,
     max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
     auth: ResourceServer | None = None,
+    max_sessions: int = 10_000,
+    max_sessions_per_client: int | None = None,
+    max_streams: int = 1024,
+    max_streams_per_client: int | None = None,
+    max_requests_per_client: int | None = None,
+    client_key: ClientKey = peer_key,
+    body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
+    max_bodies_buffered: int = DEFAULT_MAX_BODIES_BUFFERED,
+    event_retention: float = DEFAULT_EVENT_RETENTION,
+    max_session_replay: int = DEFAULT_MAX_STREAM_BUFFER,
+    max_replay: int = DEFAULT_MAX_REPLAY,
     store: Store | None = None,
 ) -> HttpApp:
-    """The ASGI application serving ``server`` over HTTP (see the module docstring).
+    """The ASGI application serving ``server`` over HTTP (see the module
+    docstring; every limit is :class:`StreamableHTTPApp`'s; the legacy app
+    takes ``max_streams`` as its session cap).
 
     ``store``: share state between workers (``RedisStore.from_url(url)``; see
     docs/guides/scaling.md); by default everything stays in this process."""
@@ -70,6 +96,17 @@ def http_app(
         retry_ms=retry_ms,
         max_stream_buffer=max_stream_buffer,
         auth=auth,
+        max_sessions=max_sessions,
+        max_sessions_per_client=max_sessions_per_client,
+        max_streams=max_streams,
+        max_streams_per_client=max_streams_per_client,
+        max_requests_per_client=max_requests_per_client,
+        client_key=client_key,
+        body_timeout=body_timeout,
+        max_bodies_buffered=max_bodies_buffered,
+        event_retention=event_retention,
+        max_session_replay=max_session_replay,
+        max_replay=max_replay,
         store=store,
     )
     legacy = None
@@ -81,5 +118,30 @@ def http_app(
             max_body_size=max_body_size,
             max_stream_buffer=max_stream_buffer,
             auth=auth,
+            max_concurrent_requests=max_concurrent_requests,
+            max_sessions=max_streams,
+            body_timeout=body_timeout,
+            max_bodies_buffered=max_bodies_buffered,
         )
+        legacy.bodies = streamable.bodies  # one budget of buffered bodies for the whole app
     return HttpApp(streamable, legacy)
+
+
+UVICORN_OPTIONS: Final[Mapping[str, Any]] = MappingProxyType(
+    {
+        # Seconds an idle keep-alive connection (one sending no next request
+        # line or headers) is kept.
+        "timeout_keep_alive": 5,
+        # Connections and requests at once; past it uvicorn answers 503
+        # instead of taking more memory (GET and listen streams count).
+        "limit_concurrency": 2048,
+        # Bytes of a request head (request line and headers) h11 buffers
+        # before refusing it.
+        "h11_max_incomplete_event_size": 64 * 1024,
+        # Open SSE streams would otherwise hold a stopping uvicorn until clients leave.
+        "timeout_graceful_shutdown": 2,
+    }
+)
+"""uvicorn settings that bound what slow or numerous clients cost; pass them
+as ``uvicorn.run(app, host=..., **UVICORN_OPTIONS)`` (see
+docs/guides/deployment-hardening.md)."""

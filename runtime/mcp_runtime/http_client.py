@@ -51,6 +51,7 @@ except ModuleNotFoundError as error:
 from .client import Client, ClientSession
 from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import McpError, RequestId
+from .logsafe import quoted
 
 logger = logging.getLogger("mcp_runtime.http_client")
 
@@ -60,6 +61,8 @@ DEFAULT_MAX_RECONNECTS: Final = 5
 """Consecutive failed attempts to resume a stream before giving up."""
 MAX_EVENT_SIZE: Final = 64 * 1024 * 1024
 """Longest SSE line or event accepted, in bytes."""
+MAX_ERROR_BODY: Final = 64 * 1024
+"""Bytes of an HTTP error body read (for its message); the rest is not."""
 FALLBACK_STATUSES: Final = (400, 404, 405)
 """Statuses of the initialize POST that mean "try the legacy HTTP+SSE transport"."""
 
@@ -180,6 +183,24 @@ class SSEParser:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+async def _read_limited(response: httpx2.Response, limit: int, what: str | None = None) -> bytes:
+    """A response body, read as it arrives and never past ``limit`` bytes: a
+    server cannot make the client hold an answer of any size. Past it, a
+    clear error about ``what``; without ``what`` (an error body, read only
+    for its message), its first ``limit`` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        if size + len(chunk) > limit:
+            if what is None:
+                chunks.append(chunk[: limit - size])
+                break
+            raise _Failure(McpError(jsonrpc.INTERNAL_ERROR, f"{what}: the answer is larger than {limit} bytes"))
+        size += len(chunk)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 class _Probe(msgspec.Struct):
@@ -479,7 +500,7 @@ class StreamableHTTPClientTransport:
             try:
                 params = http_headers.param_headers(tool.get("inputSchema"))
             except InvalidAnnotation as error:
-                logger.warning("leaving tool %r out of tools/list: %s", name, error)
+                logger.warning("leaving tool %s out of tools/list: %s", quoted(name), quoted(error))
                 self._tool_params.pop(name, None)
                 continue
             if params:
@@ -595,7 +616,7 @@ class StreamableHTTPClientTransport:
                     self._expire()
                     return
                 if status >= 300 or status == 202:
-                    body = await response.aread()
+                    body = await _read_limited(response, MAX_ERROR_BODY)
                     # An authentication status stays one (a client does not fall back on it).
                     if modern and status >= 400 and status not in (401, 403) and self._deliver_error_body(request_id, body):
                         state.answered = True
@@ -605,7 +626,7 @@ class StreamableHTTPClientTransport:
                     raise _Failure(_http_failure(status, response.reason_phrase, body, f"POST {self.url}"))
                 media = _media_type(response)
                 if media == "application/json":
-                    body = await response.aread()
+                    body = await _read_limited(response, MAX_EVENT_SIZE, f"POST {self.url}")
                     self._deliver_json(body, request_id, state)
                 elif media == "text/event-stream":
                     await self._consume(response, request_id, state)
@@ -681,7 +702,7 @@ class StreamableHTTPClientTransport:
                     state.failure = f"HTTP {status} {response.reason_phrase}".rstrip()
                     return  # try again later
                 if status != 200 or _media_type(response) != "text/event-stream":
-                    body = await response.aread()
+                    body = await _read_limited(response, MAX_ERROR_BODY)
                     raise _Failure(
                         _http_failure(status, response.reason_phrase, body, f"resuming the response stream at {self.url}")
                     )
@@ -709,7 +730,7 @@ class StreamableHTTPClientTransport:
             self._expire()
         elif response.status_code >= 300:
             logger.warning(
-                "%s refused a message: %s", self.url, _http_failure(response.status_code, response.reason_phrase, response.content, "POST").message
+                "%s refused a message: %s", self.url, quoted(_http_failure(response.status_code, response.reason_phrase, response.content, "POST").message)
             )
 
     # session ---------------------------------------------------------
@@ -756,10 +777,10 @@ class StreamableHTTPClientTransport:
                     if status == 200 and _media_type(response) == "text/event-stream":
                         await self._consume(response, None, state)
                     elif status < 500:
-                        body = await response.aread()
+                        body = await _read_limited(response, MAX_ERROR_BODY)
                         logger.warning(
                             "standalone SSE stream refused: %s",
-                            _http_failure(status, response.reason_phrase, body, f"GET {self.url}").message,
+                            quoted(_http_failure(status, response.reason_phrase, body, f"GET {self.url}").message),
                         )
                         return
             except httpx2.HTTPError as error:
@@ -768,7 +789,7 @@ class StreamableHTTPClientTransport:
                 logger.warning("standalone SSE stream refused: %s", error.message)
                 return
             except SSEParseError as error:
-                logger.warning("bad standalone SSE stream: %s", error)
+                logger.warning("bad standalone SSE stream: %s", quoted(error))
                 return
             attempts = 0 if state.events > before else attempts + 1
             if attempts > self.max_reconnects:
@@ -883,7 +904,7 @@ class LegacySSEClientTransport:
         try:
             async with self._http.stream("GET", self.url, headers=headers, timeout=self._timeout, auth=self._auth) as response:
                 if response.status_code != 200 or _media_type(response) != "text/event-stream":
-                    body = await response.aread()
+                    body = await _read_limited(response, MAX_ERROR_BODY)
                     if response.status_code == 200:
                         body = f"expected an SSE stream, got content type {_media_type(response) or 'none'!r}".encode()
                     raise _Failure(_http_failure(response.status_code, response.reason_phrase, body, f"GET {self.url}"))
@@ -905,7 +926,7 @@ class LegacySSEClientTransport:
             if not ready.done():
                 ready.set_exception(McpError(jsonrpc.CONNECTION_CLOSED, f"GET {self.url} failed: {error}"))
             else:
-                logger.warning("the SSE stream from %s failed: %s", self.url, error)
+                logger.warning("the SSE stream from %s failed: %s", self.url, quoted(error))
         finally:
             if not ready.done():
                 ready.set_exception(
@@ -956,7 +977,7 @@ class LegacySSEClientTransport:
         if is_request and probe is not None and isinstance(probe.id, (str, int)):
             self._incoming.put_nowait(jsonrpc.error_bytes(probe.id, failure.code, failure.message, failure.data))
         else:
-            logger.warning("%s", failure.message)
+            logger.warning("%s", quoted(failure.message))
 
 
 # ---------------------------------------------------------------- connecting

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
-from typing import Any
+from typing import Any, Final
 
 from msgspec import UNSET
 
@@ -93,6 +93,16 @@ def modern_versions() -> tuple[str, ...]:
     index = importlib.import_module("mcp_protocol")
     stable = set(index.STABLE_REVISIONS)
     return tuple(v for v, r in revisions().items() if v in stable and not r.has_handshake)
+
+
+BATCHES_REMOVED: Final = "2025-06-18"
+"""The first revision without JSON-RPC batches; from it on a batch is an invalid request."""
+
+
+def allows_batches(version: str) -> bool:
+    """Whether a peer speaking ``version`` may send a JSON-RPC batch (true
+    while no revision is known yet: the first message decides)."""
+    return not version or version < BATCHES_REMOVED
 
 
 def revision_of_handlers(handlers: object, base: str) -> Revision:

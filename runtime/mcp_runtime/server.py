@@ -39,6 +39,7 @@ from .lifecycle import (
     Revision,
 )
 from .methods import MethodSpec
+from .ownership import connection_owner
 from .request_state import StateError, StateSealer
 from .session import LOG_LEVELS, RequestContext, RequestEnvelope, Route, Session, Transport, level_passes
 from .stores.base import Store, StoreUnavailable, current_note
@@ -88,9 +89,12 @@ class Server:
 
     ``handlers`` is one generated ``ServerHandlers`` subclass instance, or
     several for different revisions. ``versions`` defaults to every released
-    revision up to the newest handler's. ``state_key`` signs the
+    revision up to the newest handler's. ``state_key`` (at least 32 bytes) signs the
     ``requestState`` of input-required results; servers running as several
     workers must share one (the default is random per process).
+    ``encrypt_state`` seals it with AES-256-GCM so the client cannot read it
+    (needs the ``crypto`` extra). A state is bound to the authenticated
+    caller where the transport verified one: another cannot replay it.
     ``store`` (e.g. ``RedisStore.from_url(url)``) shares sessions, resumable
     events, tasks and change notifications between workers; see
     docs/guides/scaling.md. Default: this process only.
@@ -108,6 +112,7 @@ class Server:
         versions: Sequence[str] | None = None,
         default_timeout: float | None = None,
         state_key: bytes | None = None,
+        encrypt_state: bool = False,
         extensions: Sequence[Extension] = (),
         store: Store | None = None,
     ) -> None:
@@ -131,7 +136,7 @@ class Server:
         self.instructions = instructions
         self.extra_capabilities = dict(capabilities or {})
         self.default_timeout = default_timeout
-        self.sealer = StateSealer(state_key)
+        self.sealer = StateSealer(state_key, encrypt=encrypt_state)
         self.extensions = list(extensions)
         self.info: dict[str, Any] = {"name": name, "version": version}
         if title is not None:
@@ -365,7 +370,7 @@ class Server:
         async def answer(params: Any, ctx: RequestContext) -> Any:
             ctx = ctx.described(_envelope(revision, typed_meta, params))
             if may_ask:
-                params = self._open_state(method, params)
+                params = self._open_state(method, params, ctx)
             result = await handler(params, ctx)
             if getattr(result, "result_type", None) == "input_required":
                 result = self._input_required(method, params, result, ctx)
@@ -373,12 +378,12 @@ class Server:
 
         return answer
 
-    def _open_state(self, method: str, params: Any) -> Any:
+    def _open_state(self, method: str, params: Any, ctx: RequestContext) -> Any:
         state = getattr(params, "request_state", UNSET)
         if not isinstance(state, str):
             return params
         try:
-            plain = self.sealer.open(state, _binding(method, params))
+            plain = self.sealer.open(state, _binding(method, params, ctx))
         except StateError as error:
             raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: {error}") from None
         return msgspec.structs.replace(params, request_state=plain)
@@ -399,7 +404,7 @@ class Server:
             raise lifecycle.missing_capabilities(missing)
         if isinstance(result.request_state, str):
             result = msgspec.structs.replace(
-                result, request_state=self.sealer.seal(result.request_state, _binding(method, params))
+                result, request_state=self.sealer.seal(result.request_state, _binding(method, params, ctx))
             )
         return result
 
@@ -430,12 +435,14 @@ async def _send(session: Session, method: str, params: bytes | None, related: Re
         pass
 
 
-def _binding(method: str, params: Any) -> str:
-    """What a sealed requestState is good for: this method on this tool, prompt or resource."""
+def _binding(method: str, params: Any, ctx: RequestContext) -> tuple[str, ...]:
+    """What a sealed requestState is good for: this method on this tool,
+    prompt or resource, for this authenticated caller (if any)."""
     name = getattr(params, "name", None)
     if not isinstance(name, str):
-        name = getattr(params, "uri", "")
-    return f"{method}\0{name}"
+        name = str(getattr(params, "uri", ""))
+    principal = ctx.principal
+    return (method, name, str(principal.key)) if principal is not None else (method, name)
 
 
 def _envelope(revision: Revision, typed_meta: type, params: Any) -> RequestEnvelope:
@@ -491,6 +498,9 @@ class ServerSession(Session):
         self.client_info: Any = None
         self.declared_capabilities: Any = None
         self.initialized = asyncio.Event()
+        # What this connection creates belongs to it when nothing more precise
+        # (a principal, an HTTP session) owns it: see ownership.owner_of.
+        self.owner = connection_owner()
 
     @property
     def modern(self) -> bool:

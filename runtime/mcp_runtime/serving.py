@@ -112,15 +112,15 @@ def run_http(
         return
     import uvicorn
 
+    from .http import UVICORN_OPTIONS
+
     uvicorn.run(
         app,
         host=host,
         port=port,
         log_level=log_level,
         access_log=False,
-        # Open SSE streams would otherwise hold a stopping uvicorn until clients leave.
-        timeout_graceful_shutdown=2,
-        **uvicorn_options(stack),  # type: ignore[arg-type]
+        **{**UVICORN_OPTIONS, **uvicorn_options(stack)},
     )
 
 

@@ -24,10 +24,11 @@ from typing import Any, Protocol, TypeVar, cast
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from . import jsonrpc
+from . import jsonrpc, lifecycle
 from .auth.principal import InsufficientScope
 from .codec import JsonDecoder, _join_paths, decoder, encode
 from .jsonrpc import ConnectionClosed, Envelope, ErrorObject, McpError, RequestId
+from .logsafe import quoted
 from .methods import HandlerNotImplemented, MethodSpec, ProgressCallback
 
 P = TypeVar("P")
@@ -173,6 +174,10 @@ class _Decoded:
         self.value = value
 
 
+MAX_PROGRESS_BACKLOG = 256
+"""Async progress callbacks of one call waiting to run; progress notifications
+that arrive faster than that are dropped."""
+
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -293,6 +298,7 @@ class Session:
         self._typed: dict[RequestId, JsonDecoder] = {}
         self._progress: dict[str | int, ProgressCallback] = {}
         self._progress_tasks: dict[str | int, asyncio.Task[None]] = {}
+        self._progress_waiting: dict[str | int, int] = {}  # async progress callbacks not yet finished, by token
         self._in_flight: dict[RequestId, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed: BaseException | None = None
@@ -541,6 +547,10 @@ class Session:
         self._send_error(request_id if "method" in members else None, code, message)
 
     def _dispatch_batch(self, data: bytes) -> None:
+        if self.router.modern or not lifecycle.allows_batches(self.protocol_version):
+            # Refused before decoding: one batch would otherwise start a handler per member.
+            self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: this protocol revision has no JSON-RPC batches")
+            return
         try:
             batch = jsonrpc.decode_batch(data)
         except msgspec.ValidationError:
@@ -582,14 +592,14 @@ class Session:
             else:
                 self._send_error(request_id, jsonrpc.INVALID_REQUEST, "Invalid request: no method, result or error")
         elif envelope.error is not UNSET:
-            logger.warning("peer reported an error: %s", envelope.error.message)
+            logger.warning("peer reported an error: %s", quoted(envelope.error.message))
         else:
             self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: no method, result or error")
 
     def _on_response(self, request_id: RequestId, outcome: msgspec.Raw | ErrorObject) -> None:
         future = self._pending.get(request_id)
         if future is None or future.done():
-            logger.debug("dropping a response to unknown request %r", request_id)
+            logger.debug("dropping a response to an unknown request")
             return
         future.set_result(outcome)
 
@@ -666,7 +676,7 @@ class Session:
         try:
             decoded = _decode_params(spec, params)
         except McpError as error:
-            logger.warning("dropping %s: %s", method, error.message)
+            logger.warning("dropping %s: %s", quoted(method), quoted(error.message))
             return
         context = RequestContext(self, None, None)  # now, while its message is the one read
         task = asyncio.get_running_loop().create_task(self._notify_handler(spec, handler, decoded, context))
@@ -704,16 +714,28 @@ class Session:
             return
         total = progress.total if isinstance(progress.total, (int, float)) else None
         message = progress.message if isinstance(progress.message, str) else None
+        token = progress.progressToken
+        waiting = self._progress_waiting.get(token, 0)
+        if waiting >= MAX_PROGRESS_BACKLOG:
+            return  # a flood faster than the callback: dropped, not queued without end
         outcome = callback(progress.progress, total, message)
         if outcome is not None:
             # Callbacks of one request run in order, and the call returns only
             # after they have (request_raw awaits the last one).
-            token = progress.progressToken
             previous = self._progress_tasks.get(token)
             task = asyncio.get_running_loop().create_task(_await(outcome, previous))
             self._progress_tasks[token] = task
+            self._progress_waiting[token] = waiting + 1
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(lambda _: self._progress_done(token))
+
+    def _progress_done(self, token: str | int) -> None:
+        left = self._progress_waiting.get(token, 0) - 1
+        if left > 0:
+            self._progress_waiting[token] = left
+        else:
+            self._progress_waiting.pop(token, None)
 
 
 def _error_message(request_id: RequestId, spec: MethodSpec[Any, Any], error: Exception) -> bytes:

@@ -17,12 +17,15 @@ from urllib.parse import parse_qs
 
 import msgspec
 
-from . import jsonrpc
+from . import jsonrpc, ownership
 from .auth.principal import Principal
 from .jsonrpc import RequestId
+from .limits import BodyBudget, BodyRefused
 from .server import Server, ServerSession
 from .streamable_http import (
     Gone,
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_BODIES_BUFFERED,
     DEFAULT_MAX_BODY,
     DEFAULT_MAX_STREAM_BUFFER,
     Receive,
@@ -33,8 +36,9 @@ from .streamable_http import (
     _json_error,
     _origin_allowed,
     _plain,
-    _read_body,
+    _body_refused,
     _probe,
+    _requests_in,
     _wait_disconnect,
     next_or_gone,
     send_answer,
@@ -63,6 +67,7 @@ class LegacySSETransport:
         self.max_pending = max_pending
         self.pending = 0  # bytes in outgoing
         self.closed = False
+        self.session: ServerSession | None = None
 
     async def read(self) -> bytes | None:
         if self.closed:
@@ -111,7 +116,14 @@ class LegacySSETransport:
 
 
 class LegacySSEApp:
-    """An ASGI application serving ``server`` over the 2024-11-05 HTTP+SSE transport."""
+    """An ASGI application serving ``server`` over the 2024-11-05 HTTP+SSE transport.
+
+    ``max_concurrent_requests`` bounds the requests of one session being
+    handled at once (a POST that would pass it, a batch included, gets 429
+    and starts nothing); ``max_sessions`` the sessions (GET streams) open at
+    once (503 past it). ``body_timeout`` and ``max_bodies_buffered`` are
+    as for :class:`~mcp_runtime.streamable_http.StreamableHTTPApp`.
+    """
 
     def __init__(
         self,
@@ -124,11 +136,18 @@ class LegacySSEApp:
         max_body_size: int = DEFAULT_MAX_BODY,
         max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
         auth: ResourceServer | None = None,
+        max_concurrent_requests: int = 1024,
+        max_sessions: int = 1024,
+        body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
+        max_bodies_buffered: int = DEFAULT_MAX_BODIES_BUFFERED,
     ) -> None:
         """``auth``: as for StreamableHTTPApp, the stream and every POST need a
         bearer token it accepts, from the principal that opened the stream."""
         self.server = server
         self.auth = auth
+        self.bodies = BodyBudget(max_bodies_buffered, body_timeout)
+        self.max_concurrent_requests = max_concurrent_requests
+        self.max_sessions = max_sessions
         self.sse_path = sse_path
         self.message_path = message_path
         self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
@@ -154,13 +173,14 @@ class LegacySSEApp:
         ):
             await _plain(send, 403, "Forbidden: host or origin not allowed")
             return
-        principal = None
+        # Verified here with ``auth``, else by an authorization layer in front of the app, if any.
+        principal = scope.get(ownership.PRINCIPAL_SCOPE_KEY)
         if self.auth is not None and self.handles(scope["path"]):
             outcome = await self.auth.authenticate(headers)
             if not isinstance(outcome, Principal):
                 await send_answer(send, outcome)
                 return
-            principal = outcome
+            principal = scope[ownership.PRINCIPAL_SCOPE_KEY] = outcome
         if scope["path"] == self.sse_path and scope["method"] == "GET":
             await self._stream(scope, receive, send, principal)
         elif scope["path"] == self.message_path and scope["method"] == "POST":
@@ -171,9 +191,13 @@ class LegacySSEApp:
             await _plain(send, 404, "Not Found")
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send, principal: Principal | None) -> None:
+        if len(self.sessions) >= self.max_sessions:
+            await _plain(send, 503, "Service Unavailable: too many sessions")
+            return
         session_id = secrets.token_hex(16)  # 128 bits from the OS CSPRNG
         transport = LegacySSETransport(self.max_stream_buffer, principal.key if principal is not None else None)
         session = ServerSession(self.server, transport)
+        transport.session = session
         runner = asyncio.get_running_loop().create_task(session.run())
         self.sessions[session_id] = transport
         root = scope.get("root_path", "")
@@ -212,9 +236,10 @@ class LegacySSEApp:
         if transport is None or transport.closed or transport.owner != owner:
             await _plain(send, 404, "Not Found: unknown session")
             return
-        body = await _read_body(receive, self.max_body_size)
-        if body is None:
-            await _json_error(send, 413, None, jsonrpc.INVALID_REQUEST, f"Request body larger than {self.max_body_size} bytes")
+        try:
+            body = await self.bodies.read(receive, self.max_body_size)
+        except BodyRefused as refused:
+            await _body_refused(send, refused)
             return
         problem = jsonrpc.parse_error(body)
         if problem is not None:
@@ -225,6 +250,11 @@ class LegacySSEApp:
             if refusal is not None:
                 await send_answer(send, refusal)
                 return
+        # Handlers still running, and messages not yet read (each may be a request).
+        running = transport.incoming.qsize() + (len(transport.session._in_flight) if transport.session is not None else 0)
+        if running + _requests_in(body) > self.max_concurrent_requests:
+            await _json_error(send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this session")
+            return
         transport.incoming.put_nowait((body, principal))
         await _plain(send, 202, "Accepted")
 

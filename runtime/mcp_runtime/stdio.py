@@ -22,6 +22,7 @@ from pathlib import Path
 
 from . import jsonrpc
 from .jsonrpc import RequestId
+from .logsafe import quoted
 
 logger = logging.getLogger("mcp_runtime.stdio")
 
@@ -107,10 +108,10 @@ class StreamTransport:
         request_id = jsonrpc.request_id_of(members)
         problem = f"message larger than {self._max} bytes (max_message_size)"
         if "method" not in members and request_id is not None and ("result" in members or "error" in members):
-            logger.error("dropping the response to request %r: %s", request_id, problem)
+            logger.error("dropping the response to request %s: %s", quoted(request_id), problem)
             return jsonrpc.error_bytes(request_id, jsonrpc.INVALID_REQUEST, f"Invalid response: {problem}; it was dropped")
         reply_to = request_id if "method" in members else None
-        logger.error("dropping a %s (%s)", problem, f"request {reply_to!r}" if reply_to is not None else "no request id")
+        logger.error("dropping a %s (%s)", problem, f"request {quoted(reply_to)}" if reply_to is not None else "no request id")
         self.write(jsonrpc.error_bytes(reply_to, jsonrpc.INVALID_REQUEST, f"Invalid request: {problem}"), reply_to, True)
         return None
 

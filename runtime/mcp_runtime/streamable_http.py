@@ -33,6 +33,7 @@ Serve it with any ASGI server, e.g.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import re
 import secrets
@@ -43,8 +44,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
-from . import http_headers, jsonrpc, lifecycle
+from . import http_headers, jsonrpc, lifecycle, ownership
 from .auth.principal import Principal
+from .limits import BodyBudget, BodyRefused, ClientKey, Quota, peer_key
 from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import RequestId
 from .server import Server, ServerSession
@@ -69,6 +71,14 @@ Send = Callable[[Message], Awaitable[None]]
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
+DEFAULT_MAX_BODIES_BUFFERED = 64 * 1024 * 1024
+"""Bytes of request bodies being read at once, app-wide."""
+DEFAULT_BODY_TIMEOUT = 30.0
+"""Seconds a request body has to arrive in full."""
+DEFAULT_EVENT_RETENTION = 60.0
+"""Seconds an SSE event is kept for a client that resumes its stream."""
+DEFAULT_MAX_REPLAY = 256 * 1024 * 1024
+"""Bytes of SSE events kept for resumption, app-wide."""
 DEFAULT_MAX_STREAM_BUFFER = 16 * 1024 * 1024
 """Bytes an SSE stream keeps for replay, and lets wait for a connection that does not keep up."""
 FINISHED_STREAM_RETENTION = 60.0
@@ -113,6 +123,21 @@ class _Probe(msgspec.Struct):
     id: RequestId | None | msgspec.UnsetType = msgspec.UNSET
     method: str | msgspec.UnsetType = msgspec.UNSET
     params: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    jsonrpc: Any = msgspec.UNSET
+    result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    error: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+    def problem(self) -> str | None:
+        """Why this is not a JSON-RPC message a POST may carry, if it is not."""
+        if self.jsonrpc != "2.0":
+            return 'Invalid request: "jsonrpc" must be "2.0"'
+        if isinstance(self.method, str):
+            return "Invalid request: id must not be null" if self.id is None else None
+        if self.id is None or self.id is msgspec.UNSET:
+            return "Invalid request: not a JSON-RPC message"
+        if (self.result is msgspec.UNSET) == (self.error is msgspec.UNSET):
+            return "Invalid request: a response has exactly one of result and error"
+        return None
 
 
 class _ErrorCode(msgspec.Struct):
@@ -177,6 +202,7 @@ class EventStream:
         self.expected = expected  # request ids still to be answered; None: standalone
         self.json = json  # answered with one JSON body: responses only, not resumable
         self.events: deque[tuple[int, bytes]] = deque(maxlen=history)
+        self.stamps: deque[float] = deque(maxlen=history)  # when each kept event was sent
         self.kept = 0  # bytes of the events kept for replay
         self.max_buffer = max_buffer
         self.seq = 0
@@ -196,17 +222,17 @@ class EventStream:
         if len(self.events) == self.events.maxlen:
             self.kept -= len(self.events[0][1])
         self.events.append(event)
+        self.stamps.append(time.monotonic())
         self.kept += len(message)
         if self.log is not None:
             self.log(self.seq, message)
         while self.kept > self.max_buffer and len(self.events) > 1:
-            self.kept -= len(self.events.popleft()[1])
+            self._forget_oldest()
         if self.live is not None:
             if self.waiting > self.max_buffer:  # one event, however large, never trips it by itself
                 logger.error(
-                    "dropping the connection of SSE stream %s: the client does not keep up "
+                    "dropping the connection of SSE stream: the client does not keep up "
                     "(%d bytes wait for it; max_stream_buffer is %d); it may resume the stream",
-                    self.id,
                     self.waiting,
                     self.max_buffer,
                 )
@@ -215,6 +241,24 @@ class EventStream:
             self.live.put_nowait(event)
             self.handed = self.seq
             self.waiting += len(message)
+
+    def _forget_oldest(self) -> int:
+        self.stamps.popleft()
+        size = len(self.events.popleft()[1])
+        self.kept -= size
+        return size
+
+    def trim(self, before: float) -> None:
+        """Forget the events kept for replay that were sent before ``before``."""
+        while self.stamps and self.stamps[0] < before:
+            self._forget_oldest()
+
+    def shed(self, excess: int) -> int:
+        """Forget the oldest kept events until ``excess`` bytes are freed (or none is left); the bytes freed."""
+        freed = 0
+        while freed < excess and self.events:
+            freed += self._forget_oldest()
+        return freed
 
     def took(self, queue: asyncio.Queue[tuple[int, bytes] | None], event: tuple[int, bytes]) -> None:
         """A connection took ``event`` from ``queue`` to send it."""
@@ -282,6 +326,7 @@ class HttpSessionTransport:
         self.standalone = EventStream(_new_stream_id(), None, history, max_buffer=max_stream_buffer)
         self.streams[self.standalone.id] = self.standalone
         self.closed = False
+        self.owner: str | None = None  # see ownership.owner_of
 
     # Transport -------------------------------------------------------
 
@@ -358,6 +403,39 @@ class HttpSessionTransport:
         if stream.finished:
             self._forget_later(stream)
 
+    def purge(self, before: float, budget: int) -> int:
+        """Forget what was kept for replay before ``before``, and past
+        ``budget`` bytes (finished streams' events first, the oldest first);
+        finished streams left with nothing to replay are dropped. The bytes
+        still kept."""
+        kept = 0
+        for stream_id, stream in list(self.streams.items()):
+            stream.trim(before)
+            if stream.finished and not stream.events and stream.live is None:
+                del self.streams[stream_id]
+            kept += stream.kept
+        if kept > budget:
+            for stream in sorted(self.streams.values(), key=lambda s: not s.finished):
+                kept -= stream.shed(kept - budget)
+                if kept <= budget:
+                    break
+        return kept
+
+    def shed(self, excess: int) -> int:
+        """Forget ``excess`` bytes kept for replay (finished streams first); the bytes freed."""
+        freed = 0
+        for stream in sorted(self.streams.values(), key=lambda s: not s.finished):
+            freed += stream.shed(excess - freed)
+            if freed >= excess:
+                break
+        return freed
+
+    @property
+    def unanswered(self) -> int:
+        """Requests of this session not answered yet: running handlers, whether
+        or not the POST that brought them is still open."""
+        return len(self._by_request)
+
     def taken_id(self, request_ids: Sequence[RequestId]) -> RequestId | None:
         """An id among ``request_ids`` that a request still unanswered has, or
         that comes twice; None if all are free."""
@@ -410,10 +488,14 @@ class HttpSession:
         self.id = session_id
         self.owner = owner  # the key of the principal that opened it: only it may use it
         self.transport = transport if transport is not None else HttpSessionTransport(history, max_stream_buffer)
+        if session_id is not None:
+            self.transport.owner = ownership.session_owner(session_id)
         self.session = ServerSession(server, self.transport)
         self.task = asyncio.get_running_loop().create_task(self.session.run())
         self.last_seen = time.monotonic()
         self.in_flight = 0
+        self.client = ""  # limits.peer_key (or the app's client_key) of whoever opened it
+        self.used = False  # whether a request came after initialize
 
     @property
     def busy(self) -> bool:
@@ -458,6 +540,7 @@ class RequestTransport:
         self.overflowed = False
         self.answered = False
         self.closed = False
+        self.owner: str | None = None  # no session, no lasting connection: see ownership.owner_of
 
     async def read(self) -> bytes | None:
         message, self._message = self._message, None
@@ -530,10 +613,35 @@ class StreamableHTTPApp:
       serves needs none), handlers see the token's principal as
       ``ctx.principal``, and a session serves only the principal that
       opened it.
+    * ``max_sessions``: sessions kept at once. When it is reached, a new
+      session first takes the place of an idle one (never used after
+      initialize first, else the least recently seen); 503 only when every
+      session is busy. ``max_sessions_per_client``: the same, per client.
+    * ``max_streams``: long-lived streams open at once (GET streams and
+      2026-07-28 ``subscriptions/listen``), counted apart from requests so
+      that they cannot starve them; ``max_streams_per_client`` per client;
+      more get 429.
+    * ``max_requests_per_client``: 2026-07-28 requests of one client in
+      flight at once (429 past it).
+    * ``body_timeout``: seconds a POST body has to arrive in full (408
+      after); ``max_bodies_buffered``: bytes of bodies being read at once,
+      app-wide (503 for the body that would pass it).
+    * ``event_retention``: seconds the events of a stream are kept for
+      resumption, purged in the background; ``max_session_replay`` and
+      ``max_replay``: bytes kept for resumption per session and app-wide
+      (past them the oldest go, finished streams' first).
+    * ``client_key``: names the client of a request for the per-client
+      limits (default: its peer address; an authorization layer can name the
+      principal instead).
+
     * ``store``: where sessions, resumable events, tasks and change
       notifications live; a shared one (``RedisStore``) lets several
       workers and hosts serve one deployment (default: the server's
       store, else this process). See docs/guides/scaling.md.
+
+    ``max_concurrent_requests`` counts handlers still running, whether or not
+    the POST that started them is still open, and bounds the stateless mode
+    app-wide.
 
     Requests of 2026-07-28 (see the module docstring) take no session; of
     the options above, ``json_response``, ``stateless``, ``max_sessions``
@@ -557,6 +665,16 @@ class StreamableHTTPApp:
         event_history: int = 1024,
         max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
         auth: ResourceServer | None = None,
+        max_sessions_per_client: int | None = None,
+        max_streams: int = 1024,
+        max_streams_per_client: int | None = None,
+        max_requests_per_client: int | None = None,
+        client_key: ClientKey = peer_key,
+        body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
+        max_bodies_buffered: int = DEFAULT_MAX_BODIES_BUFFERED,
+        event_retention: float = DEFAULT_EVENT_RETENTION,
+        max_session_replay: int = DEFAULT_MAX_STREAM_BUFFER,
+        max_replay: int = DEFAULT_MAX_REPLAY,
         store: Store | None = None,
     ) -> None:
         self.server = server
@@ -576,6 +694,20 @@ class StreamableHTTPApp:
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._requests: set[ServerSession] = set()  # the sessions of 2026-07-28 requests in flight
+        self.max_streams = max_streams
+        self.client_key = client_key
+        self.bodies = BodyBudget(max_bodies_buffered, body_timeout)
+        self.event_retention = event_retention
+        self.max_session_replay = max_session_replay
+        self.max_replay = max_replay
+        self._purger: asyncio.Task[None] | None = None
+        self._session_quota = Quota(max_sessions_per_client)
+        self._stream_quota = Quota(max_streams_per_client)
+        self._request_quota = Quota(max_requests_per_client)  # 2026-07-28 requests in flight
+        self._unused: dict[str, None] = {}  # sessions with no request since initialize, oldest first
+        self._streams = 0  # long-lived streams open (GET streams, subscriptions/listen)
+        self._listening = 0  # how many of _requests are subscriptions/listen streams
+        self._stateless_running = 0  # requests of the handshake revisions' stateless mode in flight
         self._tool_params: dict[str, list[ParamHeader]] = {}
         self._tool_params_at = float("-inf")  # when the tools were last listed
         self._tool_params_tried = float("-inf")
@@ -610,13 +742,14 @@ class StreamableHTTPApp:
         if refused is not None:
             await _plain(send, 403, refused)
             return
-        principal = None
+        # Verified here with ``auth``, else by an authorization layer in front of the app, if any.
+        principal = scope.get(ownership.PRINCIPAL_SCOPE_KEY)
         if self.auth is not None:
             outcome = await self.auth.authenticate(headers)
             if not isinstance(outcome, Principal):
                 await send_answer(send, outcome)
                 return
-            principal = outcome
+            principal = scope[ownership.PRINCIPAL_SCOPE_KEY] = outcome
         self._start_reaper()
         if self._shared is not None and not self._shared.started:
             await self._shared.start()
@@ -626,7 +759,7 @@ class StreamableHTTPApp:
         elif method == "POST":
             await self._post(scope, receive, send, headers, principal)
         elif method == "GET":
-            await self._get(receive, send, headers, principal)
+            await self._get(receive, send, headers, principal, self.client_key(scope))
         elif method == "DELETE":
             await self._delete(send, headers, principal)
         else:
@@ -681,6 +814,13 @@ class StreamableHTTPApp:
             return None
         return fields, version
 
+    def _version_of(self, headers: dict[str, str]) -> str:
+        """The revision a POST speaks: its session's, else its header's."""
+        session = self.sessions.get(headers.get("mcp-session-id", ""))
+        if session is not None and session.session.protocol_version:
+            return session.session.protocol_version
+        return headers.get("mcp-protocol-version", DEFAULT_HEADER_VERSION).strip(" \t")
+
     def _session_for(self, headers: dict[str, str], principal: Principal | None) -> tuple[HttpSession | None, int, str]:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
@@ -690,6 +830,8 @@ class StreamableHTTPApp:
         # session id is of no use without its owner's token.
         if session is None or session.session.is_closed or session.owner != _owner(principal):
             return None, 404, "Not Found: unknown or expired session"
+        # Most recently seen last: what the session cap makes room from is found first.
+        self.sessions[session_id] = self.sessions.pop(session_id)
         session.last_seen = time.monotonic()
         return session, 200, ""
 
@@ -711,9 +853,10 @@ class StreamableHTTPApp:
         if not headers.get("content-type", "").lower().startswith("application/json"):
             await _plain(send, 415, "Unsupported Media Type: Content-Type must be application/json")
             return
-        body = await _read_body(receive, self.max_body_size)
-        if body is None:
-            await _json_error(send, 413, None, jsonrpc.INVALID_REQUEST, f"Request body larger than {self.max_body_size} bytes")
+        try:
+            body = await self.bodies.read(receive, self.max_body_size)
+        except BodyRefused as refused:
+            await _body_refused(send, refused)
             return
         try:
             probe = _probe.decode(body)
@@ -739,12 +882,23 @@ class StreamableHTTPApp:
         if modern is not None:
             assert isinstance(probe, _Probe)
             fields, version = modern
-            await self._post_modern(probe, fields, version, body, headers, send, receive, takes_json, takes_sse, principal)
+            await self._post_modern(
+                probe, fields, version, body, headers, send, receive, takes_json, takes_sse, principal, self.client_key(scope)
+            )
             return
         items = probe if isinstance(probe, list) else [probe]
         if not items:
             await _json_error(send, 400, None, jsonrpc.INVALID_REQUEST, "Invalid request: empty batch")
             return
+        if isinstance(probe, list) and not lifecycle.allows_batches(self._version_of(headers)):
+            await _json_error(send, 400, None, jsonrpc.INVALID_REQUEST, "Invalid request: this protocol revision has no JSON-RPC batches")
+            return
+        for item in items:
+            problem = item.problem()
+            if problem is not None:
+                reply_to = item.id if isinstance(item.id, (str, int)) and isinstance(item.method, str) else None
+                await _json_error(send, 400, reply_to, jsonrpc.INVALID_REQUEST, problem)
+                return
         requests = [i.id for i in items if isinstance(i.method, str) and i.id is not msgspec.UNSET and i.id is not None]
         initializing = any(i.method == "initialize" for i in items)
         if initializing and len(items) > 1:
@@ -757,19 +911,34 @@ class StreamableHTTPApp:
                 return
 
         if self.stateless:
-            await self._post_stateless(body, requests, initializing, headers, send, receive, principal)
+            if self._stateless_running + len(requests) > self.max_concurrent_requests:
+                await _json_error(send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight")
+                return
+            self._stateless_running += len(requests)
+            try:
+                await self._post_stateless(body, requests, initializing, headers, send, receive, principal)
+            finally:
+                self._stateless_running -= len(requests)
             return
         if initializing:
+            client = self.client_key(scope)
             session_id = secrets.token_urlsafe(32)  # 256 bits from the OS CSPRNG
             if self._shared is not None:
-                refused = await self._shared.admit(session_id, _owner(principal))
-                if refused is not None:
-                    await _plain(send, 503, refused)
+                # The cap is app-wide, counted in the store (the idle-session
+                # eviction and per-client quotas are this process's own).
+                no_room = await self._shared.admit(session_id, _owner(principal))
+                if no_room is not None:
+                    await _plain(send, 503, no_room)
                     return
-            elif len(self.sessions) >= self.max_sessions:
-                await _plain(send, 503, "Service Unavailable: too many sessions")
-                return
-            http_session = self._new_session(session_id, _owner(principal))
+                http_session = self._new_session(session_id, _owner(principal))
+            else:
+                if not await self._room_for_session(client):
+                    await _plain(send, 503, "Service Unavailable: too many sessions")
+                    return
+                http_session = self._new_session(session_id, _owner(principal))
+                http_session.client = client
+                self._unused[session_id] = None
+                self._session_quota.take(client)
         else:
             found, status, reason = (
                 self._session_for(headers, principal)
@@ -781,7 +950,10 @@ class StreamableHTTPApp:
                 await _json_error(send, status, None, code, reason)
                 return
             http_session = found
-        if http_session.in_flight + len(requests) > self.max_concurrent_requests:
+            if requests and not http_session.used:
+                http_session.used = True
+                self._unused.pop(http_session.id or "", None)
+        if http_session.transport.unanswered + len(requests) > self.max_concurrent_requests:
             await _json_error(send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this session")
             return
         await self._answer(http_session, body, requests, send, receive, principal)
@@ -790,7 +962,7 @@ class StreamableHTTPApp:
         transport = self._shared.transport(session_id) if self._shared is not None else None
         http_session = HttpSession(session_id, self.server, self.event_history, self.max_stream_buffer, owner, transport)
         self.sessions[session_id] = http_session
-        http_session.task.add_done_callback(lambda _: self.sessions.pop(session_id, None))
+        http_session.task.add_done_callback(lambda _: self._forget_session(session_id, http_session))
         return http_session
 
     async def _answer(
@@ -860,6 +1032,7 @@ class StreamableHTTPApp:
         takes_json: bool,
         takes_sse: bool,
         principal: Principal | None,
+        client: str = "",
     ) -> None:
         request_id = probe.id
         method = probe.method
@@ -875,12 +1048,26 @@ class StreamableHTTPApp:
         if problem is not None:
             await _json_error(send, 400, request_id, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}")
             return
-        if len(self._requests) >= self.max_concurrent_requests:
+        listen = method == "subscriptions/listen"
+        if listen:
+            refused = self._stream_refused(client)
+            if refused is not None:
+                await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, refused)
+                return
+        elif len(self._requests) - self._listening >= self.max_concurrent_requests:
             await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, "Too many requests in flight")
+            return
+        elif self._request_quota.full(client):
+            await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this client")
             return
         transport = RequestTransport(body, self.max_stream_buffer, responses_only=not takes_sse, principal=principal)
         session = ServerSession(self.server, transport, stateless=True)
         self._requests.add(session)
+        if listen:
+            self._listening += 1
+            self._open_stream(client)
+        else:
+            self._request_quota.take(client)
         disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
         disconnected.add_done_callback(transport.client_gone)
         # The one message goes straight to the session: no reader task.
@@ -892,6 +1079,11 @@ class StreamableHTTPApp:
         finally:
             disconnected.cancel()
             self._requests.discard(session)
+            if listen:
+                self._listening -= 1
+                self._close_stream(client)
+            else:
+                self._request_quota.give(client)
             # Cancels what still runs for the request (the client went away).
             await session.close()
 
@@ -1140,7 +1332,9 @@ class StreamableHTTPApp:
 
     # -------------------------------------------------------------- GET
 
-    async def _get(self, receive: Receive, send: Send, headers: dict[str, str], principal: Principal | None) -> None:
+    async def _get(
+        self, receive: Receive, send: Send, headers: dict[str, str], principal: Principal | None, client: str = ""
+    ) -> None:
         if "text/event-stream" not in headers.get("accept", "") and "*/*" not in headers.get("accept", ""):
             await _plain(send, 406, "Not Acceptable: Accept must list text/event-stream")
             return
@@ -1163,26 +1357,109 @@ class StreamableHTTPApp:
         extra = [(b"mcp-session-id", (http_session.id or "").encode())]
         if self._shared is not None:
             # Any worker may hold the stream: it follows the shared event log.
-            await self._shared.serve_get(http_session, headers, send, receive, extra)
+            refused = self._stream_refused(client)
+            if refused is not None:
+                await _plain(send, 429, refused)
+                return
+            self._open_stream(client)
+            try:
+                await self._shared.serve_get(http_session, headers, send, receive, extra)
+            finally:
+                self._close_stream(client)
             return
         last = headers.get("last-event-id")
         if last is not None:
             stream_id, _, seq = last.partition(":")
             stream = transport.streams.get(stream_id)
-            if stream is None or not seq.isdigit():
+            if stream is None or _EVENT_SEQ.fullmatch(seq) is None:
                 # Not 404: that would tell the client its session is gone.
                 await _plain(send, 400, "Bad Request: unknown Last-Event-ID (the stream may have expired)")
                 return
+            refused = self._stream_refused(client)
+            if refused is not None:
+                await _plain(send, 429, refused)
+                return
             queue = stream.attach(int(seq))
-            await self._reply_sse(stream, queue, send, receive, extra, prime=False)
+            await self._stream_sse(stream, queue, send, receive, extra, False, client)
             return
         standalone = transport.standalone
         if standalone.live is not None:
             await _plain(send, 409, "Conflict: this session already has a GET stream")
             return
+        refused = self._stream_refused(client)
+        if refused is not None:
+            await _plain(send, 429, refused)
+            return
         # What was sent while no GET stream was open is delivered now.
         queue = standalone.attach(standalone.handed)
-        await self._reply_sse(standalone, queue, send, receive, extra, prime=True)
+        await self._stream_sse(standalone, queue, send, receive, extra, True, client)
+
+    async def _stream_sse(
+        self,
+        stream: EventStream,
+        queue: asyncio.Queue[tuple[int, bytes] | None],
+        send: Send,
+        receive: Receive,
+        extra: list[tuple[bytes, bytes]],
+        prime: bool,
+        client: str,
+    ) -> None:
+        """A GET stream, counted against max_streams while it is open."""
+        self._open_stream(client)
+        try:
+            await self._reply_sse(stream, queue, send, receive, extra, prime=prime)
+        finally:
+            self._close_stream(client)
+
+    # -------------------------------------------------------------- fairness
+
+    def _stream_refused(self, client: str) -> str | None:
+        if self._streams >= self.max_streams:
+            return "Too many streams open"
+        if self._stream_quota.full(client):
+            return "Too many streams open for this client"
+        return None
+
+    def _open_stream(self, client: str) -> None:
+        self._streams += 1
+        self._stream_quota.take(client)
+
+    def _close_stream(self, client: str) -> None:
+        self._streams -= 1
+        self._stream_quota.give(client)
+
+    def _forget_session(self, session_id: str, http_session: HttpSession) -> None:
+        if self.sessions.get(session_id) is http_session:
+            del self.sessions[session_id]
+        self._unused.pop(session_id, None)
+        if http_session.client:
+            self._session_quota.give(http_session.client)
+            http_session.client = ""
+
+    async def _room_for_session(self, client: str) -> bool:
+        """Whether ``client`` may open one more session, after closing an idle
+        one if a cap is reached: the client's own when its quota is full,
+        anyone's when max_sessions is; never-used sessions first, then the
+        least recently seen. False when every candidate is busy."""
+        if self._session_quota.full(client):
+            if not await self._evict_idle(lambda s: s.client == client):
+                return False
+        if len(self.sessions) >= self.max_sessions:
+            if not await self._evict_idle(lambda s: True):
+                return False
+        return True
+
+    async def _evict_idle(self, candidate: Callable[[HttpSession], bool]) -> bool:
+        # Both orders are kept as they change (self.sessions: least recently
+        # seen first), so this usually looks at a few sessions, not all.
+        unused = (self.sessions[i] for i in self._unused if i in self.sessions)
+        oldest = next((s for s in itertools.chain(unused, self.sessions.values()) if candidate(s) and not s.busy), None)
+        if oldest is None:
+            return False
+        if oldest.id is not None:
+            self._forget_session(oldest.id, oldest)
+        await oldest.close()
+        return True
 
     # -------------------------------------------------------------- DELETE
 
@@ -1212,6 +1489,26 @@ class StreamableHTTPApp:
     def _start_reaper(self) -> None:
         if self._reaper is None and self.session_timeout is not None and not self.stateless:
             self._reaper = asyncio.get_running_loop().create_task(self._reap())
+        if self._purger is None and not self.stateless:
+            self._purger = asyncio.get_running_loop().create_task(self._purge_events())
+
+    async def _purge_events(self) -> None:
+        while True:
+            await asyncio.sleep(max(0.05, min(self.event_retention / 4, 5.0)))
+            self.purge_events()
+
+    def purge_events(self) -> int:
+        """Forget the events kept for resumption past ``event_retention`` or
+        the byte budgets (done in the background); the bytes still kept."""
+        before = time.monotonic() - self.event_retention
+        kept = [(s.transport.purge(before, self.max_session_replay), s) for s in list(self.sessions.values())]
+        total = sum(size for size, _ in kept)
+        if total > self.max_replay:
+            for size, http_session in sorted(kept, key=lambda k: -k[0]):  # the largest first
+                total -= http_session.transport.shed(total - self.max_replay)
+                if total <= self.max_replay:
+                    break
+        return total
 
     async def _reap(self) -> None:
         assert self.session_timeout is not None
@@ -1234,6 +1531,9 @@ class StreamableHTTPApp:
         if self._reaper is not None:
             self._reaper.cancel()
             self._reaper = None
+        if self._purger is not None:
+            self._purger.cancel()
+            self._purger = None
         self.server.end_subscriptions()
         deadline = time.monotonic() + SHUTDOWN_GRACE
         while self._requests and time.monotonic() < deadline:
@@ -1279,6 +1579,10 @@ def _headers(scope: Scope) -> dict[str, str]:
     return {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
 
 
+# The number in a Last-Event-ID: ASCII digits only (str.isdigit also takes
+# "²" and other digits int() refuses), and few enough to stay a small int.
+_EVENT_SEQ = re.compile(r"[0-9]{1,15}", re.ASCII)
+
 # A host with an optional numeric port: a bracketed IPv6 address or a name.
 _HOST = re.compile(r"(\[[0-9a-f:.]+\]|[^\[\]:/@\s]+)(?::[0-9]{1,5})?")
 
@@ -1303,22 +1607,6 @@ def _origin_allowed(origin: str, allowed: set[str] | None) -> bool:
         return origin in allowed
     scheme, _, rest = origin.partition("://")
     return scheme in ("http", "https") and _host_name(rest) in LOCAL_HOSTS
-
-
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return b""
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
 
 
 class Gone:
@@ -1422,12 +1710,29 @@ async def _wait_disconnect(receive: Receive) -> None:
             return
 
 
+def _requests_in(body: bytes) -> int:
+    """How many requests a message or batch holds (what cannot be probed counts as one)."""
+    try:
+        probe = _probe.decode(body)
+    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+        return 1
+    items = probe if isinstance(probe, list) else [probe]
+    return sum(1 for i in items if isinstance(i.method, str) and isinstance(i.id, (str, int)))
+
+
 def _is_response(message: bytes) -> bool:
     try:
         probe = _probe.decode(message)
     except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
         return False
     return isinstance(probe, _Probe) and probe.method is msgspec.UNSET
+
+
+async def _body_refused(send: Send, refused: BodyRefused) -> None:
+    if refused.status == 413:
+        await _json_error(send, 413, None, jsonrpc.INVALID_REQUEST, refused.reason)
+    else:
+        await _plain(send, refused.status, refused.reason, [(b"connection", b"close")])
 
 
 async def _plain(send: Send, status: int, text: str, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:

@@ -90,7 +90,7 @@ from mcp_protocol.v2026_07_28.types import (
     ResultMetaObject,
 )
 
-from . import codec, jsonrpc, lifecycle
+from . import codec, jsonrpc, lifecycle, ownership
 from .codec import UNSET, UnsetType
 from .jsonrpc import McpError
 from .methods import MethodSpec, RequestContext
@@ -268,6 +268,7 @@ class _Record:
     ttl_ms: int | None
     poll_interval_ms: int | None
     capabilities: Any
+    owner: str | None = None  # ownership.owner_of the request that made it; None: anyone with the id
     created_at: str = field(default_factory=_now)
     last_updated_at: str = ""
     status: TaskStatus = "working"
@@ -443,11 +444,21 @@ class Tasks:
     to clients.
 
     ``max_tasks`` (None: unlimited) caps the tasks kept at once, running or
-    settled, since each holds its work or its result until its TTL passes; a
-    ``tools/call`` that would make one more fails with -32603 (server busy)
-    and changes nothing else. Tasks past their TTL do not count. With
-    ``ttl_ms=None`` no task is ever dropped, so at most ``max_tasks`` are ever
-    created.
+    settled, since each holds its work or its result until its TTL passes.
+    When it is reached, the tasks that finished longest ago are forgotten
+    first (before their TTL) to make room; only when every kept task is still
+    running does a ``tools/call`` that would make one more fail with -32603
+    (server busy), changing nothing else. Tasks past their TTL do not count.
+    ``max_tasks_per_owner`` (None: unlimited) caps the tasks of one owner the
+    same way, so that one client cannot take every place.
+
+    Each task belongs to the owner of the request that made it
+    (:func:`mcp_runtime.ownership.owner_of`: the authenticated principal,
+    else the session, else the connection); ``tasks/get``, ``tasks/update``
+    and ``tasks/cancel`` from anyone else get the answer an unknown id gets.
+    A 2026-07-28 HTTP request without authorization has no owner to bind
+    to: its task is reached by its id alone. ``bind_to_owner=False`` does
+    the same everywhere.
     """
 
     id: str = EXTENSION_ID
@@ -459,6 +470,8 @@ class Tasks:
         ttl_ms: int | None = 3_600_000,
         poll_interval_ms: int | None = 500,
         max_tasks: int | None = 1024,
+        max_tasks_per_owner: int | None = None,
+        bind_to_owner: bool = True,
     ) -> None:
         if ttl_ms is not None and ttl_ms <= 0:
             raise ValueError("ttl_ms must be positive (or None for unlimited)")
@@ -466,12 +479,18 @@ class Tasks:
             raise ValueError("poll_interval_ms must be positive (or None)")
         if max_tasks is not None and max_tasks <= 0:
             raise ValueError("max_tasks must be positive (or None for unlimited)")
+        if max_tasks_per_owner is not None and max_tasks_per_owner <= 0:
+            raise ValueError("max_tasks_per_owner must be positive (or None for unlimited)")
         self.tools: dict[str, TaskSupport] = dict(tools or {})
         self.ttl_ms = ttl_ms
         self.poll_interval_ms = poll_interval_ms
         self.max_tasks = max_tasks
+        self.max_tasks_per_owner = max_tasks_per_owner
+        self.bind_to_owner = bind_to_owner
         self._tasks: dict[str, _Record] = {}
         self._expiry: list[tuple[float, str]] = []
+        self._settled: dict[str, None] = {}  # ids of the terminal tasks kept, oldest settled first
+        self._owned: dict[str, int] = {}  # tasks kept, by owner
         self._shared: Any = None  # a SharedTasks once a request of a server with a shared store came
 
     # ------------------------------------------------------------ extension interface
@@ -519,13 +538,12 @@ class Tasks:
         if _serving.get() is not self or not client_supports_tasks(capabilities):
             return await work(TaskContext(self, None, capabilities))
         self._purge()
-        if self.max_tasks is not None and len(self._tasks) >= self.max_tasks:
-            raise McpError(
-                jsonrpc.INTERNAL_ERROR,
-                f"Server busy: {self.max_tasks} tasks are already kept; try again once some have expired",
-            )
-        record = _Record(secrets.token_urlsafe(18), self.ttl_ms, self.poll_interval_ms, capabilities)
+        owner = ownership.owner_of(ctx) if self.bind_to_owner else None
+        self._make_room(owner)
+        record = _Record(secrets.token_urlsafe(18), self.ttl_ms, self.poll_interval_ms, capabilities, owner)
         self._tasks[record.task_id] = record
+        if owner is not None:
+            self._owned[owner] = self._owned.get(owner, 0) + 1
         if record.ttl_ms is not None:
             heapq.heappush(self._expiry, (time.monotonic() + record.ttl_ms / 1000, record.task_id))
         shared = self._shared_for(ctx)
@@ -549,12 +567,13 @@ class Tasks:
             data: Any = UNSET if error.data is None else error.data
             record.settle("failed", error=TaskError(code=error.code, message=error.message, data=data))
         except Exception:
-            logger.exception("task %s failed", record.task_id)
+            logger.exception("a task failed")  # its id stays out of logs: it is what grants access
             record.settle("failed", error=TaskError(code=jsonrpc.INTERNAL_ERROR, message="Internal error"))
         else:
             record.settle("completed", result=result)
         finally:
             record.runner = None
+            self._note_settled(record)
 
     def _created(self, task_id: str) -> CreateTaskResult:
         record = self._tasks[task_id]
@@ -565,16 +584,55 @@ class Tasks:
         now = time.monotonic()
         while self._expiry and self._expiry[0][0] < now:
             _, task_id = heapq.heappop(self._expiry)
-            record = self._tasks.pop(task_id, None)
+            record = self._forget(task_id)
             if record is not None and record.runner is not None:
                 record.runner.cancel()
+
+    def _forget(self, task_id: str) -> _Record | None:
+        record = self._tasks.pop(task_id, None)
+        if record is not None:
+            self._settled.pop(task_id, None)
+            if record.owner is not None:
+                left = self._owned[record.owner] - 1
+                if left:
+                    self._owned[record.owner] = left
+                else:
+                    del self._owned[record.owner]
+        return record
+
+    def _note_settled(self, record: _Record) -> None:
+        if record.terminal and self._tasks.get(record.task_id) is record:
+            self._settled.setdefault(record.task_id)
+
+    def _make_room(self, owner: str | None) -> None:
+        """Room for one more task of ``owner``: forget finished tasks (the
+        oldest first; the owner's own when it is the owner's quota that is
+        full), or raise -32603 when only running tasks fill the place."""
+        quota = self.max_tasks_per_owner
+        if owner is not None and quota is not None and self._owned.get(owner, 0) >= quota:
+            finished = next((i for i in self._settled if self._tasks[i].owner == owner), None)
+            if finished is None:
+                raise McpError(
+                    jsonrpc.INTERNAL_ERROR,
+                    f"Server busy: this client already has {quota} tasks running; try again once one has finished",
+                )
+            self._forget(finished)
+        if self.max_tasks is not None and len(self._tasks) >= self.max_tasks:
+            finished = next(iter(self._settled), None)
+            if finished is None:
+                raise McpError(
+                    jsonrpc.INTERNAL_ERROR,
+                    f"Server busy: {self.max_tasks} tasks are running; try again once some have finished",
+                )
+            self._forget(finished)
 
     def _find(self, ctx: RequestContext, task_id: str) -> _Record:
         if not client_supports_tasks(ctx.client_capabilities):
             raise _missing_extension(f"the tasks/* methods belong to the {EXTENSION_ID} extension")
         self._purge()
         record = self._tasks.get(task_id)
-        if record is None:
+        if record is None or (record.owner is not None and record.owner != ownership.owner_of(ctx)):
+            # Another owner's task is answered as if it did not exist.
             raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown task: {task_id!r} (never created, or expired)")
         return record
 
@@ -582,7 +640,7 @@ class Tasks:
 
     def _owner_key(self, ctx: RequestContext) -> str | None:
         """Who owns the tasks ``ctx``'s request makes (None: whoever has the id)."""
-        return None
+        return ownership.owner_of(ctx)
 
     def _shared_for(self, ctx: RequestContext) -> Any:
         """The SharedTasks of a server whose store other workers share, else None."""
@@ -631,6 +689,7 @@ class Tasks:
         record = self._find(ctx, params.task_id)
         if not record.terminal:
             record.settle("cancelled")
+            self._note_settled(record)
             if record.runner is not None:
                 record.runner.cancel()
         return TaskAck()

@@ -29,10 +29,12 @@ async def request(
     host: str | None = "127.0.0.1",
     leave_after_first_chunk: bool = False,
     timeout: float = 10.0,
+    client: tuple[str, int] = ("127.0.0.1", 50000),
 ) -> Response:
     """Send one request to ``app``. ``host`` is the Host header (None: none).
     ``leave_after_first_chunk``: the client disconnects once the first piece
-    of the body has arrived (for streams that never end by themselves)."""
+    of the body has arrived (for streams that never end by themselves).
+    ``client``: the peer address and port the request comes from."""
     response = Response()
     gone = asyncio.Event()
     delivered = False
@@ -64,7 +66,7 @@ async def request(
         "root_path": "",
         "query_string": query.encode(),
         "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in all_headers.items()],
-        "client": ("127.0.0.1", 50000),
+        "client": client,
         "server": ("127.0.0.1", 8000),
     }
     try:

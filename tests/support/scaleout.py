@@ -9,6 +9,7 @@ uses a fresh connection so that they spread over the workers.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import signal
@@ -26,6 +27,7 @@ from support.everything_http import free_port
 from support.peers import TESTS
 from support.redis_server import RedisServer
 
+_ids = itertools.count()
 HANDSHAKE = "2025-06-18"
 MODERN = "2026-07-28"
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
@@ -167,7 +169,10 @@ def modern_request(url: str, request_id: int, method: str, params: dict[str, Any
     headers = {"mcp-protocol-version": MODERN, "mcp-method": method}
     if name is not None:
         headers["mcp-name"] = name
-    body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**params, "_meta": modern_meta(extensions)}}
+    # Ids unique to this test process: the server refuses an id one of the
+    # client's requests still holds, and a request's end is not its answer's.
+    unique = f"{request_id}-{next(_ids)}"
+    body = {"jsonrpc": "2.0", "id": unique, "method": method, "params": {**params, "_meta": modern_meta(extensions)}}
     answer = post(url, body, **headers)
     return answer
 

@@ -66,7 +66,7 @@ class SharedTasks:
             ttl = None if record.ttl_ms is None else record.ttl_ms / 1000
             await self.store.put_task(record.task_id, self._encode(record), record.terminal, ttl)
         except StoreUnavailable as error:
-            self.tasks._tasks.pop(record.task_id, None)
+            self.tasks._forget(record.task_id)
             raise McpError(jsonrpc.INTERNAL_ERROR, f"Task not created: {error}") from None
         record.mirror = lambda: self._changed(record)
 

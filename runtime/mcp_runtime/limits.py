@@ -1,0 +1,109 @@
+"""Per-client quotas, so that no one client takes every place of a shared cap.
+
+A client is named by a key: its authenticated principal (see
+``ownership.PRINCIPAL_SCOPE_KEY``), else its peer address, unless the app is
+given a ``client_key`` of its own. Each
+:class:`Quota` counts the places a key holds (sessions, open streams) and
+forgets keys that hold none, so it costs nothing for clients that left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from .ownership import scope_principal_key
+
+ClientKey = Callable[[MutableMapping[str, Any]], str]
+"""Names the client of an ASGI request from its scope."""
+
+
+def peer_key(scope: MutableMapping[str, Any]) -> str:
+    """The default client key: the authenticated principal where an
+    authorization layer put one in the scope, else the peer's address (all
+    ports of one host are one client)."""
+    principal = scope_principal_key(scope)
+    if principal is not None:
+        return principal
+    client = scope.get("client")
+    if isinstance(client, (tuple, list)) and client:
+        return f"peer:{client[0]}"
+    return "peer:unknown"
+
+
+class Quota:
+    """Places held by client key, at most ``limit`` each (None: no limit)."""
+
+    def __init__(self, limit: int | None) -> None:
+        if limit is not None and limit <= 0:
+            raise ValueError("a per-client limit must be positive (or None for none)")
+        self.limit = limit
+        self._held: dict[str, int] = {}
+
+    def full(self, key: str) -> bool:
+        return self.limit is not None and self._held.get(key, 0) >= self.limit
+
+    def held(self, key: str) -> int:
+        return self._held.get(key, 0)
+
+    def take(self, key: str) -> None:
+        self._held[key] = self._held.get(key, 0) + 1
+
+    def give(self, key: str) -> None:
+        left = self._held.get(key, 0) - 1
+        if left > 0:
+            self._held[key] = left
+        else:
+            self._held.pop(key, None)
+
+
+class BodyRefused(Exception):
+    """A request body that is not read to its end: the HTTP status and why."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+class BodyBudget:
+    """Bounds what request bodies cost while they arrive.
+
+    A client that declares a body and sends it slowly, or never finishes,
+    would hold its connection and up to the body limit in memory for as
+    long as it likes: each body must arrive within ``timeout`` seconds
+    (408 otherwise), and the bodies being read hold at most ``max_bytes``
+    between them, app-wide (503 for the body that would pass it).
+    """
+
+    def __init__(self, max_bytes: int, timeout: float | None) -> None:
+        self.max_bytes = max_bytes
+        self.timeout = timeout
+        self.buffered = 0  # bytes of bodies being read, not yet handed on
+
+    async def read(self, receive: Callable[[], Awaitable[MutableMapping[str, Any]]], limit: int) -> bytes:
+        """The whole body (b"" if the client went away); BodyRefused past
+        ``limit`` (413), the deadline (408) or the budget (503)."""
+        held = 0
+        try:
+            async with asyncio.timeout(self.timeout):
+                chunks: list[bytes] = []
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return b""
+                    chunk = message.get("body", b"")
+                    if held + len(chunk) > limit:
+                        raise BodyRefused(413, f"Request body larger than {limit} bytes")
+                    if self.buffered + len(chunk) > self.max_bytes:
+                        raise BodyRefused(503, "Service Unavailable: too many request bodies being read")
+                    held += len(chunk)
+                    self.buffered += len(chunk)
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        return b"".join(chunks)
+        except TimeoutError:
+            raise BodyRefused(408, f"Request Timeout: the body did not arrive within {self.timeout} s") from None
+        finally:
+            self.buffered -= held
