@@ -101,3 +101,23 @@ def test_the_session_cap_is_counted_across_workers() -> None:
         redis.close()
 
 
+
+
+def test_the_client_answers_a_server_request_on_any_worker(cluster: Workers) -> None:
+    session = initialize(cluster.url, {"roots": {}})
+    answered_on: set[str] = set()
+    for round_ in range(8):  # the answers land on either worker; the request waits on one
+        body = {"jsonrpc": "2.0", "id": 50 + round_, "method": "tools/call", "params": {"name": "ask_roots", "arguments": {}}}
+        stream = SseReader("POST", cluster.url, session_headers(session), body)
+        try:
+            _, asked = stream.next()
+            assert asked["method"] == "roots/list"
+            roots = {"roots": [{"uri": "file:///work", "name": "work"}] * (round_ + 1)}
+            answer = post(cluster.url, {"jsonrpc": "2.0", "id": asked["id"], "result": roots}, session)
+            assert answer.status_code == 202
+            _, done = stream.next()
+            runner, count = done["result"]["content"][0]["text"].split()
+            assert int(count) == round_ + 1
+            answered_on.add(runner)
+        finally:
+            stream.close()

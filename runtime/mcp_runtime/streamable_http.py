@@ -979,7 +979,15 @@ class StreamableHTTPApp:
         if not requests:
             if not await _utf8_or_refused(body, send):
                 return
-            transport.receive(body, principal)
+            if self._shared is not None and http_session.id and self._shared.relays(body):
+                # Answers to the server's requests (and cancellations) go to
+                # the worker whose request is waiting for them, over the bus.
+                relay_failed = await self._shared.relay(http_session.id, body)
+                if relay_failed is not None:
+                    await _plain(send, 503, relay_failed)
+                    return
+            else:
+                transport.receive(body, principal)
             await _plain(send, 202, "", extra)
             return
         taken = transport.taken_id(requests)

@@ -133,8 +133,8 @@ def post(url: str, message: dict[str, Any], session: str | None = None, version:
         return client.post(url, content=json.dumps(message), headers=headers)
 
 
-def initialize(url: str) -> str:
-    params = {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "scaleout-test", "version": "1"}}
+def initialize(url: str, capabilities: dict[str, Any] | None = None) -> str:
+    params = {"protocolVersion": HANDSHAKE, "capabilities": capabilities or {}, "clientInfo": {"name": "scaleout-test", "version": "1"}}
     answer = post(url, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
     assert answer.status_code == 200, answer.text
     session = answer.headers["mcp-session-id"]

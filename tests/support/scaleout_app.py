@@ -4,7 +4,8 @@ builds the same server on the Redis named by ``MCP_TEST_REDIS_URL``
 (``MCP_TEST_STORE=memory`` keeps everything in the worker, for the bench).
 
 Its tools tell which worker ran them (``pid``), stream numbered log messages
-(``count``), announce changes (``announce``, ``touch``), say whether this
+(``count``), announce changes (``announce``, ``touch``), ask the client for
+its roots (``ask_roots``, answered on whichever worker), say whether this
 worker holds a session's GET stream (``holds_stream``) and run a task that
 waits to be cancelled (``wait_job``).
 """
@@ -18,6 +19,7 @@ from typing import Any
 from typing_extensions import override
 
 from mcp_protocol import v2026_07_28 as mcp
+from mcp_runtime import lifecycle
 from mcp_runtime.http import HttpApp, http_app
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
@@ -40,7 +42,7 @@ class Tools(mcp.ServerHandlers):
     @override
     async def list_tools(self, params: mcp.ListToolsRequestParams | None, ctx: RequestContext) -> mcp.ListToolsResultResponseResult:
         schema = mcp.ToolInputSchema(type="object")
-        names = ("pid", "count", "announce", "touch", "holds_stream", "wait_job")
+        names = ("pid", "count", "announce", "touch", "ask_roots", "holds_stream", "wait_job")
         tools = [mcp.Tool(name=name, input_schema=schema) for name in names]
         return mcp.ListToolsResult(tools=tools, cache_scope="public", ttl_ms=0)
 
@@ -61,6 +63,10 @@ class Tools(mcp.ServerHandlers):
         if params.name == "touch":
             await self.server.notify_resource_updated(str(arguments["uri"]))
             return text(os.getpid())
+        if params.name == "ask_roots":  # a request to the client, in a handshake session
+            spec = lifecycle.revision(ctx.protocol_version).all_methods["roots/list"]
+            roots = await ctx.peer.request(spec, None, timeout=20)
+            return text(f"{os.getpid()} {len(roots.roots)}")
         if params.name == "holds_stream":
             shared = self.app.streamable._shared
             holds = shared is not None and str(arguments["session"]) in shared._followed

@@ -54,6 +54,7 @@ class _Record(msgspec.Struct, omit_defaults=True):
 class _Note(msgspec.Struct):
     k: str
     s: str = ""
+    b: bytes = b""  # a relayed POST body
 
 
 _decode_record = msgspec.json.Decoder(_Record)
@@ -210,10 +211,31 @@ class SharedSessions:
             return f"Service Unavailable: {error}"
         return None
 
+    @staticmethod
+    def relays(body: bytes) -> bool:
+        """Whether a POST of no requests goes to every worker: responses (the
+        client answering the server) and cancellations, which concern a
+        request some worker runs; other notifications stay where they land
+        (their handlers run once)."""
+        return b'"method"' not in body or b"notifications/cancelled" in body
+
+    async def relay(self, session_id: str, body: bytes) -> str | None:
+        """Hand ``body`` to every worker's copy of the session; why not, if not."""
+        try:
+            await self.store.publish(msgspec.json.encode(_Note(k="relay", s=session_id, b=body)))
+        except StoreUnavailable as error:
+            return f"Service Unavailable: {error}"
+        return None
+
     async def _on_published(self, message: bytes) -> None:
         try:
             note = _decode_note.decode(message)
         except msgspec.MsgspecError:
+            return
+        if note.k == "relay":
+            local = self.app.sessions.get(note.s)
+            if local is not None and not local.session.is_closed:
+                local.transport.receive(note.b)  # a response no request here waits for is dropped
             return
         if note.k == "close":
             local = self.app.sessions.pop(note.s, None)
