@@ -397,10 +397,10 @@ def test_scopes(version: str) -> None:
     assert allowed.content[0].text == "by alice"
     # No verified token (stdio, in memory): nothing to check.
     assert asyncio.run(call(None)).content[0].text == "by nobody"
-    # InsufficientScope: the HTTP layer answers 403; here the client sees an internal error.
+    # InsufficientScope: the HTTP layer answers 403; in memory the client sees its JSON-RPC error.
     with pytest.raises(McpError) as raised:
         asyncio.run(call(Principal("bob", scopes=frozenset({"notes:read"}))))
-    assert raised.value.code == -32603
+    assert raised.value.code == jsonrpc.INSUFFICIENT_SCOPE
 
 
 def test_insufficient_scope_is_raised_to_the_transport() -> None:

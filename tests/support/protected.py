@@ -28,7 +28,7 @@ from typing_extensions import override
 from mcp_protocol import v2025_11_25 as legacy
 from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime.auth.principal import InsufficientScope, Principal
-from mcp_runtime.auth.server import ResourceServer
+from mcp_runtime.auth.server import JWTVerifier, ResourceServer
 from mcp_runtime.http import http_app
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server, run_stdio
@@ -37,6 +37,7 @@ if str(Path(__file__).resolve().parents[1]) not in sys.path:  # run as a script:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from support.http_servers import ThreadedServer  # noqa: E402
+from support.oidc_provider import AuthorizationServer  # noqa: E402
 
 TOOLS = {
     "whoami": "The caller's principal, as JSON.",
@@ -117,6 +118,23 @@ def serving_protected(make_auth: Callable[[str], ResourceServer], **app_options:
         yield served
     finally:
         served.stop()
+
+
+@contextlib.contextmanager
+def protected_by(issuer: AuthorizationServer, *, ttl: int = 300, leeway: int = 60, origin: bool = False) -> Iterator[ThreadedServer]:
+    """The protected server accepting the JWT access tokens of ``issuer``,
+    where it is registered as a resource whose tokens live ``ttl`` seconds;
+    with ``origin``, the resource is the server's origin, so that both /mcp
+    and the legacy /sse endpoint belong to it."""
+
+    def make(url: str) -> ResourceServer:
+        resource = url.removesuffix("/mcp") if origin else url
+        issuer.register_resource(resource, ttl=ttl)
+        verifier = JWTVerifier(issuer.issuer, resource, token_type="at+jwt", leeway=leeway)
+        return resource_server(resource, issuer.issuer, verifier)
+
+    with serving_protected(make) as served:
+        yield served
 
 
 if __name__ == "__main__":

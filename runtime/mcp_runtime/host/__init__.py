@@ -3,10 +3,11 @@
 ``async with Host(config, handlers) as host:`` (see :mod:`.host`);
 configurations are read by :mod:`.config`, names given by :mod:`.names`,
 each server supervised by :mod:`.connection`, and the servers' requests
-answered by :class:`HostHandlers` (:mod:`.handlers`).
+answered by :class:`HostHandlers` (:mod:`.handlers`); OAuth for servers
+reached by URL by :class:`.authorization.HostAuthorization`.
 """
 
-from .config import ConfigError, HostConfig, ServerConfig, load_config, parse_config
+from .config import ConfigError, HostConfig, OAuthEntry, ServerConfig, load_config, parse_config
 from .connection import Authorize, RetryPolicy, ServerStatus
 from .handlers import HostHandlers
 from .host import Host, HostError, HostPrompt, HostResource, HostResourceTemplate, HostTool
@@ -22,6 +23,7 @@ __all__ = [
     "HostResource",
     "HostResourceTemplate",
     "HostTool",
+    "OAuthEntry",
     "RetryPolicy",
     "ServerConfig",
     "ServerStatus",

@@ -19,7 +19,9 @@ some editors write it); ``$$`` is a literal ``$``. Every entry may also set
 between health checks; by default 30 for servers reached by URL, whose loss
 nothing else reveals, and none for stdio servers; 0 turns them off),
 ``disabled`` and ``auth``
-(handed, untouched, to the host's authorization hook). Keys of other hosts
+(handed, untouched, to the host's authorization hook; for a server reached
+by URL, ``{"type": "oauth", ...}`` has the host authorize with the OAuth
+client, see :class:`OAuthEntry`). Keys of other hosts
 are ignored. A bad configuration raises :class:`ConfigError` naming the entry
 and the field.
 """
@@ -78,6 +80,20 @@ class ServerConfig:
     """Seconds between health checks while connected (None: none)."""
     auth: Any = None
     """The entry's ``auth`` value, for :attr:`mcp_runtime.host.Host` ``authorize``."""
+    oauth: OAuthEntry | None = None
+    """What an ``auth`` of type ``oauth`` says."""
+
+
+@dataclass(frozen=True)
+class OAuthEntry:
+    """``"auth": {"type": "oauth", "clientId": ..., "clientSecret": ..., "scopes": [...]}``:
+    the host authorizes with the OAuth client (:mod:`mcp_runtime.host.authorization`).
+    Without ``clientId`` the client registers itself where the authorization
+    server allows it; ``scopes`` are asked for beside those the server names."""
+
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
+    scopes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -144,6 +160,8 @@ def _server(name: str, entry: Mapping[str, Any], where: str, env: Mapping[str, s
     assert connect_timeout is not None
     request_timeout = _timeout(entry, where, "requestTimeout", None)
     if transport == "stdio":
+        if _oauth(entry, where, expand) is not None:
+            raise ConfigError(f"{where}.auth: OAuth is for servers reached by URL, not stdio ones")
         for other in ("url", "headers"):
             if other in entry:
                 raise ConfigError(f"{where}.{other}: a stdio server (one with 'command') takes no {other}")
@@ -180,8 +198,32 @@ def _server(name: str, entry: Mapping[str, Any], where: str, env: Mapping[str, s
         url=url,
         headers=_strings(entry, where, "headers", expand),
         auth=entry.get("auth"),
+        oauth=_oauth(entry, where, expand),
         connect_timeout=connect_timeout,
         request_timeout=request_timeout,
+    )
+
+
+_OAUTH_KEYS = frozenset({"type", "clientId", "clientSecret", "scopes"})
+
+
+def _oauth(entry: Mapping[str, Any], where: str, expand: _Expander) -> OAuthEntry | None:
+    auth = entry.get("auth")
+    if not isinstance(auth, Mapping) or auth.get("type") != "oauth":
+        return None
+    where = f"{where}.auth"
+    for key in auth:
+        if key not in _OAUTH_KEYS:
+            raise ConfigError(f"{where}.{key}: not an OAuth setting (known: {', '.join(sorted(_OAUTH_KEYS))})")
+    client_id = _get(auth, where, "clientId", str, None)
+    secret = _get(auth, where, "clientSecret", str, None)
+    if secret is not None and client_id is None:
+        raise ConfigError(f"{where}.clientSecret: a client secret needs its clientId")
+    scopes = _get(auth, where, "scopes", list, [])
+    return OAuthEntry(
+        client_id=expand("auth.clientId", client_id) if client_id is not None else None,
+        client_secret=expand("auth.clientSecret", secret) if secret is not None else None,
+        scopes=tuple(_string(scope, f"{where}.scopes[{i}]") for i, scope in enumerate(scopes)),
     )
 
 

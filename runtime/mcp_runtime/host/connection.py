@@ -17,13 +17,16 @@ import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .. import lifecycle
 from ..client import Client, ClientSession, connect_stdio
 from ..jsonrpc import McpError
 from ..stdio import StdioServerParameters
 from .config import ServerConfig
+
+if TYPE_CHECKING:  # the 'http' extra, imported when a server is reached by URL
+    import httpx2
 
 logger = logging.getLogger("mcp_runtime.host")
 
@@ -83,6 +86,7 @@ class Connection:
         on_lost: Callable[[Connection], None],
         on_status: Callable[[Connection], None],
         authorize: Authorize | None = None,
+        auth: httpx2.Auth | None = None,
         stderr: int | None = None,
     ) -> None:
         self.config = config
@@ -96,6 +100,7 @@ class Connection:
         self._on_lost = on_lost
         self._on_status = on_status
         self._authorize = authorize
+        self._auth = auth  # the server's OAuth client, kept across reconnections
         self._stderr = stderr
         self._rng = random.Random()
         self._task: asyncio.Task[None] | None = None
@@ -215,11 +220,11 @@ class Connection:
         if self._authorize is not None:
             headers.update(await self._authorize(config))
         if config.transport == "http":
-            opened = http_client.connect_streamable_http(self.client, config.url, headers=headers)
+            opened = http_client.connect_streamable_http(self.client, config.url, headers=headers, auth=self._auth)
         elif config.transport == "sse":
-            opened = http_client.connect_sse(self.client, config.url, headers=headers)
+            opened = http_client.connect_sse(self.client, config.url, headers=headers, auth=self._auth)
         else:
-            opened = http_client.connect_http(self.client, config.url, headers=headers)
+            opened = http_client.connect_http(self.client, config.url, headers=headers, auth=self._auth)
         async with opened as session:
             yield session
 

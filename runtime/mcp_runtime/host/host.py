@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
 
@@ -27,10 +27,13 @@ from .. import codec, lifecycle
 from ..client import Client, ClientSession
 from ..jsonrpc import McpError
 from ..methods import ProgressCallback
-from .config import HostConfig, load_config, parse_config
+from .config import ConfigError, HostConfig, load_config, parse_config
 from .connection import Authorize, Connection, RetryPolicy, ServerStatus
 from .handlers import HostHandlers, handlers_factory
 from .names import qualified_names
+
+if TYPE_CHECKING:  # the OAuth client needs the 'http' extra; it is imported by the application that uses it
+    from .authorization import HostAuthorization
 
 logger = logging.getLogger("mcp_runtime.host")
 
@@ -114,7 +117,9 @@ class Host:
     ``config`` is a :class:`HostConfig`, a decoded configuration or a path to
     one. ``handlers`` answers the servers' requests (sampling, elicitation,
     roots) and hears their log messages and status. ``authorize`` gives the
-    headers of each HTTP connection (per-server authorization). ``log_level``
+    headers of each HTTP connection (per-server authorization); ``oauth``
+    authorizes the entries whose ``auth`` is of type ``oauth``
+    (:mod:`.authorization`). ``log_level``
     asks servers for log messages of that level and above. ``server_stderr``
     is where stdio servers' stderr goes (None: this process's).
     """
@@ -128,6 +133,7 @@ class Host:
         version: str = "0.1.0",
         retry: RetryPolicy | None = None,
         authorize: Authorize | None = None,
+        oauth: HostAuthorization | None = None,
         log_level: str | None = None,
         server_stderr: int | None = None,
     ) -> None:
@@ -148,6 +154,10 @@ class Host:
         self._identity = (name, version)
         self._retry = retry or RetryPolicy()
         self._authorize = authorize
+        self._oauth = oauth
+        for server in self.config.servers:
+            if server.oauth is not None and oauth is None:
+                raise ConfigError(f"server {server.name!r} is authorized with OAuth: the Host needs oauth=HostAuthorization(...)")
         self._server_stderr = server_stderr
 
     # ------------------------------------------------------------ lifetime
@@ -183,6 +193,7 @@ class Host:
                 on_lost=self._lost,
                 on_status=self._status_changed,
                 authorize=self._authorize,
+                auth=self._oauth.provider(server) if self._oauth is not None and server.oauth is not None else None,
                 stderr=self._server_stderr,
             )
             self._connections[server.name] = connection

@@ -15,18 +15,17 @@ import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpx2
 
+from .. import metadata as shared
+from ..metadata import PRM_WELL_KNOWN, ProtectedResourceMetadata, well_known_url
 from .errors import MetadataError
-from .metadata import AuthorizationServerMetadata, ProtectedResourceMetadata, decode
+from .metadata import AuthorizationServerMetadata, decode
 
 logger = logging.getLogger("mcp_runtime.auth.client")
 
-PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
-OAUTH_WELL_KNOWN = "/.well-known/oauth-authorization-server"
-OIDC_WELL_KNOWN = "/.well-known/openid-configuration"
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 # ---------------------------------------------------------------- WWW-Authenticate
@@ -122,26 +121,17 @@ def _split(url: str, what: str) -> tuple[str, str, str]:
 def protected_resource_metadata_urls(server_url: str) -> list[str]:
     """RFC 9728 section 3.1 for the MCP server at ``server_url``: the
     path-based URL (if the URL has a path), then the one at the root."""
-    scheme, netloc, path = _split(server_url, "the MCP server URL")
+    _, _, path = _split(server_url, "the MCP server URL")
     path = path.rstrip("/")
-    root = urlunsplit((scheme, netloc, PRM_WELL_KNOWN, "", ""))
+    root = well_known_url(server_url, PRM_WELL_KNOWN, path="")
     return [root + path, root] if path else [root]
 
 
 def authorization_server_metadata_urls(issuer: str) -> list[str]:
-    """Where the metadata of the authorization server ``issuer`` may be, in
-    the order MCP clients try them: with a path, RFC 8414 with the path
-    inserted, OpenID Connect discovery with the path inserted, then with it
-    appended; without one, RFC 8414 then OpenID Connect discovery."""
-    scheme, netloc, path = _split(issuer, "the authorization server")
-    path = path.rstrip("/")
-
-    def url(p: str) -> str:
-        return urlunsplit((scheme, netloc, p, "", ""))
-
-    if not path:
-        return [url(OAUTH_WELL_KNOWN), url(OIDC_WELL_KNOWN)]
-    return [url(OAUTH_WELL_KNOWN + path), url(OIDC_WELL_KNOWN + path), url(path + OIDC_WELL_KNOWN)]
+    """:func:`mcp_runtime.auth.metadata.authorization_server_metadata_urls`
+    of an issuer checked to be an absolute http(s) URL."""
+    _split(issuer, "the authorization server")
+    return shared.authorization_server_metadata_urls(issuer)
 
 
 def _origin(scheme: str, netloc: str) -> tuple[str, str]:

@@ -13,20 +13,12 @@ from typing import TypeVar
 
 import msgspec
 
+from ..metadata import ProtectedResourceMetadata
 from .errors import MetadataError
 
 T = TypeVar("T")
 
-
-class ProtectedResourceMetadata(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """RFC 9728 section 2: what a protected resource says about itself."""
-
-    resource: str
-    authorization_servers: list[str] = []
-    scopes_supported: list[str] | None = None
-    bearer_methods_supported: list[str] | None = None
-    resource_name: str | None = None
-    resource_documentation: str | None = None
+__all__ = ["ProtectedResourceMetadata"]  # shared with the resource server, decoded here too
 
 
 class AuthorizationServerMetadata(msgspec.Struct, kw_only=True, omit_defaults=True):

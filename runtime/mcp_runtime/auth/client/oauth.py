@@ -18,6 +18,7 @@ it); the token request with the code verifier and the same ``resource``.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from urllib.parse import urlencode
 
 import httpx2
@@ -44,6 +45,8 @@ class OAuthClientProvider(TokenProvider):
     * ``client_metadata_url``: the HTTPS URL of the client's ID metadata
       document, used as client ID where the server supports it.
     * ``pre_registered``: credentials the application already has.
+    * ``scopes``: scopes to ask for beside those the server names (in its
+      challenge or its metadata).
     * ``offline_access``: ask for ``offline_access`` (a refresh token) when
       the authorization server offers it.
     * ``dpop``: bind tokens to a DPoP key where the authorization server
@@ -60,6 +63,7 @@ class OAuthClientProvider(TokenProvider):
         redirect: RedirectHandler,
         client_metadata_url: str | None = None,
         pre_registered: PreRegisteredClient | None = None,
+        scopes: Sequence[str] = (),
         offline_access: bool = True,
         storage: TokenStorage | None = None,
         http_client: httpx2.AsyncClient | None = None,
@@ -78,10 +82,11 @@ class OAuthClientProvider(TokenProvider):
         self.redirect = redirect
         self.client_metadata_url = check_metadata_document_url(client_metadata_url) if client_metadata_url else None
         self.pre_registered = pre_registered
+        self.scopes = tuple(scopes)
         self.offline_access = offline_access
 
     def initial_scopes(self, challenge: BearerChallenge | None, discovery: Discovery) -> tuple[str, ...]:
-        return select_scopes(challenge, discovery, offline_access=self.offline_access)
+        return select_scopes(challenge, discovery, self.scopes, offline_access=self.offline_access)
 
     def step_up_scopes(self, challenge: BearerChallenge, discovery: Discovery, earlier: tuple[str, ...]) -> tuple[str, ...]:
         return select_scopes(challenge, discovery, earlier, offline_access=self.offline_access)

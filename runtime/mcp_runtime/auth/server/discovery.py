@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpx2
 import msgspec
 
+from ..metadata import authorization_server_metadata_urls
 from .verifier import VerifierUnavailable
 
 TIMEOUT = 10.0
@@ -21,23 +22,23 @@ def new_http_client() -> httpx2.AsyncClient:
     return httpx2.AsyncClient(timeout=TIMEOUT, follow_redirects=False)
 
 
-def metadata_urls(issuer: str) -> list[str]:
-    """Where an issuer's metadata may be, in the order MCP clients try them:
-    RFC 8414 with the path inserted, OpenID Connect with the path inserted,
-    then OpenID Connect appended to the path."""
-    parts = urlsplit(issuer)
-    path = parts.path.rstrip("/")
+class VerifierHTTP:
+    """The HTTP client of a verifier: the application's, or one of its own
+    made at first use and closed by :meth:`aclose`."""
 
-    def at(well_known: str) -> str:
-        return urlunsplit((parts.scheme, parts.netloc, well_known, "", ""))
+    def __init__(self, given: httpx2.AsyncClient | None) -> None:
+        self._http = given
+        self._own = given is None
 
-    if not path:
-        return [at("/.well-known/oauth-authorization-server"), at("/.well-known/openid-configuration")]
-    return [
-        at("/.well-known/oauth-authorization-server" + path),
-        at("/.well-known/openid-configuration" + path),
-        at(path + "/.well-known/openid-configuration"),
-    ]
+    def get(self) -> httpx2.AsyncClient:
+        if self._http is None:
+            self._http = new_http_client()
+        return self._http
+
+    async def aclose(self) -> None:
+        if self._own and self._http is not None:
+            await self._http.aclose()
+            self._http = None
 
 
 async def fetch_json(http: httpx2.AsyncClient, url: str, what: str) -> Any:
@@ -65,7 +66,7 @@ async def authorization_server_metadata(http: httpx2.AsyncClient, issuer: str) -
 
     The document must name ``issuer`` exactly (RFC 8414 §3.3): one that names
     another could send the keys or the introspection of a different server."""
-    for url in metadata_urls(issuer):
+    for url in authorization_server_metadata_urls(issuer):
         try:
             response = await http.get(url, headers={"accept": "application/json"})
         except httpx2.HTTPError as error:

@@ -71,8 +71,7 @@ class IntrospectionVerifier:
         self.cache_ttl = cache_ttl
         self.max_cached = max_cached
         self._endpoint = introspection_endpoint
-        self._http = http_client
-        self._own_http = http_client is None
+        self._http = discovery.VerifierHTTP(http_client)
         self._cache: OrderedDict[bytes, tuple[float, Principal]] = OrderedDict()
 
     def __repr__(self) -> str:  # never the secret
@@ -100,7 +99,7 @@ class IntrospectionVerifier:
         return principal
 
     async def _introspect(self, token: str) -> dict[str, Any]:
-        http = self._client()
+        http = self._http.get()
         if self._endpoint is None:
             self._endpoint = await discovery.endpoint(http, self.issuer, "introspection_endpoint")
         form = {"token": token, "token_type_hint": "access_token"}
@@ -149,12 +148,5 @@ class IntrospectionVerifier:
         refuse_bound(answer)
         return principal_of(answer)
 
-    def _client(self) -> httpx2.AsyncClient:
-        if self._http is None:
-            self._http = discovery.new_http_client()
-        return self._http
-
     async def aclose(self) -> None:
-        if self._own_http and self._http is not None:
-            await self._http.aclose()
-            self._http = None
+        await self._http.aclose()

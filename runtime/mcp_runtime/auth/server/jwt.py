@@ -81,8 +81,7 @@ class JWTVerifier:
         self.jwks_ttl = jwks_ttl
         self.min_refresh_interval = min_refresh_interval
         self._jwks_uri = jwks_uri
-        self._http = http_client
-        self._own_http = http_client is None
+        self._http = discovery.VerifierHTTP(http_client)
         self._keys: KeySet | None = None
         self._kids: frozenset[str] = frozenset()
         self._fetched_at = float("-inf")
@@ -160,7 +159,7 @@ class JWTVerifier:
         self._fetched_at = time.monotonic()
 
     async def _fetch(self) -> tuple[KeySet, frozenset[str]]:
-        http = self._client()
+        http = self._http.get()
         if self._jwks_uri is None:
             self._jwks_uri = await discovery.endpoint(http, self.issuer, "jwks_uri")
         document = await discovery.fetch_json(http, self._jwks_uri, "the JWKS")
@@ -177,15 +176,8 @@ class JWTVerifier:
         logger.debug("fetched %d keys from %s", len(usable), self._jwks_uri)
         return key_set, kids
 
-    def _client(self) -> httpx2.AsyncClient:
-        if self._http is None:
-            self._http = discovery.new_http_client()
-        return self._http
-
     async def aclose(self) -> None:
-        if self._own_http and self._http is not None:
-            await self._http.aclose()
-            self._http = None
+        await self._http.aclose()
 
 
 def _claim_problem(claim: str) -> str:

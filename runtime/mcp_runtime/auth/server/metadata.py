@@ -12,23 +12,9 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit, urlunsplit
 
-import msgspec
-from msgspec import UNSET, UnsetType
+from ..metadata import PRM_WELL_KNOWN, ProtectedResourceMetadata, well_known_url
 
-WELL_KNOWN = "/.well-known/oauth-protected-resource"
-
-
-class ProtectedResourceMetadata(msgspec.Struct, omit_defaults=True):
-    """The members of RFC 9728 §2 an MCP server publishes."""
-
-    resource: str
-    authorization_servers: list[str]
-    scopes_supported: list[str] | UnsetType = UNSET
-    # Tokens go in the Authorization header only: MCP forbids them in the query.
-    bearer_methods_supported: list[str] = msgspec.field(default_factory=lambda: ["header"])
-    resource_name: str | UnsetType = UNSET
-    resource_documentation: str | UnsetType = UNSET
-
+__all__ = ["ProtectedResourceMetadata", "canonical_resource", "metadata_paths", "metadata_url", "same_resource"]
 
 def canonical_resource(url: str) -> str:
     """``url`` as a resource identifier (RFC 8707 §2): absolute http(s), no
@@ -65,12 +51,12 @@ def same_resource(a: str, b: str) -> bool:
 
 def metadata_url(resource: str) -> str:
     """The well-known URL of ``resource``'s metadata: the path-based form (RFC 9728 §3.1)."""
-    parts = urlsplit(canonical_resource(resource))
-    return urlunsplit((parts.scheme, parts.netloc, WELL_KNOWN + parts.path, parts.query, ""))
+    canonical = canonical_resource(resource)
+    return well_known_url(canonical, PRM_WELL_KNOWN, query=urlsplit(canonical).query)
 
 
 def metadata_paths(resource: str) -> frozenset[str]:
     """The request paths at which a server of ``resource`` answers with its metadata:
     the path-based form and the root form."""
     path = urlsplit(canonical_resource(resource)).path
-    return frozenset({WELL_KNOWN + path, WELL_KNOWN})
+    return frozenset({PRM_WELL_KNOWN + path, PRM_WELL_KNOWN})

@@ -104,9 +104,11 @@ class ResourceServer:
         self.metadata = ProtectedResourceMetadata(
             resource=self.resource,
             authorization_servers=list(authorization_servers),
-            scopes_supported=supported if supported else UNSET,
-            resource_name=resource_name if resource_name is not None else UNSET,
-            resource_documentation=resource_documentation if resource_documentation is not None else UNSET,
+            scopes_supported=supported if supported else None,
+            # Tokens go in the Authorization header only: MCP forbids them in the query.
+            bearer_methods_supported=["header"],
+            resource_name=resource_name,
+            resource_documentation=resource_documentation,
         )
         self.metadata_url = metadata_url(self.resource)
         self.metadata_paths = metadata_paths(self.resource)
