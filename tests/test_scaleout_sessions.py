@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,7 @@ from mcp_runtime.stores.redis_store import RedisStore
 from support.asgi import request
 from support.peers import run
 from support.redis_server import RedisServer
-from support.scaleout import HANDSHAKE, SseReader, Workers, call, deployment, initialize, on_both_workers, post, session_headers
+from support.scaleout import HANDSHAKE, SseReader, Workers, call, deployment, initialize, on_both_workers, post, session_headers, sse_events
 from support.scaleout_app import Tools
 from mcp_runtime.tasks import Tasks
 
@@ -121,3 +122,51 @@ def test_the_client_answers_a_server_request_on_any_worker(cluster: Workers) -> 
             answered_on.add(runner)
         finally:
             stream.close()
+
+
+def test_expiry_and_the_log_level_hold_across_workers() -> None:
+    """Two apps sharing one Redis stand for two workers here (in process, so
+    that each request goes where the test says)."""
+
+    async def scenario(url: str) -> None:
+        def worker() -> StreamableHTTPApp:
+            tools = Tools(Tasks())
+            server = Server(tools, name="w", version="1")
+            app = StreamableHTTPApp(server, session_timeout=1.0, store=RedisStore.from_url(url))
+            tools.server = server
+            return app
+
+        first, second = worker(), worker()
+        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        params = {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}).encode()
+        opened = await request(first, "POST", "/mcp", headers=headers, body=body)
+        in_session = {**headers, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": HANDSHAKE}
+
+        async def send(app: StreamableHTTPApp, request_id: int, method: str, params: dict[str, object]) -> list[Any]:
+            message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            answer = await request(app, "POST", "/mcp", headers=in_session, body=json.dumps(message).encode())
+            assert answer.status == 200, answer.body
+            return [data for _, data in sse_events(answer.body.decode()) if data is not None]
+
+        await send(first, 1, "logging/setLevel", {"level": "error"})
+        counted = await send(second, 2, "tools/call", {"name": "count", "arguments": {"n": 3}})
+        assert [m["method"] for m in counted if "method" in m] == []
+        await send(first, 3, "logging/setLevel", {"level": "info"})
+        await asyncio.sleep(0.2)  # past the second's trust in its copy: min(timeout / 10, 30 s)
+        counted = await send(second, 4, "tools/call", {"name": "count", "arguments": {"n": 3}})
+        assert [m["method"] for m in counted if "method" in m] == ["notifications/message"] * 3
+        await asyncio.sleep(1.3)  # idle past session_timeout: expired everywhere
+        message = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "pid"}}).encode()
+        for app in (second, first):
+            gone = await request(app, "POST", "/mcp", headers=in_session, body=message)
+            assert gone.status == 404, gone.body
+        await first.close()
+        await second.close()
+
+    redis = RedisServer()
+    redis.start()
+    try:
+        run(scenario(redis.url))
+    finally:
+        redis.close()

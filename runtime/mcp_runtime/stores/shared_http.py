@@ -175,11 +175,13 @@ class SharedSessions:
                 self.app.sessions.pop(session_id, None)
                 await local.close()
             return None, 404, "Not Found: unknown or expired session"
+        record = _decode_record.decode(found)
         if local is None or local.session.is_closed:
-            record = _decode_record.decode(found)
             if record.o != owner:
                 return None, 404, "Not Found: unknown or expired session"
             local = self._rebuild(session_id, record)
+        else:
+            self._follow(local, record)
         self._touched[session_id] = now
         local.last_seen = now
         return local, 200, ""
@@ -201,6 +203,16 @@ class SharedSessions:
         assert isinstance(http_session.transport, SharedSessionTransport)
         http_session.transport.saved = (record.v, record.l)
         return http_session
+
+    @staticmethod
+    def _follow(http_session: HttpSession, record: _Record) -> None:
+        """Take a log level another worker's logging/setLevel stored."""
+        router = http_session.session._server_router
+        if record.l in LOG_LEVELS and record.l != router.log_level:
+            router.log_level = record.l
+            transport = http_session.transport
+            if isinstance(transport, SharedSessionTransport):
+                transport.saved = (transport.saved[0], record.l)
 
     async def forget(self, session_id: str) -> str | None:
         """End a session on every worker; why not, if not."""
