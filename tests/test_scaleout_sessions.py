@@ -9,17 +9,29 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from mcp_runtime.server import Server
 from mcp_runtime.streamable_http import StreamableHTTPApp
 from mcp_runtime.stores.redis_store import RedisStore
+from mcp_runtime.tasks import Tasks
 from support.asgi import request
 from support.peers import run
 from support.redis_server import RedisServer
-from support.scaleout import HANDSHAKE, SseReader, Workers, call, deployment, initialize, on_both_workers, post, session_headers, sse_events
+from support.scaleout import (
+    HANDSHAKE,
+    SseReader,
+    Workers,
+    call,
+    deployment,
+    initialize,
+    on_both_workers,
+    post,
+    session_headers,
+    sse_events,
+)
 from support.scaleout_app import Tools
-from mcp_runtime.tasks import Tasks
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +55,7 @@ def test_a_session_started_on_one_worker_is_served_by_all(cluster: Workers) -> N
 def test_a_session_deleted_on_one_worker_is_gone_on_all(cluster: Workers) -> None:
     session = initialize(cluster.url)
     call(cluster.url, session, 1, "pid", {})
-    with __import__("httpx").Client() as client:
+    with httpx.Client() as client:
         deleted = client.delete(cluster.url, headers=session_headers(session))
     assert deleted.status_code == 200
     for n in range(12):
