@@ -72,7 +72,6 @@ class SharedSessions:
         # (not on every request); a deletion reaches workers over the bus.
         self.touch_every = min(self.ttl / 10, 30.0)
         self.started = False
-        self._touched: dict[str, float] = {}
         self._followed: set[str] = set()  # sessions whose GET stream a connection here holds
         self._writes: asyncio.Queue[Callable[[], Coroutine[Any, Any, Any]]] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
@@ -138,7 +137,6 @@ class SharedSessions:
                 return "Service Unavailable: too many sessions"
         except StoreUnavailable as error:
             return f"Service Unavailable: {error}"
-        self._touched[session_id] = time.monotonic()
         return None
 
     async def save(self, session: ServerSession, session_id: str, owner: str | None) -> None:
@@ -163,7 +161,7 @@ class SharedSessions:
         now = time.monotonic()
         if local is not None and local.owner != owner:
             return None, 404, "Not Found: unknown or expired session"
-        if local is not None and not local.session.is_closed and now - self._touched.get(session_id, 0.0) < self.touch_every:
+        if local is not None and not local.session.is_closed and now - _touched(local) < self.touch_every:
             local.last_seen = now
             return local, 200, ""
         try:
@@ -182,14 +180,14 @@ class SharedSessions:
             local = self._rebuild(session_id, record)
         else:
             self._follow(local, record)
-        self._touched[session_id] = now
+        if isinstance(local.transport, SharedSessionTransport):
+            local.transport.touched = now
         local.last_seen = now
         return local, 200, ""
 
     def _rebuild(self, session_id: str, record: _Record) -> HttpSession:
         """This worker's copy of a session another worker started."""
         http_session = self.app._new_session(session_id, record.o)
-        http_session.task.add_done_callback(lambda _: self._touched.pop(session_id, None))
         session = http_session.session
         if record.v:
             revision = lifecycle.revision(record.v)
@@ -326,6 +324,11 @@ class SharedSessions:
                 self._followed.discard(session_id)
 
 
+def _touched(http_session: HttpSession) -> float:
+    transport = http_session.transport
+    return transport.touched if isinstance(transport, SharedSessionTransport) else 0.0
+
+
 def _typed(value: Any, type_: Any) -> Any:
     """A stored client value as the revision's type (as the handshake decoded it)."""
     if value is None:
@@ -394,6 +397,7 @@ class SharedSessionTransport(HttpSessionTransport):
         del self.streams[self.standalone.id]
         self.standalone = _SharedStandalone(shared, f"{session_id}:{STANDALONE}")
         self.saved: tuple[str, str] = ("", "debug")  # the revision and log level the store holds
+        self.touched = time.monotonic()  # when the store last confirmed the session (and pushed its expiry back)
 
     def open_stream(self, request_ids: Any, json: bool = False) -> EventStream:
         stream = super().open_stream(request_ids, json)
