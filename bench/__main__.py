@@ -17,6 +17,10 @@ Run from the repository root. Measures, in one run:
    with httptools and uvloop, and granian, driven by wrk (``server``), and the
    client alone against one fast server (``client``), each beside the SDK and
    a floor (a bare ASGI JSON echo, raw HTTP clients),
+7. scale-out: requests per second with 1 and 2 uvicorn workers, the
+   in-process store against the Redis store, for 2026-07-28 requests and
+   handshake sessions, and Redis commands per request (bench/scaleout_bench.py;
+   needs redis-server),
 
 prints a table of absolute figures and ratios (ours / SDK) and checks the
 targets of the issue. With ``--write`` it also writes bench/results.json and
@@ -26,7 +30,7 @@ repeats) is marked as such: its targets read "below (shortened run)" rather
 than FAIL, since its figures are too noisy to judge them.
 
 Parts: codec, stdio, stdio_modern, http, http_modern, imports, memory, app, asgi,
-server, client; the groups ``roundtrip`` (the four round-trip parts),
+server, client, scaleout; the groups ``roundtrip`` (the four round-trip parts),
 ``modern`` (the two 2026-07-28 ones) and ``stack`` (asgi, server, client)
 stand for their parts, e.g. ``--parts roundtrip``. A run of
 some parts with ``--write`` keeps the other parts' figures from the
@@ -62,7 +66,7 @@ CODEC_ENV = {
     "MALLOC_TRIM_THRESHOLD_": str(128 * 1024 * 1024),
 }
 
-PARTS = ("codec", "stdio", "stdio_modern", "http", "http_modern", "imports", "memory", "app", *http_stack.PARTS)
+PARTS = ("codec", "stdio", "stdio_modern", "http", "http_modern", "imports", "memory", "app", *http_stack.PARTS, "scaleout")
 GROUPS = {
     "all": PARTS,
     "roundtrip": ("stdio", "stdio_modern", "http", "http_modern"),
@@ -80,6 +84,7 @@ PART_ROWS = {
     "memory": "server RSS",
     "app": "application layer",
     **http_stack.PART_ROWS,
+    "scaleout": "scale-out (workers, Redis store)",
 }
 # Round-trip parts: transport, protocol revision, label in the tables, in-flight counts.
 ROUNDTRIPS = {
@@ -309,6 +314,35 @@ def run_app(repeats: int, calls: int, seconds: float, quick: bool) -> dict[str, 
     result: dict[str, Any] = json.loads(out.stdout)
     result["stdio"] = {f"{impl}_client_{server}_server": _summary(runs, [16]) for (impl, server), runs in trials.items()}
     return result
+
+
+def run_scaleout(seconds: float, quick: bool) -> dict[str, Any]:
+    """Part 7: bench/scaleout_bench.py in a process of its own (it starts redis-server and uvicorn workers)."""
+    counts = ["--seconds", str(seconds), "--clients", "4" if quick else "16"]
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.scaleout_bench", "--json", *counts],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        check=True,
+        text=True,
+        timeout=900,
+    )
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+def scaleout_rows(part: dict[str, Any]) -> list[list[str]]:
+    """Figure rows of the scale-out part (ours only: the SDK has no shared store)."""
+    rows = []
+    for key, label in (("memory_1w", "1 worker, in-process store"), ("memory_2w", "2 workers, in-process store"),
+                       ("redis_1w", "1 worker, Redis store"), ("redis_2w", "2 workers, Redis store")):  # fmt: skip
+        for wire, name in (("modern", "2026-07-28"), ("handshake", "sessions")):
+            figures = part[key][wire]
+            rows.append([
+                f"scale-out {name}: {label} (Redis commands/request: {figures['redis_commands_per_request']:.2f})",
+                f"{figures['rps']:,.0f} req/s", "", "", "", "",
+            ])  # fmt: skip
+    return rows
 
 
 def app_rows(part: dict[str, Any], shortened: bool) -> tuple[list[list[str]], list[list[str]]]:
@@ -557,6 +591,9 @@ def build_tables(results: dict[str, Any]) -> tuple[list[str], list[list[str]], l
         app_figures, app_targets = app_rows(app, "app" in shortened)
         rows += app_figures
         targets += app_targets
+    scaleout = results.get("scaleout")
+    if scaleout:
+        rows += scaleout_rows(scaleout)
     return header, rows, targets
 
 
@@ -931,6 +968,9 @@ def main() -> None:
     if "client" in parts:
         log(f"6c. the client alone against one fast server ({client_requests} requests per client and wire)")
         results["client"] = http_stack.run_client(client_requests)
+    if "scaleout" in parts:
+        log("7. scale-out: 1 and 2 workers, in-process and Redis stores")
+        results["scaleout"] = run_scaleout(seconds, quick)
     results["machine"]["load_average_at_end"] = os.getloadavg()
     results["elapsed_s"] = time.perf_counter() - started
     stamp = _stamp(results["machine"], results["settings"])

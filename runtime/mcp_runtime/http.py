@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .limits import ClientKey, peer_key
 from .server import Server
+from .stores import Store
 from .sse_legacy import LegacySSEApp
 from .streamable_http import (
     DEFAULT_BODY_TIMEOUT,
@@ -74,10 +75,14 @@ def http_app(
     event_retention: float = DEFAULT_EVENT_RETENTION,
     max_session_replay: int = DEFAULT_MAX_STREAM_BUFFER,
     max_replay: int = DEFAULT_MAX_REPLAY,
+    store: Store | None = None,
 ) -> HttpApp:
     """The ASGI application serving ``server`` over HTTP (see the module
     docstring; every limit is :class:`StreamableHTTPApp`'s; the legacy app
-    takes ``max_streams`` as its session cap)."""
+    takes ``max_streams`` as its session cap).
+
+    ``store``: share state between workers (``RedisStore.from_url(url)``; see
+    docs/guides/scaling.md); by default everything stays in this process."""
     streamable = StreamableHTTPApp(
         server,
         path=path,
@@ -102,6 +107,7 @@ def http_app(
         event_retention=event_retention,
         max_session_replay=max_session_replay,
         max_replay=max_replay,
+        store=store,
     )
     legacy = None
     if legacy_sse and not stateless:

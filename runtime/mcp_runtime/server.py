@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import secrets
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
@@ -41,6 +42,7 @@ from .methods import MethodSpec
 from .ownership import connection_owner
 from .request_state import StateError, StateSealer
 from .session import LOG_LEVELS, RequestContext, RequestEnvelope, Route, Session, Transport, level_passes
+from .stores.base import Store, StoreUnavailable, current_note
 
 _BASE = "ServerHandlers"
 
@@ -93,6 +95,9 @@ class Server:
     ``encrypt_state`` seals it with AES-256-GCM so the client cannot read it
     (needs the ``crypto`` extra). A state is bound to the authenticated
     caller where the transport verified one: another cannot replay it.
+    ``store`` (e.g. ``RedisStore.from_url(url)``) shares sessions, resumable
+    events, tasks and change notifications between workers; see
+    docs/guides/scaling.md. Default: this process only.
     """
 
     def __init__(
@@ -109,6 +114,7 @@ class Server:
         state_key: bytes | None = None,
         encrypt_state: bool = False,
         extensions: Sequence[Extension] = (),
+        store: Store | None = None,
     ) -> None:
         items = list(handlers) if isinstance(handlers, Sequence) else [handlers]
         if not items:
@@ -143,6 +149,19 @@ class Server:
         )
         self._subscriptions: set[_Subscription] = set()
         self._legacy_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self.store: Store | None = None
+        if store is not None:
+            self.use_store(store)
+
+    def use_store(self, store: Store) -> None:
+        """Share state through ``store`` (once; the same store again is a no-op)."""
+        if self.store is store:
+            return
+        if self.store is not None:
+            raise ValueError("this server already uses another store")
+        self.store = store
+        if store.shared:
+            store.subscribe(self._on_published)
 
     def handlers_for(self, version: str) -> tuple[object, Revision]:
         """The handlers that serve a session of ``version``: the same revision, else the oldest newer one."""
@@ -166,6 +185,14 @@ class Server:
         flag = _LIST_KINDS.get(kind)
         if flag is None:
             raise ValueError(f"no list of {kind!r} (expected one of {', '.join(_LIST_KINDS)})")
+        if self.store is not None and self.store.shared:
+            await self._publish({"k": "list", "kind": kind})
+            return
+        await self._list_changed(kind)
+
+    async def _list_changed(self, kind: str) -> None:
+        """Deliver a list change to this process's streams and sessions."""
+        flag = _LIST_KINDS[kind]
         method = f"notifications/{kind}/list_changed"
         for subscription in list(self._subscriptions):
             if subscription.accepted.get(flag) is True:
@@ -176,9 +203,37 @@ class Server:
 
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell the subscriptions/listen streams that asked for ``uri`` that it changed."""
+        if self.store is not None and self.store.shared:
+            await self._publish({"k": "res", "uri": uri})
+            return
+        await self._resource_updated(uri)
+
+    async def _resource_updated(self, uri: str) -> None:
         for subscription in list(self._subscriptions):
             if uri in subscription.accepted.get("resourceSubscriptions", ()):
                 await subscription.send("notifications/resources/updated", {"uri": uri})
+
+    async def _publish(self, note: dict[str, Any]) -> None:
+        """A change for every worker (this one too, through the store)."""
+        assert self.store is not None
+        note["n"] = secrets.token_hex(12)
+        try:
+            await self.store.publish(msgspec.json.encode(note))
+        except StoreUnavailable as error:
+            raise McpError(jsonrpc.INTERNAL_ERROR, f"Change notification not sent: {error}") from None
+
+    async def _on_published(self, message: bytes) -> None:
+        note = msgspec.json.decode(message)
+        if not isinstance(note, dict) or note.get("k") not in ("list", "res"):
+            return
+        token = current_note.set(str(note.get("n")))
+        try:
+            if note["k"] == "list" and note.get("kind") in _LIST_KINDS:
+                await self._list_changed(note["kind"])
+            elif note["k"] == "res" and isinstance(note.get("uri"), str):
+                await self._resource_updated(note["uri"])
+        finally:
+            current_note.reset(token)
 
     def end_subscriptions(self) -> None:
         """End every subscriptions/listen stream gracefully (on shutdown): each gets its result."""

@@ -50,6 +50,7 @@ from .limits import BodyBudget, BodyRefused, ClientKey, Quota, peer_key
 from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import RequestId
 from .server import Server, ServerSession
+from .stores import Store
 
 if TYPE_CHECKING:  # the auth package needs joserfc, which serving without auth does not
     from .auth.server.resource_server import HttpAnswer, ResourceServer
@@ -211,6 +212,9 @@ class EventStream:
         self.waiting = 0  # bytes queued for the live connection, not yet taken by it
         self.dropped = 0  # connections dropped for not keeping up
         self.finished = False
+        # With a shared store: called with each event (seq, message; None
+        # for the end) so that other workers can resume the stream.
+        self.log: Callable[[int, bytes | None], None] | None = None
 
     def send(self, message: bytes) -> None:
         self.seq += 1
@@ -220,6 +224,8 @@ class EventStream:
         self.events.append(event)
         self.stamps.append(time.monotonic())
         self.kept += len(message)
+        if self.log is not None:
+            self.log(self.seq, message)
         while self.kept > self.max_buffer and len(self.events) > 1:
             self._forget_oldest()
         if self.live is not None:
@@ -278,6 +284,8 @@ class EventStream:
         self.expected.discard(request_id)
         if not self.expected:
             self.finished = True
+            if self.log is not None:
+                self.log(self.seq + 1, None)
             self.detach()
 
     def attach(self, after: int) -> asyncio.Queue[tuple[int, bytes] | None]:
@@ -475,10 +483,11 @@ class HttpSession:
         history: int,
         max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
         owner: str | None = None,
+        transport: HttpSessionTransport | None = None,
     ) -> None:
         self.id = session_id
         self.owner = owner  # the key of the principal that opened it: only it may use it
-        self.transport = HttpSessionTransport(history, max_stream_buffer)
+        self.transport = transport if transport is not None else HttpSessionTransport(history, max_stream_buffer)
         if session_id is not None:
             self.transport.owner = ownership.session_owner(session_id)
         self.session = ServerSession(server, self.transport)
@@ -625,6 +634,11 @@ class StreamableHTTPApp:
       limits (default: its peer address; an authorization layer can name the
       principal instead).
 
+    * ``store``: where sessions, resumable events, tasks and change
+      notifications live; a shared one (``RedisStore``) lets several
+      workers and hosts serve one deployment (default: the server's
+      store, else this process). See docs/guides/scaling.md.
+
     ``max_concurrent_requests`` counts handlers still running, whether or not
     the POST that started them is still open, and bounds the stateless mode
     app-wide.
@@ -661,6 +675,7 @@ class StreamableHTTPApp:
         event_retention: float = DEFAULT_EVENT_RETENTION,
         max_session_replay: int = DEFAULT_MAX_STREAM_BUFFER,
         max_replay: int = DEFAULT_MAX_REPLAY,
+        store: Store | None = None,
     ) -> None:
         self.server = server
         self.auth = auth
@@ -697,6 +712,13 @@ class StreamableHTTPApp:
         self._tool_params_at = float("-inf")  # when the tools were last listed
         self._tool_params_tried = float("-inf")
         self._listing: asyncio.Task[None] | None = None
+        if store is not None:
+            server.use_store(store)
+        self._shared: Any = None  # a SharedSessions when the server's store is shared
+        if server.store is not None and server.store.shared and not stateless:
+            from .stores.shared_http import SharedSessions
+
+            self._shared = SharedSessions(self, server.store)
 
     @property
     def requests_in_flight(self) -> int:
@@ -729,6 +751,8 @@ class StreamableHTTPApp:
                 return
             principal = scope[ownership.PRINCIPAL_SCOPE_KEY] = outcome
         self._start_reaper()
+        if self._shared is not None and not self._shared.started:
+            await self._shared.start()
         method = scope["method"]
         if method in ("GET", "DELETE") and self._names_modern(headers):
             await _plain(send, 405, "Method Not Allowed: MCP 2026-07-28 has neither GET streams nor sessions", [(b"allow", b"POST")])
@@ -898,20 +922,32 @@ class StreamableHTTPApp:
             return
         if initializing:
             client = self.client_key(scope)
-            if not await self._room_for_session(client):
-                await _plain(send, 503, "Service Unavailable: too many sessions")
-                return
             session_id = secrets.token_urlsafe(32)  # 256 bits from the OS CSPRNG
-            http_session = HttpSession(session_id, self.server, self.event_history, self.max_stream_buffer, _owner(principal))
-            http_session.client = client
-            self.sessions[session_id] = http_session
-            self._unused[session_id] = None
-            self._session_quota.take(client)
-            http_session.task.add_done_callback(lambda _: self._forget_session(session_id, http_session))
+            if self._shared is not None:
+                # The cap is app-wide, counted in the store (the idle-session
+                # eviction and per-client quotas are this process's own).
+                no_room = await self._shared.admit(session_id, _owner(principal))
+                if no_room is not None:
+                    await _plain(send, 503, no_room)
+                    return
+                http_session = self._new_session(session_id, _owner(principal))
+            else:
+                if not await self._room_for_session(client):
+                    await _plain(send, 503, "Service Unavailable: too many sessions")
+                    return
+                http_session = self._new_session(session_id, _owner(principal))
+                http_session.client = client
+                self._unused[session_id] = None
+                self._session_quota.take(client)
         else:
-            found, status, reason = self._session_for(headers, principal)
+            found, status, reason = (
+                self._session_for(headers, principal)
+                if self._shared is None
+                else await self._shared.session_for(headers, _owner(principal))
+            )
             if found is None:
-                await _json_error(send, status, None, jsonrpc.INVALID_REQUEST, reason)
+                code = jsonrpc.INTERNAL_ERROR if status == 503 else jsonrpc.INVALID_REQUEST
+                await _json_error(send, status, None, code, reason)
                 return
             http_session = found
             if requests and not http_session.used:
@@ -921,6 +957,13 @@ class StreamableHTTPApp:
             await _json_error(send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this session")
             return
         await self._answer(http_session, body, requests, send, receive, principal)
+
+    def _new_session(self, session_id: str, owner: str | None) -> HttpSession:
+        transport = self._shared.transport(session_id) if self._shared is not None else None
+        http_session = HttpSession(session_id, self.server, self.event_history, self.max_stream_buffer, owner, transport)
+        self.sessions[session_id] = http_session
+        http_session.task.add_done_callback(lambda _: self._forget_session(session_id, http_session))
+        return http_session
 
     async def _answer(
         self,
@@ -936,7 +979,15 @@ class StreamableHTTPApp:
         if not requests:
             if not await _utf8_or_refused(body, send):
                 return
-            transport.receive(body, principal)
+            if self._shared is not None and http_session.id and self._shared.relays(body):
+                # Answers to the server's requests (and cancellations) go to
+                # the worker whose request is waiting for them, over the bus.
+                relay_failed = await self._shared.relay(http_session.id, body)
+                if relay_failed is not None:
+                    await _plain(send, 503, relay_failed)
+                    return
+            else:
+                transport.receive(body, principal)
             await _plain(send, 202, "", extra)
             return
         taken = transport.taken_id(requests)
@@ -1298,7 +1349,11 @@ class StreamableHTTPApp:
         if self.stateless:
             await _plain(send, 405, "Method Not Allowed: stateless server has no GET stream", [(b"allow", b"POST")])
             return
-        http_session, status, reason = self._session_for(headers, principal)
+        http_session, status, reason = (
+            self._session_for(headers, principal)
+            if self._shared is None
+            else await self._shared.session_for(headers, _owner(principal))
+        )
         if http_session is None:
             await _plain(send, status, reason)
             return
@@ -1308,6 +1363,18 @@ class StreamableHTTPApp:
             return
         transport = http_session.transport
         extra = [(b"mcp-session-id", (http_session.id or "").encode())]
+        if self._shared is not None:
+            # Any worker may hold the stream: it follows the shared event log.
+            refused = self._stream_refused(client)
+            if refused is not None:
+                await _plain(send, 429, refused)
+                return
+            self._open_stream(client)
+            try:
+                await self._shared.serve_get(http_session, headers, send, receive, extra)
+            finally:
+                self._close_stream(client)
+            return
         last = headers.get("last-event-id")
         if last is not None:
             stream_id, _, seq = last.partition(":")
@@ -1408,10 +1475,19 @@ class StreamableHTTPApp:
         if self.stateless:
             await _plain(send, 405, "Method Not Allowed: stateless server has no sessions", [(b"allow", b"POST")])
             return
-        http_session, status, reason = self._session_for(headers, principal)
+        http_session, status, reason = (
+            self._session_for(headers, principal)
+            if self._shared is None
+            else await self._shared.session_for(headers, _owner(principal))
+        )
         if http_session is None:
             await _plain(send, status, reason)
             return
+        if self._shared is not None:
+            refused = await self._shared.forget(http_session.id or "")
+            if refused is not None:
+                await _plain(send, 503, refused)
+                return
         self.sessions.pop(http_session.id or "", None)
         await http_session.close()
         await _plain(send, 200, "")
@@ -1477,11 +1553,15 @@ class StreamableHTTPApp:
             await http_session.close()
         if self.auth is not None:
             await self.auth.aclose()
+        if self._shared is not None:
+            await self._shared.close()
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                if self._shared is not None:
+                    await self._shared.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.close()

@@ -278,6 +278,7 @@ class _Record:
     pending: dict[str, _Pending] = field(default_factory=dict)
     keys: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     runner: asyncio.Task[None] | None = None
+    mirror: Callable[[], None] | None = None  # with a shared store: copies each change there
 
     def __post_init__(self) -> None:
         self.last_updated_at = self.created_at
@@ -294,6 +295,8 @@ class _Record:
         if status is not None:
             self.status = status
         self.last_updated_at = _now()
+        if self.mirror is not None:
+            self.mirror()
 
     def settle(self, status: TaskStatus, *, result: CallToolResult | None = None, error: TaskError | None = None) -> None:
         """Enter a terminal status; a task that already has one keeps it."""
@@ -488,6 +491,7 @@ class Tasks:
         self._expiry: list[tuple[float, str]] = []
         self._settled: dict[str, None] = {}  # ids of the terminal tasks kept, oldest settled first
         self._owned: dict[str, int] = {}  # tasks kept, by owner
+        self._shared: Any = None  # a SharedTasks once a request of a server with a shared store came
 
     # ------------------------------------------------------------ extension interface
 
@@ -542,6 +546,9 @@ class Tasks:
             self._owned[owner] = self._owned.get(owner, 0) + 1
         if record.ttl_ms is not None:
             heapq.heappush(self._expiry, (time.monotonic() + record.ttl_ms / 1000, record.task_id))
+        shared = self._shared_for(ctx)
+        if shared is not None:
+            await shared.created(record)  # other workers find it before the client hears of it
         # A fresh context: the work outlives the request that started it and
         # must not pass for a part of it.
         record.runner = asyncio.get_running_loop().create_task(
@@ -631,10 +638,32 @@ class Tasks:
 
     # ------------------------------------------------------------ the methods
 
+    def _owner_key(self, ctx: RequestContext) -> str | None:
+        """Who owns the tasks ``ctx``'s request makes (None: whoever has the id)."""
+        return ownership.owner_of(ctx)
+
+    def _shared_for(self, ctx: RequestContext) -> Any:
+        """The SharedTasks of a server whose store other workers share, else None."""
+        if self._shared is None:
+            store = getattr(getattr(ctx.peer, "server", None), "store", None)
+            if store is None or not store.shared:
+                return None
+            from .stores.shared_tasks import SharedTasks
+
+            self._shared = SharedTasks(self, store)
+        return self._shared
+
     async def _get(self, params: GetTaskParams, ctx: RequestContext) -> GetTaskResult:
+        shared = self._shared_for(ctx)
+        if shared is not None:
+            return await shared.get(ctx, params.task_id)  # type: ignore[no-any-return]
         return self._find(ctx, params.task_id).detailed()
 
     async def _update(self, params: UpdateTaskParams, ctx: RequestContext) -> TaskAck:
+        shared = self._shared_for(ctx)
+        if shared is not None and params.task_id not in self._tasks:
+            await shared.update(ctx, params)
+            return TaskAck()
         record = self._find(ctx, params.task_id)
         answers: list[tuple[str, Any]] = []
         for key, value in params.input_responses.items():
@@ -653,6 +682,10 @@ class Tasks:
         return TaskAck()
 
     async def _cancel(self, params: CancelTaskParams, ctx: RequestContext) -> TaskAck:
+        shared = self._shared_for(ctx)
+        if shared is not None and params.task_id not in self._tasks:
+            await shared.cancel(ctx, params.task_id)
+            return TaskAck()
         record = self._find(ctx, params.task_id)
         if not record.terminal:
             record.settle("cancelled")

@@ -1,0 +1,289 @@
+"""The Redis store: state shared by every worker and host of a deployment.
+
+Sessions are strings with a TTL plus a sorted set of ids by expiry (the cap
+is counted there, app-wide); event logs are Redis streams whose entry ids
+are the SSE event numbers (``0-<n>``); task snapshots are hashes; messages
+to every worker go over one pub/sub channel. Each change that touches more
+than one key is one Lua script, so nothing is half-written.
+
+Needs the ``redis`` extra (``pip install 'mcp-codegen[redis]'``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from .base import Listener, StoreUnavailable
+
+logger = logging.getLogger("mcp_runtime.stores.redis")
+
+# KEYS: the set of sessions by expiry, the session's record. ARGV: ttl ms, cap, id, record.
+_CREATE_SESSION = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[3])
+redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[1])
+return 1
+"""
+
+# KEYS: as above. ARGV: ttl ms, id.
+_TOUCH_SESSION = """
+local record = redis.call('GET', KEYS[2])
+if not record then
+  redis.call('ZREM', KEYS[1], ARGV[2])
+  return false
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[2])
+return record
+"""
+
+# KEYS: as above. ARGV: id.
+_DELETE_SESSION = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+return redis.call('DEL', KEYS[2])
+"""
+
+# KEYS: the stream, its counter, the once-key. ARGV: message, ttl ms, max events, once (0/1).
+_APPEND = """
+if ARGV[4] == '1' and not redis.call('SET', KEYS[3], '1', 'NX', 'PX', ARGV[2]) then return 0 end
+local n = redis.call('INCR', KEYS[2])
+redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[3], '0-' .. n, 'm', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return n
+"""
+
+# KEYS: the task's hash. ARGV: snapshot, terminal (0/1), ttl ms (0: none).
+_PUT_TASK = """
+if redis.call('HGET', KEYS[1], 't') == '1' then return 0 end
+redis.call('HSET', KEYS[1], 's', ARGV[1], 't', ARGV[2])
+if tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return 1
+"""
+
+_RETRY_FIRST = 0.2
+_RETRY_MOST = 2.0
+
+
+class RedisStore:
+    """State shared through one Redis (or a primary with replicas behind a
+    sentinel-aware URL). ``prefix`` keeps the keys of one deployment apart."""
+
+    shared = True
+
+    def __init__(self, client: aioredis.Redis, *, prefix: str = "mcp:") -> None:
+        self.client = client
+        self.prefix = prefix
+        # Braces: Redis Cluster hash tags. A script's keys must share a slot,
+        # so the session set and records live in one slot, and each event
+        # log with its counter and once-keys in the log's own.
+        self._sessions = f"{prefix}{{sessions}}"
+        self._channel = f"{prefix}bus"
+        self._listeners: list[Listener] = []
+        self._subscriber: asyncio.Task[None] | None = None
+        self._subscribed = asyncio.Event()
+        self._create = client.register_script(_CREATE_SESSION)
+        self._touch = client.register_script(_TOUCH_SESSION)
+        self._delete = client.register_script(_DELETE_SESSION)
+        self._append = client.register_script(_APPEND)
+        self._put_task = client.register_script(_PUT_TASK)
+
+    @classmethod
+    def from_url(cls, url: str, *, prefix: str = "mcp:", **options: Any) -> RedisStore:
+        """A store on the Redis at ``url`` (``redis://host:6379/0``, ``rediss://`` for TLS)."""
+        options.setdefault("socket_connect_timeout", 2.0)
+        options.setdefault("socket_timeout", 10.0)  # longer than any blocking read below
+        # A pooled connection that Redis closed (a restart, a failover) is
+        # replaced on the spot: a request fails only while Redis is down.
+        options.setdefault("retry", Retry(ExponentialBackoff(cap=0.5, base=0.05), 2))
+        options.setdefault("retry_on_error", [RedisConnectionError, RedisTimeoutError])
+        return cls(aioredis.from_url(url, **options), prefix=prefix)
+
+    @contextlib.asynccontextmanager
+    async def _guard(self) -> AsyncIterator[None]:
+        try:
+            yield
+        except (RedisConnectionError, RedisTimeoutError, OSError) as error:
+            raise StoreUnavailable(f"the shared store (Redis) is unreachable: {error}") from None
+        except ResponseError:
+            raise
+        except RedisError as error:
+            raise StoreUnavailable(f"the shared store (Redis) failed: {error}") from None
+
+    async def start(self) -> None:
+        if self._subscriber is None:
+            self._subscriber = asyncio.get_running_loop().create_task(self._deliver(), name="mcp-store-bus")
+        await self._subscribed.wait()
+
+    async def close(self) -> None:
+        if self._subscriber is not None:
+            self._subscriber.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._subscriber
+            self._subscriber = None
+        await self.client.aclose()
+
+    # sessions ---------------------------------------------------------
+
+    def _session_key(self, session_id: str) -> str:
+        return f"{self._sessions}:{session_id}"
+
+    async def create_session(self, session_id: str, record: bytes, ttl: float, cap: int) -> bool:
+        async with self._guard():
+            keys = [self._sessions, self._session_key(session_id)]
+            return bool(await self._create(keys=keys, args=[_ms(ttl), cap, session_id, record]))
+
+    async def touch_session(self, session_id: str, ttl: float) -> bytes | None:
+        async with self._guard():
+            found = await self._touch(keys=[self._sessions, self._session_key(session_id)], args=[_ms(ttl), session_id])
+            return found if isinstance(found, bytes) else None
+
+    async def update_session(self, session_id: str, record: bytes, ttl: float) -> None:
+        async with self._guard():
+            await self.client.set(self._session_key(session_id), record, px=_ms(ttl), xx=True)
+
+    async def delete_session(self, session_id: str) -> bool:
+        async with self._guard():
+            return bool(await self._delete(keys=[self._sessions, self._session_key(session_id)], args=[session_id]))
+
+    async def count_sessions(self) -> int:
+        async with self._guard():
+            return int(await self.client.zcount(self._sessions, "(" + str(await self._now_ms()), "+inf"))
+
+    async def _now_ms(self) -> int:
+        seconds, micros = await self.client.time()
+        return int(seconds) * 1000 + int(micros) // 1000
+
+    # event logs -------------------------------------------------------
+
+    def _log_key(self, stream: str) -> str:
+        return f"{self.prefix}ev:{{{stream}}}"
+
+    async def append(self, stream: str, message: bytes, ttl: float, max_events: int, once: str | None = None) -> int:
+        key = self._log_key(stream)
+        keys = [key, key + ":n", f"{key}:once:{once or ''}"]
+        async with self._guard():
+            return int(await self._append(keys=keys, args=[message, _ms(ttl), max_events, int(once is not None)]))
+
+    async def has_stream(self, stream: str) -> bool:
+        async with self._guard():
+            return bool(await self.client.exists(self._log_key(stream)))
+
+    async def append_at(
+        self, stream: str, seq: int, message: bytes | None, ttl: float, max_events: int, end: bool = False
+    ) -> None:
+        key = self._log_key(stream)
+        fields: dict[Any, Any] = {} if message is None else {"m": message}
+        if message is None or end:
+            fields["e"] = b"1"
+        try:
+            async with self._guard():
+                if seq == 1 or "e" in fields or seq % 64 == 0:
+                    async with self.client.pipeline(transaction=True) as pipe:
+                        pipe.xadd(key, fields, id=f"0-{seq}", maxlen=max_events, approximate=False)
+                        pipe.pexpire(key, _ms(ttl))
+                        await pipe.execute()
+                else:
+                    await self.client.xadd(key, fields, id=f"0-{seq}", maxlen=max_events, approximate=False)
+        except ResponseError:
+            pass  # an id at or below the last: written already (a retried write)
+
+    async def read_after(self, stream: str, after: int, wait: float) -> tuple[list[tuple[int, bytes]], bool]:
+        key = self._log_key(stream)
+        async with self._guard():
+            found: Any = await self.client.xread({key: f"0-{after}"}, block=max(1, int(wait * 1000)) if wait > 0 else None)
+        events: list[tuple[int, bytes]] = []
+        ended = False
+        for _, entries in found or ():
+            for entry_id, fields in entries:
+                if b"m" in fields:
+                    events.append((int(entry_id.split(b"-", 1)[1]), fields[b"m"]))
+                if b"e" in fields:
+                    ended = True
+        return events, ended
+
+    async def set_mark(self, key: str, value: int, ttl: float) -> None:
+        async with self._guard():
+            await self.client.set(f"{self.prefix}mark:{key}", value, px=_ms(ttl))
+
+    async def get_mark(self, key: str) -> int:
+        async with self._guard():
+            found = await self.client.get(f"{self.prefix}mark:{key}")
+        return int(found) if found is not None else 0
+
+    # tasks ------------------------------------------------------------
+
+    async def put_task(self, task_id: str, snapshot: bytes, terminal: bool, ttl: float | None) -> None:
+        async with self._guard():
+            await self._put_task(
+                keys=[f"{self.prefix}t:{task_id}"], args=[snapshot, int(terminal), 0 if ttl is None else _ms(ttl)]
+            )
+
+    async def get_task(self, task_id: str) -> bytes | None:
+        async with self._guard():
+            found = await self.client.hget(f"{self.prefix}t:{task_id}", "s")
+        return found if isinstance(found, bytes) else None
+
+    # bus --------------------------------------------------------------
+
+    async def publish(self, message: bytes) -> None:
+        async with self._guard():
+            await self.client.publish(self._channel, message)
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    async def _deliver(self) -> None:
+        """Hand every published message to the listeners; across an outage,
+        reconnect with growing pauses and say so once, not per attempt."""
+        pause = _RETRY_FIRST
+        down = False
+        while True:
+            try:
+                pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+                try:
+                    await pubsub.subscribe(self._channel)
+                    if down:
+                        logger.warning("the shared store (Redis) is reachable again; change notifications resume")
+                        down, pause = False, _RETRY_FIRST
+                    self._subscribed.set()
+                    while True:
+                        message = await pubsub.get_message(timeout=5.0)
+                        if message is not None and message.get("type") == "message":
+                            for listener in list(self._listeners):
+                                try:
+                                    await listener(message["data"])
+                                except Exception:
+                                    logger.exception("a listener of the shared store failed")
+                finally:
+                    with contextlib.suppress(Exception):
+                        await pubsub.aclose()  # type: ignore[no-untyped-call]
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError) as error:
+                if not down:
+                    logger.warning("the shared store (Redis) is unreachable (%s); retrying", error)
+                    down = True
+                self._subscribed.set()  # requests get their own clear errors meanwhile
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, _RETRY_MOST)
+
+
+def _ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000))

@@ -1,0 +1,170 @@
+"""Tasks of the tasks extension shared by several workers through a store.
+
+A task runs on the worker whose request made it; that worker copies every
+change of the task (its ``tasks/get`` answer and its owner) to the store, so
+``tasks/get`` on any worker reads it there. ``tasks/cancel`` from another
+worker settles the stored task as cancelled at once (a task already terminal
+keeps its outcome: the store takes only the first terminal state) and tells
+the running worker over the bus to stop the work; ``tasks/update`` goes over
+the bus to the running worker, which checks and applies the answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from .. import codec, jsonrpc
+from ..codec import UNSET
+from ..jsonrpc import McpError
+from ..methods import RequestContext
+from .base import Store, StoreUnavailable
+
+if TYPE_CHECKING:
+    from ..tasks import GetTaskResult, Tasks, UpdateTaskParams, _Record
+
+logger = logging.getLogger("mcp_runtime.stores")
+
+
+class _Note(msgspec.Struct):
+    k: str
+    t: str = ""
+    r: dict[str, Any] = {}
+
+
+_decode_note = msgspec.json.Decoder(_Note)
+
+
+class SharedTasks:
+    def __init__(self, tasks: Tasks, store: Store) -> None:
+        from ..tasks import GetTaskResult
+
+        self.tasks = tasks
+        self.store = store
+        self._dirty: dict[str, _Record] = {}
+        self._wake = asyncio.Event()
+        self._writer: asyncio.Task[None] | None = None
+        self._down = False
+        self._snapshot = msgspec.json.Decoder(tuple[str | None, bool, GetTaskResult])
+        store.subscribe(self._on_published)
+
+    # ------------------------------------------------------------ the running worker
+
+    def _owner(self, record: _Record) -> str | None:
+        owner = getattr(record, "owner", None)
+        return owner if isinstance(owner, str) else None
+
+    def _encode(self, record: _Record) -> bytes:
+        return msgspec.json.encode((self._owner(record), record.terminal, record.detailed()))
+
+    async def created(self, record: _Record) -> None:
+        """Store a new task before its creation is answered."""
+        try:
+            ttl = None if record.ttl_ms is None else record.ttl_ms / 1000
+            await self.store.put_task(record.task_id, self._encode(record), record.terminal, ttl)
+        except StoreUnavailable as error:
+            self.tasks._forget(record.task_id)
+            raise McpError(jsonrpc.INTERNAL_ERROR, f"Task not created: {error}") from None
+        record.mirror = lambda: self._changed(record)
+
+    def _changed(self, record: _Record) -> None:
+        self._dirty[record.task_id] = record
+        self._wake.set()
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write(), name="mcp-task-mirror")
+
+    async def _write(self) -> None:
+        """Copy changed tasks to the store, the latest state of each (changes in a burst coalesce)."""
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._dirty:
+                task_id, record = next(iter(self._dirty.items()))
+                del self._dirty[task_id]
+                try:
+                    await self.store.put_task(task_id, self._encode(record), record.terminal, None)
+                    self._down = False
+                except StoreUnavailable as error:
+                    if not self._down:
+                        logger.warning("task changes are not shared while %s", error)
+                        self._down = True
+
+    async def _on_published(self, message: bytes) -> None:
+        try:
+            note = _decode_note.decode(message)
+        except msgspec.MsgspecError:
+            return
+        record = self.tasks._tasks.get(note.t) if note.k in ("cancel", "update") else None
+        if record is None or record.terminal:
+            return
+        if note.k == "cancel":
+            record.settle("cancelled")
+            if record.runner is not None:
+                record.runner.cancel()
+            return
+        answers = []
+        for key, value in note.r.items():
+            pending = record.pending.get(key)
+            if pending is None or pending.future.done():
+                continue
+            try:
+                answers.append((key, codec.convert(value, pending.result_type)))
+            except msgspec.ValidationError:
+                return  # the worker that took the update checked the task, not the answers' types: none applied
+        for key, answer in answers:
+            record.pending.pop(key).future.set_result(answer)
+        if answers:
+            record.after_answer()
+
+    # ------------------------------------------------------------ any worker
+
+    async def _stored(self, ctx: RequestContext, task_id: str) -> tuple[str | None, bool, GetTaskResult]:
+        from ..tasks import EXTENSION_ID, _missing_extension, client_supports_tasks
+
+        if not client_supports_tasks(ctx.client_capabilities):
+            raise _missing_extension(f"the tasks/* methods belong to the {EXTENSION_ID} extension")
+        try:
+            found = await self.store.get_task(task_id)
+        except StoreUnavailable as error:
+            raise McpError(jsonrpc.INTERNAL_ERROR, f"Tasks unavailable: {error}") from None
+        local = self.tasks._tasks.get(task_id)
+        if found is None and local is None:
+            raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown task: {task_id!r} (never created, or expired)")
+        if found is None:
+            assert local is not None
+            return self._owner(local), local.terminal, local.detailed()
+        owner, terminal, detail = self._snapshot.decode(found)
+        if owner is not None and owner != self.tasks._owner_key(ctx):
+            raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown task: {task_id!r} (never created, or expired)")
+        if local is not None and not (terminal and not local.terminal):
+            # This worker runs it: its own state is the newest (the store's copy follows).
+            return owner, local.terminal, local.detailed()
+        return owner, terminal, detail
+
+    async def get(self, ctx: RequestContext, task_id: str) -> GetTaskResult:
+        return (await self._stored(ctx, task_id))[2]
+
+    async def cancel(self, ctx: RequestContext, task_id: str) -> None:
+        from ..tasks import _now
+
+        owner, terminal, detail = await self._stored(ctx, task_id)
+        if terminal:
+            return
+        cancelled = msgspec.structs.replace(detail, status="cancelled", last_updated_at=_now(), input_requests=UNSET)
+        try:
+            await self.store.put_task(task_id, msgspec.json.encode((owner, True, cancelled)), True, None)
+            await self.store.publish(msgspec.json.encode(_Note(k="cancel", t=task_id)))
+        except StoreUnavailable as error:
+            raise McpError(jsonrpc.INTERNAL_ERROR, f"Task not cancelled: {error}") from None
+
+    async def update(self, ctx: RequestContext, params: UpdateTaskParams) -> None:
+        _, terminal, _ = await self._stored(ctx, params.task_id)
+        if terminal:
+            return
+        try:
+            await self.store.publish(msgspec.json.encode(_Note(k="update", t=params.task_id, r=params.input_responses)))
+        except StoreUnavailable as error:
+            raise McpError(jsonrpc.INTERNAL_ERROR, f"Task not updated: {error}") from None

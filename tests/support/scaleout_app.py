@@ -1,0 +1,112 @@
+"""The server of the scale-out tests, as an app factory for
+``uvicorn --workers N --factory support.scaleout_app:app``: every worker
+builds the same server on the Redis named by ``MCP_TEST_REDIS_URL``
+(``MCP_TEST_STORE=memory`` keeps everything in the worker, for the bench).
+
+Its tools tell which worker ran them (``pid``), stream numbered log messages
+(``count``), announce changes (``announce``, ``touch``), ask the client for
+its roots (``ask_roots``, answered on whichever worker), say whether this
+worker holds a session's GET stream (``holds_stream``) and run a task that
+waits to be cancelled (``wait_job``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from typing_extensions import override
+
+from mcp_protocol import v2026_07_28 as mcp
+from mcp_runtime import lifecycle
+from mcp_runtime.http import HttpApp, http_app
+from mcp_runtime.methods import RequestContext
+from mcp_runtime.server import Server
+from mcp_runtime.stores import Store
+from mcp_runtime.tasks import TaskContext, Tasks
+
+STATE_KEY = b"the scale-out tests share this key!"
+
+
+def text(value: object) -> mcp.CallToolResult:
+    return mcp.CallToolResult(content=[mcp.TextContent(text=str(value))])
+
+
+class Tools(mcp.ServerHandlers):
+    def __init__(self, tasks: Tasks) -> None:
+        self.tasks = tasks
+        self.server: Server | None = None
+        self.app: HttpApp | None = None
+
+    @override
+    async def list_tools(self, params: mcp.ListToolsRequestParams | None, ctx: RequestContext) -> mcp.ListToolsResultResponseResult:
+        schema = mcp.ToolInputSchema(type="object")
+        names = ("pid", "count", "announce", "touch", "ask_roots", "holds_stream", "wait_job")
+        tools = [mcp.Tool(name=name, input_schema=schema) for name in names]
+        return mcp.ListToolsResult(tools=tools, cache_scope="public", ttl_ms=0)
+
+    @override
+    async def call_tool(self, params: mcp.CallToolRequestParams, ctx: RequestContext) -> mcp.CallToolResultResponseResult:
+        arguments: dict[str, Any] = params.arguments if isinstance(params.arguments, dict) else {}
+        assert self.server is not None
+        if params.name == "pid":
+            return text(os.getpid())
+        if params.name == "count":
+            for n in range(int(arguments.get("n", 3))):
+                await ctx.log("info", {"n": n, "pid": os.getpid()})
+                await asyncio.sleep(float(arguments.get("delay", 0.0)))
+            return text(os.getpid())
+        if params.name == "announce":
+            await self.server.notify_list_changed("tools")
+            return text(os.getpid())
+        if params.name == "touch":
+            await self.server.notify_resource_updated(str(arguments["uri"]))
+            return text(os.getpid())
+        if params.name == "ask_roots":  # a request to the client, in a handshake session
+            spec = lifecycle.revision(ctx.protocol_version).all_methods["roots/list"]
+            roots = await ctx.peer.request(spec, None, timeout=20)
+            return text(f"{os.getpid()} {len(roots.roots)}")
+        if params.name == "holds_stream":
+            shared = self.app.streamable._shared if self.app is not None else None
+            holds = shared is not None and str(arguments["session"]) in shared._followed
+            return text(f"{os.getpid()} {holds}")
+        if params.name == "wait_job":
+
+            async def work(task: TaskContext) -> mcp.CallToolResult:
+                task.set_status_message(f"running on {os.getpid()}")
+                await asyncio.sleep(float(arguments.get("seconds", 30)))
+                return text(f"finished on {os.getpid()}")
+
+            return await self.tasks.start(ctx, work)
+        raise ValueError(f"unknown tool {params.name}")
+
+    @override
+    async def list_resources(
+        self, params: mcp.ListResourcesRequestParams | None, ctx: RequestContext
+    ) -> mcp.ListResourcesResultResponseResult:
+        return mcp.ListResourcesResult(resources=[mcp.Resource(name="doc", uri="memo://doc")], cache_scope="public", ttl_ms=0)
+
+
+def store() -> Store | None:
+    if os.environ.get("MCP_TEST_STORE") == "memory":
+        return None
+    from mcp_runtime.stores.redis_store import RedisStore
+
+    return RedisStore.from_url(os.environ["MCP_TEST_REDIS_URL"])
+
+
+def app() -> HttpApp:
+    tasks = Tasks(tools={"wait_job": "optional"})
+    tools = Tools(tasks)
+    server = Server(
+        tools,
+        name="scaleout",
+        version="1",
+        state_key=STATE_KEY,
+        extensions=[tasks],
+        capabilities={"tools": {"listChanged": True}},
+    )
+    tools.server = server
+    tools.app = http_app(server, legacy_sse=False, store=store(), session_timeout=20)
+    return tools.app
