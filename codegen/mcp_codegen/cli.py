@@ -10,7 +10,7 @@ from typing import NoReturn
 import click
 
 from . import generate, output, sources
-from .model import GenerationError
+from .model import GenerationError, Module
 from .sources import Config, LoadedSchema, Pin
 
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -36,19 +36,40 @@ def _load(config: Config, pins: dict[str, Pin], revision: str, schema: Path | No
     return sources.resolve(config, pin)
 
 
-def _present(config: Config) -> set[str]:
-    """Revisions that have a package in the output folder."""
+def _constant(text: str, name: str) -> str | None:
+    match = re.search(rf"^{name} = (?:'([^']+)'|\"([^\"]+)\")", text, re.M)
+    return (match.group(1) or match.group(2)) if match else None
+
+
+def _present(config: Config) -> dict[str, str]:
+    """Revisions that have a package in the output folder, with their status."""
     root = config.output / config.package
     if not root.is_dir():
-        return set()
-    found = set()
+        return {}
+    found = {}
     for child in root.iterdir():
         if child.is_dir() and child.name.startswith("v") and (child / "__init__.py").is_file():
             text = (child / "__init__.py").read_text(encoding="utf-8")
-            match = re.search(r"^PROTOCOL_VERSION = '([^']+)'|^PROTOCOL_VERSION = \"([^\"]+)\"", text, re.M)
-            if match:
-                found.add(match.group(1) or match.group(2))
+            version = _constant(text, "PROTOCOL_VERSION")
+            if version is not None:
+                unstable = re.search(r"^UNSTABLE = True$", text, re.M) is not None
+                found[version] = _constant(text, "STATUS") or ("draft" if unstable else "released")
     return found
+
+
+def _report(module: Module) -> None:
+    """What the generator decided that the schema did not say, on stderr."""
+    carried = module.corrections
+    if carried.carried_from is not None:
+        applied = ", ".join(c.id for c in carried.applied) or "none"
+        stale = ", ".join(c.id for c in carried.not_applicable) or "none"
+        click.echo(
+            f"mcp-codegen: {module.revision}: corrections carried forward from {carried.carried_from}: "
+            f"applied: {applied}; no longer applicable: {stale}",
+            err=True,
+        )
+    for note in module.notes:
+        click.echo(f"mcp-codegen: {module.revision}: warning: {note}", err=True)
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -76,20 +97,18 @@ def main(
         if all_ or check:
             wanted += _stable(pins)
         if check:
-            wanted += sorted(r for r in present if r in pins)
+            wanted += sorted(r for r, status in present.items() if r in pins and status != "unpinned")
         if not wanted:
             raise GenerationError("nothing to do: pass --revision REVISION, --all or --check (see --help)")
         wanted = list(dict.fromkeys(wanted))
         rendered: dict[str, dict[str, str]] = {}
-        unstable: dict[str, bool] = {}
+        statuses = dict(present)
         for revision in wanted:
             loaded = _load(config, pins, revision, schema, verify=not no_verify)
-            rendered[revision] = generate.render_package(config, loaded)
-            unstable[revision] = loaded.unstable
-        for revision in present - set(unstable):
-            pin = pins.get(revision)
-            unstable[revision] = pin.unstable if pin is not None else True
-        index = generate.render_index(config, unstable)
+            rendered[revision], module = generate.render_package(config, loaded)
+            statuses[revision] = loaded.status
+            _report(module)
+        index = generate.render_index(config, statuses)
     except GenerationError as error:
         _fail(str(error))
     root = config.output / config.package

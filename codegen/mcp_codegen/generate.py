@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from . import corrections, methods, render
+from . import corrections, methods, names, render
 from .model import Module
 from .parser import SchemaParser
 from .sources import Config, LoadedSchema
@@ -17,24 +15,28 @@ def package_name(revision: str) -> str:
 def build_module(config: Config, loaded: LoadedSchema) -> Module:
     entries = corrections.load(config.corrections_file)
     schema, applied = corrections.apply(loaded.schema, loaded.revision, entries)
-    return SchemaParser(schema).parse(loaded.revision, loaded.sha256, loaded.unstable, applied)
+    return SchemaParser(schema).parse(loaded.revision, loaded.sha256, loaded.status, applied)
 
 
-def render_package(config: Config, loaded: LoadedSchema) -> dict[str, str]:
-    """The files of one revision package, by name inside the package folder."""
+def render_package(config: Config, loaded: LoadedSchema) -> tuple[dict[str, str], Module]:
+    """The files of one revision package, by name inside the package folder,
+    and the model they were rendered from (for what the command reports)."""
     module = build_module(config, loaded)
     derived = methods.derive(module)
-    return {
+    names.check(module, derived)
+    files = {
         "__init__.py": render.render_init(module, config.package),
         "types.py": render.render_types(module),
         "methods.py": render.render_methods(module, derived),
         "client.py": render.render_side(module, derived, "client"),
         "server.py": render.render_side(module, derived, "server"),
     }
+    return files, module
 
 
-def render_index(config: Config, revisions: dict[str, Any]) -> dict[str, str]:
-    """The files of the top-level package, listing the revision packages."""
-    ordered = sorted(revisions, key=lambda r: (r == "draft", r))
-    entries = [(r, package_name(r), bool(revisions[r])) for r in ordered]
+def render_index(config: Config, revisions: dict[str, str]) -> dict[str, str]:
+    """The files of the top-level package, listing the revision packages by
+    status. The draft is left out: it is generated on request into a folder
+    nothing tracks, and generating it must not change a tracked file."""
+    entries = [(r, package_name(r), status) for r, status in sorted(revisions.items()) if status != "draft"]
     return {"__init__.py": render.render_index(config.package, entries), "py.typed": ""}

@@ -7,7 +7,8 @@ The schema has no method table of its own; it has what one is made of:
 * each message definition's ``method`` const and ``params`` property;
 * for a request ``XRequest``, its result: the ``result`` property of
   ``XResultResponse`` where the revision defines one (2026-07-28 on), else the
-  definition ``XResult``, else ``EmptyResult``;
+  definition ``XResult``, else ``EmptyResult`` (reported, except for the
+  methods in ``EMPTY_RESULTS``, whose result the specification leaves empty);
 * the ``InputRequest`` union (2026-07-28 on): requests a server no longer
   sends on their own but returns inside an input-required result, for the
   client to answer and retry with (multi round-trip requests);
@@ -49,6 +50,10 @@ RUNTIME_OWNED = frozenset(
     }
 )
 
+# Requests whose result is empty by the specification's text, not by a result
+# definition: typing them as EmptyResult is no guess.
+EMPTY_RESULTS = frozenset({"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
+
 _UNIONS = {
     ("ClientRequest", "client_to_server", "request"),
     ("ServerRequest", "server_to_client", "request"),
@@ -73,6 +78,8 @@ class Method:
     page_items: tuple[str, TypeExpr] | None = None
     # A request that travels inside an input-required result, not as a message.
     input_request: bool = False
+    # The name of the stub's pagination helper (see ``_name_page_helpers``).
+    page_helper: str = ""
 
     @property
     def direction(self) -> str:
@@ -135,7 +142,7 @@ def derive(module: Module) -> list[Method]:
                     params=params,
                     params_required=bool(params_field and params_field.required),
                     params_struct=_struct_of(module, params),
-                    result=_result_of(module, message) if kind == "request" else None,
+                    result=_result_of(module, message, method) if kind == "request" else None,
                 )
                 found[method] = entry
             elif entry.kind != kind:
@@ -155,14 +162,31 @@ def derive(module: Module) -> list[Method]:
             params=params,
             params_required=bool(params_field and params_field.required),
             params_struct=_struct_of(module, params),
-            result=_result_of(module, message),
+            result=_result_of(module, message, method),
             directions={"server_to_client"},
             input_request=True,
         )
     for entry in found.values():
         entry.capability = _capability(module, entry)
         entry.page_items = _page_items(module, entry)
-    return sorted(found.values(), key=lambda m: m.method)
+    ordered = sorted(found.values(), key=lambda m: m.method)
+    _name_page_helpers(ordered)
+    return ordered
+
+
+def _name_page_helpers(methods: list[Method]) -> None:
+    """``iter_<items>`` for each paginated request (``iter_tools`` for
+    ``tools/list``). Where several requests page through the same field, the
+    one whose stub is ``list_<items>`` keeps that name and each other becomes
+    ``iter_<stub>`` (``iter_search_resources`` for ``resources/search``)."""
+    by_items: dict[str, list[Method]] = {}
+    for m in methods:
+        if m.page_items is not None:
+            by_items.setdefault(m.page_items[0], []).append(m)
+    for items, group in by_items.items():
+        for m in group:
+            plain = len(group) == 1 or m.handler == f"list_{items}"
+            m.page_helper = f"iter_{items}" if plain else f"iter_{m.handler}"
 
 
 def _members(module: Module, union: str) -> list[str]:
@@ -217,14 +241,20 @@ def _struct_of(module: Module, expr: TypeExpr | None) -> Struct | None:
     return None
 
 
-def _result_of(module: Module, message: str) -> TypeExpr:
+def _result_of(module: Module, message: str, method: str) -> TypeExpr:
     stem = message.removesuffix("Request")
     response = module.structs.get(f"{stem}ResultResponse")
     if response is not None and (result := response.field_named("result")) is not None:
         return result.type
-    for candidate in (f"{stem}Result", "EmptyResult", "Result"):
-        if candidate in module.structs or candidate in module.aliases:
-            return Ref(candidate)
+    if f"{stem}Result" in module.structs or f"{stem}Result" in module.aliases:
+        return Ref(f"{stem}Result")
+    for fallback in ("EmptyResult", "Result"):
+        if fallback in module.structs or fallback in module.aliases:
+            if method not in EMPTY_RESULTS:
+                module.notes.append(
+                    f"{method}: no {stem}Result or {stem}ResultResponse definition; its result is typed as {fallback}"
+                )
+            return Ref(fallback)
     raise GenerationError(f"no result type for {message}")
 
 

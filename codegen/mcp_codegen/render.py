@@ -73,9 +73,6 @@ def _alias_order(module: Module, aliases: list[Alias]) -> list[Alias]:
 
 def render_types(module: Module) -> str:
     definitions = set(module.structs) | set(module.aliases)
-    clash = definitions & {"msgspec", "typing", "UNSET", "UnsetType", "OpenObject", "untagged_union", "DEFINITIONS"}
-    if clash:
-        raise GenerationError(f"definition name {sorted(clash)[0]!r} clashes with a name the generated module uses")
     ctx = RenderContext(definitions=definitions & set(TYPING_NAMES))
     leading: list[Alias] = []
     trailing: list[Alias] = []
@@ -339,6 +336,6 @@ def render_init(module: Module, package: str) -> str:
     return format_source(source)
 
 
-def render_index(package: str, revisions: list[tuple[str, str, bool]]) -> str:
+def render_index(package: str, revisions: list[tuple[str, str, str]]) -> str:
     source = _ENV.get_template("index.py.j2").render(root_package=package, revisions=revisions)
     return format_source(source)

@@ -53,7 +53,7 @@ class LoadedSchema:
     schema: dict[str, Any]
     sha256: str
     origin: str
-    unstable: bool
+    status: str  # "released", "draft" (a pin marked unstable) or "unpinned"
 
 
 def find_config(start: Path) -> Config:
@@ -136,7 +136,7 @@ def resolve(config: Config, pin: Pin) -> LoadedSchema:
         schema = _parse(data, origin)
         if kind == "upstream":
             _save_to_store(config, pin.revision, data)
-        return LoadedSchema(pin.revision, schema, digest, origin, pin.unstable)
+        return LoadedSchema(pin.revision, schema, digest, origin, _status(pin))
     raise GenerationError(f"schema for {pin.revision} not found (tried: {'; '.join(tried) or 'no sources configured'})")
 
 
@@ -162,5 +162,10 @@ def load_file(path: Path, revision: str, pin: Pin | None, verify: bool) -> Loade
             raise GenerationError(f"revision {revision} has no pin; pass --no-verify to generate from {path} unpinned")
         if digest != pin.sha256:
             raise GenerationError(f"sha256 mismatch for {revision} from {path}: got {digest}, pinned {pin.sha256}")
-    unstable = pin.unstable if pin is not None else True
-    return LoadedSchema(revision, _parse(data, str(path)), digest, str(path), unstable)
+    # A file that is not the pinned one is unpinned, whatever its name.
+    status = _status(pin) if pin is not None and digest == pin.sha256 else "unpinned"
+    return LoadedSchema(revision, _parse(data, str(path)), digest, str(path), status)
+
+
+def _status(pin: Pin) -> str:
+    return "draft" if pin.unstable else "released"
