@@ -266,3 +266,17 @@ def test_scratch_project_type_checks(scratch: tuple[Path, Any]) -> None:
         timeout=300,
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_every_task_augmented_request_gets_task_stubs() -> None:
+    """2025-11-25 lets tools/call, sampling and elicitation be task-augmented;
+    2025-06-18 has no tasks."""
+    from mcp_protocol import v2025_06_18 as old
+    from mcp_protocol import v2025_11_25 as mcp
+
+    for stub, name in [(mcp.ClientStub, "call_tool"), (mcp.ServerStub, "create_message"), (mcp.ServerStub, "elicit")]:
+        assert hasattr(stub, f"{name}_as_task") and hasattr(stub, f"{name}_task_result"), name
+    assert mcp.methods.TOOLS_CALL_AS_TASK.result is mcp.CreateTaskResult
+    assert mcp.methods.TOOLS_CALL_TASK_RESULT.method == "tasks/result"
+    assert mcp.methods.TOOLS_CALL_TASK_RESULT.result is mcp.CallToolResult
+    assert not [n for n in vars(old.methods) if n.endswith("_AS_TASK")]

@@ -80,6 +80,12 @@ class Method:
     input_request: bool = False
     # The name of the stub's pagination helper (see ``_name_page_helpers``).
     page_helper: str = ""
+    # A request the revision lets be task-augmented (2025-11-25 on): its params
+    # have a `task` member; the receiver then answers CreateTaskResult and
+    # `tasks/result` later answers with this method's own result.
+    task_augmented: bool = False
+    # The params type of `tasks/result` and its task id field, for such a request.
+    task_result_params: tuple[TypeExpr, Field] | None = None
 
     @property
     def direction(self) -> str:
@@ -116,6 +122,8 @@ class Method:
         if self.params_struct is None:
             return [], []
         fields = self.params_struct.wire_fields
+        if self.task_augmented:
+            fields = [f for f in fields if f.wire_name != "task"]  # only the `_as_task` stub asks for a task
         return [f for f in fields if f.required and f.default is None], [
             f for f in fields if not (f.required and f.default is None)
         ]
@@ -171,7 +179,36 @@ def derive(module: Module) -> list[Method]:
         entry.page_items = _page_items(module, entry)
     ordered = sorted(found.values(), key=lambda m: m.method)
     _name_page_helpers(ordered)
+    _mark_task_augmented(module, ordered, found.get("tasks/result"))
     return ordered
+
+
+def _mark_task_augmented(module: Module, methods: list[Method], results: Method | None) -> None:
+    """Requests whose params take a `task`, where the revision has both the
+    answer to a task-augmented request (CreateTaskResult) and `tasks/result`
+    with a single required task id to fetch the outcome by."""
+    if results is None or "CreateTaskResult" not in module.structs or results.params_struct is None:
+        return
+    required = [f for f in results.params_struct.wire_fields if f.required]
+    if len(required) != 1 or results.params is None:
+        return
+    for m in methods:
+        if m.kind == "request" and all(s.field_named("task") is not None for s in _params_structs(module, m)):
+            m.task_augmented = True
+            m.task_result_params = (results.params, required[0])
+
+
+def _params_structs(module: Module, m: Method) -> list[Struct]:
+    """The struct of a request's params, or of each arm of a params union
+    (elicitation's form and URL params); empty where they are anything else."""
+    if m.params_struct is not None:
+        return [m.params_struct]
+    resolved = module.resolve(m.params) if m.params is not None else None
+    alias = module.aliases.get(resolved.name) if isinstance(resolved, Ref) else None
+    if alias is None or not isinstance(alias.type, UnionOf):
+        return []
+    structs = [_struct_of(module, arm) for arm in alias.type.arms]
+    return [s for s in structs if s is not None] if all(structs) else []
 
 
 def _name_page_helpers(methods: list[Method]) -> None:

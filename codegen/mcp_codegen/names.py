@@ -48,6 +48,9 @@ def check(module: Module, methods: list[Method]) -> None:
     constants = _Scope("methods.py", _METHODS_MODULE)
     for m in methods:
         constants.add(m.constant, f"method {m.method}")
+        if m.task_augmented:
+            constants.add(f"{m.constant}_AS_TASK", f"the task-augmented method {m.method}")
+            constants.add(f"{m.constant}_TASK_RESULT", f"the task result of {m.method}")
     for side, other in (("client", "server"), ("server", "client")):
         stub = _Scope(f"{side}.py {side.title()}Stub", ("_caller",))
         handlers = _Scope(f"{side}.py {side.title()}Handlers")
@@ -56,5 +59,8 @@ def check(module: Module, methods: list[Method]) -> None:
                 stub.add(m.handler if m.kind == "request" else m.notify_name, f"method {m.method}")
                 if m.page_items is not None:
                     stub.add(m.page_helper, f"the pagination helper of {m.method}")
+                if m.task_augmented:
+                    stub.add(f"{m.handler}_as_task", f"the task-augmented method {m.method}")
+                    stub.add(f"{m.handler}_task_result", f"the task result of {m.method}")
             if f"{other}_to_{side}" in m.directions and not m.runtime_owned:
                 handlers.add(m.handler, f"method {m.method}")
