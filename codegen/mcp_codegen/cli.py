@@ -9,7 +9,7 @@ from typing import NoReturn
 
 import click
 
-from . import generate, output, sources
+from . import diff, generate, output, sources
 from .model import GenerationError, Module
 from .sources import Config, LoadedSchema, Pin
 
@@ -150,3 +150,27 @@ def list_revisions() -> None:
         if pin.unstable:
             flags.append("unstable")
         click.echo(f"{revision}  sha256:{pin.sha256}  {pin.path}  ({', '.join(flags)})")
+
+
+@main.command("diff")
+@click.argument("before")
+@click.argument("after")
+@click.option("--format", "format_", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+def diff_revisions(before: str, after: str, format_: str) -> None:
+    """The API differences from BEFORE to AFTER, each a pinned revision or a schema file."""
+    try:
+        config = sources.find_config(Path.cwd())
+        pins = sources.load_pins(config)
+        modules = [generate.build_module(config, _load_side(config, pins, side)) for side in (before, after)]
+    except GenerationError as error:
+        _fail(str(error))
+    changes = diff.compare(modules[0], modules[1])
+    click.echo(changes.to_json() if format_ == "json" else diff.markdown(changes), nl=False)
+
+
+def _load_side(config: Config, pins: dict[str, Pin], side: str) -> LoadedSchema:
+    """A pinned revision by name, or a schema file (named after its file) by path."""
+    path = Path(side)
+    if side not in pins and (path.suffix == ".json" or path.exists()):
+        return sources.load_file(path, path.stem, None, verify=False)
+    return _load(config, pins, side, None, verify=True)
