@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from pathlib import Path
@@ -9,11 +10,13 @@ from typing import NoReturn
 
 import click
 
-from . import diff, generate, output, sources
+from . import diff, generate, sources
+from . import output as writer
 from .model import GenerationError, Module
 from .sources import Config, LoadedSchema, Pin
 
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+_PACKAGE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 def _fail(message: str) -> NoReturn:
@@ -43,7 +46,9 @@ def _constant(text: str, name: str) -> str | None:
 
 def _present(config: Config) -> dict[str, str]:
     """Revisions that have a package in the output folder, with their status."""
-    root = config.output / config.package
+    if config.package is None:
+        return {}
+    root = config.output.joinpath(*config.package.split("."))
     if not root.is_dir():
         return {}
     found = {}
@@ -78,15 +83,32 @@ def _report(module: Module) -> None:
 @click.option("--schema", type=click.Path(path_type=Path), help="Generate --revision from this schema file.")
 @click.option("--no-verify", is_flag=True, help="With --schema: skip the sha256 pin check.")
 @click.option("--check", is_flag=True, help="Exit non-zero, naming stale files, if generated/ is out of date.")
+@click.option("--output", "-o", type=click.Path(path_type=Path), help="Folder to write the package into (default: the project's output).")
+@click.option("--package", "-p", help="Name of the generated package (default: the project's package).")
 @click.pass_context
 def main(
-    ctx: click.Context, revisions: tuple[str, ...], all_: bool, schema: Path | None, no_verify: bool, check: bool
+    ctx: click.Context,
+    revisions: tuple[str, ...],
+    all_: bool,
+    schema: Path | None,
+    no_verify: bool,
+    check: bool,
+    output: Path | None,
+    package: str | None,
 ) -> None:
     """Generate typed msgspec bindings from the official MCP JSON Schemas."""
     if ctx.invoked_subcommand is not None:
         return
     try:
         config = sources.find_config(Path.cwd())
+        if package is not None and not _PACKAGE.match(package):
+            raise GenerationError(f"invalid package name {package!r}: a dotted Python name, such as myproject.mcp")
+        config = dataclasses.replace(
+            config,
+            output=Path.cwd() / output if output is not None else config.output,
+            package=package or config.package,
+        )
+        generate.package_of(config)  # fails early, naming --package, when there is none
         pins = sources.load_pins(config)
         if schema is not None and len(revisions) != 1:
             raise GenerationError("--schema needs exactly one --revision naming the package to generate")
@@ -111,14 +133,15 @@ def main(
         index = generate.render_index(config, statuses)
     except GenerationError as error:
         _fail(str(error))
-    root = config.output / config.package
+    # A dotted package (myproject.mcp) is a folder inside the package it names.
+    root = config.output.joinpath(*generate.package_of(config).split("."))
     if check:
         _check(config, root, rendered, index)
         return
     for revision, files in rendered.items():
-        output.write_package(root / generate.package_name(revision), files)
+        writer.write_package(root / generate.package_name(revision), files)
         click.echo(f"generated {config.package}.{generate.package_name(revision)} ({revision})")
-    output.write_files(root, index)
+    writer.write_files(root, index)
 
 
 def _check(config: Config, root: Path, rendered: dict[str, dict[str, str]], index: dict[str, str]) -> None:
@@ -129,7 +152,7 @@ def _check(config: Config, root: Path, rendered: dict[str, dict[str, str]], inde
         expected.update({folder / name: text for name, text in files.items()})
         if folder.is_dir():
             stale_extra += [p for p in sorted(folder.iterdir()) if p.is_file() and p.name not in files]
-    stale = output.stale_files(expected) + stale_extra
+    stale = writer.stale_files(expected) + stale_extra
     if stale:
         names = ", ".join(str(p.relative_to(config.root)) for p in stale)
         _fail(f"generated code is stale, run `mcp-codegen --all` to refresh: {names}")

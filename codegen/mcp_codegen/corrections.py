@@ -21,6 +21,18 @@ from typing import Any
 from .model import Correction, Corrections, GenerationError
 
 
+def load_all(paths: tuple[Path, ...]) -> list[dict[str, Any]]:
+    """The corrections of several files, a later file's entries replacing
+    every entry of an earlier one with the same id (a project's own file over
+    the shipped one)."""
+    entries: list[dict[str, Any]] = []
+    for path in paths:
+        own = load(path)
+        ids = {entry["id"] for entry in own}
+        entries = [entry for entry in entries if entry["id"] not in ids] + own
+    return entries
+
+
 def load(path: Path) -> list[dict[str, Any]]:
     """The corrections and field defaults of ``path``, in file order within each kind."""
     try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import corrections, methods, names, render
-from .model import Module
+from .model import GenerationError, Module
 from .parser import SchemaParser
 from .sources import Config, LoadedSchema
 
@@ -13,7 +13,7 @@ def package_name(revision: str) -> str:
 
 
 def build_module(config: Config, loaded: LoadedSchema) -> Module:
-    entries = corrections.load(config.corrections_file)
+    entries = corrections.load_all(config.corrections_files)
     schema, applied = corrections.apply(loaded.schema, loaded.revision, entries)
     return SchemaParser(schema).parse(loaded.revision, loaded.sha256, loaded.status, applied)
 
@@ -25,7 +25,7 @@ def render_package(config: Config, loaded: LoadedSchema) -> tuple[dict[str, str]
     derived = methods.derive(module)
     names.check(module, derived)
     files = {
-        "__init__.py": render.render_init(module, config.package),
+        "__init__.py": render.render_init(module, package_of(config)),
         "types.py": render.render_types(module),
         "methods.py": render.render_methods(module, derived),
         "client.py": render.render_side(module, derived, "client"),
@@ -39,4 +39,10 @@ def render_index(config: Config, revisions: dict[str, str]) -> dict[str, str]:
     status. The draft is left out: it is generated on request into a folder
     nothing tracks, and generating it must not change a tracked file."""
     entries = [(r, package_name(r), status) for r, status in sorted(revisions.items()) if status != "draft"]
-    return {"__init__.py": render.render_index(config.package, entries), "py.typed": ""}
+    return {"__init__.py": render.render_index(package_of(config), entries), "py.typed": ""}
+
+
+def package_of(config: Config) -> str:
+    if config.package is None:
+        raise GenerationError("no package name: pass --package NAME (or set package in [tool.mcp-codegen])")
+    return config.package
