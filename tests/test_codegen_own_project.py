@@ -109,3 +109,25 @@ def test_project_corrections_override_the_shipped_ones_by_id(tmp_path: Path) -> 
     assert result.returncode == 0, result.stderr
     header = (project / "src" / "ours" / "v2025_11_25" / "types.py").read_text().split('"""')[0]
     assert "tool-input-schema-open" in header and "tool-output-schema-open" not in header
+
+
+def test_runtime_learns_revisions_from_the_generated_package(tmp_path: Path) -> None:
+    """Generated is spoken: a pinned revision and an unpinned one, no list edited;
+    a client asks for the newest released one unless told otherwise."""
+    cached(tmp_path / "cache")
+    unpinned = tmp_path / "next.json"
+    shutil.copyfile(SCHEMA_MIRROR / REVISION / "schema.json", unpinned)
+    for args in (["--revision", REVISION], ["--revision", "2025-12-01", "--schema", str(unpinned), "--no-verify"]):
+        result = run_in(tmp_path, tmp_path / "cache", *args, "--package", "both_mcp")
+        assert result.returncode == 0, result.stderr
+    probe = (
+        "from mcp_runtime import lifecycle; from mcp_runtime.client import Client; "
+        "b = lifecycle.bindings('both_mcp'); "
+        "print(b.handshake_versions, b.revision('2025-12-01').status, "
+        "Client(name='c', version='0', package='both_mcp').protocol_version, "
+        "Client(name='c', version='0', package='both_mcp', protocol_version='2025-12-01').versions)"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": "."}
+    )
+    assert shown.stdout == "('2025-11-25', '2025-12-01') unpinned 2025-11-25 ['2025-11-25', '2025-12-01']\n", shown.stderr

@@ -96,7 +96,7 @@ class Client:
         handshake, modern = self.bindings.handshake_versions, self.bindings.modern_versions
         known = handshake + modern
         if protocol_version is None:
-            protocol_version = self.handler_revision.version if self.handler_revision else max(known)
+            protocol_version = self.handler_revision.version if self.handler_revision else self.bindings.newest
         if protocol_version not in known:
             raise ValueError(f"unsupported protocol version {protocol_version!r} (known: {', '.join(known)})")
         self.protocol_version = protocol_version

@@ -109,6 +109,17 @@ class Bindings:
         return tuple(v for v, r in self.revisions.items() if r.status != "draft" and not r.has_handshake)
 
 
+    @property
+    def newest(self) -> str:
+        """What a client asks for unless told: the newest released revision, else
+        (a package of unpinned revisions only) the newest it speaks."""
+        spoken = self.handshake_versions + self.modern_versions
+        released = [v for v in spoken if self.revisions[v].status == "released"]
+        if not spoken:
+            raise ValueError(f"{self.root} has no generated revision to speak")
+        return max(released or spoken)
+
+
 @cache
 def bindings(root: str = DEFAULT_PACKAGE) -> Bindings:
     """The revisions generated into the package ``root``."""
