@@ -5,6 +5,7 @@ verified, with an error that says what to do when there is no way to get one."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import socket
@@ -131,3 +132,29 @@ def test_runtime_learns_revisions_from_the_generated_package(tmp_path: Path) -> 
         [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": "."}
     )
     assert shown.stdout == "('2025-11-25', '2025-12-01') unpinned 2025-11-25 ['2025-11-25', '2025-12-01']\n", shown.stderr
+
+
+def test_pin_and_generate_is_enough_to_speak_a_new_revision(tmp_path: Path) -> None:
+    """A project pins a revision the shipped pins do not know; generating it
+    makes a released revision that the runtime speaks."""
+    mirror = tmp_path / "mirror" / "2026-12-01" / "schema.json"
+    mirror.parent.mkdir(parents=True)
+    shutil.copyfile(SCHEMA_MIRROR / REVISION / "schema.json", mirror)
+    digest = hashlib.sha256(mirror.read_bytes()).hexdigest()
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[tool.mcp-codegen]\npackage = "new_mcp"\noutput = "."\nsources = ["mirror:../mirror"]\npins = "pins.toml"\n'
+    )
+    (project / "pins.toml").write_text(f'[revisions."2026-12-01"]\npath = "schema/2026-12-01/schema.json"\nsha256 = "{digest}"\n')
+    result = run_in(project, tmp_path / "cache", "--all")
+    assert result.returncode == 0, result.stderr
+    assert "corrections carried forward from 2026-07-28" in result.stderr
+    probe = (
+        "from mcp_runtime.client import Client; import new_mcp.v2026_12_01 as m; "
+        "print(m.STATUS, Client(name='c', version='0', package='new_mcp').protocol_version)"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], cwd=project, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": "."}
+    )
+    assert shown.stdout == "released 2026-12-01\n", shown.stderr
