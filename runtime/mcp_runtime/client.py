@@ -262,7 +262,7 @@ class ClientSession(Session):
         # HTTP transports send the version (and, when stateless, more) in headers from now on.
         negotiated = getattr(self.transport, "negotiated", None)
         if negotiated is not None:
-            negotiated(version)
+            negotiated(version, self.modern)
 
     # ------------------------------------------------------------ requests
 
