@@ -336,8 +336,7 @@ def test_draft_is_marked_unstable(tmp_path: Path) -> None:
         assert header == "# revision: draft (unstable: the specification draft)", name
     assert "UNSTABLE" in (root / "vdraft" / "types.py").read_text().split('"""')[1]
     index = (root / "__init__.py").read_text()
-    assert '"draft": "draft_protocol.vdraft"' in index
-    assert '"draft",' not in index.split("STABLE_REVISIONS")[1]
+    assert '"draft"' not in index  # the index is tracked; the draft is not
     probe = "import draft_protocol.vdraft as d, draft_protocol as p; print(d.UNSTABLE, d.PROTOCOL_VERSION, p.STABLE_REVISIONS)"
     imported = subprocess.run(
         [sys.executable, "-c", probe],
@@ -366,7 +365,8 @@ def test_new_revision_from_a_schema_file(tmp_path: Path) -> None:
     ]
     init = (root / "v2099_01_01" / "__init__.py").read_text()
     assert "PROTOCOL_VERSION = '2099-01-01'" in init or 'PROTOCOL_VERSION = "2099-01-01"' in init
-    assert "\nUNSTABLE = True\n" in init  # unpinned: not a released revision
+    assert "\nSTATUS = \"unpinned\"\n" in init  # not a released revision, nor the draft
+    assert "\nUNSTABLE = False\n" in init
     probe = "import new_protocol.v2099_01_01 as v; print(len(v.DEFINITIONS), v.methods.METHODS['tools/call'].handler)"
     imported = subprocess.run(
         [sys.executable, "-c", probe],

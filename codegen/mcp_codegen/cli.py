@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from pathlib import Path
@@ -9,11 +10,13 @@ from typing import NoReturn
 
 import click
 
-from . import generate, output, sources
-from .model import GenerationError
+from . import diff, generate, sources
+from . import output as writer
+from .model import GenerationError, Module
 from .sources import Config, LoadedSchema, Pin
 
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+_PACKAGE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 def _fail(message: str) -> NoReturn:
@@ -36,19 +39,42 @@ def _load(config: Config, pins: dict[str, Pin], revision: str, schema: Path | No
     return sources.resolve(config, pin)
 
 
-def _present(config: Config) -> set[str]:
-    """Revisions that have a package in the output folder."""
-    root = config.output / config.package
+def _constant(text: str, name: str) -> str | None:
+    match = re.search(rf"^{name} = (?:'([^']+)'|\"([^\"]+)\")", text, re.M)
+    return (match.group(1) or match.group(2)) if match else None
+
+
+def _present(config: Config) -> dict[str, str]:
+    """Revisions that have a package in the output folder, with their status."""
+    if config.package is None:
+        return {}
+    root = config.output.joinpath(*config.package.split("."))
     if not root.is_dir():
-        return set()
-    found = set()
+        return {}
+    found = {}
     for child in root.iterdir():
         if child.is_dir() and child.name.startswith("v") and (child / "__init__.py").is_file():
             text = (child / "__init__.py").read_text(encoding="utf-8")
-            match = re.search(r"^PROTOCOL_VERSION = '([^']+)'|^PROTOCOL_VERSION = \"([^\"]+)\"", text, re.M)
-            if match:
-                found.add(match.group(1) or match.group(2))
+            version = _constant(text, "PROTOCOL_VERSION")
+            if version is not None:
+                unstable = re.search(r"^UNSTABLE = True$", text, re.M) is not None
+                found[version] = _constant(text, "STATUS") or ("draft" if unstable else "released")
     return found
+
+
+def _report(module: Module) -> None:
+    """What the generator decided that the schema did not say, on stderr."""
+    carried = module.corrections
+    if carried.carried_from is not None:
+        applied = ", ".join(c.id for c in carried.applied) or "none"
+        stale = ", ".join(c.id for c in carried.not_applicable) or "none"
+        click.echo(
+            f"mcp-codegen: {module.revision}: corrections carried forward from {carried.carried_from}: "
+            f"applied: {applied}; no longer applicable: {stale}",
+            err=True,
+        )
+    for note in module.notes:
+        click.echo(f"mcp-codegen: {module.revision}: warning: {note}", err=True)
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -57,15 +83,32 @@ def _present(config: Config) -> set[str]:
 @click.option("--schema", type=click.Path(path_type=Path), help="Generate --revision from this schema file.")
 @click.option("--no-verify", is_flag=True, help="With --schema: skip the sha256 pin check.")
 @click.option("--check", is_flag=True, help="Exit non-zero, naming stale files, if generated/ is out of date.")
+@click.option("--output", "-o", type=click.Path(path_type=Path), help="Folder to write the package into (default: the project's output).")
+@click.option("--package", "-p", help="Name of the generated package (default: the project's package).")
 @click.pass_context
 def main(
-    ctx: click.Context, revisions: tuple[str, ...], all_: bool, schema: Path | None, no_verify: bool, check: bool
+    ctx: click.Context,
+    revisions: tuple[str, ...],
+    all_: bool,
+    schema: Path | None,
+    no_verify: bool,
+    check: bool,
+    output: Path | None,
+    package: str | None,
 ) -> None:
     """Generate typed msgspec bindings from the official MCP JSON Schemas."""
     if ctx.invoked_subcommand is not None:
         return
     try:
         config = sources.find_config(Path.cwd())
+        if package is not None and not _PACKAGE.match(package):
+            raise GenerationError(f"invalid package name {package!r}: a dotted Python name, such as myproject.mcp")
+        config = dataclasses.replace(
+            config,
+            output=Path.cwd() / output if output is not None else config.output,
+            package=package or config.package,
+        )
+        generate.package_of(config)  # fails early, naming --package, when there is none
         pins = sources.load_pins(config)
         if schema is not None and len(revisions) != 1:
             raise GenerationError("--schema needs exactly one --revision naming the package to generate")
@@ -76,30 +119,29 @@ def main(
         if all_ or check:
             wanted += _stable(pins)
         if check:
-            wanted += sorted(r for r in present if r in pins)
+            wanted += sorted(r for r, status in present.items() if r in pins and status != "unpinned")
         if not wanted:
             raise GenerationError("nothing to do: pass --revision REVISION, --all or --check (see --help)")
         wanted = list(dict.fromkeys(wanted))
         rendered: dict[str, dict[str, str]] = {}
-        unstable: dict[str, bool] = {}
+        statuses = dict(present)
         for revision in wanted:
             loaded = _load(config, pins, revision, schema, verify=not no_verify)
-            rendered[revision] = generate.render_package(config, loaded)
-            unstable[revision] = loaded.unstable
-        for revision in present - set(unstable):
-            pin = pins.get(revision)
-            unstable[revision] = pin.unstable if pin is not None else True
-        index = generate.render_index(config, unstable)
+            rendered[revision], module = generate.render_package(config, loaded)
+            statuses[revision] = loaded.status
+            _report(module)
+        index = generate.render_index(config, statuses)
     except GenerationError as error:
         _fail(str(error))
-    root = config.output / config.package
+    # A dotted package (myproject.mcp) is a folder inside the package it names.
+    root = config.output.joinpath(*generate.package_of(config).split("."))
     if check:
         _check(config, root, rendered, index)
         return
     for revision, files in rendered.items():
-        output.write_package(root / generate.package_name(revision), files)
+        writer.write_package(root / generate.package_name(revision), files)
         click.echo(f"generated {config.package}.{generate.package_name(revision)} ({revision})")
-    output.write_files(root, index)
+    writer.write_files(root, index)
 
 
 def _check(config: Config, root: Path, rendered: dict[str, dict[str, str]], index: dict[str, str]) -> None:
@@ -110,7 +152,7 @@ def _check(config: Config, root: Path, rendered: dict[str, dict[str, str]], inde
         expected.update({folder / name: text for name, text in files.items()})
         if folder.is_dir():
             stale_extra += [p for p in sorted(folder.iterdir()) if p.is_file() and p.name not in files]
-    stale = output.stale_files(expected) + stale_extra
+    stale = writer.stale_files(expected) + stale_extra
     if stale:
         names = ", ".join(str(p.relative_to(config.root)) for p in stale)
         _fail(f"generated code is stale, run `mcp-codegen --all` to refresh: {names}")
@@ -131,3 +173,27 @@ def list_revisions() -> None:
         if pin.unstable:
             flags.append("unstable")
         click.echo(f"{revision}  sha256:{pin.sha256}  {pin.path}  ({', '.join(flags)})")
+
+
+@main.command("diff")
+@click.argument("before")
+@click.argument("after")
+@click.option("--format", "format_", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+def diff_revisions(before: str, after: str, format_: str) -> None:
+    """The API differences from BEFORE to AFTER, each a pinned revision or a schema file."""
+    try:
+        config = sources.find_config(Path.cwd())
+        pins = sources.load_pins(config)
+        modules = [generate.build_module(config, _load_side(config, pins, side)) for side in (before, after)]
+    except GenerationError as error:
+        _fail(str(error))
+    changes = diff.compare(modules[0], modules[1])
+    click.echo(changes.to_json() if format_ == "json" else diff.markdown(changes), nl=False)
+
+
+def _load_side(config: Config, pins: dict[str, Pin], side: str) -> LoadedSchema:
+    """A pinned revision by name, or a schema file (named after its file) by path."""
+    path = Path(side)
+    if side not in pins and (path.suffix == ".json" or path.exists()):
+        return sources.load_file(path, path.stem, None, verify=False)
+    return _load(config, pins, side, None, verify=True)

@@ -3,16 +3,34 @@
 The list lives in ``schema/corrections.toml``; each entry replaces the value at
 a JSON Pointer for the revisions it names. A pointer that no longer resolves is
 an error, so a defect fixed upstream is noticed rather than patched twice.
+
+A revision the file does not name (a new one, or a schema file generated under
+a name of its own) takes the corrections of the nearest older revision the file
+names: each is applied where its path still matches and reported as no longer
+applicable where it does not, since nobody has reviewed them for that schema.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from .model import Correction, GenerationError
+from .model import Correction, Corrections, GenerationError
+
+
+def load_all(paths: tuple[Path, ...]) -> list[dict[str, Any]]:
+    """The corrections of several files, a later file's entries replacing
+    every entry of an earlier one with the same id (a project's own file over
+    the shipped one)."""
+    entries: list[dict[str, Any]] = []
+    for path in paths:
+        own = load(path)
+        ids = {entry["id"] for entry in own}
+        entries = [entry for entry in entries if entry["id"] not in ids] + own
+    return entries
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -31,30 +49,63 @@ def _definitions_key(schema: dict[str, Any]) -> str:
     return "$defs" if "$defs" in schema else "definitions"
 
 
-def apply(schema: dict[str, Any], revision: str, entries: list[dict[str, Any]]) -> tuple[dict[str, Any], list[Correction]]:
-    """A corrected copy of ``schema`` and the corrections that were applied."""
+def _order(revision: str) -> tuple[bool, str]:
+    """Dated revisions by date; any other name (the draft) after them."""
+    return (not re.fullmatch(r"\d{4}-\d{2}-\d{2}", revision), revision)
+
+
+def carried_from(revision: str, entries: list[dict[str, Any]]) -> str | None:
+    """The revision whose corrections ``revision`` takes: itself when the file
+    names it, else the nearest older one it names (None if there is none)."""
+    named = {r for entry in entries for r in entry["revisions"]}
+    if revision in named:
+        return revision
+    older = [r for r in named if _order(r) < _order(revision)]
+    return max(older, key=_order) if older else None
+
+
+def apply(schema: dict[str, Any], revision: str, entries: list[dict[str, Any]]) -> tuple[dict[str, Any], Corrections]:
+    """A corrected copy of ``schema`` and the corrections of ``revision``."""
     schema = copy.deepcopy(schema)
-    applied = []
+    source = carried_from(revision, entries)
+    result = Corrections(carried_from=source if source != revision else None)
     for entry in entries:
-        if revision not in entry["revisions"]:
+        if source is None or source not in entry["revisions"]:
             continue
-        if entry.get("kind") == "field_default":
-            applied.append(_field_default(schema, revision, entry))
-            continue
-        pointer = entry["pointer"].replace("{defs}", _definitions_key(schema))
-        parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.lstrip("/").split("/")]
-        parent: Any = schema
         try:
-            for part in parts[:-1]:
-                parent = parent[int(part)] if isinstance(parent, list) else parent[part]
-            # The last step may add a key (an `additionalProperties`), so only
-            # the parent has to exist.
-            last: Any = int(parts[-1]) if isinstance(parent, list) else parts[-1]
-            parent[last] = copy.deepcopy(entry["value"])
-        except (KeyError, IndexError, ValueError, TypeError):
-            raise GenerationError(f"correction {entry['id']} does not apply to {revision}: no {pointer}") from None
-        applied.append(Correction(entry["id"], pointer, entry["reason"]))
-    return schema, applied
+            result.entries.append(_apply_one(schema, revision, entry))
+        except GenerationError:
+            if result.carried_from is None:
+                raise
+            # A carried correction whose path no longer matches: the defect
+            # may be fixed, or moved; either way it is not ours to guess.
+            result.entries.append(Correction(entry["id"], _target(schema, entry), entry["reason"], applied=False))
+    return schema, result
+
+
+def _target(schema: dict[str, Any], entry: dict[str, Any]) -> str:
+    if entry.get("kind") == "field_default":
+        return f"/{_definitions_key(schema)}/*/properties/{entry['property']}"
+    return str(entry["pointer"]).replace("{defs}", _definitions_key(schema))
+
+
+def _apply_one(schema: dict[str, Any], revision: str, entry: dict[str, Any]) -> Correction:
+    """Apply one entry to ``schema`` in place, or fail saying why it does not apply."""
+    if entry.get("kind") == "field_default":
+        return _field_default(schema, revision, entry)
+    pointer = entry["pointer"].replace("{defs}", _definitions_key(schema))
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.lstrip("/").split("/")]
+    parent: Any = schema
+    try:
+        for part in parts[:-1]:
+            parent = parent[int(part)] if isinstance(parent, list) else parent[part]
+        # The last step may add a key (an `additionalProperties`), so only
+        # the parent has to exist.
+        last: Any = int(parts[-1]) if isinstance(parent, list) else parts[-1]
+        parent[last] = copy.deepcopy(entry["value"])
+    except (KeyError, IndexError, ValueError, TypeError):
+        raise GenerationError(f"correction {entry['id']} does not apply to {revision}: no {pointer}") from None
+    return Correction(entry["id"], pointer, entry["reason"])
 
 
 def _field_default(schema: dict[str, Any], revision: str, entry: dict[str, Any]) -> Correction:
@@ -68,6 +119,8 @@ def _field_default(schema: dict[str, Any], revision: str, entry: dict[str, Any])
     excluded = set(entry.get("except", []))
     names = [n for n in schema[key] if n not in excluded] if named == "*" else named
     changed = []
+    # Every check before any change, so a carried entry that does not apply
+    # leaves the schema as it was.
     for name in names:
         definition = schema[key].get(name)
         if definition is None and named != "*":
@@ -76,16 +129,17 @@ def _field_default(schema: dict[str, Any], revision: str, entry: dict[str, Any])
             if named != "*":
                 raise GenerationError(f"correction {entry['id']} does not apply to {revision}: {name} has no {prop}")
             continue
+        if prop in definition.get("required", []) or "value" in entry:
+            changed.append(name)
+    if not changed:
+        raise GenerationError(f"correction {entry['id']} does not apply to {revision}: no definition has {prop}")
+    for name in changed:
+        definition = schema[key][name]
         required = definition.get("required", [])
-        if prop not in required and "value" not in entry:
-            continue
         if prop in required:
             required.remove(prop)
         if "value" in entry:
             definition["properties"][prop]["default"] = copy.deepcopy(entry["value"])
-        changed.append(name)
-    if not changed:
-        raise GenerationError(f"correction {entry['id']} does not apply to {revision}: no definition has {prop}")
     target = f"/{key}/{{{','.join(changed)}}}/properties/{prop}"
     if "value" in entry:
         target += f" = {entry['value']!r}"

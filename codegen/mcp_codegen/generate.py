@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from . import corrections, methods, render
-from .model import Module
+from . import corrections, methods, names, render
+from .model import GenerationError, Module
 from .parser import SchemaParser
 from .sources import Config, LoadedSchema
 
@@ -15,26 +13,36 @@ def package_name(revision: str) -> str:
 
 
 def build_module(config: Config, loaded: LoadedSchema) -> Module:
-    entries = corrections.load(config.corrections_file)
+    entries = corrections.load_all(config.corrections_files)
     schema, applied = corrections.apply(loaded.schema, loaded.revision, entries)
-    return SchemaParser(schema).parse(loaded.revision, loaded.sha256, loaded.unstable, applied)
+    return SchemaParser(schema).parse(loaded.revision, loaded.sha256, loaded.status, applied)
 
 
-def render_package(config: Config, loaded: LoadedSchema) -> dict[str, str]:
-    """The files of one revision package, by name inside the package folder."""
+def render_package(config: Config, loaded: LoadedSchema) -> tuple[dict[str, str], Module]:
+    """The files of one revision package, by name inside the package folder,
+    and the model they were rendered from (for what the command reports)."""
     module = build_module(config, loaded)
     derived = methods.derive(module)
-    return {
-        "__init__.py": render.render_init(module, config.package),
+    names.check(module, derived)
+    files = {
+        "__init__.py": render.render_init(module, package_of(config)),
         "types.py": render.render_types(module),
         "methods.py": render.render_methods(module, derived),
         "client.py": render.render_side(module, derived, "client"),
         "server.py": render.render_side(module, derived, "server"),
     }
+    return files, module
 
 
-def render_index(config: Config, revisions: dict[str, Any]) -> dict[str, str]:
-    """The files of the top-level package, listing the revision packages."""
-    ordered = sorted(revisions, key=lambda r: (r == "draft", r))
-    entries = [(r, package_name(r), bool(revisions[r])) for r in ordered]
-    return {"__init__.py": render.render_index(config.package, entries), "py.typed": ""}
+def render_index(config: Config, revisions: dict[str, str]) -> dict[str, str]:
+    """The files of the top-level package, listing the revision packages by
+    status. The draft is left out: it is generated on request into a folder
+    nothing tracks, and generating it must not change a tracked file."""
+    entries = [(r, package_name(r), status) for r, status in sorted(revisions.items()) if status != "draft"]
+    return {"__init__.py": render.render_index(package_of(config), entries), "py.typed": ""}
+
+
+def package_of(config: Config) -> str:
+    if config.package is None:
+        raise GenerationError("no package name: pass --package NAME (or set package in [tool.mcp-codegen])")
+    return config.package

@@ -7,7 +7,8 @@ The schema has no method table of its own; it has what one is made of:
 * each message definition's ``method`` const and ``params`` property;
 * for a request ``XRequest``, its result: the ``result`` property of
   ``XResultResponse`` where the revision defines one (2026-07-28 on), else the
-  definition ``XResult``, else ``EmptyResult``;
+  definition ``XResult``, else ``EmptyResult`` (reported, except for the
+  methods in ``EMPTY_RESULTS``, whose result the specification leaves empty);
 * the ``InputRequest`` union (2026-07-28 on): requests a server no longer
   sends on their own but returns inside an input-required result, for the
   client to answer and retry with (multi round-trip requests);
@@ -49,6 +50,10 @@ RUNTIME_OWNED = frozenset(
     }
 )
 
+# Requests whose result is empty by the specification's text, not by a result
+# definition: typing them as EmptyResult is no guess.
+EMPTY_RESULTS = frozenset({"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
+
 _UNIONS = {
     ("ClientRequest", "client_to_server", "request"),
     ("ServerRequest", "server_to_client", "request"),
@@ -73,6 +78,14 @@ class Method:
     page_items: tuple[str, TypeExpr] | None = None
     # A request that travels inside an input-required result, not as a message.
     input_request: bool = False
+    # The name of the stub's pagination helper (see ``_name_page_helpers``).
+    page_helper: str = ""
+    # A request the revision lets be task-augmented (2025-11-25 on): its params
+    # have a `task` member; the receiver then answers CreateTaskResult and
+    # `tasks/result` later answers with this method's own result.
+    task_augmented: bool = False
+    # The params type of `tasks/result` and its task id field, for such a request.
+    task_result_params: tuple[TypeExpr, Field] | None = None
 
     @property
     def direction(self) -> str:
@@ -109,6 +122,8 @@ class Method:
         if self.params_struct is None:
             return [], []
         fields = self.params_struct.wire_fields
+        if self.task_augmented:
+            fields = [f for f in fields if f.wire_name != "task"]  # only the `_as_task` stub asks for a task
         return [f for f in fields if f.required and f.default is None], [
             f for f in fields if not (f.required and f.default is None)
         ]
@@ -135,7 +150,7 @@ def derive(module: Module) -> list[Method]:
                     params=params,
                     params_required=bool(params_field and params_field.required),
                     params_struct=_struct_of(module, params),
-                    result=_result_of(module, message) if kind == "request" else None,
+                    result=_result_of(module, message, method) if kind == "request" else None,
                 )
                 found[method] = entry
             elif entry.kind != kind:
@@ -155,14 +170,60 @@ def derive(module: Module) -> list[Method]:
             params=params,
             params_required=bool(params_field and params_field.required),
             params_struct=_struct_of(module, params),
-            result=_result_of(module, message),
+            result=_result_of(module, message, method),
             directions={"server_to_client"},
             input_request=True,
         )
     for entry in found.values():
         entry.capability = _capability(module, entry)
         entry.page_items = _page_items(module, entry)
-    return sorted(found.values(), key=lambda m: m.method)
+    ordered = sorted(found.values(), key=lambda m: m.method)
+    _name_page_helpers(ordered)
+    _mark_task_augmented(module, ordered, found.get("tasks/result"))
+    return ordered
+
+
+def _mark_task_augmented(module: Module, methods: list[Method], results: Method | None) -> None:
+    """Requests whose params take a `task`, where the revision has both the
+    answer to a task-augmented request (CreateTaskResult) and `tasks/result`
+    with a single required task id to fetch the outcome by."""
+    if results is None or "CreateTaskResult" not in module.structs or results.params_struct is None:
+        return
+    required = [f for f in results.params_struct.wire_fields if f.required]
+    if len(required) != 1 or results.params is None:
+        return
+    for m in methods:
+        if m.kind == "request" and all(s.field_named("task") is not None for s in _params_structs(module, m)):
+            m.task_augmented = True
+            m.task_result_params = (results.params, required[0])
+
+
+def _params_structs(module: Module, m: Method) -> list[Struct]:
+    """The struct of a request's params, or of each arm of a params union
+    (elicitation's form and URL params); empty where they are anything else."""
+    if m.params_struct is not None:
+        return [m.params_struct]
+    resolved = module.resolve(m.params) if m.params is not None else None
+    alias = module.aliases.get(resolved.name) if isinstance(resolved, Ref) else None
+    if alias is None or not isinstance(alias.type, UnionOf):
+        return []
+    structs = [_struct_of(module, arm) for arm in alias.type.arms]
+    return [s for s in structs if s is not None] if all(structs) else []
+
+
+def _name_page_helpers(methods: list[Method]) -> None:
+    """``iter_<items>`` for each paginated request (``iter_tools`` for
+    ``tools/list``). Where several requests page through the same field, the
+    one whose stub is ``list_<items>`` keeps that name and each other becomes
+    ``iter_<stub>`` (``iter_search_resources`` for ``resources/search``)."""
+    by_items: dict[str, list[Method]] = {}
+    for m in methods:
+        if m.page_items is not None:
+            by_items.setdefault(m.page_items[0], []).append(m)
+    for items, group in by_items.items():
+        for m in group:
+            plain = len(group) == 1 or m.handler == f"list_{items}"
+            m.page_helper = f"iter_{items}" if plain else f"iter_{m.handler}"
 
 
 def _members(module: Module, union: str) -> list[str]:
@@ -217,14 +278,20 @@ def _struct_of(module: Module, expr: TypeExpr | None) -> Struct | None:
     return None
 
 
-def _result_of(module: Module, message: str) -> TypeExpr:
+def _result_of(module: Module, message: str, method: str) -> TypeExpr:
     stem = message.removesuffix("Request")
     response = module.structs.get(f"{stem}ResultResponse")
     if response is not None and (result := response.field_named("result")) is not None:
         return result.type
-    for candidate in (f"{stem}Result", "EmptyResult", "Result"):
-        if candidate in module.structs or candidate in module.aliases:
-            return Ref(candidate)
+    if f"{stem}Result" in module.structs or f"{stem}Result" in module.aliases:
+        return Ref(f"{stem}Result")
+    for fallback in ("EmptyResult", "Result"):
+        if fallback in module.structs or fallback in module.aliases:
+            if method not in EMPTY_RESULTS:
+                module.notes.append(
+                    f"{method}: no {stem}Result or {stem}ResultResponse definition; its result is typed as {fallback}"
+                )
+            return Ref(fallback)
     raise GenerationError(f"no result type for {message}")
 
 

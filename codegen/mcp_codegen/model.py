@@ -303,17 +303,43 @@ class Correction:
     id: str
     pointer: str
     reason: str
+    # False for a correction carried forward from an older revision whose
+    # path no longer matches: reported, not applied.
+    applied: bool = True
+
+
+@dataclass
+class Corrections:
+    """The corrections of one revision: its own, or those carried forward
+    from the nearest older revision the corrections file names."""
+
+    entries: list[Correction] = field(default_factory=list)
+    carried_from: str | None = None
+
+    @property
+    def applied(self) -> list[Correction]:
+        return [c for c in self.entries if c.applied]
+
+    @property
+    def not_applicable(self) -> list[Correction]:
+        return [c for c in self.entries if not c.applied]
 
 
 @dataclass
 class Module:
     revision: str
     sha256: str
-    unstable: bool
-    corrections: list[Correction]
+    status: str  # "released" (pinned), "draft" (the moving draft) or "unpinned"
+    corrections: Corrections
     structs: dict[str, Struct]
     aliases: dict[str, Alias]
     definitions: list[str]
+    # What the generator decided without the schema saying so, for the header.
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def unstable(self) -> bool:
+        return self.status == "draft"
 
     @property
     def package(self) -> str:

@@ -47,9 +47,15 @@ def write_package(target: Path, files: dict[str, str]) -> None:
 
 
 def write_files(folder: Path, files: dict[str, str]) -> None:
-    """Write single files into ``folder``, each through a rename."""
+    """Write single files into ``folder``, each through a rename; a file
+    that already has the content is left alone."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, content in files.items():
+        try:
+            if (folder / name).read_text(encoding="utf-8") == content:
+                continue
+        except OSError:
+            pass
         handle, temporary = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(content)

@@ -19,7 +19,7 @@ from .model import (
     Alias,
     Builtin,
     Constrained,
-    Correction,
+    Corrections,
     DictOf,
     Field,
     GenerationError,
@@ -70,13 +70,13 @@ class SchemaParser:
 
     # ------------------------------------------------------------ entry point
 
-    def parse(self, revision: str, sha256: str, unstable: bool, corrections: list[Correction]) -> Module:
+    def parse(self, revision: str, sha256: str, status: str, corrections: Corrections) -> Module:
         for name in sorted(self.raw):
             self._define(name, self._node(self.raw[name], f"#/{self.defs_key}/{name}"))
         module = Module(
             revision=revision,
             sha256=sha256,
-            unstable=unstable,
+            status=status,
             corrections=corrections,
             structs=self.structs,
             aliases=self.aliases,

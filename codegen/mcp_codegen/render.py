@@ -73,9 +73,6 @@ def _alias_order(module: Module, aliases: list[Alias]) -> list[Alias]:
 
 def render_types(module: Module) -> str:
     definitions = set(module.structs) | set(module.aliases)
-    clash = definitions & {"msgspec", "typing", "UNSET", "UnsetType", "OpenObject", "untagged_union", "DEFINITIONS"}
-    if clash:
-        raise GenerationError(f"definition name {sorted(clash)[0]!r} clashes with a name the generated module uses")
     ctx = RenderContext(definitions=definitions & set(TYPING_NAMES))
     leading: list[Alias] = []
     trailing: list[Alias] = []
@@ -201,13 +198,31 @@ class MethodView:
 
     @property
     def params_source(self) -> str:
+        return self._params_source(with_task=False)
+
+    @property
+    def params_source_task(self) -> str:
+        """The params of the ``_as_task`` stub: those of the plain one and the task."""
+        return self._params_source(with_task=True)
+
+    def _params_source(self, with_task: bool) -> str:
         struct = self.m.params_struct
         if self.m.params is None:
             return "None"
-        if struct is None:
-            return "params"
-        args = ", ".join(f"{struct.attr(f)}={f.name}" for f in struct.wire_fields)
-        return f"{self.params_annotation}({args})"
+        if struct is None:  # a params union: each arm has the task member
+            return "msgspec.structs.replace(params, task=task if task is not None else TaskMetadata())" if with_task else "params"
+        fields = [f for f in struct.wire_fields if with_task or not self.m.task_augmented or f.wire_name != "task"]
+        args = [f"{struct.attr(f)}={f.name}" for f in fields if f.wire_name != "task"]
+        if with_task:
+            args.append("task=task if task is not None else TaskMetadata()")
+        return f"{self.params_annotation}({', '.join(args)})"
+
+    @property
+    def task_result_source(self) -> str:
+        """The params of ``tasks/result`` for a task id held in ``task_id``."""
+        assert self.m.task_result_params is not None
+        params, field = self.m.task_result_params
+        return f"{params.render(self.ctx)}({field.name}=task_id)"
 
     @property
     def page(self) -> dict[str, str] | None:
@@ -339,6 +354,6 @@ def render_init(module: Module, package: str) -> str:
     return format_source(source)
 
 
-def render_index(package: str, revisions: list[tuple[str, str, bool]]) -> str:
+def render_index(package: str, revisions: list[tuple[str, str, str]]) -> str:
     source = _ENV.get_template("index.py.j2").render(root_package=package, revisions=revisions)
     return format_source(source)

@@ -9,6 +9,13 @@ pyproject.toml lists where to look, in order:
 * ``mirror:<dir>`` -- a copy of the specification's ``schema/`` folder
   (``<dir>/<revision>/schema.json``), such as ``../shared/mcp-schema``;
 * ``upstream`` -- the raw file at the pinned commit.
+
+A project without a ``[tool.mcp-codegen]`` table gets the defaults: schemas
+from a per-user cache (``$XDG_CACHE_HOME/mcp-codegen``, else
+``~/.cache/mcp-codegen``) filled from upstream, and the pins and corrections
+shipped with the generator. A project's own pins file replaces the shipped
+one (it names exactly the revisions the project generates); a project's own
+corrections are added to the shipped ones, replacing those with the same id.
 """
 
 from __future__ import annotations
@@ -26,6 +33,10 @@ from typing import Any
 from .model import GenerationError
 
 FETCH_TIMEOUT = 30.0
+# The pins and corrections shipped with the generator (the repository's schema/ folder).
+DEFAULTS = Path(__file__).parent / "defaults"
+DEFAULT_PINS = DEFAULTS / "pins.toml"
+DEFAULT_CORRECTIONS = DEFAULTS / "corrections.toml"
 
 
 @dataclass(frozen=True)
@@ -42,9 +53,33 @@ class Config:
     root: Path
     sources: tuple[str, ...]
     output: Path
-    pins_file: Path
-    corrections_file: Path
-    package: str
+    pins_file: Path | None  # the project's own, added to the shipped ones
+    corrections_file: Path | None
+    package: str | None  # None: not configured, --package must say
+
+    @property
+    def corrections_files(self) -> tuple[Path, ...]:
+        """The shipped corrections, then the project's (which override them by id)."""
+        own = () if self.corrections_file is None or _same(self.corrections_file, DEFAULT_CORRECTIONS) else (self.corrections_file,)
+        return (DEFAULT_CORRECTIONS, *own)
+
+    @property
+    def pins(self) -> Path:
+        """The project's pins file, else the shipped one."""
+        return self.pins_file if self.pins_file is not None else DEFAULT_PINS
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def user_cache() -> Path:
+    """Where schemas fetched from upstream are kept for this user."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mcp-codegen"
 
 
 @dataclass(frozen=True)
@@ -53,11 +88,15 @@ class LoadedSchema:
     schema: dict[str, Any]
     sha256: str
     origin: str
-    unstable: bool
+    status: str  # "released", "draft" (a pin marked unstable) or "unpinned"
+
+
+DEFAULT_SOURCES = ("store:{cache}/schemas", "upstream")
 
 
 def find_config(start: Path) -> Config:
-    """The project's generator settings, from the nearest pyproject.toml."""
+    """The project's generator settings, from the nearest pyproject.toml with
+    a [tool.mcp-codegen] table; the defaults where there is none."""
     for folder in (start, *start.parents):
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
@@ -66,25 +105,36 @@ def find_config(start: Path) -> Config:
             if settings is not None:
                 return Config(
                     root=folder,
-                    sources=tuple(settings.get("sources", ())),
+                    sources=tuple(settings.get("sources", DEFAULT_SOURCES)),
                     output=folder / settings.get("output", "generated"),
-                    pins_file=folder / settings.get("pins", "schema/pins.toml"),
-                    corrections_file=folder / settings.get("corrections", "schema/corrections.toml"),
-                    package=settings.get("package", "mcp_protocol"),
+                    pins_file=_optional_file(folder, settings.get("pins", "schema/pins.toml")),
+                    corrections_file=_optional_file(folder, settings.get("corrections", "schema/corrections.toml")),
+                    package=settings.get("package"),
                 )
-    raise GenerationError(f"no pyproject.toml with [tool.mcp-codegen] in {start} or its parents")
+    return Config(root=start, sources=DEFAULT_SOURCES, output=start, pins_file=None, corrections_file=None, package=None)
+
+
+def _optional_file(folder: Path, name: str) -> Path | None:
+    path = folder / name
+    return path if path.is_file() else None
 
 
 def load_pins(config: Config) -> dict[str, Pin]:
+    path = config.pins
     try:
-        with config.pins_file.open("rb") as handle:
+        with path.open("rb") as handle:
             data = tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError) as error:
-        raise GenerationError(f"cannot read pin manifest {config.pins_file}: {error}") from None
-    upstream = data["upstream"]
+        raise GenerationError(f"cannot read pin manifest {path}: {error}") from None
+    upstream = data.get("upstream", {})
+    if not _same(path, DEFAULT_PINS):  # a project's file may leave the upstream out
+        with DEFAULT_PINS.open("rb") as handle:
+            upstream = {**tomllib.load(handle)["upstream"], **upstream}
     pins = {}
     for revision, entry in data.get("revisions", {}).items():
-        url = upstream["url"].format(repository=upstream["repository"], commit=upstream["commit"], path=entry["path"])
+        # An entry may pin its own commit (a revision newer than the shipped upstream commit).
+        commit = entry.get("commit", upstream["commit"])
+        url = upstream["url"].format(repository=upstream["repository"], commit=commit, path=entry["path"])
         pins[revision] = Pin(revision, entry["path"], entry["sha256"], bool(entry.get("unstable", False)), url)
     return pins
 
@@ -104,7 +154,7 @@ def _parse(data: bytes, origin: str) -> dict[str, Any]:
 
 
 def _expand(config: Config, folder: str) -> Path:
-    path = Path(os.path.expanduser(folder))
+    path = Path(os.path.expanduser(folder.replace("{cache}", str(user_cache()))))
     return path if path.is_absolute() else config.root / path
 
 
@@ -136,8 +186,13 @@ def resolve(config: Config, pin: Pin) -> LoadedSchema:
         schema = _parse(data, origin)
         if kind == "upstream":
             _save_to_store(config, pin.revision, data)
-        return LoadedSchema(pin.revision, schema, digest, origin, pin.unstable)
-    raise GenerationError(f"schema for {pin.revision} not found (tried: {'; '.join(tried) or 'no sources configured'})")
+        return LoadedSchema(pin.revision, schema, digest, origin, _status(pin))
+    mirror = next((_expand(config, a) for k, _, a in (s.partition(":") for s in config.sources) if k in ("store", "mirror")), None)
+    where = f", or save it as {mirror / pin.revision / 'schema.json'}" if mirror is not None else ""
+    raise GenerationError(
+        f"schema for {pin.revision} not found (tried: {'; '.join(tried) or 'no sources configured'}); "
+        f"download {pin.url} and pass it with --schema FILE --revision {pin.revision}{where}"
+    )
 
 
 def _save_to_store(config: Config, revision: str, data: bytes) -> None:
@@ -162,5 +217,10 @@ def load_file(path: Path, revision: str, pin: Pin | None, verify: bool) -> Loade
             raise GenerationError(f"revision {revision} has no pin; pass --no-verify to generate from {path} unpinned")
         if digest != pin.sha256:
             raise GenerationError(f"sha256 mismatch for {revision} from {path}: got {digest}, pinned {pin.sha256}")
-    unstable = pin.unstable if pin is not None else True
-    return LoadedSchema(revision, _parse(data, str(path)), digest, str(path), unstable)
+    # A file that is not the pinned one is unpinned, whatever its name.
+    status = _status(pin) if pin is not None and digest == pin.sha256 else "unpinned"
+    return LoadedSchema(revision, _parse(data, str(path)), digest, str(path), status)
+
+
+def _status(pin: Pin) -> str:
+    return "draft" if pin.unstable else "released"

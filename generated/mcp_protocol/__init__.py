@@ -2,7 +2,8 @@
 """MCP protocol bindings generated from the official JSON Schemas, one package per revision.
 
 ``from mcp_protocol.v2025_11_25 import CallToolResult``. Descriptions in the
-generated code come from the MCP specification.
+generated code come from the MCP specification. The runtime finds the revision
+packages by looking in this package, not through these lists.
 """
 
 REVISIONS: dict[str, str] = {
@@ -12,7 +13,7 @@ REVISIONS: dict[str, str] = {
     "2025-11-25": "mcp_protocol.v2025_11_25",
     "2026-07-28": "mcp_protocol.v2026_07_28",
 }
-"""Generated revisions and their packages, oldest first."""
+"""Generated revisions and their packages, oldest first (the draft is left out)."""
 
 STABLE_REVISIONS: tuple[str, ...] = (
     "2024-11-05",
@@ -21,4 +22,4 @@ STABLE_REVISIONS: tuple[str, ...] = (
     "2025-11-25",
     "2026-07-28",
 )
-"""The released revisions, oldest first (the draft is left out)."""
+"""The released revisions (pinned), oldest first."""

@@ -64,7 +64,9 @@ class Client:
     revision, else the newest released one (2026-07-28, which falls back to
     the newest handshake revision with servers that do not know it). The
     server may answer any of ``versions`` (default: every released revision
-    up to the one asked for). ``log_level`` asks stateless servers for log
+    up to the one asked for). ``package`` names the generated package whose
+    revisions the client speaks when it has no handlers to tell (default
+    ``mcp_protocol``). ``log_level`` asks stateless servers for log
     messages of that level and above; ``cache`` keeps list and read results
     for the time the server says they stay fresh.
     """
@@ -84,13 +86,17 @@ class Client:
         cache: bool = False,
         max_input_rounds: int = 8,
         discover_timeout: float = 10.0,
+        package: str | None = None,
     ) -> None:
-        handshake, modern = lifecycle.handshake_versions(), lifecycle.modern_versions()
-        known = handshake + modern
         self.handlers = handlers
         self.handler_revision = lifecycle.revision_of_handlers(handlers, _BASE) if handlers is not None else None
+        # The generated package whose revisions this client speaks: its handlers', else ``package``.
+        root = self.handler_revision.root if self.handler_revision else package or lifecycle.DEFAULT_PACKAGE
+        self.bindings = lifecycle.bindings(root)
+        handshake, modern = self.bindings.handshake_versions, self.bindings.modern_versions
+        known = handshake + modern
         if protocol_version is None:
-            protocol_version = self.handler_revision.version if self.handler_revision else max(known)
+            protocol_version = self.handler_revision.version if self.handler_revision else self.bindings.newest
         if protocol_version not in known:
             raise ValueError(f"unsupported protocol version {protocol_version!r} (known: {', '.join(known)})")
         self.protocol_version = protocol_version
@@ -110,11 +116,11 @@ class Client:
 
     @property
     def modern_versions(self) -> list[str]:
-        return [v for v in self.versions if v in lifecycle.modern_versions()]
+        return [v for v in self.versions if v in self.bindings.modern_versions]
 
     @property
     def handshake_versions(self) -> list[str]:
-        return [v for v in self.versions if v in lifecycle.handshake_versions()]
+        return [v for v in self.versions if v in self.bindings.handshake_versions]
 
     def declared_capabilities(self) -> dict[str, Any]:
         return lifecycle.capabilities(
@@ -164,7 +170,7 @@ class ClientSession(Session):
         client = self.client
         wanted = max(client.modern_versions)
         for attempt in range(2):
-            revision = lifecycle.revision(wanted)
+            revision = client.bindings.revision(wanted)
             envelope = self._build_envelope(wanted)
             spec = revision.all_methods["server/discover"]
             self._router.initializing = True
@@ -184,7 +190,7 @@ class ClientSession(Session):
             return False
         version = max(shared)
         if version != wanted:
-            revision = lifecycle.revision(version)
+            revision = client.bindings.revision(version)
             envelope = self._build_envelope(version)
         self.protocol_version = version
         self.supported_versions = list(result.supported_versions)
@@ -217,7 +223,7 @@ class ClientSession(Session):
         if not client.handshake_versions:
             raise McpError(jsonrpc.INVALID_REQUEST, "the server does not speak a stateless revision and this client speaks no other")
         asked_version = client.protocol_version if client.protocol_version in client.handshake_versions else max(client.handshake_versions)
-        asked = lifecycle.revision(asked_version)
+        asked = client.bindings.revision(asked_version)
         spec = asked.all_methods["initialize"]
         params = codec.convert(
             {"protocolVersion": asked_version, "capabilities": client.declared_capabilities(), "clientInfo": client.info},
@@ -237,7 +243,7 @@ class ClientSession(Session):
         self.server_info = result.server_info
         self.server_capabilities = result.capabilities
         self.instructions = result.instructions if isinstance(result.instructions, str) else None
-        self._router.negotiated(lifecycle.revision(result.protocol_version))
+        self._router.negotiated(client.bindings.revision(result.protocol_version))
         self._tell_transport(result.protocol_version)
         await self.send_raw_notification("notifications/initialized", None)
 
@@ -256,7 +262,7 @@ class ClientSession(Session):
         # HTTP transports send the version (and, when stateless, more) in headers from now on.
         negotiated = getattr(self.transport, "negotiated", None)
         if negotiated is not None:
-            negotiated(version)
+            negotiated(version, self.modern)
 
     # ------------------------------------------------------------ requests
 

@@ -547,3 +547,95 @@ def encode(obj: Any) -> bytes:
     """Encode a generated type (or any JSON-compatible value) to JSON bytes."""
     return _encoder.encode(obj)
 
+
+
+# ---------------------------------------------------------------- unknown union arms on receive
+
+# msgspec's error for a tag no arm of a tagged union has: the path ends in the tag field.
+_UNKNOWN_TAG = re.compile(r"^Invalid value .* - at `\$(?P<path>(?:\.[A-Za-z_][\w-]*|\[\d+\])*)\.(?:type|method|kind|mode)`$", re.S)
+_SEGMENT = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]")
+# How many unknown values one message may carry before it is refused after all.
+MAX_UNKNOWN = 64
+
+
+class UnknownValue(dict[str, Any]):
+    """A value a peer sent as one arm of a tagged union (a content block, a
+    message) with a tag this revision does not know, typically from a later
+    revision (a ``resource_link`` block from a 2025-06-18 server to a
+    2024-11-05 client). It is the JSON object as received and encodes back
+    unchanged; ``tag`` is the value of its discriminating field."""
+
+    __slots__ = ()
+
+    @property
+    def tag(self) -> Any:
+        for key in ("type", "method", "kind", "mode"):
+            if key in self:
+                return self[key]
+        return None
+
+    def __repr__(self) -> str:
+        return f"UnknownValue({dict.__repr__(self)})"
+
+
+def decode_lenient(data: bytes | str, type_: type[T]) -> T:
+    """Decode what a peer sent, keeping list items of unknown union arms.
+
+    The strict decode comes first (and is all a valid message costs). If it
+    fails on a tag no arm has, the innermost list item around it (the content
+    block itself, or the message holding it when the union is a single field)
+    is decoded as an :class:`UnknownValue` instead and the rest as usual. Any
+    other error, or an unknown tag outside every list, raises the strict
+    decode's error (or, past unknown arms, the next one). What we send is
+    never decoded this way."""
+    try:
+        return decode(data, type_)
+    except msgspec.ValidationError as error:
+        if _unknown_item(str(error)) is None:
+            raise
+    value = msgspec.json.decode(data)
+    removed: list[tuple[list[Any], int, Any]] = []
+    while True:
+        try:
+            result: T = convert(value, type_)
+        except msgspec.ValidationError as error:
+            place = _unknown_item(str(error))
+            if place is None or len(removed) >= MAX_UNKNOWN:
+                raise
+            wire_path, index = place
+            items = _walk(value, wire_path)
+            removed.append((wire_path, index, items.pop(index)))
+            continue
+        break
+    for wire_path, index, item in reversed(removed):
+        _walk_decoded(result, wire_path).insert(index, UnknownValue(item))
+    return result
+
+
+def _unknown_item(message: str) -> tuple[list[Any], int] | None:
+    """The path of the list and the index of the item around an unknown tag."""
+    match = _UNKNOWN_TAG.match(message)
+    if match is None:
+        return None
+    path: list[Any] = [name if name else int(index) for name, index in _SEGMENT.findall(match["path"])]
+    for cut in range(len(path) - 1, -1, -1):
+        if isinstance(path[cut], int):
+            return path[:cut], path[cut]
+    return None
+
+
+def _walk(value: Any, path: list[Any]) -> Any:
+    for step in path:
+        value = value[step]
+    return value
+
+
+def _walk_decoded(value: Any, path: list[Any]) -> Any:
+    """Follow wire names and indexes through decoded Structs, open objects and lists."""
+    for step in path:
+        if isinstance(value, msgspec.Struct):
+            attribute = next(f.name for f in msgspec.structs.fields(value) if f.encode_name == step)
+            value = getattr(value, attribute)
+        else:
+            value = value[step]
+    return value

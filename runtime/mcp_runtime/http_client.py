@@ -418,12 +418,15 @@ class StreamableHTTPClientTransport:
     def close_request_stream(self, request_id: RequestId) -> None:
         return None  # a client has no request streams of its own to close
 
-    def negotiated(self, version: str) -> None:
+    def negotiated(self, version: str, modern: bool | None = None) -> None:
         """Called once initialize (or server/discover) is answered: send
         ``MCP-Protocol-Version`` from now on, and open the standalone GET
-        stream (2026-07-28 has none)."""
+        stream (2026-07-28 has none). ``modern`` says whether the session
+        speaks a revision without handshake (else the shipped package tells)."""
         self.protocol_version = version
-        if version in lifecycle.modern_versions():
+        if modern is None:
+            modern = version in lifecycle.modern_versions()
+        if modern:
             self.modern = True
             return
         if self.listen and self._listener is None and not self._closed:

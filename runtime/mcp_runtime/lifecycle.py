@@ -1,7 +1,8 @@
 """Protocol revisions, version negotiation and capabilities.
 
-The generated packages (``mcp_protocol.v2024_11_05`` ...) are the source of
-truth for what each revision has; this module finds them, decides which
+The generated packages (``mcp_protocol.v2024_11_05`` ..., or those a project
+generates for itself) are the source of truth for what each revision has and
+which revisions there are; this module finds them, decides which
 revision a session speaks, and derives the capabilities a side declares from
 the handler methods it overrides.
 """
@@ -9,9 +10,11 @@ the handler methods it overrides.
 from __future__ import annotations
 
 import importlib
+import pkgutil
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from types import ModuleType
 from typing import Any, Final
 
@@ -31,12 +34,28 @@ SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
 
 
+DEFAULT_PACKAGE = "mcp_protocol"
+"""The generated package this distribution ships; a project may generate its own."""
+
+
 @dataclass(frozen=True)
 class Revision:
     """One generated protocol revision package."""
 
     version: str
     package: ModuleType
+
+    @property
+    def root(self) -> str:
+        """The generated package this revision belongs to (``mcp_protocol``)."""
+        return self.package.__name__.rpartition(".")[0]
+
+    @property
+    def status(self) -> str:
+        """``released``, ``draft`` or ``unpinned`` (packages generated before
+        STATUS existed say only whether they are the draft)."""
+        status: str = getattr(self.package, "STATUS", "draft" if getattr(self.package, "UNSTABLE", False) else "released")
+        return status
 
     @property
     def methods(self) -> ModuleType:
@@ -61,38 +80,90 @@ class Revision:
         return getattr(self.package, name)
 
 
-@cache
-def revisions() -> dict[str, Revision]:
+@dataclass(frozen=True)
+class Bindings:
+    """The revisions of one generated package, found by looking into it: a
+    revision is spoken as soon as its package is generated (the draft only
+    when asked for by name), with no list to edit."""
+
+    root: str
+    revisions: Mapping[str, Revision]
     """Every generated revision, oldest first."""
-    index = importlib.import_module("mcp_protocol")
-    return {
-        version: Revision(version, importlib.import_module(package))
-        for version, package in index.REVISIONS.items()
-    }
+
+    def revision(self, version: str) -> Revision:
+        try:
+            return self.revisions[version]
+        except KeyError:
+            raise ValueError(f"no generated package for protocol revision {version!r} in {self.root}") from None
+
+    @cached_property  # read for every request on the HTTP transports
+    def handshake_versions(self) -> tuple[str, ...]:
+        """Revisions negotiated with initialize, oldest first (not the draft)."""
+        return tuple(v for v, r in self.revisions.items() if r.status != "draft" and r.has_handshake)
+
+    @cached_property
+    def modern_versions(self) -> tuple[str, ...]:
+        """Revisions without a handshake (2026-07-28 on), oldest first (not
+        the draft): every request carries its protocol version and client
+        capabilities in ``_meta``."""
+        return tuple(v for v, r in self.revisions.items() if r.status != "draft" and not r.has_handshake)
+
+
+    @property
+    def newest(self) -> str:
+        """What a client asks for unless told: the newest released revision, else
+        (a package of unpinned revisions only) the newest it speaks."""
+        spoken = self.handshake_versions + self.modern_versions
+        released = [v for v in spoken if self.revisions[v].status == "released"]
+        if not spoken:
+            raise ValueError(f"{self.root} has no generated revision to speak")
+        return max(released or spoken)
+
+
+@cache
+def bindings(root: str = DEFAULT_PACKAGE) -> Bindings:
+    """The revisions generated into the package ``root``."""
+    index = importlib.import_module(root)
+    found = {}
+    for entry in pkgutil.iter_modules(getattr(index, "__path__", [])):
+        if not entry.ispkg or not entry.name.startswith("v"):
+            continue
+        package = importlib.import_module(f"{root}.{entry.name}")
+        version = getattr(package, "PROTOCOL_VERSION", None)
+        if isinstance(version, str):
+            found[version] = Revision(version, package)
+    return Bindings(root, dict(sorted(found.items())))
+
+
+def revisions() -> Mapping[str, Revision]:
+    """Every revision of the shipped package, oldest first."""
+    return bindings().revisions
 
 
 def revision(version: str) -> Revision:
-    try:
-        return revisions()[version]
-    except KeyError:
-        raise ValueError(f"no generated package for protocol revision {version!r}") from None
+    return bindings().revision(version)
 
 
-@cache
 def handshake_versions() -> tuple[str, ...]:
-    """Released revisions negotiated with initialize, oldest first."""
-    index = importlib.import_module("mcp_protocol")
-    stable = set(index.STABLE_REVISIONS)
-    return tuple(v for v, r in revisions().items() if v in stable and r.has_handshake)
+    """The shipped package's revisions negotiated with initialize, oldest first."""
+    return bindings().handshake_versions
+
+
+def modern_versions() -> tuple[str, ...]:
+    """The shipped package's revisions without a handshake (2026-07-28 on)."""
+    return bindings().modern_versions
 
 
 @cache
-def modern_versions() -> tuple[str, ...]:
-    """Released revisions without a handshake (2026-07-28 on): every request
-    carries its protocol version and client capabilities in ``_meta``."""
-    index = importlib.import_module("mcp_protocol")
-    stable = set(index.STABLE_REVISIONS)
-    return tuple(v for v, r in revisions().items() if v in stable and not r.has_handshake)
+def _generated_revision(cls: type) -> str | None:
+    """The protocol version of the generated package that defines ``cls``, if one does."""
+    package = sys.modules.get(cls.__module__.rpartition(".")[0])
+    version = getattr(package, "PROTOCOL_VERSION", None)
+    return version if isinstance(version, str) and hasattr(package, "methods") else None
+
+
+def _is_generated_base(cls: type, base: str) -> bool:
+    return cls.__name__ == base and _generated_revision(cls) is not None
 
 
 BATCHES_REMOVED: Final = "2025-06-18"
@@ -106,11 +177,13 @@ def allows_batches(version: str) -> bool:
 
 
 def revision_of_handlers(handlers: object, base: str) -> Revision:
-    """The revision whose generated ``base`` class (ServerHandlers/ClientHandlers) ``handlers`` extends."""
+    """The revision whose generated ``base`` class (ServerHandlers/ClientHandlers)
+    ``handlers`` extends, from whichever generated package defines it."""
     for cls in type(handlers).__mro__:
-        if cls.__name__ == base and cls.__module__.startswith("mcp_protocol.v"):
-            package = importlib.import_module(cls.__module__.rsplit(".", 1)[0])
-            return revision(package.PROTOCOL_VERSION)
+        if _is_generated_base(cls, base):
+            version = _generated_revision(cls)
+            assert version is not None
+            return bindings(cls.__module__.rsplit(".", 2)[0]).revision(version)
     raise TypeError(f"{type(handlers).__name__} does not extend a generated {base} class")
 
 
@@ -126,7 +199,7 @@ def overridden(handlers: object, base: str, name: str) -> bool:
     """Whether ``handlers`` overrides the generated default of method ``name``."""
     for cls in type(handlers).__mro__:
         if name in cls.__dict__:
-            return not (cls.__name__ == base and cls.__module__.startswith("mcp_protocol.v"))
+            return not _is_generated_base(cls, base)
     return False
 
 

@@ -119,9 +119,15 @@ class Server:
         items = list(handlers) if isinstance(handlers, Sequence) else [handlers]
         if not items:
             raise ValueError("a Server needs at least one handlers object")
-        self.handlers = {lifecycle.revision_of_handlers(h, _BASE).version: h for h in items}
+        found = {h: lifecycle.revision_of_handlers(h, _BASE) for h in items}
+        roots = sorted({r.root for r in found.values()})
+        if len(roots) != 1:
+            raise ValueError(f"handlers of one server come from one generated package, not {', '.join(roots)}")
+        # The revisions this server knows: those generated into its handlers' package.
+        self.bindings = lifecycle.bindings(roots[0])
+        self.handlers = {r.version: h for h, r in found.items()}
         newest = max(self.handlers)
-        handshake, modern = lifecycle.handshake_versions(), lifecycle.modern_versions()
+        handshake, modern = self.bindings.handshake_versions, self.bindings.modern_versions
         wanted = list(versions) if versions is not None else [v for v in handshake + modern if v <= newest]
         unknown = set(wanted) - set(handshake) - set(modern)
         if unknown or not wanted:
@@ -145,7 +151,7 @@ class Server:
         self._discover_results: dict[str, Any] = {}
         self._declared: dict[str, dict[str, Any]] = {}
         self.initialize_spec: MethodSpec[Any, Any] | None = (
-            lifecycle.revision(max(self.versions)).all_methods["initialize"] if self.versions else None
+            self.bindings.revision(max(self.versions)).all_methods["initialize"] if self.versions else None
         )
         self._subscriptions: set[_Subscription] = set()
         self._legacy_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
@@ -166,7 +172,7 @@ class Server:
     def handlers_for(self, version: str) -> tuple[object, Revision]:
         """The handlers that serve a session of ``version``: the same revision, else the oldest newer one."""
         chosen = min((v for v in self.handlers if v >= version), default=max(self.handlers))
-        return self.handlers[chosen], lifecycle.revision(chosen)
+        return self.handlers[chosen], self.bindings.revision(chosen)
 
     async def serve(self, transport: Transport) -> None:
         """Serve one connection until the peer goes away."""
@@ -248,7 +254,7 @@ class Server:
         if routes is not None:
             return routes
         handlers, handler_revision = self.handlers_for(version)
-        revision = lifecycle.revision(version)
+        revision = self.bindings.revision(version)
         handler_methods = handler_revision.all_methods
         routes = {}
         for method, spec in revision.table("CLIENT_REQUESTS").items():
@@ -335,7 +341,7 @@ class Server:
             }
             if self.instructions is not None:
                 body["instructions"] = self.instructions
-            result = self._discover_results[version] = codec.convert(body, lifecycle.revision(version).type("DiscoverResult"))
+            result = self._discover_results[version] = codec.convert(body, self.bindings.revision(version).type("DiscoverResult"))
         return result
 
     async def _listen(self, params: Any, ctx: RequestContext) -> Any:
@@ -358,7 +364,7 @@ class Server:
         finally:
             self._subscriptions.discard(subscription)
         body = {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: ctx.request_id, SERVER_INFO_KEY: self.info}}
-        return codec.convert(body, lifecycle.revision(ctx.protocol_version).type("SubscriptionsListenResult"))
+        return codec.convert(body, self.bindings.revision(ctx.protocol_version).type("SubscriptionsListenResult"))
 
     def _stateless_handler(
         self, spec: MethodSpec[Any, Any], handler: Callable[[Any, RequestContext], Awaitable[Any]], revision: Revision
@@ -393,7 +399,7 @@ class Server:
             raise McpError(
                 jsonrpc.INTERNAL_ERROR, f"{method} cannot ask for input: only {', '.join(sorted(INPUT_REQUIRED_METHODS))} may"
             )
-        table = lifecycle.revision(ctx.protocol_version).table("INPUT_REQUESTS")
+        table = self.bindings.revision(ctx.protocol_version).table("INPUT_REQUESTS")
         missing: set[tuple[str, ...]] = set()
         requests = result.input_requests if isinstance(result.input_requests, Mapping) else {}
         for request in requests.values():
@@ -606,7 +612,7 @@ class _ServerRouter:
 
     def adopt(self, version: str, client_capabilities: Any = None, client_info: Any = None) -> None:
         """Speak ``version`` from now on (after initialize, or without one when stateless)."""
-        revision = lifecycle.revision(version)
+        revision = self.server.bindings.revision(version)
         handlers, handler_revision = self.server.handlers_for(version)
         self.session.client_capabilities = client_capabilities
         self.session.client_info = client_info

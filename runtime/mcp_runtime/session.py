@@ -26,7 +26,7 @@ from msgspec import UNSET, UnsetType
 
 from . import jsonrpc, lifecycle
 from .auth.principal import InsufficientScope
-from .codec import JsonDecoder, _join_paths, decoder, encode
+from .codec import JsonDecoder, _join_paths, decode_lenient, decoder, encode
 from .jsonrpc import ConnectionClosed, Envelope, ErrorObject, McpError, RequestId
 from .logsafe import quoted
 from .methods import HandlerNotImplemented, MethodSpec, ProgressCallback
@@ -388,9 +388,12 @@ class Session:
         try:
             result: R = result_decoder.decode(raw)
         except msgspec.ValidationError as error:
-            raise McpError(
-                jsonrpc.INTERNAL_ERROR, f"invalid result for {spec.method}: {_join_paths(str(error))}"
-            ) from None
+            try:  # a peer ahead of our revision may send union arms it does not have
+                result = decode_lenient(raw, spec.result)
+            except msgspec.ValidationError:
+                raise McpError(
+                    jsonrpc.INTERNAL_ERROR, f"invalid result for {spec.method}: {_join_paths(str(error))}"
+                ) from None
         except jsonrpc.UNDECODABLE as error:
             raise McpError(
                 jsonrpc.PARSE_ERROR, f"invalid result for {spec.method}: {jsonrpc.parse_error_message(error)}"

@@ -803,11 +803,11 @@ class StreamableHTTPApp:
         if not isinstance(probe.method, str):
             return None
         header = headers.get("mcp-protocol-version")
-        if header is not None and header.strip(" \t") in lifecycle.handshake_versions():
+        if header is not None and header.strip(" \t") in self.server.bindings.handshake_versions:
             return None
         fields = http_headers.mirrored_fields(probe.params)
         version = fields.version
-        if header is None and (not isinstance(version, str) or version in lifecycle.handshake_versions()):
+        if header is None and (not isinstance(version, str) or version in self.server.bindings.handshake_versions):
             # No header: a request of the older revisions (initialize among
             # them), unless its _meta says otherwise; an initialize that does
             # is refused as a method 2026-07-28 removed.

@@ -122,12 +122,15 @@ from .types import (
 
 PROTOCOL_VERSION = "2024-11-05"
 SCHEMA_SHA256 = "61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce"
+STATUS = "released"
+"""``released`` (a pinned revision), ``draft`` (the moving draft) or ``unpinned`` (a schema file without a pin)."""
 UNSTABLE = False
 
 __all__ = [
     "DEFINITIONS",
     "PROTOCOL_VERSION",
     "SCHEMA_SHA256",
+    "STATUS",
     "UNSTABLE",
     "ClientHandlers",
     "ClientStub",

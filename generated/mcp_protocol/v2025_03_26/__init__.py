@@ -129,12 +129,15 @@ from .types import (
 
 PROTOCOL_VERSION = "2025-03-26"
 SCHEMA_SHA256 = "e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131"
+STATUS = "released"
+"""``released`` (a pinned revision), ``draft`` (the moving draft) or ``unpinned`` (a schema file without a pin)."""
 UNSTABLE = False
 
 __all__ = [
     "DEFINITIONS",
     "PROTOCOL_VERSION",
     "SCHEMA_SHA256",
+    "STATUS",
     "UNSTABLE",
     "ClientHandlers",
     "ClientStub",

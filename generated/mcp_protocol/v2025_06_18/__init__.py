@@ -139,12 +139,15 @@ from .types import (
 
 PROTOCOL_VERSION = "2025-06-18"
 SCHEMA_SHA256 = "af845e7e5b9d27107d1690f0936022546177a1403e63ffb11470135b296a2e01"
+STATUS = "released"
+"""``released`` (a pinned revision), ``draft`` (the moving draft) or ``unpinned`` (a schema file without a pin)."""
 UNSTABLE = False
 
 __all__ = [
     "DEFINITIONS",
     "PROTOCOL_VERSION",
     "SCHEMA_SHA256",
+    "STATUS",
     "UNSTABLE",
     "ClientHandlers",
     "ClientStub",

@@ -195,12 +195,15 @@ from .types import (
 
 PROTOCOL_VERSION = "2025-11-25"
 SCHEMA_SHA256 = "268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7"
+STATUS = "released"
+"""``released`` (a pinned revision), ``draft`` (the moving draft) or ``unpinned`` (a schema file without a pin)."""
 UNSTABLE = False
 
 __all__ = [
     "DEFINITIONS",
     "PROTOCOL_VERSION",
     "SCHEMA_SHA256",
+    "STATUS",
     "UNSTABLE",
     "ClientHandlers",
     "ClientStub",

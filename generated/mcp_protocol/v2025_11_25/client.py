@@ -29,6 +29,7 @@ from .types import (
     CompleteResult,
     CreateMessageRequestParams,
     CreateMessageResult,
+    CreateTaskResult,
     ElicitationCompleteNotificationParams,
     ElicitRequestParams,
     ElicitResult,
@@ -425,16 +426,50 @@ class ClientStub:
         *,
         meta: RequestParamsMeta | UnsetType = UNSET,
         arguments: dict[str, Any] | UnsetType = UNSET,
-        task: TaskMetadata | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> CallToolResult:
         """Used by the client to invoke a tool provided by the server."""
         return await self._caller.request(
             methods.TOOLS_CALL,
-            CallToolRequestParams(meta=meta, arguments=arguments, name=name, task=task),
+            CallToolRequestParams(meta=meta, arguments=arguments, name=name),
             timeout=timeout,
             on_progress=on_progress,
+        )
+
+    async def call_tool_as_task(
+        self,
+        name: str,
+        *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
+        arguments: dict[str, Any] | UnsetType = UNSET,
+        task: TaskMetadata | None = None,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> CreateTaskResult:
+        """`tools/call` as a task: the receiver answers at once with the task it
+        created. Poll it with `get_task`; fetch the outcome with `call_tool_task_result`."""
+        return await self._caller.request(
+            methods.TOOLS_CALL_AS_TASK,
+            CallToolRequestParams(
+                meta=meta,
+                arguments=arguments,
+                name=name,
+                task=task if task is not None else TaskMetadata(),
+            ),
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+
+    async def call_tool_task_result(
+        self, task_id: str, *, timeout: float | None = None
+    ) -> CallToolResult:
+        """The result of a `tools/call` task (`tasks/result`): the receiver
+        answers once the task is done, with what `tools/call` itself answers."""
+        return await self._caller.request(
+            methods.TOOLS_CALL_TASK_RESULT,
+            GetTaskRequestParams(task_id=task_id),
+            timeout=timeout,
         )
 
     async def list_tools(

@@ -27,6 +27,7 @@ from .types import (
     CompleteResult,
     CreateMessageRequestParams,
     CreateMessageResult,
+    CreateTaskResult,
     ElicitationCompleteNotificationParams,
     ElicitRequestParams,
     ElicitResult,
@@ -81,6 +82,29 @@ ELICITATION_CREATE: MethodSpec[ElicitRequestParams, ElicitResult] = MethodSpec(
     capability=("elicitation",),
 )
 """A request from the server to elicit additional information from the user via the client."""
+
+ELICITATION_CREATE_AS_TASK: MethodSpec[ElicitRequestParams, CreateTaskResult] = MethodSpec(
+    method="elicitation/create",
+    direction="server_to_client",
+    kind="request",
+    params=ElicitRequestParams,
+    result=CreateTaskResult,
+    params_required=True,
+    handler="elicit_as_task",
+    capability=("elicitation",),
+)
+"""`elicitation/create` sent with a `task`: answered by the task the receiver created."""
+
+ELICITATION_CREATE_TASK_RESULT: MethodSpec[GetTaskRequestParams, ElicitResult] = MethodSpec(
+    method="tasks/result",
+    direction="server_to_client",
+    kind="request",
+    params=GetTaskRequestParams,
+    result=ElicitResult,
+    params_required=True,
+    handler="elicit_task_result",
+)
+"""`tasks/result` for a `elicitation/create` task: answered with that method's result."""
 
 INITIALIZE: MethodSpec[InitializeRequestParams, InitializeResult] = MethodSpec(
     method="initialize",
@@ -378,6 +402,33 @@ SAMPLING_CREATE_MESSAGE: MethodSpec[CreateMessageRequestParams, CreateMessageRes
 )
 """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
 
+SAMPLING_CREATE_MESSAGE_AS_TASK: MethodSpec[CreateMessageRequestParams, CreateTaskResult] = (
+    MethodSpec(
+        method="sampling/createMessage",
+        direction="server_to_client",
+        kind="request",
+        params=CreateMessageRequestParams,
+        result=CreateTaskResult,
+        params_required=True,
+        handler="create_message_as_task",
+        capability=("sampling",),
+    )
+)
+"""`sampling/createMessage` sent with a `task`: answered by the task the receiver created."""
+
+SAMPLING_CREATE_MESSAGE_TASK_RESULT: MethodSpec[GetTaskRequestParams, CreateMessageResult] = (
+    MethodSpec(
+        method="tasks/result",
+        direction="server_to_client",
+        kind="request",
+        params=GetTaskRequestParams,
+        result=CreateMessageResult,
+        params_required=True,
+        handler="create_message_task_result",
+    )
+)
+"""`tasks/result` for a `sampling/createMessage` task: answered with that method's result."""
+
 TASKS_CANCEL: MethodSpec[GetTaskRequestParams, CancelTaskResult] = MethodSpec(
     method="tasks/cancel",
     direction="both",
@@ -437,6 +488,29 @@ TOOLS_CALL: MethodSpec[CallToolRequestParams, CallToolResult] = MethodSpec(
     capability=("tools",),
 )
 """Used by the client to invoke a tool provided by the server."""
+
+TOOLS_CALL_AS_TASK: MethodSpec[CallToolRequestParams, CreateTaskResult] = MethodSpec(
+    method="tools/call",
+    direction="client_to_server",
+    kind="request",
+    params=CallToolRequestParams,
+    result=CreateTaskResult,
+    params_required=True,
+    handler="call_tool_as_task",
+    capability=("tools",),
+)
+"""`tools/call` sent with a `task`: answered by the task the receiver created."""
+
+TOOLS_CALL_TASK_RESULT: MethodSpec[GetTaskRequestParams, CallToolResult] = MethodSpec(
+    method="tasks/result",
+    direction="client_to_server",
+    kind="request",
+    params=GetTaskRequestParams,
+    result=CallToolResult,
+    params_required=True,
+    handler="call_tool_task_result",
+)
+"""`tasks/result` for a `tools/call` task: answered with that method's result."""
 
 TOOLS_LIST: MethodSpec[PaginatedRequestParams, ListToolsResult] = MethodSpec(
     method="tools/list",

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
+import msgspec
+
 from mcp_runtime.codec import UNSET, UnsetType
 from mcp_runtime.methods import Caller, HandlerNotImplemented, ProgressCallback, RequestContext
 
@@ -27,6 +29,7 @@ from .types import (
     CompleteResult,
     CreateMessageRequestParams,
     CreateMessageResult,
+    CreateTaskResult,
     ElicitationCompleteNotificationParams,
     ElicitRequestParams,
     ElicitResult,
@@ -85,6 +88,34 @@ class ServerStub:
             params,
             timeout=timeout,
             on_progress=on_progress,
+        )
+
+    async def elicit_as_task(
+        self,
+        params: ElicitRequestParams,
+        *,
+        task: TaskMetadata | None = None,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> CreateTaskResult:
+        """`elicitation/create` as a task: the receiver answers at once with the task it
+        created. Poll it with `get_task`; fetch the outcome with `elicit_task_result`."""
+        return await self._caller.request(
+            methods.ELICITATION_CREATE_AS_TASK,
+            msgspec.structs.replace(params, task=task if task is not None else TaskMetadata()),
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+
+    async def elicit_task_result(
+        self, task_id: str, *, timeout: float | None = None
+    ) -> ElicitResult:
+        """The result of a `elicitation/create` task (`tasks/result`): the receiver
+        answers once the task is done, with what `elicitation/create` itself answers."""
+        return await self._caller.request(
+            methods.ELICITATION_CREATE_TASK_RESULT,
+            GetTaskRequestParams(task_id=task_id),
+            timeout=timeout,
         )
 
     async def notify_elicitation_complete(
@@ -227,7 +258,6 @@ class ServerStub:
         model_preferences: ModelPreferences | UnsetType = UNSET,
         stop_sequences: list[str] | UnsetType = UNSET,
         system_prompt: str | UnsetType = UNSET,
-        task: TaskMetadata | UnsetType = UNSET,
         temperature: float | UnsetType = UNSET,
         tool_choice: ToolChoice | UnsetType = UNSET,
         tools: list[Tool] | UnsetType = UNSET,
@@ -246,13 +276,63 @@ class ServerStub:
                 model_preferences=model_preferences,
                 stop_sequences=stop_sequences,
                 system_prompt=system_prompt,
-                task=task,
                 temperature=temperature,
                 tool_choice=tool_choice,
                 tools=tools,
             ),
             timeout=timeout,
             on_progress=on_progress,
+        )
+
+    async def create_message_as_task(
+        self,
+        max_tokens: int,
+        messages: list[SamplingMessage],
+        *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
+        include_context: Literal["allServers", "none", "thisServer"] | UnsetType = UNSET,
+        metadata: dict[str, Any] | UnsetType = UNSET,
+        model_preferences: ModelPreferences | UnsetType = UNSET,
+        stop_sequences: list[str] | UnsetType = UNSET,
+        system_prompt: str | UnsetType = UNSET,
+        temperature: float | UnsetType = UNSET,
+        tool_choice: ToolChoice | UnsetType = UNSET,
+        tools: list[Tool] | UnsetType = UNSET,
+        task: TaskMetadata | None = None,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> CreateTaskResult:
+        """`sampling/createMessage` as a task: the receiver answers at once with the task it
+        created. Poll it with `get_task`; fetch the outcome with `create_message_task_result`."""
+        return await self._caller.request(
+            methods.SAMPLING_CREATE_MESSAGE_AS_TASK,
+            CreateMessageRequestParams(
+                meta=meta,
+                include_context=include_context,
+                max_tokens=max_tokens,
+                messages=messages,
+                metadata=metadata,
+                model_preferences=model_preferences,
+                stop_sequences=stop_sequences,
+                system_prompt=system_prompt,
+                temperature=temperature,
+                tool_choice=tool_choice,
+                tools=tools,
+                task=task if task is not None else TaskMetadata(),
+            ),
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+
+    async def create_message_task_result(
+        self, task_id: str, *, timeout: float | None = None
+    ) -> CreateMessageResult:
+        """The result of a `sampling/createMessage` task (`tasks/result`): the receiver
+        answers once the task is done, with what `sampling/createMessage` itself answers."""
+        return await self._caller.request(
+            methods.SAMPLING_CREATE_MESSAGE_TASK_RESULT,
+            GetTaskRequestParams(task_id=task_id),
+            timeout=timeout,
         )
 
     async def cancel_task(

@@ -207,12 +207,15 @@ from .types import (
 
 PROTOCOL_VERSION = "2026-07-28"
 SCHEMA_SHA256 = "ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203"
+STATUS = "released"
+"""``released`` (a pinned revision), ``draft`` (the moving draft) or ``unpinned`` (a schema file without a pin)."""
 UNSTABLE = False
 
 __all__ = [
     "DEFINITIONS",
     "PROTOCOL_VERSION",
     "SCHEMA_SHA256",
+    "STATUS",
     "UNSTABLE",
     "ClientHandlers",
     "ClientStub",
