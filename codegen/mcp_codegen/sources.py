@@ -33,8 +33,11 @@ from typing import Any
 from .model import GenerationError
 
 FETCH_TIMEOUT = 30.0
-# The pins and corrections shipped with the generator (the repository's schema/ folder).
+# The pins and corrections shipped with the generator: the repository's schema/
+# folder, which the wheel carries as mcp_codegen/defaults.
 DEFAULTS = Path(__file__).parent / "defaults"
+if not DEFAULTS.is_dir():  # a source checkout or an editable install
+    DEFAULTS = Path(__file__).resolve().parents[2] / "schema"
 DEFAULT_PINS = DEFAULTS / "pins.toml"
 DEFAULT_CORRECTIONS = DEFAULTS / "corrections.toml"
 
