@@ -19,7 +19,7 @@ def tests(session: nox.Session) -> None:
     session.run("python", "tests/peers/install.py")
     session.run("mcp-codegen", "--check")
     session.run("mypy", *TYPED)
-    session.run("mkdocs", "build", "--strict", "--quiet", env={"NO_MKDOCS_2_WARNING": "1"})
+    session.run("mkdocs", "build", "--strict", env={"NO_MKDOCS_2_WARNING": "1"})
     session.run("pytest", *session.posargs)
 
 
