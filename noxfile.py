@@ -34,6 +34,15 @@ def conformance(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def conformance_sdk(session: nox.Session) -> None:
+    """The official Python SDK's client (tests/support/sdk_conformance_client.py) through the
+    conformance suite's client scenarios, both requirement sets: the figures set beside ours."""
+    session.install("-e", ".[test]")
+    session.run("python", "tests/peers/install.py")
+    session.run("python", "tests/conformance.py", "--no-server", "--sdk-client", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
     """This project against the official Python SDK, side by side (`python -m bench`;
     pass e.g. `-- --quick`, or `-- --write` to update bench/results.json and results.md)."""

@@ -36,6 +36,7 @@ output, the server log and ``summary.json`` with the figures) go to
     python tests/conformance.py                   # both parts, both revisions
     python tests/conformance.py --requirements 2026-07-28 --no-client
     python tests/conformance.py --scenario caching --requirements 2026-07-28
+    python tests/conformance.py --no-server --sdk-client   # the official SDK's client
 """
 
 from __future__ import annotations
@@ -534,6 +535,8 @@ def print_report(report: Report, out: IO[str] = sys.stdout) -> None:
 
 # The suite splits the command on spaces, so the paths must not contain any.
 DEFAULT_CLIENT_COMMAND = f"{sys.executable} {REPO / 'examples' / 'conformance_client.py'}"
+# The official Python SDK's client, measured the same way for comparison.
+SDK_CLIENT_COMMAND = f"{sys.executable} {REPO / 'tests' / 'support' / 'sdk_conformance_client.py'}"
 
 
 def run(
@@ -575,6 +578,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--client-command",
         default=DEFAULT_CLIENT_COMMAND,
         help="the client program to test; the suite appends the server URL (default: examples/conformance_client.py)",
+    )
+    parser.add_argument(
+        "--sdk-client",
+        action="store_const",
+        const=SDK_CLIENT_COMMAND,
+        dest="client_command",
+        help="test the official Python SDK's client (tests/support/sdk_conformance_client.py) instead",
     )
     parser.add_argument("--no-client", action="store_true", help="skip the client scenarios")
     parser.add_argument(
