@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
-import httpx2
+import aiohttp
 import pytest
 from typing_extensions import override
 
@@ -415,11 +415,11 @@ def test_unreachable_server() -> None:
 
 def test_shared_http_client_is_left_open(servers: dict[str, ThreadedServer]) -> None:
     async def main() -> None:
-        async with httpx2.AsyncClient() as shared:
+        async with aiohttp.ClientSession() as shared:
             client = Client(name="http-test-client", version="0.1")
             async with connect_streamable_http(client, servers["sse"].url(), http_client=shared) as session:
                 await mcp.ClientStub(session).ping()
-            assert not shared.is_closed
+            assert not shared.closed
 
     run(main())
 

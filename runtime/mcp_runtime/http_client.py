@@ -24,7 +24,8 @@ tool's schema marks with ``x-mcp-header``; tools whose marks are invalid are
 left out of tools/list), an error status with a JSON-RPC error body answers
 the call with that error, and a cancelled request's stream is just closed.
 
-Needs httpx2 (the ``http`` extra).
+Needs aiohttp (the ``http`` extra); requests go through
+:class:`~mcp_runtime.http_fetch.Fetcher`.
 """
 
 from __future__ import annotations
@@ -44,11 +45,12 @@ from . import http_headers, jsonrpc, lifecycle
 from .extras import MissingExtra
 
 try:
-    import httpx2
-    from httpx2._client import UseClientDefault  # the type of httpx2.USE_CLIENT_DEFAULT (not exported)
+    import aiohttp
+    import httpx2  # the interface of auth providers
 except ModuleNotFoundError as error:
     raise MissingExtra("mcp_runtime.http_client", "http", error.name) from None
 from .client import Client, ClientSession
+from .http_fetch import Fetcher, FetchError, Response, media_type
 from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import McpError, RequestId
 from .logsafe import quoted
@@ -185,14 +187,17 @@ class SSEParser:
 # ---------------------------------------------------------------- helpers
 
 
-async def _read_limited(response: httpx2.Response, limit: int, what: str | None = None) -> bytes:
+async def _read_limited(response: Response, limit: int, what: str | None = None) -> bytes:
     """A response body, read as it arrives and never past ``limit`` bytes: a
     server cannot make the client hold an answer of any size. Past it, a
     clear error about ``what``; without ``what`` (an error body, read only
     for its message), its first ``limit`` bytes."""
+    length = response.content_length
+    if length is not None and length <= limit and not response.headers.get("content-encoding"):
+        return await response.read()  # the common case: one read of a known size
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_bytes():
+    async for chunk in response.content.iter_any():
         if size + len(chunk) > limit:
             if what is None:
                 chunks.append(chunk[: limit - size])
@@ -244,11 +249,6 @@ def _answers(message: bytes, request_id: RequestId) -> bool:
     )
 
 
-def _media_type(response: httpx2.Response) -> str:
-    value: str = response.headers.get("content-type", "")
-    return value.split(";", 1)[0].strip().lower()
-
-
 def _http_failure(status: int, reason: str, body: bytes, what: str) -> McpError:
     """The error a call gets for an HTTP error status: the server's JSON-RPC
     error message when the body carries one, else the body's text."""
@@ -262,16 +262,6 @@ def _http_failure(status: int, reason: str, body: bytes, what: str) -> McpError:
     if detail:
         text += f": {detail}"
     return McpError(code, text, {"httpStatus": status})
-
-
-def _timeout(timeout: float | None, sse_read_timeout: float | None) -> httpx2.Timeout:
-    return httpx2.Timeout(timeout, read=sse_read_timeout)
-
-
-def _new_http_client(timeout: httpx2.Timeout) -> httpx2.AsyncClient:
-    # No connection cap: every request in flight holds its own connection
-    # while its answer streams back.
-    return httpx2.AsyncClient(timeout=timeout, limits=httpx2.Limits(max_connections=None, max_keepalive_connections=32))
 
 
 @dataclass
@@ -299,8 +289,10 @@ class StreamableHTTPClientTransport:
     * ``timeout``: seconds for connecting and sending; ``sse_read_timeout``:
       longest silence on a response stream (None: no limit; calls have their
       own timeouts).
-    * ``http_client``: an ``httpx2.AsyncClient`` to use (it is not closed);
-      by default the transport makes and closes its own.
+    * ``http_client``: an ``aiohttp.ClientSession`` to use (it is not
+      closed), e.g. for a proxy, TLS settings or connection limits of your
+      own; by default the transport makes and closes its own (proxies from
+      the environment, the system's certificate authorities).
     * ``listen``: open the standalone GET stream after initialization.
     * ``max_reconnects``: consecutive failed attempts to resume a stream.
     * ``terminate_on_close``: DELETE the session on close.
@@ -315,18 +307,15 @@ class StreamableHTTPClientTransport:
         *,
         timeout: float | None = 30.0,
         sse_read_timeout: float | None = None,
-        http_client: httpx2.AsyncClient | None = None,
+        http_client: aiohttp.ClientSession | None = None,
         listen: bool = True,
         max_reconnects: int = DEFAULT_MAX_RECONNECTS,
         terminate_on_close: bool = True,
         auth: httpx2.Auth | None = None,
     ) -> None:
         self.url = url
-        self._auth: httpx2.Auth | UseClientDefault = auth if auth is not None else httpx2.USE_CLIENT_DEFAULT
         self.headers = {name.lower(): value for name, value in (headers or {}).items()}
-        self._timeout = _timeout(timeout, sse_read_timeout)
-        self._owns_http = http_client is None
-        self._http = http_client if http_client is not None else _new_http_client(self._timeout)
+        self._http = Fetcher(http_client, timeout=timeout, read_timeout=sse_read_timeout, auth=auth)
         self.listen = listen
         self.max_reconnects = max_reconnects
         self.terminate_on_close = terminate_on_close
@@ -406,13 +395,12 @@ class StreamableHTTPClientTransport:
         await asyncio.gather(*tasks, return_exceptions=True)
         if self.session_id is not None and self.terminate_on_close and not self._expired:
             try:
-                response = await self._http.delete(self.url, headers=self._headers(_ACCEPT_ANY), timeout=5.0, auth=self._auth)
-                if response.status_code not in (200, 202, 204, 404, 405):
-                    logger.debug("DELETE of session answered HTTP %d", response.status_code)
-            except (httpx2.HTTPError, McpError) as error:  # McpError: from the auth provider
+                async with self._http.open("DELETE", self.url, self._headers(_ACCEPT_ANY), total=5.0) as response:
+                    if response.status not in (200, 202, 204, 404, 405):
+                        logger.debug("DELETE of session answered HTTP %d", response.status)
+            except (FetchError, McpError) as error:  # McpError: from the auth provider
                 logger.debug("DELETE of session failed: %s", error)
-        if self._owns_http:
-            await self._http.aclose()
+        await self._http.close()
         self._incoming.put_nowait(None)
 
     def close_request_stream(self, request_id: RequestId) -> None:
@@ -609,10 +597,8 @@ class StreamableHTTPClientTransport:
         headers = self._headers(_ACCEPT_ANY, content=True, modern=modern)
         headers.update(extra)
         try:
-            async with self._http.stream(
-                "POST", self.url, content=message, headers=headers, timeout=self._timeout, auth=self._auth
-            ) as response:
-                status = response.status_code
+            async with self._http.open("POST", self.url, headers, message) as response:
+                status = response.status
                 if initialize:
                     self.session_id = response.headers.get("mcp-session-id") or self.session_id
                 if status == 404 and self.session_id is not None and not initialize and not modern:
@@ -626,8 +612,8 @@ class StreamableHTTPClientTransport:
                         return
                     if initialize and status in FALLBACK_STATUSES:
                         self.fallback_reason = f"HTTP {status}"
-                    raise _Failure(_http_failure(status, response.reason_phrase, body, f"POST {self.url}"))
-                media = _media_type(response)
+                    raise _Failure(_http_failure(status, response.reason or "", body, f"POST {self.url}"))
+                media = media_type(response)
                 if media == "application/json":
                     body = await _read_limited(response, MAX_EVENT_SIZE, f"POST {self.url}")
                     self._deliver_json(body, request_id, state)
@@ -642,12 +628,10 @@ class StreamableHTTPClientTransport:
                             f"POST {self.url}: expected a JSON or SSE answer, got content type {media or 'none'!r}",
                         )
                     )
-        except httpx2.HTTPError as error:
+        except FetchError as error:
             if (modern or state.last_id is None) and not state.answered:
-                raise _Failure(
-                    McpError(jsonrpc.CONNECTION_CLOSED, f"POST {self.url} failed: {_describe(error)}")
-                ) from None
-            state.failure = _describe(error)  # the stream dropped after it started: resumed by the caller
+                raise _Failure(McpError(jsonrpc.CONNECTION_CLOSED, f"POST {self.url} failed: {error}")) from None
+            state.failure = str(error)  # the stream dropped after it started: resumed by the caller
 
     def _deliver_error_body(self, request_id: RequestId, body: bytes) -> bool:
         """Answer a call with the JSON-RPC error an error status carries, if it carries one."""
@@ -671,10 +655,10 @@ class StreamableHTTPClientTransport:
         else:
             raise _Failure(McpError(jsonrpc.INTERNAL_ERROR, f"POST {self.url}: the JSON answer holds no response"))
 
-    async def _consume(self, response: httpx2.Response, request_id: RequestId | None, state: _StreamState) -> None:
+    async def _consume(self, response: Response, request_id: RequestId | None, state: _StreamState) -> None:
         """Deliver a stream's messages until it ends or (for a request) is answered."""
         parser = SSEParser(last_event_id=state.last_id)  # ids persist across reconnections
-        async for chunk in response.aiter_bytes():
+        async for chunk in response.content.iter_any():
             events = parser.feed(chunk)
             if parser.retry is not None:
                 state.retry_ms = parser.retry
@@ -696,22 +680,22 @@ class StreamableHTTPClientTransport:
         assert state.last_id is not None
         headers["last-event-id"] = state.last_id
         try:
-            async with self._http.stream("GET", self.url, headers=headers, timeout=self._timeout, auth=self._auth) as response:
-                status = response.status_code
+            async with self._http.open("GET", self.url, headers) as response:
+                status = response.status
                 if status == 404 and self.session_id is not None:
                     self._expire()
                     return
                 if status >= 500:
-                    state.failure = f"HTTP {status} {response.reason_phrase}".rstrip()
+                    state.failure = f"HTTP {status} {response.reason or ''}".rstrip()
                     return  # try again later
-                if status != 200 or _media_type(response) != "text/event-stream":
+                if status != 200 or media_type(response) != "text/event-stream":
                     body = await _read_limited(response, MAX_ERROR_BODY)
                     raise _Failure(
-                        _http_failure(status, response.reason_phrase, body, f"resuming the response stream at {self.url}")
+                        _http_failure(status, response.reason or "", body, f"resuming the response stream at {self.url}")
                     )
                 await self._consume(response, request_id, state)
-        except httpx2.HTTPError as error:
-            state.failure = _describe(error)
+        except FetchError as error:
+            state.failure = str(error)
             logger.debug("resuming the stream of request %r failed: %s", request_id, state.failure)
 
     async def _post_message(self, message: bytes, method: str | UnsetType | None) -> None:
@@ -722,19 +706,19 @@ class StreamableHTTPClientTransport:
         if self.modern and self.protocol_version is not None:
             headers["mcp-protocol-version"] = self.protocol_version
         try:
-            response = await self._http.post(self.url, content=message, headers=headers, timeout=self._timeout, auth=self._auth)
-        except httpx2.HTTPError as error:
-            logger.warning("could not send a message to %s: %s", self.url, _describe(error))
+            async with self._http.open("POST", self.url, headers, message) as response:
+                status, reason = response.status, response.reason or ""
+                body = await _read_limited(response, MAX_ERROR_BODY) if status >= 300 else b""
+        except FetchError as error:
+            logger.warning("could not send a message to %s: %s", self.url, error)
             return
         except McpError as error:  # from the auth provider: authorization failed
             logger.warning("could not send a message to %s: %s", self.url, error.message)
             return
-        if response.status_code == 404 and self.session_id is not None:
+        if status == 404 and self.session_id is not None:
             self._expire()
-        elif response.status_code >= 300:
-            logger.warning(
-                "%s refused a message: %s", self.url, quoted(_http_failure(response.status_code, response.reason_phrase, response.content, "POST").message)
-            )
+        elif status >= 300:
+            logger.warning("%s refused a message: %s", self.url, quoted(_http_failure(status, reason, body, "POST").message))
 
     # session ---------------------------------------------------------
 
@@ -769,25 +753,25 @@ class StreamableHTTPClientTransport:
                 headers["last-event-id"] = state.last_id
             before = state.events
             try:
-                async with self._http.stream("GET", self.url, headers=headers, timeout=self._timeout, auth=self._auth) as response:
-                    status = response.status_code
+                async with self._http.open("GET", self.url, headers) as response:
+                    status = response.status
                     if status == 405:
                         logger.debug("%s offers no standalone SSE stream", self.url)
                         return
                     if status == 404 and self.session_id is not None:
                         self._expire()
                         return
-                    if status == 200 and _media_type(response) == "text/event-stream":
+                    if status == 200 and media_type(response) == "text/event-stream":
                         await self._consume(response, None, state)
                     elif status < 500:
                         body = await _read_limited(response, MAX_ERROR_BODY)
                         logger.warning(
                             "standalone SSE stream refused: %s",
-                            quoted(_http_failure(status, response.reason_phrase, body, f"GET {self.url}").message),
+                            quoted(_http_failure(status, response.reason or "", body, f"GET {self.url}").message),
                         )
                         return
-            except httpx2.HTTPError as error:
-                logger.debug("standalone SSE stream dropped: %s", _describe(error))
+            except FetchError as error:
+                logger.debug("standalone SSE stream dropped: %s", error)
             except McpError as error:  # from the auth provider: authorization failed
                 logger.warning("standalone SSE stream refused: %s", error.message)
                 return
@@ -801,10 +785,6 @@ class StreamableHTTPClientTransport:
             await asyncio.sleep(state.retry_ms / 1000)
 
 
-def _describe(error: httpx2.HTTPError) -> str:
-    return str(error) or type(error).__name__
-
-
 # ---------------------------------------------------------------- legacy HTTP+SSE
 
 
@@ -814,7 +794,8 @@ class LegacySSEClientTransport:
     ``endpoint`` event names the URL to POST messages to.
 
     Call :meth:`open` before use. Messages are POSTed in order. ``auth``:
-    an ``httpx2.Auth`` for every request.
+    an ``httpx2.Auth`` for every request; ``http_client``: an
+    ``aiohttp.ClientSession`` to use (left open).
     """
 
     def __init__(
@@ -824,16 +805,13 @@ class LegacySSEClientTransport:
         *,
         timeout: float | None = 30.0,
         sse_read_timeout: float | None = None,
-        http_client: httpx2.AsyncClient | None = None,
+        http_client: aiohttp.ClientSession | None = None,
         auth: httpx2.Auth | None = None,
     ) -> None:
         self.url = url
-        self._auth: httpx2.Auth | UseClientDefault = auth if auth is not None else httpx2.USE_CLIENT_DEFAULT
         self.headers = {name.lower(): value for name, value in (headers or {}).items()}
-        self._timeout = _timeout(timeout, sse_read_timeout)
         self._connect_timeout = timeout
-        self._owns_http = http_client is None
-        self._http = http_client if http_client is not None else _new_http_client(self._timeout)
+        self._http = Fetcher(http_client, timeout=timeout, read_timeout=sse_read_timeout, auth=auth)
         self.endpoint: str | None = None
         self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._outbox: asyncio.Queue[tuple[bytes, asyncio.Future[None] | None]] = asyncio.Queue()
@@ -893,8 +871,7 @@ class LegacySSEClientTransport:
         await asyncio.gather(*tasks, return_exceptions=True)
         for sent in list(self._unsent):
             sent.cancel()
-        if self._owns_http:
-            await self._http.aclose()
+        await self._http.close()
         self._incoming.put_nowait(None)
 
     def close_request_stream(self, request_id: RequestId) -> None:
@@ -905,14 +882,14 @@ class LegacySSEClientTransport:
     async def _read_stream(self, ready: asyncio.Future[None]) -> None:
         headers = {**self.headers, "accept": _ACCEPT_SSE, "cache-control": "no-cache"}
         try:
-            async with self._http.stream("GET", self.url, headers=headers, timeout=self._timeout, auth=self._auth) as response:
-                if response.status_code != 200 or _media_type(response) != "text/event-stream":
+            async with self._http.open("GET", self.url, headers) as response:
+                if response.status != 200 or media_type(response) != "text/event-stream":
                     body = await _read_limited(response, MAX_ERROR_BODY)
-                    if response.status_code == 200:
-                        body = f"expected an SSE stream, got content type {_media_type(response) or 'none'!r}".encode()
-                    raise _Failure(_http_failure(response.status_code, response.reason_phrase, body, f"GET {self.url}"))
+                    if response.status == 200:
+                        body = f"expected an SSE stream, got content type {media_type(response) or 'none'!r}".encode()
+                    raise _Failure(_http_failure(response.status, response.reason or "", body, f"GET {self.url}"))
                 parser = SSEParser()
-                async for chunk in response.aiter_bytes():
+                async for chunk in response.content.iter_any():
                     for event in parser.feed(chunk):
                         if event.event == "endpoint" and not ready.done():
                             self.endpoint = self._resolve(event.data.strip())
@@ -925,7 +902,7 @@ class LegacySSEClientTransport:
         except McpError as error:
             if not ready.done():
                 ready.set_exception(error)
-        except (httpx2.HTTPError, SSEParseError) as error:
+        except (FetchError, SSEParseError) as error:
             if not ready.done():
                 ready.set_exception(McpError(jsonrpc.CONNECTION_CLOSED, f"GET {self.url} failed: {error}"))
             else:
@@ -964,16 +941,18 @@ class LegacySSEClientTransport:
         is_request = probe is not None and isinstance(probe.method, str) and isinstance(probe.id, (str, int))
         headers = {**self.headers, "content-type": "application/json"}
         try:
-            response = await self._http.post(endpoint, content=message, headers=headers, timeout=self._timeout, auth=self._auth)
-        except httpx2.HTTPError as error:
-            failure = McpError(jsonrpc.CONNECTION_CLOSED, f"POST {endpoint} failed: {_describe(error)}")
+            async with self._http.open("POST", endpoint, headers, message) as response:
+                status, reason = response.status, response.reason or ""
+                body = await _read_limited(response, MAX_ERROR_BODY) if status >= 300 else b""
+        except FetchError as error:
+            failure = McpError(jsonrpc.CONNECTION_CLOSED, f"POST {endpoint} failed: {error}")
         except McpError as error:  # from the auth provider: authorization failed
             failure = error
         else:
-            if response.status_code < 300:
+            if status < 300:
                 return
-            failure = _http_failure(response.status_code, response.reason_phrase, response.content, f"POST {endpoint}")
-            if response.status_code == 404:  # the server forgot the session
+            failure = _http_failure(status, reason, body, f"POST {endpoint}")
+            if status == 404:  # the server forgot the session
                 failure = McpError(
                     jsonrpc.CONNECTION_CLOSED, f"the SSE session at {self.url} has ended ({failure.message})", failure.data
                 )
@@ -992,7 +971,7 @@ async def connect_streamable_http(
     url: str,
     *,
     headers: Mapping[str, str] | None = None,
-    http_client: httpx2.AsyncClient | None = None,
+    http_client: aiohttp.ClientSession | None = None,
     timeout: float | None = 30.0,
     listen: bool = True,
     auth: httpx2.Auth | None = None,
@@ -1015,7 +994,7 @@ async def connect_sse(
     url: str,
     *,
     headers: Mapping[str, str] | None = None,
-    http_client: httpx2.AsyncClient | None = None,
+    http_client: aiohttp.ClientSession | None = None,
     timeout: float | None = 30.0,
     auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[ClientSession]:
@@ -1048,24 +1027,22 @@ async def connect_http(
     or over the legacy HTTP+SSE transport if the server answers the
     initialize POST with 400, 404 or 405 (or neither JSON nor SSE).
     ``auth`` (e.g. an OAuthClientProvider) authorizes every request."""
-    async with _new_http_client(_timeout(timeout, None)) as http:
-        session = await _probe_connect(client, url, headers, http, timeout, listen, auth)
-        try:
-            yield session
-        finally:
-            await session.close()
+    session = await _probe_connect(client, url, headers, timeout, listen, auth)
+    try:
+        yield session
+    finally:
+        await session.close()
 
 
 async def _probe_connect(
     client: Client,
     url: str,
     headers: Mapping[str, str] | None,
-    http: httpx2.AsyncClient,
     timeout: float | None,
     listen: bool,
     auth: httpx2.Auth | None = None,
 ) -> ClientSession:
-    streamable = StreamableHTTPClientTransport(url, headers, timeout=timeout, http_client=http, listen=listen, auth=auth)
+    streamable = StreamableHTTPClientTransport(url, headers, timeout=timeout, listen=listen, auth=auth)
     try:
         return await client.connect(streamable)
     except McpError as error:
@@ -1074,7 +1051,7 @@ async def _probe_connect(
             raise
         streamable_error = error
     logger.info("%s answered the initialize POST with %s; trying the HTTP+SSE transport", url, reason)
-    legacy = LegacySSEClientTransport(url, headers, timeout=timeout, http_client=http, auth=auth)
+    legacy = LegacySSEClientTransport(url, headers, timeout=timeout, auth=auth)
     try:
         await legacy.open()
     except McpError as error:

@@ -108,19 +108,23 @@ class Recorder:
 class ThreadedServer:
     """An ASGI app served by uvicorn in a daemon thread."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, **options: Any) -> None:
+        """``options``: more of uvicorn's settings, e.g. ``ssl_certfile``."""
         self.app = app
         self.recorder = Recorder(app)
         self._socket = _bind()
         self.port: int = self._socket.getsockname()[1]
-        config = uvicorn.Config(self.recorder, log_level="warning", lifespan="auto", timeout_graceful_shutdown=1)
+        self.scheme = "https" if options.get("ssl_certfile") else "http"
+        config = uvicorn.Config(
+            self.recorder, log_level="warning", lifespan="auto", timeout_graceful_shutdown=1, **options
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self._socket]}, name=f"uvicorn-{self.port}", daemon=True
         )
 
     def url(self, path: str = "/mcp") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"{self.scheme}://127.0.0.1:{self.port}{path}"
 
     async def call(self, action: Callable[[], Awaitable[T]]) -> T:
         """Run ``action()`` on the server's event loop and wait for it."""
@@ -150,8 +154,8 @@ class ThreadedServer:
 
 
 @contextlib.contextmanager
-def serving(app: Any) -> Iterator[ThreadedServer]:
-    server = ThreadedServer(app).start()
+def serving(app: Any, **options: Any) -> Iterator[ThreadedServer]:
+    server = ThreadedServer(app, **options).start()
     try:
         yield server
     finally:
