@@ -81,6 +81,18 @@ def test_event_logs_number_read_after_trim_and_end(make: Callable[[], Store]) ->
         await store.append_at("s:one", 1, b"response", 30, 100, end=True)  # the last event carries the end
         assert await store.read_after("s:one", 0, 0) == ([(1, b"response")], True)
 
+
+@STORES
+def test_a_stream_says_what_it_is_and_a_late_writer_changes_nothing(make: Callable[[], Store]) -> None:
+    async def body(store: Store) -> None:
+        assert await store.stream_about("s:r") is None
+        await store.append_at("s:r", 1, b"first", 30, 100, about=b'{"r":[7]}')
+        await store.append_at("s:r", 2, b"second", 30, 100, about=b"other")
+        assert await store.stream_about("s:r") == b'{"r":[7]}'  # the first writer's
+        await store.append_at("s:r", 2, b"again", 30, 100, end=True)  # a second writer of the same event
+        await store.append_at("s:r", 3, b"last", 30, 100, end=True)
+        assert await store.read_after("s:r", 0, 0) == ([(1, b"first"), (2, b"second"), (3, b"last")], True)
+
     scenario(make, body)
 
 

@@ -448,11 +448,15 @@ class HttpSessionTransport:
         return None
 
     def open_stream(self, request_ids: Iterable[RequestId], json: bool = False) -> EventStream:
-        stream = EventStream(_new_stream_id(), set(request_ids), self._history, json, self._max_stream_buffer)
+        stream = EventStream(self.new_stream_id(), set(request_ids), self._history, json, self._max_stream_buffer)
         self.streams[stream.id] = stream
         for request_id in stream.expected or ():
             self._by_request[request_id] = stream
         return stream
+
+    def new_stream_id(self) -> str:
+        """The id of a new request stream (unique to the session)."""
+        return _new_stream_id()
 
     def _forget_later(self, stream: EventStream) -> None:
         """A finished stream stays resumable for a while (its last events may

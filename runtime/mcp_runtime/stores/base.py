@@ -57,11 +57,24 @@ class EventLog(Protocol):
         """Whether ``stream`` has events (or its end mark) kept."""
 
     async def append_at(
-        self, stream: str, seq: int, message: bytes | None, ttl: float, max_events: int, end: bool = False
+        self,
+        stream: str,
+        seq: int,
+        message: bytes | None,
+        ttl: float,
+        max_events: int,
+        end: bool = False,
+        about: bytes | None = None,
     ) -> None:
         """Add the event ``seq`` (one writer numbers them); ``end``: the last
         one (None: just the end mark). The expiry is pushed back on the first
-        event, the last, and every 64th (not on each)."""
+        event, the last, and every 64th (not on each). ``about``: what the
+        stream is (kept beside it as long as it, for :meth:`stream_about`);
+        given with its first event. An ``seq`` at or below the last is
+        ignored: a write is done once, whichever writer comes first."""
+
+    async def stream_about(self, stream: str) -> bytes | None:
+        """What the first event's writer said the stream is, if anything."""
 
     async def read_after(self, stream: str, after: int, wait: float) -> tuple[list[tuple[int, bytes]], bool]:
         """Events after ``after`` (waiting up to ``wait`` seconds for the first
@@ -71,7 +84,7 @@ class EventLog(Protocol):
         """Remember an integer (how far a stream was handed out)."""
 
     async def get_mark(self, key: str) -> int:
-        """A remembered integer; 0 if none."""
+        """A remembered integer; 0 if none (or expired)."""
 
 
 class TaskStore(Protocol):

@@ -22,6 +22,7 @@ class _Log:
         self.ended = False
         self.changed = asyncio.Event()
         self.expires = float("inf")
+        self.about: bytes | None = None
 
 
 class MemoryStore:
@@ -104,9 +105,18 @@ class MemoryStore:
         return log.last
 
     async def append_at(
-        self, stream: str, seq: int, message: bytes | None, ttl: float, max_events: int, end: bool = False
+        self,
+        stream: str,
+        seq: int,
+        message: bytes | None,
+        ttl: float,
+        max_events: int,
+        end: bool = False,
+        about: bytes | None = None,
     ) -> None:
         log = self._log(stream, ttl)
+        if about is not None and log.about is None:
+            log.about = about
         if message is not None and seq > log.last:
             self._add(log, seq, message, max_events)
         if message is None or end:
@@ -116,6 +126,10 @@ class MemoryStore:
     async def has_stream(self, stream: str) -> bool:
         log = self._logs.get(stream)
         return log is not None and log.expires > time.monotonic() and (bool(log.events) or log.ended)
+
+    async def stream_about(self, stream: str) -> bytes | None:
+        log = self._logs.get(stream)
+        return log.about if log is not None and log.expires > time.monotonic() else None
 
     async def read_after(self, stream: str, after: int, wait: float) -> tuple[list[tuple[int, bytes]], bool]:
         log = self._logs.get(stream)

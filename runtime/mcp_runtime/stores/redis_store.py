@@ -186,7 +186,14 @@ class RedisStore:
             return bool(await self.client.exists(self._log_key(stream)))
 
     async def append_at(
-        self, stream: str, seq: int, message: bytes | None, ttl: float, max_events: int, end: bool = False
+        self,
+        stream: str,
+        seq: int,
+        message: bytes | None,
+        ttl: float,
+        max_events: int,
+        end: bool = False,
+        about: bytes | None = None,
     ) -> None:
         key = self._log_key(stream)
         fields: dict[Any, Any] = {} if message is None else {"m": message}
@@ -194,15 +201,22 @@ class RedisStore:
             fields["e"] = b"1"
         try:
             async with self._guard():
-                if seq == 1 or "e" in fields or seq % 64 == 0:
+                if seq == 1 or "e" in fields or seq % 64 == 0 or about is not None:
                     async with self.client.pipeline(transaction=True) as pipe:
                         pipe.xadd(key, fields, id=f"0-{seq}", maxlen=max_events, approximate=False)
                         pipe.pexpire(key, _ms(ttl))
+                        if about is not None:  # the same hash slot as the log
+                            pipe.set(key + ":about", about, px=_ms(ttl), nx=True)
                         await pipe.execute()
                 else:
                     await self.client.xadd(key, fields, id=f"0-{seq}", maxlen=max_events, approximate=False)
         except ResponseError:
             pass  # an id at or below the last: written already (a retried write)
+
+    async def stream_about(self, stream: str) -> bytes | None:
+        async with self._guard():
+            found: Any = await self.client.get(self._log_key(stream) + ":about")
+        return bytes(found) if found is not None else None
 
     async def read_after(self, stream: str, after: int, wait: float) -> tuple[list[tuple[int, bytes]], bool]:
         key = self._log_key(stream)

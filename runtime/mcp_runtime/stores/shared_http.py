@@ -8,6 +8,12 @@ store as they go; the session's GET stream is only in the store (any worker
 may write to it and any worker may hold it). A client cut off from one worker
 resumes on another with ``Last-Event-ID``: the follower replays what the log
 holds after that id, then goes on live.
+
+Each worker keeps a heartbeat in the store. A request stream's id names the
+worker running the request, and its log says which requests it answers: a
+client resuming on a survivor the stream of a worker that died gets what
+the log holds, then a JSON-RPC error for each request left unanswered, and
+the stream ends (written to the log, so every later resumption ends alike).
 """
 
 from __future__ import annotations
@@ -15,13 +21,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .. import codec, lifecycle
+from .. import codec, jsonrpc, lifecycle
 from ..jsonrpc import RequestId
 from ..session import LOG_LEVELS
 from .base import Store, StoreUnavailable, current_note
@@ -37,6 +44,11 @@ STANDALONE = "g"
 SESSION_TTL_UNBOUNDED = 24 * 3600.0
 """The expiry of sessions of an app without session_timeout (refreshed on use)."""
 _FOLLOW_WAIT = 15.0  # seconds a follower waits for events before a keepalive comment
+HEARTBEAT_EVERY = 2.0
+"""Seconds between a worker's heartbeats."""
+HEARTBEAT_TTL = 3 * HEARTBEAT_EVERY
+"""A worker not heard of for this long is dead."""
+_ORPHAN_CHECK = HEARTBEAT_TTL / 2  # a request stream's follower looks at its worker this often while idle
 _MAX_LAST_EVENT_DIGITS = 18
 
 
@@ -57,8 +69,21 @@ class _Note(msgspec.Struct):
     b: bytes = b""  # a relayed POST body
 
 
+class _About(msgspec.Struct):
+    """What a request stream answers (kept beside its log)."""
+
+    r: list[RequestId]
+
+
+class _Answer(msgspec.Struct):
+    id: RequestId | None = None
+    method: str | None = None
+
+
 _decode_record = msgspec.json.Decoder(_Record)
 _decode_note = msgspec.json.Decoder(_Note)
+_decode_about = msgspec.json.Decoder(_About)
+_decode_answer = msgspec.json.Decoder(_Answer | list[_Answer])
 
 
 class SharedSessions:
@@ -76,21 +101,27 @@ class SharedSessions:
         self._writes: asyncio.Queue[Callable[[], Coroutine[Any, Any, Any]]] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         self._down = False
+        self.worker = secrets.token_hex(6)
+        """This worker's name in the store (its heartbeat, its request streams' ids)."""
+        self._heart: asyncio.Task[None] | None = None
         store.subscribe(self._on_published)
 
     async def start(self) -> None:
         if self.started:
             return
         self.started = True
-        self._writer = asyncio.get_running_loop().create_task(self._write_in_order(), name="mcp-store-writer")
+        loop = asyncio.get_running_loop()
+        self._writer = loop.create_task(self._write_in_order(), name="mcp-store-writer")
         await self.store.start()
+        self._heart = loop.create_task(self._beat(), name="mcp-store-heartbeat")
 
     async def close(self) -> None:
-        if self._writer is not None:
-            self._writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._writer
-            self._writer = None
+        for task in (self._writer, self._heart):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._writer = self._heart = None
         await self.store.close()
         self.started = False
 
@@ -116,8 +147,46 @@ class SharedSessions:
     def _remember(self, mark: str, handed: int) -> None:
         self.enqueue(lambda: self.store.set_mark(mark, handed, self.ttl))
 
-    def log_event(self, key: str, seq: int, message: bytes | None, end: bool = False) -> None:
-        self.enqueue(lambda: self.store.append_at(key, seq, message, self.ttl, self.app.event_history, end))
+    def log_event(self, key: str, seq: int, message: bytes | None, end: bool = False, about: bytes | None = None) -> None:
+        self.enqueue(lambda: self.store.append_at(key, seq, message, self.ttl, self.app.event_history, end, about))
+
+    # ------------------------------------------------------------ workers
+
+    async def _beat(self) -> None:
+        while True:
+            try:
+                await self.store.set_mark(f"worker:{self.worker}", 1, HEARTBEAT_TTL)
+            except StoreUnavailable:
+                pass  # the writer reports the outage
+            await asyncio.sleep(HEARTBEAT_EVERY)
+
+    async def _worker_gone(self, stream_id: str) -> bool:
+        """Whether the worker whose request stream this is has stopped (no
+        heartbeat within HEARTBEAT_TTL)."""
+        worker, dot, _ = stream_id.partition(".")
+        if not dot or worker == self.worker:
+            return False
+        return await self.store.get_mark(f"worker:{worker}") == 0
+
+    async def _end_orphan(self, key: str, after: int) -> None:
+        """End the log of a request stream whose worker died: a JSON-RPC
+        error for each request it has not answered, then the end mark."""
+        about = await self.store.stream_about(key)
+        if about is None:
+            waiting: list[RequestId] = []
+        else:
+            waiting = list(_decode_about.decode(about).r)
+            events, _ = await self.store.read_after(key, 0, 0)
+            for _, message in events:
+                for answered in _answers_in(message):
+                    if answered in waiting:
+                        waiting.remove(answered)
+        error = "the server worker running this request stopped before answering it; send the request again"
+        messages = [jsonrpc.error_bytes(request_id, jsonrpc.INTERNAL_ERROR, error) for request_id in waiting]
+        for offset, message in enumerate(messages, 1):
+            await self.store.append_at(key, after + offset, message, self.ttl, self.app.event_history, offset == len(messages))
+        if not messages:
+            await self.store.append_at(key, after + 1, None, self.ttl, self.app.event_history)
 
     def log_standalone(self, key: str, message: bytes) -> None:
         note = current_note.get()
@@ -291,8 +360,9 @@ class SharedSessions:
             if prime:
                 priming = f"id: {stream_id}:{after}\nretry: {self.app.retry_ms}\ndata: \n\n".encode()
                 await send({"type": "http.response.body", "body": priming, "more_body": True})
+            orphan_checks = 0
             while True:
-                read = asyncio.ensure_future(self.store.read_after(key, after, _FOLLOW_WAIT))
+                read = asyncio.ensure_future(self.store.read_after(key, after, _FOLLOW_WAIT if standalone else _ORPHAN_CHECK))
                 done, _ = await asyncio.wait({read, disconnected, http_session.task}, return_when=asyncio.FIRST_COMPLETED)
                 if read not in done:
                     read.cancel()
@@ -313,6 +383,18 @@ class SharedSessions:
                 if events and standalone:
                     self._remember(mark, after)
                 elif not events:
+                    if not standalone:
+                        try:
+                            gone = await self._worker_gone(stream_id)
+                            # Twice in a row: a store that just came back has no heartbeats yet.
+                            orphan_checks = orphan_checks + 1 if gone else 0
+                            if orphan_checks >= 2:
+                                await self._end_orphan(key, after)
+                        except StoreUnavailable as error:
+                            logger.warning("ending an SSE stream: %s (the client may resume it)", error)
+                            break
+                        if gone:
+                            continue
                     await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
@@ -322,6 +404,16 @@ class SharedSessions:
             http_session.in_flight -= 1
             if standalone:
                 self._followed.discard(session_id)
+
+
+def _answers_in(message: bytes) -> list[RequestId]:
+    """The ids of the responses in a logged message (or batch)."""
+    try:
+        found = _decode_answer.decode(message)
+    except msgspec.MsgspecError:
+        return []
+    items = found if isinstance(found, list) else [found]
+    return [item.id for item in items if item.method is None and item.id is not None]
 
 
 def _touched(http_session: HttpSession) -> float:
@@ -360,11 +452,13 @@ class _SharedStandalone(EventStream):
 class _StreamLog:
     """Logs a request stream's events. An event is written once the loop
     turns (call_soon), so that a response and the end of its stream, which
-    come together, are one write."""
+    come together, are one write. The first carries what the stream
+    answers."""
 
-    def __init__(self, shared: SharedSessions, key: str) -> None:
+    def __init__(self, shared: SharedSessions, key: str, about: bytes) -> None:
         self.shared = shared
         self.key = key
+        self.about: bytes | None = about
         self.pending: tuple[int, bytes] | None = None
         self.ended = False
 
@@ -384,7 +478,8 @@ class _StreamLog:
         if self.pending is not None:
             seq, message = self.pending
             self.pending = None
-            self.shared.log_event(self.key, seq, message, self.ended)
+            about, self.about = self.about, None
+            self.shared.log_event(self.key, seq, message, self.ended, about)
 
 
 class SharedSessionTransport(HttpSessionTransport):
@@ -402,8 +497,12 @@ class SharedSessionTransport(HttpSessionTransport):
     def open_stream(self, request_ids: Any, json: bool = False) -> EventStream:
         stream = super().open_stream(request_ids, json)
         if not json:
-            stream.log = _StreamLog(self.shared, f"{self.session_id}:{stream.id}")
+            about = msgspec.json.encode(_About(r=list(stream.expected or ())))
+            stream.log = _StreamLog(self.shared, f"{self.session_id}:{stream.id}", about)
         return stream
+
+    def new_stream_id(self) -> str:
+        return f"{self.shared.worker}.{super().new_stream_id()}"
 
     def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
         session = self.session
