@@ -1,13 +1,20 @@
 """Scale-out: requests per second of our Streamable HTTP server run as 1 and
 2 uvicorn workers, with everything in each worker (the default) and with the
-Redis store, for stateless 2026-07-28 requests and for handshake sessions;
+Redis store, for stateless 2026-07-28 requests and for one handshake session;
 and the Redis commands each request costs (``INFO commandstats`` deltas).
 
-The server is tests/support/scaleout_app.py (its ``pid`` tool); Redis is a
-real ``redis-server`` on a free loopback port (Debian package), as in the
-scale-out tests. Clients keep their connections open, so with the in-process
-store a session stays on the worker that made it (as with sticky sessions);
-with Redis it would not need to.
+The server is tests/support/scaleout_app.py (its ``pid`` tool) under
+``uvicorn --workers N`` (uvloop, httptools); Redis is a real
+``redis-server`` on a free loopback port (Debian package), as in the
+scale-out tests. The load is ``wrk`` (bench/http_server_bench.py finds or
+installs it): ``connections`` connections, one wrk thread, POSTs of
+``tools/call pid`` with fresh ids, either 2026-07-28 requests on their own or
+all in one handshake session opened beforehand. The kernel hands each
+connection to either worker, so with two workers a session's requests land
+on both: with the in-process store the worker that did not make the session
+answers 404 (the row counts those answers and is marked not applicable);
+with Redis both serve it. wrk, the workers and Redis share this machine's
+cores.
 
 ``python -m bench.scaleout_bench --json`` prints one JSON object.
 """
@@ -15,15 +22,18 @@ with Redis it would not need to.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import json
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import httpx
+import msgspec
+
+from .http_server_bench import LUA, find_wrk
 
 ROOT = Path(__file__).resolve().parent.parent
 # The scale-out tests' Redis launcher and worker cluster, reused (imported by
@@ -34,9 +44,12 @@ _scaleout: Any = importlib.import_module("support.scaleout")
 RedisServer = _redis_server.RedisServer
 Workers = _scaleout.Workers
 HANDSHAKE: str = _scaleout.HANDSHAKE
+MODERN: str = _scaleout.MODERN
 modern_meta = _scaleout.modern_meta
+initialize = _scaleout.initialize
 
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+_ID = 999_999_999  # replaced by wrk's request counter
 
 
 def redis_calls(redis: Any) -> int:
@@ -45,76 +58,115 @@ def redis_calls(redis: Any) -> int:
     return sum(int(line.split("calls=")[1].split(",")[0]) for line in info.splitlines() if line.startswith("cmdstat_"))
 
 
-async def _client(url: str, wire: str, seconds: float, counts: list[float]) -> None:
-    async with httpx.AsyncClient(timeout=30) as client:
-        headers = dict(HEADERS)
-        if wire == "modern":
-            headers |= {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "pid"}
-            params: dict[str, Any] = {"name": "pid", "arguments": {}, "_meta": modern_meta()}
-        else:
-            init = {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
-            answer = await client.post(url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}, headers=headers)
-            headers |= {"mcp-session-id": answer.headers["mcp-session-id"], "mcp-protocol-version": HANDSHAKE}
-            await client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
-            params = {"name": "pid", "arguments": {}}
-        n = 0
-        started = time.perf_counter()  # after the session is set up: only tools/call is timed
-        while time.perf_counter() - started < seconds:
-            n += 1
-            answer = await client.post(url, json={"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}, headers=headers)
-            if answer.status_code != 200 or '"result"' not in answer.text:
-                raise RuntimeError(f"request failed: {answer.status_code} {answer.text[:200]}")
-        counts.append(n / (time.perf_counter() - started))
+def request_of(wire: str, session: str | None) -> tuple[dict[str, str], bytes]:
+    """The headers and body (with the id placeholder) of one ``tools/call pid``."""
+    params: dict[str, Any] = {"name": "pid", "arguments": {}}
+    headers = dict(HEADERS)
+    if wire == "modern":
+        headers |= {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "pid"}
+        params["_meta"] = modern_meta()
+    else:
+        assert session is not None
+        headers |= {"mcp-session-id": session, "mcp-protocol-version": HANDSHAKE}
+    body = msgspec.json.encode({"jsonrpc": "2.0", "id": _ID, "method": "tools/call", "params": params})
+    return headers, body
 
 
-async def _load(url: str, wire: str, clients: int, seconds: float) -> tuple[int, float]:
-    """Requests answered, and requests per second (summed over the clients)."""
-    rates: list[float] = []
-    await asyncio.gather(*(_client(url, wire, seconds, rates) for _ in range(clients)))
-    return round(sum(rates) * seconds), sum(rates)
+def open_session(url: str) -> str:
+    """A handshake session; with the in-process store on two workers, tried
+    until initialize and its notification land on the same worker."""
+    for _ in range(40):
+        try:
+            return str(initialize(url))
+        except AssertionError:
+            continue
+    raise RuntimeError("no initialize and notifications/initialized landed on one worker in 40 tries")
 
 
-def measure(store: str, workers: int, clients: int, seconds: float) -> dict[str, Any]:
+def lua_script(headers: dict[str, str], body: bytes) -> str:
+    lines = "\n".join(f'  wrk.headers["{name}"] = "{value}"' for name, value in headers.items())
+    text = body.decode().replace("%", "%%").replace(str(_ID), "%d")
+    return LUA.format(headers=lines, body=text)
+
+
+def wrk_load(wrk: str, url: str, script: Path, connections: int, seconds: float) -> dict[str, Any]:
+    done = subprocess.run(
+        [wrk, "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--latency", "-s", str(script), url],
+        capture_output=True,
+        text=True,
+        timeout=seconds + 60,
+    )
+    line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), None)
+    if done.returncode != 0 or line is None:
+        raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr.strip()[-300:] or done.stdout[-300:]}")
+    result: dict[str, Any] = json.loads(line[len("RESULT ") :])
+    result["rps"] = result["requests"] / (result["duration_us"] / 1e6)
+    return result
+
+
+def measure(wrk: str, store: str, workers: int, connections: int, seconds: float) -> dict[str, Any]:
     redis = RedisServer()
     redis.start()
     cluster = Workers(redis if store == "redis" else None, workers, store=store)
     try:
         cluster.start()
         result: dict[str, Any] = {}
-        for wire in ("modern", "handshake"):
-            asyncio.run(_load(cluster.url, wire, clients, min(seconds, 0.2)))  # warm up
-            before = redis_calls(redis)
-            requests, rps = asyncio.run(_load(cluster.url, wire, clients, seconds))
-            # Less the INFO itself; a handshake run includes each client's initialize.
-            commands = redis_calls(redis) - before - 1
-            result[wire] = {"requests": requests, "rps": rps, "redis_commands_per_request": commands / max(requests, 1)}
+        with tempfile.TemporaryDirectory() as folder:
+            for wire in ("modern", "handshake"):
+                session = open_session(cluster.url) if wire == "handshake" else None
+                script = Path(folder) / f"{wire}.lua"
+                script.write_text(lua_script(*request_of(wire, session)))
+                wrk_load(wrk, cluster.url, script, connections, min(seconds, 1.0))  # warm-up
+                before = redis_calls(redis)
+                row = wrk_load(wrk, cluster.url, script, connections, seconds)
+                commands = redis_calls(redis) - before - 1  # less the INFO itself
+                refused = row["errors"]["status"]
+                row["redis_commands_per_request"] = commands / max(row["requests"], 1)
+                row["refused_share"] = refused / max(row["requests"], 1)
+                if wire == "handshake" and store == "memory" and workers > 1:
+                    row["not_applicable"] = (
+                        "the in-process store keeps a session in the worker that made it: "
+                        f"{row['refused_share']:.0%} of the requests landed on the other worker and got 404"
+                    )
+                result[wire] = row
         return result
     finally:
         cluster.stop()
         redis.close()
 
 
-def run(seconds: float, clients: int) -> dict[str, Any]:
-    return {
-        f"{store}_{workers}w": measure(store, workers, clients, seconds)
+def run(seconds: float, connections: int, wrk: str | None = None) -> dict[str, Any]:
+    found = find_wrk(wrk)
+    started = time.time()
+    result: dict[str, Any] = {
+        f"{store}_{workers}w": measure(found, store, workers, connections, seconds)
         for store in ("memory", "redis")
         for workers in (1, 2)
     }
+    result["settings"] = {"seconds": seconds, "connections": connections, "load": "wrk, 1 thread", "took_s": time.time() - started}
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.scaleout_bench", description=__doc__)
-    parser.add_argument("--seconds", type=float, default=5.0, help="length of each load run")
-    parser.add_argument("--clients", type=int, default=16, help="concurrent clients (each one connection)")
+    parser.add_argument("--seconds", type=float, default=5.0, help="length of each wrk run")
+    parser.add_argument("--connections", type=int, default=16, help="wrk connections")
+    parser.add_argument("--wrk", help="the wrk executable (default: on PATH, else installed with apt-get)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     options = parser.parse_args()
-    result = run(options.seconds, options.clients)
+    result = run(options.seconds, options.connections, options.wrk)
     if options.json:
         print(json.dumps(result))
         return
     for key, wires in result.items():
-        for wire, figures in wires.items():
-            print(f"{key:10s} {wire:9s} {figures['rps']:8.0f} req/s  {figures['redis_commands_per_request']:.2f} Redis commands per request")
+        if key == "settings":
+            continue
+        for wire, row in wires.items():
+            note = f"  (not applicable: {row['not_applicable']})" if "not_applicable" in row else ""
+            print(
+                f"{key:10s} {wire:9s} {row['rps']:8.0f} req/s  p99 {row['p99_us'] / 1e3:6.2f} ms"
+                f"  {row['redis_commands_per_request']:.2f} Redis commands per request{note}"
+            )
 
 
 if __name__ == "__main__":

@@ -69,6 +69,21 @@ redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return n
 """
 
+# KEYS: the stream, its about-key. ARGV: seq, has message (0/1), message,
+# end (0/1), ttl ms, max events, about ('' for none). An id at or below the
+# last fails the XADD alone: written already (a retried or second writer).
+# One script rather than a MULTI block: one command to send and one reply to
+# parse, which is most of what a write costs the worker.
+_APPEND_AT = """
+local fields = {}
+if ARGV[2] == '1' then fields[#fields + 1] = 'm'; fields[#fields + 1] = ARGV[3] end
+if ARGV[4] == '1' then fields[#fields + 1] = 'e'; fields[#fields + 1] = '1' end
+redis.pcall('XADD', KEYS[1], 'MAXLEN', ARGV[6], '0-' .. ARGV[1], unpack(fields))
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+if ARGV[7] ~= '' then redis.call('SET', KEYS[2], ARGV[7], 'PX', ARGV[5], 'NX') end
+return 1
+"""
+
 # KEYS: the task's hash. ARGV: snapshot, terminal (0/1), ttl ms (0: none).
 _PUT_TASK = """
 if redis.call('HGET', KEYS[1], 't') == '1' then return 0 end
@@ -102,6 +117,7 @@ class RedisStore:
         self._touch = client.register_script(_TOUCH_SESSION)
         self._delete = client.register_script(_DELETE_SESSION)
         self._append = client.register_script(_APPEND)
+        self._append_at = client.register_script(_APPEND_AT)
         self._put_task = client.register_script(_PUT_TASK)
 
     @classmethod
@@ -202,12 +218,8 @@ class RedisStore:
         try:
             async with self._guard():
                 if seq == 1 or "e" in fields or seq % 64 == 0 or about is not None:
-                    async with self.client.pipeline(transaction=True) as pipe:
-                        pipe.xadd(key, fields, id=f"0-{seq}", maxlen=max_events, approximate=False)
-                        pipe.pexpire(key, _ms(ttl))
-                        if about is not None:  # the same hash slot as the log
-                            pipe.set(key + ":about", about, px=_ms(ttl), nx=True)
-                        await pipe.execute()
+                    args: list[bytes | int] = [seq, int(message is not None), message or b"", int("e" in fields), _ms(ttl), max_events, about or b""]
+                    await self._append_at(keys=[key, key + ":about"], args=args)
                 else:
                     await self.client.xadd(key, fields, id=f"0-{seq}", maxlen=max_events, approximate=False)
         except ResponseError:

@@ -48,6 +48,7 @@ HEARTBEAT_EVERY = 2.0
 """Seconds between a worker's heartbeats."""
 HEARTBEAT_TTL = 3 * HEARTBEAT_EVERY
 """A worker not heard of for this long is dead."""
+_WRITE_BATCH = 63  # more queued writes sent together, at most (bounds the store connections a worker opens)
 _ORPHAN_CHECK = HEARTBEAT_TTL / 2  # a request stream's follower looks at its worker this often while idle
 _MAX_LAST_EVENT_DIGITS = 18
 
@@ -98,7 +99,7 @@ class SharedSessions:
         self.touch_every = min(self.ttl / 10, 30.0)
         self.started = False
         self._followed: set[str] = set()  # sessions whose GET stream a connection here holds
-        self._writes: asyncio.Queue[Callable[[], Coroutine[Any, Any, Any]]] = asyncio.Queue()
+        self._writes: asyncio.Queue[tuple[str, Callable[[], Coroutine[Any, Any, Any]]]] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         self._down = False
         self.worker = secrets.token_hex(6)
@@ -127,13 +128,27 @@ class SharedSessions:
 
     # ------------------------------------------------------------ writes
 
-    def enqueue(self, write: Callable[[], Coroutine[Any, Any, Any]]) -> None:
-        """Write in the background, in order (events of a stream stay in sequence)."""
-        self._writes.put_nowait(write)
+    def enqueue(self, key: str, write: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+        """Write in the background; the writes of one ``key`` in order (the
+        events of a stream stay in sequence), those of different keys together."""
+        self._writes.put_nowait((key, write))
 
     async def _write_in_order(self) -> None:
+        # One write at a time cannot keep up with a busy worker (a round trip
+        # each): what is queued goes out at once, a chain per key, in parallel.
         while True:
-            write = await self._writes.get()
+            chains: dict[str, list[Callable[[], Coroutine[Any, Any, Any]]]] = {}
+            key, write = await self._writes.get()
+            chains[key] = [write]
+            for _ in range(_WRITE_BATCH):
+                if self._writes.empty():
+                    break
+                key, write = self._writes.get_nowait()
+                chains.setdefault(key, []).append(write)
+            await asyncio.gather(*(self._write_chain(chain) for chain in chains.values()))
+
+    async def _write_chain(self, chain: list[Callable[[], Coroutine[Any, Any, Any]]]) -> None:
+        for write in chain:
             try:
                 await write()
                 if self._down:
@@ -145,10 +160,10 @@ class SharedSessions:
                     self._down = True
 
     def _remember(self, mark: str, handed: int) -> None:
-        self.enqueue(lambda: self.store.set_mark(mark, handed, self.ttl))
+        self.enqueue(mark, lambda: self.store.set_mark(mark, handed, self.ttl))
 
     def log_event(self, key: str, seq: int, message: bytes | None, end: bool = False, about: bytes | None = None) -> None:
-        self.enqueue(lambda: self.store.append_at(key, seq, message, self.ttl, self.app.event_history, end, about))
+        self.enqueue(key, lambda: self.store.append_at(key, seq, message, self.ttl, self.app.event_history, end, about))
 
     # ------------------------------------------------------------ workers
 
@@ -191,7 +206,7 @@ class SharedSessions:
     def log_standalone(self, key: str, message: bytes) -> None:
         note = current_note.get()
         once = None if note is None else f"{note}"
-        self.enqueue(lambda: self.store.append(key, message, self.ttl, self.app.event_history, once))
+        self.enqueue(key, lambda: self.store.append(key, message, self.ttl, self.app.event_history, once))
 
     # ------------------------------------------------------------ sessions
 
