@@ -50,7 +50,8 @@ from .limits import BodyBudget, BodyRefused, ClientKey, Quota, peer_key
 from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import RequestId
 from .server import Server, ServerSession
-from .stores import Store
+from .stores import Store, StoreUnavailable
+from .stores.quotas import SharedQuota
 
 if TYPE_CHECKING:  # the auth package needs joserfc, which serving without auth does not
     from .auth.server.resource_server import HttpAnswer, ResourceServer
@@ -723,6 +724,16 @@ class StreamableHTTPApp:
             from .stores.shared_http import SharedSessions
 
             self._shared = SharedSessions(self, server.store)
+        # With a shared store the per-client stream and request quotas are
+        # app-wide (leases in the store); max_streams and
+        # max_concurrent_requests protect this process and stay its own.
+        shared = server.store if server.store is not None and server.store.shared else None
+        self._stream_leases = None
+        if shared is not None and max_streams_per_client is not None and not stateless:
+            self._stream_leases = SharedQuota(shared, "streams", max_streams_per_client)
+        self._request_leases = None
+        if shared is not None and max_requests_per_client is not None:
+            self._request_leases = SharedQuota(shared, "requests", max_requests_per_client)
 
     @property
     def requests_in_flight(self) -> int:
@@ -930,11 +941,11 @@ class StreamableHTTPApp:
             if self._shared is not None:
                 # The cap is app-wide, counted in the store (the idle-session
                 # eviction and per-client quotas are this process's own).
-                no_room = await self._shared.admit(session_id, _owner(principal))
+                no_room = await self._shared.admit(session_id, _owner(principal), client)
                 if no_room is not None:
                     await _plain(send, 503, no_room)
                     return
-                http_session = self._new_session(session_id, _owner(principal))
+                http_session = self._new_session(session_id, _owner(principal), client)
             else:
                 if not await self._room_for_session(client):
                     await _plain(send, 503, "Service Unavailable: too many sessions")
@@ -962,8 +973,9 @@ class StreamableHTTPApp:
             return
         await self._answer(http_session, body, requests, send, receive, principal)
 
-    def _new_session(self, session_id: str, owner: str | None) -> HttpSession:
-        transport = self._shared.transport(session_id) if self._shared is not None else None
+    def _new_session(self, session_id: str, owner: str | None, client: str = "") -> HttpSession:
+        """``client``: with a shared store, the client key the session counts against."""
+        transport = self._shared.transport(session_id, client) if self._shared is not None else None
         http_session = HttpSession(session_id, self.server, self.event_history, self.max_stream_buffer, owner, transport)
         self.sessions[session_id] = http_session
         http_session.task.add_done_callback(lambda _: self._forget_session(session_id, http_session))
@@ -1061,14 +1073,26 @@ class StreamableHTTPApp:
             await _json_error(send, 400, request_id, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}")
             return
         listen = method == "subscriptions/listen"
+        lease: str | None = None
         if listen:
-            refused = self._stream_refused(client)
+            refused, lease = await self._hold_stream(client)
             if refused is not None:
-                await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, refused)
+                unavailable = refused.startswith("Service")
+                code = jsonrpc.INTERNAL_ERROR if unavailable else jsonrpc.INVALID_REQUEST
+                await _json_error(send, 503 if unavailable else 429, request_id, code, refused)
                 return
         elif len(self._requests) - self._listening >= self.max_concurrent_requests:
             await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, "Too many requests in flight")
             return
+        elif self._request_leases is not None:
+            try:
+                lease = await self._request_leases.take(client)
+            except StoreUnavailable as error:
+                await _json_error(send, 503, request_id, jsonrpc.INTERNAL_ERROR, f"Service Unavailable: {error}")
+                return
+            if lease is None:
+                await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this client")
+                return
         elif self._request_quota.full(client):
             await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this client")
             return
@@ -1077,8 +1101,7 @@ class StreamableHTTPApp:
         self._requests.add(session)
         if listen:
             self._listening += 1
-            self._open_stream(client)
-        else:
+        elif lease is None:
             self._request_quota.take(client)
         disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
         disconnected.add_done_callback(transport.client_gone)
@@ -1093,7 +1116,10 @@ class StreamableHTTPApp:
             self._requests.discard(session)
             if listen:
                 self._listening -= 1
-                self._close_stream(client)
+                self._release_stream(client, lease)
+            elif lease is not None:
+                assert self._request_leases is not None
+                self._request_leases.give(client, lease)
             else:
                 self._request_quota.give(client)
             # Cancels what still runs for the request (the client went away).
@@ -1369,15 +1395,14 @@ class StreamableHTTPApp:
         extra = [(b"mcp-session-id", (http_session.id or "").encode())]
         if self._shared is not None:
             # Any worker may hold the stream: it follows the shared event log.
-            refused = self._stream_refused(client)
+            refused, lease = await self._hold_stream(client)
             if refused is not None:
-                await _plain(send, 429, refused)
+                await _plain(send, 503 if refused.startswith("Service") else 429, refused)
                 return
-            self._open_stream(client)
             try:
                 await self._shared.serve_get(http_session, headers, send, receive, extra)
             finally:
-                self._close_stream(client)
+                self._release_stream(client, lease)
             return
         last = headers.get("last-event-id")
         if last is not None:
@@ -1431,6 +1456,33 @@ class StreamableHTTPApp:
         if self._stream_quota.full(client):
             return "Too many streams open for this client"
         return None
+
+    async def _hold_stream(self, client: str) -> tuple[str | None, str | None]:
+        """Count a long-lived stream of ``client`` open: why not, if not, and
+        its lease when the per-client quota is app-wide."""
+        if self._stream_leases is None:
+            refused = self._stream_refused(client)
+            if refused is None:
+                self._open_stream(client)
+            return refused, None
+        if self._streams >= self.max_streams:
+            return "Too many streams open", None
+        try:
+            lease = await self._stream_leases.take(client)
+        except StoreUnavailable as error:
+            return f"Service Unavailable: {error}", None
+        if lease is None:
+            return "Too many streams open for this client", None
+        self._streams += 1
+        return None, lease
+
+    def _release_stream(self, client: str, lease: str | None) -> None:
+        if lease is None:
+            self._close_stream(client)
+            return
+        assert self._stream_leases is not None
+        self._streams -= 1
+        self._stream_leases.give(client, lease)
 
     def _open_stream(self, client: str) -> None:
         self._streams += 1
@@ -1488,7 +1540,7 @@ class StreamableHTTPApp:
             await _plain(send, status, reason)
             return
         if self._shared is not None:
-            refused = await self._shared.forget(http_session.id or "")
+            refused = await self._shared.forget(http_session)
             if refused is not None:
                 await _plain(send, 503, refused)
                 return
@@ -1557,6 +1609,9 @@ class StreamableHTTPApp:
             await http_session.close()
         if self.auth is not None:
             await self.auth.aclose()
+        for leases in (self._stream_leases, self._request_leases):
+            if leases is not None:
+                await leases.close()
         if self._shared is not None:
             await self._shared.close()
 

@@ -36,8 +36,10 @@ TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 class Workers:
     """``uvicorn --workers n`` serving support.scaleout_app on a free port."""
 
-    def __init__(self, redis: RedisServer | None, workers: int = 2, store: str = "redis") -> None:
+    def __init__(self, redis: RedisServer | None, workers: int = 2, store: str = "redis", quotas: str = "") -> None:
+        """``quotas``: "sessions,streams,requests,lease ttl" per client (see scaleout_app)."""
         self.redis = redis
+        self.quotas = quotas
         self.workers = workers
         self.store = store
         self.port = free_port()
@@ -53,7 +55,7 @@ class Workers:
         return Path(self.log.name).read_text(errors="replace")
 
     def start(self, timeout: float = 60.0) -> None:
-        env = {**os.environ, "PYTHONPATH": str(TESTS), "MCP_TEST_STORE": self.store}
+        env = {**os.environ, "PYTHONPATH": str(TESTS), "MCP_TEST_STORE": self.store, "MCP_TEST_QUOTAS": self.quotas}
         if self.redis is not None:
             env["MCP_TEST_REDIS_URL"] = self.redis.url
         command = [
@@ -93,10 +95,10 @@ class Workers:
 
 
 @contextlib.contextmanager
-def deployment(workers: int = 2) -> Iterator[tuple[RedisServer, Workers]]:
+def deployment(workers: int = 2, quotas: str = "") -> Iterator[tuple[RedisServer, Workers]]:
     redis = RedisServer()
     redis.start()
-    cluster = Workers(redis, workers)
+    cluster = Workers(redis, workers, quotas=quotas)
     try:
         cluster.start()
         yield redis, cluster

@@ -23,7 +23,7 @@ from mcp_runtime import lifecycle
 from mcp_runtime.http import HttpApp, http_app
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
-from mcp_runtime.stores import Store
+from mcp_runtime.stores import Store, quotas
 from mcp_runtime.tasks import TaskContext, Tasks
 
 STATE_KEY = b"the scale-out tests share this key!"
@@ -108,5 +108,14 @@ def app() -> HttpApp:
         capabilities={"tools": {"listChanged": True}},
     )
     tools.server = server
-    tools.app = http_app(server, legacy_sse=False, store=store(), session_timeout=20)
+    per_client: list[int | None] = [None, None, None]
+    if os.environ.get("MCP_TEST_QUOTAS"):  # "sessions,streams,requests" per client, and the lease ttl
+        *limits, lease_ttl = os.environ["MCP_TEST_QUOTAS"].split(",")
+        per_client = [int(limit) for limit in limits]
+        quotas.LEASE_TTL = float(lease_ttl)  # short, so that a test sees a dead worker's places drain
+    sessions, streams, requests = per_client
+    tools.app = http_app(
+        server, legacy_sse=False, store=store(), session_timeout=20,
+        max_sessions_per_client=sessions, max_streams_per_client=streams, max_requests_per_client=requests,
+    )  # fmt: skip
     return tools.app

@@ -8,7 +8,7 @@ half-written (the Redis store makes each multi-key change one script).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from typing import Protocol
 
@@ -98,6 +98,21 @@ class TaskStore(Protocol):
         """The latest snapshot, or None if unknown or expired."""
 
 
+class LeaseStore(Protocol):
+    """Places under a limit, counted app-wide: each place a lease (a member
+    of a named set) that lives ``ttl`` seconds unless renewed, so the places
+    of a worker that died free themselves."""
+
+    async def take_lease(self, name: str, member: str, limit: int, ttl: float) -> bool:
+        """Hold ``member`` of ``name`` for ``ttl`` seconds; False (and nothing
+        held) when ``limit`` live leases of ``name`` exist (one script)."""
+
+    async def renew_leases(self, name: str, members: Sequence[str], ttl: float) -> None:
+        """Push back the expiry of the leases of ``members`` still held."""
+
+    async def drop_lease(self, name: str, member: str) -> None: ...
+
+
 class Bus(Protocol):
     """Messages to every worker (change notifications, task cancellations,
     closed sessions), the sender included."""
@@ -108,7 +123,7 @@ class Bus(Protocol):
         """Call ``listener`` with every message published from now on."""
 
 
-class Store(SessionStore, EventLog, TaskStore, Bus, Protocol):
+class Store(SessionStore, EventLog, TaskStore, LeaseStore, Bus, Protocol):
     """Everything the HTTP app, the server and the tasks extension share.
 
     ``shared`` tells the runtime whether other processes see it: when False

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from collections.abc import Sequence
 
 from .base import Listener
 
@@ -33,6 +34,7 @@ class MemoryStore:
         self._logs: dict[str, _Log] = {}
         self._marks: dict[str, tuple[float, int]] = {}
         self._tasks: dict[str, tuple[float, bytes, bool]] = {}
+        self._leases: dict[str, dict[str, float]] = {}  # name -> member -> expiry
         self._listeners: list[Listener] = []
 
     async def start(self) -> None:
@@ -76,6 +78,35 @@ class MemoryStore:
     async def count_sessions(self) -> int:
         self._live(time.monotonic())
         return len(self._sessions)
+
+    # leases -----------------------------------------------------------
+
+    def _live_leases(self, name: str) -> dict[str, float]:
+        now = time.monotonic()
+        held = self._leases.setdefault(name, {})
+        for member in [m for m, expires in held.items() if expires <= now]:
+            del held[member]
+        return held
+
+    async def take_lease(self, name: str, member: str, limit: int, ttl: float) -> bool:
+        held = self._live_leases(name)
+        if member not in held and len(held) >= limit:
+            return False
+        held[member] = time.monotonic() + ttl
+        return True
+
+    async def renew_leases(self, name: str, members: Sequence[str], ttl: float) -> None:
+        held = self._live_leases(name)
+        for member in members:
+            if member in held:
+                held[member] = time.monotonic() + ttl
+
+    async def drop_lease(self, name: str, member: str) -> None:
+        held = self._leases.get(name)
+        if held is not None:
+            held.pop(member, None)
+            if not held:
+                del self._leases[name]
 
     # event logs -------------------------------------------------------
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -84,6 +84,26 @@ if ARGV[7] ~= '' then redis.call('SET', KEYS[2], ARGV[7], 'PX', ARGV[5], 'NX') e
 return 1
 """
 
+# KEYS: the lease set. ARGV: member, limit, ttl ms.
+_TAKE_LEASE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+
+# KEYS: the lease set. ARGV: ttl ms, members... (only those still held).
+_RENEW_LEASES = """
+local t = redis.call('TIME')
+local until_ = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', until_, ARGV[i]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+"""
+
 # KEYS: the task's hash. ARGV: snapshot, terminal (0/1), ttl ms (0: none).
 _PUT_TASK = """
 if redis.call('HGET', KEYS[1], 't') == '1' then return 0 end
@@ -118,6 +138,8 @@ class RedisStore:
         self._delete = client.register_script(_DELETE_SESSION)
         self._append = client.register_script(_APPEND)
         self._append_at = client.register_script(_APPEND_AT)
+        self._take_lease = client.register_script(_TAKE_LEASE)
+        self._renew_leases = client.register_script(_RENEW_LEASES)
         self._put_task = client.register_script(_PUT_TASK)
 
     @classmethod
@@ -252,6 +274,24 @@ class RedisStore:
         async with self._guard():
             found = await self.client.get(f"{self.prefix}mark:{key}")
         return int(found) if found is not None else 0
+
+    # leases -----------------------------------------------------------
+
+    def _lease_key(self, name: str) -> str:
+        return f"{self.prefix}lease:{{{name}}}"
+
+    async def take_lease(self, name: str, member: str, limit: int, ttl: float) -> bool:
+        async with self._guard():
+            return bool(await self._take_lease(keys=[self._lease_key(name)], args=[member, limit, _ms(ttl)]))
+
+    async def renew_leases(self, name: str, members: Sequence[str], ttl: float) -> None:
+        if members:
+            async with self._guard():
+                await self._renew_leases(keys=[self._lease_key(name)], args=[_ms(ttl), *members])
+
+    async def drop_lease(self, name: str, member: str) -> None:
+        async with self._guard():
+            await self.client.zrem(self._lease_key(name), member)
 
     # tasks ------------------------------------------------------------
 

@@ -32,6 +32,7 @@ from .. import codec, jsonrpc, lifecycle
 from ..jsonrpc import RequestId
 from ..session import LOG_LEVELS
 from .base import Store, StoreUnavailable, current_note
+from .quotas import SharedQuota
 
 if TYPE_CHECKING:
     from ..server import ServerSession
@@ -62,6 +63,7 @@ class _Record(msgspec.Struct, omit_defaults=True):
     l: str = "debug"  # log level  # noqa: E741
     d: Any = None  # the capabilities the server declared
     o: str | None = None  # the key of the principal that opened it (authorization on)
+    k: str = ""  # the client key it counts against (max_sessions_per_client)
 
 
 class _Note(msgspec.Struct):
@@ -105,6 +107,9 @@ class SharedSessions:
         self.worker = secrets.token_hex(6)
         """This worker's name in the store (its heartbeat, its request streams' ids)."""
         self._heart: asyncio.Task[None] | None = None
+        per_client = app._session_quota.limit
+        # A session's place lives as long as the session: renewed when its expiry is pushed back.
+        self.per_client = None if per_client is None else SharedQuota(store, "sessions", per_client, self.ttl, renew=False)
         store.subscribe(self._on_published)
 
     async def start(self) -> None:
@@ -117,6 +122,8 @@ class SharedSessions:
         self._heart = loop.create_task(self._beat(), name="mcp-store-heartbeat")
 
     async def close(self) -> None:
+        if self.per_client is not None:
+            await self.per_client.close()
         for task in (self._writer, self._heart):
             if task is not None:
                 task.cancel()
@@ -210,20 +217,31 @@ class SharedSessions:
 
     # ------------------------------------------------------------ sessions
 
-    def transport(self, session_id: str) -> SharedSessionTransport:
-        return SharedSessionTransport(self, session_id)
+    def transport(self, session_id: str, client: str = "") -> SharedSessionTransport:
+        transport = SharedSessionTransport(self, session_id)
+        transport.client = client
+        return transport
 
-    async def admit(self, session_id: str, owner: str | None) -> str | None:
-        """Count a new session app-wide; why not, if not."""
+    async def admit(self, session_id: str, owner: str | None, client: str) -> str | None:
+        """Count a new session app-wide, and against its client's quota; why not, if not."""
+        held = False
         try:
-            record = msgspec.json.encode(_Record(o=owner))
+            if self.per_client is not None:
+                if await self.per_client.take(client, session_id) is None:
+                    return "Service Unavailable: too many sessions for this client"
+                held = True
+            record = msgspec.json.encode(_Record(o=owner, k=client))
             if not await self.store.create_session(session_id, record, self.ttl, self.app.max_sessions):
+                if held and self.per_client is not None:
+                    self.per_client.give(client, session_id)
                 return "Service Unavailable: too many sessions"
         except StoreUnavailable as error:
+            if held and self.per_client is not None:
+                self.per_client.give(client, session_id)
             return f"Service Unavailable: {error}"
         return None
 
-    async def save(self, session: ServerSession, session_id: str, owner: str | None) -> None:
+    async def save(self, session: ServerSession, session_id: str, owner: str | None, client: str = "") -> None:
         router = session._server_router
         record = _Record(
             v=session.protocol_version,
@@ -232,6 +250,7 @@ class SharedSessions:
             l=router.log_level,
             d=session.declared_capabilities,
             o=owner,
+            k=client,
         )
         await self.store.update_session(session_id, msgspec.json.encode(record), self.ttl)
 
@@ -258,6 +277,8 @@ class SharedSessions:
                 await local.close()
             return None, 404, "Not Found: unknown or expired session"
         record = _decode_record.decode(found)
+        if self.per_client is not None and record.k:
+            self.per_client.renew(record.k, session_id)
         if local is None or local.session.is_closed:
             if record.o != owner:
                 return None, 404, "Not Found: unknown or expired session"
@@ -271,7 +292,7 @@ class SharedSessions:
 
     def _rebuild(self, session_id: str, record: _Record) -> HttpSession:
         """This worker's copy of a session another worker started."""
-        http_session = self.app._new_session(session_id, record.o)
+        http_session = self.app._new_session(session_id, record.o, record.k)
         session = http_session.session
         if record.v:
             revision = lifecycle.revision(record.v)
@@ -296,10 +317,14 @@ class SharedSessions:
             if isinstance(transport, SharedSessionTransport):
                 transport.saved = (transport.saved[0], record.l)
 
-    async def forget(self, session_id: str) -> str | None:
+    async def forget(self, http_session: HttpSession) -> str | None:
         """End a session on every worker; why not, if not."""
+        session_id = http_session.id or ""
         try:
             await self.store.delete_session(session_id)
+            transport = http_session.transport
+            if self.per_client is not None and isinstance(transport, SharedSessionTransport) and transport.client:
+                self.per_client.give(transport.client, session_id)
             await self.store.publish(msgspec.json.encode(_Note(k="close", s=session_id)))
         except StoreUnavailable as error:
             return f"Service Unavailable: {error}"
@@ -508,6 +533,7 @@ class SharedSessionTransport(HttpSessionTransport):
         self.standalone = _SharedStandalone(shared, f"{session_id}:{STANDALONE}")
         self.saved: tuple[str, str] = ("", "debug")  # the revision and log level the store holds
         self.touched = time.monotonic()  # when the store last confirmed the session (and pushed its expiry back)
+        self.client = ""  # the client key the session counts against
 
     def open_stream(self, request_ids: Any, json: bool = False) -> EventStream:
         stream = super().open_stream(request_ids, json)
@@ -534,7 +560,8 @@ class SharedSessionTransport(HttpSessionTransport):
     async def _save_then_write(self, session: ServerSession, message: bytes, related: RequestId | None) -> None:
         try:
             http_session = self.shared.app.sessions.get(self.session_id)
-            await self.shared.save(session, self.session_id, None if http_session is None else http_session.owner)
+            owner = None if http_session is None else http_session.owner
+            await self.shared.save(session, self.session_id, owner, self.client)
         except StoreUnavailable as error:
             logger.warning("a session's state is not shared (other workers will not know it): %s", error)
         super().write(message, related, True)
