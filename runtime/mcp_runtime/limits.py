@@ -75,35 +75,74 @@ class BodyBudget:
     long as it likes: each body must arrive within ``timeout`` seconds
     (408 otherwise), and the bodies being read hold at most ``max_bytes``
     between them, app-wide (503 for the body that would pass it).
+
+    The deadline is kept by one watch for all the reads, looking every
+    ``timeout / 4`` seconds (at most 1 s), not by a timer per request: a
+    slow body is refused up to that much after its deadline.
     """
 
     def __init__(self, max_bytes: int, timeout: float | None) -> None:
         self.max_bytes = max_bytes
         self.timeout = timeout
         self.buffered = 0  # bytes of bodies being read, not yet handed on
+        self._reading: dict[asyncio.Task[Any], float] = {}  # task -> deadline (loop time)
+        self._expired: set[asyncio.Task[Any]] = set()
+        self._watch: asyncio.TimerHandle | None = None
+        self._watch_loop: asyncio.AbstractEventLoop | None = None
 
     async def read(self, receive: Callable[[], Awaitable[MutableMapping[str, Any]]], limit: int) -> bytes:
         """The whole body (b"" if the client went away); BodyRefused past
         ``limit`` (413), the deadline (408) or the budget (503)."""
+        task = asyncio.current_task() if self.timeout is not None else None
+        if task is not None:
+            self._start(task)
         held = 0
         try:
-            async with asyncio.timeout(self.timeout):
-                chunks: list[bytes] = []
-                while True:
-                    message = await receive()
-                    if message["type"] == "http.disconnect":
-                        return b""
-                    chunk = message.get("body", b"")
-                    if held + len(chunk) > limit:
-                        raise BodyRefused(413, f"Request body larger than {limit} bytes")
-                    if self.buffered + len(chunk) > self.max_bytes:
-                        raise BodyRefused(503, "Service Unavailable: too many request bodies being read")
-                    held += len(chunk)
-                    self.buffered += len(chunk)
-                    chunks.append(chunk)
-                    if not message.get("more_body", False):
-                        return b"".join(chunks)
-        except TimeoutError:
-            raise BodyRefused(408, f"Request Timeout: the body did not arrive within {self.timeout} s") from None
+            chunks: list[bytes] = []
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return b""
+                chunk = message.get("body", b"")
+                if held + len(chunk) > limit:
+                    raise BodyRefused(413, f"Request body larger than {limit} bytes")
+                if self.buffered + len(chunk) > self.max_bytes:
+                    raise BodyRefused(503, "Service Unavailable: too many request bodies being read")
+                held += len(chunk)
+                self.buffered += len(chunk)
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return b"".join(chunks)
+        except asyncio.CancelledError:
+            if task is not None and task in self._expired:
+                self._expired.discard(task)
+                if task.uncancel() == 0:
+                    raise BodyRefused(408, f"Request Timeout: the body did not arrive within {self.timeout} s") from None
+            raise
         finally:
             self.buffered -= held
+            if task is not None:
+                self._reading.pop(task, None)
+                self._expired.discard(task)
+
+    def _start(self, task: asyncio.Task[Any]) -> None:
+        assert self.timeout is not None
+        loop = asyncio.get_running_loop()
+        self._reading[task] = loop.time() + self.timeout
+        if self._watch is None or self._watch_loop is not loop:
+            self._watch_loop = loop
+            self._watch = loop.call_later(self._tick(), self._look)
+
+    def _tick(self) -> float:
+        assert self.timeout is not None
+        return min(self.timeout / 4, 1.0)
+
+    def _look(self) -> None:
+        loop = self._watch_loop
+        assert loop is not None
+        now = loop.time()
+        for task, deadline in list(self._reading.items()):
+            if deadline <= now and task not in self._expired:
+                self._expired.add(task)
+                task.cancel()
+        self._watch = loop.call_later(self._tick(), self._look) if self._reading else None

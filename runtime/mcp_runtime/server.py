@@ -504,9 +504,16 @@ class ServerSession(Session):
         self.client_info: Any = None
         self.declared_capabilities: Any = None
         self.initialized = asyncio.Event()
-        # What this connection creates belongs to it when nothing more precise
-        # (a principal, an HTTP session) owns it: see ownership.owner_of.
-        self.owner = connection_owner()
+        self._owner: str | None = None
+
+    @property
+    def owner(self) -> str:
+        """What this connection creates belongs to it when nothing more
+        precise (a principal, an HTTP session) owns it: see ownership.owner_of.
+        Made when first asked for (most requests never do: it costs a system call)."""
+        if self._owner is None:
+            self._owner = connection_owner()
+        return self._owner
 
     @property
     def modern(self) -> bool:

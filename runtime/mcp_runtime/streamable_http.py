@@ -33,6 +33,7 @@ Serve it with any ASGI server, e.g.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import re
@@ -324,7 +325,8 @@ class HttpSessionTransport:
         self._by_request: dict[RequestId, EventStream] = {}
         self._finished: deque[tuple[float, str]] = deque()  # (forget after, stream id), oldest first
         self.streams: dict[str, EventStream] = {}
-        self.standalone = EventStream(_new_stream_id(), None, history, max_buffer=max_stream_buffer)
+        self._stream_ids = itertools.count(1)
+        self.standalone = EventStream("0", None, history, max_buffer=max_stream_buffer)
         self.streams[self.standalone.id] = self.standalone
         self.closed = False
         self.owner: str | None = None  # see ownership.owner_of
@@ -456,8 +458,10 @@ class HttpSessionTransport:
         return stream
 
     def new_stream_id(self) -> str:
-        """The id of a new request stream (unique to the session)."""
-        return _new_stream_id()
+        """The id of a new request stream, unique to the session. A count:
+        resuming a stream needs the session (and its owner) first, so its
+        id need not be unguessable."""
+        return str(next(self._stream_ids))
 
     def _forget_later(self, stream: EventStream) -> None:
         """A finished stream stays resumable for a while (its last events may
@@ -471,10 +475,6 @@ class HttpSessionTransport:
         finished.append((now + FINISHED_STREAM_RETENTION, stream.id))
         while finished and (finished[0][0] <= now or len(finished) > FINISHED_STREAMS_KEPT):
             self.streams.pop(finished.popleft()[1], None)
-
-
-def _new_stream_id() -> str:
-    return secrets.token_hex(8)
 
 
 # ---------------------------------------------------------------- sessions
@@ -1654,6 +1654,7 @@ _EVENT_SEQ = re.compile(r"[0-9]{1,15}", re.ASCII)
 _HOST = re.compile(r"(\[[0-9a-f:.]+\]|[^\[\]:/@\s]+)(?::[0-9]{1,5})?")
 
 
+@functools.lru_cache(maxsize=256)  # a server sees few Host values; the regex ran on every request
 def _host_name(host: str) -> str | None:
     """The host of a Host header (or of an origin), lowercased, without its
     port; None unless it is just that (so ``[::1]evil`` or
@@ -1694,14 +1695,31 @@ async def next_or_gone(
     a wait costs)."""
     if not queue.empty():
         return queue.get_nowait()
-    getter = asyncio.ensure_future(queue.get())
-    done, _ = await asyncio.wait({getter, disconnected}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    if getter in done:
-        return getter.result()
-    getter.cancel()
-    if disconnected in done:
+    if disconnected.done():
         return GONE
-    raise TimeoutError
+    # The wait is on the queue itself, cancelled when the client leaves: no
+    # getter task, no asyncio.wait (a cancelled get leaves the item queued).
+    task = asyncio.current_task()
+    assert task is not None
+    waiting = True
+
+    def leave(_: object) -> None:
+        if waiting:
+            task.cancel()
+
+    disconnected.add_done_callback(leave)
+    try:
+        if timeout is None:
+            return await queue.get()
+        async with asyncio.timeout(timeout):
+            return await queue.get()
+    except asyncio.CancelledError:
+        if disconnected.done() and task.uncancel() == 0:
+            return GONE
+        raise
+    finally:
+        waiting = False
+        disconnected.remove_done_callback(leave)
 
 
 async def _next_event(transport: RequestTransport, send: Send | None = None) -> tuple[bytes, bool] | None:

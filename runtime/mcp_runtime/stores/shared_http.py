@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import secrets
 import time
@@ -106,6 +107,7 @@ class SharedSessions:
         self._down = False
         self.worker = secrets.token_hex(6)
         """This worker's name in the store (its heartbeat, its request streams' ids)."""
+        self.stream_ids = itertools.count(1)
         self._heart: asyncio.Task[None] | None = None
         per_client = app._session_quota.limit
         # A session's place lives as long as the session: renewed when its expiry is pushed back.
@@ -543,7 +545,9 @@ class SharedSessionTransport(HttpSessionTransport):
         return stream
 
     def new_stream_id(self) -> str:
-        return f"{self.shared.worker}.{super().new_stream_id()}"
+        # Counted by the worker, not the session: this worker's copy of a
+        # session may be rebuilt, and its logs must not be written twice.
+        return f"{self.shared.worker}.{next(self.shared.stream_ids)}"
 
     def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
         session = self.session
