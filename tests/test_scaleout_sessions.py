@@ -73,15 +73,7 @@ def test_a_request_stream_resumes_on_any_worker_with_exactly_the_missing_events(
         last_id = first.last_id
         first.close()
         assert last_id is not None and [data["params"]["data"]["n"] for _, data in seen] == [0, 1, 2]
-        resumed = SseReader("GET", cluster.url, {**session_headers(session), "last-event-id": last_id})
-        rest = []
-        try:
-            while True:
-                rest.append(resumed.next())
-        except StopIteration:
-            pass
-        finally:
-            resumed.close()
+        rest = SseReader("GET", cluster.url, {**session_headers(session), "last-event-id": last_id}).rest()
         numbers = [data["params"]["data"]["n"] for _, data in rest if "method" in data]
         assert numbers == [3, 4, 5, 6, 7]  # nothing lost, nothing repeated
         assert rest[-1][1]["id"] == 10 + round_ and "result" in rest[-1][1]

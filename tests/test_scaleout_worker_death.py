@@ -27,28 +27,13 @@ def test_a_request_stream_of_a_dead_worker_ends_with_an_error_on_a_survivor() ->
             pass
         first.close()
         assert first.last_id is not None and first.last_id.count(":") == 1
-        resumed = SseReader("GET", cluster.url, {**session_headers(session), "last-event-id": first.last_id})
-        rest = []
-        try:
-            while True:
-                rest.append(resumed.next())
-        except StopIteration:  # the survivor ended the stream
-            pass
-        finally:
-            resumed.close()
+        resumed = {**session_headers(session), "last-event-id": first.last_id}
+        rest = SseReader("GET", cluster.url, resumed).rest()  # until the survivor ends the stream
         *replayed, (_, last) = rest
         numbers = [data["params"]["data"]["n"] for _, data in seen + replayed]
         assert numbers == list(range(len(numbers)))  # nothing lost, nothing repeated
         assert last["id"] == 50 and last["error"]["code"] == -32603, last
         assert "stopped before answering" in last["error"]["message"]
         # A second resumption from the same point ends the same way at once.
-        again = SseReader("GET", cluster.url, {**session_headers(session), "last-event-id": first.last_id})
-        try:
-            events = []
-            while True:
-                events.append(again.next())
-        except StopIteration:
-            pass
-        finally:
-            again.close()
+        events = SseReader("GET", cluster.url, resumed).rest()
         assert events[-1][1] == last

@@ -1073,36 +1073,17 @@ class StreamableHTTPApp:
             await _json_error(send, 400, request_id, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}")
             return
         listen = method == "subscriptions/listen"
-        lease: str | None = None
-        if listen:
-            refused, lease = await self._hold_stream(client)
-            if refused is not None:
-                unavailable = refused.startswith("Service")
-                code = jsonrpc.INTERNAL_ERROR if unavailable else jsonrpc.INVALID_REQUEST
-                await _json_error(send, 503 if unavailable else 429, request_id, code, refused)
-                return
-        elif len(self._requests) - self._listening >= self.max_concurrent_requests:
-            await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, "Too many requests in flight")
-            return
-        elif self._request_leases is not None:
-            try:
-                lease = await self._request_leases.take(client)
-            except StoreUnavailable as error:
-                await _json_error(send, 503, request_id, jsonrpc.INTERNAL_ERROR, f"Service Unavailable: {error}")
-                return
-            if lease is None:
-                await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this client")
-                return
-        elif self._request_quota.full(client):
-            await _json_error(send, 429, request_id, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this client")
+        refused, lease = await (self._hold_stream(client) if listen else self._hold_request(client))
+        if refused is not None:
+            status, reason = refused
+            code = jsonrpc.INTERNAL_ERROR if status == 503 else jsonrpc.INVALID_REQUEST
+            await _json_error(send, status, request_id, code, reason)
             return
         transport = RequestTransport(body, self.max_stream_buffer, responses_only=not takes_sse, principal=principal)
         session = ServerSession(self.server, transport, stateless=True)
         self._requests.add(session)
         if listen:
             self._listening += 1
-        elif lease is None:
-            self._request_quota.take(client)
         disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
         disconnected.add_done_callback(transport.client_gone)
         # The one message goes straight to the session: no reader task.
@@ -1117,11 +1098,8 @@ class StreamableHTTPApp:
             if listen:
                 self._listening -= 1
                 self._release_stream(client, lease)
-            elif lease is not None:
-                assert self._request_leases is not None
-                self._request_leases.give(client, lease)
             else:
-                self._request_quota.give(client)
+                self._release_request(client, lease)
             # Cancels what still runs for the request (the client went away).
             await session.close()
 
@@ -1397,7 +1375,7 @@ class StreamableHTTPApp:
             # Any worker may hold the stream: it follows the shared event log.
             refused, lease = await self._hold_stream(client)
             if refused is not None:
-                await _plain(send, 503 if refused.startswith("Service") else 429, refused)
+                await _plain(send, *refused)
                 return
             try:
                 await self._shared.serve_get(http_session, headers, send, receive, extra)
@@ -1412,24 +1390,24 @@ class StreamableHTTPApp:
                 # Not 404: that would tell the client its session is gone.
                 await _plain(send, 400, "Bad Request: unknown Last-Event-ID (the stream may have expired)")
                 return
-            refused = self._stream_refused(client)
+            refused, lease = await self._hold_stream(client)
             if refused is not None:
-                await _plain(send, 429, refused)
+                await _plain(send, *refused)
                 return
             queue = stream.attach(int(seq))
-            await self._stream_sse(stream, queue, send, receive, extra, False, client)
+            await self._stream_sse(stream, queue, send, receive, extra, False, client, lease)
             return
         standalone = transport.standalone
         if standalone.live is not None:
             await _plain(send, 409, "Conflict: this session already has a GET stream")
             return
-        refused = self._stream_refused(client)
+        refused, lease = await self._hold_stream(client)
         if refused is not None:
-            await _plain(send, 429, refused)
+            await _plain(send, *refused)
             return
         # What was sent while no GET stream was open is delivered now.
         queue = standalone.attach(standalone.handed)
-        await self._stream_sse(standalone, queue, send, receive, extra, True, client)
+        await self._stream_sse(standalone, queue, send, receive, extra, True, client, lease)
 
     async def _stream_sse(
         self,
@@ -1440,57 +1418,44 @@ class StreamableHTTPApp:
         extra: list[tuple[bytes, bytes]],
         prime: bool,
         client: str,
+        lease: str | None,
     ) -> None:
-        """A GET stream, counted against max_streams while it is open."""
-        self._open_stream(client)
+        """A GET stream, held (see _hold_stream) while it is open."""
         try:
             await self._reply_sse(stream, queue, send, receive, extra, prime=prime)
         finally:
-            self._close_stream(client)
+            self._release_stream(client, lease)
 
     # -------------------------------------------------------------- fairness
 
-    def _stream_refused(self, client: str) -> str | None:
-        if self._streams >= self.max_streams:
-            return "Too many streams open"
-        if self._stream_quota.full(client):
-            return "Too many streams open for this client"
-        return None
+    # A long-lived stream (a GET stream, subscriptions/listen) or a
+    # 2026-07-28 request in flight holds a place: against this process's cap,
+    # and against its client's quota, app-wide (a lease in the store) when
+    # the store is shared. A refusal is an HTTP status and why.
 
-    async def _hold_stream(self, client: str) -> tuple[str | None, str | None]:
-        """Count a long-lived stream of ``client`` open: why not, if not, and
-        its lease when the per-client quota is app-wide."""
-        if self._stream_leases is None:
-            refused = self._stream_refused(client)
-            if refused is None:
-                self._open_stream(client)
-            return refused, None
+    async def _hold_stream(self, client: str) -> tuple[tuple[int, str] | None, str | None]:
         if self._streams >= self.max_streams:
-            return "Too many streams open", None
-        try:
-            lease = await self._stream_leases.take(client)
-        except StoreUnavailable as error:
-            return f"Service Unavailable: {error}", None
-        if lease is None:
-            return "Too many streams open for this client", None
+            return (429, "Too many streams open"), None
+        refused, lease = await _take_place(self._stream_quota, self._stream_leases, client)
+        if refused is not None:
+            return (refused[0], refused[1] or "Too many streams open for this client"), None
         self._streams += 1
         return None, lease
 
     def _release_stream(self, client: str, lease: str | None) -> None:
-        if lease is None:
-            self._close_stream(client)
-            return
-        assert self._stream_leases is not None
         self._streams -= 1
-        self._stream_leases.give(client, lease)
+        _give_place(self._stream_quota, self._stream_leases, client, lease)
 
-    def _open_stream(self, client: str) -> None:
-        self._streams += 1
-        self._stream_quota.take(client)
+    async def _hold_request(self, client: str) -> tuple[tuple[int, str] | None, str | None]:
+        if len(self._requests) - self._listening >= self.max_concurrent_requests:
+            return (429, "Too many requests in flight"), None
+        refused, lease = await _take_place(self._request_quota, self._request_leases, client)
+        if refused is not None:
+            return (refused[0], refused[1] or "Too many requests in flight for this client"), None
+        return None, lease
 
-    def _close_stream(self, client: str) -> None:
-        self._streams -= 1
-        self._stream_quota.give(client)
+    def _release_request(self, client: str, lease: str | None) -> None:
+        _give_place(self._request_quota, self._request_leases, client, lease)
 
     def _forget_session(self, session_id: str, http_session: HttpSession) -> None:
         if self.sessions.get(session_id) is http_session:
@@ -1675,6 +1640,31 @@ def _origin_allowed(origin: str, allowed: set[str] | None) -> bool:
         return origin in allowed
     scheme, _, rest = origin.partition("://")
     return scheme in ("http", "https") and _host_name(rest) in LOCAL_HOSTS
+
+
+async def _take_place(
+    quota: Quota, leases: SharedQuota | None, client: str
+) -> tuple[tuple[int, str] | None, str | None]:
+    """A place of ``client``: in this process's ``quota``, or a lease of the
+    shared ``leases`` when there are; the refusal (429 when full, with the
+    reason left to the caller; 503 with the store's) or the lease."""
+    if leases is None:
+        if quota.full(client):
+            return (429, ""), None
+        quota.take(client)
+        return None, None
+    try:
+        lease = await leases.take(client)
+    except StoreUnavailable as error:
+        return (503, f"Service Unavailable: {error}"), None
+    return ((429, ""), None) if lease is None else (None, lease)
+
+
+def _give_place(quota: Quota, leases: SharedQuota | None, client: str, lease: str | None) -> None:
+    if leases is None:
+        quota.give(client)
+    elif lease is not None:
+        leases.give(client, lease)
 
 
 class Gone:

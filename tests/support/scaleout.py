@@ -213,6 +213,18 @@ class SseReader:
                 event_id, data = None, []
         raise StopIteration
 
+    def rest(self) -> list[tuple[str | None, Any]]:
+        """Every event up to the end of the stream; then closed."""
+        events = []
+        try:
+            while True:
+                events.append(self.next())
+        except StopIteration:
+            pass
+        finally:
+            self.close()
+        return events
+
     def close(self) -> None:
         self.response.close()
         self.client.close()
