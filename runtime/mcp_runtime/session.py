@@ -301,9 +301,9 @@ class Session:
         self._progress_waiting: dict[str | int, int] = {}  # async progress callbacks not yet finished, by token
         self._in_flight: dict[RequestId, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._closed: BaseException | None = None
+        self._closed: str | None = None  # why, once closed (the error is made where it is raised)
+        self._closed_event: asyncio.Event | None = None  # made when asked for: most sessions never are
         self._reader: asyncio.Task[None] | None = None
-        self.closed = asyncio.Event()
 
     # ------------------------------------------------------------ lifetime
 
@@ -326,7 +326,7 @@ class Session:
         finally:
             reason = getattr(self.transport, "closed_reason", None)
             detail = reason() if reason is not None else None
-            self._shutdown(ConnectionClosed(f"Connection closed: {detail}" if detail else "Connection closed by peer"))
+            self._shutdown(f"Connection closed: {detail}" if detail else "Connection closed by peer")
 
     def feed(self, data: bytes) -> None:
         """Dispatch one message that came by other means than ``transport.read``
@@ -336,9 +336,18 @@ class Session:
         except Exception:  # as in run(): a bug here must not take the session down
             logger.exception("failed to dispatch a message")
 
+    def feed_request(self, request_id: RequestId, method: str, params: msgspec.Raw | UnsetType, data: bytes) -> None:
+        """Dispatch the request ``data``, which the transport already took
+        apart (a JSON-RPC 2.0 request with that id, method and params): no
+        second pass over its envelope."""
+        try:
+            self._on_request(request_id, method, params, data)
+        except Exception:  # as in run()
+            logger.exception("failed to dispatch a message")
+
     async def close(self) -> None:
         """Close the transport; every pending call fails with ConnectionClosed."""
-        self._shutdown(ConnectionClosed("Session closed"))
+        self._shutdown("Session closed")
         await self.transport.close()
         if self._reader is not None and self._reader is not asyncio.current_task():
             try:
@@ -346,17 +355,29 @@ class Session:
             except Exception:  # the reader's own failure was already reported
                 pass
 
-    def _shutdown(self, error: ConnectionClosed) -> None:
+    def _shutdown(self, reason: str) -> None:
         if self._closed is not None:
             return
-        self._closed = error
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(error)
-        self._pending.clear()
+        self._closed = reason
+        if self._pending:
+            error = ConnectionClosed(reason)
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(error)
+            self._pending.clear()
         for task in list(self._in_flight.values()):
             task.cancel()
-        self.closed.set()
+        if self._closed_event is not None:
+            self._closed_event.set()
+
+    @property
+    def closed(self) -> asyncio.Event:
+        """Set once the session has closed."""
+        if self._closed_event is None:
+            self._closed_event = asyncio.Event()
+            if self._closed is not None:
+                self._closed_event.set()
+        return self._closed_event
 
     @property
     def is_closed(self) -> bool:
@@ -423,7 +444,7 @@ class Session:
         request_id: RequestId | None,
     ) -> msgspec.Raw | _Decoded:
         if self._closed is not None:
-            raise self._closed
+            raise ConnectionClosed(self._closed)
         if request_id is None:
             request_id = next(self._ids)
         loop = asyncio.get_running_loop()
@@ -473,7 +494,7 @@ class Session:
 
     async def send_raw_notification(self, method: str, params: bytes | None) -> None:
         if self._closed is not None:
-            raise self._closed
+            raise ConnectionClosed(self._closed)
         self.transport.write(jsonrpc.notification_bytes(method, params), _current_request.get())
         await self.transport.drain()
 

@@ -19,11 +19,11 @@ import msgspec
 
 from . import jsonrpc, ownership
 from .auth.principal import Principal
+from .disconnect import ClientWatch, Gone, next_or_gone
 from .jsonrpc import RequestId
 from .limits import BodyBudget, BodyRefused
 from .server import Server, ServerSession
 from .streamable_http import (
-    Gone,
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BODIES_BUFFERED,
     DEFAULT_MAX_BODY,
@@ -39,8 +39,6 @@ from .streamable_http import (
     _body_refused,
     _probe,
     _requests_in,
-    _wait_disconnect,
-    next_or_gone,
     send_answer,
 )
 
@@ -201,7 +199,7 @@ class LegacySSEApp:
         runner = asyncio.get_running_loop().create_task(session.run())
         self.sessions[session_id] = transport
         root = scope.get("root_path", "")
-        disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
+        watch = ClientWatch(receive)
         try:
             await send(
                 {
@@ -213,7 +211,7 @@ class LegacySSEApp:
             endpoint = f"event: endpoint\ndata: {root}{self.message_path}?session_id={session_id}\n\n"
             await send({"type": "http.response.body", "body": endpoint.encode(), "more_body": True})
             while True:
-                message = await next_or_gone(transport.outgoing, disconnected)
+                message = await next_or_gone(transport.outgoing, watch)
                 if isinstance(message, Gone) or message is None:
                     break
                 transport.took(message)
@@ -223,7 +221,7 @@ class LegacySSEApp:
         except OSError:
             pass
         finally:
-            disconnected.cancel()
+            watch.close()
             self.sessions.pop(session_id, None)
             await session.close()
             runner.cancel()

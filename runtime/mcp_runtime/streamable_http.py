@@ -41,11 +41,12 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from . import http_headers, jsonrpc, lifecycle, ownership
+from .disconnect import ANSWER_GRACE, ClientWatch, Gone, next_or_gone
 from .auth.principal import Principal
 from .limits import BodyBudget, BodyRefused, ClientKey, Quota, peer_key
 from .http_headers import InvalidAnnotation, ParamHeader
@@ -502,6 +503,14 @@ class HttpSession:
         self.client = ""  # limits.peer_key (or the app's client_key) of whoever opened it
         self.used = False  # whether a request came after initialize
 
+    def feed(self, message: bytes, principal: Principal | None) -> None:
+        """Dispatch a POSTed message with requests now, in the POST's task: not
+        queued for the session's reader (a task switch less per request)."""
+        self.transport.principal = principal
+        self.session.feed(message)
+        if b"notifications/cancelled" in message:  # one of a batch
+            self.transport._cancelled(message)
+
     @property
     def busy(self) -> bool:
         """Whether a request is running or a stream is connected: not idle, however long since the last HTTP request."""
@@ -538,7 +547,7 @@ class RequestTransport:
         self._message: bytes | None = message
         self.principal = principal
         self.responses_only = responses_only
-        self._ended = asyncio.Event()
+        self._ended: asyncio.Event | None = None  # made by read(): most requests are fed, not read
         self.outbox: asyncio.Queue[tuple[bytes, bool] | None] = asyncio.Queue()
         self.max_buffer = max_buffer
         self.waiting = 0  # bytes queued, not yet taken by the POST
@@ -551,7 +560,9 @@ class RequestTransport:
         message, self._message = self._message, None
         if message is not None:
             return message
-        await self._ended.wait()
+        if not self.closed:
+            self._ended = asyncio.Event()
+            await self._ended.wait()
         return None
 
     def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
@@ -573,12 +584,11 @@ class RequestTransport:
     def took(self, item: tuple[bytes, bool]) -> None:
         self.waiting -= len(item[0])
 
-    def client_gone(self, watcher: asyncio.Task[None]) -> None:
-        """Done callback of the POST's disconnect watcher: a client that left
-        wakes the POST waiting on the outbox (one queue to wait on, not a
-        race of two tasks per message)."""
-        if not watcher.cancelled():
-            self.outbox.put_nowait(None)
+    def client_gone(self) -> None:
+        """Called by the POST's ClientWatch: a client that left wakes the POST
+        waiting on the outbox (one queue to wait on, not a race of two tasks
+        per message)."""
+        self.outbox.put_nowait(None)
 
     async def drain(self) -> None:
         return None
@@ -586,7 +596,8 @@ class RequestTransport:
     async def close(self) -> None:
         if not self.closed:
             self.closed = True
-            self._ended.set()
+            if self._ended is not None:
+                self._ended.set()
             if not self.answered:
                 self.outbox.put_nowait(None)  # the POST waiting for an answer gets none
 
@@ -1016,11 +1027,11 @@ class StreamableHTTPApp:
         queue = stream.attach(0)
         http_session.in_flight += len(requests)
         try:
-            transport.receive(body, principal)
+            http_session.feed(body, principal)
             if self.json_response:
-                await self._reply_json(stream, queue, send, receive, extra, batch=body.lstrip()[:1] == b"[")
+                await self._reply_json(stream, queue, len(requests), send, receive, extra, batch=body.lstrip()[:1] == b"[")
             else:
-                await self._reply_sse(stream, queue, send, receive, extra, prime=True)
+                await self._reply_sse(stream, queue, send, receive, extra, prime=True, grace=ANSWER_GRACE)
         finally:
             http_session.in_flight -= len(requests)
 
@@ -1084,16 +1095,19 @@ class StreamableHTTPApp:
         self._requests.add(session)
         if listen:
             self._listening += 1
-        disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
-        disconnected.add_done_callback(transport.client_gone)
         # The one message goes straight to the session: no reader task.
-        session.feed(body)
+        if probe.jsonrpc == "2.0" and request_id is not None:
+            session.feed_request(request_id, method, probe.params, body)
+        else:
+            session.feed(body)  # which answers what is wrong with it
+        watch = ClientWatch(receive, ANSWER_GRACE)
+        watch.add_callback(transport.client_gone)
         try:
-            await self._reply_modern(transport, send, disconnected, takes_json)
+            await self._reply_modern(transport, send, watch, takes_json)
         except OSError:
             pass  # the connection broke
         finally:
-            disconnected.cancel()
+            watch.close()
             self._requests.discard(session)
             if listen:
                 self._listening -= 1
@@ -1107,12 +1121,12 @@ class StreamableHTTPApp:
         self,
         transport: RequestTransport,
         send: Send,
-        disconnected: asyncio.Task[None],
+        watch: ClientWatch,
         takes_json: bool,
     ) -> None:
         item = await _next_event(transport)
         if item is None:
-            if disconnected.done():
+            if watch.gone:
                 return  # nobody to answer
             if transport.overflowed:
                 # The request wrote faster than this POST took its messages,
@@ -1251,17 +1265,18 @@ class StreamableHTTPApp:
         self,
         stream: EventStream,
         queue: asyncio.Queue[tuple[int, bytes] | None],
+        expected: int,
         send: Send,
         receive: Receive,
         extra: list[tuple[bytes, bytes]],
         batch: bool,
     ) -> None:
+        """``expected``: how many responses make the answer."""
         responses: list[bytes] = []
-        expected = set(stream.expected or ())
-        disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
+        watch = ClientWatch(receive, ANSWER_GRACE)
         try:
-            while len(responses) < len(expected):
-                event = await next_or_gone(queue, disconnected)
+            while len(responses) < expected:
+                event = await next_or_gone(queue, watch)
                 if isinstance(event, Gone):
                     return  # the client went away: nobody to answer
                 if event is None:
@@ -1271,7 +1286,7 @@ class StreamableHTTPApp:
                 if _is_response(message):
                     responses.append(message)
         finally:
-            disconnected.cancel()
+            watch.close()
         refusal = self._scope_refusal(responses[0]) if len(responses) == 1 and not batch else None
         if refusal is not None:
             await send_answer(send, refusal)
@@ -1294,33 +1309,36 @@ class StreamableHTTPApp:
         receive: Receive,
         extra: list[tuple[bytes, bytes]],
         prime: bool,
+        grace: float = 0.0,
     ) -> None:
-        disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
+        """``grace``: a POST's stream (short, unlike a GET's, which passes 0)
+        starts one pass of the event loop late, so that an answer complete by
+        then goes out whole, with its length: chunked encoding costs the
+        server a write per event and one more to end. Its client is watched
+        after ``grace`` seconds (ClientWatch)."""
+        watch = ClientWatch(receive, grace)
         try:
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 200,
-                    "headers": [*_SSE_HEADERS, *extra],
-                }
-            )
-            if prime:
-                priming = f"id: {stream.id}:0\nretry: {self.retry_ms}\ndata: \n\n".encode()
-                await send({"type": "http.response.body", "body": priming, "more_body": True})
+            head = [f"id: {stream.id}:0\nretry: {self.retry_ms}\ndata: \n\n".encode()] if prime else []
+            if grace:
+                chunks, ended = await _events_ready(stream, queue)
+                head += chunks
+                if ended:
+                    body = b"".join(head)
+                    length = (b"content-length", str(len(body)).encode())
+                    await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *extra, length]})
+                    await send({"type": "http.response.body", "body": body})
+                    return
+            await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *extra]})
+            if head:
+                await send({"type": "http.response.body", "body": b"".join(head), "more_body": True})
             while True:
-                event = await next_or_gone(queue, disconnected)
+                event = await next_or_gone(queue, watch)
                 if isinstance(event, Gone):
-                    return  # the client went away; the stream stays for a resuming client
+                    return  # as above
                 if event is None:
                     break
-                stream.took(queue, event)
-                seq, message = event
-                chunk = b"id: " + f"{stream.id}:{seq}".encode() + b"\nevent: message\ndata: " + message + b"\n\n"
-                if stream.live is not queue and queue.qsize() == 1:
-                    # Nothing is added to a queue the stream has let go, and
-                    # the last thing it got is its end: end the response with
-                    # this event, in the same write.
-                    queue.get_nowait()
+                chunk, ended = _event_chunk(stream, queue, event)
+                if ended:  # in the same write as the last event
                     await send({"type": "http.response.body", "body": chunk, "more_body": False})
                     return
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -1328,7 +1346,7 @@ class StreamableHTTPApp:
         except OSError:
             pass  # the connection broke: as above
         finally:
-            disconnected.cancel()
+            watch.close()
             if stream.live is queue:
                 stream.live = None  # however this connection ended, it no longer holds the stream
 
@@ -1667,49 +1685,38 @@ def _give_place(quota: Quota, leases: SharedQuota | None, client: str, lease: st
         leases.give(client, lease)
 
 
-class Gone:
-    """What next_or_gone returns once the client has disconnected."""
+def _event_chunk(
+    stream: EventStream, queue: asyncio.Queue[tuple[int, bytes] | None], event: tuple[int, bytes]
+) -> tuple[bytes, bool]:
+    """The SSE text of ``event``, taken from ``queue``, and whether it is the stream's last."""
+    stream.took(queue, event)
+    seq, message = event
+    chunk = b"id: " + f"{stream.id}:{seq}".encode() + b"\nevent: message\ndata: " + message + b"\n\n"
+    if stream.live is not queue and queue.qsize() == 1:
+        # Nothing is added to a queue the stream has let go, and the last
+        # thing it got is its end.
+        queue.get_nowait()
+        return chunk, True
+    return chunk, False
 
 
-GONE = Gone()
-_T = TypeVar("_T")
-
-
-async def next_or_gone(
-    queue: asyncio.Queue[_T], disconnected: asyncio.Task[None], timeout: float | None = None
-) -> _T | Gone:
-    """The next queued item, or GONE once the client has disconnected;
-    TimeoutError after ``timeout`` seconds of neither.
-
-    What is already queued goes out without a wait (and the task and futures
-    a wait costs)."""
-    if not queue.empty():
-        return queue.get_nowait()
-    if disconnected.done():
-        return GONE
-    # The wait is on the queue itself, cancelled when the client leaves: no
-    # getter task, no asyncio.wait (a cancelled get leaves the item queued).
-    task = asyncio.current_task()
-    assert task is not None
-    waiting = True
-
-    def leave(_: object) -> None:
-        if waiting:
-            task.cancel()
-
-    disconnected.add_done_callback(leave)
-    try:
-        if timeout is None:
-            return await queue.get()
-        async with asyncio.timeout(timeout):
-            return await queue.get()
-    except asyncio.CancelledError:
-        if disconnected.done() and task.uncancel() == 0:
-            return GONE
-        raise
-    finally:
-        waiting = False
-        disconnected.remove_done_callback(leave)
+async def _events_ready(
+    stream: EventStream, queue: asyncio.Queue[tuple[int, bytes] | None]
+) -> tuple[list[bytes], bool]:
+    """The SSE text of the events ``queue`` holds after one pass of the event
+    loop (a handler that answers without waiting has answered by then), and
+    whether the stream ended."""
+    await asyncio.sleep(0)
+    chunks: list[bytes] = []
+    while not queue.empty():
+        event = queue.get_nowait()
+        if event is None:
+            return chunks, True
+        chunk, ended = _event_chunk(stream, queue, event)
+        chunks.append(chunk)
+        if ended:
+            return chunks, True
+    return chunks, False
 
 
 async def _next_event(transport: RequestTransport, send: Send | None = None) -> tuple[bytes, bool] | None:
@@ -1776,13 +1783,6 @@ def _status_of(response: bytes) -> int:
     if error is None or not isinstance(error.code, int):
         return 200
     return _ERROR_STATUS.get(error.code, 200)
-
-
-async def _wait_disconnect(receive: Receive) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return
 
 
 def _requests_in(body: bytes) -> int:

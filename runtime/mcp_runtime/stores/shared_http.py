@@ -368,7 +368,8 @@ class SharedSessions:
     async def serve_get(
         self, http_session: HttpSession, headers: dict[str, str], send: Send, receive: Receive, extra: list[tuple[bytes, bytes]]
     ) -> None:
-        from ..streamable_http import _SSE_HEADERS, _plain, _wait_disconnect
+        from ..disconnect import wait_disconnect
+        from ..streamable_http import _SSE_HEADERS, _plain
 
         session_id = http_session.id or ""
         last = headers.get("last-event-id")
@@ -396,7 +397,7 @@ class SharedSessions:
         if standalone:
             self._followed.add(session_id)
         http_session.in_flight += 1
-        disconnected = asyncio.get_running_loop().create_task(_wait_disconnect(receive))
+        disconnected = asyncio.get_running_loop().create_task(wait_disconnect(receive))
         try:
             await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *extra]})
             if prime:
