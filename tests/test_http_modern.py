@@ -519,6 +519,7 @@ def test_a_response_first_is_json_without_session_or_event_ids(peer: Peer) -> No
         response = await post(peer.url(), CALL, headers_for(CALL))
         assert response.status_code == 200
         assert response.headers["content-type"] == "application/json"
+        assert int(response.headers["content-length"]) == len(response.content)  # not chunked
         assert "mcp-session-id" not in response.headers
         answer = response.json()
         assert answer["id"] == CALL["id"] and answer["result"]["content"][0]["text"] == '{"text": "hi"}'

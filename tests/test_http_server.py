@@ -341,6 +341,35 @@ def test_sse_mode_cancelled_request_stream_ends(servers: dict[str, ThreadedServe
     run(main())
 
 
+def test_an_answer_ready_at_once_goes_whole_and_a_slow_one_streams(servers: dict[str, ThreadedServer]) -> None:
+    """A request answered without waiting gets its priming event and its
+    response in one body with a Content-Length (no chunked encoding); one
+    still running gets the priming event at once, then the rest."""
+    url = servers["sse"].url()
+
+    async def main() -> None:
+        async with client() as raw:
+            session_id = await initialize(raw, url)
+            quick = await raw.post(url, json=request(5, "tools/list"), headers=headers(session_id))
+            assert quick.headers["content-type"] == "text/event-stream"
+            assert int(quick.headers["content-length"]) == len(quick.content)
+            assert "transfer-encoding" not in quick.headers
+            parser = SSEParser()
+            events = parser.feed(quick.content)
+            assert events[0].data == "" and parser.retry == 200  # the priming event first
+            assert json.loads(events[-1].data)["id"] == 5
+            call = request(6, "tools/call", {"name": "sleep", "arguments": {"seconds": 1}})
+            async with raw.stream("POST", url, json=call, headers=headers(session_id)) as stream:
+                assert stream.headers.get("transfer-encoding") == "chunked"
+                chunks = stream.aiter_bytes()
+                first = await asyncio.wait_for(anext(chunks), 0.8)  # before the tool has slept its second
+                assert SSEParser().feed(first)[0].data == ""
+                rest = b"".join([chunk async for chunk in chunks])
+            assert messages(first + rest)[-1]["id"] == 6
+
+    run(main())
+
+
 def test_idle_sessions_are_reaped_but_listening_ones_kept() -> None:
     """session_timeout drops a session nobody uses; an open GET stream (or a
     running request) is use, however long since the last HTTP request."""

@@ -4,8 +4,8 @@ ASGI says so only through ``receive()``: once the request body is read, it
 returns ``http.disconnect`` when the connection closes, so something has to
 wait on it. A task per request doing only that costs about as much as the
 rest of a short request (creating, scheduling and cancelling it), so a
-``ClientWatch`` starts that task only when an answer is slow to come: most
-answers are written before it would have started.
+``ClientWatch`` starts that task only when an answer is slow to come
+(``SlowAnswers``): most answers are written before it would have started.
 """
 
 from __future__ import annotations
@@ -18,32 +18,65 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 
 ANSWER_GRACE = 0.05
-"""Seconds an answer may take before its client is watched. A client that
-leaves sooner is noticed that much later (its request is cancelled then)."""
+"""Seconds an answer may take before its client is watched (up to twice
+that: see SlowAnswers). A client that leaves sooner is noticed that much
+later, and its request cancelled then."""
+
+
+class SlowAnswers:
+    """Starts the watches of the answers still being made after a grace:
+    one timer for all of them, not one per request. Those added during one
+    grace period are started at the end of the next."""
+
+    def __init__(self, grace: float = ANSWER_GRACE) -> None:
+        self.grace = grace
+        self._young: dict[ClientWatch, None] = {}
+        self._old: dict[ClientWatch, None] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def add(self, watch: ClientWatch) -> None:
+        self._young[watch] = None
+        loop = asyncio.get_running_loop()
+        if self._timer is None or self._loop is not loop:  # an app may outlive a loop (tests)
+            self._loop = loop
+            self._timer = loop.call_later(self.grace, self._tick)
+
+    def discard(self, watch: ClientWatch) -> None:
+        self._young.pop(watch, None)
+        self._old.pop(watch, None)
+
+    def _tick(self) -> None:
+        due, self._old, self._young = self._old, self._young, {}
+        for watch in due:
+            watch.start()
+        loop = self._loop
+        self._timer = loop.call_later(self.grace, self._tick) if self._old and loop is not None else None
 
 
 class ClientWatch:
     """Whether the client of one request has disconnected, and what to call when it does.
 
-    ``grace`` 0 watches from the start (long-lived streams); else the
-    watching starts after ``grace`` seconds, unless ``close()`` comes first.
-    Close it when the request is answered."""
+    Watches from the start (long-lived streams), or, with ``later``, once
+    that finds the answer slow, unless ``close()`` comes first. Close it
+    when the request is answered."""
 
-    __slots__ = ("_receive", "_timer", "_task", "_callbacks", "gone")
+    __slots__ = ("_receive", "_later", "_task", "_callbacks", "gone")
 
-    def __init__(self, receive: Receive, grace: float = 0.0) -> None:
+    def __init__(self, receive: Receive, later: SlowAnswers | None = None) -> None:
         self._receive = receive
         self._task: asyncio.Task[None] | None = None
-        self._timer: asyncio.TimerHandle | None = None
         self._callbacks: list[Callable[[], None]] = []
         self.gone = False
-        if grace > 0:
-            self._timer = asyncio.get_running_loop().call_later(grace, self._start)
+        self._later = later
+        if later is not None:
+            later.add(self)
         else:
-            self._start()
+            self.start()
 
-    def _start(self) -> None:
-        self._timer = None
+    def start(self) -> None:
+        """Watch from now on."""
+        self._later = None
         self._task = asyncio.get_running_loop().create_task(wait_disconnect(self._receive))
         self._task.add_done_callback(self._ended)
 
@@ -65,11 +98,11 @@ class ClientWatch:
             pass
 
     def close(self) -> None:
-        """Stop watching. Drops the timer and the task, which refer back to the
-        watch: no reference cycle is left for the collector."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        """Stop watching. Drops the task, which refers back to the watch: no
+        reference cycle is left for the collector."""
+        if self._later is not None:
+            self._later.discard(self)
+            self._later = None
         if self._task is not None:
             self._task.cancel()
             self._task = None

@@ -336,14 +336,30 @@ class Session:
         except Exception:  # as in run(): a bug here must not take the session down
             logger.exception("failed to dispatch a message")
 
-    def feed_request(self, request_id: RequestId, method: str, params: msgspec.Raw | UnsetType, data: bytes) -> None:
+    def take_request(
+        self, request_id: RequestId, method: str, params: msgspec.Raw | UnsetType, data: bytes
+    ) -> Coroutine[Any, Any, None] | None:
         """Dispatch the request ``data``, which the transport already took
-        apart (a JSON-RPC 2.0 request with that id, method and params): no
-        second pass over its envelope."""
+        apart (a JSON-RPC 2.0 request with that id, method and params: no
+        second pass over its envelope), for the calling task to answer: the
+        coroutine that runs the handler and writes the response, to await
+        now, or None when the response is written already (an error, a
+        plain-function handler). Until it is answered, the calling task is
+        the request in flight: closing the session cancels it.
+
+        For a transport of one request, whose task has nothing else to do:
+        no task of its own for the handler."""
         try:
-            self._on_request(request_id, method, params, data)
+            started = self._start_handler(request_id, method, params, data)
         except Exception:  # as in run()
             logger.exception("failed to dispatch a message")
+            return None
+        if started is None:
+            return None
+        task = asyncio.current_task()
+        assert task is not None
+        self._in_flight[request_id] = task
+        return self._answer(request_id, *started)
 
     async def close(self) -> None:
         """Close the transport; every pending call fails with ConnectionClosed."""
@@ -630,9 +646,27 @@ class Session:
     def _on_request(
         self, request_id: RequestId, method: str, params: msgspec.Raw | UnsetType, data: bytes
     ) -> None:
+        started = self._start_handler(request_id, method, params, data)
+        if started is None:
+            return
+        spec, outcome = started
+        task = asyncio.get_running_loop().create_task(self._answer(request_id, spec, outcome))
+        if isinstance(outcome, Coroutine):
+            # Cancelled before it first ran, the task never awaits the
+            # handler's coroutine: close it (a no-op once it has finished).
+            close = outcome.close
+            task.add_done_callback(lambda _: close())
+        self._in_flight[request_id] = task
+
+    def _start_handler(
+        self, request_id: RequestId, method: str, params: msgspec.Raw | UnsetType, data: bytes
+    ) -> tuple[MethodSpec[Any, Any], Awaitable[Any]] | None:
+        """The method and what its handler returned, to await for the result;
+        None when the response (an error, the result of a plain-function
+        handler) is written already."""
         if request_id in self._in_flight:
             self._send_error(request_id, jsonrpc.INVALID_REQUEST, f"Invalid request: id {request_id!r} is already in use")
-            return
+            return None
         if method == "ping" and not self.router.modern:
             try:
                 if params is not UNSET:
@@ -643,13 +677,13 @@ class Session:
                 self._send_error(request_id, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error))
             else:
                 self.transport.write(jsonrpc.result_bytes(request_id, _EMPTY_OBJECT), request_id, True)
-            return
+            return None
         try:
             spec, handler = self.router.route_request(method, params)
             decoded = _decode_params(spec, params)
         except McpError as error:
             self._send_error(request_id, error.code, error.message, error.data)
-            return
+            return None
         # Only requests that carry a token pay for the second, partial decode.
         token = _progress_token(params) if b'"progressToken"' in data else None
         context = RequestContext(self, request_id, token)
@@ -657,22 +691,16 @@ class Session:
             outcome = handler(decoded, context)
         except Exception as error:
             self.transport.write(_error_message(request_id, spec, error), request_id, True)
-            return
+            return None
         if not isinstance(outcome, Awaitable):
             # A plain function (the lifecycle's initialize) is answered in
             # order, before the next message is read.
             self.transport.write(jsonrpc.result_bytes(request_id, encode(outcome)), request_id, True)
-            return
-        task = asyncio.get_running_loop().create_task(self._answer(request_id, spec, outcome))
-        if isinstance(outcome, Coroutine):
-            # Cancelled before it first ran, the task never awaits the
-            # handler's coroutine: close it (a no-op once it has finished).
-            close = outcome.close
-            task.add_done_callback(lambda _: close())
-        self._in_flight[request_id] = task
+            return None
+        return spec, outcome
 
     async def _answer(self, request_id: RequestId, spec: MethodSpec[Any, Any], outcome: Awaitable[Any]) -> None:
-        _current_request.set(request_id)  # this task's own context
+        _current_request.set(request_id)  # the answering task's own context
         try:
             result = await outcome
             message = jsonrpc.result_bytes(request_id, encode(result))

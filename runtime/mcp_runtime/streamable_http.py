@@ -40,13 +40,13 @@ import re
 import secrets
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from . import http_headers, jsonrpc, lifecycle, ownership
-from .disconnect import ANSWER_GRACE, ClientWatch, Gone, next_or_gone
+from .disconnect import ClientWatch, Gone, SlowAnswers, next_or_gone
 from .auth.principal import Principal
 from .limits import BodyBudget, BodyRefused, ClientKey, Quota, peer_key
 from .http_headers import InvalidAnnotation, ParamHeader
@@ -528,6 +528,32 @@ class HttpSession:
             pass
 
 
+class _Outbox:
+    """What a 2026-07-28 request's session wrote, in order, for its POST to
+    send: (message, whether it is the response), None for the end. One
+    reader; made per request, so lighter than an asyncio.Queue."""
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: deque[tuple[bytes, bool] | None] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: tuple[bytes, bool] | None) -> None:
+        self._items.append(item)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def get(self) -> tuple[bytes, bool] | None:
+        while not self._items:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return self._items.popleft()
+
+
 class RequestTransport:
     """The Transport of a session made for one 2026-07-28 request: it reads
     that request, and queues what the session writes, the response last,
@@ -548,13 +574,16 @@ class RequestTransport:
         self.principal = principal
         self.responses_only = responses_only
         self._ended: asyncio.Event | None = None  # made by read(): most requests are fed, not read
-        self.outbox: asyncio.Queue[tuple[bytes, bool] | None] = asyncio.Queue()
+        self.outbox = _Outbox()
         self.max_buffer = max_buffer
         self.waiting = 0  # bytes queued, not yet taken by the POST
         self.overflowed = False
         self.answered = False
         self.closed = False
         self.owner: str | None = None  # no session, no lasting connection: see ownership.owner_of
+        # Called at the first message queued that is not the response: the
+        # POST answers with a stream, not with the response alone.
+        self.streaming: Callable[[], None] | None = None
 
     async def read(self) -> bytes | None:
         message, self._message = self._message, None
@@ -580,6 +609,9 @@ class RequestTransport:
         self.answered = response
         self.waiting += len(message)
         self.outbox.put_nowait((message, response))
+        if not response and self.streaming is not None:
+            streaming, self.streaming = self.streaming, None
+            streaming()
 
     def took(self, item: tuple[bytes, bool]) -> None:
         self.waiting -= len(item[0])
@@ -710,6 +742,7 @@ class StreamableHTTPApp:
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._requests: set[ServerSession] = set()  # the sessions of 2026-07-28 requests in flight
+        self._slow_answers = SlowAnswers()  # starts the client watches of answers still being made
         self.max_streams = max_streams
         self.client_key = client_key
         self.bodies = BodyBudget(max_bodies_buffered, body_timeout)
@@ -1031,7 +1064,7 @@ class StreamableHTTPApp:
             if self.json_response:
                 await self._reply_json(stream, queue, len(requests), send, receive, extra, batch=body.lstrip()[:1] == b"[")
             else:
-                await self._reply_sse(stream, queue, send, receive, extra, prime=True, grace=ANSWER_GRACE)
+                await self._reply_sse(stream, queue, send, receive, extra, prime=True, short=True)
         finally:
             http_session.in_flight -= len(requests)
 
@@ -1095,19 +1128,34 @@ class StreamableHTTPApp:
         self._requests.add(session)
         if listen:
             self._listening += 1
-        # The one message goes straight to the session: no reader task.
-        if probe.jsonrpc == "2.0" and request_id is not None:
-            session.feed_request(request_id, method, probe.params, body)
-        else:
-            session.feed(body)  # which answers what is wrong with it
-        watch = ClientWatch(receive, ANSWER_GRACE)
+        watch = ClientWatch(receive, self._slow_answers)
         watch.add_callback(transport.client_gone)
+        replying: asyncio.Task[None] | None = None
+
+        def stream() -> None:
+            # The request has more to send than its response: a task sends it
+            # as it comes, while the handler runs on in this one.
+            nonlocal replying
+            replying = asyncio.get_running_loop().create_task(self._reply_modern(transport, send, watch, takes_json))
+
+        transport.streaming = stream
         try:
-            await self._reply_modern(transport, send, watch, takes_json)
+            # The one message goes straight to the session (no reader task),
+            # and its handler runs in this task (no task of its own).
+            if probe.jsonrpc == "2.0" and request_id is not None:
+                answer = session.take_request(request_id, method, probe.params, body)
+                if answer is not None:
+                    await _answer_here(answer, watch, session)
+            else:
+                session.feed(body)  # which answers what is wrong with it
+            await (replying or self._reply_modern(transport, send, watch, takes_json))
         except OSError:
             pass  # the connection broke
         finally:
+            transport.streaming = None  # it refers back to the transport
             watch.close()
+            if replying is not None:
+                replying.cancel()
             self._requests.discard(session)
             if listen:
                 self._listening -= 1
@@ -1145,7 +1193,7 @@ class StreamableHTTPApp:
                 {
                     "type": "http.response.start",
                     "status": _status_of(message),
-                    "headers": [(b"content-type", b"application/json")],
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(message))],
                 }
             )
             await send({"type": "http.response.body", "body": message})
@@ -1273,7 +1321,7 @@ class StreamableHTTPApp:
     ) -> None:
         """``expected``: how many responses make the answer."""
         responses: list[bytes] = []
-        watch = ClientWatch(receive, ANSWER_GRACE)
+        watch = ClientWatch(receive, self._slow_answers)
         try:
             while len(responses) < expected:
                 event = await next_or_gone(queue, watch)
@@ -1309,17 +1357,17 @@ class StreamableHTTPApp:
         receive: Receive,
         extra: list[tuple[bytes, bytes]],
         prime: bool,
-        grace: float = 0.0,
+        short: bool = False,
     ) -> None:
-        """``grace``: a POST's stream (short, unlike a GET's, which passes 0)
-        starts one pass of the event loop late, so that an answer complete by
-        then goes out whole, with its length: chunked encoding costs the
-        server a write per event and one more to end. Its client is watched
-        after ``grace`` seconds (ClientWatch)."""
-        watch = ClientWatch(receive, grace)
+        """``short``: a POST's stream (unlike a GET's). It starts one pass of
+        the event loop late, so that an answer complete by then goes out
+        whole, with its length (chunked encoding costs the server a write
+        per event and one more to end), and its client is watched only if
+        the answer is slow."""
+        watch = ClientWatch(receive, self._slow_answers if short else None)
         try:
             head = [f"id: {stream.id}:0\nretry: {self.retry_ms}\ndata: \n\n".encode()] if prime else []
-            if grace:
+            if short:
                 chunks, ended = await _events_ready(stream, queue)
                 head += chunks
                 if ended:
@@ -1717,6 +1765,30 @@ async def _events_ready(
         if ended:
             return chunks, True
     return chunks, False
+
+
+async def _answer_here(answer: Coroutine[Any, Any, None], watch: ClientWatch, session: ServerSession) -> None:
+    """Run the handler of a 2026-07-28 request in the POST's task, until it
+    has written the response; cancelled when the client leaves or the app
+    closes the request's session (its answer is then no response at all)."""
+    task = asyncio.current_task()
+    assert task is not None
+    running = True
+
+    def leave() -> None:
+        if running:
+            task.cancel()
+
+    watch.add_callback(leave)
+    try:
+        await answer  # which takes a cancellation as the end of the request
+    finally:
+        running = False
+        watch.remove_callback(leave)
+    if task.cancelling():
+        if not (watch.gone or session.is_closed):
+            raise asyncio.CancelledError  # from outside (the server stopping), not ours to take
+        task.uncancel()
 
 
 async def _next_event(transport: RequestTransport, send: Send | None = None) -> tuple[bytes, bool] | None:
