@@ -175,6 +175,10 @@ def _collect(node: Any, path: tuple[str, ...] | None, found: list[ParamHeader]) 
             _collect(value, None, found)
 
 
+class _VersionMeta(msgspec.Struct):
+    version: Any = msgspec.field(name=lifecycle.VERSION_KEY, default=None)
+
+
 class MirroredFields(msgspec.Struct):
     """The params members a request mirrors in headers, of any type: the
     server judges them, and the session refuses what is not well formed."""
@@ -183,18 +187,16 @@ class MirroredFields(msgspec.Struct):
     uri: Any = None
     taskId: Any = None
     arguments: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-    meta: msgspec.Raw | msgspec.UnsetType = msgspec.field(name="_meta", default=msgspec.UNSET)
+    # Of ``_meta``, only the version is decoded (the capabilities and client
+    # info beside it are skipped); any other JSON value is taken as it is.
+    meta: _VersionMeta | list[Any] | str | int | float | bool | None | msgspec.UnsetType = msgspec.field(
+        name="_meta", default=msgspec.UNSET
+    )
 
     @property
     def version(self) -> Any:
         """The protocol version the request's ``_meta`` names, if any."""
-        if isinstance(self.meta, msgspec.UnsetType):
-            return None
-        try:
-            # Only the version is decoded: the capabilities and client info beside it are skipped.
-            return _version_meta.decode(self.meta).version
-        except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
-            return None
+        return self.meta.version if isinstance(self.meta, _VersionMeta) else None
 
     def name_for(self, method: str) -> str | None:
         """The value ``Mcp-Name`` mirrors for ``method``, if it has one."""
@@ -203,11 +205,19 @@ class MirroredFields(msgspec.Struct):
         return value if isinstance(value, str) else None
 
 
-class _VersionMeta(msgspec.Struct):
-    version: Any = msgspec.field(name=lifecycle.VERSION_KEY, default=None)
+class _LooseFields(msgspec.Struct):
+    """MirroredFields with ``_meta`` left undecoded: for params whose
+    ``_meta`` does not decode (then the version is looked for alone)."""
+
+    name: Any = None
+    uri: Any = None
+    taskId: Any = None
+    arguments: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    meta: msgspec.Raw | msgspec.UnsetType = msgspec.field(name="_meta", default=msgspec.UNSET)
 
 
 _mirrored_fields = msgspec.json.Decoder(MirroredFields)
+_loose_fields = msgspec.json.Decoder(_LooseFields)
 _version_meta = msgspec.json.Decoder(_VersionMeta)
 
 
@@ -219,4 +229,15 @@ def mirrored_fields(params: msgspec.Raw | msgspec.UnsetType) -> MirroredFields:
     try:
         return _mirrored_fields.decode(params)
     except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+        pass
+    try:
+        loose = _loose_fields.decode(params)
+    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
         return MirroredFields()
+    version = None
+    if not isinstance(loose.meta, msgspec.UnsetType):
+        try:
+            version = _version_meta.decode(loose.meta).version
+        except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+            pass
+    return MirroredFields(loose.name, loose.uri, loose.taskId, loose.arguments, _VersionMeta(version))

@@ -493,18 +493,32 @@ def _with_server_info(result: Any, info: dict[str, Any]) -> Any:
 class ServerSession(Session):
     """A server's side of one connection: lifecycle first, then the handlers."""
 
-    def __init__(self, server: Server, transport: Transport, *, stateless: bool = False) -> None:
+    def __init__(
+        self, server: Server, transport: Transport, *, stateless: bool = False, version: str | None = None
+    ) -> None:
         """``stateless``: serve every request by its own ``_meta`` from the
-        start (a transport that already knows, such as one HTTP request)."""
+        start (a transport that already knows, such as one HTTP request).
+        ``version``: the stateless revision the transport already read in
+        the request's ``_meta``, if it is one this server speaks."""
         self.server = server
         self._server_router = _ServerRouter(self)
         self._server_router.modern = stateless and bool(server.modern_versions)
+        if version is not None and version in server.modern_versions:
+            self._server_router.known_version = version
         super().__init__(transport, self._server_router, protocol_version="", default_timeout=server.default_timeout)
         self.client_capabilities: Any = None
         self.client_info: Any = None
         self.declared_capabilities: Any = None
-        self.initialized = asyncio.Event()
+        self._initialized: asyncio.Event | None = None  # made when first asked for (never, per 2026-07-28 request)
         self._owner: str | None = None
+
+    @property
+    def initialized(self) -> asyncio.Event:
+        """Set once the client has sent notifications/initialized (or the
+        session was adopted without a handshake)."""
+        if self._initialized is None:
+            self._initialized = asyncio.Event()
+        return self._initialized
 
     @property
     def owner(self) -> str:
@@ -538,6 +552,7 @@ class _ServerRouter:
         self._session = weakref.ref(session)
         self.server = session.server
         self.modern = False
+        self.known_version: str | None = None  # see ServerSession
         self.log_level = "debug"
         self.revision: Revision | None = None
         self.handlers: object | None = None
@@ -556,9 +571,11 @@ class _ServerRouter:
     def route_request(self, method: str, params: msgspec.Raw | UnsetType) -> Route:
         if self.modern or (self.revision is None and self._is_stateless(method, params)):
             self.modern = True
-            version = self.server.requested_version(params)
+            version = self.known_version or self.server.requested_version(params)
             route = self.server.modern_routes(version).get(method)
             if route is None:
+                if self.known_version is not None:
+                    self.server.requested_version(params)  # what is wrong with _meta comes first
                 raise McpError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
             return route
         route = self._routes.get(method)

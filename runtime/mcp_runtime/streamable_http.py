@@ -1124,7 +1124,7 @@ class StreamableHTTPApp:
             await _json_error(send, status, request_id, code, reason)
             return
         transport = RequestTransport(body, self.max_stream_buffer, responses_only=not takes_sse, principal=principal)
-        session = ServerSession(self.server, transport, stateless=True)
+        session = ServerSession(self.server, transport, stateless=True, version=version if isinstance(version, str) else None)
         self._requests.add(session)
         if listen:
             self._listening += 1
