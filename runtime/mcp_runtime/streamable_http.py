@@ -46,8 +46,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from . import http_headers, jsonrpc, lifecycle, ownership
-from .disconnect import ClientWatch, Gone, SlowAnswers, next_or_gone
 from .auth.principal import Principal
+from .disconnect import ClientWatch, Gone, SlowAnswers, next_or_gone
 from .limits import BodyBudget, BodyRefused, ClientKey, Quota, peer_key
 from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import RequestId
@@ -384,9 +384,9 @@ class HttpSessionTransport:
     def receive(self, message: bytes, principal: Principal | None = None) -> None:
         self._incoming.put_nowait((message, principal))
         if b"notifications/cancelled" in message:
-            self._cancelled(message)
+            self.end_cancelled(message)
 
-    def _cancelled(self, message: bytes) -> None:
+    def end_cancelled(self, message: bytes) -> None:
         """A cancelled request gets no response; end its stream now instead
         of when the client goes away."""
         try:
@@ -509,7 +509,7 @@ class HttpSession:
         self.transport.principal = principal
         self.session.feed(message)
         if b"notifications/cancelled" in message:  # one of a batch
-            self.transport._cancelled(message)
+            self.transport.end_cancelled(message)
 
     @property
     def busy(self) -> bool:
