@@ -96,3 +96,21 @@ def test_closed_watches_leave_no_reference_cycles() -> None:
         assert found == 0
 
     asyncio.run(main())
+
+
+def test_watches_left_by_a_closed_loop_are_not_started_on_the_next() -> None:
+    slow = SlowAnswers(GRACE)
+    first = Connection()
+
+    async def abandoned() -> None:
+        ClientWatch(first.receive, slow)  # never closed: its loop ends first
+
+    async def later() -> None:
+        connection = Connection()
+        watch = ClientWatch(connection.receive, slow)
+        await asyncio.sleep(3 * GRACE)
+        assert connection.calls == 1 and first.calls == 0
+        watch.close()
+
+    asyncio.run(abandoned())
+    asyncio.run(later())

@@ -36,10 +36,13 @@ class SlowAnswers:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def add(self, watch: ClientWatch) -> None:
-        self._young[watch] = None
         loop = asyncio.get_running_loop()
-        if self._timer is None or self._loop is not loop:  # an app may outlive a loop (tests)
-            self._loop = loop
+        if self._loop is not loop:
+            # An app may outlive its loop (tests run one per loop): what the
+            # old one left unanswered is gone with it.
+            self._young, self._old, self._timer, self._loop = {}, {}, None, loop
+        self._young[watch] = None
+        if self._timer is None:
             self._timer = loop.call_later(self.grace, self._tick)
 
     def discard(self, watch: ClientWatch) -> None:
