@@ -36,11 +36,17 @@ class SlowAnswers:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def add(self, watch: ClientWatch) -> None:
-        loop = asyncio.get_running_loop()
-        if self._loop is not loop:
-            # An app may outlive its loop (tests run one per loop): what the
-            # old one left unanswered is gone with it.
-            self._young, self._old, self._timer, self._loop = {}, {}, None, loop
+        # The loop is looked up only to arm the timer: on CPython 3.11 each
+        # lookup is a getpid() system call, a few per cent of a short request.
+        # A timer left by a loop that has stopped is of no use.
+        loop = self._loop
+        if self._timer is None or loop is None or not loop.is_running():
+            running = asyncio.get_running_loop()
+            if loop is not running:
+                # An app may outlive its loop (tests run one per loop): what the
+                # old one left unanswered is gone with it.
+                self._young, self._old, self._timer, self._loop = {}, {}, None, running
+            loop = running
         self._young[watch] = None
         if self._timer is None:
             self._timer = loop.call_later(self.grace, self._tick)

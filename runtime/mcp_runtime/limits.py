@@ -90,10 +90,20 @@ class BodyBudget:
         self._watch: asyncio.TimerHandle | None = None
         self._watch_loop: asyncio.AbstractEventLoop | None = None
 
-    async def read(self, receive: Callable[[], Awaitable[MutableMapping[str, Any]]], limit: int) -> bytes:
+    async def read(
+        self,
+        receive: Callable[[], Awaitable[MutableMapping[str, Any]]],
+        limit: int,
+        task: asyncio.Task[Any] | None = None,
+    ) -> bytes:
         """The whole body (b"" if the client went away); BodyRefused past
-        ``limit`` (413), the deadline (408) or the budget (503)."""
-        task = asyncio.current_task() if self.timeout is not None else None
+        ``limit`` (413), the deadline (408) or the budget (503). ``task``:
+        the reading task, when the caller has it at hand (the lookup is a
+        system call on CPython 3.11)."""
+        if self.timeout is None:
+            task = None
+        elif task is None:
+            task = asyncio.current_task()
         if task is not None:
             self._start(task)
         held = 0
@@ -127,7 +137,7 @@ class BodyBudget:
 
     def _start(self, task: asyncio.Task[Any]) -> None:
         assert self.timeout is not None
-        loop = asyncio.get_running_loop()
+        loop = task.get_loop()
         self._reading[task] = loop.time() + self.timeout
         if self._watch is None or self._watch_loop is not loop:
             self._watch_loop = loop

@@ -304,6 +304,7 @@ class Session:
         self._closed: str | None = None  # why, once closed (the error is made where it is raised)
         self._closed_event: asyncio.Event | None = None  # made when asked for: most sessions never are
         self._reader: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop its handlers run on
 
     # ------------------------------------------------------------ lifetime
 
@@ -337,7 +338,12 @@ class Session:
             logger.exception("failed to dispatch a message")
 
     def take_request(
-        self, request_id: RequestId, method: str, params: msgspec.Raw | UnsetType, data: bytes
+        self,
+        request_id: RequestId,
+        method: str,
+        params: msgspec.Raw | UnsetType,
+        data: bytes,
+        task: asyncio.Task[Any] | None = None,
     ) -> Coroutine[Any, Any, None] | None:
         """Dispatch the request ``data``, which the transport already took
         apart (a JSON-RPC 2.0 request with that id, method and params: no
@@ -348,7 +354,8 @@ class Session:
         the request in flight: closing the session cancels it.
 
         For a transport of one request, whose task has nothing else to do:
-        no task of its own for the handler."""
+        no task of its own for the handler. ``task``: the calling task, when
+        the caller has it at hand (looking it up is a system call on CPython 3.11)."""
         try:
             started = self._start_handler(request_id, method, params, data)
         except Exception:  # as in run()
@@ -356,8 +363,9 @@ class Session:
             return None
         if started is None:
             return None
-        task = asyncio.current_task()
-        assert task is not None
+        if task is None:
+            task = asyncio.current_task()
+            assert task is not None
         self._in_flight[request_id] = task
         return self._answer(request_id, *started)
 
@@ -650,7 +658,10 @@ class Session:
         if started is None:
             return
         spec, outcome = started
-        task = asyncio.get_running_loop().create_task(self._answer(request_id, spec, outcome))
+        loop = self._loop
+        if loop is None:  # looked up once: on CPython 3.11 each lookup is a system call
+            loop = self._loop = asyncio.get_running_loop()
+        task = loop.create_task(self._answer(request_id, spec, outcome))
         if isinstance(outcome, Coroutine):
             # Cancelled before it first ran, the task never awaits the
             # handler's coroutine: close it (a no-op once it has finished).

@@ -913,7 +913,10 @@ class StreamableHTTPApp:
             await _plain(send, 415, "Unsupported Media Type: Content-Type must be application/json")
             return
         try:
-            body = await self.bodies.read(receive, self.max_body_size)
+            # The one lookup of the request's task (a system call on CPython 3.11).
+            task = asyncio.current_task()
+            assert task is not None
+            body = await self.bodies.read(receive, self.max_body_size, task)
         except BodyRefused as refused:
             await _body_refused(send, refused)
             return
@@ -942,7 +945,7 @@ class StreamableHTTPApp:
             assert isinstance(probe, _Probe)
             fields, version = modern
             await self._post_modern(
-                probe, fields, version, body, headers, send, receive, takes_json, takes_sse, principal, self.client_key(scope)
+                probe, fields, version, body, headers, send, receive, takes_json, takes_sse, principal, self.client_key(scope), task
             )
             return
         items = probe if isinstance(probe, list) else [probe]
@@ -1100,7 +1103,8 @@ class StreamableHTTPApp:
         takes_json: bool,
         takes_sse: bool,
         principal: Principal | None,
-        client: str = "",
+        client: str,
+        task: asyncio.Task[Any],
     ) -> None:
         request_id = probe.id
         method = probe.method
@@ -1136,16 +1140,16 @@ class StreamableHTTPApp:
             # The request has more to send than its response: a task sends it
             # as it comes, while the handler runs on in this one.
             nonlocal replying
-            replying = asyncio.get_running_loop().create_task(self._reply_modern(transport, send, watch, takes_json))
+            replying = task.get_loop().create_task(self._reply_modern(transport, send, watch, takes_json))
 
         transport.streaming = stream
         try:
             # The one message goes straight to the session (no reader task),
             # and its handler runs in this task (no task of its own).
             if probe.jsonrpc == "2.0" and request_id is not None:
-                answer = session.take_request(request_id, method, probe.params, body)
+                answer = session.take_request(request_id, method, probe.params, body, task)
                 if answer is not None:
-                    await _answer_here(answer, watch, session)
+                    await _answer_here(answer, watch, session, task)
             else:
                 session.feed(body)  # which answers what is wrong with it
             await (replying or self._reply_modern(transport, send, watch, takes_json))
@@ -1767,12 +1771,12 @@ async def _events_ready(
     return chunks, False
 
 
-async def _answer_here(answer: Coroutine[Any, Any, None], watch: ClientWatch, session: ServerSession) -> None:
-    """Run the handler of a 2026-07-28 request in the POST's task, until it
-    has written the response; cancelled when the client leaves or the app
-    closes the request's session (its answer is then no response at all)."""
-    task = asyncio.current_task()
-    assert task is not None
+async def _answer_here(
+    answer: Coroutine[Any, Any, None], watch: ClientWatch, session: ServerSession, task: asyncio.Task[Any]
+) -> None:
+    """Run the handler of a 2026-07-28 request in the POST's task (``task``),
+    until it has written the response; cancelled when the client leaves or
+    the app closes the request's session (its answer is then no response at all)."""
     running = True
 
     def leave() -> None:
