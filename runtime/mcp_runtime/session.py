@@ -337,6 +337,17 @@ class Session:
         except Exception:  # as in run(): a bug here must not take the session down
             logger.exception("failed to dispatch a message")
 
+    def dispatch_request(
+        self, request_id: RequestId, method: str, params: msgspec.Raw | UnsetType, data: bytes
+    ) -> None:
+        """Dispatch the request ``data`` as ``feed`` would, when the transport
+        already took it apart (a JSON-RPC 2.0 request with that id, method
+        and params): no second pass over its envelope."""
+        try:
+            self._on_request(request_id, method, params, data)
+        except Exception:  # as in run()
+            logger.exception("failed to dispatch a message")
+
     def take_request(
         self,
         request_id: RequestId,

@@ -503,10 +503,15 @@ class HttpSession:
         self.client = ""  # limits.peer_key (or the app's client_key) of whoever opened it
         self.used = False  # whether a request came after initialize
 
-    def feed(self, message: bytes, principal: Principal | None) -> None:
+    def feed(self, message: bytes, principal: Principal | None, probe: _Probe | None = None) -> None:
         """Dispatch a POSTed message with requests now, in the POST's task: not
-        queued for the session's reader (a task switch less per request)."""
+        queued for the session's reader (a task switch less per request).
+        ``probe``: the message, a single request, as the POST decoded it
+        (the session then skips its own pass over the envelope)."""
         self.transport.principal = principal
+        if probe is not None and probe.jsonrpc == "2.0" and isinstance(probe.method, str) and isinstance(probe.id, (str, int)):
+            self.session.dispatch_request(probe.id, probe.method, probe.params, message)
+            return
         self.session.feed(message)
         if b"notifications/cancelled" in message:  # one of a batch
             self.transport.end_cancelled(message)
@@ -949,6 +954,7 @@ class StreamableHTTPApp:
             )
             return
         items = probe if isinstance(probe, list) else [probe]
+        single = None if isinstance(probe, list) else probe
         if not items:
             await _json_error(send, 400, None, jsonrpc.INVALID_REQUEST, "Invalid request: empty batch")
             return
@@ -978,7 +984,7 @@ class StreamableHTTPApp:
                 return
             self._stateless_running += len(requests)
             try:
-                await self._post_stateless(body, requests, initializing, headers, send, receive, principal)
+                await self._post_stateless(body, requests, initializing, headers, send, receive, principal, single)
             finally:
                 self._stateless_running -= len(requests)
             return
@@ -1018,7 +1024,7 @@ class StreamableHTTPApp:
         if http_session.transport.unanswered + len(requests) > self.max_concurrent_requests:
             await _json_error(send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this session")
             return
-        await self._answer(http_session, body, requests, send, receive, principal)
+        await self._answer(http_session, body, requests, send, receive, principal, single)
 
     def _new_session(self, session_id: str, owner: str | None, client: str = "") -> HttpSession:
         """``client``: with a shared store, the client key the session counts against."""
@@ -1036,7 +1042,9 @@ class StreamableHTTPApp:
         send: Send,
         receive: Receive,
         principal: Principal | None,
+        single: _Probe | None = None,
     ) -> None:
+        """``single``: the POST's one message, as decoded (None for a batch)."""
         transport = http_session.transport
         extra = [(b"mcp-session-id", http_session.id.encode())] if http_session.id else []
         if not requests:
@@ -1063,7 +1071,7 @@ class StreamableHTTPApp:
         queue = stream.attach(0)
         http_session.in_flight += len(requests)
         try:
-            http_session.feed(body, principal)
+            http_session.feed(body, principal, single)
             if self.json_response:
                 await self._reply_json(stream, queue, len(requests), send, receive, extra, batch=body.lstrip()[:1] == b"[")
             else:
@@ -1080,12 +1088,13 @@ class StreamableHTTPApp:
         send: Send,
         receive: Receive,
         principal: Principal | None,
+        single: _Probe | None,
     ) -> None:
         http_session = HttpSession(None, self.server, self.event_history, self.max_stream_buffer)
         if not initializing:
             http_session.session.adopt(headers.get("mcp-protocol-version", DEFAULT_HEADER_VERSION))
         try:
-            await self._answer(http_session, body, requests, send, receive, principal)
+            await self._answer(http_session, body, requests, send, receive, principal, single)
         finally:
             await http_session.close()
 
