@@ -1124,13 +1124,21 @@ class StreamableHTTPApp:
             await _plain(send, 202, "")  # a notification: no client notification of 2026-07-28 needs a session
             return
         problem = _header_problem(headers, method, fields, version)
-        if problem is None and method == "tools/call":
-            problem = await self._param_problem(headers, fields)
+        if problem is None and method == "tools/call" and isinstance(fields.name, str):
+            params = self._known_params(fields.name)
+            if params is None:  # not known yet, or no longer fresh
+                params = await self._params_of(fields.name)
+            problem = _param_headers_problem(headers, fields, params)
         if problem is not None:
             await _json_error(send, 400, request_id, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}")
             return
         listen = method == "subscriptions/listen"
-        refused, lease = await (self._hold_stream(client) if listen else self._hold_request(client))
+        if listen:
+            refused, lease = await self._hold_stream(client)
+        elif self._request_leases is None:  # no store to ask: not even a coroutine to make
+            refused, lease = self._hold_request_here(client), None
+        else:
+            refused, lease = await self._hold_request(client)
         if refused is not None:
             status, reason = refused
             code = jsonrpc.INTERNAL_ERROR if status == 503 else jsonrpc.INVALID_REQUEST
@@ -1230,40 +1238,20 @@ class StreamableHTTPApp:
                 return
             message, final = item
 
-    async def _param_problem(self, headers: dict[str, str], fields: http_headers.MirroredFields) -> str | None:
-        """What is wrong with the Mcp-Param-* headers of a tools/call, if anything."""
-        if not isinstance(fields.name, str):
-            return None
-        params = await self._params_of(fields.name)
-        if not params:
-            return None
-        arguments: Any = None
-        if not isinstance(fields.arguments, msgspec.UnsetType):
-            try:
-                arguments = msgspec.json.decode(fields.arguments)
-            except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
-                return None  # the session refuses the params
-        for param in params:
-            value = param.value_in(arguments)
-            if value is None:
-                continue  # nothing to mirror: a header sent anyway is not looked at
-            sent = headers.get(param.header)
-            if sent is None:
-                return f"the Mcp-Param-{param.name} header is missing (argument {'.'.join(param.path)} is given)"
-            decoded = http_headers.decode_value(sent)
-            if decoded is None:
-                return f"the Mcp-Param-{param.name} header holds invalid characters or invalid Base64"
-            if not http_headers.matches(decoded, value):
-                return f"Mcp-Param-{param.name} header value {decoded!r} does not match argument {'.'.join(param.path)}"
+    def _known_params(self, tool: str) -> list[ParamHeader] | None:
+        """What _params_of would return without waiting, if it would."""
+        known = self._tool_params.get(tool)
+        if known is not None and time.monotonic() - self._tool_params_at < TOOL_SCHEMAS_TTL:
+            return known
         return None
 
     async def _params_of(self, tool: str) -> list[ParamHeader]:
         """The arguments of ``tool`` mirrored in headers, from the server's
         own tools/list, kept a while."""
-        now = time.monotonic()
-        known = self._tool_params.get(tool)
-        if known is not None and now - self._tool_params_at < TOOL_SCHEMAS_TTL:
+        known = self._known_params(tool)
+        if known is not None:
             return known
+        now = time.monotonic()
         listing = self._listing
         if (listing is None or listing.done()) and now - self._tool_params_tried >= TOOL_SCHEMAS_RETRY:
             self._tool_params_tried = now
@@ -1526,12 +1514,23 @@ class StreamableHTTPApp:
         _give_place(self._stream_quota, self._stream_leases, client, lease)
 
     async def _hold_request(self, client: str) -> tuple[tuple[int, str] | None, str | None]:
+        if self._request_leases is None:
+            return self._hold_request_here(client), None
         if len(self._requests) - self._listening >= self.max_concurrent_requests:
             return (429, "Too many requests in flight"), None
         refused, lease = await _take_place(self._request_quota, self._request_leases, client)
         if refused is not None:
             return (refused[0], refused[1] or "Too many requests in flight for this client"), None
         return None, lease
+
+    def _hold_request_here(self, client: str) -> tuple[int, str] | None:
+        """_hold_request without a shared store: nothing to wait for."""
+        if len(self._requests) - self._listening >= self.max_concurrent_requests:
+            return 429, "Too many requests in flight"
+        if self._request_quota.full(client):
+            return 429, "Too many requests in flight for this client"
+        self._request_quota.take(client)
+        return None
 
     def _release_request(self, client: str, lease: str | None) -> None:
         _give_place(self._request_quota, self._request_leases, client, lease)
@@ -1850,6 +1849,33 @@ def _header_problem(
             return "the Mcp-Name header holds invalid characters or invalid Base64"
         if value != expected:
             return f"Mcp-Name header value {value!r} does not match body value {expected!r}"
+    return None
+
+
+def _param_headers_problem(
+    headers: dict[str, str], fields: http_headers.MirroredFields, params: list[ParamHeader]
+) -> str | None:
+    """What is wrong with the Mcp-Param-* headers of a tools/call whose tool mirrors ``params``."""
+    if not params:
+        return None
+    arguments: Any = None
+    if not isinstance(fields.arguments, msgspec.UnsetType):
+        try:
+            arguments = msgspec.json.decode(fields.arguments)
+        except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+            return None  # the session refuses the params
+    for param in params:
+        value = param.value_in(arguments)
+        if value is None:
+            continue  # nothing to mirror: a header sent anyway is not looked at
+        sent = headers.get(param.header)
+        if sent is None:
+            return f"the Mcp-Param-{param.name} header is missing (argument {'.'.join(param.path)} is given)"
+        decoded = http_headers.decode_value(sent)
+        if decoded is None:
+            return f"the Mcp-Param-{param.name} header holds invalid characters or invalid Base64"
+        if not http_headers.matches(decoded, value):
+            return f"Mcp-Param-{param.name} header value {decoded!r} does not match argument {'.'.join(param.path)}"
     return None
 
 
