@@ -354,7 +354,7 @@ class Session:
         method: str,
         params: msgspec.Raw | UnsetType,
         data: bytes,
-        task: asyncio.Task[Any] | None = None,
+        task: asyncio.Task[Any],
     ) -> Coroutine[Any, Any, None] | None:
         """Dispatch the request ``data``, which the transport already took
         apart (a JSON-RPC 2.0 request with that id, method and params: no
@@ -365,8 +365,8 @@ class Session:
         the request in flight: closing the session cancels it.
 
         For a transport of one request, whose task has nothing else to do:
-        no task of its own for the handler. ``task``: the calling task, when
-        the caller has it at hand (looking it up is a system call on CPython 3.11)."""
+        no task of its own for the handler. ``task``: the calling task (the
+        caller has it at hand; looking it up again is a system call on CPython 3.11)."""
         try:
             started = self._start_handler(request_id, method, params, data)
         except Exception:  # as in run()
@@ -374,9 +374,6 @@ class Session:
             return None
         if started is None:
             return None
-        if task is None:
-            task = asyncio.current_task()
-            assert task is not None
         self._in_flight[request_id] = task
         return self._answer(request_id, *started)
 

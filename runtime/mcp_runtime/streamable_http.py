@@ -1135,7 +1135,7 @@ class StreamableHTTPApp:
         listen = method == "subscriptions/listen"
         if listen:
             refused, lease = await self._hold_stream(client)
-        elif self._request_leases is None:  # no store to ask: not even a coroutine to make
+        elif self._request_leases is None:
             refused, lease = self._hold_request_here(client), None
         else:
             refused, lease = await self._hold_request(client)
@@ -1513,23 +1513,29 @@ class StreamableHTTPApp:
         self._streams -= 1
         _give_place(self._stream_quota, self._stream_leases, client, lease)
 
+    def _hold_request_here(self, client: str) -> tuple[int, str] | None:
+        """A place for a 2026-07-28 request in this process's own counts (no
+        shared store: nothing to wait for, not even a coroutine to make)."""
+        refused = self._too_many_requests()
+        if refused is None and self._request_quota.full(client):
+            refused = 429, "Too many requests in flight for this client"
+        if refused is None:
+            self._request_quota.take(client)
+        return refused
+
     async def _hold_request(self, client: str) -> tuple[tuple[int, str] | None, str | None]:
-        if self._request_leases is None:
-            return self._hold_request_here(client), None
-        if len(self._requests) - self._listening >= self.max_concurrent_requests:
-            return (429, "Too many requests in flight"), None
-        refused, lease = await _take_place(self._request_quota, self._request_leases, client)
+        """A place for a 2026-07-28 request: a lease of the shared store's."""
+        refused = self._too_many_requests()
         if refused is not None:
-            return (refused[0], refused[1] or "Too many requests in flight for this client"), None
+            return refused, None
+        taken, lease = await _take_place(self._request_quota, self._request_leases, client)
+        if taken is not None:
+            return (taken[0], taken[1] or "Too many requests in flight for this client"), None
         return None, lease
 
-    def _hold_request_here(self, client: str) -> tuple[int, str] | None:
-        """_hold_request without a shared store: nothing to wait for."""
+    def _too_many_requests(self) -> tuple[int, str] | None:
         if len(self._requests) - self._listening >= self.max_concurrent_requests:
             return 429, "Too many requests in flight"
-        if self._request_quota.full(client):
-            return 429, "Too many requests in flight for this client"
-        self._request_quota.take(client)
         return None
 
     def _release_request(self, client: str, lease: str | None) -> None:
