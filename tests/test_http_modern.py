@@ -112,6 +112,17 @@ class ModernHandlers(mcp.ServerHandlers):
                 self.cancelled.append(tag)
                 raise
             return mcp.CallToolResult(content=[_text(f"slept {tag}")])
+        if params.name == "timed":
+            # A timeout entered before the first wait belongs to the task the
+            # handler goes on in: it must cancel this handler, not another.
+            task = asyncio.current_task()
+            try:
+                async with asyncio.timeout(0.05):
+                    await asyncio.sleep(30)
+            except TimeoutError:
+                same = asyncio.current_task() is task
+                return mcp.CallToolResult(content=[_text("timed out in one task" if same else "moved to another task")])
+            return mcp.CallToolResult(content=[_text("not timed out")])
         if params.name == "ask":
             request = mcp.ElicitRequest(
                 params=mcp.ElicitRequestFormParams(
@@ -776,6 +787,58 @@ def test_closing_the_stream_cancels_the_request(peer: Peer) -> None:
         # The cancellation was the closed stream: no notifications/cancelled was POSTed.
         posted = [h for h in peer.http.recorder.matching("POST") if h.get("mcp-method") == "notifications/cancelled"]
         assert posted == []
+
+    run(main())
+
+
+def test_a_handler_keeps_its_task_and_its_timeouts_across_waits(peer: Peer) -> None:
+    """A 2026-07-28 handler starts in its POST's task and stays in it when it
+    waits: what it set up before its first wait (here a timeout) still applies."""
+
+    async def main() -> None:
+        message = request(72, "tools/call", {"name": "timed"})
+        response = await post(peer.url(), message, headers_for(message))
+        assert response.status_code == 200
+        assert response.json()["result"]["content"][0]["text"] == "timed out in one task"
+
+    run(main())
+
+
+def test_a_handler_resumed_after_its_first_step_gets_what_its_task_gets() -> None:
+    """The handler of a 2026-07-28 request takes its first step before any
+    wait is set up for it (streamable_http._resumed carries it on): results,
+    bare yields and cancellations still reach it as they would by await."""
+
+    async def main() -> None:
+        seen: list[str] = []
+        release: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+        async def handler() -> None:
+            seen.append("first step")
+            await release
+            seen.append(release.result())
+            await asyncio.sleep(0)  # a bare yield to the loop
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                seen.append("cancelled")
+                raise
+
+        coroutine = handler()
+        waiting_on = coroutine.send(None)
+        assert seen == ["first step"] and waiting_on is release
+
+        async def carried() -> None:
+            await streamable_http._resumed(coroutine, waiting_on)
+
+        task = asyncio.get_running_loop().create_task(carried())
+        release.set_result("released")
+        await eventually(lambda: seen[-1:] == ["released"], what="the handler to go on")
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert seen == ["first step", "released", "cancelled"]
 
     run(main())
 

@@ -39,8 +39,9 @@ import logging
 import re
 import secrets
 import time
+import types
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -543,6 +544,12 @@ class _Outbox:
     def __init__(self) -> None:
         self._items: deque[tuple[bytes, bool] | None] = deque()
         self._waiter: asyncio.Future[None] | None = None
+
+    def pop(self) -> tuple[bytes, bool] | None:
+        """The first message queued, without waiting; None when none is (the
+        end, if queued, stays for get())."""
+        items = self._items
+        return items.popleft() if items and items[0] is not None else None
 
     def put_nowait(self, item: tuple[bytes, bool] | None) -> None:
         self._items.append(item)
@@ -1149,15 +1156,22 @@ class StreamableHTTPApp:
         self._requests.add(session)
         if listen:
             self._listening += 1
-        watch = ClientWatch(receive, self._slow_answers)
-        watch.add_callback(transport.client_gone)
+        watch: ClientWatch | None = None
         replying: asyncio.Task[None] | None = None
+
+        def watched() -> ClientWatch:
+            # Made when the handler first waits, or streams (_answer_here).
+            nonlocal watch
+            if watch is None:
+                watch = ClientWatch(receive, self._slow_answers)
+                watch.add_callback(transport.client_gone)
+            return watch
 
         def stream() -> None:
             # The request has more to send than its response: a task sends it
             # as it comes, while the handler runs on in this one.
             nonlocal replying
-            replying = task.get_loop().create_task(self._reply_modern(transport, send, watch, takes_json))
+            replying = task.get_loop().create_task(self._reply_modern(transport, send, watched(), takes_json))
 
         transport.streaming = stream
         try:
@@ -1166,7 +1180,7 @@ class StreamableHTTPApp:
             if probe.jsonrpc == "2.0" and request_id is not None:
                 answer = session.take_request(request_id, method, probe.params, body, task)
                 if answer is not None:
-                    await _answer_here(answer, watch, session, task)
+                    await _answer_here(answer, watched, session, task)
             else:
                 session.feed(body)  # which answers what is wrong with it
             await (replying or self._reply_modern(transport, send, watch, takes_json))
@@ -1174,7 +1188,8 @@ class StreamableHTTPApp:
             pass  # the connection broke
         finally:
             transport.streaming = None  # it refers back to the transport
-            watch.close()
+            if watch is not None:
+                watch.close()
             if replying is not None:
                 replying.cancel()
             self._requests.discard(session)
@@ -1190,12 +1205,16 @@ class StreamableHTTPApp:
         self,
         transport: RequestTransport,
         send: Send,
-        watch: ClientWatch,
+        watch: ClientWatch | None,
         takes_json: bool,
     ) -> None:
-        item = await _next_event(transport)
+        item = transport.outbox.pop()
+        if item is not None:
+            transport.took(item)
+        else:
+            item = await _next_event(transport)
         if item is None:
-            if watch.gone:
+            if watch is not None and watch.gone:
                 return  # nobody to answer
             if transport.overflowed:
                 # The request wrote faster than this POST took its messages,
@@ -1786,27 +1805,58 @@ async def _events_ready(
 
 
 async def _answer_here(
-    answer: Coroutine[Any, Any, None], watch: ClientWatch, session: ServerSession, task: asyncio.Task[Any]
+    answer: Coroutine[Any, Any, None],
+    watched: Callable[[], ClientWatch],
+    session: ServerSession,
+    task: asyncio.Task[Any],
 ) -> None:
     """Run the handler of a 2026-07-28 request in the POST's task (``task``),
     until it has written the response; cancelled when the client leaves or
-    the app closes the request's session (its answer is then no response at all)."""
-    running = True
-
-    def leave() -> None:
-        if running:
-            task.cancel()
-
-    watch.add_callback(leave)
+    the app closes the request's session (its answer is then no response at all).
+    The client is watched (``watched()``) once the handler first waits: one
+    that answers without waiting has no client to lose meanwhile."""
+    watch: ClientWatch | None = None
     try:
-        await answer  # which takes a cancellation as the end of the request
-    finally:
-        running = False
-        watch.remove_callback(leave)
+        waiting_on = answer.send(None)
+    except StopIteration:
+        pass  # answered within this step
+    else:
+        running = True
+
+        def leave() -> None:
+            if running:
+                task.cancel()
+
+        watch = watched()
+        watch.add_callback(leave)
+        try:
+            await _resumed(answer, waiting_on)  # which takes a cancellation as the end of the request
+        finally:
+            running = False
+            watch.remove_callback(leave)
     if task.cancelling():
-        if not (watch.gone or session.is_closed):
+        if not ((watch is not None and watch.gone) or session.is_closed):
             raise asyncio.CancelledError  # from outside (the server stopping), not ours to take
         task.uncancel()
+
+
+@types.coroutine
+def _resumed(coroutine: Coroutine[Any, Any, None], waiting_on: Any) -> Generator[Any, Any, None]:
+    """Await ``coroutine`` from where its first step left it, waiting on
+    ``waiting_on`` (what it yielded to the event loop)."""
+    while True:
+        try:
+            sent = yield waiting_on
+        except BaseException as error:  # a cancellation, or the generator's close
+            try:
+                waiting_on = coroutine.throw(error)
+            except StopIteration:
+                return
+        else:
+            try:
+                waiting_on = coroutine.send(sent)
+            except StopIteration:
+                return
 
 
 async def _next_event(transport: RequestTransport, send: Send | None = None) -> tuple[bytes, bool] | None:
