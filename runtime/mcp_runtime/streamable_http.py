@@ -1160,7 +1160,8 @@ class StreamableHTTPApp:
         replying: asyncio.Task[None] | None = None
 
         def watched() -> ClientWatch:
-            # Made when the handler first waits, or streams (_answer_here).
+            # Made when the request first waits (_answer_here, _reply_modern):
+            # one answered within the POST's first step never needs it.
             nonlocal watch
             if watch is None:
                 watch = ClientWatch(receive, self._slow_answers)
@@ -1171,7 +1172,7 @@ class StreamableHTTPApp:
             # The request has more to send than its response: a task sends it
             # as it comes, while the handler runs on in this one.
             nonlocal replying
-            replying = task.get_loop().create_task(self._reply_modern(transport, send, watched(), takes_json))
+            replying = task.get_loop().create_task(self._reply_modern(transport, send, watched, takes_json))
 
         transport.streaming = stream
         try:
@@ -1183,7 +1184,7 @@ class StreamableHTTPApp:
                     await _answer_here(answer, watched, session, task)
             else:
                 session.feed(body)  # which answers what is wrong with it
-            await (replying or self._reply_modern(transport, send, watch, takes_json))
+            await (replying or self._reply_modern(transport, send, watched, takes_json))
         except OSError:
             pass  # the connection broke
         finally:
@@ -1205,17 +1206,21 @@ class StreamableHTTPApp:
         self,
         transport: RequestTransport,
         send: Send,
-        watch: ClientWatch | None,
+        watched: Callable[[], ClientWatch],
         takes_json: bool,
     ) -> None:
+        """Send what the request's session queued: the response alone as JSON
+        when that is all and the client takes it, else an SSE stream.
+        ``watched()``: the POST's client watch, made when this has to wait."""
         item = transport.outbox.pop()
         if item is not None:
             transport.took(item)
         else:
+            watch = watched()  # the client may leave while this waits
             item = await _next_event(transport)
-        if item is None:
-            if watch is not None and watch.gone:
+            if item is None and watch.gone:
                 return  # nobody to answer
+        if item is None:
             if transport.overflowed:
                 # The request wrote faster than this POST took its messages,
                 # past max_stream_buffer: the transport gave up before the response.
@@ -1251,6 +1256,7 @@ class StreamableHTTPApp:
                 await send({"type": "http.response.body", "body": chunk, "more_body": False})
                 return
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            watched()  # the client may leave while this waits
             item = await _next_event(transport, send)
             if item is None:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
