@@ -1542,9 +1542,9 @@ class StreamableHTTPApp:
         """A place for a 2026-07-28 request in this process's own counts (no
         shared store: nothing to wait for, not even a coroutine to make)."""
         refused = self._too_many_requests()
-        if refused is None and self._request_quota.full(client):
-            refused = 429, "Too many requests in flight for this client"
         if refused is None:
+            if self._request_quota.full(client):
+                return 429, _CLIENT_REQUESTS_FULL
             self._request_quota.take(client)
         return refused
 
@@ -1555,7 +1555,7 @@ class StreamableHTTPApp:
             return refused, None
         taken, lease = await _take_place(self._request_quota, self._request_leases, client)
         if taken is not None:
-            return (taken[0], taken[1] or "Too many requests in flight for this client"), None
+            return (taken[0], taken[1] or _CLIENT_REQUESTS_FULL), None
         return None, lease
 
     def _too_many_requests(self) -> tuple[int, str] | None:
@@ -1749,6 +1749,10 @@ def _origin_allowed(origin: str, allowed: set[str] | None) -> bool:
         return origin in allowed
     scheme, _, rest = origin.partition("://")
     return scheme in ("http", "https") and _host_name(rest) in LOCAL_HOSTS
+
+
+# Refused by the per-client quota of 2026-07-28 requests, in this process or app-wide.
+_CLIENT_REQUESTS_FULL = "Too many requests in flight for this client"
 
 
 async def _take_place(
