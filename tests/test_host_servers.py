@@ -91,13 +91,12 @@ def test_aggregates_every_server_and_routes_calls(everything_url: str) -> None:
     async def scenario() -> None:
         async with host_of(everything_url) as host:
             status = host.status()
-            assert {name: s.state for name, s in status.items()} == {
-                "everything": "ready",
-                "everything http": "ready",
-                "example": "ready",
-                "sdk": "ready",
-                "broken": "retrying",
-            }
+            states = {name: s.state for name, s in status.items()}
+            # The broken server is in its retry cycle: it failed at least once,
+            # and after FAST_RETRY's first 0.2 s it may be connecting again
+            # while the others are still starting.
+            assert states.pop("broken") in ("retrying", "connecting") and status["broken"].failures >= 1
+            assert states == {"everything": "ready", "everything http": "ready", "example": "ready", "sdk": "ready"}
             assert "exited with code 3" in (status["broken"].error or "")
             # each server negotiated its own revision
             assert status["everything"].protocol_version == "2025-11-25"
