@@ -18,6 +18,7 @@ from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 from typing_extensions import override
 
@@ -33,9 +34,10 @@ from mcp_runtime.http_client import (
     connect_streamable_http,
 )
 from mcp_runtime.http_headers import InvalidAnnotation, decode_value, encode_value, param_headers
-from mcp_runtime.jsonrpc import McpError
+from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
+from mcp_runtime.session import Session, first_step
 from mcp_runtime.streamable_http import StreamableHTTPApp
 from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 
@@ -78,6 +80,7 @@ class ModernHandlers(mcp.ServerHandlers):
         self.cancelled: list[str] = []
         self.started: list[str] = []
         self.listed_by: list[Any] = []  # the client info of each tools/list
+        self.kept: list[RequestContext] = []  # the contexts of "keep" calls, kept past their request
 
     @override
     async def list_tools(self, params: mcp.PaginatedRequestParams, ctx: RequestContext) -> mcp.ListToolsResult:
@@ -97,6 +100,9 @@ class ModernHandlers(mcp.ServerHandlers):
         arguments = params.arguments if isinstance(params.arguments, dict) else {}
         if params.name in ("echo", "routed", "invalid"):
             return mcp.CallToolResult(content=[_text(json.dumps(arguments, sort_keys=True))])
+        if params.name == "keep":
+            self.kept.append(ctx)
+            return mcp.CallToolResult(content=[_text("kept")])
         if params.name == "progress":
             steps = int(arguments.get("steps", 3))
             for step in range(1, steps + 1):
@@ -839,6 +845,51 @@ def test_a_handler_resumed_after_its_first_step_gets_what_its_task_gets() -> Non
         with pytest.raises(asyncio.CancelledError):
             await task
         assert seen == ["first step", "released", "cancelled"]
+
+    run(main())
+
+
+def test_first_step_answers_at_once_or_hands_the_handler_over() -> None:
+    """A 2026-07-28 request starts with no session: its handler's first step
+    gives the response, or the handler to carry on; params that do not
+    decode are left to a session's dispatch, which says what is wrong."""
+    handlers = ModernHandlers()
+    route = Server([handlers], name="m", version="1").modern_routes(MODERN)["tools/call"]
+
+    def summon() -> Any:
+        raise AssertionError("none of these handlers needs a session")
+
+    def params(**fields: Any) -> msgspec.Raw:
+        return msgspec.Raw(json.dumps({**fields, "_meta": META}).encode())
+
+    async def main() -> None:
+        answered = first_step(route, 1, params(name="echo", arguments={"a": 1}), b"", summon, None)
+        assert isinstance(answered, bytes)
+        assert json.loads(answered)["result"]["content"][0]["text"] == '{"a": 1}'
+        failed = first_step(route, 2, params(name="fail"), b"", summon, None)
+        assert isinstance(failed, bytes) and json.loads(failed)["error"]["message"] == "the tool failed on purpose"
+        assert first_step(route, 3, params(name=5), b"", summon, None) is None
+        waiting = first_step(route, 4, params(name="slow", arguments={"seconds": 0, "tag": "t"}), b"", summon, None)
+        assert isinstance(waiting, tuple) and handlers.started == ["t"]
+        result = await streamable_http._resumed(*waiting)  # what the handler returns, once carried on
+        assert result.content[0].text == "slept t"
+
+    run(main())
+
+
+def test_a_context_kept_past_its_request_finds_its_session_closed(peer: Peer) -> None:
+    """A handler that answers at once never makes its request's session; one
+    made later, for a context kept past the request, is closed from the start."""
+
+    async def main() -> None:
+        message = request(73, "tools/call", {"name": "keep"})
+        response = await post(peer.url(), message, headers_for(message))
+        assert response.json()["result"]["content"][0]["text"] == "kept"
+        await eventually(lambda: peer.streamable.requests_in_flight == 0, what="the request to end")
+        session = peer.handlers.kept[-1].peer
+        assert isinstance(session, Session) and session.is_closed
+        with pytest.raises(ConnectionClosed):
+            await session.send_raw_notification("notifications/message", None)
 
     run(main())
 

@@ -44,13 +44,13 @@ class Quota:
     def full(self, key: str) -> bool:
         return self.limit is not None and self._held.get(key, 0) >= self.limit
 
-    def held(self, key: str) -> int:
-        return self._held.get(key, 0)
-
     def take(self, key: str) -> None:
-        self._held[key] = self._held.get(key, 0) + 1
+        if self.limit is not None:  # with no limit, nothing to count
+            self._held[key] = self._held.get(key, 0) + 1
 
     def give(self, key: str) -> None:
+        if self.limit is None:
+            return
         left = self._held.get(key, 0) - 1
         if left > 0:
             self._held[key] = left

@@ -18,6 +18,7 @@ import contextvars
 import itertools
 import logging
 import math
+import types
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol, TypeVar, cast
 
@@ -184,7 +185,7 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 class RequestContext:
     """Handed to every handler: the request's id, progress, logging and the peer."""
 
-    __slots__ = ("_session", "_request_id", "_progress_token", "_envelope", "_principal")
+    __slots__ = ("_session", "_summon", "_request_id", "_progress_token", "_envelope", "_principal")
 
     def __init__(
         self,
@@ -193,7 +194,8 @@ class RequestContext:
         progress_token: str | int | None,
         envelope: RequestEnvelope | None = None,
     ) -> None:
-        self._session = session
+        self._session: Session | None = session
+        self._summon: Callable[[], Session] | None = None
         self._request_id = request_id
         self._progress_token = progress_token
         self._envelope = envelope
@@ -201,17 +203,37 @@ class RequestContext:
         # authenticates (HTTP) names the principal of the message it last read.
         self._principal = getattr(session.transport, "principal", None)
 
+    @classmethod
+    def on_demand(
+        cls, summon: Callable[[], Session], request_id: RequestId, progress_token: str | int | None, principal: Any
+    ) -> RequestContext:
+        """The context of a request served with no session yet: ``summon()``
+        makes it (once; later calls return the same) when the handler first
+        needs it. ``principal``: who the request was authenticated as."""
+        context = cls.__new__(cls)
+        context._session = None
+        context._summon = summon
+        context._request_id = request_id
+        context._progress_token = progress_token
+        context._envelope = None
+        context._principal = principal
+        return context
+
     @property
     def request_id(self) -> RequestId | None:
         return self._request_id
 
     @property
     def peer(self) -> Session:
-        return self._session
+        session = self._session
+        if session is None:
+            assert self._summon is not None
+            session = self._session = self._summon()
+        return session
 
     @property
     def protocol_version(self) -> str:
-        return self._envelope.protocol_version if self._envelope is not None else self._session.protocol_version
+        return self._envelope.protocol_version if self._envelope is not None else self.peer.protocol_version
 
     @property
     def modern(self) -> bool:
@@ -221,13 +243,13 @@ class RequestContext:
     def client_capabilities(self) -> Any:
         if self._envelope is not None:
             return self._envelope.client_capabilities
-        return getattr(self._session, "client_capabilities", None)
+        return getattr(self.peer, "client_capabilities", None)
 
     @property
     def client_info(self) -> Any:
         if self._envelope is not None:
             return self._envelope.client_info
-        return getattr(self._session, "client_info", None)
+        return getattr(self.peer, "client_info", None)
 
     @property
     def principal(self) -> Any:
@@ -235,8 +257,10 @@ class RequestContext:
 
     def described(self, envelope: RequestEnvelope) -> RequestContext:
         """This context for a request that describes its sender (2026-07-28 on)."""
-        context = RequestContext(self._session, self._request_id, self._progress_token, envelope)
-        context._principal = self._principal
+        context = RequestContext.__new__(RequestContext)
+        context._session, context._summon = self._session, self._summon
+        context._request_id, context._progress_token = self._request_id, self._progress_token
+        context._envelope, context._principal = envelope, self._principal
         return context
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
@@ -247,13 +271,13 @@ class RequestContext:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        await self._session.send_raw_notification("notifications/progress", encode(params))
+        await self.peer.send_raw_notification("notifications/progress", encode(params))
 
     def close_sse_stream(self) -> None:
         """Close the HTTP stream carrying this request (the client resumes it
         with Last-Event-ID); nothing on transports without such streams."""
         if self._request_id is not None:
-            self._session.transport.close_request_stream(self._request_id)
+            self.peer.transport.close_request_stream(self._request_id)
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         envelope = self._envelope
@@ -261,12 +285,12 @@ class RequestContext:
             # 2026-07-28: a request that names no log level gets no log messages.
             if envelope.log_level is None or not level_passes(level, envelope.log_level):
                 return
-        elif not self._session.router.log_level_allows(level):
+        elif not self.peer.router.log_level_allows(level):
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        await self._session.send_raw_notification("notifications/message", encode(params))
+        await self.peer.send_raw_notification("notifications/message", encode(params))
 
 
 def level_passes(level: str, threshold: str) -> bool:
@@ -327,7 +351,7 @@ class Session:
         finally:
             reason = getattr(self.transport, "closed_reason", None)
             detail = reason() if reason is not None else None
-            self._shutdown(f"Connection closed: {detail}" if detail else "Connection closed by peer")
+            self.shut_down(f"Connection closed: {detail}" if detail else "Connection closed by peer")
 
     def feed(self, data: bytes) -> None:
         """Dispatch one message that came by other means than ``transport.read``
@@ -379,7 +403,7 @@ class Session:
 
     async def close(self) -> None:
         """Close the transport; every pending call fails with ConnectionClosed."""
-        self._shutdown("Session closed")
+        self.shut_down("Session closed")
         await self.transport.close()
         if self._reader is not None and self._reader is not asyncio.current_task():
             try:
@@ -387,7 +411,9 @@ class Session:
             except Exception:  # the reader's own failure was already reported
                 pass
 
-    def _shutdown(self, reason: str) -> None:
+    def shut_down(self, reason: str) -> None:
+        """Fail what is pending and cancel the handlers in flight, now (close()
+        also closes the transport)."""
         if self._closed is not None:
             return
         self._closed = reason
@@ -703,30 +729,32 @@ class Session:
         except McpError as error:
             self._send_error(request_id, error.code, error.message, error.data)
             return None
-        # Only requests that carry a token pay for the second, partial decode.
-        token = _progress_token(params) if b'"progressToken"' in data else None
-        context = RequestContext(self, request_id, token)
-        try:
-            outcome = handler(decoded, context)
-        except Exception as error:
-            self.transport.write(_error_message(request_id, spec, error), request_id, True)
-            return None
-        if not isinstance(outcome, Awaitable):
-            # A plain function (the lifecycle's initialize) is answered in
-            # order, before the next message is read.
-            self.transport.write(jsonrpc.result_bytes(request_id, encode(outcome)), request_id, True)
+        outcome = _call_handler(request_id, spec, handler, decoded, RequestContext(self, request_id, _token_of(params, data)))
+        if isinstance(outcome, bytes):
+            self.transport.write(outcome, request_id, True)
             return None
         return spec, outcome
+
+    def take_started(
+        self, request_id: RequestId, spec: MethodSpec[Any, Any], started: Awaitable[Any], task: asyncio.Task[Any]
+    ) -> Coroutine[Any, Any, None]:
+        """take_request for a request begun by ``first_step`` whose handler
+        waits: ``started`` carries the handler on, and the coroutine returned
+        writes its response. Closing the session cancels ``task``, the
+        calling task, which answers it."""
+        self._in_flight[request_id] = task
+        return self._answer(request_id, spec, started)
 
     async def _answer(self, request_id: RequestId, spec: MethodSpec[Any, Any], outcome: Awaitable[Any]) -> None:
         _current_request.set(request_id)  # the answering task's own context
         try:
             result = await outcome
-            message = jsonrpc.result_bytes(request_id, encode(result))
         except asyncio.CancelledError:
             return  # cancelled by the peer or by shutdown: no response is sent
         except Exception as error:
             message = _error_message(request_id, spec, error)
+        else:
+            message = _result_message(request_id, spec, result)
         finally:
             self._in_flight.pop(request_id, None)
         if self._closed is None:
@@ -807,6 +835,75 @@ class Session:
             self._progress_waiting[token] = left
         else:
             self._progress_waiting.pop(token, None)
+
+
+def first_step(
+    route: Route,
+    request_id: RequestId,
+    params: msgspec.Raw | UnsetType,
+    data: bytes,
+    summon: Callable[[], Session],
+    principal: Any,
+) -> bytes | tuple[Coroutine[Any, Any, Any], Any] | None:
+    """Serve the request ``data`` (``request_id``, ``params``) by ``route``
+    with no session, until its handler first waits. Its context makes the
+    session by ``summon()`` when the handler first needs one (a
+    notification, ``ctx.peer``); ``principal``: who sent the request.
+
+    Returns the response when the handler answered within that step; else
+    (the handler's coroutine, what it waits on), to carry on (see
+    Session.take_started); None when the params do not decode: a session's
+    own dispatch of the request says what is wrong with them."""
+    spec, handler = route
+    try:
+        decoded = _decode_params(spec, params)
+    except McpError:
+        return None
+    context = RequestContext.on_demand(summon, request_id, _token_of(params, data), principal)
+    outcome = _call_handler(request_id, spec, handler, decoded, context)
+    if isinstance(outcome, bytes):
+        return outcome
+    coroutine = outcome if type(outcome) is types.CoroutineType or isinstance(outcome, Coroutine) else _awaited(outcome)
+    _current_request.set(request_id)  # as _answer does
+    try:
+        waiting_on = coroutine.send(None)
+    except StopIteration as done:
+        return _result_message(request_id, spec, done.value)
+    except Exception as error:
+        return _error_message(request_id, spec, error)
+    return coroutine, waiting_on
+
+
+def _call_handler(
+    request_id: RequestId, spec: MethodSpec[Any, Any], handler: Handler, params: Any, context: RequestContext
+) -> bytes | Awaitable[Any]:
+    """What the handler returned, to await; or the response when it is
+    known already: the error the handler raised, or a plain function's result."""
+    try:
+        outcome = handler(params, context)
+    except Exception as error:
+        return _error_message(request_id, spec, error)
+    if type(outcome) is not types.CoroutineType and not isinstance(outcome, Awaitable):
+        # A plain function (the lifecycle's initialize) is answered in
+        # order, before the next message is read.
+        return jsonrpc.result_bytes(request_id, encode(outcome))
+    return outcome
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
+
+
+def _token_of(params: msgspec.Raw | UnsetType, data: bytes) -> str | int | None:
+    # Only requests that carry a token pay for the second, partial decode.
+    return _progress_token(params) if b'"progressToken"' in data else None
+
+
+def _result_message(request_id: RequestId, spec: MethodSpec[Any, Any], result: Any) -> bytes:
+    try:
+        return jsonrpc.result_bytes(request_id, encode(result))
+    except Exception as error:  # a result the codec cannot encode
+        return _error_message(request_id, spec, error)
 
 
 def _error_message(request_id: RequestId, spec: MethodSpec[Any, Any], error: Exception) -> bytes:

@@ -53,6 +53,7 @@ from .limits import BodyBudget, BodyRefused, ClientKey, Quota, peer_key
 from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import RequestId
 from .server import Server, ServerSession
+from .session import first_step
 from .stores import Store, StoreUnavailable
 from .stores.quotas import SharedQuota
 
@@ -649,6 +650,91 @@ class RequestTransport:
         return None  # such a stream cannot be resumed: it stays open
 
 
+class _RequestPost:
+    """The POST of one 2026-07-28 request, while it is answered.
+
+    The request's session and transport are made when first needed
+    (``summon``): a handler that answers within its first step, sending
+    nothing before its response and never looking at ``ctx.peer``, needs
+    neither, and making and closing them is a fifth of what such a request
+    costs the app. Likewise the client watch (``watched``): a request that
+    never waits has no client to lose meanwhile."""
+
+    __slots__ = (
+        "app", "body", "version", "principal", "send", "receive", "task", "takes_json", "takes_sse",
+        "session", "transport", "watch", "replying", "ended",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        app: StreamableHTTPApp,
+        body: bytes,
+        version: str | None,
+        principal: Principal | None,
+        send: Send,
+        receive: Receive,
+        task: asyncio.Task[Any],
+        takes_json: bool,
+        takes_sse: bool,
+    ) -> None:
+        self.app = app
+        self.body = body
+        self.version = version  # the revision the request's _meta names, when this server speaks it
+        self.principal = principal
+        self.send = send
+        self.receive = receive
+        self.task = task  # the POST's, which runs the handler
+        self.takes_json = takes_json
+        self.takes_sse = takes_sse
+        self.session: ServerSession | None = None
+        self.transport: RequestTransport | None = None
+        self.watch: ClientWatch | None = None
+        self.replying: asyncio.Task[None] | None = None  # sends what comes before the response
+        self.ended = False  # answered: what the handler left running gets a closed session
+
+    def summon(self) -> ServerSession:
+        """The request's session, made at the first call."""
+        session = self.session
+        if session is None:
+            app = self.app
+            transport = RequestTransport(self.body, app.max_stream_buffer, responses_only=not self.takes_sse, principal=self.principal)
+            session = ServerSession(app.server, transport, stateless=True, version=self.version)
+            self.session, self.transport = session, transport
+            if self.ended:
+                transport.closed = True
+                session.shut_down("Session closed")
+            else:
+                transport.streaming = self._stream
+                app._requests.add(session)
+        return session
+
+    def watched(self) -> ClientWatch:
+        """The client watch, made at the first call (when the request first waits)."""
+        watch = self.watch
+        if watch is None:
+            watch = self.watch = ClientWatch(self.receive, self.app._slow_answers)
+            assert self.transport is not None, "a request waits with its session made"
+            watch.add_callback(self.transport.client_gone)
+        return watch
+
+    def _stream(self) -> None:
+        # The request has more to send than its response: a task sends it as
+        # it comes, while the handler runs on in the POST's.
+        self.replying = self.task.get_loop().create_task(self.app._reply_modern(self))
+
+    def end(self) -> None:
+        """Stop watching and sending; the session, if made, is the caller's to close."""
+        self.ended = True
+        if self.transport is not None:
+            self.transport.streaming = None  # it refers back to this
+        if self.watch is not None:
+            self.watch.close()
+        if self.replying is not None:
+            self.replying.cancel()
+        if self.session is not None:
+            self.app._requests.discard(self.session)
+
+
 # ---------------------------------------------------------------- the app
 
 
@@ -753,7 +839,7 @@ class StreamableHTTPApp:
         self.max_stream_buffer = max_stream_buffer
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
-        self._requests: set[ServerSession] = set()  # the sessions of 2026-07-28 requests in flight
+        self._requests: set[ServerSession] = set()  # the sessions of 2026-07-28 requests in flight that made one
         self._slow_answers = SlowAnswers()  # starts the client watches of answers still being made
         self.max_streams = max_streams
         self.client_key = client_key
@@ -767,7 +853,8 @@ class StreamableHTTPApp:
         self._request_quota = Quota(max_requests_per_client)  # 2026-07-28 requests in flight
         self._unused: dict[str, None] = {}  # sessions with no request since initialize, oldest first
         self._streams = 0  # long-lived streams open (GET streams, subscriptions/listen)
-        self._listening = 0  # how many of _requests are subscriptions/listen streams
+        self._listening = 0  # subscriptions/listen streams open
+        self._requests_running = 0  # other 2026-07-28 requests in flight (places held)
         self._stateless_running = 0  # requests of the handshake revisions' stateless mode in flight
         self._tool_params: dict[str, list[ParamHeader]] = {}
         self._tool_params_at = float("-inf")  # when the tools were last listed
@@ -793,8 +880,8 @@ class StreamableHTTPApp:
 
     @property
     def requests_in_flight(self) -> int:
-        """How many 2026-07-28 requests are being answered (each has a session of its own)."""
-        return len(self._requests)
+        """How many 2026-07-28 requests are being answered (subscriptions/listen streams among them)."""
+        return self._requests_running + self._listening
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -957,7 +1044,7 @@ class StreamableHTTPApp:
             assert isinstance(probe, _Probe)
             fields, version = modern
             await self._post_modern(
-                probe, fields, version, body, headers, send, receive, takes_json, takes_sse, principal, self.client_key(scope), task
+                probe, fields, version, body, headers, send, receive, takes_json, takes_sse, principal, scope, task
             )
             return
         items = probe if isinstance(probe, list) else [probe]
@@ -1119,7 +1206,7 @@ class StreamableHTTPApp:
         takes_json: bool,
         takes_sse: bool,
         principal: Principal | None,
-        client: str,
+        scope: Scope,
         task: asyncio.Task[Any],
     ) -> None:
         request_id = probe.id
@@ -1140,6 +1227,7 @@ class StreamableHTTPApp:
             await _json_error(send, 400, request_id, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}")
             return
         listen = method == "subscriptions/listen"
+        client = self._client_of(scope, listen)
         if listen:
             refused, lease = await self._hold_stream(client)
         elif self._request_leases is None:
@@ -1151,72 +1239,59 @@ class StreamableHTTPApp:
             code = jsonrpc.INTERNAL_ERROR if status == 503 else jsonrpc.INVALID_REQUEST
             await _json_error(send, status, request_id, code, reason)
             return
-        transport = RequestTransport(body, self.max_stream_buffer, responses_only=not takes_sse, principal=principal)
-        session = ServerSession(self.server, transport, stateless=True, version=version if isinstance(version, str) else None)
-        self._requests.add(session)
+        server = self.server
+        known = version if isinstance(version, str) and version in server.modern_versions else None
+        post = _RequestPost(self, body, known, principal, send, receive, task, takes_json, takes_sse)
         if listen:
             self._listening += 1
-        watch: ClientWatch | None = None
-        replying: asyncio.Task[None] | None = None
-
-        def watched() -> ClientWatch:
-            # Made when the request first waits (_answer_here, _reply_modern):
-            # one answered within the POST's first step never needs it.
-            nonlocal watch
-            if watch is None:
-                watch = ClientWatch(receive, self._slow_answers)
-                watch.add_callback(transport.client_gone)
-            return watch
-
-        def stream() -> None:
-            # The request has more to send than its response: a task sends it
-            # as it comes, while the handler runs on in this one.
-            nonlocal replying
-            replying = task.get_loop().create_task(self._reply_modern(transport, send, watched, takes_json))
-
-        transport.streaming = stream
         try:
-            # The one message goes straight to the session (no reader task),
-            # and its handler runs in this task (no task of its own).
+            # The one message goes straight to the handler (no reader task),
+            # which runs in this task (no task of its own).
             if probe.jsonrpc == "2.0" and request_id is not None:
-                answer = session.take_request(request_id, method, probe.params, body, task)
-                if answer is not None:
-                    await _answer_here(answer, watched, session, task)
+                route = server.modern_routes(known).get(method) if known is not None else None
+                step = first_step(route, request_id, probe.params, body, post.summon, principal) if route is not None else None
+                if isinstance(step, bytes):
+                    if post.session is None:  # nothing was sent before it: nothing more will be
+                        post.ended = True
+                        await self._respond_modern(send, step, takes_json)
+                        return
+                    post.summon().transport.write(step, request_id, True)
+                elif step is not None:  # the handler waits: on under the session and the client watch
+                    session = post.summon()
+                    assert route is not None
+                    await _answer_here(session.take_started(request_id, route[0], _resumed(*step), task), post.watched, session, task)
+                else:  # what first_step leaves (an unknown method or revision, bad params): the session says why
+                    session = post.summon()
+                    answer = session.take_request(request_id, method, probe.params, body, task)
+                    if answer is not None:
+                        await _answer_here(answer, post.watched, session, task)
             else:
-                session.feed(body)  # which answers what is wrong with it
-            await (replying or self._reply_modern(transport, send, watched, takes_json))
+                post.summon().feed(body)  # which answers what is wrong with it
+            await (post.replying or self._reply_modern(post))
         except OSError:
             pass  # the connection broke
         finally:
-            transport.streaming = None  # it refers back to the transport
-            if watch is not None:
-                watch.close()
-            if replying is not None:
-                replying.cancel()
-            self._requests.discard(session)
+            post.end()
             if listen:
                 self._listening -= 1
                 self._release_stream(client, lease)
             else:
                 self._release_request(client, lease)
-            # Cancels what still runs for the request (the client went away).
-            await session.close()
+            if post.session is not None:
+                # Cancels what still runs for the request (the client went away).
+                await post.session.close()
 
-    async def _reply_modern(
-        self,
-        transport: RequestTransport,
-        send: Send,
-        watched: Callable[[], ClientWatch],
-        takes_json: bool,
-    ) -> None:
-        """Send what the request's session queued: the response alone as JSON
-        when that is all and the client takes it, else an SSE stream.
-        ``watched()``: the POST's client watch, made when this has to wait."""
+    async def _reply_modern(self, post: _RequestPost) -> None:
+        """Send what the request's session queued: the response alone when
+        that is all, else an SSE stream. The client watch is made when this
+        has to wait."""
+        transport, send = post.transport, post.send
+        assert transport is not None
         item = transport.outbox.pop()
         if item is not None:
             transport.took(item)
         else:
-            watch = watched()  # the client may leave while this waits
+            watch = post.watched()  # the client may leave while this waits
             item = await _next_event(transport)
             if item is None and watch.gone:
                 return  # nobody to answer
@@ -1229,11 +1304,31 @@ class StreamableHTTPApp:
                 await _plain(send, 503, "Service Unavailable: the server is shutting down")
             return
         message, final = item
-        refusal = self._scope_refusal(message) if final else None
+        if final:
+            await self._respond_modern(send, message, post.takes_json)
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": list(_SSE_HEADERS)})
+        while True:
+            chunk = b"event: message\ndata: " + message + b"\n\n"
+            if final:
+                await send({"type": "http.response.body", "body": chunk, "more_body": False})
+                return
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            post.watched()  # the client may leave while this waits
+            item = await _next_event(transport, send)
+            if item is None:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            message, final = item
+
+    async def _respond_modern(self, send: Send, message: bytes, takes_json: bool) -> None:
+        """Send the response of a 2026-07-28 request that sent nothing before
+        it: as JSON when the client takes it, else as an SSE stream of that one event."""
+        refusal = self._scope_refusal(message)
         if refusal is not None:
             await send_answer(send, refusal)
             return
-        if final and takes_json:
+        if takes_json:
             await send(
                 {
                     "type": "http.response.start",
@@ -1243,25 +1338,8 @@ class StreamableHTTPApp:
             )
             await send({"type": "http.response.body", "body": message})
             return
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": list(_SSE_HEADERS),
-            }
-        )
-        while True:
-            chunk = b"event: message\ndata: " + message + b"\n\n"
-            if final:
-                await send({"type": "http.response.body", "body": chunk, "more_body": False})
-                return
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            watched()  # the client may leave while this waits
-            item = await _next_event(transport, send)
-            if item is None:
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
-                return
-            message, final = item
+        await send({"type": "http.response.start", "status": 200, "headers": list(_SSE_HEADERS)})
+        await send({"type": "http.response.body", "body": b"event: message\ndata: " + message + b"\n\n", "more_body": False})
 
     def _known_params(self, tool: str) -> list[ParamHeader] | None:
         """What _params_of would return without waiting, if it would."""
@@ -1538,6 +1616,12 @@ class StreamableHTTPApp:
         self._streams -= 1
         _give_place(self._stream_quota, self._stream_leases, client, lease)
 
+    def _client_of(self, scope: Scope, listen: bool) -> str:
+        """The client key a 2026-07-28 request's place counts against (a
+        stream's for subscriptions/listen); "" when no per-client limit counts them."""
+        quota, leases = (self._stream_quota, self._stream_leases) if listen else (self._request_quota, self._request_leases)
+        return self.client_key(scope) if quota.limit is not None or leases is not None else ""
+
     def _hold_request_here(self, client: str) -> tuple[int, str] | None:
         """A place for a 2026-07-28 request in this process's own counts (no
         shared store: nothing to wait for, not even a coroutine to make)."""
@@ -1546,6 +1630,7 @@ class StreamableHTTPApp:
             if self._request_quota.full(client):
                 return 429, _CLIENT_REQUESTS_FULL
             self._request_quota.take(client)
+            self._requests_running += 1
         return refused
 
     async def _hold_request(self, client: str) -> tuple[tuple[int, str] | None, str | None]:
@@ -1556,14 +1641,16 @@ class StreamableHTTPApp:
         taken, lease = await _take_place(self._request_quota, self._request_leases, client)
         if taken is not None:
             return (taken[0], taken[1] or _CLIENT_REQUESTS_FULL), None
+        self._requests_running += 1
         return None, lease
 
     def _too_many_requests(self) -> tuple[int, str] | None:
-        if len(self._requests) - self._listening >= self.max_concurrent_requests:
+        if self._requests_running >= self.max_concurrent_requests:
             return 429, "Too many requests in flight"
         return None
 
     def _release_request(self, client: str, lease: str | None) -> None:
+        self._requests_running -= 1
         _give_place(self._request_quota, self._request_leases, client, lease)
 
     def _forget_session(self, session_id: str, http_session: HttpSession) -> None:
@@ -1674,7 +1761,7 @@ class StreamableHTTPApp:
             self._purger = None
         self.server.end_subscriptions()
         deadline = time.monotonic() + SHUTDOWN_GRACE
-        while self._requests and time.monotonic() < deadline:
+        while (self._requests or self._requests_running) and time.monotonic() < deadline:
             await asyncio.sleep(0.01)  # requests finishing, listen streams sending their result
         for session in list(self._requests):
             await session.close()
@@ -1851,22 +1938,22 @@ async def _answer_here(
 
 
 @types.coroutine
-def _resumed(coroutine: Coroutine[Any, Any, None], waiting_on: Any) -> Generator[Any, Any, None]:
+def _resumed(coroutine: Coroutine[Any, Any, Any], waiting_on: Any) -> Generator[Any, Any, Any]:
     """Await ``coroutine`` from where its first step left it, waiting on
-    ``waiting_on`` (what it yielded to the event loop)."""
+    ``waiting_on`` (what it yielded to the event loop); what it returns."""
     while True:
         try:
             sent = yield waiting_on
         except BaseException as error:  # a cancellation, or the generator's close
             try:
                 waiting_on = coroutine.throw(error)
-            except StopIteration:
-                return
+            except StopIteration as done:
+                return done.value
         else:
             try:
                 waiting_on = coroutine.send(sent)
-            except StopIteration:
-                return
+            except StopIteration as done:
+                return done.value
 
 
 async def _next_event(transport: RequestTransport, send: Send | None = None) -> tuple[bytes, bool] | None:
