@@ -24,7 +24,7 @@ from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as legacy
 from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime import jsonrpc, streamable_http
+from mcp_runtime import jsonrpc, stepping, streamable_http
 from mcp_runtime.client import Client
 from mcp_runtime.http import http_app
 from mcp_runtime.http_client import (
@@ -812,7 +812,7 @@ def test_a_handler_keeps_its_task_and_its_timeouts_across_waits(peer: Peer) -> N
 
 def test_a_handler_resumed_after_its_first_step_gets_what_its_task_gets() -> None:
     """The handler of a 2026-07-28 request takes its first step before any
-    wait is set up for it (streamable_http._resumed carries it on): results,
+    wait is set up for it (stepping.resumed carries it on): results,
     bare yields and cancellations still reach it as they would by await."""
 
     async def main() -> None:
@@ -835,7 +835,7 @@ def test_a_handler_resumed_after_its_first_step_gets_what_its_task_gets() -> Non
         assert seen == ["first step"] and waiting_on is release
 
         async def carried() -> None:
-            await streamable_http._resumed(coroutine, waiting_on)
+            await stepping.resumed(coroutine, waiting_on)
 
         task = asyncio.get_running_loop().create_task(carried())
         release.set_result("released")
@@ -871,7 +871,7 @@ def test_first_step_answers_at_once_or_hands_the_handler_over() -> None:
         assert first_step(route, 3, params(name=5), b"", summon, None) is None
         waiting = first_step(route, 4, params(name="slow", arguments={"seconds": 0, "tag": "t"}), b"", summon, None)
         assert isinstance(waiting, tuple) and handlers.started == ["t"]
-        result = await streamable_http._resumed(*waiting)  # what the handler returns, once carried on
+        result = await stepping.resumed(*waiting)  # what the handler returns, once carried on
         assert result.content[0].text == "slept t"
 
     run(main())

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from .ownership import scope_principal_key
+from .stepping import Pending, step
 
 ClientKey = Callable[[MutableMapping[str, Any]], str]
 """Names the client of an ASGI request from its scope."""
@@ -90,27 +91,24 @@ class BodyBudget:
         self._watch: asyncio.TimerHandle | None = None
         self._watch_loop: asyncio.AbstractEventLoop | None = None
 
-    async def read(
-        self,
-        receive: Callable[[], Awaitable[MutableMapping[str, Any]]],
-        limit: int,
-        task: asyncio.Task[Any] | None = None,
-    ) -> bytes:
+    async def read(self, receive: Callable[[], Awaitable[MutableMapping[str, Any]]], limit: int) -> bytes:
         """The whole body (b"" if the client went away); BodyRefused past
-        ``limit`` (413), the deadline (408) or the budget (503). ``task``:
-        the reading task, when the caller has it at hand (the lookup is a
-        system call on CPython 3.11)."""
-        if self.timeout is None:
-            task = None
-        elif task is None:
-            task = asyncio.current_task()
-        if task is not None:
-            self._start(task)
+        ``limit`` (413), the deadline (408) or the budget (503). The deadline
+        is set when a ``receive()`` first has to wait: a body that has arrived
+        whole when it is asked for (most small ones have) costs no deadline
+        and no look-up of the reading task (a system call on CPython 3.11)."""
+        task: asyncio.Task[Any] | None = None
         held = 0
         try:
             chunks: list[bytes] = []
             while True:
-                message = await receive()
+                message = step(receive())
+                if isinstance(message, Pending):
+                    if task is None and self.timeout is not None:
+                        task = asyncio.current_task()
+                        assert task is not None
+                        self._start(task)
+                    message = await message.rest()
                 if message["type"] == "http.disconnect":
                     return b""
                 chunk = message.get("body", b"")

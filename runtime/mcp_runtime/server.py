@@ -454,7 +454,7 @@ def _binding(method: str, params: Any, ctx: RequestContext) -> tuple[str, ...]:
 def _envelope(revision: Revision, typed_meta: type, params: Any) -> RequestEnvelope:
     """What a stateless request's decoded ``_meta`` says of its sender."""
     meta = getattr(params, "meta", UNSET)
-    if not isinstance(meta, Mapping):
+    if not isinstance(meta, dict) and not isinstance(meta, Mapping):  # the first test spares the ABC's
         raise McpError(jsonrpc.INVALID_PARAMS, "Invalid params: `_meta` is required")
     capabilities, info, level = meta.get(CAPABILITIES_KEY, UNSET), meta.get(CLIENT_INFO_KEY), meta.get(LOG_LEVEL_KEY)
     if capabilities is UNSET:
@@ -482,7 +482,7 @@ def _with_server_info(result: Any, info: dict[str, Any]) -> Any:
         meta = getattr(result, "meta", None)
         if meta is None:
             return result
-        merged = {SERVER_INFO_KEY: info, **meta} if isinstance(meta, Mapping) else {SERVER_INFO_KEY: info}
+        merged = {SERVER_INFO_KEY: info, **meta} if meta is not UNSET and isinstance(meta, Mapping) else {SERVER_INFO_KEY: info}
         return msgspec.structs.replace(result, meta=merged)
     if isinstance(result, dict):
         meta = result.get("_meta")

@@ -39,7 +39,6 @@ import logging
 import re
 import secrets
 import time
-import types
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -54,6 +53,7 @@ from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import RequestId
 from .server import Server, ServerSession
 from .session import first_step
+from .stepping import resumed
 from .stores import Store, StoreUnavailable
 from .stores.quotas import SharedQuota
 
@@ -661,7 +661,7 @@ class _RequestPost:
     never waits has no client to lose meanwhile."""
 
     __slots__ = (
-        "app", "body", "version", "principal", "send", "receive", "task", "takes_json", "takes_sse",
+        "app", "body", "version", "principal", "send", "receive", "takes_json", "takes_sse",
         "session", "transport", "watch", "replying", "ended",
     )  # fmt: skip
 
@@ -673,7 +673,6 @@ class _RequestPost:
         principal: Principal | None,
         send: Send,
         receive: Receive,
-        task: asyncio.Task[Any],
         takes_json: bool,
         takes_sse: bool,
     ) -> None:
@@ -683,7 +682,6 @@ class _RequestPost:
         self.principal = principal
         self.send = send
         self.receive = receive
-        self.task = task  # the POST's, which runs the handler
         self.takes_json = takes_json
         self.takes_sse = takes_sse
         self.session: ServerSession | None = None
@@ -717,10 +715,18 @@ class _RequestPost:
             watch.add_callback(self.transport.client_gone)
         return watch
 
+    @staticmethod
+    def task() -> asyncio.Task[Any]:
+        """The POST's task, which runs the handler, when called from it:
+        looked up only for a handler that waits (a system call on CPython 3.11)."""
+        task = asyncio.current_task()
+        assert task is not None
+        return task
+
     def _stream(self) -> None:
         # The request has more to send than its response: a task sends it as
         # it comes, while the handler runs on in the POST's.
-        self.replying = self.task.get_loop().create_task(self.app._reply_modern(self))
+        self.replying = asyncio.get_running_loop().create_task(self.app._reply_modern(self))
 
     def end(self) -> None:
         """Stop watching and sending; the session, if made, is the caller's to close."""
@@ -1012,10 +1018,7 @@ class StreamableHTTPApp:
             await _plain(send, 415, "Unsupported Media Type: Content-Type must be application/json")
             return
         try:
-            # The one lookup of the request's task (a system call on CPython 3.11).
-            task = asyncio.current_task()
-            assert task is not None
-            body = await self.bodies.read(receive, self.max_body_size, task)
+            body = await self.bodies.read(receive, self.max_body_size)
         except BodyRefused as refused:
             await _body_refused(send, refused)
             return
@@ -1044,7 +1047,7 @@ class StreamableHTTPApp:
             assert isinstance(probe, _Probe)
             fields, version = modern
             await self._post_modern(
-                probe, fields, version, body, headers, send, receive, takes_json, takes_sse, principal, scope, task
+                probe, fields, version, body, headers, send, receive, takes_json, takes_sse, principal, scope
             )
             return
         items = probe if isinstance(probe, list) else [probe]
@@ -1207,7 +1210,6 @@ class StreamableHTTPApp:
         takes_sse: bool,
         principal: Principal | None,
         scope: Scope,
-        task: asyncio.Task[Any],
     ) -> None:
         request_id = probe.id
         method = probe.method
@@ -1241,7 +1243,7 @@ class StreamableHTTPApp:
             return
         server = self.server
         known = version if isinstance(version, str) and version in server.modern_versions else None
-        post = _RequestPost(self, body, known, principal, send, receive, task, takes_json, takes_sse)
+        post = _RequestPost(self, body, known, principal, send, receive, takes_json, takes_sse)
         if listen:
             self._listening += 1
         try:
@@ -1259,9 +1261,10 @@ class StreamableHTTPApp:
                 elif step is not None:  # the handler waits: on under the session and the client watch
                     session = post.summon()
                     assert route is not None
-                    await _answer_here(session.take_started(request_id, route[0], _resumed(*step), task), post.watched, session, task)
+                    task = post.task()
+                    await _answer_here(session.take_started(request_id, route[0], resumed(*step), task), post.watched, session, task)
                 else:  # what first_step leaves (an unknown method or revision, bad params): the session says why
-                    session = post.summon()
+                    session, task = post.summon(), post.task()
                     answer = session.take_request(request_id, method, probe.params, body, task)
                     if answer is not None:
                         await _answer_here(answer, post.watched, session, task)
@@ -1927,7 +1930,7 @@ async def _answer_here(
         watch = watched()
         watch.add_callback(leave)
         try:
-            await _resumed(answer, waiting_on)  # which takes a cancellation as the end of the request
+            await resumed(answer, waiting_on)  # which takes a cancellation as the end of the request
         finally:
             running = False
             watch.remove_callback(leave)
@@ -1935,25 +1938,6 @@ async def _answer_here(
         if not ((watch is not None and watch.gone) or session.is_closed):
             raise asyncio.CancelledError  # from outside (the server stopping), not ours to take
         task.uncancel()
-
-
-@types.coroutine
-def _resumed(coroutine: Coroutine[Any, Any, Any], waiting_on: Any) -> Generator[Any, Any, Any]:
-    """Await ``coroutine`` from where its first step left it, waiting on
-    ``waiting_on`` (what it yielded to the event loop); what it returns."""
-    while True:
-        try:
-            sent = yield waiting_on
-        except BaseException as error:  # a cancellation, or the generator's close
-            try:
-                waiting_on = coroutine.throw(error)
-            except StopIteration as done:
-                return done.value
-        else:
-            try:
-                waiting_on = coroutine.send(sent)
-            except StopIteration as done:
-                return done.value
 
 
 async def _next_event(transport: RequestTransport, send: Send | None = None) -> tuple[bytes, bool] | None:
