@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -131,9 +131,20 @@ class Gone:
 
 GONE = Gone()
 _T = TypeVar("_T")
+_T_co = TypeVar("_T_co", covariant=True)
 
 
-async def next_or_gone(queue: asyncio.Queue[_T], watch: ClientWatch) -> _T | Gone:
+class Queue(Protocol[_T_co]):
+    """What next_or_gone reads: an asyncio.Queue, or a queues.OneReaderQueue."""
+
+    def empty(self) -> bool: ...
+
+    def get_nowait(self) -> _T_co: ...
+
+    def get(self) -> Awaitable[_T_co]: ...
+
+
+async def next_or_gone(queue: Queue[_T], watch: ClientWatch) -> _T | Gone:
     """The next queued item, or GONE once the client has disconnected.
 
     What is already queued goes out without a wait (and the task and futures

@@ -40,7 +40,7 @@ import re
 import secrets
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -51,6 +51,7 @@ from .disconnect import ClientWatch, Gone, SlowAnswers, next_or_gone
 from .limits import BodyBudget, BodyRefused, ClientKey, Quota, peer_key
 from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import RequestId
+from .queues import OneReaderQueue
 from .server import Server, ServerSession
 from .session import first_step
 from .stepping import resumed
@@ -68,6 +69,9 @@ _SSE_HEADERS = (
 )
 
 logger = logging.getLogger("mcp_runtime.streamable_http")
+
+# The events of a stream waiting for its connection: (seq, message), None for the end.
+_Events = OneReaderQueue[tuple[int, bytes] | None]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -213,7 +217,7 @@ class EventStream:
         self.seq = 0
         self.handed = 0  # the last event handed to a connection
         self.delivered = 0  # the last event a connection took
-        self.live: asyncio.Queue[tuple[int, bytes] | None] | None = None
+        self.live: _Events | None = None
         self.waiting = 0  # bytes queued for the live connection, not yet taken by it
         self.dropped = 0  # connections dropped for not keeping up
         self.finished = False
@@ -265,7 +269,7 @@ class EventStream:
             freed += self._forget_oldest()
         return freed
 
-    def took(self, queue: asyncio.Queue[tuple[int, bytes] | None], event: tuple[int, bytes]) -> None:
+    def took(self, queue: _Events, event: tuple[int, bytes]) -> None:
         """A connection took ``event`` from ``queue`` to send it."""
         if queue is self.live:
             self.waiting -= len(event[1])
@@ -293,10 +297,10 @@ class EventStream:
                 self.log(self.seq + 1, None)
             self.detach()
 
-    def attach(self, after: int) -> asyncio.Queue[tuple[int, bytes] | None]:
+    def attach(self, after: int) -> _Events:
         """A queue for a new connection: the events after ``after``, then live ones."""
         self.detach()
-        queue: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue()
+        queue: _Events = OneReaderQueue()
         for event in self.events:
             if event[0] > after:
                 queue.put_nowait(event)
@@ -535,36 +539,17 @@ class HttpSession:
             pass
 
 
-class _Outbox:
+class _Outbox(OneReaderQueue[tuple[bytes, bool] | None]):
     """What a 2026-07-28 request's session wrote, in order, for its POST to
-    send: (message, whether it is the response), None for the end. One
-    reader; made per request, so lighter than an asyncio.Queue."""
+    send: (message, whether it is the response), None for the end."""
 
-    __slots__ = ("_items", "_waiter")
-
-    def __init__(self) -> None:
-        self._items: deque[tuple[bytes, bool] | None] = deque()
-        self._waiter: asyncio.Future[None] | None = None
+    __slots__ = ()
 
     def pop(self) -> tuple[bytes, bool] | None:
         """The first message queued, without waiting; None when none is (the
         end, if queued, stays for get())."""
         items = self._items
         return items.popleft() if items and items[0] is not None else None
-
-    def put_nowait(self, item: tuple[bytes, bool] | None) -> None:
-        self._items.append(item)
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
-
-    async def get(self) -> tuple[bytes, bool] | None:
-        while not self._items:
-            self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
-        return self._items.popleft()
 
 
 class RequestTransport:
@@ -1419,7 +1404,7 @@ class StreamableHTTPApp:
     async def _reply_json(
         self,
         stream: EventStream,
-        queue: asyncio.Queue[tuple[int, bytes] | None],
+        queue: _Events,
         expected: int,
         send: Send,
         receive: Receive,
@@ -1459,7 +1444,7 @@ class StreamableHTTPApp:
     async def _reply_sse(
         self,
         stream: EventStream,
-        queue: asyncio.Queue[tuple[int, bytes] | None],
+        queue: _Events,
         send: Send,
         receive: Receive,
         extra: list[tuple[bytes, bytes]],
@@ -1470,8 +1455,8 @@ class StreamableHTTPApp:
         the event loop late, so that an answer complete by then goes out
         whole, with its length (chunked encoding costs the server a write
         per event and one more to end), and its client is watched only if
-        the answer is slow."""
-        watch = ClientWatch(receive, self._slow_answers if short else None)
+        the answer is slow (the watch is made when it is not complete by then)."""
+        watch = None if short else ClientWatch(receive)
         try:
             head = [f"id: {stream.id}:0\nretry: {self.retry_ms}\ndata: \n\n".encode()] if prime else []
             if short:
@@ -1483,9 +1468,11 @@ class StreamableHTTPApp:
                     await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *extra, length]})
                     await send({"type": "http.response.body", "body": body})
                     return
+                watch = ClientWatch(receive, self._slow_answers)
             await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *extra]})
             if head:
                 await send({"type": "http.response.body", "body": b"".join(head), "more_body": True})
+            assert watch is not None
             while True:
                 event = await next_or_gone(queue, watch)
                 if isinstance(event, Gone):
@@ -1501,7 +1488,8 @@ class StreamableHTTPApp:
         except OSError:
             pass  # the connection broke: as above
         finally:
-            watch.close()
+            if watch is not None:
+                watch.close()
             if stream.live is queue:
                 stream.live = None  # however this connection ended, it no longer holds the stream
 
@@ -1585,7 +1573,7 @@ class StreamableHTTPApp:
     async def _stream_sse(
         self,
         stream: EventStream,
-        queue: asyncio.Queue[tuple[int, bytes] | None],
+        queue: _Events,
         send: Send,
         receive: Receive,
         extra: list[tuple[bytes, bytes]],
@@ -1871,7 +1859,7 @@ def _give_place(quota: Quota, leases: SharedQuota | None, client: str, lease: st
 
 
 def _event_chunk(
-    stream: EventStream, queue: asyncio.Queue[tuple[int, bytes] | None], event: tuple[int, bytes]
+    stream: EventStream, queue: _Events, event: tuple[int, bytes]
 ) -> tuple[bytes, bool]:
     """The SSE text of ``event``, taken from ``queue``, and whether it is the stream's last."""
     stream.took(queue, event)
@@ -1886,7 +1874,7 @@ def _event_chunk(
 
 
 async def _events_ready(
-    stream: EventStream, queue: asyncio.Queue[tuple[int, bytes] | None]
+    stream: EventStream, queue: _Events
 ) -> tuple[list[bytes], bool]:
     """The SSE text of the events ``queue`` holds after one pass of the event
     loop (a handler that answers without waiting has answered by then), and
