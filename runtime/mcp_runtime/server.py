@@ -375,7 +375,7 @@ class Server:
 
         async def answer(params: Any, ctx: RequestContext) -> Any:
             ctx = ctx.described(_envelope(revision, typed_meta, params))
-            if may_ask:
+            if may_ask and getattr(params, "request_state", UNSET) is not UNSET:
                 params = self._open_state(method, params, ctx)
             result = await handler(params, ctx)
             if getattr(result, "result_type", None) == "input_required":

@@ -1209,7 +1209,8 @@ class StreamableHTTPApp:
             params = self._known_params(fields.name)
             if params is None:  # not known yet, or no longer fresh
                 params = await self._params_of(fields.name)
-            problem = _param_headers_problem(headers, fields, params)
+            if params:  # most tools mirror no argument
+                problem = _param_headers_problem(headers, fields, params)
         if problem is not None:
             await _json_error(send, 400, request_id, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}")
             return
@@ -1312,7 +1313,7 @@ class StreamableHTTPApp:
     async def _respond_modern(self, send: Send, message: bytes, takes_json: bool) -> None:
         """Send the response of a 2026-07-28 request that sent nothing before
         it: as JSON when the client takes it, else as an SSE stream of that one event."""
-        refusal = self._scope_refusal(message)
+        refusal = self._scope_refusal(message) if self.auth is not None else None
         if refusal is not None:
             await send_answer(send, refusal)
             return
@@ -1618,9 +1619,11 @@ class StreamableHTTPApp:
         shared store: nothing to wait for, not even a coroutine to make)."""
         refused = self._too_many_requests()
         if refused is None:
-            if self._request_quota.full(client):
-                return 429, _CLIENT_REQUESTS_FULL
-            self._request_quota.take(client)
+            quota = self._request_quota
+            if quota.limit is not None:
+                if quota.full(client):
+                    return 429, _CLIENT_REQUESTS_FULL
+                quota.take(client)
             self._requests_running += 1
         return refused
 
@@ -1642,7 +1645,8 @@ class StreamableHTTPApp:
 
     def _release_request(self, client: str, lease: str | None) -> None:
         self._requests_running -= 1
-        _give_place(self._request_quota, self._request_leases, client, lease)
+        if lease is not None or self._request_quota.limit is not None:
+            _give_place(self._request_quota, self._request_leases, client, lease)
 
     def _forget_session(self, session_id: str, http_session: HttpSession) -> None:
         if self.sessions.get(session_id) is http_session:
