@@ -810,45 +810,6 @@ def test_a_handler_keeps_its_task_and_its_timeouts_across_waits(peer: Peer) -> N
     run(main())
 
 
-def test_a_handler_resumed_after_its_first_step_gets_what_its_task_gets() -> None:
-    """The handler of a 2026-07-28 request takes its first step before any
-    wait is set up for it (stepping.resumed carries it on): results,
-    bare yields and cancellations still reach it as they would by await."""
-
-    async def main() -> None:
-        seen: list[str] = []
-        release: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-
-        async def handler() -> None:
-            seen.append("first step")
-            await release
-            seen.append(release.result())
-            await asyncio.sleep(0)  # a bare yield to the loop
-            try:
-                await asyncio.sleep(30)
-            except asyncio.CancelledError:
-                seen.append("cancelled")
-                raise
-
-        coroutine = handler()
-        waiting_on = coroutine.send(None)
-        assert seen == ["first step"] and waiting_on is release
-
-        async def carried() -> None:
-            await stepping.resumed(coroutine, waiting_on)
-
-        task = asyncio.get_running_loop().create_task(carried())
-        release.set_result("released")
-        await eventually(lambda: seen[-1:] == ["released"], what="the handler to go on")
-        await asyncio.sleep(0.01)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        assert seen == ["first step", "released", "cancelled"]
-
-    run(main())
-
-
 def test_first_step_answers_at_once_or_hands_the_handler_over() -> None:
     """A 2026-07-28 request starts with no session: its handler's first step
     gives the response, or the handler to carry on; params that do not

@@ -12,6 +12,7 @@ import pytest
 
 from mcp_runtime.limits import BodyBudget, BodyRefused
 from mcp_runtime.stepping import Pending, resumed, step
+from support.http_servers import eventually
 from support.peers import run
 
 
@@ -92,25 +93,41 @@ def test_a_bare_iterator_is_stepped_and_carried_on_as_await_would() -> None:
     run(main())
 
 
-def test_a_cancellation_reaches_what_was_carried_on() -> None:
+def test_a_handler_resumed_after_its_first_step_gets_what_its_task_gets() -> None:
+    """A coroutine stepped by hand once (a 2026-07-28 handler's first step,
+    taken before any wait is set up for it) and carried on by resumed gets
+    results, bare yields and cancellations as it would by await."""
+
     async def main() -> None:
         seen: list[str] = []
+        release: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
-        async def sleeps() -> None:
+        async def handler() -> None:
+            seen.append("first step")
+            await release
+            seen.append(release.result())
+            await asyncio.sleep(0)  # a bare yield to the loop
             try:
                 await asyncio.sleep(30)
             except asyncio.CancelledError:
                 seen.append("cancelled")
                 raise
 
-        coroutine = sleeps()
+        coroutine = handler()
         waiting_on = coroutine.send(None)
-        task = asyncio.get_running_loop().create_task(_await(resumed(coroutine, waiting_on)))
+        assert seen == ["first step"] and waiting_on is release
+
+        async def carried() -> None:
+            await resumed(coroutine, waiting_on)
+
+        task = asyncio.get_running_loop().create_task(carried())
+        release.set_result("released")
+        await eventually(lambda: seen[-1:] == ["released"], what="the handler to go on")
         await asyncio.sleep(0.01)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert seen == ["cancelled"]
+        assert seen == ["first step", "released", "cancelled"]
 
     run(main())
 
