@@ -831,8 +831,8 @@ def test_first_step_answers_at_once_or_hands_the_handler_over() -> None:
         assert isinstance(failed, bytes) and json.loads(failed)["error"]["message"] == "the tool failed on purpose"
         assert first_step(route, 3, params(name=5), b"", summon, None) is None
         waiting = first_step(route, 4, params(name="slow", arguments={"seconds": 0, "tag": "t"}), b"", summon, None)
-        assert isinstance(waiting, tuple) and handlers.started == ["t"]
-        result = await stepping.resumed(*waiting)  # what the handler returns, once carried on
+        assert isinstance(waiting, stepping.Pending) and handlers.started == ["t"]
+        result = await waiting.rest()  # what the handler returns, once carried on
         assert result.content[0].text == "slept t"
 
     run(main())

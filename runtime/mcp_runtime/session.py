@@ -31,6 +31,7 @@ from .codec import JsonDecoder, _join_paths, decode_lenient, decoder, encode
 from .jsonrpc import ConnectionClosed, Envelope, ErrorObject, McpError, RequestId
 from .logsafe import quoted
 from .methods import HandlerNotImplemented, MethodSpec, ProgressCallback
+from .stepping import Pending, step
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -210,13 +211,22 @@ class RequestContext:
         """The context of a request served with no session yet: ``summon()``
         makes it (once; later calls return the same) when the handler first
         needs it. ``principal``: who the request was authenticated as."""
+        return cls._of(None, summon, request_id, progress_token, None, principal)
+
+    @classmethod
+    def _of(
+        cls,
+        session: Session | None,
+        summon: Callable[[], Session] | None,
+        request_id: RequestId | None,
+        progress_token: str | int | None,
+        envelope: RequestEnvelope | None,
+        principal: Any,
+    ) -> RequestContext:
         context = cls.__new__(cls)
-        context._session = None
-        context._summon = summon
-        context._request_id = request_id
-        context._progress_token = progress_token
-        context._envelope = None
-        context._principal = principal
+        context._session, context._summon = session, summon
+        context._request_id, context._progress_token = request_id, progress_token
+        context._envelope, context._principal = envelope, principal
         return context
 
     @property
@@ -257,11 +267,7 @@ class RequestContext:
 
     def described(self, envelope: RequestEnvelope) -> RequestContext:
         """This context for a request that describes its sender (2026-07-28 on)."""
-        context = RequestContext.__new__(RequestContext)
-        context._session, context._summon = self._session, self._summon
-        context._request_id, context._progress_token = self._request_id, self._progress_token
-        context._envelope, context._principal = envelope, self._principal
-        return context
+        return RequestContext._of(self._session, self._summon, self._request_id, self._progress_token, envelope, self._principal)
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         if self._progress_token is None:
@@ -844,14 +850,14 @@ def first_step(
     data: bytes,
     summon: Callable[[], Session],
     principal: Any,
-) -> bytes | tuple[Coroutine[Any, Any, Any], Any] | None:
+) -> bytes | Pending[Any] | None:
     """Serve the request ``data`` (``request_id``, ``params``) by ``route``
     with no session, until its handler first waits. Its context makes the
     session by ``summon()`` when the handler first needs one (a
     notification, ``ctx.peer``); ``principal``: who sent the request.
 
     Returns the response when the handler answered within that step; else
-    (the handler's coroutine, what it waits on), to carry on (see
+    where the handler stopped, to carry on (``Pending.rest()``, see
     Session.take_started); None when the params do not decode: a session's
     own dispatch of the request says what is wrong with them."""
     spec, handler = route
@@ -863,15 +869,14 @@ def first_step(
     outcome = _call_handler(request_id, spec, handler, decoded, context)
     if isinstance(outcome, bytes):
         return outcome
-    coroutine = outcome if type(outcome) is types.CoroutineType or isinstance(outcome, Coroutine) else _awaited(outcome)
     _current_request.set(request_id)  # as _answer does
     try:
-        waiting_on = coroutine.send(None)
-    except StopIteration as done:
-        return _result_message(request_id, spec, done.value)
+        stepped = step(outcome)
     except Exception as error:
         return _error_message(request_id, spec, error)
-    return coroutine, waiting_on
+    if isinstance(stepped, Pending):
+        return stepped
+    return _result_message(request_id, spec, stepped)
 
 
 def _call_handler(
@@ -888,10 +893,6 @@ def _call_handler(
         # order, before the next message is read.
         return jsonrpc.result_bytes(request_id, encode(outcome))
     return outcome
-
-
-async def _awaited(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
 
 
 def _token_of(params: msgspec.Raw | UnsetType, data: bytes) -> str | int | None:

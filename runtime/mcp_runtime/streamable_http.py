@@ -1237,18 +1237,18 @@ class StreamableHTTPApp:
             # which runs in this task (no task of its own).
             if probe.jsonrpc == "2.0" and request_id is not None:
                 route = server.modern_routes(known).get(method) if known is not None else None
-                step = first_step(route, request_id, probe.params, body, post.summon, principal) if route is not None else None
-                if isinstance(step, bytes):
+                begun = first_step(route, request_id, probe.params, body, post.summon, principal) if route is not None else None
+                if isinstance(begun, bytes):
                     if post.session is None:  # nothing was sent before it: nothing more will be
                         post.ended = True
-                        await self._respond_modern(send, step, takes_json)
+                        await self._respond_modern(send, begun, takes_json)
                         return
-                    post.summon().transport.write(step, request_id, True)
-                elif step is not None:  # the handler waits: on under the session and the client watch
+                    post.summon().transport.write(begun, request_id, True)
+                elif begun is not None:  # the handler waits: on under the session and the client watch
                     session = post.summon()
                     assert route is not None
                     task = post.task()
-                    await _answer_here(session.take_started(request_id, route[0], resumed(*step), task), post.watched, session, task)
+                    await _answer_here(session.take_started(request_id, route[0], begun.rest(), task), post.watched, session, task)
                 else:  # what first_step leaves (an unknown method or revision, bad params): the session says why
                     session, task = post.summon(), post.task()
                     answer = session.take_request(request_id, method, probe.params, body, task)
