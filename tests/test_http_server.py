@@ -343,8 +343,9 @@ def test_sse_mode_cancelled_request_stream_ends(servers: dict[str, ThreadedServe
 
 def test_an_answer_ready_at_once_goes_whole_and_a_slow_one_streams(servers: dict[str, ThreadedServer]) -> None:
     """A request answered without waiting gets its priming event and its
-    response in one body with a Content-Length (no chunked encoding); one
-    still running gets the priming event at once, then the rest."""
+    response in one body with a Content-Length (no chunked encoding, and no
+    header asking proxies not to buffer what is not streamed); one still
+    running gets the priming event at once, then the rest."""
     url = servers["sse"].url()
 
     async def main() -> None:
@@ -354,6 +355,9 @@ def test_an_answer_ready_at_once_goes_whole_and_a_slow_one_streams(servers: dict
             assert quick.headers["content-type"] == "text/event-stream"
             assert int(quick.headers["content-length"]) == len(quick.content)
             assert "transfer-encoding" not in quick.headers
+            assert quick.headers["cache-control"] == "no-cache, no-transform"
+            assert "x-accel-buffering" not in quick.headers
+            assert quick.headers["mcp-session-id"] == session_id
             parser = SSEParser()
             events = parser.feed(quick.content)
             assert events[0].data == "" and parser.retry == 200  # the priming event first
@@ -361,6 +365,8 @@ def test_an_answer_ready_at_once_goes_whole_and_a_slow_one_streams(servers: dict
             call = request(6, "tools/call", {"name": "sleep", "arguments": {"seconds": 1}})
             async with raw.stream("POST", url, json=call, headers=headers(session_id)) as stream:
                 assert stream.headers.get("transfer-encoding") == "chunked"
+                assert stream.headers["x-accel-buffering"] == "no"
+                assert stream.headers["mcp-session-id"] == session_id
                 chunks = stream.aiter_bytes()
                 first = await asyncio.wait_for(anext(chunks), 0.8)  # before the tool has slept its second
                 assert SSEParser().feed(first)[0].data == ""

@@ -11,7 +11,7 @@ from typing import Any, cast
 import pytest
 
 from mcp_runtime.limits import BodyBudget, BodyRefused
-from mcp_runtime.stepping import Pending, resumed, step
+from mcp_runtime.stepping import Pending, one_pass, resumed, step
 from support.http_servers import eventually
 from support.peers import run
 
@@ -128,6 +128,31 @@ def test_a_handler_resumed_after_its_first_step_gets_what_its_task_gets() -> Non
         with pytest.raises(asyncio.CancelledError):
             await task
         assert seen == ["first step", "released", "cancelled"]
+
+    run(main())
+
+
+def test_one_pass_lets_what_is_ready_run_once_as_sleep_0_does() -> None:
+    async def main() -> None:
+        ran: list[str] = []
+        loop = asyncio.get_running_loop()
+        loop.call_soon(ran.append, "ready")
+        await one_pass()
+        assert ran == ["ready"]
+        # What the first pass makes ready runs on the next, not within it.
+        loop.call_soon(lambda: loop.call_soon(ran.append, "later"))
+        await one_pass()
+        assert ran == ["ready"]
+        await one_pass()
+        assert ran == ["ready", "later"]
+
+        async def waits_one_pass() -> str:
+            await one_pass()
+            return "done"
+
+        pending = step(waits_one_pass())
+        assert isinstance(pending, Pending)  # it waits: no result yet
+        assert await pending.rest() == "done"
 
     run(main())
 

@@ -54,7 +54,7 @@ from .jsonrpc import RequestId
 from .queues import OneReaderQueue
 from .server import Server, ServerSession
 from .session import first_step
-from .stepping import resumed
+from .stepping import one_pass, resumed
 from .stores import Store, StoreUnavailable
 from .stores.quotas import SharedQuota
 
@@ -67,6 +67,9 @@ _SSE_HEADERS = (
     (b"cache-control", b"no-cache, no-transform"),
     (b"x-accel-buffering", b"no"),
 )
+# An SSE answer sent whole, with its length: nothing to stream, so nothing
+# for a proxy to hold back (and each header costs the server a little).
+_WHOLE_SSE_HEADERS = _SSE_HEADERS[:2]
 
 logger = logging.getLogger("mcp_runtime.streamable_http")
 
@@ -198,6 +201,11 @@ class EventStream:
     its stream) is dropped with a logged error; the client may resume the
     stream with Last-Event-ID.
     """
+
+    __slots__ = (
+        "id", "expected", "json", "events", "stamps", "kept", "max_buffer", "seq", "handed", "delivered", "live",
+        "waiting", "dropped", "finished", "log",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -449,6 +457,8 @@ class HttpSessionTransport:
     def taken_id(self, request_ids: Sequence[RequestId]) -> RequestId | None:
         """An id among ``request_ids`` that a request still unanswered has, or
         that comes twice; None if all are free."""
+        if len(request_ids) == 1:  # most POSTs: no set to make
+            return request_ids[0] if request_ids[0] in self._by_request else None
         seen: set[tuple[type, RequestId]] = set()
         for request_id in request_ids:
             key = (type(request_id), request_id)
@@ -498,6 +508,8 @@ class HttpSession:
         transport: HttpSessionTransport | None = None,
     ) -> None:
         self.id = session_id
+        # Sent with each answer; encoded once, not per POST.
+        self.id_headers: tuple[tuple[bytes, bytes], ...] = ((b"mcp-session-id", session_id.encode()),) if session_id else ()
         self.owner = owner  # the key of the principal that opened it: only it may use it
         self.transport = transport if transport is not None else HttpSessionTransport(history, max_stream_buffer)
         if session_id is not None:
@@ -1128,7 +1140,7 @@ class StreamableHTTPApp:
     ) -> None:
         """``single``: the POST's one message, as decoded (None for a batch)."""
         transport = http_session.transport
-        extra = [(b"mcp-session-id", http_session.id.encode())] if http_session.id else []
+        extra = http_session.id_headers
         if not requests:
             if not await _utf8_or_refused(body, send):
                 return
@@ -1409,7 +1421,7 @@ class StreamableHTTPApp:
         expected: int,
         send: Send,
         receive: Receive,
-        extra: list[tuple[bytes, bytes]],
+        extra: Sequence[tuple[bytes, bytes]],
         batch: bool,
     ) -> None:
         """``expected``: how many responses make the answer."""
@@ -1448,7 +1460,7 @@ class StreamableHTTPApp:
         queue: _Events,
         send: Send,
         receive: Receive,
-        extra: list[tuple[bytes, bytes]],
+        extra: Sequence[tuple[bytes, bytes]],
         prime: bool,
         short: bool = False,
     ) -> None:
@@ -1461,12 +1473,13 @@ class StreamableHTTPApp:
         try:
             head = [f"id: {stream.id}:0\nretry: {self.retry_ms}\ndata: \n\n".encode()] if prime else []
             if short:
-                chunks, ended = await _events_ready(stream, queue)
+                await one_pass()  # a handler that answers without waiting has answered by then
+                chunks, ended = _events_ready(stream, queue)
                 head += chunks
                 if ended:
                     body = b"".join(head)
                     length = (b"content-length", str(len(body)).encode())
-                    await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *extra, length]})
+                    await send({"type": "http.response.start", "status": 200, "headers": [*_WHOLE_SSE_HEADERS, *extra, length]})
                     await send({"type": "http.response.body", "body": body})
                     return
                 watch = ClientWatch(receive, self._slow_answers)
@@ -1532,7 +1545,7 @@ class StreamableHTTPApp:
             await _plain(send, 400, problem)
             return
         transport = http_session.transport
-        extra = [(b"mcp-session-id", (http_session.id or "").encode())]
+        extra = http_session.id_headers
         if self._shared is not None:
             # Any worker may hold the stream: it follows the shared event log.
             refused, lease = await self._hold_stream(client)
@@ -1577,7 +1590,7 @@ class StreamableHTTPApp:
         queue: _Events,
         send: Send,
         receive: Receive,
-        extra: list[tuple[bytes, bytes]],
+        extra: Sequence[tuple[bytes, bytes]],
         prime: bool,
         client: str,
         lease: str | None,
@@ -1877,13 +1890,8 @@ def _event_chunk(
     return chunk, False
 
 
-async def _events_ready(
-    stream: EventStream, queue: _Events
-) -> tuple[list[bytes], bool]:
-    """The SSE text of the events ``queue`` holds after one pass of the event
-    loop (a handler that answers without waiting has answered by then), and
-    whether the stream ended."""
-    await asyncio.sleep(0)
+def _events_ready(stream: EventStream, queue: _Events) -> tuple[list[bytes], bool]:
+    """The SSE text of the events ``queue`` holds now, and whether the stream ended."""
     chunks: list[bytes] = []
     while not queue.empty():
         event = queue.get_nowait()

@@ -24,7 +24,7 @@ import itertools
 import logging
 import secrets
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -366,7 +366,7 @@ class SharedSessions:
     # ------------------------------------------------------------ GET
 
     async def serve_get(
-        self, http_session: HttpSession, headers: dict[str, str], send: Send, receive: Receive, extra: list[tuple[bytes, bytes]]
+        self, http_session: HttpSession, headers: dict[str, str], send: Send, receive: Receive, extra: Sequence[tuple[bytes, bytes]]
     ) -> None:
         from ..disconnect import wait_disconnect
         from ..streamable_http import _SSE_HEADERS, _plain
