@@ -62,14 +62,13 @@ if TYPE_CHECKING:  # the auth package needs joserfc, which serving without auth 
     from .auth.server.resource_server import HttpAnswer, ResourceServer
 
 # An SSE answer; proxies must neither transform nor buffer it.
-_SSE_HEADERS = (
+# An SSE answer sent whole, with its length, has nothing a proxy could hold
+# back: it goes without X-Accel-Buffering (each header costs the server a little).
+_WHOLE_SSE_HEADERS = (
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache, no-transform"),
-    (b"x-accel-buffering", b"no"),
 )
-# An SSE answer sent whole, with its length: nothing to stream, so nothing
-# for a proxy to hold back (and each header costs the server a little).
-_WHOLE_SSE_HEADERS = _SSE_HEADERS[:2]
+_SSE_HEADERS = (*_WHOLE_SSE_HEADERS, (b"x-accel-buffering", b"no"))
 
 logger = logging.getLogger("mcp_runtime.streamable_http")
 
