@@ -548,6 +548,9 @@ def test_a_response_first_is_json_without_session_or_event_ids(peer: Peer) -> No
         assert response.status_code == 200 and response.headers["content-type"] == "text/event-stream"
         assert b"\nid:" not in b"\n" + response.content
         assert [m["id"] for m in sse_messages(response.content)] == [CALL["id"]]
+        # Sent whole: with its length, and nothing asking proxies not to buffer it.
+        assert int(response.headers["content-length"]) == len(response.content)
+        assert "x-accel-buffering" not in response.headers
 
         # Neither: refused.
         response = await post(peer.url(), CALL, headers_for(CALL, accept="text/html"))

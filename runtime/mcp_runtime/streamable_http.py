@@ -54,7 +54,7 @@ from .jsonrpc import RequestId
 from .queues import OneReaderQueue
 from .server import Server, ServerSession
 from .session import first_step
-from .stepping import one_pass, resumed
+from .stepping import Pending, one_pass, step
 from .stores import Store, StoreUnavailable
 from .stores.quotas import SharedQuota
 
@@ -1338,8 +1338,7 @@ class StreamableHTTPApp:
             )
             await send({"type": "http.response.body", "body": message})
             return
-        await send({"type": "http.response.start", "status": 200, "headers": list(_SSE_HEADERS)})
-        await send({"type": "http.response.body", "body": b"event: message\ndata: " + message + b"\n\n", "more_body": False})
+        await _whole_sse(send, b"event: message\ndata: " + message + b"\n\n")
 
     def _known_params(self, tool: str) -> list[ParamHeader] | None:
         """What _params_of would return without waiting, if it would."""
@@ -1476,10 +1475,7 @@ class StreamableHTTPApp:
                 chunks, ended = _events_ready(stream, queue)
                 head += chunks
                 if ended:
-                    body = b"".join(head)
-                    length = (b"content-length", str(len(body)).encode())
-                    await send({"type": "http.response.start", "status": 200, "headers": [*_WHOLE_SSE_HEADERS, *extra, length]})
-                    await send({"type": "http.response.body", "body": body})
+                    await _whole_sse(send, b"".join(head), extra)
                     return
                 watch = ClientWatch(receive, self._slow_answers)
             await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *extra]})
@@ -1889,6 +1885,14 @@ def _event_chunk(
     return chunk, False
 
 
+async def _whole_sse(send: Send, body: bytes, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
+    """An SSE answer complete before it is sent: one body, with its length
+    (no chunked encoding), and no header asking proxies not to buffer it."""
+    length = (b"content-length", str(len(body)).encode())
+    await send({"type": "http.response.start", "status": 200, "headers": [*_WHOLE_SSE_HEADERS, *extra, length]})
+    await send({"type": "http.response.body", "body": body})
+
+
 def _events_ready(stream: EventStream, queue: _Events) -> tuple[list[bytes], bool]:
     """The SSE text of the events ``queue`` holds now, and whether the stream ended."""
     chunks: list[bytes] = []
@@ -1915,11 +1919,8 @@ async def _answer_here(
     The client is watched (``watched()``) once the handler first waits: one
     that answers without waiting has no client to lose meanwhile."""
     watch: ClientWatch | None = None
-    try:
-        waiting_on = answer.send(None)
-    except StopIteration:
-        pass  # answered within this step
-    else:
+    begun = step(answer)
+    if isinstance(begun, Pending):  # else answered within this step
         running = True
 
         def leave() -> None:
@@ -1929,7 +1930,7 @@ async def _answer_here(
         watch = watched()
         watch.add_callback(leave)
         try:
-            await resumed(answer, waiting_on)  # which takes a cancellation as the end of the request
+            await begun.rest()  # which takes a cancellation as the end of the request
         finally:
             running = False
             watch.remove_callback(leave)
