@@ -20,9 +20,10 @@ from urllib.parse import urlsplit
 import httpx2
 
 from .. import metadata as shared
+from ..answers import Answer
 from ..metadata import PRM_WELL_KNOWN, ProtectedResourceMetadata, well_known_url
 from .errors import MetadataError
-from .metadata import AuthorizationServerMetadata, decode
+from .metadata import AuthorizationServerMetadata, ask, decode
 
 logger = logging.getLogger("mcp_runtime.auth.client")
 
@@ -181,12 +182,9 @@ class Discovery:
     server: AuthorizationServerMetadata
 
 
-async def _get(http: httpx2.AsyncClient, url: str) -> httpx2.Response | None:
+async def _get(http: httpx2.AsyncClient, url: str) -> Answer | None:
     """GET a metadata document; None when the URL has none (4xx)."""
-    try:
-        response = await http.get(url, headers={"accept": "application/json"}, follow_redirects=False)
-    except httpx2.HTTPError as error:
-        raise MetadataError(f"GET {url} failed: {error or type(error).__name__}") from None
+    response = await ask(http, "GET", url, MetadataError, headers={"accept": "application/json"})
     if 400 <= response.status_code < 500:
         logger.debug("no metadata at %s (HTTP %d)", url, response.status_code)
         return None

@@ -3,18 +3,21 @@
 Unknown members are ignored (every one of these documents is extensible);
 members of the wrong type make the document invalid. :func:`decode` turns a
 response body into one of them or a :class:`MetadataError` that says which
-document, from where, and what is wrong with it.
+document, from where, and what is wrong with it; :func:`ask` reads the
+authorization server's answer (within :data:`~mcp_runtime.auth.answers.MAX_ANSWER`).
 """
 
 from __future__ import annotations
 
 import time
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import httpx2
 import msgspec
 
+from ..answers import Answer, UnreadableAnswer, read_answer
 from ..metadata import ProtectedResourceMetadata
-from .errors import MetadataError
+from .errors import AuthorizationError, MetadataError
 
 T = TypeVar("T")
 
@@ -119,6 +122,24 @@ class Tokens(msgspec.Struct, kw_only=True, omit_defaults=True):
 
     def __repr__(self) -> str:
         return f"Tokens(issuer={self.issuer!r}, resource={self.resource!r}, scopes={self.scopes!r}, expires_at={self.expires_at!r})"
+
+
+async def ask(
+    http: httpx2.AsyncClient,
+    method: str,
+    url: str,
+    failure: type[AuthorizationError] = AuthorizationError,
+    **options: Any,
+) -> Answer:
+    """The answer to ``method url`` (``options`` as ``read_answer`` takes
+    them, redirects not followed); ``failure`` when there is none, a
+    MetadataError when it cannot be read (too large, compressed)."""
+    try:
+        return await read_answer(http, method, url, follow_redirects=False, **options)
+    except httpx2.HTTPError as error:
+        raise failure(f"{method} {url} failed: {error or type(error).__name__}") from None
+    except UnreadableAnswer as error:
+        raise MetadataError(str(error)) from None
 
 
 def decode(body: bytes, kind: type[T], what: str) -> T:

@@ -115,14 +115,14 @@ class HTTPRedirectFollower:
             url = authorization_url
             for _ in range(self.max_hops):
                 try:
-                    response = await http.get(url, follow_redirects=False)
+                    # Only the status and Location are read: a body, however long, is left unread.
+                    async with http.stream("GET", url, follow_redirects=False) as response:
+                        status, redirected = response.status_code, response.is_redirect
+                        location = response.headers.get("location")
                 except httpx2.HTTPError as error:
                     raise AuthorizationError(f"GET {urlsplit(url)._replace(query='').geturl()} failed: {error}") from None
-                location = response.headers.get("location")
-                if not response.is_redirect or location is None:
-                    raise AuthorizationError(
-                        f"the authorization endpoint answered HTTP {response.status_code} instead of redirecting back"
-                    )
+                if not redirected or location is None:
+                    raise AuthorizationError(f"the authorization endpoint answered HTTP {status} instead of redirecting back")
                 url = urljoin(url, location)
                 if url.split("?", 1)[0] == self._redirect_uri.split("?", 1)[0]:
                     return AuthorizationResponse.from_url(url)

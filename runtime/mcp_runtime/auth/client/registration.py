@@ -18,7 +18,7 @@ import msgspec
 
 from .discovery import LOOPBACK_HOSTS
 from .errors import AuthorizationError, MetadataError
-from .metadata import AuthorizationServerMetadata, ClientInformation, ClientMetadata, TokenErrorResponse, decode
+from .metadata import AuthorizationServerMetadata, ClientInformation, ClientMetadata, TokenErrorResponse, ask, decode
 from .tokens import SECRET_METHODS
 
 
@@ -81,15 +81,9 @@ async def register(http: httpx2.AsyncClient, server: AuthorizationServerMetadata
     if endpoint is None:
         raise AuthorizationError(f"the authorization server {server.issuer} does not offer dynamic client registration")
     body = msgspec.json.encode(registration_metadata(metadata, server))
-    try:
-        response = await http.post(
-            endpoint,
-            content=body,
-            headers={"content-type": "application/json", "accept": "application/json"},
-            follow_redirects=False,
-        )
-    except httpx2.HTTPError as error:
-        raise AuthorizationError(f"POST {endpoint} failed: {error or type(error).__name__}") from None
+    response = await ask(
+        http, "POST", endpoint, content=body, headers={"content-type": "application/json", "accept": "application/json"}
+    )
     if response.status_code not in (200, 201):
         try:
             refusal = decode(response.content, TokenErrorResponse, "the registration error")

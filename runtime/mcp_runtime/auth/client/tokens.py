@@ -19,7 +19,7 @@ import httpx2
 
 from .dpop import NONCE_ERROR, DPoPKey
 from .errors import AuthorizationError, MetadataError
-from .metadata import AuthorizationServerMetadata, ClientInformation, TokenErrorResponse, TokenResponse, Tokens, decode
+from .metadata import AuthorizationServerMetadata, ClientInformation, TokenErrorResponse, TokenResponse, Tokens, ask, decode
 
 SECRET_METHODS = ("client_secret_basic", "client_secret_post")
 
@@ -98,10 +98,7 @@ async def token_request(
         auth.apply(body, headers, server)
         if dpop is not None:
             headers["dpop"] = dpop.proof("POST", endpoint)
-        try:
-            response = await http.post(endpoint, data=body, headers=headers, follow_redirects=False)
-        except httpx2.HTTPError as error:
-            raise AuthorizationError(f"POST {endpoint} failed: {error or type(error).__name__}") from None
+        response = await ask(http, "POST", endpoint, data=body, headers=headers)
         if response.status_code == 200:
             if dpop is not None:
                 dpop.remember_nonce(endpoint, response.headers.get("dpop-nonce"))

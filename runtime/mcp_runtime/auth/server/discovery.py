@@ -9,12 +9,11 @@ from urllib.parse import urlsplit
 import httpx2
 import msgspec
 
+from ..answers import Answer, UnreadableAnswer, read_answer
 from ..metadata import authorization_server_metadata_urls
 from .verifier import VerifierUnavailable
 
 TIMEOUT = 10.0
-MAX_DOCUMENT = 1024 * 1024
-"""Largest metadata or JWKS document read, in bytes."""
 
 
 def new_http_client() -> httpx2.AsyncClient:
@@ -41,20 +40,27 @@ class VerifierHTTP:
             self._http = None
 
 
-async def fetch_json(http: httpx2.AsyncClient, url: str, what: str) -> Any:
-    """The JSON document at ``url``; VerifierUnavailable naming ``what`` if it cannot be had."""
+async def ask(http: httpx2.AsyncClient, method: str, url: str, what: str, **options: Any) -> Answer:
+    """The answer of the authorization server to ``method url`` (``options``
+    as ``read_answer`` takes them); VerifierUnavailable naming ``what`` when
+    there is none, or none it can read (too large, compressed)."""
     try:
-        response = await http.get(url, headers={"accept": "application/json"})
+        return await read_answer(http, method, url, **options)
     except httpx2.HTTPError as error:
         raise VerifierUnavailable(f"cannot fetch {what} from {url}: {type(error).__name__}") from None
+    except UnreadableAnswer as error:
+        raise VerifierUnavailable(f"{what} at {url} {error.problem}") from None
+
+
+async def fetch_json(http: httpx2.AsyncClient, url: str, what: str) -> Any:
+    """The JSON document at ``url``; VerifierUnavailable naming ``what`` if it cannot be had."""
+    response = await ask(http, "GET", url, what, headers={"accept": "application/json"})
     if response.status_code != 200:
         raise VerifierUnavailable(f"cannot fetch {what} from {url}: HTTP {response.status_code}")
     return decode_json(response.content, url, what)
 
 
 def decode_json(content: bytes, url: str, what: str) -> Any:
-    if len(content) > MAX_DOCUMENT:
-        raise VerifierUnavailable(f"{what} at {url} is larger than {MAX_DOCUMENT} bytes")
     try:
         return msgspec.json.decode(content)
     except msgspec.DecodeError:
@@ -67,10 +73,7 @@ async def authorization_server_metadata(http: httpx2.AsyncClient, issuer: str) -
     The document must name ``issuer`` exactly (RFC 8414 §3.3): one that names
     another could send the keys or the introspection of a different server."""
     for url in authorization_server_metadata_urls(issuer):
-        try:
-            response = await http.get(url, headers={"accept": "application/json"})
-        except httpx2.HTTPError as error:
-            raise VerifierUnavailable(f"cannot fetch the authorization server metadata from {url}: {type(error).__name__}") from None
+        response = await ask(http, "GET", url, "the authorization server metadata", headers={"accept": "application/json"})
         if response.status_code in (400, 401, 403, 404, 405):
             continue  # not served there: try the next form
         if response.status_code != 200:

@@ -110,10 +110,7 @@ class IntrospectionVerifier:
             headers["authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
         else:
             form |= {"client_id": self.client_id, "client_secret": self._client_secret}
-        try:
-            response = await http.post(self._endpoint, data=form, headers=headers)
-        except httpx2.HTTPError as error:
-            raise VerifierUnavailable(f"cannot reach the introspection endpoint {self._endpoint}: {type(error).__name__}") from None
+        response = await discovery.ask(http, "POST", self._endpoint, "the introspection response", data=form, headers=headers)
         if response.status_code == 400:
             # What it cannot introspect (oidc-provider: JWT access tokens) is no token of its.
             raise InvalidToken("the authorization server cannot introspect the access token")
