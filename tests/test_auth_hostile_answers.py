@@ -4,12 +4,15 @@ Content-Length, chunked without a length, or as a few KiB of gzip. The
 client's discovery, registration, token requests and redirect follower, and
 the resource server's metadata, JWKS and introspection reads each fail with a
 clear error, having read at most MAX_ANSWER bytes of it; the server could
-get out no more than what the sockets buffer."""
+get out no more than what the sockets buffer. An answer trickled a byte at a
+time, each well within the read timeout, ends at that timeout all the same."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
+
+import time
 
 import httpx2
 import pytest
@@ -141,5 +144,28 @@ def test_a_refused_answer_leaves_the_client_usable() -> None:
             with pytest.raises(UnreadableAnswer):
                 await read_answer(http, "GET", f"{server.base}/chunked/document")
             assert (await read_answer(http, "GET", f"{server.base}/.well-known/oauth-authorization-server/good")).status_code == 200
+
+    against_hostile(check)
+
+
+# ---------------------------------------------------------------- a trickled answer
+
+
+def test_a_trickled_answer_ends_at_the_read_timeout_for_the_whole_answer() -> None:
+    async def check(server: HostileAuthorizationServer, http: httpx2.AsyncClient) -> None:
+        url = f"{server.base}/trickle/document"
+        async with httpx2.AsyncClient(timeout=0.5) as slow:
+            started = time.monotonic()
+            with pytest.raises(UnreadableAnswer, match=r"did not arrive whole within 0.5 s"):
+                await read_answer(slow, "GET", url)
+            assert time.monotonic() - started < 3
+            with pytest.raises(MetadataError, match=r"did not arrive whole within 0.5 s"):
+                await fetch_protected_resource_metadata(slow, f"{server.base}/trickle/mcp")
+            verifier = JWTVerifier(f"{server.base}/good", "http://127.0.0.1:1/mcp", http_client=slow)
+            server.endpoint_form = "trickle"
+            with pytest.raises(VerifierUnavailable, match=r"the JWKS at http://\S+ did not arrive whole within 0.5 s"):
+                await verifier.verify(_signed_token())
+        with pytest.raises(UnreadableAnswer, match=r"did not arrive whole within 0.3 s"):
+            await read_answer(http, "GET", url, deadline=0.3)
 
     against_hostile(check)

@@ -7,7 +7,8 @@ an optional ``/.well-known/...`` prefix, which names the document asked for):
 
 * ``declared``: ``Content-Length`` of ``huge`` bytes, then the bytes;
 * ``chunked``: chunked encoding of ``huge`` bytes, no length given;
-* ``gzip``: a few KiB of gzip that decompress to ``huge`` bytes.
+* ``gzip``: a few KiB of gzip that decompress to ``huge`` bytes;
+* ``trickle``: chunked, one byte every 50 ms, without end.
 
 Except the documents that send a client on to the hostile endpoints:
 ``/good/.well-known/oauth-protected-resource`` names the authorization
@@ -26,6 +27,7 @@ import zlib
 from typing import Any
 
 FORMS = ("declared", "chunked", "gzip")
+TRICKLE_PAUSE = 0.05
 CHUNK = 64 * 1024
 
 
@@ -72,7 +74,10 @@ class HostileAuthorizationServer:
                 return
             form = path.removeprefix("/.well-known/oauth-authorization-server").removeprefix("/.well-known/oauth-protected-resource")
             form = form.strip("/").split("/")[0]
-            await self._huge(writer, form if form in FORMS else "chunked", sent)
+            if form == "trickle":
+                await self._trickle(writer, sent)
+            else:
+                await self._huge(writer, form if form in FORMS else "chunked", sent)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
@@ -97,6 +102,14 @@ class HostileAuthorizationServer:
                 "introspection_endpoint": f"{self.base}/{form}/introspect",
             }
         return None
+
+    async def _trickle(self, writer: asyncio.StreamWriter, sent: list[int]) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n")
+        while True:
+            writer.write(b"1\r\n0\r\n")
+            sent[0] += 1
+            await writer.drain()
+            await asyncio.sleep(TRICKLE_PAUSE)
 
     async def _huge(self, writer: asyncio.StreamWriter, form: str, sent: list[int]) -> None:
         """Send the huge answer in ``form``, counting its body bytes in ``sent[0]``

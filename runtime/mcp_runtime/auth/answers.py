@@ -4,7 +4,10 @@ What an authorization server answers (metadata, a JWKS, tokens, a client
 registration, an introspection) is a small JSON document. Both the client
 and the resource server read it here, as a stream that is given up past
 :data:`MAX_ANSWER` bytes: a server that answers with more, by mistake or to
-exhaust memory, costs at most that much.
+exhaust memory, costs at most that much. It must also arrive whole within
+the HTTP client's read timeout (30 s when the client has none): a server
+that trickles it, a byte just before each read would time out, holds the
+reader no longer than that.
 
 The answer is asked for uncompressed, and one compressed all the same is
 refused: a few KiB of gzip can stand for gigabytes, and a decoder given
@@ -13,6 +16,7 @@ them all at once would make them before the length could be checked.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, NamedTuple
 
 import httpx2
@@ -20,9 +24,13 @@ import httpx2
 MAX_ANSWER = 1024 * 1024
 """Largest answer read from an authorization server, in bytes."""
 
+DEFAULT_DEADLINE = 30.0
+"""Seconds for a whole answer when the HTTP client sets no read timeout."""
+
 
 class UnreadableAnswer(Exception):
-    """An answer not read: longer than the limit (nothing past it was read), or compressed."""
+    """An answer not read: longer than the limit (nothing past it was read),
+    compressed, or not whole by the deadline."""
 
     def __init__(self, url: str, problem: str) -> None:
         super().__init__(f"the answer of {url} {problem}")
@@ -40,12 +48,29 @@ class Answer(NamedTuple):
 
 
 async def read_answer(
-    http: httpx2.AsyncClient, method: str, url: str, *, limit: int = MAX_ANSWER, **options: Any
+    http: httpx2.AsyncClient,
+    method: str,
+    url: str,
+    *,
+    limit: int = MAX_ANSWER,
+    deadline: float | None = None,
+    **options: Any,
 ) -> Answer:
     """``method url`` sent with ``http`` (``options`` as ``http.request``
     takes them), and its whole answer. Raises httpx2.HTTPError when there is
-    no complete answer, UnreadableAnswer past ``limit`` bytes or when
-    compressed, whatever the status."""
+    no complete answer, UnreadableAnswer past ``limit`` bytes, when
+    compressed, or when not whole within ``deadline`` seconds (by default
+    the client's read timeout), whatever the status."""
+    if deadline is None:
+        deadline = http.timeout.read if http.timeout.read is not None else DEFAULT_DEADLINE
+    try:
+        async with asyncio.timeout(deadline):
+            return await _read(http, method, url, limit, **options)
+    except TimeoutError:
+        raise UnreadableAnswer(url, f"did not arrive whole within {deadline:g} s") from None
+
+
+async def _read(http: httpx2.AsyncClient, method: str, url: str, limit: int, **options: Any) -> Answer:
     headers = httpx2.Headers(options.pop("headers", None))
     headers["accept-encoding"] = "identity"
     async with http.stream(method, url, headers=headers, **options) as response:
