@@ -1,6 +1,6 @@
 """What reads an authorization server's answers, against one that answers
 with 64 MiB (tests/support/hostile_authorization_server.py): declared in
-Content-Length, chunked without a length, or as a few KiB of gzip. The
+Content-Length, chunked without a length, or as 64 KiB of gzip. The
 client's discovery, registration, token requests and redirect follower, and
 the resource server's metadata, JWKS and introspection reads each fail with a
 clear error, having read at most MAX_ANSWER bytes of it; the server could
@@ -9,10 +9,9 @@ time, each well within the read timeout, ends at that timeout all the same."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
-
-import time
 
 import httpx2
 import pytest

@@ -7,7 +7,7 @@ an optional ``/.well-known/...`` prefix, which names the document asked for):
 
 * ``declared``: ``Content-Length`` of ``huge`` bytes, then the bytes;
 * ``chunked``: chunked encoding of ``huge`` bytes, no length given;
-* ``gzip``: a few KiB of gzip that decompress to ``huge`` bytes;
+* ``gzip``: gzip that decompresses to ``huge`` bytes (about a thousandth of that);
 * ``trickle``: chunked, one byte every 50 ms, without end.
 
 Except the documents that send a client on to the hostile endpoints:
