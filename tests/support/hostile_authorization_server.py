@@ -10,8 +10,9 @@ an optional ``/.well-known/...`` prefix, which names the document asked for):
 * ``gzip``: gzip that decompresses to ``huge`` bytes (about a thousandth of that);
 * ``trickle``: chunked, one byte every 50 ms, without end.
 
-Except the documents that send a client on to the hostile endpoints:
-``/good/.well-known/oauth-protected-resource`` names the authorization
+Except the documents that send a client on to the hostile endpoints: the
+protected resource metadata of ``/good/mcp``
+(``/.well-known/oauth-protected-resource/good/mcp``) names the authorization
 server ``/good``, whose metadata (``/.well-known/oauth-authorization-server/good``)
 gives ``/<form>/...`` endpoints for the form the test sets in ``endpoint_form``.
 
