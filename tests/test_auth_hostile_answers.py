@@ -9,6 +9,7 @@ time, each well within the read timeout, ends at that timeout all the same."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -166,5 +167,31 @@ def test_a_trickled_answer_ends_at_the_read_timeout_for_the_whole_answer() -> No
                 await verifier.verify(_signed_token())
         with pytest.raises(UnreadableAnswer, match=r"did not arrive whole within 0.3 s"):
             await read_answer(http, "GET", url, deadline=0.3)
+
+    against_hostile(check)
+
+
+def test_requests_waiting_for_a_failing_key_fetch_share_its_failure() -> None:
+    """Eight requests arrive while the JWKS cannot be had (trickled past the
+    0.5 s timeout): they wait for the one fetch under way and fail with it,
+    rather than each fetching again in turn (8 x 0.5 s)."""
+
+    async def check(server: HostileAuthorizationServer, http: httpx2.AsyncClient) -> None:
+        server.endpoint_form = "trickle"
+        async with httpx2.AsyncClient(timeout=0.5) as slow:
+            verifier = JWTVerifier(f"{server.base}/good", "http://127.0.0.1:1/mcp", http_client=slow)
+
+            async def attempt() -> str:
+                try:
+                    await verifier.verify(_signed_token())
+                except VerifierUnavailable as error:
+                    return str(error)
+                return "verified"
+
+            started = time.monotonic()
+            outcomes = await asyncio.gather(*(attempt() for _ in range(8)))
+            took = time.monotonic() - started
+        assert all("the JWKS at" in outcome and "did not arrive whole within 0.5 s" in outcome for outcome in outcomes)
+        assert took < 2.0, took
 
     against_hostile(check)

@@ -86,6 +86,8 @@ class JWTVerifier:
         self._kids: frozenset[str] = frozenset()
         self._fetched_at = float("-inf")
         self._lock = asyncio.Lock()
+        self._fetches = 0  # fetches ended, whatever their outcome
+        self._failure: VerifierUnavailable | None = None  # why the last one failed, if it did
 
     async def verify(self, token: str) -> Principal:
         header = self._header(token)
@@ -137,7 +139,13 @@ class JWTVerifier:
 
     async def _key_set(self, kid: object) -> KeySet:
         if self._stale(kid):
+            fetches = self._fetches
             async with self._lock:
+                if self._fetches != fetches and self._failure is not None and self._keys is None:
+                    # The fetch this request waited for failed: its outcome
+                    # is this request's too. Fetching again in turn, each
+                    # waiting request would wait for every fetch before it.
+                    raise VerifierUnavailable(str(self._failure))
                 if self._stale(kid):  # another request may have fetched them meanwhile
                     await self._refresh()
         assert self._keys is not None
@@ -150,12 +158,16 @@ class JWTVerifier:
         return isinstance(kid, str) and kid not in self._kids and age >= self.min_refresh_interval
 
     async def _refresh(self) -> None:
+        self._failure = None  # and so it stays if this fetch is cancelled: a waiting request then fetches
         try:
             self._keys, self._kids = await self._fetch()
         except VerifierUnavailable as error:
+            self._failure = error
             if self._keys is None:
                 raise
             logger.warning("keeping the keys fetched before: %s", error)
+        finally:
+            self._fetches += 1
         self._fetched_at = time.monotonic()
 
     async def _fetch(self) -> tuple[KeySet, frozenset[str]]:
