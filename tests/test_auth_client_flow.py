@@ -327,3 +327,34 @@ def test_client_credentials_grant() -> None:
         [token] = p.authorization.token_requests
         assert token["grant_type"] == "client_credentials" and token["client_secret"] == "svc-secret"
         assert token["scope"] == "mcp" and token["resource"] == p.url
+
+
+def test_calls_waiting_for_a_failed_authorization_share_its_failure() -> None:
+    """Five calls of a 2026-07-28 session get 401 at once (the server forgot
+    their token, the refresh token is refused) and the user declines the
+    authorization: the user is asked once, and the five calls fail with the
+    refusal, rather than each asking again in turn. A call after that asks again."""
+    with peers() as p:
+        asked: list[str] = []
+
+        async def decline(url: str) -> AuthorizationResponse:
+            asked.append(url)
+            await asyncio.sleep(0.1)  # the user takes a moment; the other calls are waiting meanwhile
+            raise AuthorizationError("the user declined the authorization")
+
+        auth = provider(p.url)
+
+        async def go() -> None:
+            async with connect_http(client(), p.url, auth=auth) as session:
+                await echo(session)
+                p.authorization.access.clear()
+                p.authorization.refresh.clear()
+                auth.redirect = CallbackRedirect(REDIRECT, decline)
+                outcomes = await asyncio.gather(*(echo(session, str(n)) for n in range(5)), return_exceptions=True)
+                assert all(isinstance(o, McpError) and "the user declined" in o.message for o in outcomes), outcomes
+                assert len(asked) == 1
+                with pytest.raises(McpError, match="the user declined"):
+                    await echo(session)
+                assert len(asked) == 2
+
+        run(go())

@@ -60,6 +60,8 @@ class TokenProvider(httpx2.Auth):
         self._http_client = http_client
         self._timeout = timeout
         self._lock = asyncio.Lock()
+        self._authorizations = 0  # authorizations after a 401 ended, whatever their outcome
+        self._failure: AuthorizationError | None = None  # why the last one failed, if it did
         self._discovery: Discovery | None = None
         self._requested: tuple[str, ...] = ()
         self._step_ups = 0
@@ -208,17 +210,30 @@ class TokenProvider(httpx2.Auth):
                 return await self._refresh(http, discovery, tokens) if discovery.issuer == tokens.issuer else None
 
     async def _reauthorize(self, used: Tokens | None, challenge: BearerChallenge) -> Tokens:
+        authorizations = self._authorizations
         async with self._lock:
             if (changed := await self._changed(used)) is not None:
                 return changed
-            async with self._http() as http:
-                discovery = await self._discover(http, challenge)
-                current = await self.storage.get_tokens()
-                if used is not None and current is not None and current.refresh_token is not None:
-                    refreshed = await self._refresh(http, discovery, current)
-                    if refreshed is not None:
-                        return refreshed
-                return await self._grant(http, discovery, self.initial_scopes(challenge, discovery))
+            if self._authorizations != authorizations and self._failure is not None:
+                # The authorization this call waited for failed (the user
+                # declined, the server is unreachable): so does the call.
+                # Trying again in turn, each waiting call would ask the user anew.
+                raise self._failure
+            self._failure = None  # and so it stays if this attempt is cancelled: a waiting call then tries
+            try:
+                async with self._http() as http:
+                    discovery = await self._discover(http, challenge)
+                    current = await self.storage.get_tokens()
+                    if used is not None and current is not None and current.refresh_token is not None:
+                        refreshed = await self._refresh(http, discovery, current)
+                        if refreshed is not None:
+                            return refreshed
+                    return await self._grant(http, discovery, self.initial_scopes(challenge, discovery))
+            except AuthorizationError as error:
+                self._failure = error
+                raise
+            finally:
+                self._authorizations += 1
 
     async def _step_up(self, used: Tokens | None, challenge: BearerChallenge) -> Tokens | None:
         async with self._lock:
