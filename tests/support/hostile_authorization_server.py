@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import zlib
 from typing import Any
@@ -137,6 +138,7 @@ class HostileAuthorizationServer:
             await writer.drain()
 
 
+@functools.lru_cache(maxsize=1)  # made once for all the tests of a process
 def _gzip_of_zeros(size: int) -> bytes:
     """``size`` zeros as gzip (about a thousandth of their size), made a MiB at a time."""
     compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
