@@ -339,7 +339,7 @@ def test_calls_waiting_for_a_failed_authorization_share_its_failure() -> None:
 
         async def decline(url: str) -> AuthorizationResponse:
             asked.append(url)
-            await asyncio.sleep(0.1)  # the user takes a moment; the other calls are waiting meanwhile
+            await asyncio.sleep(0.5)  # the user takes a moment; the other calls are waiting meanwhile
             raise AuthorizationError("the user declined the authorization")
 
         auth = provider(p.url)
