@@ -8,7 +8,13 @@ nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 PYTHON = "3.11"
-TYPED = ["codegen/mcp_codegen", "generated/mcp_protocol", "runtime/mcp_runtime", "examples", "bench"]
+TYPED = [
+    "codegen/mcp_codegen",
+    "generated/mcp_protocol",
+    "runtime/mcp_runtime",
+    "examples",
+    "bench",
+]
 
 
 @nox.session(python=PYTHON)

@@ -66,7 +66,18 @@ CODEC_ENV = {
     "MALLOC_TRIM_THRESHOLD_": str(128 * 1024 * 1024),
 }
 
-PARTS = ("codec", "stdio", "stdio_modern", "http", "http_modern", "imports", "memory", "app", *http_stack.PARTS, "scaleout")
+PARTS = (
+    "codec",
+    "stdio",
+    "stdio_modern",
+    "http",
+    "http_modern",
+    "imports",
+    "memory",
+    "app",
+    *http_stack.PARTS,
+    "scaleout",
+)
 GROUPS = {
     "all": PARTS,
     "roundtrip": ("stdio", "stdio_modern", "http", "http_modern"),
@@ -301,8 +312,14 @@ def run_app(repeats: int, calls: int, seconds: float, quick: bool) -> dict[str, 
         for impl, server in pairs if r % 2 == 0 else pairs[::-1]:
             trial = _roundtrip(impl, server, "stdio", "2025-11-25", calls, seconds, [16])
             trials[(impl, server)].append(trial)
-            log(f"  app: client {impl:4s} server {server:4s} trial {r + 1}/{repeats}: {trial['throughput'][0]['rps']:.0f}/s")
-    counts = ["--repeats", "2", "--number", "200", "--handler-calls", "2000", "--cold-trials", "2"] if quick else []
+            log(
+                f"  app: client {impl:4s} server {server:4s} trial {r + 1}/{repeats}: {trial['throughput'][0]['rps']:.0f}/s"
+            )
+    counts = (
+        ["--repeats", "2", "--number", "200", "--handler-calls", "2000", "--cold-trials", "2"]
+        if quick
+        else []
+    )
     out = subprocess.run(
         [sys.executable, "-m", "bench.app_bench", "--json", *counts],
         cwd=ROOT,
@@ -312,7 +329,10 @@ def run_app(repeats: int, calls: int, seconds: float, quick: bool) -> dict[str, 
         timeout=900,
     )
     result: dict[str, Any] = json.loads(out.stdout)
-    result["stdio"] = {f"{impl}_client_{server}_server": _summary(runs, [16]) for (impl, server), runs in trials.items()}
+    result["stdio"] = {
+        f"{impl}_client_{server}_server": _summary(runs, [16])
+        for (impl, server), runs in trials.items()
+    }
     return result
 
 
@@ -339,7 +359,16 @@ def scaleout_rows(part: dict[str, Any]) -> list[list[str]]:
         for wire, name in (("modern", "2026-07-28"), ("handshake", "one session")):
             figures = part[key][wire]
             if "not_applicable" in figures:
-                rows.append([f"scale-out {name}: {label}", "not applicable", "", "", "", figures["not_applicable"]])
+                rows.append(
+                    [
+                        f"scale-out {name}: {label}",
+                        "not applicable",
+                        "",
+                        "",
+                        "",
+                        figures["not_applicable"],
+                    ]
+                )
                 continue
             p99 = f", p99 {figures['p99_us'] / 1e3:.1f} ms" if "p99_us" in figures else ""
             rows.append([
@@ -359,21 +388,83 @@ def app_rows(part: dict[str, Any], shortened: bool) -> tuple[list[list[str]], li
     per_call = part["handler"]["per_call_s"]
     cold = part["cold_start"]
     rows = [
-        ["app layer: stdio throughput, 16 in flight (vs MCPServer)", f"{app_rps:,.0f} req/s", f"{sdk_rps:,.0f} req/s", "", f"{app_rps / sdk_rps:.3f}", ""],
-        ["generated handlers: the same (vs MCPServer)", f"{generated_rps:,.0f} req/s", f"{sdk_rps:,.0f} req/s", "", f"{generated_rps / sdk_rps:.3f}", ""],
-        ["app layer: derive the schema of a 10-parameter tool", _us(derive["ours"]), _us(derive["sdk"]), "", f"{derive['ours'] / derive['sdk']:.3f}", ""],
-        ["app layer: validate its arguments", _us(validate["ours"]), _us(validate["sdk"]), "", f"{validate['ours'] / validate['sdk']:.3f}", ""],
-        ["tools/call in process: app layer / generated handler", _us(per_call["app"]), _us(per_call["generated"]), "", f"{per_call['app'] / per_call['generated']:.3f}", ""],
-        ["cold start, spawn to first tools/list answer", _ms(cold["app"]["median_s"]), _ms(cold["sdk"]["median_s"]), "", f"{cold['app']['median_s'] / cold['sdk']['median_s']:.3f}", ""],
+        [
+            "app layer: stdio throughput, 16 in flight (vs MCPServer)",
+            f"{app_rps:,.0f} req/s",
+            f"{sdk_rps:,.0f} req/s",
+            "",
+            f"{app_rps / sdk_rps:.3f}",
+            "",
+        ],
+        [
+            "generated handlers: the same (vs MCPServer)",
+            f"{generated_rps:,.0f} req/s",
+            f"{sdk_rps:,.0f} req/s",
+            "",
+            f"{generated_rps / sdk_rps:.3f}",
+            "",
+        ],
+        [
+            "app layer: derive the schema of a 10-parameter tool",
+            _us(derive["ours"]),
+            _us(derive["sdk"]),
+            "",
+            f"{derive['ours'] / derive['sdk']:.3f}",
+            "",
+        ],
+        [
+            "app layer: validate its arguments",
+            _us(validate["ours"]),
+            _us(validate["sdk"]),
+            "",
+            f"{validate['ours'] / validate['sdk']:.3f}",
+            "",
+        ],
+        [
+            "tools/call in process: app layer / generated handler",
+            _us(per_call["app"]),
+            _us(per_call["generated"]),
+            "",
+            f"{per_call['app'] / per_call['generated']:.3f}",
+            "",
+        ],
+        [
+            "cold start, spawn to first tools/list answer",
+            _ms(cold["app"]["median_s"]),
+            _ms(cold["sdk"]["median_s"]),
+            "",
+            f"{cold['app']['median_s'] / cold['sdk']['median_s']:.3f}",
+            "",
+        ],
     ]
     over_generated = generated_rps / app_rps
     targets = [
-        ["app layer tools/call: ≤1.2x the generated handlers' cost (stdio, 16 in flight)", f"{over_generated:.2f}x", _check(over_generated <= TARGETS["app_over_generated_16"], shortened), "", ""],
-        ["app layer tools/call: ≥10x MCPServer (stdio, 16 in flight)", f"{app_rps / sdk_rps:.2f}x", _check(app_rps / sdk_rps >= TARGETS["app_vs_sdk_16"], shortened), "", ""],
+        [
+            "app layer tools/call: ≤1.2x the generated handlers' cost (stdio, 16 in flight)",
+            f"{over_generated:.2f}x",
+            _check(over_generated <= TARGETS["app_over_generated_16"], shortened),
+            "",
+            "",
+        ],
+        [
+            "app layer tools/call: ≥10x MCPServer (stdio, 16 in flight)",
+            f"{app_rps / sdk_rps:.2f}x",
+            _check(app_rps / sdk_rps >= TARGETS["app_vs_sdk_16"], shortened),
+            "",
+            "",
+        ],
     ]
     for label, pair in (("derive the schema", derive), ("validate the arguments", validate)):
         ratio = pair["sdk"] / pair["ours"]
-        targets.append([f"app layer: {label} of 10 parameters ≥5x faster than MCPServer", f"{ratio:.2f}x", _check(ratio >= TARGETS["app_schema_vs_sdk"], shortened), "", ""])
+        targets.append(
+            [
+                f"app layer: {label} of 10 parameters ≥5x faster than MCPServer",
+                f"{ratio:.2f}x",
+                _check(ratio >= TARGETS["app_schema_vs_sdk"], shortened),
+                "",
+                "",
+            ]
+        )
     return rows, targets
 
 
@@ -723,9 +814,16 @@ def measured_table(results: dict[str, Any]) -> list[str]:
 
 def report(results: dict[str, Any]) -> tuple[str, str]:
     header, rows, targets = build_tables(results)
-    stack_header, stack_rows, stack_targets = http_stack.tables(results, set(shortened_parts(results)))
+    stack_header, stack_rows, stack_targets = http_stack.tables(
+        results, set(shortened_parts(results))
+    )
     stack_text = (
-        ["", text_table(stack_header, stack_rows), "", text_table(http_stack.TARGET_HEADER, stack_targets)]
+        [
+            "",
+            text_table(stack_header, stack_rows),
+            "",
+            text_table(http_stack.TARGET_HEADER, stack_targets),
+        ]
         if stack_rows
         else []
     )
@@ -764,7 +862,11 @@ def report(results: dict[str, Any]) -> tuple[str, str]:
             *banner,
             f"Machine: {machine_line}",
             f"Versions: {versions}; commit {info['commit']}",
-            *(["", text_table(header, rows), "", text_table(target_header, targets)] if rows else []),
+            *(
+                ["", text_table(header, rows), "", text_table(target_header, targets)]
+                if rows
+                else []
+            ),
             *stack_text,
         ]
     )
@@ -873,13 +975,24 @@ def main() -> None:
         help="skip our client against the SDK server and vice versa",
     )
     parser.add_argument("--import-samples", type=int, default=None)
-    parser.add_argument("--asgi-requests", type=int, default=None, help="requests per app and wire (asgi part)")
-    parser.add_argument("--wrk-seconds", type=float, default=None, help="length of each wrk run (server part)")
-    parser.add_argument("--client-requests", type=int, default=None, help="requests per client and wire (client part)")
+    parser.add_argument(
+        "--asgi-requests", type=int, default=None, help="requests per app and wire (asgi part)"
+    )
+    parser.add_argument(
+        "--wrk-seconds", type=float, default=None, help="length of each wrk run (server part)"
+    )
+    parser.add_argument(
+        "--client-requests",
+        type=int,
+        default=None,
+        help="requests per client and wire (client part)",
+    )
     parser.add_argument(
         "--stacks", default="uvicorn-h11,uvicorn,granian", help="server stacks of the server part"
     )
-    parser.add_argument("--wrk", default=None, help="path of wrk (default: on PATH, else apt-get as root)")
+    parser.add_argument(
+        "--wrk", default=None, help="path of wrk (default: on PATH, else apt-get as root)"
+    )
     parser.add_argument(
         "--output", type=Path, default=HERE, help="directory for results.json and results.md"
     )
@@ -890,8 +1003,12 @@ def main() -> None:
     seconds = options.seconds or (0.5 if quick else SECONDS)
     calls = options.calls or (200 if quick else CALLS)
     import_samples = options.import_samples or (5 if quick else IMPORT_SAMPLES)
-    asgi_requests = options.asgi_requests or (http_stack.QUICK_ASGI_REQUESTS if quick else http_stack.ASGI_REQUESTS)
-    wrk_seconds = options.wrk_seconds or (http_stack.QUICK_WRK_SECONDS if quick else http_stack.WRK_SECONDS)
+    asgi_requests = options.asgi_requests or (
+        http_stack.QUICK_ASGI_REQUESTS if quick else http_stack.ASGI_REQUESTS
+    )
+    wrk_seconds = options.wrk_seconds or (
+        http_stack.QUICK_WRK_SECONDS if quick else http_stack.WRK_SECONDS
+    )
     client_requests = options.client_requests or (
         http_stack.QUICK_CLIENT_REQUESTS if quick else http_stack.CLIENT_REQUESTS
     )
@@ -962,7 +1079,9 @@ def main() -> None:
         log("5. the application layer against the generated handlers and MCPServer")
         results["app"] = run_app(trials, calls, seconds, quick)
     if "asgi" in parts:
-        log(f"6a. the app alone, in-process through ASGI ({asgi_requests} requests per app and wire)")
+        log(
+            f"6a. the app alone, in-process through ASGI ({asgi_requests} requests per app and wire)"
+        )
         results["asgi"] = http_stack.run_asgi(asgi_requests)
     if "server" in parts:
         log(f"6b. the server alone under {options.stacks}, driven by wrk ({wrk_seconds:g} s runs)")
@@ -970,7 +1089,9 @@ def main() -> None:
         if "skipped" in results["server"]:
             log(f"   not measured: {results['server']['skipped']}")
     if "client" in parts:
-        log(f"6c. the client alone against one fast server ({client_requests} requests per client and wire)")
+        log(
+            f"6c. the client alone against one fast server ({client_requests} requests per client and wire)"
+        )
         results["client"] = http_stack.run_client(client_requests)
     if "scaleout" in parts:
         log("7. scale-out: 1 and 2 workers, in-process and Redis stores")
@@ -989,7 +1110,9 @@ def main() -> None:
     text, markdown = report(results)
     print(text)
     if not options.write:
-        log(f"not written ({results['elapsed_s']:.0f} s); --write saves results.json and results.md")
+        log(
+            f"not written ({results['elapsed_s']:.0f} s); --write saves results.json and results.md"
+        )
         return
     options.output.mkdir(parents=True, exist_ok=True)
     (options.output / "results.json").write_text(json.dumps(results, indent=2) + "\n")

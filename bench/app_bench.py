@@ -128,16 +128,17 @@ def schema_and_validation(repeats: int, number: int) -> dict[str, Any]:
 
 
 def handler_overhead(calls: int, repeats: int) -> dict[str, Any]:
-    from mcp_protocol import v2025_11_25 as mcp
-
     from bench.servers.app_stdio import app
     from bench.servers.ours_stdio import EchoServer
+    from mcp_protocol import v2025_11_25 as mcp
     from mcp_runtime.memory import memory_pair
     from mcp_runtime.server import Server, ServerSession
     from mcp_runtime.session import RequestContext
 
     layered: mcp.ServerHandlers = next(
-        h for h in app.handlers() if isinstance(h, mcp.ServerHandlers) and type(h).__mro__[1] is mcp.ServerHandlers
+        h
+        for h in app.handlers()
+        if isinstance(h, mcp.ServerHandlers) and type(h).__mro__[1] is mcp.ServerHandlers
     )
     plain = EchoServer()
     params = mcp.CallToolRequestParams(name="echo", arguments={"text": "hello"})

@@ -29,6 +29,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from .http_server_bench import serve
 from .http_wire import (
     HANDSHAKE_HEADERS,
     INITIALIZE,
@@ -39,7 +40,6 @@ from .http_wire import (
     call_headers,
 )
 from .roundtrip import HANDSHAKE, MODERN, Call, free_port, ours_client, sdk_client, wait_for_port
-from .http_server_bench import serve
 
 CLIENTS = ("ours", "sdk", "httpx2", "aiohttp")
 SERVER_STACK = "uvicorn"

@@ -309,7 +309,9 @@ def main() -> None:
     parser.add_argument("impl", choices=("ours", "sdk"), help="whose client")
     parser.add_argument("transport", choices=("stdio", "http"))
     parser.add_argument(
-        "--server", choices=("ours", "sdk", "app"), help="whose server (default: the client's; app: ours on the application layer)"
+        "--server",
+        choices=("ours", "sdk", "app"),
+        help="whose server (default: the client's; app: ours on the application layer)",
     )
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--in-flight", default="1,16,256")

@@ -55,7 +55,11 @@ _ID = 999_999_999  # replaced by wrk's request counter
 def redis_calls(redis: Any) -> int:
     """Commands Redis has run since it started (every command, from INFO commandstats)."""
     info = redis.command("INFO", "commandstats").decode()
-    return sum(int(line.split("calls=")[1].split(",")[0]) for line in info.splitlines() if line.startswith("cmdstat_"))
+    return sum(
+        int(line.split("calls=")[1].split(",")[0])
+        for line in info.splitlines()
+        if line.startswith("cmdstat_")
+    )
 
 
 def request_of(wire: str, session: str | None) -> tuple[dict[str, str], bytes]:
@@ -68,7 +72,9 @@ def request_of(wire: str, session: str | None) -> tuple[dict[str, str], bytes]:
     else:
         assert session is not None
         headers |= {"mcp-session-id": session, "mcp-protocol-version": HANDSHAKE}
-    body = msgspec.json.encode({"jsonrpc": "2.0", "id": _ID, "method": "tools/call", "params": params})
+    body = msgspec.json.encode(
+        {"jsonrpc": "2.0", "id": _ID, "method": "tools/call", "params": params}
+    )
     return headers, body
 
 
@@ -80,7 +86,9 @@ def open_session(url: str) -> str:
             return str(initialize(url))
         except AssertionError:
             continue
-    raise RuntimeError("no initialize and notifications/initialized landed on one worker in 40 tries")
+    raise RuntimeError(
+        "no initialize and notifications/initialized landed on one worker in 40 tries"
+    )
 
 
 def lua_script(headers: dict[str, str], body: bytes) -> str:
@@ -91,14 +99,25 @@ def lua_script(headers: dict[str, str], body: bytes) -> str:
 
 def wrk_load(wrk: str, url: str, script: Path, connections: int, seconds: float) -> dict[str, Any]:
     done = subprocess.run(
-        [wrk, "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--latency", "-s", str(script), url],
+        [
+            wrk,
+            "-t1",
+            f"-c{connections}",
+            f"-d{max(1, round(seconds))}s",
+            "--latency",
+            "-s",
+            str(script),
+            url,
+        ],
         capture_output=True,
         text=True,
         timeout=seconds + 60,
     )
     line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), None)
     if done.returncode != 0 or line is None:
-        raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr.strip()[-300:] or done.stdout[-300:]}")
+        raise RuntimeError(
+            f"wrk failed ({done.returncode}): {done.stderr.strip()[-300:] or done.stdout[-300:]}"
+        )
     result: dict[str, Any] = json.loads(line[len("RESULT ") :])
     result["rps"] = result["requests"] / (result["duration_us"] / 1e6)
     return result
@@ -143,7 +162,12 @@ def run(seconds: float, connections: int, wrk: str | None = None) -> dict[str, A
         for store in ("memory", "redis")
         for workers in (1, 2)
     }
-    result["settings"] = {"seconds": seconds, "connections": connections, "load": "wrk, 1 thread", "took_s": time.time() - started}
+    result["settings"] = {
+        "seconds": seconds,
+        "connections": connections,
+        "load": "wrk, 1 thread",
+        "took_s": time.time() - started,
+    }
     return result
 
 
@@ -151,7 +175,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.scaleout_bench", description=__doc__)
     parser.add_argument("--seconds", type=float, default=5.0, help="length of each wrk run")
     parser.add_argument("--connections", type=int, default=16, help="wrk connections")
-    parser.add_argument("--wrk", help="the wrk executable (default: on PATH, else installed with apt-get)")
+    parser.add_argument(
+        "--wrk", help="the wrk executable (default: on PATH, else installed with apt-get)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     options = parser.parse_args()
     result = run(options.seconds, options.connections, options.wrk)

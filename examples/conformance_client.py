@@ -41,12 +41,11 @@ import os
 import sys
 from typing import Any
 
+import httpx2
 from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as legacy
 from mcp_protocol import v2026_07_28 as mcp
-import httpx2
-
 from mcp_runtime.auth.client import (
     ClientCredentialsProvider,
     ClientMetadata,
@@ -85,31 +84,43 @@ class LegacyClient(legacy.ClientHandlers):
     """What the client answers on the handshake wire: elicitation only."""
 
     @override
-    async def elicit(self, params: legacy.ElicitRequestParams, ctx: RequestContext) -> legacy.ElicitResult:
+    async def elicit(
+        self, params: legacy.ElicitRequestParams, ctx: RequestContext
+    ) -> legacy.ElicitResult:
         if not isinstance(params, legacy.ElicitRequestFormParams):
             return legacy.ElicitResult(action="decline")
-        return legacy.ElicitResult(action="accept", content=_defaults(params.requested_schema.properties))
+        return legacy.ElicitResult(
+            action="accept", content=_defaults(params.requested_schema.properties)
+        )
 
 
 class ModernClient(mcp.ClientHandlers):
     """What the client answers when a 2026-07-28 server asks for input."""
 
     @override
-    async def elicit(self, params: mcp.ElicitRequestParams, ctx: RequestContext) -> mcp.ElicitResult:
+    async def elicit(
+        self, params: mcp.ElicitRequestParams, ctx: RequestContext
+    ) -> mcp.ElicitResult:
         if not isinstance(params, mcp.ElicitRequestFormParams):
             return mcp.ElicitResult(action="decline")
-        return mcp.ElicitResult(action="accept", content=_defaults(params.requested_schema.properties))
+        return mcp.ElicitResult(
+            action="accept", content=_defaults(params.requested_schema.properties)
+        )
 
     @override
     async def create_message(
         self, params: mcp.CreateMessageRequestParams, ctx: RequestContext
     ) -> mcp.CreateMessageResult:
         return mcp.CreateMessageResult(
-            role="assistant", content=mcp.TextContent(text="A sampled answer."), model="conformance-client"
+            role="assistant",
+            content=mcp.TextContent(text="A sampled answer."),
+            model="conformance-client",
         )
 
     @override
-    async def list_roots(self, params: mcp.ListRootsRequestParams, ctx: RequestContext) -> mcp.ListRootsResult:
+    async def list_roots(
+        self, params: mcp.ListRootsRequestParams, ctx: RequestContext
+    ) -> mcp.ListRootsResult:
         return mcp.ListRootsResult(roots=[])
 
 
@@ -138,10 +149,14 @@ def auth_for(url: str, scenario: str, context: dict[str, Any]) -> httpx2.Auth | 
                 private_key=context["private_key_pem"],
                 signing_algorithm=algorithm if isinstance(algorithm, str) else "ES256",
             )
-        return ClientCredentialsProvider(url, client_id=client_id, client_secret=str(context.get("client_secret", "")))
+        return ClientCredentialsProvider(
+            url, client_id=client_id, client_secret=str(context.get("client_secret", ""))
+        )
     secret = context.get("client_secret")
     if scenario == "auth/wif-jwt-bearer" and isinstance(client_id, str):
-        return JWTBearerProvider(url, assertion=str(context.get("valid_jwt", "")), client_id=client_id)
+        return JWTBearerProvider(
+            url, assertion=str(context.get("valid_jwt", "")), client_id=client_id
+        )
     if scenario == "auth/enterprise-managed-authorization" and isinstance(client_id, str):
         exchange = IdentityAssertionExchange(
             token_endpoint=str(context.get("idp_token_endpoint", "")),
@@ -149,7 +164,10 @@ def auth_for(url: str, scenario: str, context: dict[str, Any]) -> httpx2.Auth | 
             client_id=str(context.get("idp_client_id", "")),
         )
         return JWTBearerProvider(
-            url, assertion=exchange, client_id=client_id, client_secret=secret if isinstance(secret, str) else None
+            url,
+            assertion=exchange,
+            client_id=client_id,
+            client_secret=secret if isinstance(secret, str) else None,
         )
     return OAuthClientProvider(
         url,
@@ -167,13 +185,17 @@ def auth_for(url: str, scenario: str, context: dict[str, Any]) -> httpx2.Auth | 
 
 async def run_legacy(url: str, scenario: str, context: dict[str, Any]) -> None:
     client = Client(name="mcp-codegen-conformance-client", version="0.1.0", handlers=LegacyClient())
-    async with connect_streamable_http(client, url, auth=auth_for(url, scenario, context)) as session:
+    async with connect_streamable_http(
+        client, url, auth=auth_for(url, scenario, context)
+    ) as session:
         server = legacy.ClientStub(session)
         if scenario == "initialize":
             return
         tools = await server.list_tools()
         if scenario == "json-schema-2020-12-preservation":
-            schema = next(json.loads(encode(t.input_schema)) for t in tools.tools if t.name == SCHEMA_TOOL)
+            schema = next(
+                json.loads(encode(t.input_schema)) for t in tools.tools if t.name == SCHEMA_TOOL
+            )
             await server.call_tool(SCHEMA_ECHO, arguments={"schema": schema}, timeout=30)
             return
         for tool in tools.tools:
@@ -182,13 +204,20 @@ async def run_legacy(url: str, scenario: str, context: dict[str, Any]) -> None:
 
 async def run_modern(url: str, scenario: str, context: dict[str, Any]) -> None:
     client = Client(
-        name="mcp-codegen-conformance-client", version="0.1.0", handlers=ModernClient(), protocol_version=MODERN
+        name="mcp-codegen-conformance-client",
+        version="0.1.0",
+        handlers=ModernClient(),
+        protocol_version=MODERN,
     )
-    async with connect_streamable_http(client, url, auth=auth_for(url, scenario, context)) as session:
+    async with connect_streamable_http(
+        client, url, auth=auth_for(url, scenario, context)
+    ) as session:
         await exercise(session, scenario, _planned_calls(context))
 
 
-async def exercise(session: ClientSession, scenario: str, planned: dict[str, dict[str, Any]]) -> None:
+async def exercise(
+    session: ClientSession, scenario: str, planned: dict[str, dict[str, Any]]
+) -> None:
     server = mcp.ClientStub(session)
     offered = session.server_capabilities
     if has_capability(offered, ("tools",)):
@@ -196,7 +225,9 @@ async def exercise(session: ClientSession, scenario: str, planned: dict[str, dic
         if scenario == "json-schema-ref-no-deref":
             return  # the scenario's server answers tools/list only
         if scenario == "json-schema-2020-12-preservation":
-            schema = next(json.loads(encode(t.input_schema)) for t in tools.tools if t.name == SCHEMA_TOOL)
+            schema = next(
+                json.loads(encode(t.input_schema)) for t in tools.tools if t.name == SCHEMA_TOOL
+            )
             await server.call_tool(SCHEMA_ECHO, arguments={"schema": schema}, timeout=30)
             return
         for tool in tools.tools:

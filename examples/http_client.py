@@ -28,7 +28,9 @@ class ExampleClient(mcp.ClientHandlers):
     """Prints the log messages the server sends."""
 
     @override
-    async def on_logging_message(self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext) -> None:
+    async def on_logging_message(
+        self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext
+    ) -> None:
         print(f"  log [{params.level}] {params.data}")
 
 
@@ -41,10 +43,18 @@ def texts(result: mcp.CallToolResult) -> list[str]:
 
 
 async def main(url: str) -> None:
-    client = Client(name="mcp-codegen-example-http-client", version="0.1.0", handlers=ExampleClient())
+    client = Client(
+        name="mcp-codegen-example-http-client", version="0.1.0", handlers=ExampleClient()
+    )
     async with connect_http(client, url) as session:
-        transport = "Streamable HTTP" if isinstance(session.transport, StreamableHTTPClientTransport) else "HTTP+SSE"
-        print(f"connected to {session.server_info.name} over {transport}, speaking {session.protocol_version}")
+        transport = (
+            "Streamable HTTP"
+            if isinstance(session.transport, StreamableHTTPClientTransport)
+            else "HTTP+SSE"
+        )
+        print(
+            f"connected to {session.server_info.name} over {transport}, speaking {session.protocol_version}"
+        )
         server = mcp.ClientStub(session)
         await server.ping()
         await server.set_level("debug")
@@ -58,7 +68,9 @@ async def main(url: str) -> None:
         print("count ->", texts(result))
         if "reconnect" in tools:
             # The server drops this call's stream mid-way; the client resumes it.
-            result = await server.call_tool("reconnect", arguments={"pause": 0.2}, on_progress=on_progress)
+            result = await server.call_tool(
+                "reconnect", arguments={"pause": 0.2}, on_progress=on_progress
+            )
             print("reconnect ->", texts(result))
         try:
             await server.call_tool("sleep", arguments={"seconds": 30}, timeout=0.2)
@@ -71,7 +83,9 @@ async def main(url: str) -> None:
         for resource in resources.resources:
             contents = await server.read_resource(resource.uri)
             print(f"resource {resource.uri}: {type(contents.contents[0]).__name__}")
-        prompt = await server.get_prompt("review", arguments={"code": "print(1)", "language": "python"})
+        prompt = await server.get_prompt(
+            "review", arguments={"code": "print(1)", "language": "python"}
+        )
         print("prompt ->", prompt.messages[0].content)
         completion = await server.complete(
             mcp.CompleteRequestParamsArgument(name="language", value="r"),

@@ -30,16 +30,22 @@ class ExampleClient(mcp.ClientHandlers):
     user) and prints what the server tells it."""
 
     @override
-    async def elicit(self, params: mcp.ElicitRequestParams, ctx: RequestContext) -> mcp.ElicitResult:
+    async def elicit(
+        self, params: mcp.ElicitRequestParams, ctx: RequestContext
+    ) -> mcp.ElicitResult:
         print(f"  the server asks: {params.message!r} -> answering 'Ada'")
         return mcp.ElicitResult(action="accept", content={"name": "Ada"})
 
     @override
-    async def on_logging_message(self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext) -> None:
+    async def on_logging_message(
+        self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext
+    ) -> None:
         print(f"  log [{params.level}] {params.data}")
 
     @override
-    async def on_tool_list_changed(self, params: mcp.NotificationParams, ctx: RequestContext) -> None:
+    async def on_tool_list_changed(
+        self, params: mcp.NotificationParams, ctx: RequestContext
+    ) -> None:
         print("  the tool list changed")
 
 
@@ -48,7 +54,11 @@ async def on_progress(progress: float, total: float | None, message: str | None)
 
 
 def texts(result: mcp.CallToolResult | legacy.CallToolResult) -> list[str]:
-    return [block.text for block in result.content if isinstance(block, (mcp.TextContent, legacy.TextContent))]
+    return [
+        block.text
+        for block in result.content
+        if isinstance(block, (mcp.TextContent, legacy.TextContent))
+    ]
 
 
 @contextlib.asynccontextmanager
@@ -57,17 +67,26 @@ async def connect(client: Client, target: list[str]) -> AsyncIterator[ClientSess
         async with connect_streamable_http(client, target[0]) as session:
             yield session
     else:
-        async with connect_stdio(client, StdioServerParameters(command=target[0], args=target[1:])) as session:
+        async with connect_stdio(
+            client, StdioServerParameters(command=target[0], args=target[1:])
+        ) as session:
             yield session
 
 
 async def main(target: list[str]) -> None:
     # log_level: the server sends log messages of this level and above with
     # the answer to each request (2026-07-28 servers send none otherwise).
-    client = Client(name="mcp-codegen-modern-client", version="0.1.0", handlers=ExampleClient(), log_level="info")
+    client = Client(
+        name="mcp-codegen-modern-client",
+        version="0.1.0",
+        handlers=ExampleClient(),
+        log_level="info",
+    )
     async with connect(client, target) as session:
         how = "request by request" if session.modern else "after an initialize handshake"
-        print(f"connected to {session.server_info.name}, speaking {session.protocol_version} ({how})")
+        print(
+            f"connected to {session.server_info.name}, speaking {session.protocol_version} ({how})"
+        )
         if not session.modern:
             # An older server: the 2025-11-25 stub fits its answers.
             old = legacy.ClientStub(session)
@@ -83,7 +102,12 @@ async def main(target: list[str]) -> None:
         print("echo ->", texts(await server.call_tool("echo", arguments={"text": "hello"})))
         added = await server.call_tool("add", arguments={"a": 2, "b": 40})
         print("add ->", added.structured_content)
-        print("progress ->", texts(await server.call_tool("progress", arguments={"steps": 3}, on_progress=on_progress)))
+        print(
+            "progress ->",
+            texts(
+                await server.call_tool("progress", arguments={"steps": 3}, on_progress=on_progress)
+            ),
+        )
         # The server answers "input required"; the session asks ExampleClient.elicit and retries.
         print("ask ->", texts(await server.call_tool("ask")))
         print("log ->", texts(await server.call_tool("log", arguments={"message": "hi"})))
@@ -91,7 +115,9 @@ async def main(target: list[str]) -> None:
         for contents in readme.contents:
             if isinstance(contents, mcp.TextResourceContents):
                 print(f"resource {contents.uri}: {contents.text}")
-        prompt = await server.get_prompt("review", arguments={"code": "print(1)", "language": "python"})
+        prompt = await server.get_prompt(
+            "review", arguments={"code": "print(1)", "language": "python"}
+        )
         print("prompt ->", prompt.messages[0].content)
 
 

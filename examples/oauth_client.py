@@ -40,7 +40,9 @@ async def main(url: str) -> None:
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.WARNING)  # the authorization URL is logged when no browser opens
+    logging.basicConfig(
+        level=logging.WARNING
+    )  # the authorization URL is logged when no browser opens
     if len(sys.argv) != 2:
         sys.exit("usage: oauth_client.py <MCP server URL>")
     try:

@@ -16,20 +16,22 @@ import sys
 from typing import Any
 
 from msgspec import UNSET
+from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime.client import Client, connect_stdio
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.stdio import StdioServerParameters
-from typing_extensions import override
 
 
 class ExampleClient(mcp.ClientHandlers):
     """Prints the log messages the server sends."""
 
     @override
-    async def on_logging_message(self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext) -> None:
+    async def on_logging_message(
+        self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext
+    ) -> None:
         print(f"  log [{params.level}] {params.data}")
 
 
@@ -43,7 +45,9 @@ def texts(result: mcp.CallToolResult) -> list[str]:
 
 def string_arguments(tool: mcp.Tool, value: str) -> dict[str, Any]:
     """``value`` for every required string property of the tool's input schema."""
-    properties = tool.input_schema.properties if isinstance(tool.input_schema.properties, dict) else {}
+    properties = (
+        tool.input_schema.properties if isinstance(tool.input_schema.properties, dict) else {}
+    )
     required = tool.input_schema.required if isinstance(tool.input_schema.required, list) else []
     return {name: value for name in required if properties.get(name, {}).get("type") == "string"}
 
@@ -62,10 +66,14 @@ async def main(command: list[str]) -> None:
         for tool in tools.values():
             print(f"tool {tool.name}: {tool.description}")
         if "echo" in tools:
-            result = await server.call_tool("echo", arguments=string_arguments(tools["echo"], "hello"))
+            result = await server.call_tool(
+                "echo", arguments=string_arguments(tools["echo"], "hello")
+            )
             print("echo ->", texts(result))
         if "count" in tools:
-            result = await server.call_tool("count", arguments={"steps": 3}, on_progress=on_progress)
+            result = await server.call_tool(
+                "count", arguments={"steps": 3}, on_progress=on_progress
+            )
             print("count ->", texts(result))
         if "sleep" in tools:
             try:
@@ -82,15 +90,23 @@ async def main(command: list[str]) -> None:
             if prompts.prompts:
                 first = prompts.prompts[0]
                 arguments = first.arguments if isinstance(first.arguments, list) else []
-                values = {argument.name: "python" for argument in arguments if argument.required is True}
+                values = {
+                    argument.name: "python" for argument in arguments if argument.required is True
+                }
                 prompt = await server.get_prompt(first.name, arguments=values)
-                print(f"prompt {first.name} ->", prompt.messages[0].content if prompt.messages else None)
+                print(
+                    f"prompt {first.name} ->",
+                    prompt.messages[0].content if prompt.messages else None,
+                )
                 if arguments and capabilities.completions is not UNSET:
                     completion = await server.complete(
                         mcp.CompleteRequestParamsArgument(name=arguments[-1].name, value="p"),
                         mcp.PromptReference(name=first.name),
                     )
-                    print(f"complete {first.name}({arguments[-1].name}='p') ->", completion.completion.values)
+                    print(
+                        f"complete {first.name}({arguments[-1].name}='p') ->",
+                        completion.completion.values,
+                    )
 
 
 if __name__ == "__main__":

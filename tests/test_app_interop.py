@@ -20,12 +20,15 @@ from typing import Any
 import mcp as sdk
 import mcp.types as sdk_types
 import pytest
-from mcp import StdioServerParameters as SdkStdioParameters
-
 from conftest import REPO
+from mcp import StdioServerParameters as SdkStdioParameters
 from support.http_servers import serving
-from support.peers import NODE, require, run
-from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
+from support.peers import (
+    NODE,
+    no_leaked_processes,  # noqa: F401  (a fixture)
+    require,
+    run,
+)
 
 NOTES_SERVER = REPO / "examples" / "notes_server.py"
 TS_CLIENT = Path(__file__).resolve().parent / "support" / "ts_app_client.cjs"
@@ -176,10 +179,11 @@ def test_our_client_over_legacy_sse_and_stateless_http() -> None:
 def test_input_rounds_over_stateless_http() -> None:
     """Elicitation, sampling and roots from inside a tool, each request of
     the 2026-07-28 rounds a POST of its own (any worker could take it)."""
+    from test_app_context import asking_app, client_handlers
+
     from mcp_protocol import v2026_07_28 as modern
     from mcp_runtime.client import Client
     from mcp_runtime.http_client import connect_http
-    from test_app_context import asking_app, client_handlers
 
     handlers = client_handlers("2026-07-28")
 

@@ -16,12 +16,11 @@ import inspect
 import typing
 from typing import Annotated, Any, Literal, Optional, TypedDict
 
-from typing_extensions import NotRequired
-
 import jsonschema
 import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from typing_extensions import NotRequired
 
 from mcp_runtime.app import Context
 from mcp_runtime.app.schema import analyse

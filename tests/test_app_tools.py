@@ -217,11 +217,10 @@ def test_what_each_revision_lists(version: str) -> None:
             "minLength": 1,
         }
         assert add["description"] == "Add a note."
-        has = (
-            lambda field: lifecycle.revision(version)
-            .type("Tool")
-            .__struct_encode_fields__.__contains__(field)
-        )  # noqa: E731
+
+        def has(field: str) -> bool:
+            return field in lifecycle.revision(version).type("Tool").__struct_encode_fields__
+
         for field in ("outputSchema", "title", "icons", "annotations", "_meta"):
             assert (field in add) == has(field), field
         if version in STRUCTURED:

@@ -69,7 +69,9 @@ def test_several_challenges_in_one_header_and_token68() -> None:
 
 
 def test_bearer_challenge_across_header_lines_and_without_one() -> None:
-    headers = httpx2.Headers([("www-authenticate", 'Basic realm="x"'), ("www-authenticate", 'Bearer scope="mcp"')])
+    headers = httpx2.Headers(
+        [("www-authenticate", 'Basic realm="x"'), ("www-authenticate", 'Bearer scope="mcp"')]
+    )
     assert bearer_challenge(headers).scopes == ("mcp",)
     assert bearer_challenge({"www-authenticate": 'Basic realm="x"'}) == BearerChallenge()
     assert bearer_challenge({}) == BearerChallenge()
@@ -92,13 +94,22 @@ def test_garbage_keeps_what_parsed_before_it() -> None:
     [
         (
             "https://mcp.example.com/mcp",
-            ["https://mcp.example.com/.well-known/oauth-protected-resource/mcp", "https://mcp.example.com/.well-known/oauth-protected-resource"],
+            [
+                "https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+                "https://mcp.example.com/.well-known/oauth-protected-resource",
+            ],
         ),
         (
             "https://mcp.example.com/a/b/?x=1",
-            ["https://mcp.example.com/.well-known/oauth-protected-resource/a/b", "https://mcp.example.com/.well-known/oauth-protected-resource"],
+            [
+                "https://mcp.example.com/.well-known/oauth-protected-resource/a/b",
+                "https://mcp.example.com/.well-known/oauth-protected-resource",
+            ],
         ),
-        ("https://mcp.example.com/", ["https://mcp.example.com/.well-known/oauth-protected-resource"]),
+        (
+            "https://mcp.example.com/",
+            ["https://mcp.example.com/.well-known/oauth-protected-resource"],
+        ),
         ("http://127.0.0.1:8000", ["http://127.0.0.1:8000/.well-known/oauth-protected-resource"]),
     ],
 )
@@ -111,11 +122,17 @@ def test_protected_resource_metadata_urls(server: str, expected: list[str]) -> N
     [
         (
             "https://auth.example.com",
-            ["https://auth.example.com/.well-known/oauth-authorization-server", "https://auth.example.com/.well-known/openid-configuration"],
+            [
+                "https://auth.example.com/.well-known/oauth-authorization-server",
+                "https://auth.example.com/.well-known/openid-configuration",
+            ],
         ),
         (
             "https://auth.example.com/",
-            ["https://auth.example.com/.well-known/oauth-authorization-server", "https://auth.example.com/.well-known/openid-configuration"],
+            [
+                "https://auth.example.com/.well-known/oauth-authorization-server",
+                "https://auth.example.com/.well-known/openid-configuration",
+            ],
         ),
         (
             "https://auth.example.com/tenant1",
@@ -151,7 +168,9 @@ def test_endpoints_need_https_off_loopback() -> None:
     assert check_endpoint("https://auth.example.com/token", "token_endpoint")
     assert check_endpoint("http://127.0.0.1:9/token", "token_endpoint")
     assert check_endpoint("http://localhost/token", "token_endpoint")
-    with pytest.raises(MetadataError, match="token_endpoint 'http://auth.example.com/token' is not an HTTPS URL"):
+    with pytest.raises(
+        MetadataError, match="token_endpoint 'http://auth.example.com/token' is not an HTTPS URL"
+    ):
         check_endpoint("http://auth.example.com/token", "token_endpoint")
 
 
@@ -182,10 +201,18 @@ def test_resource_covers(resource: str, server: str, covers: bool) -> None:
 # ---------------------------------------------------------------- scopes
 
 
-def _discovery(prm_scopes: list[str] | None = None, as_scopes: list[str] | None = None) -> Discovery:
-    prm = ProtectedResourceMetadata(resource="https://r/mcp", authorization_servers=["https://as"], scopes_supported=prm_scopes)
-    server = AuthorizationServerMetadata(issuer="https://as", token_endpoint="https://as/token", scopes_supported=as_scopes)
-    return Discovery(resource="https://r/mcp", resource_metadata=prm, issuer="https://as", server=server)
+def _discovery(
+    prm_scopes: list[str] | None = None, as_scopes: list[str] | None = None
+) -> Discovery:
+    prm = ProtectedResourceMetadata(
+        resource="https://r/mcp", authorization_servers=["https://as"], scopes_supported=prm_scopes
+    )
+    server = AuthorizationServerMetadata(
+        issuer="https://as", token_endpoint="https://as/token", scopes_supported=as_scopes
+    )
+    return Discovery(
+        resource="https://r/mcp", resource_metadata=prm, issuer="https://as", server=server
+    )
 
 
 def test_scopes_from_the_challenge_else_the_resource_else_none() -> None:
@@ -197,14 +224,19 @@ def test_scopes_from_the_challenge_else_the_resource_else_none() -> None:
 
 def test_step_up_keeps_earlier_scopes_once() -> None:
     discovery = _discovery(prm_scopes=["profile"])
-    assert select_scopes(BearerChallenge(scopes=("write", "read")), discovery, ("read",)) == ("read", "write")
+    assert select_scopes(BearerChallenge(scopes=("write", "read")), discovery, ("read",)) == (
+        "read",
+        "write",
+    )
 
 
 def test_offline_access_only_when_offered_and_wanted() -> None:
     offered = _discovery(prm_scopes=["mcp"], as_scopes=["mcp", "offline_access"])
     assert select_scopes(None, offered, offline_access=True) == ("mcp", "offline_access")
     assert select_scopes(None, offered, offline_access=False) == ("mcp",)
-    assert select_scopes(None, _discovery(prm_scopes=["mcp"], as_scopes=["mcp"]), offline_access=True) == ("mcp",)
+    assert select_scopes(
+        None, _discovery(prm_scopes=["mcp"], as_scopes=["mcp"]), offline_access=True
+    ) == ("mcp",)
     # No scope parameter at all stays none: offline_access alone would narrow the grant.
     assert select_scopes(None, _discovery(as_scopes=["offline_access"]), offline_access=True) == ()
 
@@ -213,7 +245,10 @@ def test_offline_access_only_when_offered_and_wanted() -> None:
 
 
 def test_pkce_s256_matches_rfc_7636_appendix_b() -> None:
-    assert challenge_of("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk") == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+    assert (
+        challenge_of("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")
+        == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+    )
 
 
 def test_pkce_verifiers_are_fresh_and_well_formed() -> None:
@@ -229,7 +264,11 @@ def test_application_type_and_metadata_document_urls() -> None:
     assert application_type(["com.example.app:/oauth"]) == "native"
     assert application_type(["https://app.example.com/callback"]) == "web"
     assert check_metadata_document_url("https://app.example.com/client.json")
-    for bad in ("http://app.example.com/client.json", "https://app.example.com/", "https://app.example.com/c#x"):
+    for bad in (
+        "http://app.example.com/client.json",
+        "https://app.example.com/",
+        "https://app.example.com/c#x",
+    ):
         with pytest.raises(ValueError, match="https URL with a path"):
             check_metadata_document_url(bad)
 
@@ -237,7 +276,9 @@ def test_application_type_and_metadata_document_urls() -> None:
 def test_dpop_proofs() -> None:
     key = DPoPKey()
     first = key.proof("POST", "https://mcp.example.com/mcp?x=1#f", access_token="tok")
-    assert key.remember_nonce("https://MCP.example.com/other", "n-1") and not key.remember_nonce("https://mcp.example.com/", "n-1")
+    assert key.remember_nonce("https://MCP.example.com/other", "n-1") and not key.remember_nonce(
+        "https://mcp.example.com/", "n-1"
+    )
     second = key.proof("POST", "https://mcp.example.com/mcp")
     proofs = []
     for proof in (first, second):
@@ -246,7 +287,11 @@ def test_dpop_proofs() -> None:
         public = jwk.import_key(header["jwk"], "EC")
         proofs.append(json.loads(jws.deserialize_compact(proof, public).payload))
     ath = base64.urlsafe_b64encode(hashlib.sha256(b"tok").digest()).rstrip(b"=").decode()
-    assert proofs[0]["htu"] == "https://mcp.example.com/mcp" and proofs[0]["htm"] == "POST" and proofs[0]["ath"] == ath
+    assert (
+        proofs[0]["htu"] == "https://mcp.example.com/mcp"
+        and proofs[0]["htm"] == "POST"
+        and proofs[0]["ath"] == ath
+    )
     assert "nonce" not in proofs[0] and proofs[1]["nonce"] == "n-1" and "ath" not in proofs[1]
     assert proofs[0]["jti"] != proofs[1]["jti"]
 
@@ -255,7 +300,9 @@ def test_bad_configuration_is_refused_at_once() -> None:
     with pytest.raises(ValueError, match="exactly one of client_secret and private_key"):
         ClientCredentialsProvider("https://mcp.example.com/mcp", client_id="svc")
     with pytest.raises(ValueError, match=r"the private key is not a usable EC key"):
-        ClientCredentialsProvider("https://mcp.example.com/mcp", client_id="svc", private_key="not a key")
+        ClientCredentialsProvider(
+            "https://mcp.example.com/mcp", client_id="svc", private_key="not a key"
+        )
     with pytest.raises(ValueError, match="unsupported signing algorithm 'HS256'"):
         PrivateKeyJWT("svc", jwk.ECKey.generate_key("P-256").as_pem(private=True), "HS256")
     with pytest.raises(ValueError, match="https URL with a path"):

@@ -17,6 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
+from support.http_servers import ThreadedServer, run
+from support.oauth_peers import AuthorizationServerPeer, ProtectedResource
 from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as legacy
@@ -39,34 +41,46 @@ from mcp_runtime.http_client import connect_http, connect_sse
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
-from support.http_servers import ThreadedServer, run
-from support.oauth_peers import ProtectedResource, AuthorizationServerPeer
 
 REDIRECT = "http://127.0.0.1:1/callback"  # nothing listens: HTTPRedirectFollower reads the redirect
 
 
 class LegacyTools(legacy.ServerHandlers):
     @override
-    async def list_tools(self, params: legacy.PaginatedRequestParams, ctx: RequestContext) -> legacy.ListToolsResult:
-        return legacy.ListToolsResult(tools=[legacy.Tool(name="echo", input_schema=legacy.ToolInputSchema(type="object"))])
+    async def list_tools(
+        self, params: legacy.PaginatedRequestParams, ctx: RequestContext
+    ) -> legacy.ListToolsResult:
+        return legacy.ListToolsResult(
+            tools=[legacy.Tool(name="echo", input_schema=legacy.ToolInputSchema(type="object"))]
+        )
 
     @override
-    async def call_tool(self, params: legacy.CallToolRequestParams, ctx: RequestContext) -> legacy.CallToolResult:
-        return legacy.CallToolResult(content=[legacy.TextContent(text=json.dumps(params.arguments))])
+    async def call_tool(
+        self, params: legacy.CallToolRequestParams, ctx: RequestContext
+    ) -> legacy.CallToolResult:
+        return legacy.CallToolResult(
+            content=[legacy.TextContent(text=json.dumps(params.arguments))]
+        )
 
 
 class ModernTools(modern.ServerHandlers):
     @override
-    async def list_tools(self, params: modern.PaginatedRequestParams, ctx: RequestContext) -> modern.ListToolsResult:
+    async def list_tools(
+        self, params: modern.PaginatedRequestParams, ctx: RequestContext
+    ) -> modern.ListToolsResult:
         return modern.ListToolsResult(
-            tools=[modern.Tool(name="echo", input_schema=modern.ToolInputSchema(type="object"))], ttl_ms=0, cache_scope="private"
+            tools=[modern.Tool(name="echo", input_schema=modern.ToolInputSchema(type="object"))],
+            ttl_ms=0,
+            cache_scope="private",
         )
 
     @override
     async def call_tool(
         self, params: modern.CallToolRequestParams, ctx: RequestContext
     ) -> modern.CallToolResult | modern.InputRequiredResult:
-        return modern.CallToolResult(content=[modern.TextContent(text=json.dumps(params.arguments))])
+        return modern.CallToolResult(
+            content=[modern.TextContent(text=json.dumps(params.arguments))]
+        )
 
 
 @dataclass
@@ -89,7 +103,11 @@ def _serve(app: Any) -> Iterator[ThreadedServer]:
 @contextlib.contextmanager
 def peers(resource_path: str = "/mcp", **options: Any) -> Iterator[Peers]:
     authorization = AuthorizationServerPeer(**options)
-    resource = ProtectedResource(http_app(Server([LegacyTools(), ModernTools()], name="p", version="1")), authorization, path=resource_path)
+    resource = ProtectedResource(
+        http_app(Server([LegacyTools(), ModernTools()], name="p", version="1")),
+        authorization,
+        path=resource_path,
+    )
     with _serve(authorization) as as_http, _serve(resource) as rs_http:
         authorization.base, resource.base = as_http.url(""), rs_http.url("")
         as_http.start()
@@ -99,7 +117,9 @@ def peers(resource_path: str = "/mcp", **options: Any) -> Iterator[Peers]:
 
 def provider(url: str, **options: Any) -> OAuthClientProvider:
     options.setdefault("redirect", HTTPRedirectFollower(REDIRECT))
-    return OAuthClientProvider(url, client_metadata=ClientMetadata(client_name="auth-tests"), **options)
+    return OAuthClientProvider(
+        url, client_metadata=ClientMetadata(client_name="auth-tests"), **options
+    )
 
 
 async def echo(session: ClientSession, text: str = "hi") -> str:
@@ -127,11 +147,22 @@ def test_streamable_http_is_authorized_at_both_wires(version: str) -> None:
         authz = p.authorization
         [registration] = authz.registrations
         assert registration["application_type"] == "native"
-        assert registration["redirect_uris"] == [REDIRECT] and "refresh_token" in registration["grant_types"]
+        assert (
+            registration["redirect_uris"] == [REDIRECT]
+            and "refresh_token" in registration["grant_types"]
+        )
         [request] = authz.authorizations
-        assert request["code_challenge_method"] == "S256" and request["resource"] == p.url and request["scope"] == "mcp"
+        assert (
+            request["code_challenge_method"] == "S256"
+            and request["resource"] == p.url
+            and request["scope"] == "mcp"
+        )
         [token] = authz.token_requests
-        assert token["grant_type"] == "authorization_code" and token["resource"] == p.url and token["code_verifier"]
+        assert (
+            token["grant_type"] == "authorization_code"
+            and token["resource"] == p.url
+            and token["code_verifier"]
+        )
         assert all(seen.startswith("Bearer ") for seen in p.resource.seen[1:])
 
 
@@ -139,7 +170,9 @@ def test_legacy_sse_is_authorized() -> None:
     with peers(resource_path="") as p:
 
         async def go() -> None:
-            async with connect_sse(client("2025-11-25"), f"{p.base}/sse", auth=provider(f"{p.base}/sse")) as session:
+            async with connect_sse(
+                client("2025-11-25"), f"{p.base}/sse", auth=provider(f"{p.base}/sse")
+            ) as session:
                 assert await echo(session, "over sse") == "over sse"
 
         run(go())
@@ -202,7 +235,10 @@ def test_step_up_keeps_earlier_scopes_and_is_bounded() -> None:
         assert scopes == ["mcp", "mcp admin", "mcp admin root", "mcp admin root"]
 
 
-@pytest.mark.parametrize(("iss", "message"), [("wrong", "comes from issuer 'https://evil.example'"), ("omit", "lacks the iss parameter")])
+@pytest.mark.parametrize(
+    ("iss", "message"),
+    [("wrong", "comes from issuer 'https://evil.example'"), ("omit", "lacks the iss parameter")],
+)
 def test_authorization_responses_from_elsewhere_are_refused(iss: str, message: str) -> None:
     with peers(iss_parameter=iss) as p:
 
@@ -225,14 +261,18 @@ def test_a_new_authorization_server_gets_a_new_registration() -> None:
             async with connect_http(client(), p.url, auth=provider(p.url)) as session:
                 await echo(session)
                 first_client = next(iter(p.authorization.clients))
-                p.resource.authorization = second  # the resource moves; its old tokens are now invalid
+                p.resource.authorization = (
+                    second  # the resource moves; its old tokens are now invalid
+                )
                 await echo(session)
                 assert first_client not in second.clients
                 assert all(r["client_id"] != first_client for r in second.authorizations)
 
         run(go())
         assert len(second.registrations) == 1 and len(second.authorizations) == 1
-        assert [t["grant_type"] for t in second.token_requests] == ["authorization_code"]  # no refresh token from the first
+        assert [t["grant_type"] for t in second.token_requests] == [
+            "authorization_code"
+        ]  # no refresh token from the first
 
 
 def test_loopback_redirect_receives_the_code() -> None:
@@ -244,7 +284,9 @@ def test_loopback_redirect_receives_the_code() -> None:
             with httpx.Client(follow_redirects=False) as web:
                 back = web.get(url).headers["location"]
                 wrong = back.replace("state=", "state=x")
-                assert web.get(wrong).status_code == 400  # a response to another authorization is refused
+                assert (
+                    web.get(wrong).status_code == 400
+                )  # a response to another authorization is refused
                 assert web.get(back.replace("/callback", "/favicon.ico")).status_code == 404
                 page = web.get(back)
                 assert page.status_code == 200 and "Authorization complete" in page.text
@@ -253,7 +295,9 @@ def test_loopback_redirect_receives_the_code() -> None:
         with LoopbackRedirect(open_browser=browser) as loopback:
 
             async def go() -> None:
-                async with connect_http(client(), p.url, auth=provider(p.url, redirect=loopback)) as session:
+                async with connect_http(
+                    client(), p.url, auth=provider(p.url, redirect=loopback)
+                ) as session:
                     await echo(session)
 
             run(go())
@@ -263,7 +307,10 @@ def test_loopback_redirect_receives_the_code() -> None:
 
 def test_loopback_redirect_times_out() -> None:
     with LoopbackRedirect(timeout=0.3, open_browser=lambda url: True) as loopback:
-        with pytest.raises(AuthorizationError, match=r"no authorization response reached http://127.0.0.1:\d+/callback within 0 s"):
+        with pytest.raises(
+            AuthorizationError,
+            match=r"no authorization response reached http://127.0.0.1:\d+/callback within 0 s",
+        ):
             run(loopback.authorize("https://as.example/authorize?state=abc"))
 
 
@@ -294,17 +341,23 @@ def test_cancelling_a_waiting_authorization() -> None:
 def test_stored_tokens_and_pre_registered_credentials() -> None:
     with peers(auth_methods=["client_secret_basic"]) as p:
         p.authorization.clients["known"] = {
-            "client_id": "known", "client_secret": "known-secret",
-            "token_endpoint_auth_method": "client_secret_basic", "redirect_uris": [REDIRECT],
+            "client_id": "known",
+            "client_secret": "known-secret",
+            "token_endpoint_auth_method": "client_secret_basic",
+            "redirect_uris": [REDIRECT],
         }
         storage = InMemoryTokenStorage()
         known = PreRegisteredClient("known", "known-secret")
 
         async def go() -> None:
-            async with connect_http(client(), p.url, auth=provider(p.url, storage=storage, pre_registered=known)) as session:
+            async with connect_http(
+                client(), p.url, auth=provider(p.url, storage=storage, pre_registered=known)
+            ) as session:
                 await echo(session)
             # A new provider (the application restarted) with the same storage: no new authorization.
-            async with connect_http(client(), p.url, auth=provider(p.url, storage=storage)) as session:
+            async with connect_http(
+                client(), p.url, auth=provider(p.url, storage=storage)
+            ) as session:
                 await echo(session)
 
         run(go())
@@ -315,7 +368,10 @@ def test_stored_tokens_and_pre_registered_credentials() -> None:
 def test_client_credentials_grant() -> None:
     with peers(auth_methods=["client_secret_post"]) as p:
         p.authorization.clients["svc"] = {
-            "client_id": "svc", "client_secret": "svc-secret", "token_endpoint_auth_method": "client_secret_post", "redirect_uris": [],
+            "client_id": "svc",
+            "client_secret": "svc-secret",
+            "token_endpoint_auth_method": "client_secret_post",
+            "redirect_uris": [],
         }
 
         async def go() -> None:
@@ -325,7 +381,9 @@ def test_client_credentials_grant() -> None:
 
         run(go())
         [token] = p.authorization.token_requests
-        assert token["grant_type"] == "client_credentials" and token["client_secret"] == "svc-secret"
+        assert (
+            token["grant_type"] == "client_credentials" and token["client_secret"] == "svc-secret"
+        )
         assert token["scope"] == "mcp" and token["resource"] == p.url
 
 
@@ -339,7 +397,9 @@ def test_calls_waiting_for_a_failed_authorization_share_its_failure() -> None:
 
         async def decline(url: str) -> AuthorizationResponse:
             asked.append(url)
-            await asyncio.sleep(0.5)  # the user takes a moment; the other calls are waiting meanwhile
+            await asyncio.sleep(
+                0.5
+            )  # the user takes a moment; the other calls are waiting meanwhile
             raise AuthorizationError("the user declined the authorization")
 
         auth = provider(p.url)
@@ -350,8 +410,12 @@ def test_calls_waiting_for_a_failed_authorization_share_its_failure() -> None:
                 p.authorization.access.clear()
                 p.authorization.refresh.clear()
                 auth.redirect = CallbackRedirect(REDIRECT, decline)
-                outcomes = await asyncio.gather(*(echo(session, str(n)) for n in range(5)), return_exceptions=True)
-                assert all(isinstance(o, McpError) and "the user declined" in o.message for o in outcomes), outcomes
+                outcomes = await asyncio.gather(
+                    *(echo(session, str(n)) for n in range(5)), return_exceptions=True
+                )
+                assert all(
+                    isinstance(o, McpError) and "the user declined" in o.message for o in outcomes
+                ), outcomes
                 assert len(asked) == 1
                 with pytest.raises(McpError, match="the user declined"):
                     await echo(session)

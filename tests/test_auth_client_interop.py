@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.http_servers import SubprocessServer, ThreadedServer, run
+from support.oauth_peers import AuthorizationServerPeer
 
 from mcp_protocol import v2025_11_25 as legacy
 from mcp_protocol import v2026_07_28 as modern
 from mcp_runtime.auth.client import ClientMetadata, HTTPRedirectFollower, OAuthClientProvider
 from mcp_runtime.client import Client
 from mcp_runtime.http_client import connect_http
-from support.http_servers import SubprocessServer, ThreadedServer, run
-from support.oauth_peers import AuthorizationServerPeer
 
 SDK_AUTH_SERVER = Path(__file__).resolve().parent / "support" / "sdk_introspected_server.py"
 
@@ -33,13 +33,19 @@ def test_our_client_through_the_sdks_resource_server(version: str) -> None:
         sdk.wait_ready()
         url = sdk.url("/mcp")
         auth = OAuthClientProvider(
-            url, client_metadata=ClientMetadata(client_name="interop"), redirect=HTTPRedirectFollower("http://127.0.0.1:1/cb")
+            url,
+            client_metadata=ClientMetadata(client_name="interop"),
+            redirect=HTTPRedirectFollower("http://127.0.0.1:1/cb"),
         )
 
         async def go() -> None:
-            async with connect_http(Client(name="interop", version="1", protocol_version=version), url, auth=auth) as session:
+            async with connect_http(
+                Client(name="interop", version="1", protocol_version=version), url, auth=auth
+            ) as session:
                 assert session.protocol_version == version
-                stub: Any = modern.ClientStub(session) if session.modern else legacy.ClientStub(session)
+                stub: Any = (
+                    modern.ClientStub(session) if session.modern else legacy.ClientStub(session)
+                )
                 result = await stub.call_tool("add", arguments={"a": 2, "b": 3})
                 assert result.is_error is not True
                 assert [getattr(c, "text", None) for c in result.content] == ["5"]
@@ -49,4 +55,8 @@ def test_our_client_through_the_sdks_resource_server(version: str) -> None:
         sdk.stop()
         as_http.stop()
     [request] = authorization.authorizations
-    assert request["resource"] == url and request["scope"] == "mcp" and request["code_challenge_method"] == "S256"
+    assert (
+        request["resource"] == url
+        and request["scope"] == "mcp"
+        and request["code_challenge_method"] == "S256"
+    )

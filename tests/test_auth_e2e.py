@@ -24,6 +24,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import msgspec
 import pytest
+from support.http_servers import ThreadedServer, run
+from support.oidc_provider import REDIRECT_URI, AuthorizationServer, authorization_server, play_user
+from support.protected import protected_by, resource_server, serving_protected
+from test_auth_interop_sdk import sdk_protected
 
 from mcp_protocol import v2025_11_25 as legacy
 from mcp_protocol import v2026_07_28 as modern
@@ -39,10 +43,6 @@ from mcp_runtime.auth.server import JWTVerifier, ResourceServer
 from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.http_client import connect_http, connect_sse
 from mcp_runtime.jsonrpc import McpError
-from support.http_servers import ThreadedServer, run
-from support.oidc_provider import REDIRECT_URI, AuthorizationServer, authorization_server, play_user
-from support.protected import protected_by, resource_server, serving_protected
-from test_auth_interop_sdk import sdk_protected
 
 SHORT_TTL = 2  # seconds an access token of the short-lived resource lives
 

@@ -18,17 +18,20 @@ import httpx2
 import pytest
 from joserfc import jws
 from joserfc.jwk import ECKey
+from support.hostile_authorization_server import FORMS, HostileAuthorizationServer
+from support.http_servers import eventually, run
 
 from mcp_runtime.auth.answers import MAX_ANSWER, UnreadableAnswer, read_answer
 from mcp_runtime.auth.client import ClientMetadata, HTTPRedirectFollower
-from mcp_runtime.auth.client.discovery import fetch_authorization_server_metadata, fetch_protected_resource_metadata
+from mcp_runtime.auth.client.discovery import (
+    fetch_authorization_server_metadata,
+    fetch_protected_resource_metadata,
+)
 from mcp_runtime.auth.client.errors import AuthorizationError, MetadataError
 from mcp_runtime.auth.client.registration import register
 from mcp_runtime.auth.client.tokens import SecretAuthentication, token_request
 from mcp_runtime.auth.server import IntrospectionVerifier, JWTVerifier
 from mcp_runtime.auth.server.verifier import VerifierUnavailable
-from support.hostile_authorization_server import FORMS, HostileAuthorizationServer
-from support.http_servers import eventually, run
 
 MIB = 1024 * 1024
 # What may have left the server when the client hangs up: the limit plus the
@@ -39,7 +42,10 @@ COMPRESSED = r"is compressed \(gzip\) although it was asked for uncompressed"
 REFUSAL = {"declared": TOO_LARGE, "chunked": TOO_LARGE, "gzip": COMPRESSED}
 
 
-def against_hostile(check: Callable[[HostileAuthorizationServer, httpx2.AsyncClient], Awaitable[None]], form: str = "chunked") -> list[int]:
+def against_hostile(
+    check: Callable[[HostileAuthorizationServer, httpx2.AsyncClient], Awaitable[None]],
+    form: str = "chunked",
+) -> list[int]:
     """Run ``check`` against a fresh hostile server whose metadata gives ``form``
     endpoints; the body bytes each of its answers got out."""
 
@@ -47,7 +53,9 @@ def against_hostile(check: Callable[[HostileAuthorizationServer, httpx2.AsyncCli
         async with HostileAuthorizationServer() as server, httpx2.AsyncClient(timeout=30) as http:
             server.endpoint_form = form
             await check(server, http)
-            await eventually(lambda: server.open == 0, what="the hostile server's connections to end")
+            await eventually(
+                lambda: server.open == 0, what="the hostile server's connections to end"
+            )
             return server.sent
 
     sent = run(main())
@@ -69,8 +77,12 @@ def test_an_answer_within_the_limit_is_read_whole_and_the_limit_is_exact() -> No
         url = f"{server.base}/.well-known/oauth-authorization-server/good"
         answer = await read_answer(http, "GET", url)
         assert answer.status_code == 200 and answer.headers["content-type"] == "application/json"
-        assert (await read_answer(http, "GET", url, limit=len(answer.content))).content == answer.content
-        with pytest.raises(UnreadableAnswer, match=f"is larger than {len(answer.content) - 1} bytes"):
+        assert (
+            await read_answer(http, "GET", url, limit=len(answer.content))
+        ).content == answer.content
+        with pytest.raises(
+            UnreadableAnswer, match=f"is larger than {len(answer.content) - 1} bytes"
+        ):
             await read_answer(http, "GET", url, limit=len(answer.content) - 1)
 
     against_hostile(check)
@@ -96,9 +108,15 @@ def test_client_registration_and_token_requests_refuse_huge_answers(form: str) -
         prm = await fetch_protected_resource_metadata(http, f"{server.base}/good/mcp")
         metadata = await fetch_authorization_server_metadata(http, prm.authorization_servers[0])
         with pytest.raises(MetadataError, match=REFUSAL[form]):
-            await register(http, metadata, ClientMetadata(redirect_uris=["http://127.0.0.1:1/callback"], client_name="victim"))
+            await register(
+                http,
+                metadata,
+                ClientMetadata(redirect_uris=["http://127.0.0.1:1/callback"], client_name="victim"),
+            )
         with pytest.raises(MetadataError, match=REFUSAL[form]):
-            await token_request(http, metadata, {"grant_type": "client_credentials"}, SecretAuthentication("victim"))
+            await token_request(
+                http, metadata, {"grant_type": "client_credentials"}, SecretAuthentication("victim")
+            )
 
     against_hostile(check, form)
 
@@ -106,7 +124,9 @@ def test_client_registration_and_token_requests_refuse_huge_answers(form: str) -
 def test_redirect_follower_reads_no_body() -> None:
     async def check(server: HostileAuthorizationServer, http: httpx2.AsyncClient) -> None:
         follower = HTTPRedirectFollower("http://127.0.0.1:1/callback", http_client=http)
-        with pytest.raises(AuthorizationError, match="answered HTTP 200 instead of redirecting back"):
+        with pytest.raises(
+            AuthorizationError, match="answered HTTP 200 instead of redirecting back"
+        ):
             await follower.authorize(f"{server.base}/chunked/authorize?client_id=victim")
 
     against_hostile(check)
@@ -116,7 +136,9 @@ def test_redirect_follower_reads_no_body() -> None:
 
 
 def _signed_token() -> str:
-    return jws.serialize_compact({"alg": "ES256", "kid": "k"}, b"{}", ECKey.generate_key("P-256", private=True))
+    return jws.serialize_compact(
+        {"alg": "ES256", "kid": "k"}, b"{}", ECKey.generate_key("P-256", private=True)
+    )
 
 
 @pytest.mark.parametrize("form", FORMS)
@@ -124,10 +146,19 @@ def test_resource_server_refuses_huge_metadata_jwks_and_introspection(form: str)
     async def check(server: HostileAuthorizationServer, http: httpx2.AsyncClient) -> None:
         resource = "http://127.0.0.1:1/mcp"
         attempts: list[tuple[Any, str]] = [
-            (JWTVerifier(f"{server.base}/{form}", resource, http_client=http), "the authorization server metadata"),
+            (
+                JWTVerifier(f"{server.base}/{form}", resource, http_client=http),
+                "the authorization server metadata",
+            ),
             (JWTVerifier(f"{server.base}/good", resource, http_client=http), "the JWKS"),
             (
-                IntrospectionVerifier(f"{server.base}/good", resource, client_id="rs", client_secret="s", http_client=http),
+                IntrospectionVerifier(
+                    f"{server.base}/good",
+                    resource,
+                    client_id="rs",
+                    client_secret="s",
+                    http_client=http,
+                ),
                 "the introspection response",
             ),
         ]
@@ -143,7 +174,11 @@ def test_a_refused_answer_leaves_the_client_usable() -> None:
         for _ in range(3):
             with pytest.raises(UnreadableAnswer):
                 await read_answer(http, "GET", f"{server.base}/chunked/document")
-            assert (await read_answer(http, "GET", f"{server.base}/.well-known/oauth-authorization-server/good")).status_code == 200
+            assert (
+                await read_answer(
+                    http, "GET", f"{server.base}/.well-known/oauth-authorization-server/good"
+                )
+            ).status_code == 200
 
     against_hostile(check)
 
@@ -161,9 +196,14 @@ def test_a_trickled_answer_ends_at_the_read_timeout_for_the_whole_answer() -> No
             assert time.monotonic() - started < 3
             with pytest.raises(MetadataError, match=r"did not arrive whole within 0.5 s"):
                 await fetch_protected_resource_metadata(slow, f"{server.base}/trickle/mcp")
-            verifier = JWTVerifier(f"{server.base}/good", "http://127.0.0.1:1/mcp", http_client=slow)
+            verifier = JWTVerifier(
+                f"{server.base}/good", "http://127.0.0.1:1/mcp", http_client=slow
+            )
             server.endpoint_form = "trickle"
-            with pytest.raises(VerifierUnavailable, match=r"the JWKS at http://\S+ did not arrive whole within 0.5 s"):
+            with pytest.raises(
+                VerifierUnavailable,
+                match=r"the JWKS at http://\S+ did not arrive whole within 0.5 s",
+            ):
                 await verifier.verify(_signed_token())
         with pytest.raises(UnreadableAnswer, match=r"did not arrive whole within 0.3 s"):
             await read_answer(http, "GET", url, deadline=0.3)
@@ -179,7 +219,9 @@ def test_requests_waiting_for_a_failing_key_fetch_share_its_failure() -> None:
     async def check(server: HostileAuthorizationServer, http: httpx2.AsyncClient) -> None:
         server.endpoint_form = "trickle"
         async with httpx2.AsyncClient(timeout=0.5) as slow:
-            verifier = JWTVerifier(f"{server.base}/good", "http://127.0.0.1:1/mcp", http_client=slow)
+            verifier = JWTVerifier(
+                f"{server.base}/good", "http://127.0.0.1:1/mcp", http_client=slow
+            )
 
             async def attempt() -> str:
                 try:
@@ -191,7 +233,10 @@ def test_requests_waiting_for_a_failing_key_fetch_share_its_failure() -> None:
             started = time.monotonic()
             outcomes = await asyncio.gather(*(attempt() for _ in range(8)))
             took = time.monotonic() - started
-        assert all("the JWKS at" in outcome and "did not arrive whole within 0.5 s" in outcome for outcome in outcomes)
+        assert all(
+            "the JWKS at" in outcome and "did not arrive whole within 0.5 s" in outcome
+            for outcome in outcomes
+        )
         assert took < 2.0, took
 
     against_hostile(check)

@@ -23,18 +23,23 @@ from typing import Any
 
 import httpx
 import httpx2
-import pytest
-
 import mcp as sdk
+import pytest
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
-from mcp_runtime.auth.server import JWTVerifier, ResourceServer
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
 from support.bearer import challenge
 from support.http_servers import ThreadedServer, run
 from support.oidc_provider import REDIRECT_URI, AuthorizationServer, authorization_server, play_user
 from support.peers import SUPPORT
 from support.protected import resource_server, serving_protected
+
+from mcp_runtime.auth.server import JWTVerifier, ResourceServer
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -49,7 +54,9 @@ def issuer() -> Iterator[AuthorizationServer]:
 def protected(issuer: AuthorizationServer) -> Iterator[ThreadedServer]:
     def make(url: str) -> ResourceServer:
         issuer.register_resource(url)
-        return resource_server(url, issuer.issuer, JWTVerifier(issuer.issuer, url, token_type="at+jwt"))
+        return resource_server(
+            url, issuer.issuer, JWTVerifier(issuer.issuer, url, token_type="at+jwt")
+        )
 
     with serving_protected(make) as served:
         yield served
@@ -90,7 +97,9 @@ class User:
 
     async def callback(self) -> AuthorizationCodeResult:
         assert "code" in self._answer, f"the authorization server refused: {self._answer}"
-        return AuthorizationCodeResult(code=self._answer["code"], state=self._answer.get("state"), iss=self._answer.get("iss"))
+        return AuthorizationCodeResult(
+            code=self._answer["code"], state=self._answer.get("state"), iss=self._answer.get("iss")
+        )
 
 
 @contextlib.asynccontextmanager
@@ -119,7 +128,9 @@ def text(result: Any) -> str:
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-def test_sdk_oauth_client_against_our_protected_server(protected: ThreadedServer, issuer: AuthorizationServer, mode: str) -> None:
+def test_sdk_oauth_client_against_our_protected_server(
+    protected: ThreadedServer, issuer: AuthorizationServer, mode: str
+) -> None:
     user = User(f"frank-{mode}")
 
     async def main() -> None:
@@ -131,13 +142,17 @@ def test_sdk_oauth_client_against_our_protected_server(protected: ThreadedServer
             # admin_reset needs mcp:admin: 403 insufficient_scope, the SDK steps up and retries.
             assert text(await client.call_tool("admin_reset", {})) == "reset"
             assert len(user.authorizations) == 2
-            assert "mcp%3Aadmin" in user.authorizations[1] and "mcp%3Atools" in user.authorizations[1]
+            assert (
+                "mcp%3Aadmin" in user.authorizations[1] and "mcp%3Atools" in user.authorizations[1]
+            )
             seen = json.loads(text(await client.call_tool("whoami", {})))
             assert seen["scopes"] == ["mcp:admin", "mcp:tools"]
 
     run(main())
     paths = {path for _, path, _ in protected.recorder.requests}
-    assert "/.well-known/oauth-protected-resource/mcp" in paths  # discovered from the 401's resource_metadata
+    assert (
+        "/.well-known/oauth-protected-resource/mcp" in paths
+    )  # discovered from the 401's resource_metadata
     first = user.authorizations[0]
     assert "resource=http%3A%2F%2F127.0.0.1" in first and "code_challenge_method=S256" in first
 
@@ -174,9 +189,13 @@ def sdk_protected(issuer: AuthorizationServer) -> Iterator[str]:
 
 def test_server_protected_by_the_sdk_works_with_the_sdk_client(issuer: AuthorizationServer) -> None:
     with sdk_protected(issuer) as url:
-        refused = httpx.post(url, json={}, headers={"accept": "application/json, text/event-stream"})
+        refused = httpx.post(
+            url, json={}, headers={"accept": "application/json, text/event-stream"}
+        )
         assert refused.status_code == 401
-        assert challenge(refused)["resource_metadata"] == url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
+        assert challenge(refused)["resource_metadata"] == url.replace(
+            "/mcp", "/.well-known/oauth-protected-resource/mcp"
+        )
         metadata = httpx.get(challenge(refused)["resource_metadata"]).json()
         assert metadata["resource"] == url and metadata["authorization_servers"] == [issuer.issuer]
         user = User("grace")

@@ -13,13 +13,19 @@ from collections.abc import Iterator
 import httpx
 import httpx2
 import pytest
+from support.bearer import HandshakeSession, challenge, modern_call, tool_text
+from support.http_servers import ThreadedServer, run
+from support.oidc_provider import (
+    AuthorizationServer,
+    Registered,
+    authorization_server,
+    authorize,
+    register_client,
+)
+from support.protected import resource_server, serving_protected
 
 from mcp_runtime.auth.server import IntrospectionVerifier, ResourceServer
 from mcp_runtime.auth.server.verifier import InvalidToken
-from support.bearer import HandshakeSession, challenge, modern_call, tool_text
-from support.http_servers import ThreadedServer, run
-from support.oidc_provider import AuthorizationServer, Registered, authorization_server, authorize, register_client
-from support.protected import resource_server, serving_protected
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +37,9 @@ def issuer() -> Iterator[AuthorizationServer]:
 @pytest.fixture(scope="module")
 def credentials(issuer: AuthorizationServer) -> Registered:
     """The resource server's own registration at the authorization server."""
-    return register_client(issuer, confidential=True, grant_types=("client_credentials",), redirect_uris=())
+    return register_client(
+        issuer, confidential=True, grant_types=("client_credentials",), redirect_uris=()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -39,20 +47,31 @@ def protected(issuer: AuthorizationServer, credentials: Registered) -> Iterator[
     def make(url: str) -> ResourceServer:
         issuer.register_resource(url, format="opaque")
         assert credentials.client_secret is not None
-        verifier = IntrospectionVerifier(issuer.issuer, url, client_id=credentials.client_id, client_secret=credentials.client_secret)
+        verifier = IntrospectionVerifier(
+            issuer.issuer,
+            url,
+            client_id=credentials.client_id,
+            client_secret=credentials.client_secret,
+        )
         return resource_server(url, issuer.issuer, verifier)
 
     with serving_protected(make) as served:
         yield served
 
 
-def opaque(issuer: AuthorizationServer, resource: str, login: str = "erin", scope: str = "mcp:tools") -> str:
-    access = authorize(issuer, register_client(issuer), resource, scope=scope, login=login).access_token
+def opaque(
+    issuer: AuthorizationServer, resource: str, login: str = "erin", scope: str = "mcp:tools"
+) -> str:
+    access = authorize(
+        issuer, register_client(issuer), resource, scope=scope, login=login
+    ).access_token
     assert access.count(".") == 0  # opaque, not a JWT
     return access
 
 
-def test_active_opaque_token_is_accepted_on_both_wires(protected: ThreadedServer, issuer: AuthorizationServer) -> None:
+def test_active_opaque_token_is_accepted_on_both_wires(
+    protected: ThreadedServer, issuer: AuthorizationServer
+) -> None:
     access = opaque(issuer, protected.url())
     seen = json.loads(tool_text(modern_call(protected.url(), access)))
     assert seen["subject"] == "erin" and seen["scopes"] == ["mcp:tools"] and seen["client_id"]
@@ -69,14 +88,22 @@ def test_active_opaque_token_is_accepted_on_both_wires(protected: ThreadedServer
     run(main())
 
 
-def _verifier(issuer: AuthorizationServer, credentials: Registered, resource: str, http: httpx2.AsyncClient, **options: object) -> IntrospectionVerifier:
+def _verifier(
+    issuer: AuthorizationServer,
+    credentials: Registered,
+    resource: str,
+    http: httpx2.AsyncClient,
+    **options: object,
+) -> IntrospectionVerifier:
     assert credentials.client_secret is not None
     return IntrospectionVerifier(
         issuer.issuer, resource, client_id=credentials.client_id, client_secret=credentials.client_secret, http_client=http, **options  # type: ignore[arg-type]
     )
 
 
-def test_answers_are_cached_and_revocation_is_seen_without_the_cache(issuer: AuthorizationServer, credentials: Registered) -> None:
+def test_answers_are_cached_and_revocation_is_seen_without_the_cache(
+    issuer: AuthorizationServer, credentials: Registered
+) -> None:
     resource = "http://127.0.0.1:3/mcp"
     issuer.register_resource(resource, format="opaque")
     owner = register_client(issuer)
@@ -92,10 +119,15 @@ def test_answers_are_cached_and_revocation_is_seen_without_the_cache(issuer: Aut
             for _ in range(3):
                 assert (await cached.verify(access)).subject == "erin"
             assert asked.count("/token/introspection") == 1
-            uncached = _verifier(issuer, credentials, resource, http, cache_ttl=0, auth_method="client_secret_post")
+            uncached = _verifier(
+                issuer, credentials, resource, http, cache_ttl=0, auth_method="client_secret_post"
+            )
             assert (await uncached.verify(access)).subject == "erin"
             # The client the token was issued to revokes it (RFC 7009).
-            revoked = await http.post(issuer.url("/token/revocation"), data={"token": access, "client_id": owner.client_id})
+            revoked = await http.post(
+                issuer.url("/token/revocation"),
+                data={"token": access, "client_id": owner.client_id},
+            )
             assert revoked.status_code == 200
             with pytest.raises(InvalidToken, match="not active"):
                 await uncached.verify(access)
@@ -103,7 +135,9 @@ def test_answers_are_cached_and_revocation_is_seen_without_the_cache(issuer: Aut
     run(main())
 
 
-def test_foreign_and_structured_tokens_are_refused(protected: ThreadedServer, issuer: AuthorizationServer) -> None:
+def test_foreign_and_structured_tokens_are_refused(
+    protected: ThreadedServer, issuer: AuthorizationServer
+) -> None:
     elsewhere = protected.url().replace("/mcp", "/elsewhere")
     issuer.register_resource(elsewhere, format="opaque")
     jwt_resource = protected.url().replace("/mcp", "/jwt")
@@ -127,13 +161,22 @@ def test_refused_credentials_of_the_resource_server_are_a_503_that_shows_no_secr
 
     def make(url: str) -> ResourceServer:
         issuer.register_resource(url, format="opaque")
-        return resource_server(url, issuer.issuer, IntrospectionVerifier(issuer.issuer, url, client_id="nobody", client_secret=secret))
+        return resource_server(
+            url,
+            issuer.issuer,
+            IntrospectionVerifier(issuer.issuer, url, client_id="nobody", client_secret=secret),
+        )
 
     with serving_protected(make) as served:
         access = opaque(issuer, served.url())
         response = modern_call(served.url(), access)
         assert response.status_code == 503
         assert "introspection endpoint" in caplog.text
-        for text in (response.text, str(response.headers), caplog.text, repr(served.app.streamable.auth.verifier)):
+        for text in (
+            response.text,
+            str(response.headers),
+            caplog.text,
+            repr(served.app.streamable.auth.verifier),
+        ):
             assert secret not in text and access not in text
     assert httpx.get(issuer.url("/.well-known/openid-configuration")).status_code == 200

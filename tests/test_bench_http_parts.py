@@ -15,7 +15,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def bench(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bench", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "bench", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -46,7 +50,9 @@ def test_each_part_runs_with_tiny_counts(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
-    assert out.startswith("SHORTENED RUN (app alone (in-process ASGI), server alone (wrk), client alone)")
+    assert out.startswith(
+        "SHORTENED RUN (app alone (in-process ASGI), server alone (wrk), client alone)"
+    )
     for row in (
         "app alone in-process (uvloop), 2026-07-28: time per request, 16 in flight",
         "app alone in-process (uvloop), handshake session: objects left in cycles per request",
@@ -64,7 +70,11 @@ def test_each_part_runs_with_tiny_counts(tmp_path: Path) -> None:
     assert asgi[("ours", "modern")]["cycles_per_request"] == 0
     assert asgi[("ours", "handshake")]["cycles_per_request"] == 0
     server = results["server"]["rows"]
-    assert {(r["impl"], r["connections"]) for r in server} >= {("ours", 16), ("sdk", 64), ("echo", 16)}
+    assert {(r["impl"], r["connections"]) for r in server} >= {
+        ("ours", 16),
+        ("sdk", 64),
+        ("echo", 16),
+    }
     assert all(r["requests"] > 0 and r["errors"]["status"] == 0 for r in server)
     clients = {r["client"] for r in results["client"]["rows"]}
     assert clients == {"ours", "sdk", "httpx2", "aiohttp"}

@@ -28,7 +28,11 @@ def _open_object_classes() -> list[type[OpenObject]]:
         module = importlib.import_module(f"mcp_protocol.{revision}.types")
         for name in sorted(vars(module)):
             value = getattr(module, name)
-            if isinstance(value, type) and issubclass(value, OpenObject) and value is not OpenObject:
+            if (
+                isinstance(value, type)
+                and issubclass(value, OpenObject)
+                and value is not OpenObject
+            ):
                 found.append(value)
     return found
 
@@ -36,10 +40,13 @@ def _open_object_classes() -> list[type[OpenObject]]:
 CLASSES = _open_object_classes()
 FAST = [cls for cls in CLASSES if codec._build_json_decoder(cls) is not None]
 
-json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
+json_scalars = (
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
+)
 json_values = st.recursive(
     json_scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=5), inner, max_size=4),
     max_leaves=12,
 )
 
@@ -108,7 +115,9 @@ def test_most_open_objects_take_the_fast_path() -> None:
     assert {"ToolInputSchema", "ToolOutputSchema", "Result"} <= names
 
 
-@pytest.mark.parametrize("cls", FAST, ids=lambda cls: f"{cls.__module__.split('.')[1]}.{cls.__name__}")
+@pytest.mark.parametrize(
+    "cls", FAST, ids=lambda cls: f"{cls.__module__.split('.')[1]}.{cls.__name__}"
+)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_fast_path_agrees_with_convert(cls: type[OpenObject], data: st.DataObject) -> None:
@@ -138,7 +147,14 @@ def test_extra_keys_are_kept_and_declared_keys_validated() -> None:
     schema = codec.decode(raw, v.ToolInputSchema)
     assert isinstance(schema, v.ToolInputSchema)
     assert schema["x-extra"] == {"k": [1]} and schema.required == ["a"]
-    with pytest.raises(msgspec.ValidationError, match=r"Expected `str`, got `int`.*`\$\.required\[0\]`"):
+    with pytest.raises(
+        msgspec.ValidationError, match=r"Expected `str`, got `int`.*`\$\.required\[0\]`"
+    ):
         codec.decode(b'{"type":"object","required":[1]}', v.ToolInputSchema)
-    with pytest.raises(msgspec.ValidationError, match=r"at `\$\.tools\[0\]\.inputSchema\.properties"):
-        codec.decode(b'{"tools":[{"name":"t","inputSchema":{"type":"object","properties":{"a":1}}}]}', v.ListToolsResult)
+    with pytest.raises(
+        msgspec.ValidationError, match=r"at `\$\.tools\[0\]\.inputSchema\.properties"
+    ):
+        codec.decode(
+            b'{"tools":[{"name":"t","inputSchema":{"type":"object","properties":{"a":1}}}]}',
+            v.ListToolsResult,
+        )

@@ -365,7 +365,7 @@ def test_new_revision_from_a_schema_file(tmp_path: Path) -> None:
     ]
     init = (root / "v2099_01_01" / "__init__.py").read_text()
     assert "PROTOCOL_VERSION = '2099-01-01'" in init or 'PROTOCOL_VERSION = "2099-01-01"' in init
-    assert "\nSTATUS = \"unpinned\"\n" in init  # not a released revision, nor the draft
+    assert '\nSTATUS = "unpinned"\n' in init  # not a released revision, nor the draft
     assert "\nUNSTABLE = False\n" in init
     probe = "import new_protocol.v2099_01_01 as v; print(len(v.DEFINITIONS), v.methods.METHODS['tools/call'].handler)"
     imported = subprocess.run(

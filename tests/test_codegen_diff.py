@@ -38,7 +38,9 @@ def test_2025_06_18_to_2025_11_25(june_to_november: dict[str, Any]) -> None:
     diff = june_to_november
     old, new = load_schema("2025-06-18")["definitions"], load_schema("2025-11-25")["$defs"]
     # Tasks arrive: their definitions, methods and capabilities.
-    assert {"Task", "CreateTaskResult", "TaskMetadata", "ToolExecution", "Icon"} <= set(diff["types_added"])
+    assert {"Task", "CreateTaskResult", "TaskMetadata", "ToolExecution", "Icon"} <= set(
+        diff["types_added"]
+    )
     assert "Task" in new and "Task" not in old
     added = {m["method"]: m for m in diff["methods_added"]}
     assert set(added) == {
@@ -54,15 +56,28 @@ def test_2025_06_18_to_2025_11_25(june_to_november: dict[str, Any]) -> None:
     assert diff["types_removed"] == ["JSONRPCError"] and "JSONRPCErrorResponse" in new
     # Fields: Tool gains optional icons and execution; sampling content may be tool use.
     assert _field(diff, "Tool", "execution") == [
-        {"type": "Tool", "field": "execution", "change": "added (optional)", "before": None, "after": "ToolExecution"}
+        {
+            "type": "Tool",
+            "field": "execution",
+            "change": "added (optional)",
+            "before": None,
+            "after": "ToolExecution",
+        }
     ]
-    assert "execution" not in old["Tool"]["properties"] and "execution" not in new["Tool"].get("required", [])
+    assert "execution" not in old["Tool"]["properties"] and "execution" not in new["Tool"].get(
+        "required", []
+    )
     assert [c["change"] for c in _field(diff, "Tool", "icons")] == ["added (optional)"]
     content = _field(diff, "CreateMessageResult", "content")[0]
     assert content["change"] == "type changed" and "ToolUseContent" in content["after"]
     assert "ToolUseContent" not in content["before"]
     arms = {u["union"]: u for u in diff["arms"]}
-    assert arms["ClientRequest"]["added"] == ["GetTaskRequest", "GetTaskPayloadRequest", "CancelTaskRequest", "ListTasksRequest"]
+    assert arms["ClientRequest"]["added"] == [
+        "GetTaskRequest",
+        "GetTaskPayloadRequest",
+        "CancelTaskRequest",
+        "ListTasksRequest",
+    ]
     assert arms["ClientRequest"]["removed"] == []
 
 
@@ -87,7 +102,14 @@ def test_markdown_names_each_section() -> None:
     assert result.returncode == 0, result.stderr
     text = result.stdout
     assert text.startswith("# MCP 2025-06-18 → 2025-11-25\n")
-    for heading in ("Types added", "Fields", "Union arms", "Methods added", "Methods removed", "Capabilities added"):
+    for heading in (
+        "Types added",
+        "Fields",
+        "Union arms",
+        "Methods added",
+        "Methods removed",
+        "Capabilities added",
+    ):
         assert f"\n## {heading}\n" in text
     assert "- `Tool.execution` added (optional): `ToolExecution`\n" in text
     assert "- `tasks/get` (both): `GetTaskRequestParams` → `GetTaskResult`\n" in text
@@ -100,14 +122,21 @@ def test_revision_against_a_schema_file(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     diff = json.loads(result.stdout)
     assert diff["after"] == "next"
-    assert {"SearchResourcesRequest", "SearchResourcesResult", "ArchiveResourcesRequest"} <= set(diff["types_added"])
+    assert {"SearchResourcesRequest", "SearchResourcesResult", "ArchiveResourcesRequest"} <= set(
+        diff["types_added"]
+    )
     assert [m["method"] for m in diff["methods_added"]] == ["resources/archive", "resources/search"]
     assert [c["change"] for c in _field(diff, "Tool", "deprecated")] == ["added (optional)"]
 
 
 def test_published_changes_are_current() -> None:
     """docs/changes/ holds the diff of each pair of consecutive released revisions."""
-    pairs = [("2024-11-05", "2025-03-26"), ("2025-03-26", "2025-06-18"), ("2025-06-18", "2025-11-25"), ("2025-11-25", "2026-07-28")]
+    pairs = [
+        ("2024-11-05", "2025-03-26"),
+        ("2025-03-26", "2025-06-18"),
+        ("2025-06-18", "2025-11-25"),
+        ("2025-11-25", "2026-07-28"),
+    ]
     for before, after in pairs:
         page = REPO / "docs" / "changes" / f"{before}_to_{after}.md"
         assert page.read_text() == run(REPO, "diff", before, after).stdout, page

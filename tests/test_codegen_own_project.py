@@ -30,11 +30,20 @@ def _closed_port() -> int:
 def run_in(project: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The command in ``project`` with ``cache`` as the user's cache and no
     way out: upstream fetches go to a closed loopback port."""
-    env = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy", "https_proxy", "http_proxy")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k.lower() not in ("no_proxy", "https_proxy", "http_proxy")
+    }
     proxy = f"http://127.0.0.1:{_closed_port()}"
     env.update(XDG_CACHE_HOME=str(cache), https_proxy=proxy, http_proxy=proxy, PYTHONHASHSEED="0")
     return subprocess.run(
-        [sys.executable, "-m", "mcp_codegen", *args], cwd=project, capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-m", "mcp_codegen", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
 
 
@@ -49,19 +58,35 @@ def test_generate_into_a_project_without_configuration(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     cached(tmp_path / "cache")
-    result = run_in(project, tmp_path / "cache", "--revision", REVISION, "--output", "src", "--package", "myproj.mcp")
+    result = run_in(
+        project,
+        tmp_path / "cache",
+        "--revision",
+        REVISION,
+        "--output",
+        "src",
+        "--package",
+        "myproj.mcp",
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"generated myproj.mcp.v2025_11_25 ({REVISION})\n"
     package = project / "src" / "myproj" / "mcp"
     # The shipped corrections apply, and the package is the committed one under another name.
     header = (package / "v2025_11_25" / "types.py").read_text().split('"""')[0]
-    assert "#   tool-input-schema-open: /$defs/Tool/properties/inputSchema/additionalProperties" in header
+    assert (
+        "#   tool-input-schema-open: /$defs/Tool/properties/inputSchema/additionalProperties"
+        in header
+    )
     committed = (REPO / "generated" / "mcp_protocol" / "v2025_11_25" / "types.py").read_text()
     assert (package / "v2025_11_25" / "types.py").read_text() == committed
     assert '"2025-11-25": "myproj.mcp.v2025_11_25"' in (package / "__init__.py").read_text()
     probe = "import myproj.mcp.v2025_11_25 as m; print(m.PROTOCOL_VERSION, m.STATUS)"
     imported = subprocess.run(
-        [sys.executable, "-c", probe], cwd=project, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": "src"}
+        [sys.executable, "-c", probe],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": "src"},
     )
     assert imported.stdout == f"{REVISION} released\n", imported.stderr
 
@@ -118,7 +143,10 @@ def test_runtime_learns_revisions_from_the_generated_package(tmp_path: Path) -> 
     cached(tmp_path / "cache")
     unpinned = tmp_path / "next.json"
     shutil.copyfile(SCHEMA_MIRROR / REVISION / "schema.json", unpinned)
-    for args in (["--revision", REVISION], ["--revision", "2025-12-01", "--schema", str(unpinned), "--no-verify"]):
+    for args in (
+        ["--revision", REVISION],
+        ["--revision", "2025-12-01", "--schema", str(unpinned), "--no-verify"],
+    ):
         result = run_in(tmp_path, tmp_path / "cache", *args, "--package", "both_mcp")
         assert result.returncode == 0, result.stderr
     probe = (
@@ -129,9 +157,16 @@ def test_runtime_learns_revisions_from_the_generated_package(tmp_path: Path) -> 
         "Client(name='c', version='0', package='both_mcp', protocol_version='2025-12-01').versions)"
     )
     shown = subprocess.run(
-        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": "."}
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": "."},
     )
-    assert shown.stdout == "('2025-11-25', '2025-12-01') unpinned 2025-11-25 ['2025-11-25', '2025-12-01']\n", shown.stderr
+    assert (
+        shown.stdout
+        == "('2025-11-25', '2025-12-01') unpinned 2025-11-25 ['2025-11-25', '2025-12-01']\n"
+    ), shown.stderr
 
 
 def test_pin_and_generate_is_enough_to_speak_a_new_revision(tmp_path: Path) -> None:
@@ -146,7 +181,9 @@ def test_pin_and_generate_is_enough_to_speak_a_new_revision(tmp_path: Path) -> N
     (project / "pyproject.toml").write_text(
         '[tool.mcp-codegen]\npackage = "new_mcp"\noutput = "."\nsources = ["mirror:../mirror"]\npins = "pins.toml"\n'
     )
-    (project / "pins.toml").write_text(f'[revisions."2026-12-01"]\npath = "schema/2026-12-01/schema.json"\nsha256 = "{digest}"\n')
+    (project / "pins.toml").write_text(
+        f'[revisions."2026-12-01"]\npath = "schema/2026-12-01/schema.json"\nsha256 = "{digest}"\n'
+    )
     result = run_in(project, tmp_path / "cache", "--all")
     assert result.returncode == 0, result.stderr
     assert "corrections carried forward from 2026-07-28" in result.stderr
@@ -155,6 +192,10 @@ def test_pin_and_generate_is_enough_to_speak_a_new_revision(tmp_path: Path) -> N
         "print(m.STATUS, Client(name='c', version='0', package='new_mcp').protocol_version)"
     )
     shown = subprocess.run(
-        [sys.executable, "-c", probe], cwd=project, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": "."}
+        [sys.executable, "-c", probe],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": "."},
     )
     assert shown.stdout == "released 2026-12-01\n", shown.stderr

@@ -40,7 +40,12 @@ def _request(method: str, params: str | None, description: str) -> dict[str, Any
     if params is not None:
         properties["params"] = {"$ref": f"#/$defs/{params}"}
         required.append("params")
-    return {"description": description, "properties": properties, "required": required, "type": "object"}
+    return {
+        "description": description,
+        "properties": properties,
+        "required": required,
+        "type": "object",
+    }
 
 
 def changed_schema(**extra_requests: dict[str, Any]) -> dict[str, Any]:
@@ -52,17 +57,22 @@ def changed_schema(**extra_requests: dict[str, Any]) -> dict[str, Any]:
     params["properties"]["query"] = {"description": "What to look for.", "type": "string"}
     params["required"] = ["query"]
     defs["SearchResourcesRequestParams"] = params
-    defs["SearchResourcesRequest"] = _request("resources/search", "SearchResourcesRequestParams", "Search resources.")
+    defs["SearchResourcesRequest"] = _request(
+        "resources/search", "SearchResourcesRequestParams", "Search resources."
+    )
     defs["SearchResourcesResult"] = copy.deepcopy(defs["ListResourcesResult"])
     defs["ArchiveResourcesRequest"] = _request("resources/archive", None, "Archive every resource.")
-    defs["Tool"]["properties"]["deprecated"] = {"description": "Whether the tool is deprecated.", "type": "boolean"}
+    defs["Tool"]["properties"]["deprecated"] = {
+        "description": "Whether the tool is deprecated.",
+        "type": "boolean",
+    }
     defs.update(extra_requests)
     arms = ["SearchResourcesRequest", "ArchiveResourcesRequest", *extra_requests]
     defs["ClientRequest"]["anyOf"] += [{"$ref": f"#/$defs/{name}"} for name in arms]
     return schema
 
 
-SERVER = '''
+SERVER = """
 from __future__ import annotations
 
 from typing import Any
@@ -101,9 +111,9 @@ class Scratch(mcp.ServerHandlers):
 
 if __name__ == "__main__":
     run_stdio(Server(Scratch(), name="scratch", version="1.0"))
-'''
+"""
 
-CLIENT = '''
+CLIENT = """
 from __future__ import annotations
 
 import asyncio
@@ -134,11 +144,13 @@ async def main() -> None:
 
 
 asyncio.run(main())
-'''
+"""
 
 
 @pytest.fixture(scope="module")
-def scratch(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+def scratch(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
     """A project outside the repository with the changed revision generated into it."""
     root = tmp_path_factory.mktemp("scratch")
     project = make_project(root / "project", [f"mirror:{SCHEMA_MIRROR}"], package=PACKAGE)
@@ -171,20 +183,31 @@ def test_name_collision_is_an_error_naming_both_sources(tmp_path: Path) -> None:
     schema.write_text(json.dumps(changed_schema(UnderscoredListToolsRequest=clash)))
     result = run(project, "--schema", str(schema), "--revision", REVISION, "--no-verify")
     assert_one_line_error(
-        result, "generated name 'TOOLS_LIST' in methods.py comes from both", "method tools/list", "method tools_list"
+        result,
+        "generated name 'TOOLS_LIST' in methods.py comes from both",
+        "method tools/list",
+        "method tools_list",
     )
     assert not (project / "generated").exists()
 
 
-def test_corrections_are_carried_forward_and_reported(scratch: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+def test_corrections_are_carried_forward_and_reported(
+    scratch: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
     project, result = scratch
     assert (
         f"mcp-codegen: {REVISION}: corrections carried forward from 2025-11-25: "
         "applied: elicit-result-number, tool-input-schema-open, tool-output-schema-open; no longer applicable: none\n"
     ) in result.stderr
     header = _module(project, "types.py").split('"""')[0]
-    assert "# corrections carried forward from 2025-11-25 (this revision has none of its own):" in header
-    assert "#   tool-input-schema-open: /$defs/Tool/properties/inputSchema/additionalProperties" in header
+    assert (
+        "# corrections carried forward from 2025-11-25 (this revision has none of its own):"
+        in header
+    )
+    assert (
+        "#   tool-input-schema-open: /$defs/Tool/properties/inputSchema/additionalProperties"
+        in header
+    )
 
 
 def test_carried_correction_whose_path_is_gone_is_reported(tmp_path: Path) -> None:
@@ -192,14 +215,21 @@ def test_carried_correction_whose_path_is_gone_is_reported(tmp_path: Path) -> No
     schema = changed_schema()
     del schema["$defs"]["Tool"]["properties"]["outputSchema"]
     (tmp_path / "schema.json").write_text(json.dumps(schema))
-    result = run(project, "--schema", str(tmp_path / "schema.json"), "--revision", REVISION, "--no-verify")
+    result = run(
+        project, "--schema", str(tmp_path / "schema.json"), "--revision", REVISION, "--no-verify"
+    )
     assert result.returncode == 0, result.stderr
     assert "no longer applicable: tool-output-schema-open\n" in result.stderr
     header = _module(project, "types.py").split('"""')[0]
-    assert "#   tool-output-schema-open: no longer applicable (no /$defs/Tool/properties/outputSchema/" in header
+    assert (
+        "#   tool-output-schema-open: no longer applicable (no /$defs/Tool/properties/outputSchema/"
+        in header
+    )
 
 
-def test_missing_result_type_is_reported(scratch: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+def test_missing_result_type_is_reported(
+    scratch: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
     project, result = scratch
     note = "resources/archive: no ArchiveResourcesResult or ArchiveResourcesResultResponse definition; its result is typed as EmptyResult"
     assert f"mcp-codegen: {REVISION}: warning: {note}\n" in result.stderr
@@ -212,7 +242,10 @@ def test_unpinned_revision_is_not_labelled_the_draft(scratch: tuple[Path, Any]) 
     project = scratch[0]
     init = _module(project, "__init__.py")
     assert '\nSTATUS = "unpinned"\n' in init and "\nUNSTABLE = False\n" in init
-    assert _module(project, "types.py").splitlines()[1] == f"# revision: {REVISION} (unpinned: no pin verified this schema)"
+    assert (
+        _module(project, "types.py").splitlines()[1]
+        == f"# revision: {REVISION} (unpinned: no pin verified this schema)"
+    )
 
 
 def test_generated_draft_changes_no_tracked_file(tmp_path: Path) -> None:
@@ -227,16 +260,27 @@ def test_generated_draft_changes_no_tracked_file(tmp_path: Path) -> None:
     stamp = index.stat().st_mtime_ns
     result = run(project, "--revision", "draft")
     assert result.returncode == 0, result.stderr
-    after = {k: v for k, v in snapshot(project / "generated").items() if not k.startswith("mcp_protocol/vdraft")}
+    after = {
+        k: v
+        for k, v in snapshot(project / "generated").items()
+        if not k.startswith("mcp_protocol/vdraft")
+    }
     assert after == before
     assert index.stat().st_mtime_ns == stamp
 
 
-def test_server_and_client_of_a_generated_package_speak_its_revision(scratch: tuple[Path, Any]) -> None:
+def test_server_and_client_of_a_generated_package_speak_its_revision(
+    scratch: tuple[Path, Any],
+) -> None:
     project = scratch[0]
     env = {**os.environ, "PYTHONPATH": str(project / "generated")}
     done = subprocess.run(
-        [sys.executable, "client.py"], cwd=project, capture_output=True, text=True, env=env, timeout=60
+        [sys.executable, "client.py"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
@@ -257,7 +301,9 @@ def test_scratch_project_type_checks(scratch: tuple[Path, Any]) -> None:
     project = scratch[0]
     config = project / "mypy.ini"
     # The generated package is checked too: mypy follows the imports into it.
-    config.write_text(f"[mypy]\nstrict = True\nmypy_path = generated:{REPO / 'runtime'}\ncache_dir = .mypy_cache\n")
+    config.write_text(
+        f"[mypy]\nstrict = True\nmypy_path = generated:{REPO / 'runtime'}\ncache_dir = .mypy_cache\n"
+    )
     checked = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", str(config), "server.py", "client.py"],
         cwd=project,
@@ -274,7 +320,11 @@ def test_every_task_augmented_request_gets_task_stubs() -> None:
     from mcp_protocol import v2025_06_18 as old
     from mcp_protocol import v2025_11_25 as mcp
 
-    for stub, name in [(mcp.ClientStub, "call_tool"), (mcp.ServerStub, "create_message"), (mcp.ServerStub, "elicit")]:
+    for stub, name in [
+        (mcp.ClientStub, "call_tool"),
+        (mcp.ServerStub, "create_message"),
+        (mcp.ServerStub, "elicit"),
+    ]:
         assert hasattr(stub, f"{name}_as_task") and hasattr(stub, f"{name}_task_result"), name
     assert mcp.methods.TOOLS_CALL_AS_TASK.result is mcp.CreateTaskResult
     assert mcp.methods.TOOLS_CALL_TASK_RESULT.method == "tasks/result"

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 import conformance
+import pytest
 
 # What the pinned suite (0.2.0-alpha.12) runs for a server: required, not scored.
 SERVER_COUNTS = {"2025-11-25": (30, 3), "2026-07-28": (37, 13)}
@@ -49,7 +48,9 @@ def test_server_scenarios_pass(revision: str, tmp_path: Path) -> None:
 
     items = report.of(revision, "server")
     counts = (sum(s.scored for s in items), sum(not s.scored for s in items))
-    assert counts == SERVER_COUNTS[revision], f"the suite runs other server scenarios than expected: {counts}"
+    assert (
+        counts == SERVER_COUNTS[revision]
+    ), f"the suite runs other server scenarios than expected: {counts}"
     _fail_with(report, items)
 
 
@@ -68,5 +69,7 @@ def test_client_scenarios_pass(revision: str, tmp_path: Path) -> None:
 
     items = report.of(revision, "client")
     counts = (sum(s.scored for s in items), sum(not s.scored for s in items))
-    assert counts == CLIENT_COUNTS[revision], f"the suite runs other client scenarios than expected: {counts}"
+    assert (
+        counts == CLIENT_COUNTS[revision]
+    ), f"the suite runs other client scenarios than expected: {counts}"
     _fail_with(report, items)

@@ -30,7 +30,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-MARKER = re.compile(r"^<!-- runnable: (?:(?P<output>output) )?(?P<file>[\w.-]+\.py)(?P<run> run)? -->$")
+MARKER = re.compile(
+    r"^<!-- runnable: (?:(?P<output>output) )?(?P<file>[\w.-]+\.py)(?P<run> run)? -->$"
+)
 FENCE = re.compile(r"^(?P<fence>`{3,})(?P<info>\S*)")
 RUN_TIMEOUT = 60
 
@@ -56,7 +58,9 @@ def parse(path: Path) -> Document:
             continue
         fence = FENCE.match(lines[number + 1]) if number + 1 < len(lines) else None
         if fence is None:
-            raise AssertionError(f"{path.name}:{number + 1}: a runnable marker must precede a fenced block")
+            raise AssertionError(
+                f"{path.name}:{number + 1}: a runnable marker must precede a fenced block"
+            )
         end = lines.index(fence["fence"], number + 2)
         body = lines[number + 2 : end]
         name = marker["file"]
@@ -106,9 +110,9 @@ def test_runnable_blocks(document: Document, tmp_path_factory: pytest.TempPathFa
         assert done.returncode == 0, f"{name} of {document.path.name} failed:\n{done.stderr}"
         printed = iter(done.stdout.splitlines())
         for expected in document.outputs.get(name, []):
-            assert any(line.strip().startswith(expected.strip()) for line in printed), (
-                f"{name} of {document.path.name} did not print {expected!r} (in order); it printed:\n{done.stdout}"
-            )
+            assert any(
+                line.strip().startswith(expected.strip()) for line in printed
+            ), f"{name} of {document.path.name} did not print {expected!r} (in order); it printed:\n{done.stdout}"
     checked = subprocess.run(
         [
             sys.executable,
@@ -126,4 +130,6 @@ def test_runnable_blocks(document: Document, tmp_path_factory: pytest.TempPathFa
         text=True,
         timeout=300,
     )
-    assert checked.returncode == 0, f"mypy --strict on {document.path.name}:\n{checked.stdout}{checked.stderr}"
+    assert (
+        checked.returncode == 0
+    ), f"mypy --strict on {document.path.name}:\n{checked.stdout}{checked.stderr}"

@@ -12,10 +12,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from mcp_runtime.auth.client import CallbackRedirect, InMemoryTokenStorage
-from mcp_runtime.host import ConfigError, Host, OAuthEntry, RetryPolicy, ServerConfig, parse_config
-from mcp_runtime.host.authorization import HostAuthorization
 from support.http_servers import ThreadedServer, run
 from support.oidc_provider import (
     REDIRECT_URI,
@@ -25,6 +21,10 @@ from support.oidc_provider import (
 )
 from support.protected import protected_by
 from test_auth_e2e import User
+
+from mcp_runtime.auth.client import CallbackRedirect, InMemoryTokenStorage
+from mcp_runtime.host import ConfigError, Host, OAuthEntry, RetryPolicy, ServerConfig, parse_config
+from mcp_runtime.host.authorization import HostAuthorization
 
 
 @pytest.fixture(scope="module")

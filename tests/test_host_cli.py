@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from support.everything_http import everything_http
 from support.peers import LOWLEVEL_SERVER, NODE, SDK_SERVER, SERVER_EVERYTHING, require
 from support.tmux import terminal
@@ -23,13 +22,20 @@ EXAMPLE = ["--", sys.executable, str(LOWLEVEL_SERVER)]
 
 
 def everything_stdio() -> list[str]:
-    return ["--", str(require(NODE, "Node 22")), str(require(SERVER_EVERYTHING, "server-everything")), "stdio"]
+    return [
+        "--",
+        str(require(NODE, "Node 22")),
+        str(require(SERVER_EVERYTHING, "server-everything")),
+        "stdio",
+    ]
 
 
 def mcpx(*args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
     assert MCPX.exists(), f"the mcpx console script is not installed next to {sys.executable}"
     done = subprocess.run([str(MCPX), *args], capture_output=True, text=True, timeout=120)
-    assert done.returncode == expect, f"mcpx {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    assert (
+        done.returncode == expect
+    ), f"mcpx {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
     return done
 
 
@@ -49,7 +55,9 @@ def test_lists_and_calls_over_stdio_by_json() -> None:
     assert tools[1]["inputSchema"]["type"] == "object"
     added = mcpx_json("call", "add", "a=2", "b=3.5", "--json", *EXAMPLE)
     assert added["structuredContent"] == {"sum": 5.5}
-    echoed = mcpx_json("call", "echo", "text=42", "--json", *EXAMPLE)  # a string property stays a string
+    echoed = mcpx_json(
+        "call", "echo", "text=42", "--json", *EXAMPLE
+    )  # a string property stays a string
     assert echoed["content"] == [{"type": "text", "text": "42"}]
     as_object = mcpx_json("call", "add", '{"a": 1, "b": 1}', "--json", *EXAMPLE)
     assert as_object["structuredContent"] == {"sum": 2.0}
@@ -61,7 +69,9 @@ def test_lists_and_calls_over_stdio_by_json() -> None:
     assert "x = 1" in prompt["messages"][0]["content"]["text"]
     completed = mcpx_json("complete", "language", "py", "--prompt", "review", "--json", *EXAMPLE)
     assert completed["completion"]["values"] == ["python"]
-    names = mcpx_json("complete", "name", "b", "--template", "greeting://{name}", "--json", *EXAMPLE)
+    names = mcpx_json(
+        "complete", "name", "b", "--template", "greeting://{name}", "--json", *EXAMPLE
+    )
     assert names["completion"]["values"] == ["bob"]
 
 
@@ -72,12 +82,22 @@ def test_server_everything_over_stdio_and_streamable_http(everything_url: str) -
         prompts = mcpx_json("list", "prompts", "--json", *target)
         assert "completable-prompt" in [prompt["name"] for prompt in prompts]
     completed = mcpx_json(
-        "complete", "name", "", "--prompt", "completable-prompt", "--context", "department=Sales", "--json", *everything_stdio()
+        "complete",
+        "name",
+        "",
+        "--prompt",
+        "completable-prompt",
+        "--context",
+        "department=Sales",
+        "--json",
+        *everything_stdio(),
     )
     assert completed["completion"]["values"]
     resources = mcpx_json("list", "resources", "--json", "--url", everything_url)
     first = resources[0]["uri"]
-    assert mcpx_json("read", first, "--json", "--url", everything_url)["contents"][0]["uri"] == first
+    assert (
+        mcpx_json("read", first, "--json", "--url", everything_url)["contents"][0]["uri"] == first
+    )
 
 
 def test_a_configuration_entry_and_the_sdk_server(tmp_path: Path) -> None:
@@ -86,16 +106,33 @@ def test_a_configuration_entry_and_the_sdk_server(tmp_path: Path) -> None:
         json.dumps(
             {
                 "mcpServers": {
-                    "sdk": {"command": sys.executable, "args": [str(SDK_SERVER)], "env": {"PYTHONWARNINGS": "ignore"}},
+                    "sdk": {
+                        "command": sys.executable,
+                        "args": [str(SDK_SERVER)],
+                        "env": {"PYTHONWARNINGS": "ignore"},
+                    },
                     "example": {"command": sys.executable, "args": [str(LOWLEVEL_SERVER)]},
                 }
             }
         )
     )
-    result = mcpx_json("call", "add", "a=20", "b=22", "--json", "--config", str(config), "--server", "sdk")
+    result = mcpx_json(
+        "call", "add", "a=20", "b=22", "--json", "--config", str(config), "--server", "sdk"
+    )
     assert result["structuredContent"] == {"result": 42}
     # log messages go to stderr, apart from the JSON on stdout
-    done = mcpx("call", "count", "steps=2", "--log-level", "info", "--json", "--config", str(config), "--server", "sdk")
+    done = mcpx(
+        "call",
+        "count",
+        "steps=2",
+        "--log-level",
+        "info",
+        "--json",
+        "--config",
+        str(config),
+        "--server",
+        "sdk",
+    )
     assert json.loads(done.stdout)["content"][0]["text"] == "counted 2 steps"
     assert "finished step 1" in done.stderr and "finished step 2" in done.stderr
 
@@ -110,12 +147,18 @@ def test_a_configuration_entry_and_the_sdk_server(tmp_path: Path) -> None:
         (["call", "nope", *EXAMPLE], 1, "the server has no tool 'nope' (tools: echo, add"),
         (["call", "fail", *EXAMPLE], 1, "the server answered: Internal error (-32603)"),
         (["read", "x://y", "--url", "ftp://h"], 2, "--url: 'ftp://h' is not an http"),
-        (["list", "tools", "--", "/nonexistent/server"], 1, "cannot connect to '/nonexistent/server'"),
+        (
+            ["list", "tools", "--", "/nonexistent/server"],
+            1,
+            "cannot connect to '/nonexistent/server'",
+        ),
         (["list", "tools", "--config", "/nonexistent.json"], 2, "cannot read /nonexistent.json"),
         (["complete", "x", *EXAMPLE], 2, "complete needs --prompt NAME or --template"),
     ],
 )
-def test_bad_input_is_one_line_and_a_non_zero_exit(args: list[str], status: int, message: str) -> None:
+def test_bad_input_is_one_line_and_a_non_zero_exit(
+    args: list[str], status: int, message: str
+) -> None:
     done = mcpx(*args, expect=status)
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], done.stderr
@@ -131,16 +174,30 @@ def test_a_tool_error_or_a_lost_server_exits_1() -> None:
 
 def test_a_missing_extra_is_named_in_one_line() -> None:
     script = "import sys; sys.modules['rich'] = None\nfrom mcp_runtime.cli import main\nmain(['list', 'tools'])"
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 1
-    assert done.stderr == "mcpx: needs the 'cli' extra (rich is not installed): pip install 'mcp-codegen[cli]'\n"
+    assert (
+        done.stderr
+        == "mcpx: needs the 'cli' extra (rich is not installed): pip install 'mcp-codegen[cli]'\n"
+    )
 
 
 def test_the_progress_bar_in_a_real_terminal() -> None:
-    command = [str(MCPX), "call", "trigger-long-running-operation", "duration=4", "steps=8", *everything_stdio()]
+    command = [
+        str(MCPX),
+        "call",
+        "trigger-long-running-operation",
+        "duration=4",
+        "steps=8",
+        *everything_stdio(),
+    ]
     with terminal(command) as tty:
         # rich draws the bar with heavy horizontal lines, and the count of steps done
-        bar = tty.wait_for(lambda shown: "━" in shown and "/8" in shown, timeout=60, what="a progress bar")
+        bar = tty.wait_for(
+            lambda shown: "━" in shown and "/8" in shown, timeout=60, what="a progress bar"
+        )
         line = next(line for line in bar.splitlines() if "━" in line)
         assert "%" in line and "trigger-long-running-operation" in line
         done = tty.wait_for(lambda shown: "EXIT=" in shown, timeout=60, what="the end of the call")

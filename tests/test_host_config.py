@@ -27,7 +27,11 @@ def test_the_mcp_servers_shape() -> None:
                     "requestTimeout": 2.5,
                     "autoApprove": ["x"],  # another host's key: ignored
                 },
-                "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}, "auth": {"scope": "a"}},
+                "remote": {
+                    "url": "https://example.com/mcp",
+                    "headers": {"Authorization": "Bearer ${TOKEN}"},
+                    "auth": {"scope": "a"},
+                },
                 "off": {"command": "nothing", "disabled": True},
             }
         },
@@ -35,14 +39,30 @@ def test_the_mcp_servers_shape() -> None:
     )
     assert config.names == ["files", "remote"]
     files, remote = config["files"], config["remote"]
-    assert (files.transport, files.command, files.args, files.cwd) == ("stdio", "npx", ("-y", "pkg", "/home/u/data"), "/home/u")
+    assert (files.transport, files.command, files.args, files.cwd) == (
+        "stdio",
+        "npx",
+        ("-y", "pkg", "/home/u/data"),
+        "/home/u",
+    )
     assert dict(files.env) == {"KEY": "t0k", "MODE": "fast"}
     assert (files.request_timeout, files.connect_timeout) == (2.5, 30.0)
-    assert (remote.transport, remote.url, dict(remote.headers)) == ("auto", "https://example.com/mcp", {"Authorization": "Bearer t0k"})
+    assert (remote.transport, remote.url, dict(remote.headers)) == (
+        "auto",
+        "https://example.com/mcp",
+        {"Authorization": "Bearer t0k"},
+    )
     assert remote.auth == {"scope": "a"}
     # health checks: by default only for servers reached by URL
     assert (files.ping_interval, remote.ping_interval) == (None, 30.0)
-    quiet = parse_config({"mcpServers": {"r": {"url": "http://h", "pingInterval": 0}, "s": {"command": "a", "pingInterval": 5}}})
+    quiet = parse_config(
+        {
+            "mcpServers": {
+                "r": {"url": "http://h", "pingInterval": 0},
+                "s": {"command": "a", "pingInterval": 5},
+            }
+        }
+    )
     assert (quiet["r"].ping_interval, quiet["s"].ping_interval) == (None, 5.0)
 
 
@@ -74,22 +94,64 @@ def test_the_servers_shape_with_explicit_types(tmp_path: Path) -> None:
         ({"mcpServers": []}, "mcpServers must be an object"),
         ({"mcpServers": {"x": 1}}, "mcpServers.x: an entry must be an object"),
         ({"mcpServers": {"x": {}}}, "mcpServers.x: an entry needs a 'command'"),
-        ({"mcpServers": {"x": {"command": 5}}}, "mcpServers.x.command: expected a string, got a number"),
-        ({"mcpServers": {"x": {"command": "a", "args": "b"}}}, "mcpServers.x.args: expected an array, got a string"),
-        ({"mcpServers": {"x": {"command": "a", "args": ["b", 1]}}}, r"mcpServers.x.args\[1\]: expected a string"),
-        ({"mcpServers": {"x": {"command": "a", "env": {"K": None}}}}, "mcpServers.x.env.K: expected a string, got null"),
-        ({"mcpServers": {"x": {"command": "${NOPE}"}}}, "mcpServers.x.command: environment variable NOPE is not set"),
-        ({"mcpServers": {"x": {"command": "a", "args": ["${NOPE}"]}}}, r"mcpServers.x.args\[0\]: environment variable NOPE"),
-        ({"mcpServers": {"x": {"url": "http://h", "headers": {"A": "${NOPE}"}}}}, "mcpServers.x.headers.A: environment"),
-        ({"mcpServers": {"x": {"command": "a", "url": "http://h"}}}, "mcpServers.x.url: a stdio server"),
+        (
+            {"mcpServers": {"x": {"command": 5}}},
+            "mcpServers.x.command: expected a string, got a number",
+        ),
+        (
+            {"mcpServers": {"x": {"command": "a", "args": "b"}}},
+            "mcpServers.x.args: expected an array, got a string",
+        ),
+        (
+            {"mcpServers": {"x": {"command": "a", "args": ["b", 1]}}},
+            r"mcpServers.x.args\[1\]: expected a string",
+        ),
+        (
+            {"mcpServers": {"x": {"command": "a", "env": {"K": None}}}},
+            "mcpServers.x.env.K: expected a string, got null",
+        ),
+        (
+            {"mcpServers": {"x": {"command": "${NOPE}"}}},
+            "mcpServers.x.command: environment variable NOPE is not set",
+        ),
+        (
+            {"mcpServers": {"x": {"command": "a", "args": ["${NOPE}"]}}},
+            r"mcpServers.x.args\[0\]: environment variable NOPE",
+        ),
+        (
+            {"mcpServers": {"x": {"url": "http://h", "headers": {"A": "${NOPE}"}}}},
+            "mcpServers.x.headers.A: environment",
+        ),
+        (
+            {"mcpServers": {"x": {"command": "a", "url": "http://h"}}},
+            "mcpServers.x.url: a stdio server",
+        ),
         ({"mcpServers": {"x": {"url": "ftp://h"}}}, "mcpServers.x.url: 'ftp://h' is not an http"),
-        ({"servers": {"x": {"type": "ws", "url": "http://h"}}}, "servers.x.type: 'ws' is not one of"),
-        ({"servers": {"x": {"type": "http", "command": "a"}}}, "servers.x.command: a server reached by URL"),
+        (
+            {"servers": {"x": {"type": "ws", "url": "http://h"}}},
+            "servers.x.type: 'ws' is not one of",
+        ),
+        (
+            {"servers": {"x": {"type": "http", "command": "a"}}},
+            "servers.x.command: a server reached by URL",
+        ),
         ({"servers": {"x": {"type": "http"}}}, "servers.x.url: an HTTP server needs a url"),
-        ({"mcpServers": {"x": {"command": "a", "connectTimeout": 0}}}, "mcpServers.x.connectTimeout: expected a positive"),
-        ({"mcpServers": {"x": {"command": "a", "pingInterval": "often"}}}, "mcpServers.x.pingInterval: expected a positive"),
-        ({"mcpServers": {"x": {"command": "a", "disabled": "no"}}}, "mcpServers.x.disabled: expected true or false"),
-        ({"mcpServers": {"a b": {"command": "a"}, "a_b": {"command": "b"}}}, "mcpServers.a_b: the name gives the same tool prefix as 'a b'"),
+        (
+            {"mcpServers": {"x": {"command": "a", "connectTimeout": 0}}},
+            "mcpServers.x.connectTimeout: expected a positive",
+        ),
+        (
+            {"mcpServers": {"x": {"command": "a", "pingInterval": "often"}}},
+            "mcpServers.x.pingInterval: expected a positive",
+        ),
+        (
+            {"mcpServers": {"x": {"command": "a", "disabled": "no"}}},
+            "mcpServers.x.disabled: expected true or false",
+        ),
+        (
+            {"mcpServers": {"a b": {"command": "a"}, "a_b": {"command": "b"}}},
+            "mcpServers.a_b: the name gives the same tool prefix as 'a b'",
+        ),
     ],
 )
 def test_a_bad_configuration_names_the_entry_and_field(document: Any, message: str) -> None:

@@ -8,10 +8,12 @@ import sys
 import time
 
 import pytest
+from support.peers import (
+    no_leaked_processes,  # noqa: F401  (a fixture)
+    run,
+)
 
 from mcp_runtime.host import Host, RetryPolicy
-from support.peers import run
-from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
 
 
 def test_delays_double_up_to_the_cap_with_jitter() -> None:

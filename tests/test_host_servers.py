@@ -13,17 +13,24 @@ from collections.abc import Iterator
 from typing import Any, cast
 
 import pytest
+from support.everything_http import EverythingHttp, everything_http
+from support.growing_server import growing_server
+from support.http_servers import ThreadedServer, eventually, serving
+from support.peers import (
+    LOWLEVEL_SERVER,
+    NODE,
+    SDK_SERVER,
+    SERVER_EVERYTHING,
+    no_leaked_processes,  # noqa: F401  (a fixture)
+    pid_alive,
+    run,
+)
 
 from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime.host import Host, HostError, HostHandlers, RetryPolicy, ServerConfig, ServerStatus
 from mcp_runtime.http import http_app
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.stdio import ProcessTransport
-from support.everything_http import EverythingHttp, everything_http
-from support.growing_server import growing_server
-from support.http_servers import ThreadedServer, eventually, serving
-from support.peers import LOWLEVEL_SERVER, NODE, SDK_SERVER, SERVER_EVERYTHING, pid_alive, run
-from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
@@ -42,8 +49,16 @@ def configuration(everything_url: str) -> dict[str, Any]:
             "everything": {"command": str(NODE), "args": [str(SERVER_EVERYTHING), "stdio"]},
             "everything http": {"type": "http", "url": everything_url},
             "example": {"command": "${PYTHON}", "args": [str(LOWLEVEL_SERVER)]},
-            "sdk": {"command": sys.executable, "args": [str(SDK_SERVER)], "env": {"PYTHONWARNINGS": "ignore"}},
-            "broken": {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)"], "connectTimeout": 5},
+            "sdk": {
+                "command": sys.executable,
+                "args": [str(SDK_SERVER)],
+                "env": {"PYTHONWARNINGS": "ignore"},
+            },
+            "broken": {
+                "command": sys.executable,
+                "args": ["-c", "import sys; sys.exit(3)"],
+                "connectTimeout": 5,
+            },
         }
     }
 
@@ -59,13 +74,21 @@ class Application(HostHandlers):
         self, server: str, params: mcp.CreateMessageRequestParams, ctx: RequestContext
     ) -> mcp.CreateMessageResult:
         self.asked.append((server, "sampling"))
-        return mcp.CreateMessageResult(role="assistant", content=mcp.TextContent(text=f"sampled for {server}"), model="test")
+        return mcp.CreateMessageResult(
+            role="assistant", content=mcp.TextContent(text=f"sampled for {server}"), model="test"
+        )
 
-    async def elicit(self, server: str, params: mcp.ElicitRequestParams, ctx: RequestContext) -> mcp.ElicitResult:
+    async def elicit(
+        self, server: str, params: mcp.ElicitRequestParams, ctx: RequestContext
+    ) -> mcp.ElicitResult:
         self.asked.append((server, "elicitation"))
-        return mcp.ElicitResult(action="accept", content={"name": f"Ada of {server}", "check": True})
+        return mcp.ElicitResult(
+            action="accept", content={"name": f"Ada of {server}", "check": True}
+        )
 
-    async def list_roots(self, server: str, params: mcp.ListRootsRequestParams, ctx: RequestContext) -> mcp.ListRootsResult:
+    async def list_roots(
+        self, server: str, params: mcp.ListRootsRequestParams, ctx: RequestContext
+    ) -> mcp.ListRootsResult:
         self.asked.append((server, "roots"))
         return mcp.ListRootsResult(roots=[mcp.Root(uri="file:///work", name=f"root of {server}")])
 
@@ -84,7 +107,12 @@ def tool_names(host: Host) -> set[str]:
 
 def host_of(everything_url: str, app: HostHandlers | None = None) -> Host:
     os.environ.setdefault("PYTHON", sys.executable)
-    return Host(configuration(everything_url), app, retry=FAST_RETRY, server_stderr=asyncio.subprocess.DEVNULL)
+    return Host(
+        configuration(everything_url),
+        app,
+        retry=FAST_RETRY,
+        server_stderr=asyncio.subprocess.DEVNULL,
+    )
 
 
 def test_aggregates_every_server_and_routes_calls(everything_url: str) -> None:
@@ -95,28 +123,53 @@ def test_aggregates_every_server_and_routes_calls(everything_url: str) -> None:
             # The broken server is in its retry cycle: it failed at least once,
             # and after FAST_RETRY's first 0.2 s it may be connecting again
             # while the others are still starting.
-            assert states.pop("broken") in ("retrying", "connecting") and status["broken"].failures >= 1
-            assert states == {"everything": "ready", "everything http": "ready", "example": "ready", "sdk": "ready"}
+            assert (
+                states.pop("broken") in ("retrying", "connecting")
+                and status["broken"].failures >= 1
+            )
+            assert states == {
+                "everything": "ready",
+                "everything http": "ready",
+                "example": "ready",
+                "sdk": "ready",
+            }
             assert "exited with code 3" in (status["broken"].error or "")
             # each server negotiated its own revision
             assert status["everything"].protocol_version == "2025-11-25"
             assert status["sdk"].protocol_version == "2026-07-28"
 
             names = tool_names(host)
-            assert {"everything__echo", "everything_http__echo", "example__echo", "sdk__add"} <= names
+            assert {
+                "everything__echo",
+                "everything_http__echo",
+                "example__echo",
+                "sdk__add",
+            } <= names
             assert not any(name.startswith("broken__") for name in names)
-            assert all(len(name) <= 128 and name.replace("_", "").replace("-", "").replace(".", "").isalnum() for name in names)
+            assert all(
+                len(name) <= 128
+                and name.replace("_", "").replace("-", "").replace(".", "").isalnum()
+                for name in names
+            )
             echo = next(tool for tool in host.tools if tool.name == "everything_http__echo")
             assert (echo.server, echo.original) == ("everything http", "echo")
 
             # routing: each call reaches the server that offers the tool
-            assert texts(await host.call_tool("everything__echo", {"message": "one"})) == ["Echo: one"]
-            assert texts(await host.call_tool("everything_http__echo", {"message": "two"})) == ["Echo: two"]
+            assert texts(await host.call_tool("everything__echo", {"message": "one"})) == [
+                "Echo: one"
+            ]
+            assert texts(await host.call_tool("everything_http__echo", {"message": "two"})) == [
+                "Echo: two"
+            ]
             assert texts(await host.call_tool("example__echo", {"text": "three"})) == ["three"]
             assert texts(await host.call_tool("sdk__add", {"a": 2, "b": 5})) == ["7"]
 
             # resources by URI, templates by match, prompts and completions by host name
-            static = next(r.uri for r in host.resources if r.server == "everything" and r.uri.startswith("demo://"))
+            static = next(
+                r.uri
+                for r in host.resources
+                if r.server == "everything" and r.uri.startswith("demo://")
+            )
             assert host.server_of("greeting://ada") == "example"
             read = await host.read_resource("greeting://ada")
             assert "ada" in read.contents[0].text
@@ -131,7 +184,10 @@ def test_aggregates_every_server_and_routes_calls(everything_url: str) -> None:
             names = await host.complete("name", "a", template="greeting://{name}")
             assert names.completion.values == ["alice"]
             team = await host.complete(
-                "name", "", prompt="everything__completable-prompt", context={"department": "Engineering"}
+                "name",
+                "",
+                prompt="everything__completable-prompt",
+                context={"department": "Engineering"},
             )
             assert team.completion.values
 
@@ -143,7 +199,9 @@ def test_aggregates_every_server_and_routes_calls(everything_url: str) -> None:
     run(scenario())
 
 
-def test_list_changes_and_server_requests_reach_the_one_set_of_handlers(everything_url: str) -> None:
+def test_list_changes_and_server_requests_reach_the_one_set_of_handlers(
+    everything_url: str,
+) -> None:
     app = Application()
 
     async def scenario() -> None:
@@ -151,7 +209,11 @@ def test_list_changes_and_server_requests_reach_the_one_set_of_handlers(everythi
             # server-everything registers its sampling and roots tools once it
             # has seen the client's capabilities, and announces the new list
             await host.wait_until(
-                lambda h: {"everything__trigger-sampling-request", "everything_http__get-roots-list"} <= tool_names(h),
+                lambda h: {
+                    "everything__trigger-sampling-request",
+                    "everything_http__get-roots-list",
+                }
+                <= tool_names(h),
                 timeout=20,
             )
             sampled = await host.call_tool("everything__trigger-sampling-request", {"prompt": "hi"})
@@ -160,10 +222,16 @@ def test_list_changes_and_server_requests_reach_the_one_set_of_handlers(everythi
             assert "root of everything http" in " ".join(texts(roots))
             # server-everything asks for the roots again when told they changed
             await host.roots_changed()
-            await eventually(lambda: app.asked.count(("everything http", "roots")) == 2, 10, "roots asked again")
+            await eventually(
+                lambda: app.asked.count(("everything http", "roots")) == 2, 10, "roots asked again"
+            )
             elicited = await host.call_tool("everything__trigger-elicitation-request", {})
             assert "Ada of everything" in " ".join(texts(elicited))
-            assert {("everything", "sampling"), ("everything http", "roots"), ("everything", "elicitation")} <= set(app.asked)
+            assert {
+                ("everything", "sampling"),
+                ("everything http", "roots"),
+                ("everything", "elicitation"),
+            } <= set(app.asked)
             assert ("broken", "retrying") in app.statuses and ("sdk", "ready") in app.statuses
         assert ("sdk", "stopped") in app.statuses  # told before the host is gone
 
@@ -181,7 +249,9 @@ def test_a_killed_server_leaves_the_catalogue_and_comes_back(everything_url: str
             second = cast(ProcessTransport, host.session("example").transport).process.pid
             assert second != first
             assert texts(await host.call_tool("example__echo", {"text": "back"})) == ["back"]
-            assert texts(await host.call_tool("sdk__add", {"a": 1, "b": 1})) == ["2"]  # the others were undisturbed
+            assert texts(await host.call_tool("sdk__add", {"a": 1, "b": 1})) == [
+                "2"
+            ]  # the others were undisturbed
 
     run(scenario())
 
@@ -206,7 +276,12 @@ def test_an_http_server_killed_and_restarted_is_noticed_and_comes_back() -> None
     async def scenario(remote: EverythingHttp) -> None:
         config = {
             "mcpServers": {
-                "remote": {"type": "http", "url": remote.url, "pingInterval": 0.3, "connectTimeout": 10},
+                "remote": {
+                    "type": "http",
+                    "url": remote.url,
+                    "pingInterval": 0.3,
+                    "connectTimeout": 10,
+                },
                 "example": {"command": sys.executable, "args": [str(LOWLEVEL_SERVER)]},
             }
         }
@@ -218,13 +293,17 @@ def test_an_http_server_killed_and_restarted_is_noticed_and_comes_back() -> None
             assert "example__echo" in tool_names(host)
             await asyncio.to_thread(remote.start)
             await host.wait_until(lambda h: "remote__echo" in tool_names(h), timeout=20)
-            assert texts(await host.call_tool("remote__echo", {"message": "again"})) == ["Echo: again"]
+            assert texts(await host.call_tool("remote__echo", {"message": "again"})) == [
+                "Echo: again"
+            ]
 
     with everything_http() as remote:
         run(scenario(remote))
 
 
-def test_legacy_sse_and_stateless_entries_an_authorization_hook_and_a_triggered_list_change() -> None:
+def test_legacy_sse_and_stateless_entries_an_authorization_hook_and_a_triggered_list_change() -> (
+    None
+):
     app = Changes()
     seen: list[str] = []
 
@@ -241,18 +320,24 @@ def test_legacy_sse_and_stateless_entries_an_authorization_hook_and_a_triggered_
         }
         async with Host(config, app, authorize=authorize) as host:
             status = host.status()
-            assert status["new"].protocol_version == "2026-07-28"  # list changes come over subscriptions/listen
+            assert (
+                status["new"].protocol_version == "2026-07-28"
+            )  # list changes come over subscriptions/listen
             assert status["old"].state == "ready"
             assert {"old__grow", "new__grow"} <= tool_names(host)
             grown = await host.call_tool("new__grow")
             assert texts(grown) == ["extra-1"]
-            await host.wait_until(lambda h: {"old__extra-1", "new__extra-1"} <= tool_names(h), timeout=10)
+            await host.wait_until(
+                lambda h: {"old__extra-1", "new__extra-1"} <= tool_names(h), timeout=10
+            )
             assert ("old", "tools") in app.changes and ("new", "tools") in app.changes
             assert texts(await host.call_tool("old__extra-1")) == ["extra-1 called"]
         assert sorted(seen) == ["new", "old"]
         legacy = [h for m, path, h in web.recorder.requests if path in ("/sse", "/messages")]
         assert legacy and all(h.get("authorization") == "Bearer s3cret" for h in legacy)
-        assert all("authorization" not in h for m, path, h in web.recorder.requests if path == "/mcp")
+        assert all(
+            "authorization" not in h for m, path, h in web.recorder.requests if path == "/mcp"
+        )
 
     with serving(http_app(growing_server())) as web:
         run(scenario(web))

@@ -12,9 +12,10 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-import httpx
 import aiohttp
+import httpx
 import pytest
+from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as mcp
@@ -31,7 +32,6 @@ from mcp_runtime.http_client import (
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.streamable_http import HttpSession
-from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 
 RETRY_MS = 300
 MODES = ("sse", "json", "stateless")
@@ -57,7 +57,9 @@ class Recording(mcp.ClientHandlers):
         self.logs: list[tuple[str, Any]] = []
 
     @override
-    async def on_logging_message(self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext) -> None:
+    async def on_logging_message(
+        self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext
+    ) -> None:
         self.logs.append((params.level, params.data))
 
 
@@ -121,7 +123,10 @@ def test_initialize_and_tools(server: ThreadedServer) -> None:
             assert added.structured_content == {"sum": 5.0}
             with pytest.raises(McpError) as failed:
                 await stub.call_tool("fail")
-            assert failed.value.code == jsonrpc.INTERNAL_ERROR and "fail tool" not in failed.value.message
+            assert (
+                failed.value.code == jsonrpc.INTERNAL_ERROR
+                and "fail tool" not in failed.value.message
+            )
 
     run(main())
 
@@ -134,7 +139,9 @@ def test_progress_and_logs(server: ThreadedServer) -> None:
             if server.app.streamable.json_response:  # type: ignore[attr-defined]
                 # A JSON answer carries only the response: progress and logs
                 # travel on the GET stream, so use a tool that pauses before answering.
-                result = await stub.call_tool("reconnect", arguments={"pause": 0.3}, on_progress=progress)
+                result = await stub.call_tool(
+                    "reconnect", arguments={"pause": 0.3}, on_progress=progress
+                )
                 assert texts(result) == ["resumed"]
                 assert [p for p, _, _ in progress.seen][:2] == [1, 2]
                 await eventually(lambda: len(handlers.logs) == 2, what="two log messages")
@@ -162,10 +169,17 @@ def test_timeout_and_cancellation(server: ThreadedServer) -> None:
             if not is_stateless(server):
                 # notifications/cancelled reached the server: nothing is left running there.
                 http_session = server_session(server, transport_of(session).session_id)
-                await eventually(lambda: not http_session.session._in_flight, what="the server to cancel the calls")
-                await eventually(lambda: not http_session.transport._by_request, what="the streams to end")
+                await eventually(
+                    lambda: not http_session.session._in_flight,
+                    what="the server to cancel the calls",
+                )
+                await eventually(
+                    lambda: not http_session.transport._by_request, what="the streams to end"
+                )
                 await eventually(lambda: http_session.in_flight == 0, what="the POSTs to end")
-            assert texts(await stub.call_tool("echo", arguments={"text": "still here"})) == ["still here"]
+            assert texts(await stub.call_tool("echo", arguments={"text": "still here"})) == [
+                "still here"
+            ]
 
     run(main())
 
@@ -202,12 +216,17 @@ def test_resources_prompts_completion(server: ThreadedServer) -> None:
             assert greeting.contents[0].text == "Hello, bob!"
             with pytest.raises(McpError) as missing:
                 await stub.read_resource("memo://nothing")
-            assert missing.value.code == jsonrpc.INVALID_PARAMS and missing.value.data == {"uri": "memo://nothing"}
-            prompt = await stub.get_prompt("review", arguments={"code": "x = 1", "language": "python"})
+            assert missing.value.code == jsonrpc.INVALID_PARAMS and missing.value.data == {
+                "uri": "memo://nothing"
+            }
+            prompt = await stub.get_prompt(
+                "review", arguments={"code": "x = 1", "language": "python"}
+            )
             assert isinstance(prompt.messages[0].content, mcp.TextContent)
             assert prompt.messages[0].content.text == "Please review this python:\nx = 1"
             completion = await stub.complete(
-                mcp.CompleteRequestParamsArgument(name="language", value="r"), mcp.PromptReference(name="review")
+                mcp.CompleteRequestParamsArgument(name="language", value="r"),
+                mcp.PromptReference(name="review"),
             )
             assert completion.completion.values == ["rust", "ruby"]
 
@@ -218,7 +237,9 @@ def test_resources_prompts_completion(server: ThreadedServer) -> None:
 
 
 @pytest.mark.parametrize("pause", [0.1, 0.8])
-def test_stream_resumed_after_server_closes_it(servers: dict[str, ThreadedServer], pause: float) -> None:
+def test_stream_resumed_after_server_closes_it(
+    servers: dict[str, ThreadedServer], pause: float
+) -> None:
     """The tool closes its SSE stream, keeps reporting, then answers: the
     client waits ``retry`` ms, resumes with GET and Last-Event-ID, and gets
     every message (replayed, then live when the pause outlasts the retry)."""
@@ -230,15 +251,24 @@ def test_stream_resumed_after_server_closes_it(servers: dict[str, ThreadedServer
             progress = Progress()
             resumes_before = len(server.recorder.matching("GET", "last-event-id"))
             started = time.monotonic()
-            result = await stub.call_tool("reconnect", arguments={"pause": pause}, on_progress=progress)
+            result = await stub.call_tool(
+                "reconnect", arguments={"pause": pause}, on_progress=progress
+            )
             elapsed = time.monotonic() - started
             assert texts(result) == ["resumed"]
             assert [p for p, _, _ in progress.seen] == [1, 2, 3]
-            assert [data for _, data in handlers.logs] == ["closing the stream", "sent while the client was away"]
-            assert elapsed >= RETRY_MS / 1000, "the client did not wait for the server's retry delay"
+            assert [data for _, data in handlers.logs] == [
+                "closing the stream",
+                "sent while the client was away",
+            ]
+            assert (
+                elapsed >= RETRY_MS / 1000
+            ), "the client did not wait for the server's retry delay"
             resumes = server.recorder.matching("GET", "last-event-id")[resumes_before:]
             session_id = transport_of(session).session_id
-            assert any(h.get("mcp-session-id") == session_id and ":" in h["last-event-id"] for h in resumes)
+            assert any(
+                h.get("mcp-session-id") == session_id and ":" in h["last-event-id"] for h in resumes
+            )
             assert all(h.get("mcp-protocol-version") == "2025-11-25" for h in resumes)
             # The session goes on as before.
             assert texts(await stub.call_tool("echo", arguments={"text": "after"})) == ["after"]
@@ -290,7 +320,9 @@ def test_standalone_stream_delivers_and_resumes(servers: dict[str, ThreadedServe
                 await http_session.session.send_raw_notification("notifications/message", params)
 
             await server.call(lambda: notify("unprompted"))
-            await eventually(lambda: ("info", "unprompted") in handlers.logs, what="the first message")
+            await eventually(
+                lambda: ("info", "unprompted") in handlers.logs, what="the first message"
+            )
 
             # The server drops the connection, then sends more: the client
             # reconnects with Last-Event-ID and gets it.
@@ -299,7 +331,11 @@ def test_standalone_stream_delivers_and_resumes(servers: dict[str, ThreadedServe
 
             await server.call(drop)
             await server.call(lambda: notify("while away"))
-            await eventually(lambda: ("info", "while away") in handlers.logs, timeout=10, what="the replayed message")
+            await eventually(
+                lambda: ("info", "while away") in handlers.logs,
+                timeout=10,
+                what="the replayed message",
+            )
             resumed = server.recorder.matching("GET", "last-event-id")
             assert any(h["last-event-id"].startswith(standalone.id + ":") for h in resumed)
             assert handlers.logs.count(("info", "unprompted")) == 1  # nothing delivered twice
@@ -326,14 +362,19 @@ def test_no_standalone_stream_on_stateless_server(servers: dict[str, ThreadedSer
 # ---------------------------------------------------------------- failures
 
 
-def test_http_error_fails_the_call_with_the_servers_message(servers: dict[str, ThreadedServer]) -> None:
+def test_http_error_fails_the_call_with_the_servers_message(
+    servers: dict[str, ThreadedServer],
+) -> None:
     async def main() -> None:
         async with open_session(servers["sse"]) as (session, stub, _):
             transport = transport_of(session)
             transport.protocol_version = "1999-01-01"
             with pytest.raises(McpError) as refused:
                 await stub.ping()
-            assert "HTTP 400" in refused.value.message and "MCP-Protocol-Version" in refused.value.message
+            assert (
+                "HTTP 400" in refused.value.message
+                and "MCP-Protocol-Version" in refused.value.message
+            )
             assert refused.value.data == {"httpStatus": 400}
             transport.protocol_version = "2025-11-25"
             with pytest.raises(McpError) as too_big:
@@ -395,7 +436,9 @@ def test_close_deletes_the_session(servers: dict[str, ThreadedServer]) -> None:
         async with open_session(server) as (session, stub, _):
             session_id = transport_of(session).session_id
             assert session_id in app.streamable.sessions
-        deletes = [h for h in server.recorder.matching("DELETE") if h.get("mcp-session-id") == session_id]
+        deletes = [
+            h for h in server.recorder.matching("DELETE") if h.get("mcp-session-id") == session_id
+        ]
         assert len(deletes) == 1
         assert session_id not in app.streamable.sessions
 
@@ -417,7 +460,9 @@ def test_shared_http_client_is_left_open(servers: dict[str, ThreadedServer]) -> 
     async def main() -> None:
         async with aiohttp.ClientSession() as shared:
             client = Client(name="http-test-client", version="0.1")
-            async with connect_streamable_http(client, servers["sse"].url(), http_client=shared) as session:
+            async with connect_streamable_http(
+                client, servers["sse"].url(), http_client=shared
+            ) as session:
                 await mcp.ClientStub(session).ping()
             assert not shared.closed
 
@@ -437,7 +482,7 @@ def test_sse_parser_fields_and_comments() -> None:
     events, parser = parse(
         b": a comment\n"
         b"id: s:0\nretry: 250\ndata: \n\n"
-        b"event: message\nid: s:1\ndata: {\"a\":\ndata:  1}\n\n"
+        b'event: message\nid: s:1\ndata: {"a":\ndata:  1}\n\n'
         b"event: custom\ndata:x\n\n"
         b"data: no id here\n\n"
     )
@@ -452,19 +497,27 @@ def test_sse_parser_fields_and_comments() -> None:
 
 def test_sse_parser_line_endings_split_anywhere() -> None:
     stream = b"\xef\xbb\xbfid: 7\r\ndata: one\r\ndata: two\r\n\r\ndata: three\rdata: four\r\rdata: five\n\n"
-    expected = [SSEEvent("message", "one\ntwo", "7"), SSEEvent("message", "three\nfour", "7"), SSEEvent("message", "five", "7")]
+    expected = [
+        SSEEvent("message", "one\ntwo", "7"),
+        SSEEvent("message", "three\nfour", "7"),
+        SSEEvent("message", "five", "7"),
+    ]
     for cut in range(len(stream) + 1):
         assert parse(stream[:cut], stream[cut:])[0] == expected, cut
     assert parse(*[bytes([b]) for b in stream])[0] == expected
 
 
 def test_sse_parser_edge_cases() -> None:
-    events, parser = parse(b"retry: soon\nid: a\0b\ndata\n\nid\ndata: x\n\nevent: lonely\n\ndata: unfinished")
+    events, parser = parse(
+        b"retry: soon\nid: a\0b\ndata\n\nid\ndata: x\n\nevent: lonely\n\ndata: unfinished"
+    )
     assert parser.retry is None  # not digits: ignored
     assert events == [SSEEvent("message", "", None), SSEEvent("message", "x", "")]
     assert parser.last_event_id == ""  # an empty id resets it
     multibyte = "données: ✓".encode()
-    assert parse(b"data: " + multibyte[:9], multibyte[9:] + b"\n\n")[0] == [SSEEvent("message", "données: ✓", None)]
+    assert parse(b"data: " + multibyte[:9], multibyte[9:] + b"\n\n")[0] == [
+        SSEEvent("message", "données: ✓", None)
+    ]
 
 
 # ---------------------------------------------------------------- a faulty front end
@@ -510,7 +563,13 @@ class Faulty:
 
 
 async def reply(send: Any, status: int, body: bytes) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/plain")],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -525,7 +584,10 @@ def test_server_error_fails_only_that_call(faulty: ThreadedServer) -> None:
         async with open_session(faulty) as (_, stub, _):
             with pytest.raises(McpError) as failed:
                 await stub.call_tool("echo", arguments={"text": "explode"})
-            assert failed.value.message == f"POST {faulty.url()}: HTTP 500 Internal Server Error: kaboom"
+            assert (
+                failed.value.message
+                == f"POST {faulty.url()}: HTTP 500 Internal Server Error: kaboom"
+            )
             assert failed.value.data == {"httpStatus": 500}
             assert texts(await stub.call_tool("echo", arguments={"text": "fine"})) == ["fine"]
 
@@ -556,10 +618,14 @@ def test_custom_headers_are_sent(servers: dict[str, ThreadedServer]) -> None:
     server = servers["sse"]
 
     async def main() -> None:
-        async with open_session(server, headers={"Authorization": "Bearer t0ken", "X-Trace": "1"}) as (_, stub, _):
+        async with open_session(
+            server, headers={"Authorization": "Bearer t0ken", "X-Trace": "1"}
+        ) as (_, stub, _):
             await stub.ping()
         sent = [h for h in server.recorder.matching("POST", "authorization")]
-        assert sent and all(h["authorization"] == "Bearer t0ken" and h["x-trace"] == "1" for h in sent)
+        assert sent and all(
+            h["authorization"] == "Bearer t0ken" and h["x-trace"] == "1" for h in sent
+        )
         assert all(h["accept"] == "application/json, text/event-stream" for h in sent)
         assert all(h["content-type"] == "application/json" for h in sent)
         initialize, *later = sent
@@ -588,4 +654,6 @@ def test_example_client_runs(servers: dict[str, ThreadedServer]) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "over Streamable HTTP" in done.stdout
-    assert "reconnect -> ['resumed']" in done.stdout and "complete -> ['rust', 'ruby']" in done.stdout
+    assert (
+        "reconnect -> ['resumed']" in done.stdout and "complete -> ['rust', 'ruby']" in done.stdout
+    )

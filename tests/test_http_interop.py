@@ -11,20 +11,31 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-import pytest
-from typing_extensions import override
-
 import mcp as sdk
+import pytest
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
+from support.http_servers import (
+    SubprocessServer,
+    ThreadedServer,
+    lowlevel_server,
+    run,
+    sdk_serving,
+    serving,
+)
+from typing_extensions import override
+
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime import jsonrpc
 from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.http import http_app
-from mcp_runtime.http_client import LegacySSEClientTransport, StreamableHTTPClientTransport, connect_http
+from mcp_runtime.http_client import (
+    LegacySSEClientTransport,
+    StreamableHTTPClientTransport,
+    connect_http,
+)
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
-from support.http_servers import SubprocessServer, ThreadedServer, lowlevel_server, run, sdk_serving, serving
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -60,20 +71,33 @@ def test_sdk_client_against_our_server(ours: dict[str, ThreadedServer], mode: st
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            async with sdk.Client(ours[mode].url(), mode="legacy", logging_callback=on_log) as client:
+            async with sdk.Client(
+                ours[mode].url(), mode="legacy", logging_callback=on_log
+            ) as client:
                 assert client.protocol_version == "2025-11-25"
-                assert client.server_info is not None and client.server_info.name == "mcp-codegen-example"
+                assert (
+                    client.server_info is not None
+                    and client.server_info.name == "mcp-codegen-example"
+                )
                 await client.set_logging_level("debug")
                 tools = await client.list_tools()
                 assert {"echo", "count", "reconnect"} <= {tool.name for tool in tools.tools}
-                assert sdk_texts(await client.call_tool("echo", {"text": "from the SDK"})) == ["from the SDK"]
-                result = await client.call_tool("count", {"steps": 3}, progress_callback=on_progress)
+                assert sdk_texts(await client.call_tool("echo", {"text": "from the SDK"})) == [
+                    "from the SDK"
+                ]
+                result = await client.call_tool(
+                    "count", {"steps": 3}, progress_callback=on_progress
+                )
                 assert sdk_texts(result) == ["counted to 3"]
                 if mode != "json":  # a JSON answer carries no progress; it goes on the GET stream
                     assert progress == [1, 2, 3]
                     assert logs == ["reached step 1", "reached step 2", "reached step 3"]
-                results = await asyncio.gather(*(client.call_tool("add", {"a": i, "b": 1}) for i in range(20)))
-                assert [r.structured_content for r in results] == [{"sum": float(i + 1)} for i in range(20)]
+                results = await asyncio.gather(
+                    *(client.call_tool("add", {"a": i, "b": 1}) for i in range(20))
+                )
+                assert [r.structured_content for r in results] == [
+                    {"sum": float(i + 1)} for i in range(20)
+                ]
                 readme = await client.read_resource("memo://readme")
                 assert readme.contents[0].text == "This server exists to show the runtime."  # type: ignore[union-attr]
                 prompt = await client.get_prompt("review", {"code": "x"})
@@ -95,7 +119,9 @@ def test_sdk_client_resumes_our_stream(ours: dict[str, ThreadedServer]) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             async with sdk.Client(server.url(), mode="legacy") as client:
-                result = await client.call_tool("reconnect", {"pause": 0.3}, progress_callback=on_progress)
+                result = await client.call_tool(
+                    "reconnect", {"pause": 0.3}, progress_callback=on_progress
+                )
         assert sdk_texts(result) == ["resumed"] and progress == [1, 2, 3]
         assert server.recorder.matching("GET", "last-event-id")
 
@@ -120,9 +146,15 @@ def test_sdk_streamable_http_client_session(ours: dict[str, ThreadedServer]) -> 
     async def main() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            async with streamable_http_client(ours["sse"].url()) as (read, write), sdk.ClientSession(read, write) as s:
+            async with (
+                streamable_http_client(ours["sse"].url()) as (read, write),
+                sdk.ClientSession(read, write) as s,
+            ):
                 init = await s.initialize()
-                assert init.protocol_version == "2025-11-25" and init.server_info.name == "mcp-codegen-example"
+                assert (
+                    init.protocol_version == "2025-11-25"
+                    and init.server_info.name == "mcp-codegen-example"
+                )
                 listed = await s.list_tools()
                 assert "echo" in [tool.name for tool in listed.tools]
                 assert sdk_texts(await s.call_tool("echo", {"text": "low level"})) == ["low level"]
@@ -135,7 +167,10 @@ def test_sdk_sse_client_against_our_legacy_endpoint(ours: dict[str, ThreadedServ
     async def main() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            async with sse_client(ours["sse"].url("/sse")) as (read, write), sdk.ClientSession(read, write) as s:
+            async with (
+                sse_client(ours["sse"].url("/sse")) as (read, write),
+                sdk.ClientSession(read, write) as s,
+            ):
                 init = await s.initialize()
                 assert init.server_info.name == "mcp-codegen-example"
                 assert sdk_texts(await s.call_tool("echo", {"text": "legacy"})) == ["legacy"]
@@ -157,7 +192,9 @@ class Recording(mcp.ClientHandlers):
         self.logs: list[Any] = []
 
     @override
-    async def on_logging_message(self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext) -> None:
+    async def on_logging_message(
+        self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext
+    ) -> None:
         self.logs.append(params.data)
 
 
@@ -165,12 +202,16 @@ def texts(result: mcp.CallToolResult) -> list[str]:
     return [block.text for block in result.content if isinstance(block, mcp.TextContent)]
 
 
-async def exercise_sdk_server(session: ClientSession, handlers: Recording, streams_progress: bool) -> None:
+async def exercise_sdk_server(
+    session: ClientSession, handlers: Recording, streams_progress: bool
+) -> None:
     stub = mcp.ClientStub(session)
     assert session.server_info.name == "sdk-http-server"
     await stub.ping()
     await stub.set_level("debug")
-    assert {"add", "long_task", "sleep", "reconnect"} <= {tool.name async for tool in stub.iter_tools()}
+    assert {"add", "long_task", "sleep", "reconnect"} <= {
+        tool.name async for tool in stub.iter_tools()
+    }
     added = await stub.call_tool("add", arguments={"a": 2, "b": 3})
     assert added.structured_content == {"result": 5}
     progress: list[float] = []
@@ -186,20 +227,27 @@ async def exercise_sdk_server(session: ClientSession, handlers: Recording, strea
     with pytest.raises(McpError) as timed_out:
         await stub.call_tool("sleep", arguments={"seconds": 30}, timeout=0.3)
     assert timed_out.value.code == jsonrpc.REQUEST_TIMEOUT
-    many = await asyncio.gather(*(stub.call_tool("add", arguments={"a": i, "b": i}) for i in range(50)))
+    many = await asyncio.gather(
+        *(stub.call_tool("add", arguments={"a": i, "b": i}) for i in range(50))
+    )
     assert [r.structured_content for r in many] == [{"result": 2 * i} for i in range(50)]
     static = await stub.read_resource("demo://static")
     assert isinstance(static.contents[0], mcp.TextResourceContents)
     assert static.contents[0].text == "hello from static resource"
     greeting = await stub.read_resource("demo://greeting/bob")
-    assert isinstance(greeting.contents[0], mcp.TextResourceContents) and greeting.contents[0].text == "Hello, bob!"
+    assert (
+        isinstance(greeting.contents[0], mcp.TextResourceContents)
+        and greeting.contents[0].text == "Hello, bob!"
+    )
     prompt = await stub.get_prompt("review", arguments={"code": "print(1)"})
     assert isinstance(prompt.messages[0].content, mcp.TextContent)
     assert prompt.messages[0].content.text == "Please review this python code:\nprint(1)"
 
 
 @pytest.mark.parametrize("mode", ["streamable", "json", "stateless"])
-def test_our_client_against_sdk_streamable_server(theirs: dict[str, SubprocessServer], mode: str) -> None:
+def test_our_client_against_sdk_streamable_server(
+    theirs: dict[str, SubprocessServer], mode: str
+) -> None:
     async def main() -> None:
         handlers = Recording()
         client = Client(name="ours", version="0.1", handlers=handlers)
@@ -240,7 +288,10 @@ def test_probe_falls_back_to_sdk_sse_server(theirs: dict[str, SubprocessServer])
         client = Client(name="ours", version="0.1", handlers=handlers)
         async with connect_http(client, theirs["sse"].url("/sse")) as session:
             assert isinstance(session.transport, LegacySSEClientTransport)
-            assert session.transport.endpoint is not None and "/messages/" in session.transport.endpoint
+            assert (
+                session.transport.endpoint is not None
+                and "/messages/" in session.transport.endpoint
+            )
             await exercise_sdk_server(session, handlers, streams_progress=True)
 
     run(main())

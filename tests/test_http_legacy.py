@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as mcp
@@ -27,7 +28,6 @@ from mcp_runtime.http_client import (
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.sse_legacy import LegacySSEApp
-from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 
 LIMIT = 64 * 1024
 
@@ -36,14 +36,22 @@ async def refuse_everything(scope: Any, receive: Any, send: Any) -> None:
     """A web server that knows no MCP: 404 for every path, like a typo'd URL."""
     if scope["type"] != "http":
         return
-    await send({"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"text/html")]})
+    await send(
+        {"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"text/html")]}
+    )
     await send({"type": "http.response.body", "body": b"<h1>Not Found</h1>"})
 
 
 async def needs_login(scope: Any, receive: Any, send: Any) -> None:
     if scope["type"] != "http":
         return
-    await send({"type": "http.response.start", "status": 401, "headers": [(b"www-authenticate", b"Bearer")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [(b"www-authenticate", b"Bearer")],
+        }
+    )
     await send({"type": "http.response.body", "body": b"login first"})
 
 
@@ -55,8 +63,20 @@ async def foreign_endpoint(scope: Any, receive: Any, send: Any) -> None:
         await send({"type": "http.response.start", "status": 405, "headers": []})
         await send({"type": "http.response.body", "body": b""})
         return
-    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
-    await send({"type": "http.response.body", "body": b"event: endpoint\ndata: http://evil.example/messages\n\n", "more_body": True})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"text/event-stream")],
+        }
+    )
+    await send(
+        {
+            "type": "http.response.body",
+            "body": b"event: endpoint\ndata: http://evil.example/messages\n\n",
+            "more_body": True,
+        }
+    )
     while (await receive())["type"] != "http.disconnect":
         pass
 
@@ -70,7 +90,13 @@ def servers() -> Iterator[dict[str, ThreadedServer]]:
         serving(needs_login) as login,
         serving(foreign_endpoint) as foreign,
     ):
-        yield {"both": both, "legacy": legacy, "nothing": nothing, "login": login, "foreign": foreign}
+        yield {
+            "both": both,
+            "legacy": legacy,
+            "nothing": nothing,
+            "login": login,
+            "foreign": foreign,
+        }
 
 
 class Recording(mcp.ClientHandlers):
@@ -78,7 +104,9 @@ class Recording(mcp.ClientHandlers):
         self.logs: list[Any] = []
 
     @override
-    async def on_logging_message(self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext) -> None:
+    async def on_logging_message(
+        self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext
+    ) -> None:
         self.logs.append(params.data)
 
 
@@ -101,7 +129,9 @@ async def exercise(stub: mcp.ClientStub, handlers: Recording) -> None:
     with pytest.raises(McpError) as timed_out:
         await stub.call_tool("sleep", arguments={"seconds": 30}, timeout=0.2)
     assert timed_out.value.code == jsonrpc.REQUEST_TIMEOUT
-    echoes = await asyncio.gather(*(stub.call_tool("echo", arguments={"text": str(i)}) for i in range(50)))
+    echoes = await asyncio.gather(
+        *(stub.call_tool("echo", arguments={"text": str(i)}) for i in range(50))
+    )
     assert [texts(r) for r in echoes] == [[str(i)] for i in range(50)]
     readme = await stub.read_resource("memo://readme")
     assert isinstance(readme.contents[0], mcp.TextResourceContents)
@@ -119,7 +149,9 @@ def test_connect_sse_to_our_server(servers: dict[str, ThreadedServer]) -> None:
         async with connect_sse(client, servers["both"].url("/sse")) as session:
             assert isinstance(session.transport, LegacySSEClientTransport)
             assert session.transport.endpoint is not None
-            assert session.transport.endpoint.startswith(servers["both"].url("/messages?session_id="))
+            assert session.transport.endpoint.startswith(
+                servers["both"].url("/messages?session_id=")
+            )
             assert session.protocol_version == "2025-11-25"
             await exercise(mcp.ClientStub(session), handlers)
 
@@ -230,8 +262,12 @@ def test_legacy_server_raw(servers: dict[str, ThreadedServer]) -> None:
 
     async def main() -> None:
         async with httpx.AsyncClient(timeout=10) as raw:
-            assert (await raw.post(server.url("/messages?session_id=nope"), json={})).status_code == 404
-            assert (await raw.get(server.url("/sse"), headers={"origin": "http://evil.example"})).status_code == 403
+            assert (
+                await raw.post(server.url("/messages?session_id=nope"), json={})
+            ).status_code == 404
+            assert (
+                await raw.get(server.url("/sse"), headers={"origin": "http://evil.example"})
+            ).status_code == 403
             assert (await raw.post(server.url("/sse"), json={})).status_code == 405
             async with raw.stream("GET", server.url("/sse")) as stream:
                 assert stream.headers["content-type"] == "text/event-stream"
@@ -244,12 +280,18 @@ def test_legacy_server_raw(servers: dict[str, ThreadedServer]) -> None:
                 assert len(endpoint.split("=", 1)[1]) * 4 >= 128  # hex: 4 bits a character
                 target = server.url(endpoint)
                 assert (await raw.post(target, content=b"{nope")).status_code == 400
-                assert (await raw.post(target, content=b"[" + b" " * LIMIT + b"]")).status_code == 413
+                assert (
+                    await raw.post(target, content=b"[" + b" " * LIMIT + b"]")
+                ).status_code == 413
                 ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
                 assert (await raw.post(target, json=ping)).status_code == 202
                 answer: list[Any] = []
                 while not answer:
-                    answer = [json.loads(e.data) for e in parser.feed(await anext(chunks)) if e.event == "message"]
+                    answer = [
+                        json.loads(e.data)
+                        for e in parser.feed(await anext(chunks))
+                        if e.event == "message"
+                    ]
                 assert answer == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
 
     run(main())

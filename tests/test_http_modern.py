@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
+from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as legacy
@@ -39,7 +40,6 @@ from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
 from mcp_runtime.session import Session, first_step
 from mcp_runtime.streamable_http import StreamableHTTPApp
-from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
@@ -63,12 +63,18 @@ ROUTED_SCHEMA: dict[str, Any] = {
         "region": {"type": "string", "x-mcp-header": "Region"},
         "count": {"type": "integer", "x-mcp-header": "Count"},
         "loud": {"type": "boolean", "x-mcp-header": "Loud"},
-        "where": {"type": "object", "properties": {"zone": {"type": "string", "x-mcp-header": "Zone"}}},
+        "where": {
+            "type": "object",
+            "properties": {"zone": {"type": "string", "x-mcp-header": "Zone"}},
+        },
         "note": {"type": "string"},
     },
 }
 # A number may not be mirrored: clients leave this tool out.
-INVALID_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"score": {"type": "number", "x-mcp-header": "Score"}}}
+INVALID_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"score": {"type": "number", "x-mcp-header": "Score"}},
+}
 
 
 def _text(value: str) -> mcp.TextContent:
@@ -80,14 +86,19 @@ class ModernHandlers(mcp.ServerHandlers):
         self.cancelled: list[str] = []
         self.started: list[str] = []
         self.listed_by: list[Any] = []  # the client info of each tools/list
-        self.kept: list[RequestContext] = []  # the contexts of "keep" calls, kept past their request
+        self.kept: list[RequestContext] = (
+            []
+        )  # the contexts of "keep" calls, kept past their request
 
     @override
-    async def list_tools(self, params: mcp.PaginatedRequestParams, ctx: RequestContext) -> mcp.ListToolsResult:
+    async def list_tools(
+        self, params: mcp.PaginatedRequestParams, ctx: RequestContext
+    ) -> mcp.ListToolsResult:
         self.listed_by.append(getattr(ctx.client_info, "name", None))
         plain = mcp.ToolInputSchema(type="object")
         tools = [
-            mcp.Tool(name=name, input_schema=plain) for name in ("echo", "progress", "slow", "ask", "fail", "log")
+            mcp.Tool(name=name, input_schema=plain)
+            for name in ("echo", "progress", "slow", "ask", "fail", "log")
         ]
         tools.append(mcp.Tool(name="routed", input_schema=mcp.ToolInputSchema(**ROUTED_SCHEMA)))
         tools.append(mcp.Tool(name="invalid", input_schema=mcp.ToolInputSchema(**INVALID_SCHEMA)))
@@ -127,13 +138,17 @@ class ModernHandlers(mcp.ServerHandlers):
                     await asyncio.sleep(30)
             except TimeoutError:
                 same = asyncio.current_task() is task
-                return mcp.CallToolResult(content=[_text("timed out in one task" if same else "moved to another task")])
+                return mcp.CallToolResult(
+                    content=[_text("timed out in one task" if same else "moved to another task")]
+                )
             return mcp.CallToolResult(content=[_text("not timed out")])
         if params.name == "ask":
             request = mcp.ElicitRequest(
                 params=mcp.ElicitRequestFormParams(
                     message="Name?",
-                    requested_schema=mcp.ElicitRequestFormParamsRequestedSchema(properties={"name": mcp.StringSchema()}),
+                    requested_schema=mcp.ElicitRequestFormParamsRequestedSchema(
+                        properties={"name": mcp.StringSchema()}
+                    ),
                 )
             )
             return mcp.InputRequiredResult(input_requests={"name": request})
@@ -148,33 +163,49 @@ class ModernHandlers(mcp.ServerHandlers):
         self, params: mcp.ReadResourceRequestParams, ctx: RequestContext
     ) -> mcp.ReadResourceResult | mcp.InputRequiredResult:
         return mcp.ReadResourceResult(
-            contents=[mcp.TextResourceContents(uri=params.uri, text="read")], ttl_ms=0, cache_scope="private"
+            contents=[mcp.TextResourceContents(uri=params.uri, text="read")],
+            ttl_ms=0,
+            cache_scope="private",
         )
 
     @override
-    async def list_resources(self, params: mcp.PaginatedRequestParams, ctx: RequestContext) -> mcp.ListResourcesResult:
+    async def list_resources(
+        self, params: mcp.PaginatedRequestParams, ctx: RequestContext
+    ) -> mcp.ListResourcesResult:
         return mcp.ListResourcesResult(resources=[], ttl_ms=0, cache_scope="private")
 
     @override
-    async def list_prompts(self, params: mcp.PaginatedRequestParams, ctx: RequestContext) -> mcp.ListPromptsResult:
+    async def list_prompts(
+        self, params: mcp.PaginatedRequestParams, ctx: RequestContext
+    ) -> mcp.ListPromptsResult:
         return mcp.ListPromptsResult(prompts=[], ttl_ms=0, cache_scope="private")
 
     @override
     async def get_prompt(
         self, params: mcp.GetPromptRequestParams, ctx: RequestContext
     ) -> mcp.GetPromptResult | mcp.InputRequiredResult:
-        return mcp.GetPromptResult(messages=[mcp.PromptMessage(role="user", content=_text(params.name))])
+        return mcp.GetPromptResult(
+            messages=[mcp.PromptMessage(role="user", content=_text(params.name))]
+        )
 
 
 class LegacyHandlers(legacy.ServerHandlers):
     @override
-    async def list_tools(self, params: legacy.PaginatedRequestParams, ctx: RequestContext) -> legacy.ListToolsResult:
-        return legacy.ListToolsResult(tools=[legacy.Tool(name="echo", input_schema=legacy.ToolInputSchema(type="object"))])
+    async def list_tools(
+        self, params: legacy.PaginatedRequestParams, ctx: RequestContext
+    ) -> legacy.ListToolsResult:
+        return legacy.ListToolsResult(
+            tools=[legacy.Tool(name="echo", input_schema=legacy.ToolInputSchema(type="object"))]
+        )
 
     @override
-    async def call_tool(self, params: legacy.CallToolRequestParams, ctx: RequestContext) -> legacy.CallToolResult:
+    async def call_tool(
+        self, params: legacy.CallToolRequestParams, ctx: RequestContext
+    ) -> legacy.CallToolResult:
         arguments = params.arguments if isinstance(params.arguments, dict) else {}
-        return legacy.CallToolResult(content=[legacy.TextContent(text=json.dumps(arguments, sort_keys=True))])
+        return legacy.CallToolResult(
+            content=[legacy.TextContent(text=json.dumps(arguments, sort_keys=True))]
+        )
 
 
 class Peer:
@@ -203,7 +234,9 @@ def peer() -> Iterator[Peer]:
         server.http.stop()
 
 
-def request(request_id: int, method: str, params: dict[str, Any] | None = None, meta: Any = META) -> dict[str, Any]:
+def request(
+    request_id: int, method: str, params: dict[str, Any] | None = None, meta: Any = META
+) -> dict[str, Any]:
     body: dict[str, Any] = {**(params or {})}
     if meta is not None:
         body["_meta"] = meta
@@ -220,7 +253,9 @@ def headers_for(message: dict[str, Any], **extra: str | None) -> dict[str, str]:
         "mcp-protocol-version": str(params.get("_meta", {}).get(VERSION_KEY, MODERN)),
         "mcp-method": message["method"],
     }
-    name = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(message["method"])
+    name = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(
+        message["method"]
+    )
     if name is not None and name in params:
         result["mcp-name"] = encode_value(params[name])
     for key, value in extra.items():
@@ -246,15 +281,24 @@ async def post(url: str, message: dict[str, Any], headers: dict[str, str]) -> ht
         return await raw.post(url, content=json.dumps(message), headers=headers)
 
 
-async def post_verbatim(url: str, message: dict[str, Any], headers: dict[str, str]) -> httpx.Response:
+async def post_verbatim(
+    url: str, message: dict[str, Any], headers: dict[str, str]
+) -> httpx.Response:
     """A POST written on the socket as it is (httpx refuses header values
     with surrounding whitespace, which HTTP allows and servers must ignore)."""
     address = httpx.URL(url)
     assert address.port is not None
     reader, writer = await asyncio.open_connection(address.host, address.port)
     body = json.dumps(message).encode()
-    lines = [f"POST {address.path} HTTP/1.1", f"host: {address.host}:{address.port}", "connection: close"]
-    lines += [f"content-length: {len(body)}", *(f"{name}: {value}" for name, value in headers.items())]
+    lines = [
+        f"POST {address.path} HTTP/1.1",
+        f"host: {address.host}:{address.port}",
+        "connection: close",
+    ]
+    lines += [
+        f"content-length: {len(body)}",
+        *(f"{name}: {value}" for name, value in headers.items()),
+    ]
     writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
     try:
         head, _, content = (await reader.read()).partition(b"\r\n\r\n")
@@ -285,7 +329,9 @@ def all_requests_end(request: pytest.FixtureRequest) -> Iterator[None]:
         peer: Peer = request.getfixturevalue("peer")
 
         async def settled() -> None:
-            await eventually(lambda: peer.streamable.requests_in_flight == 0, what="no request in flight")
+            await eventually(
+                lambda: peer.streamable.requests_in_flight == 0, what="no request in flight"
+            )
 
         run(settled())
 
@@ -319,7 +365,12 @@ def test_header_values_are_encoded_when_they_cannot_go_as_they_are() -> None:
         {"properties": {"v": {"type": "array", "items": {"type": "string"}, "x-mcp-header": "V"}}},
         {"properties": {"v": {"type": "null", "x-mcp-header": "V"}}},
         {"properties": {"v": {"type": "number", "x-mcp-header": "V"}}},
-        {"properties": {"a": {"type": "string", "x-mcp-header": "Same"}, "b": {"type": "string", "x-mcp-header": "same"}}},
+        {
+            "properties": {
+                "a": {"type": "string", "x-mcp-header": "Same"},
+                "b": {"type": "string", "x-mcp-header": "same"},
+            }
+        },
         {"properties": {"v": {"type": "string", "x-mcp-header": "My Region"}}},
         {"properties": {"v": {"type": "string", "x-mcp-header": "Region:Primary"}}},
         {"properties": {"v": {"type": "string", "x-mcp-header": "Région"}}},
@@ -345,7 +396,10 @@ def test_valid_x_mcp_header_annotations() -> None:
     ]
     assert found[3].value_in({"where": {"zone": "z1"}}) == "z1"
     assert found[3].value_in({"where": "flat"}) is None
-    assert param_headers({"type": "object", "properties": {"v": {"enum": [{"x-mcp-header": "data"}]}}}) == []
+    assert (
+        param_headers({"type": "object", "properties": {"v": {"enum": [{"x-mcp-header": "data"}]}}})
+        == []
+    )
 
 
 # ---------------------------------------------------------------- standard headers
@@ -406,15 +460,23 @@ def test_protocol_version_header_and_meta(peer: Peer) -> None:
         assert error["code"] == jsonrpc.UNSUPPORTED_PROTOCOL_VERSION
         assert error["data"] == {"requested": "v999.0.0", "supported": [MODERN]}
         # They disagree.
-        response = await post(peer.url(), unknown, headers_for(unknown, **{"mcp-protocol-version": MODERN}))
-        assert response.status_code == 400 and response.json()["error"]["code"] == jsonrpc.HEADER_MISMATCH
+        response = await post(
+            peer.url(), unknown, headers_for(unknown, **{"mcp-protocol-version": MODERN})
+        )
+        assert (
+            response.status_code == 400
+            and response.json()["error"]["code"] == jsonrpc.HEADER_MISMATCH
+        )
         # No version in _meta: the request is invalid, whatever the header says.
         metas: list[dict[str, Any] | None] = [None, {CAPABILITIES_KEY: {}}]
         for meta in metas:
             bare = request(21, "server/discover", meta=meta)
             response = await post(peer.url(), bare, headers_for(bare))
             assert response.status_code == 400
-            assert response.json()["error"]["code"] == jsonrpc.INVALID_PARAMS and response.json()["id"] == 21
+            assert (
+                response.json()["error"]["code"] == jsonrpc.INVALID_PARAMS
+                and response.json()["id"] == 21
+            )
 
     run(main())
 
@@ -422,7 +484,13 @@ def test_protocol_version_header_and_meta(peer: Peer) -> None:
 # ---------------------------------------------------------------- Mcp-Param headers
 
 
-ROUTED_ARGUMENTS = {"region": "us-west1", "count": 42, "loud": False, "where": {"zone": "z1"}, "note": "x"}
+ROUTED_ARGUMENTS = {
+    "region": "us-west1",
+    "count": 42,
+    "loud": False,
+    "where": {"zone": "z1"},
+    "note": "x",
+}
 ROUTED_HEADERS = {
     "Mcp-Param-Region": "us-west1",
     "Mcp-Param-Count": "42",
@@ -447,9 +515,21 @@ ROUTED_HEADERS = {
         ({}, {"Mcp-Param-Region": "=?base64?dXMtd2VzdDE?="}, False),  # bad padding
         ({}, {"Mcp-Param-Region": "=?base64?dXMt!!!d2VzdDE=?="}, False),
         ({"region": "Hello, 世界"}, {"Mcp-Param-Region": b64("Hello, 世界")}, True),
-        ({"region": "dXMtd2VzdDE="}, {"Mcp-Param-Region": "dXMtd2VzdDE="}, True),  # no sentinel: literal
-        ({"region": None, "count": None}, {"Mcp-Param-Region": None, "Mcp-Param-Count": None}, True),
-        ({"where": None}, {"Mcp-Param-Zone": None}, True),  # nothing at the path: no header expected
+        (
+            {"region": "dXMtd2VzdDE="},
+            {"Mcp-Param-Region": "dXMtd2VzdDE="},
+            True,
+        ),  # no sentinel: literal
+        (
+            {"region": None, "count": None},
+            {"Mcp-Param-Region": None, "Mcp-Param-Count": None},
+            True,
+        ),
+        (
+            {"where": None},
+            {"Mcp-Param-Zone": None},
+            True,
+        ),  # nothing at the path: no header expected
         ({}, {"Mcp-Param-Unknown": "anything"}, True),
     ],
 )
@@ -468,9 +548,14 @@ def test_mcp_param_headers_must_mirror_the_arguments(
         response = await post(peer.url(), message, headers)
         answer = response.json()
         if accepted:
-            assert response.status_code == 200 and json.loads(answer["result"]["content"][0]["text"]) == merged
+            assert (
+                response.status_code == 200
+                and json.loads(answer["result"]["content"][0]["text"]) == merged
+            )
         else:
-            assert response.status_code == 400 and answer["error"]["code"] == jsonrpc.HEADER_MISMATCH
+            assert (
+                response.status_code == 400 and answer["error"]["code"] == jsonrpc.HEADER_MISMATCH
+            )
             assert "Mcp-Param-" in answer["error"]["message"]
 
     run(main())
@@ -482,11 +567,16 @@ def test_mcp_param_headers_are_checked_against_the_servers_own_listing() -> None
 
     async def main(url: str) -> None:
         bad = {VERSION_KEY: MODERN}  # no client capabilities: a tools/list with it fails
-        message = request(31, "tools/call", {"name": "routed", "arguments": ROUTED_ARGUMENTS}, meta=bad)
+        message = request(
+            31, "tools/call", {"name": "routed", "arguments": ROUTED_ARGUMENTS}, meta=bad
+        )
         response = await post(url, message, headers_for(message))
         assert response.status_code == 400
         answer = response.json()
-        assert answer["error"]["code"] == jsonrpc.HEADER_MISMATCH and "Mcp-Param-Region" in answer["error"]["message"]
+        assert (
+            answer["error"]["code"] == jsonrpc.HEADER_MISMATCH
+            and "Mcp-Param-Region" in answer["error"]["message"]
+        )
         assert handlers.listed_by == ["mcp-runtime-header-check"]
 
     handlers = ModernHandlers()
@@ -502,7 +592,12 @@ def test_mcp_param_headers_are_checked_against_the_servers_own_listing() -> None
     [
         ("unknown/method", {}, 404, jsonrpc.METHOD_NOT_FOUND),
         ("ping", {}, 404, jsonrpc.METHOD_NOT_FOUND),
-        ("initialize", {"protocolVersion": HANDSHAKE, "capabilities": {}}, 404, jsonrpc.METHOD_NOT_FOUND),
+        (
+            "initialize",
+            {"protocolVersion": HANDSHAKE, "capabilities": {}},
+            404,
+            jsonrpc.METHOD_NOT_FOUND,
+        ),
         ("logging/setLevel", {"level": "info"}, 404, jsonrpc.METHOD_NOT_FOUND),
         ("resources/subscribe", {"uri": "memo://a"}, 404, jsonrpc.METHOD_NOT_FOUND),
         ("tools/call", {"name": "ask"}, 400, jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY),
@@ -510,7 +605,9 @@ def test_mcp_param_headers_are_checked_against_the_servers_own_listing() -> None
         ("tools/call", {"arguments": {}}, 400, jsonrpc.INVALID_PARAMS),  # no name
     ],
 )
-def test_the_status_follows_the_error(peer: Peer, method: str, params: dict[str, Any], status: int, code: int) -> None:
+def test_the_status_follows_the_error(
+    peer: Peer, method: str, params: dict[str, Any], status: int, code: int
+) -> None:
     async def main() -> None:
         message = request(40, method, params)
         response = await post(peer.url(), message, headers_for(message))
@@ -526,7 +623,10 @@ def test_a_ping_without_meta_is_invalid_rather_than_unknown(peer: Peer) -> None:
     async def main() -> None:
         message = request(41, "ping", meta={VERSION_KEY: MODERN})
         response = await post(peer.url(), message, headers_for(message))
-        assert response.status_code == 400 and response.json()["error"]["code"] == jsonrpc.INVALID_PARAMS
+        assert (
+            response.status_code == 400
+            and response.json()["error"]["code"] == jsonrpc.INVALID_PARAMS
+        )
 
     run(main())
 
@@ -539,13 +639,18 @@ def test_a_response_first_is_json_without_session_or_event_ids(peer: Peer) -> No
         assert int(response.headers["content-length"]) == len(response.content)  # not chunked
         assert "mcp-session-id" not in response.headers
         answer = response.json()
-        assert answer["id"] == CALL["id"] and answer["result"]["content"][0]["text"] == '{"text": "hi"}'
+        assert (
+            answer["id"] == CALL["id"]
+            and answer["result"]["content"][0]["text"] == '{"text": "hi"}'
+        )
         assert answer["result"]["resultType"] == "complete"
         assert peer.streamable.sessions == {}
 
         # A client that takes SSE alone gets the response as one event.
         response = await post(peer.url(), CALL, headers_for(CALL, accept="text/event-stream"))
-        assert response.status_code == 200 and response.headers["content-type"] == "text/event-stream"
+        assert (
+            response.status_code == 200 and response.headers["content-type"] == "text/event-stream"
+        )
         assert b"\nid:" not in b"\n" + response.content
         assert [m["id"] for m in sse_messages(response.content)] == [CALL["id"]]
         # Sent whole: with its length, and nothing asking proxies not to buffer it.
@@ -561,8 +666,16 @@ def test_a_response_first_is_json_without_session_or_event_ids(peer: Peer) -> No
 
 def test_a_notification_is_accepted(peer: Peer) -> None:
     async def main() -> None:
-        message = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
-        headers = {"accept": ACCEPT, "content-type": "application/json", "mcp-protocol-version": MODERN}
+        message = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": 1},
+        }
+        headers = {
+            "accept": ACCEPT,
+            "content-type": "application/json",
+            "mcp-protocol-version": MODERN,
+        }
         response = await post(peer.url(), message, headers)
         assert response.status_code == 202 and response.content == b""
 
@@ -591,7 +704,11 @@ def test_host_origin_and_size_checks_hold(peer: Peer) -> None:
         response = await post(peer.url(), big, headers_for(big))
         assert response.status_code == 413
         async with httpx.AsyncClient(timeout=10) as raw:
-            broken = await raw.post(peer.url(), content=b'{"jsonrpc": "2.0", "id": 1, "method": ', headers=headers_for(LIST))
+            broken = await raw.post(
+                peer.url(),
+                content=b'{"jsonrpc": "2.0", "id": 1, "method": ',
+                headers=headers_for(LIST),
+            )
         assert broken.status_code == 400 and broken.json()["error"]["code"] == jsonrpc.PARSE_ERROR
 
     run(main())
@@ -602,9 +719,16 @@ def test_host_origin_and_size_checks_hold(peer: Peer) -> None:
 
 def test_progress_streams_before_the_response(peer: Peer) -> None:
     async def main() -> None:
-        message = request(50, "tools/call", {"name": "progress", "arguments": {"steps": 3}}, meta={**META, "progressToken": "p"})
+        message = request(
+            50,
+            "tools/call",
+            {"name": "progress", "arguments": {"steps": 3}},
+            meta={**META, "progressToken": "p"},
+        )
         response = await post(peer.url(), message, headers_for(message))
-        assert response.status_code == 200 and response.headers["content-type"] == "text/event-stream"
+        assert (
+            response.status_code == 200 and response.headers["content-type"] == "text/event-stream"
+        )
         assert response.headers["x-accel-buffering"] == "no"
         assert b"\nid:" not in b"\n" + response.content  # not resumable: no event ids
         sent = sse_messages(response.content)
@@ -625,9 +749,16 @@ def test_a_json_client_of_a_chatty_request_gets_its_response() -> None:
     they are dropped, not queued, so they never fill max_stream_buffer."""
 
     async def main(url: str) -> None:
-        message = request(53, "tools/call", {"name": "log", "arguments": {"times": 50}}, meta={**META, LOG_LEVEL_KEY: "info"})
+        message = request(
+            53,
+            "tools/call",
+            {"name": "log", "arguments": {"times": 50}},
+            meta={**META, LOG_LEVEL_KEY: "info"},
+        )
         response = await post(url, message, headers_for(message, accept="application/json"))
-        assert response.status_code == 200 and response.headers["content-type"] == "application/json"
+        assert (
+            response.status_code == 200 and response.headers["content-type"] == "application/json"
+        )
         assert response.json()["id"] == 53 and "result" in response.json()
 
     server = Server([LegacyHandlers(), ModernHandlers()], name="m", version="1")
@@ -642,7 +773,10 @@ def test_log_messages_only_when_the_request_asks(peer: Peer) -> None:
         assert response.headers["content-type"] == "application/json"
         loud = request(52, "tools/call", {"name": "log"}, meta={**META, LOG_LEVEL_KEY: "info"})
         response = await post(peer.url(), loud, headers_for(loud))
-        assert [m.get("method") for m in sse_messages(response.content)] == ["notifications/message", None]
+        assert [m.get("method") for m in sse_messages(response.content)] == [
+            "notifications/message",
+            None,
+        ]
 
     run(main())
 
@@ -653,7 +787,9 @@ def test_our_client_gets_progress_over_sse(peer: Peer) -> None:
             assert session.modern and session.protocol_version == MODERN
             seen: list[tuple[float, float | None, str | None]] = []
             result = await mcp.ClientStub(session).call_tool(
-                "progress", arguments={"steps": 2}, on_progress=lambda p, t, m: seen.append((p, t, m))
+                "progress",
+                arguments={"steps": 2},
+                on_progress=lambda p, t, m: seen.append((p, t, m)),
             )
             assert result.content[0].text == "done 2"  # type: ignore[union-attr]
             assert seen == [(1, 2, "step 1"), (2, 2, "step 2")]
@@ -661,13 +797,20 @@ def test_our_client_gets_progress_over_sse(peer: Peer) -> None:
     run(main())
 
 
-async def open_listen(url: str, request_id: int, wanted: dict[str, Any]) -> AsyncGenerator[Any, None]:
+async def open_listen(
+    url: str, request_id: int, wanted: dict[str, Any]
+) -> AsyncGenerator[Any, None]:
     """The messages of a subscriptions/listen stream, as they come."""
     message = request(request_id, "subscriptions/listen", {"notifications": wanted})
     parser = SSEParser()
     async with httpx.AsyncClient(timeout=10) as raw:
-        async with raw.stream("POST", url, content=json.dumps(message), headers=headers_for(message)) as response:
-            assert response.status_code == 200 and response.headers["content-type"] == "text/event-stream"
+        async with raw.stream(
+            "POST", url, content=json.dumps(message), headers=headers_for(message)
+        ) as response:
+            assert (
+                response.status_code == 200
+                and response.headers["content-type"] == "text/event-stream"
+            )
             async for chunk in response.aiter_bytes():
                 for event in parser.feed(chunk):
                     yield json.loads(event.data)
@@ -700,7 +843,9 @@ def test_listen_stream_acknowledges_then_delivers_what_was_asked(peer: Peer) -> 
         assert all(m["params"]["_meta"][SUBSCRIPTION_ID_KEY] == 60 for m in received)
         assert peer.streamable.requests_in_flight == 1
         await stream.aclose()  # the client goes away: the listen request ends
-        await eventually(lambda: peer.streamable.requests_in_flight == 0, what="the listen request to end")
+        await eventually(
+            lambda: peer.streamable.requests_in_flight == 0, what="the listen request to end"
+        )
 
         # The server ends a stream with the listen request's result.
         stream = open_listen(peer.url(), 62, {"promptsListChanged": True})
@@ -734,13 +879,17 @@ def test_closing_the_app_ends_listen_streams_with_their_result() -> None:
         run(main(served, app))
 
 
-def test_a_quiet_listen_stream_gets_keepalive_comments(peer: Peer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_quiet_listen_stream_gets_keepalive_comments(
+    peer: Peer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(streamable_http, "KEEPALIVE_SECONDS", 0.05)
 
     async def main() -> None:
         message = request(61, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
         async with httpx.AsyncClient(timeout=10) as raw:
-            async with raw.stream("POST", peer.url(), content=json.dumps(message), headers=headers_for(message)) as response:
+            async with raw.stream(
+                "POST", peer.url(), content=json.dumps(message), headers=headers_for(message)
+            ) as response:
                 received = b""
                 async for chunk in response.aiter_bytes():
                     received += chunk
@@ -756,7 +905,9 @@ class ListChanges(mcp.ClientHandlers):
         self.tools = asyncio.Event()
 
     @override
-    async def on_tool_list_changed(self, params: mcp.NotificationParams, ctx: RequestContext) -> None:
+    async def on_tool_list_changed(
+        self, params: mcp.NotificationParams, ctx: RequestContext
+    ) -> None:
         self.tools.set()
 
 
@@ -769,7 +920,9 @@ def test_our_client_listens_over_http(peer: Peer) -> None:
             await peer.http.call(lambda: peer.server.notify_list_changed("tools"))
             await asyncio.wait_for(handlers.tools.wait(), 10)
             await listener.close()
-            await eventually(lambda: peer.streamable.requests_in_flight == 0, what="the listen request to end")
+            await eventually(
+                lambda: peer.streamable.requests_in_flight == 0, what="the listen request to end"
+            )
 
     run(main())
 
@@ -781,20 +934,32 @@ def test_closing_the_stream_cancels_the_request(peer: Peer) -> None:
     async def main() -> None:
         message = request(70, "tools/call", {"name": "slow", "arguments": {"tag": "raw"}})
         async with httpx.AsyncClient(timeout=10) as raw:
-            task = asyncio.ensure_future(raw.post(peer.url(), content=json.dumps(message), headers=headers_for(message)))
+            task = asyncio.ensure_future(
+                raw.post(peer.url(), content=json.dumps(message), headers=headers_for(message))
+            )
             await eventually(lambda: "raw" in peer.handlers.started, what="the call to start")
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
-        await eventually(lambda: "raw" in peer.handlers.cancelled, what="the handler to be cancelled")
+        await eventually(
+            lambda: "raw" in peer.handlers.cancelled, what="the handler to be cancelled"
+        )
 
         async with connect_streamable_http(modern_client(), peer.url()) as session:
             with pytest.raises(McpError) as timed_out:
-                await mcp.ClientStub(session).call_tool("slow", arguments={"tag": "client"}, timeout=0.5)
+                await mcp.ClientStub(session).call_tool(
+                    "slow", arguments={"tag": "client"}, timeout=0.5
+                )
             assert timed_out.value.code == jsonrpc.REQUEST_TIMEOUT
-            await eventually(lambda: "client" in peer.handlers.cancelled, what="the handler to be cancelled")
+            await eventually(
+                lambda: "client" in peer.handlers.cancelled, what="the handler to be cancelled"
+            )
         # The cancellation was the closed stream: no notifications/cancelled was POSTed.
-        posted = [h for h in peer.http.recorder.matching("POST") if h.get("mcp-method") == "notifications/cancelled"]
+        posted = [
+            h
+            for h in peer.http.recorder.matching("POST")
+            if h.get("mcp-method") == "notifications/cancelled"
+        ]
         assert posted == []
 
     run(main())
@@ -831,9 +996,14 @@ def test_first_step_answers_at_once_or_hands_the_handler_over() -> None:
         assert isinstance(answered, bytes)
         assert json.loads(answered)["result"]["content"][0]["text"] == '{"a": 1}'
         failed = first_step(route, 2, params(name="fail"), b"", summon, None)
-        assert isinstance(failed, bytes) and json.loads(failed)["error"]["message"] == "the tool failed on purpose"
+        assert (
+            isinstance(failed, bytes)
+            and json.loads(failed)["error"]["message"] == "the tool failed on purpose"
+        )
         assert first_step(route, 3, params(name=5), b"", summon, None) is None
-        waiting = first_step(route, 4, params(name="slow", arguments={"seconds": 0, "tag": "t"}), b"", summon, None)
+        waiting = first_step(
+            route, 4, params(name="slow", arguments={"seconds": 0, "tag": "t"}), b"", summon, None
+        )
         assert isinstance(waiting, stepping.Pending) and handlers.started == ["t"]
         result = await waiting.rest()  # what the handler returns, once carried on
         assert result.content[0].text == "slept t"
@@ -861,23 +1031,39 @@ def test_a_context_kept_past_its_request_finds_its_session_closed(peer: Peer) ->
 def test_requests_in_flight_are_capped_like_a_sessions() -> None:
     async def main(url: str) -> None:
         async with httpx.AsyncClient(timeout=10) as raw:
-            slow = [request(80 + i, "tools/call", {"name": "slow", "arguments": {"tag": f"cap{i}"}}) for i in range(2)]
-            calls = [asyncio.ensure_future(raw.post(url, content=json.dumps(m), headers=headers_for(m))) for m in slow]
+            slow = [
+                request(80 + i, "tools/call", {"name": "slow", "arguments": {"tag": f"cap{i}"}})
+                for i in range(2)
+            ]
+            calls = [
+                asyncio.ensure_future(raw.post(url, content=json.dumps(m), headers=headers_for(m)))
+                for m in slow
+            ]
             await eventually(lambda: len(handlers.started) == 2, what="both calls to start")
             one_more = request(82, "tools/call", {"name": "echo", "arguments": {"text": "over"}})
             response = await post(url, one_more, headers_for(one_more))
-            assert response.status_code == 429 and response.headers["content-type"] == "application/json"
+            assert (
+                response.status_code == 429
+                and response.headers["content-type"] == "application/json"
+            )
             error = response.json()
             assert error["id"] == 82 and error["error"]["code"] == jsonrpc.INVALID_REQUEST
             for call in calls:
                 call.cancel()
             await asyncio.gather(*calls, return_exceptions=True)
-            await eventually(lambda: app.streamable.requests_in_flight == 0, what="the calls to end")
+            await eventually(
+                lambda: app.streamable.requests_in_flight == 0, what="the calls to end"
+            )
             response = await post(url, one_more, headers_for(one_more))
-            assert response.status_code == 200 and response.json()["result"]["content"][0]["text"] == '{"text": "over"}'
+            assert (
+                response.status_code == 200
+                and response.json()["result"]["content"][0]["text"] == '{"text": "over"}'
+            )
 
     handlers = ModernHandlers()
-    app = http_app(Server([LegacyHandlers(), handlers], name="m", version="1"), max_concurrent_requests=2)
+    app = http_app(
+        Server([LegacyHandlers(), handlers], name="m", version="1"), max_concurrent_requests=2
+    )
     with serving(app) as capped:
         run(main(capped.url()))
 
@@ -891,7 +1077,9 @@ def test_concurrent_requests_each_get_their_own_answer(peer: Peer) -> None:
             async def counted(steps: int) -> str:
                 seen[steps] = []
                 result = await server.call_tool(
-                    "progress", arguments={"steps": steps}, on_progress=lambda p, t, m: seen[steps].append(p)
+                    "progress",
+                    arguments={"steps": steps},
+                    on_progress=lambda p, t, m: seen[steps].append(p),
                 )
                 return result.content[0].text  # type: ignore[union-attr]
 
@@ -899,7 +1087,9 @@ def test_concurrent_requests_each_get_their_own_answer(peer: Peer) -> None:
                 result = await server.call_tool("echo", arguments={"text": str(index)})
                 return result.content[0].text  # type: ignore[union-attr]
 
-            answers = await asyncio.gather(*(counted(n) for n in range(1, 6)), *(echoed(i) for i in range(30)))
+            answers = await asyncio.gather(
+                *(counted(n) for n in range(1, 6)), *(echoed(i) for i in range(30))
+            )
             assert answers[:5] == [f"done {n}" for n in range(1, 6)]
             assert answers[5:] == [json.dumps({"text": str(i)}) for i in range(30)]
             assert seen == {n: [float(step) for step in range(1, n + 1)] for n in range(1, 6)}
@@ -917,18 +1107,34 @@ def test_our_client_mirrors_the_body_in_headers(peer: Peer) -> None:
             server = mcp.ClientStub(session)
             tools = {tool.name for tool in (await server.list_tools()).tools}
             assert "routed" in tools and "invalid" not in tools  # its x-mcp-header is invalid
-            arguments = {"region": "Hello, 世界", "count": 7, "loud": True, "where": {"zone": " z "}, "note": "n"}
+            arguments = {
+                "region": "Hello, 世界",
+                "count": 7,
+                "loud": True,
+                "where": {"zone": " z "},
+                "note": "n",
+            }
             result = await server.call_tool("routed", arguments=arguments)
             assert json.loads(result.content[0].text) == arguments  # type: ignore[union-attr]
             await server.read_resource("memo://ü")
             await server.get_prompt("review")
         sent = [h for m, _, h in peer.http.recorder.requests[before:] if m == "POST"]
         assert all("mcp-session-id" not in h and h["mcp-protocol-version"] == MODERN for h in sent)
-        assert [h["mcp-method"] for h in sent] == ["server/discover", "tools/list", "tools/call", "resources/read", "prompts/get"]
+        assert [h["mcp-method"] for h in sent] == [
+            "server/discover",
+            "tools/list",
+            "tools/call",
+            "resources/read",
+            "prompts/get",
+        ]
         call = sent[2]
         assert call["mcp-name"] == "routed"
         assert call["mcp-param-region"] == b64("Hello, 世界")
-        assert (call["mcp-param-count"], call["mcp-param-loud"], call["mcp-param-zone"]) == ("7", "true", b64(" z "))
+        assert (call["mcp-param-count"], call["mcp-param-loud"], call["mcp-param-zone"]) == (
+            "7",
+            "true",
+            b64(" z "),
+        )
         assert not any(name.startswith("mcp-param-note") for name in call)
         assert decode_value(sent[3]["mcp-name"]) == "memo://ü" and sent[4]["mcp-name"] == "review"
         assert all(m == "POST" for m, _, _ in peer.http.recorder.requests[before:])
@@ -947,7 +1153,10 @@ def test_our_client_gets_error_statuses_as_the_servers_errors(peer: Peer) -> Non
             assert not refused.value.message.startswith("POST")
             with pytest.raises(McpError) as unknown:
                 await session.request_raw("nope/method", json.dumps({"_meta": META}).encode())
-            assert (unknown.value.code, unknown.value.message) == (jsonrpc.METHOD_NOT_FOUND, "Method not found: nope/method")
+            assert (unknown.value.code, unknown.value.message) == (
+                jsonrpc.METHOD_NOT_FOUND,
+                "Method not found: nope/method",
+            )
             # The session goes on.
             assert (await server.call_tool("echo", arguments={"text": "on"})).content[0].text == '{"text": "on"}'  # type: ignore[union-attr]
 
@@ -964,23 +1173,38 @@ def test_handshake_clients_still_get_sessions(peer: Peer) -> None:
         session = await old.connect(transport)
         try:
             assert not session.modern and session.protocol_version == HANDSHAKE
-            assert transport.session_id is not None and transport.session_id in peer.streamable.sessions
+            assert (
+                transport.session_id is not None
+                and transport.session_id in peer.streamable.sessions
+            )
             result = await legacy.ClientStub(session).call_tool("echo", arguments={"text": "old"})
             assert result.content[0].text == '{"text": "old"}'  # type: ignore[union-attr]
             async with connect_streamable_http(modern_client(), peer.url()) as modern:
                 assert modern.modern
                 assert (await mcp.ClientStub(modern).call_tool("echo")).content[0].text == "{}"  # type: ignore[union-attr]
-            await eventually(lambda: bool(peer.http.recorder.matching("GET", "mcp-session-id")), what="the GET stream")
+            await eventually(
+                lambda: bool(peer.http.recorder.matching("GET", "mcp-session-id")),
+                what="the GET stream",
+            )
         finally:
             await session.close()
-        await eventually(lambda: transport.session_id not in peer.streamable.sessions, what="the session to end")
+        await eventually(
+            lambda: transport.session_id not in peer.streamable.sessions, what="the session to end"
+        )
 
         # Raw: a POST without session that names a handshake revision still needs one.
         async with httpx.AsyncClient(timeout=10) as raw:
             message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-            headers = {"accept": ACCEPT, "content-type": "application/json", "mcp-protocol-version": HANDSHAKE}
+            headers = {
+                "accept": ACCEPT,
+                "content-type": "application/json",
+                "mcp-protocol-version": HANDSHAKE,
+            }
             response = await raw.post(peer.url(), content=json.dumps(message), headers=headers)
-            assert response.status_code == 400 and "Mcp-Session-Id" in response.json()["error"]["message"]
+            assert (
+                response.status_code == 400
+                and "Mcp-Session-Id" in response.json()["error"]["message"]
+            )
 
     run(main())
 
@@ -1003,11 +1227,20 @@ def test_the_older_stateless_mode_still_serves_handshake_requests() -> None:
     async def main(url: str) -> None:
         async with httpx.AsyncClient(timeout=10) as raw:
             message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-            headers = {"accept": ACCEPT, "content-type": "application/json", "mcp-protocol-version": HANDSHAKE}
+            headers = {
+                "accept": ACCEPT,
+                "content-type": "application/json",
+                "mcp-protocol-version": HANDSHAKE,
+            }
             old = await raw.post(url, content=json.dumps(message), headers=headers)
-            assert old.status_code == 200 and [t["name"] for t in sse_messages(old.content)[0]["result"]["tools"]] == ["echo"]
+            assert old.status_code == 200 and [
+                t["name"] for t in sse_messages(old.content)[0]["result"]["tools"]
+            ] == ["echo"]
             response = await post(url, CALL, headers_for(CALL))
-            assert response.status_code == 200 and response.json()["result"]["content"][0]["text"] == '{"text": "hi"}'
+            assert (
+                response.status_code == 200
+                and response.json()["result"]["content"][0]["text"] == '{"text": "hi"}'
+            )
 
     server = Server([LegacyHandlers(), ModernHandlers()], name="m", version="1")
     with serving(http_app(server, stateless=True)) as stateless:
@@ -1021,8 +1254,16 @@ def test_an_authentication_status_is_not_a_reason_to_fall_back() -> None:
     async def unauthorized(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Unauthorized"}}).encode()
-        await send({"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"application/json")]})
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Unauthorized"}}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
     async def main(server: ThreadedServer) -> None:
@@ -1030,8 +1271,9 @@ def test_an_authentication_status_is_not_a_reason_to_fall_back() -> None:
             async with connect_streamable_http(modern_client(), server.url()):
                 pass
         assert refused.value.data == {"httpStatus": 401} and "Unauthorized" in refused.value.message
-        assert [h["mcp-method"] for m, _, h in server.recorder.requests if m == "POST"] == ["server/discover"]
+        assert [h["mcp-method"] for m, _, h in server.recorder.requests if m == "POST"] == [
+            "server/discover"
+        ]
 
     with serving(unauthorized) as server:
         run(main(server))
-

@@ -13,10 +13,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from mcp_runtime.http import http_app
-from mcp_runtime.server import Server
 from support.asgi import request
 from support.http_servers import run
+
+from mcp_runtime.http import http_app
+from mcp_runtime.server import Server
 
 EXAMPLE = Path(__file__).resolve().parent / "support" / "lowlevel_modern_server.py"
 ACCEPT = "application/json, text/event-stream"
@@ -43,10 +44,14 @@ def call(request_id: int, meta: bool) -> bytes:
     params: dict[str, Any] = {"name": "echo", "arguments": {"text": f"hi {request_id}"}}
     if meta:
         params["_meta"] = META
-    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}).encode()
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    ).encode()
 
 
-async def left_for_the_collector(requests: Callable[[], Awaitable[None]]) -> tuple[int, Counter[str]]:
+async def left_for_the_collector(
+    requests: Callable[[], Awaitable[None]],
+) -> tuple[int, Counter[str]]:
     """Objects the cyclic collector finds after ``requests`` ran with it off, and their types."""
     gc.collect()
     gc.disable()
@@ -82,17 +87,27 @@ def test_a_2026_07_28_request_leaves_no_cycles() -> None:
         return await left_for_the_collector(calls)
 
     found, kinds = run(main())
-    assert found == 0, f"{found} objects in cycles after {REQUESTS} requests: {kinds.most_common(10)}"
+    assert (
+        found == 0
+    ), f"{found} objects in cycles after {REQUESTS} requests: {kinds.most_common(10)}"
 
 
 def test_a_session_request_leaves_no_cycles() -> None:
     app = http_app(modern_server())
-    base = {"content-type": "application/json", "accept": ACCEPT, "mcp-protocol-version": "2025-11-25"}
+    base = {
+        "content-type": "application/json",
+        "accept": ACCEPT,
+        "mcp-protocol-version": "2025-11-25",
+    }
     initialize = {
         "jsonrpc": "2.0",
         "id": 0,
         "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
     }
     headers: dict[str, str] = {}
     ids = iter(range(1, 10 * REQUESTS))
@@ -106,9 +121,13 @@ def test_a_session_request_leaves_no_cycles() -> None:
     async def main() -> tuple[int, Counter[str]]:
         response = await request(app, "POST", "/mcp", base, json.dumps(initialize).encode())
         headers.update(base, **{"mcp-session-id": response.headers["mcp-session-id"]})
-        await request(app, "POST", "/mcp", headers, b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        await request(
+            app, "POST", "/mcp", headers, b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+        )
         await calls()
         return await left_for_the_collector(calls)
 
     found, kinds = run(main())
-    assert found == 0, f"{found} objects in cycles after {REQUESTS} requests: {kinds.most_common(10)}"
+    assert (
+        found == 0
+    ), f"{found} objects in cycles after {REQUESTS} requests: {kinds.most_common(10)}"

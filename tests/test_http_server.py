@@ -11,11 +11,11 @@ from typing import Any
 
 import httpx
 import pytest
+from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 
 from mcp_runtime.codec import encode
 from mcp_runtime.http import HttpApp, http_app
 from mcp_runtime.http_client import SSEParser
-from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 
 ACCEPT = "application/json, text/event-stream"
 LIMIT = 64 * 1024
@@ -23,7 +23,11 @@ INIT = {
     "jsonrpc": "2.0",
     "id": 1,
     "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
 }
 
 
@@ -33,12 +37,20 @@ def servers() -> Iterator[dict[str, ThreadedServer]]:
         serving(http_app(lowlevel_server(), retry_ms=200, max_body_size=LIMIT)) as sse,
         serving(http_app(lowlevel_server(), json_response=True)) as json_mode,
         serving(http_app(lowlevel_server(), stateless=True)) as stateless,
-        serving(http_app(lowlevel_server(), allowed_hosts=["mcp.example"], allowed_origins=["https://app.example"])) as public,
+        serving(
+            http_app(
+                lowlevel_server(),
+                allowed_hosts=["mcp.example"],
+                allowed_origins=["https://app.example"],
+            )
+        ) as public,
     ):
         yield {"sse": sse, "json": json_mode, "stateless": stateless, "public": public}
 
 
-def headers(session_id: str | None = None, version: str | None = "2025-11-25", **extra: str) -> dict[str, str]:
+def headers(
+    session_id: str | None = None, version: str | None = "2025-11-25", **extra: str
+) -> dict[str, str]:
     result = {"accept": ACCEPT, "content-type": "application/json", **extra}
     if session_id is not None:
         result["mcp-session-id"] = session_id
@@ -57,7 +69,9 @@ async def initialize(raw: httpx.AsyncClient, url: str) -> str:
     assert response.status_code == 200, response.text
     session_id = response.headers["mcp-session-id"]
     initialized = await raw.post(
-        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers(session_id)
+        url,
+        json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+        headers=headers(session_id),
     )
     assert initialized.status_code == 202 and initialized.content == b""
     return session_id
@@ -88,9 +102,17 @@ def test_foreign_host_and_origin_are_refused(servers: dict[str, ThreadedServer])
                 assert evil_host.status_code == 403 and "host" in evil_host.text
                 evil_origin = await raw.get(target, headers=headers(origin="http://evil.example"))
                 assert evil_origin.status_code == 403 and "origin" in evil_origin.text
-                rebound = await raw.post(target, json=INIT, headers=headers(host="evil.example:80", origin="http://evil.example:80"))
+                rebound = await raw.post(
+                    target,
+                    json=INIT,
+                    headers=headers(host="evil.example:80", origin="http://evil.example:80"),
+                )
                 assert rebound.status_code == 403
-            local = await raw.post(url, json=INIT, headers=headers(origin="http://localhost:5173", host="localhost:8000"))
+            local = await raw.post(
+                url,
+                json=INIT,
+                headers=headers(origin="http://localhost:5173", host="localhost:8000"),
+            )
             assert local.status_code == 200
 
     run(main())
@@ -101,10 +123,16 @@ def test_configured_hosts_and_origins(servers: dict[str, ThreadedServer]) -> Non
 
     async def main() -> None:
         async with client() as raw:
-            assert (await raw.post(url, json=INIT, headers=headers())).status_code == 403  # 127.0.0.1 not listed
-            ok = await raw.post(url, json=INIT, headers=headers(host="mcp.example", origin="https://app.example"))
+            assert (
+                await raw.post(url, json=INIT, headers=headers())
+            ).status_code == 403  # 127.0.0.1 not listed
+            ok = await raw.post(
+                url, json=INIT, headers=headers(host="mcp.example", origin="https://app.example")
+            )
             assert ok.status_code == 200
-            other = await raw.post(url, json=INIT, headers=headers(host="mcp.example", origin="https://evil.example"))
+            other = await raw.post(
+                url, json=INIT, headers=headers(host="mcp.example", origin="https://evil.example")
+            )
             assert other.status_code == 403
 
     run(main())
@@ -123,7 +151,9 @@ def test_body_over_the_limit_is_413(servers: dict[str, ThreadedServer]) -> None:
             response = await raw.post(url, json=big, headers=headers(session_id))
             assert response.status_code == 413
             assert response.json()["error"]["message"] == f"Request body larger than {LIMIT} bytes"
-            fits = request(3, "tools/call", {"name": "echo", "arguments": {"text": "x" * (LIMIT // 2)}})
+            fits = request(
+                3, "tools/call", {"name": "echo", "arguments": {"text": "x" * (LIMIT // 2)}}
+            )
             assert (await raw.post(url, json=fits, headers=headers(session_id))).status_code == 200
 
     run(main())
@@ -136,17 +166,35 @@ def test_session_header_rules(servers: dict[str, ThreadedServer]) -> None:
         async with client() as raw:
             session_id = await initialize(raw, url)
             missing = await raw.post(url, json=request(2, "ping"), headers=headers())
-            assert missing.status_code == 400 and "Mcp-Session-Id" in missing.json()["error"]["message"]
-            unknown = await raw.post(url, json=request(2, "ping"), headers=headers("no-such-session"))
+            assert (
+                missing.status_code == 400
+                and "Mcp-Session-Id" in missing.json()["error"]["message"]
+            )
+            unknown = await raw.post(
+                url, json=request(2, "ping"), headers=headers("no-such-session")
+            )
             assert unknown.status_code == 404
             assert (await raw.get(url, headers=headers("no-such-session"))).status_code == 404
             assert (await raw.get(url, headers=headers())).status_code == 400
-            bad_version = await raw.post(url, json=request(2, "ping"), headers=headers(session_id, "1999-01-01"))
-            assert bad_version.status_code == 400 and "MCP-Protocol-Version" in bad_version.json()["error"]["message"]
-            assert (await raw.get(url, headers=headers(session_id, "1999-01-01"))).status_code == 400
+            bad_version = await raw.post(
+                url, json=request(2, "ping"), headers=headers(session_id, "1999-01-01")
+            )
+            assert (
+                bad_version.status_code == 400
+                and "MCP-Protocol-Version" in bad_version.json()["error"]["message"]
+            )
+            assert (
+                await raw.get(url, headers=headers(session_id, "1999-01-01"))
+            ).status_code == 400
             fine = await raw.post(url, json=request(2, "ping"), headers=headers(session_id))
-            assert fine.status_code == 200 and messages(fine.content)[-1] == {"jsonrpc": "2.0", "id": 2, "result": {}}
-            no_version = await raw.post(url, json=request(3, "ping"), headers=headers(session_id, None))
+            assert fine.status_code == 200 and messages(fine.content)[-1] == {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "result": {},
+            }
+            no_version = await raw.post(
+                url, json=request(3, "ping"), headers=headers(session_id, None)
+            )
             assert no_version.status_code == 200
 
     run(main())
@@ -157,13 +205,19 @@ def test_accept_content_type_and_methods(servers: dict[str, ThreadedServer]) -> 
 
     async def main() -> None:
         async with client() as raw:
-            assert (await raw.post(url, json=INIT, headers={"accept": "application/json"})).status_code == 406
-            wrong_type = await raw.post(url, content=b"{}", headers={"accept": ACCEPT, "content-type": "text/plain"})
+            assert (
+                await raw.post(url, json=INIT, headers={"accept": "application/json"})
+            ).status_code == 406
+            wrong_type = await raw.post(
+                url, content=b"{}", headers={"accept": ACCEPT, "content-type": "text/plain"}
+            )
             assert wrong_type.status_code == 415
             bad_json = await raw.post(url, content=b"{nope", headers=headers())
             assert bad_json.status_code == 400 and bad_json.json()["error"]["code"] == -32700
             assert (await raw.put(url, json=INIT, headers=headers())).status_code == 405
-            assert (await raw.post(servers["sse"].url("/elsewhere"), json=INIT, headers=headers())).status_code == 404
+            assert (
+                await raw.post(servers["sse"].url("/elsewhere"), json=INIT, headers=headers())
+            ).status_code == 404
 
     run(main())
 
@@ -193,7 +247,9 @@ def test_delete_ends_the_session(servers: dict[str, ThreadedServer]) -> None:
             assert isinstance(app, HttpApp) and session_id in app.streamable.sessions
             assert (await raw.delete(url, headers=headers(session_id))).status_code == 200
             assert session_id not in app.streamable.sessions
-            assert (await raw.post(url, json=request(2, "ping"), headers=headers(session_id))).status_code == 404
+            assert (
+                await raw.post(url, json=request(2, "ping"), headers=headers(session_id))
+            ).status_code == 404
             assert (await raw.get(url, headers=headers(session_id))).status_code == 404
             assert (await raw.delete(url, headers=headers(session_id))).status_code == 404
 
@@ -231,7 +287,9 @@ def test_stateless_server_has_no_get_or_delete(servers: dict[str, ThreadedServer
             assert (await raw.get(url, headers=headers())).status_code == 405
             assert (await raw.delete(url, headers=headers())).status_code == 405
             listed = await raw.post(url, json=request(2, "tools/list"), headers=headers())
-            assert "echo" in [tool["name"] for tool in messages(listed.content)[-1]["result"]["tools"]]
+            assert "echo" in [
+                tool["name"] for tool in messages(listed.content)[-1]["result"]["tools"]
+            ]
 
     run(main())
 
@@ -247,18 +305,30 @@ def test_stream_replayed_after_last_event_id(servers: dict[str, ThreadedServer])
     async def main() -> None:
         async with client() as raw:
             session_id = await initialize(raw, url)
-            call = request(7, "tools/call", {"name": "reconnect", "arguments": {"pause": 0.1}, "_meta": {"progressToken": "t"}})
+            call = request(
+                7,
+                "tools/call",
+                {"name": "reconnect", "arguments": {"pause": 0.1}, "_meta": {"progressToken": "t"}},
+            )
             first = await raw.post(url, json=call, headers=headers(session_id))
             parser = SSEParser()
             before = [json.loads(e.data) for e in parser.feed(first.content) if e.data]
             assert parser.retry == 200 and parser.last_event_id is not None
-            assert [m["params"]["progress"] for m in before if m.get("method") == "notifications/progress"] == [1]
+            assert [
+                m["params"]["progress"]
+                for m in before
+                if m.get("method") == "notifications/progress"
+            ] == [1]
             assert not any("result" in m for m in before)
             last = parser.last_event_id
             resumed = await raw.get(url, headers=headers(session_id, **{"last-event-id": last}))
             assert resumed.status_code == 200
             after = messages(resumed.content)
-            assert [m["params"]["progress"] for m in after if m.get("method") == "notifications/progress"] == [2, 3]
+            assert [
+                m["params"]["progress"]
+                for m in after
+                if m.get("method") == "notifications/progress"
+            ] == [2, 3]
             assert after[-1]["id"] == 7 and after[-1]["result"]["content"][0]["text"] == "resumed"
             # Replaying again from the same point gives the same events.
             again = await raw.get(url, headers=headers(session_id, **{"last-event-id": last}))
@@ -297,7 +367,9 @@ def test_first_get_stream_gets_what_was_sent_before_it(servers: dict[str, Thread
     run(main())
 
 
-def test_json_mode_answers_with_json_and_cancelled_requests_end(servers: dict[str, ThreadedServer]) -> None:
+def test_json_mode_answers_with_json_and_cancelled_requests_end(
+    servers: dict[str, ThreadedServer],
+) -> None:
     server = servers["json"]
     url = server.url()
 
@@ -308,17 +380,33 @@ def test_json_mode_answers_with_json_and_cancelled_requests_end(servers: dict[st
             assert listed.headers["content-type"] == "application/json"
             assert listed.json()["id"] == 2
             sleeping = asyncio.ensure_future(
-                raw.post(url, json=request(3, "tools/call", {"name": "sleep", "arguments": {"seconds": 30}}), headers=headers(session_id))
+                raw.post(
+                    url,
+                    json=request(3, "tools/call", {"name": "sleep", "arguments": {"seconds": 30}}),
+                    headers=headers(session_id),
+                )
             )
             app = server.app
             assert isinstance(app, HttpApp)
             http_session = app.streamable.sessions[session_id]
             await eventually(lambda: 3 in http_session.session._in_flight, what="the call to start")
-            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}
-            assert (await raw.post(url, json=cancel, headers=headers(session_id))).status_code == 202
+            cancel = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 3},
+            }
+            assert (
+                await raw.post(url, json=cancel, headers=headers(session_id))
+            ).status_code == 202
             answered = await asyncio.wait_for(sleeping, 5)
-            assert answered.json() == {"jsonrpc": "2.0", "id": 3, "error": {"code": -32800, "message": "Request cancelled"}}
-            await eventually(lambda: not http_session.session._in_flight, what="the handler to be cancelled")
+            assert answered.json() == {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "error": {"code": -32800, "message": "Request cancelled"},
+            }
+            await eventually(
+                lambda: not http_session.session._in_flight, what="the handler to be cancelled"
+            )
 
     run(main())
 
@@ -333,15 +421,23 @@ def test_sse_mode_cancelled_request_stream_ends(servers: dict[str, ThreadedServe
             async with raw.stream("POST", url, json=call, headers=headers(session_id)) as stream:
                 chunks = stream.aiter_bytes()
                 await anext(chunks)  # the priming event: the call is under way
-                cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}}
-                assert (await raw.post(url, json=cancel, headers=headers(session_id))).status_code == 202
+                cancel = {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": 4},
+                }
+                assert (
+                    await raw.post(url, json=cancel, headers=headers(session_id))
+                ).status_code == 202
                 rest = b"".join([chunk async for chunk in chunks])
             assert messages(rest) == []  # no response for a cancelled request; the stream just ends
 
     run(main())
 
 
-def test_an_answer_ready_at_once_goes_whole_and_a_slow_one_streams(servers: dict[str, ThreadedServer]) -> None:
+def test_an_answer_ready_at_once_goes_whole_and_a_slow_one_streams(
+    servers: dict[str, ThreadedServer],
+) -> None:
     """A request answered without waiting gets its priming event and its
     response in one body with a Content-Length (no chunked encoding, and no
     header asking proxies not to buffer what is not streamed); one still
@@ -368,7 +464,9 @@ def test_an_answer_ready_at_once_goes_whole_and_a_slow_one_streams(servers: dict
                 assert stream.headers["x-accel-buffering"] == "no"
                 assert stream.headers["mcp-session-id"] == session_id
                 chunks = stream.aiter_bytes()
-                first = await asyncio.wait_for(anext(chunks), 0.8)  # before the tool has slept its second
+                first = await asyncio.wait_for(
+                    anext(chunks), 0.8
+                )  # before the tool has slept its second
                 assert SSEParser().feed(first)[0].data == ""
                 rest = b"".join([chunk async for chunk in chunks])
             assert messages(first + rest)[-1]["id"] == 6
@@ -392,15 +490,24 @@ def test_idle_sessions_are_reaped_but_listening_ones_kept() -> None:
                 call = request(2, "tools/call", {"name": "sleep", "arguments": {"seconds": 1.5}})
                 slow = asyncio.ensure_future(raw.post(url, json=call, headers=headers(working)))
                 async with raw.stream("GET", url, headers=headers(listening)) as stream:
-                    chunks = stream.aiter_bytes()  # keep it: a dropped iterator closes the connection
+                    chunks = (
+                        stream.aiter_bytes()
+                    )  # keep it: a dropped iterator closes the connection
                     await anext(chunks)
-                    await eventually(lambda: idle not in app.streamable.sessions, what="the idle session to go")
+                    await eventually(
+                        lambda: idle not in app.streamable.sessions, what="the idle session to go"
+                    )
                     await asyncio.sleep(1.0)
                     assert listening in app.streamable.sessions, "listening"
                     assert working in app.streamable.sessions, "working"
                 assert (await slow).status_code == 200
-                await eventually(lambda: listening not in app.streamable.sessions, what="the listener's session to go")
-                assert (await raw.post(url, json=request(3, "ping"), headers=headers(idle))).status_code == 404
+                await eventually(
+                    lambda: listening not in app.streamable.sessions,
+                    what="the listener's session to go",
+                )
+                assert (
+                    await raw.post(url, json=request(3, "ping"), headers=headers(idle))
+                ).status_code == 404
 
         run(main())
 
@@ -408,7 +515,14 @@ def test_idle_sessions_are_reaped_but_listening_ones_kept() -> None:
 # ---------------------------------------------------------------- broken connections, straight through ASGI
 
 
-async def asgi(app: Any, method: str, path: str, headers: dict[str, str], body: bytes = b"", broken: bool = False) -> list[Any]:
+async def asgi(
+    app: Any,
+    method: str,
+    path: str,
+    headers: dict[str, str],
+    body: bytes = b"",
+    broken: bool = False,
+) -> list[Any]:
     """One request straight into an ASGI app; ``broken``: the connection
     fails on the first thing the app sends."""
     sent: list[Any] = []

@@ -9,6 +9,8 @@ import asyncio
 import json
 from typing import Any
 
+from support.asgi import Response, request
+from support.peers import run
 from typing_extensions import override
 
 from mcp_protocol import v2026_07_28 as mcp
@@ -16,15 +18,15 @@ from mcp_runtime import jsonrpc
 from mcp_runtime.http import http_app
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
-from support.asgi import Response, request
-from support.peers import run
 
 KEY = b"shared by the workers of one deployment"
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
 }
-SCHEMA = mcp.ElicitRequestFormParamsRequestedSchema(type="object", properties={"name": mcp.StringSchema(type="string")})
+SCHEMA = mcp.ElicitRequestFormParamsRequestedSchema(
+    type="object", properties={"name": mcp.StringSchema(type="string")}
+)
 
 
 class Greeter(mcp.ServerHandlers):
@@ -34,24 +36,34 @@ class Greeter(mcp.ServerHandlers):
         self.worker = worker
 
     @override
-    async def call_tool(self, params: mcp.CallToolRequestParams, ctx: RequestContext) -> mcp.CallToolResultResponseResult:
+    async def call_tool(
+        self, params: mcp.CallToolRequestParams, ctx: RequestContext
+    ) -> mcp.CallToolResultResponseResult:
         answers = params.input_responses if isinstance(params.input_responses, dict) else {}
         answer = answers.get("name")
         if not isinstance(answer, mcp.ElicitResult):
             form = mcp.ElicitRequestFormParams(message="Name?", requested_schema=SCHEMA)
             return mcp.InputRequiredResult(
-                input_requests={"name": mcp.ElicitRequest(params=form)}, request_state=f"asked by {self.worker}"
+                input_requests={"name": mcp.ElicitRequest(params=form)},
+                request_state=f"asked by {self.worker}",
             )
         text = f"Hello {answer.content}; {params.request_state}, answered by {self.worker}"
         return mcp.CallToolResult(content=[mcp.TextContent(text=text)])
 
 
 def worker(name: str, key: bytes = KEY) -> Any:
-    return http_app(Server(Greeter(name), name="greeter", version="1", state_key=key), legacy_sse=False)
+    return http_app(
+        Server(Greeter(name), name="greeter", version="1", state_key=key), legacy_sse=False
+    )
 
 
 async def post(app: Any, request_id: int, params: dict[str, Any]) -> Response:
-    body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {**params, "_meta": META}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {**params, "_meta": META},
+    }
     headers = {
         "content-type": "application/json",
         "accept": "application/json, text/event-stream",
@@ -64,7 +76,11 @@ async def post(app: Any, request_id: int, params: dict[str, Any]) -> Response:
 
 def test_the_rounds_of_one_request_may_land_on_different_workers() -> None:
     async def scenario() -> None:
-        first, second, stranger = worker("worker 1"), worker("worker 2"), worker("worker 3", key=b"another deployment, another key!")
+        first, second, stranger = (
+            worker("worker 1"),
+            worker("worker 2"),
+            worker("worker 3", key=b"another deployment, another key!"),
+        )
         asked = await post(first, 1, {"name": "greet"})
         assert asked.status == 200 and "mcp-session-id" not in asked.headers
         result = asked.json()["result"]
@@ -102,6 +118,9 @@ def test_many_requests_spread_over_workers_all_complete() -> None:
 
         texts = await asyncio.gather(*(one(n) for n in range(60)))
         for n, text in enumerate(texts):
-            assert text == f"Hello {{'name': 'user {n}'}}; asked by worker {n % 3}, answered by worker {(n + 1) % 3}"
+            assert (
+                text
+                == f"Hello {{'name': 'user {n}'}}; asked by worker {n % 3}, answered by worker {(n + 1) % 3}"
+            )
 
     run(scenario())

@@ -10,6 +10,13 @@ from pathlib import Path
 from typing import cast
 
 import pytest
+from support.peers import (
+    everything_server,
+    no_leaked_processes,  # noqa: F401  (a fixture)
+    pid_alive,
+    require,
+    run,
+)
 
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime import jsonrpc
@@ -17,8 +24,6 @@ from mcp_runtime.client import Client, ClientSession, connect_stdio
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.stdio import ProcessTransport
-from support.peers import everything_server, pid_alive, require, run
-from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
@@ -29,7 +34,9 @@ class Listener(mcp.ClientHandlers):
     def __init__(self) -> None:
         self.tools_changed = asyncio.Event()
 
-    async def on_tool_list_changed(self, params: mcp.NotificationParams, ctx: RequestContext) -> None:
+    async def on_tool_list_changed(
+        self, params: mcp.NotificationParams, ctx: RequestContext
+    ) -> None:
         self.tools_changed.set()
 
 
@@ -64,7 +71,9 @@ def test_our_client_drives_server_everything() -> None:
             # tools
             tools = [tool async for tool in server.iter_tools()]
             names = [tool.name for tool in tools]
-            assert {"echo", "get-sum", "trigger-long-running-operation", "get-tiny-image"} <= set(names)
+            assert {"echo", "get-sum", "trigger-long-running-operation", "get-tiny-image"} <= set(
+                names
+            )
             assert all(isinstance(tool, mcp.Tool) for tool in tools)
             echoed = await server.call_tool("echo", arguments={"message": "hello everything"})
             assert texts(echoed) == ["Echo: hello everything"]
@@ -83,7 +92,9 @@ def test_our_client_drives_server_everything() -> None:
             assert isinstance(document.contents[0], mcp.TextResourceContents)
             assert document.contents[0].text.startswith("# Everything Server")
             templates = (await server.list_resource_templates()).resource_templates
-            assert "demo://resource/dynamic/text/{resourceId}" in [t.uri_template for t in templates]
+            assert "demo://resource/dynamic/text/{resourceId}" in [
+                t.uri_template for t in templates
+            ]
             dynamic = await server.read_resource("demo://resource/dynamic/text/1")
             assert isinstance(dynamic.contents[0], mcp.TextResourceContents)
             assert dynamic.contents[0].text.startswith("Resource 1:")
@@ -117,7 +128,9 @@ def test_our_client_drives_server_everything() -> None:
 
 def test_progress_from_server_everything_reaches_the_caller() -> None:
     async def scenario() -> None:
-        async with connect_stdio(Client(name="codegen-interop", version="0"), everything_server()) as session:
+        async with connect_stdio(
+            Client(name="codegen-interop", version="0"), everything_server()
+        ) as session:
             server = mcp.ClientStub(session)
             progress: list[tuple[float, float | None, str | None]] = []
             result = await server.call_tool(
@@ -125,7 +138,9 @@ def test_progress_from_server_everything_reaches_the_caller() -> None:
                 arguments={"duration": 0.3, "steps": 3},
                 on_progress=lambda p, t, m: progress.append((p, t, m)),
             )
-            assert texts(result) == ["Long running operation completed. Duration: 0.3 seconds, Steps: 3."]
+            assert texts(result) == [
+                "Long running operation completed. Duration: 0.3 seconds, Steps: 3."
+            ]
             assert progress == [(1, 3, None), (2, 3, None), (3, 3, None)]
             process = process_of(session)
         assert not pid_alive(process.pid)
@@ -134,12 +149,16 @@ def test_progress_from_server_everything_reaches_the_caller() -> None:
 
 
 @pytest.mark.parametrize("how", ["cancel the task", "timeout"])
-def test_a_long_call_to_server_everything_can_be_cancelled_and_the_session_goes_on(how: str) -> None:
+def test_a_long_call_to_server_everything_can_be_cancelled_and_the_session_goes_on(
+    how: str,
+) -> None:
     async def scenario() -> None:
         # The server keeps the cancelled operation's timers after its stdin
         # closes, so closing ends it with SIGTERM: no need to wait long for that.
         parameters = everything_server(terminate_timeout=0.5)
-        async with connect_stdio(Client(name="codegen-interop", version="0"), parameters) as session:
+        async with connect_stdio(
+            Client(name="codegen-interop", version="0"), parameters
+        ) as session:
             process = process_of(session)
             server = mcp.ClientStub(session)
             if how == "cancel the task":
@@ -158,7 +177,9 @@ def test_a_long_call_to_server_everything_can_be_cancelled_and_the_session_goes_
             else:
                 with pytest.raises(McpError) as timed_out:
                     await server.call_tool(
-                        "trigger-long-running-operation", arguments={"duration": 60, "steps": 5}, timeout=0.5
+                        "trigger-long-running-operation",
+                        arguments={"duration": 60, "steps": 5},
+                        timeout=0.5,
                     )
                 assert timed_out.value.code == jsonrpc.REQUEST_TIMEOUT
             # The session still works, and the cancelled call left nothing behind.

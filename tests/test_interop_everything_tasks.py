@@ -17,13 +17,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.peers import (
+    NODE,
+    SERVER_EVERYTHING,
+    everything_server,
+    no_leaked_processes,  # noqa: F401  (a fixture)
+    require,
+    run,
+)
 
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime.client import Client, ClientSession, connect_stdio
 from mcp_runtime.http_client import connect_streamable_http
 from mcp_runtime.methods import RequestContext
-from support.peers import NODE, SERVER_EVERYTHING, everything_server, require, run
-from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
@@ -37,7 +43,9 @@ class Listener(mcp.ClientHandlers):
     def __init__(self) -> None:
         self.tools_changed = asyncio.Event()
 
-    async def on_tool_list_changed(self, params: mcp.NotificationParams, ctx: RequestContext) -> None:
+    async def on_tool_list_changed(
+        self, params: mcp.NotificationParams, ctx: RequestContext
+    ) -> None:
         self.tools_changed.set()
 
 
@@ -51,9 +59,14 @@ async def research(session: ClientSession, listener: Listener) -> None:
     # Called the plain way, the tool is refused (as a tool error, by this server).
     plain = await server.call_tool(TOOL, arguments={"topic": "tides"}, timeout=10)
     assert plain.is_error is True
-    assert "requires task augmentation" in [b.text for b in plain.content if isinstance(b, mcp.TextContent)][0]
+    assert (
+        "requires task augmentation"
+        in [b.text for b in plain.content if isinstance(b, mcp.TextContent)][0]
+    )
 
-    created = await server.call_tool_as_task(TOOL, arguments={"topic": "tides"}, task=mcp.TaskMetadata(ttl=60_000))
+    created = await server.call_tool_as_task(
+        TOOL, arguments={"topic": "tides"}, task=mcp.TaskMetadata(ttl=60_000)
+    )
     assert isinstance(created, mcp.CreateTaskResult)
     task_id = created.task.task_id
     assert created.task.status == "working"
@@ -76,7 +89,9 @@ async def research(session: ClientSession, listener: Listener) -> None:
 def test_task_required_tool_over_stdio() -> None:
     async def scenario() -> None:
         listener = Listener()
-        client = Client(name="codegen-tasks", version="0", handlers=listener, protocol_version="2025-11-25")
+        client = Client(
+            name="codegen-tasks", version="0", handlers=listener, protocol_version="2025-11-25"
+        )
         async with connect_stdio(client, everything_server()) as session:
             await research(session, listener)
 
@@ -104,7 +119,10 @@ def everything_over_http() -> Iterator[str]:
     )
     try:
         for _ in range(200):
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", port), timeout=0.2),
+            ):
                 break
             if process.poll() is not None:
                 raise RuntimeError("server-everything (streamableHttp) exited before listening")
@@ -122,7 +140,9 @@ def everything_over_http() -> Iterator[str]:
 def test_task_required_tool_over_streamable_http() -> None:
     async def scenario(url: str) -> None:
         listener = Listener()
-        client = Client(name="codegen-tasks", version="0", handlers=listener, protocol_version="2025-11-25")
+        client = Client(
+            name="codegen-tasks", version="0", handlers=listener, protocol_version="2025-11-25"
+        )
         async with connect_streamable_http(client, url) as session:
             await research(session, listener)
 

@@ -28,6 +28,16 @@ import mcp as sdk
 import mcp.types as sdk_types
 import pytest
 from mcp.shared.exceptions import MCPDeprecationWarning
+from support.http_servers import SubprocessServer, ThreadedServer
+from support.modern_peer import PEER, example, make_server
+from support.peers import (
+    everything_server,
+    no_leaked_processes,  # noqa: F401  (a fixture)
+    pid_alive,
+    run,
+)
+from support.rawstdio import RawServer
+from support.wire import BodyTap, Message, WireTap
 from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as legacy
@@ -39,12 +49,6 @@ from mcp_runtime.http_client import StreamableHTTPClientTransport
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.stdio import StdioServerParameters, spawn
-from support.http_servers import SubprocessServer, ThreadedServer
-from support.modern_peer import PEER, example, make_server
-from support.peers import everything_server, pid_alive, run
-from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
-from support.rawstdio import RawServer
-from support.wire import BodyTap, Message, WireTap
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
@@ -91,42 +95,60 @@ class Handlers(mcp.ClientHandlers):
         self.acknowledged: list[Any] = []
 
     @override
-    async def elicit(self, params: mcp.ElicitRequestParams, ctx: RequestContext) -> mcp.ElicitResult:
+    async def elicit(
+        self, params: mcp.ElicitRequestParams, ctx: RequestContext
+    ) -> mcp.ElicitResult:
         self.asked.append(("elicitation/create", params.message))
         return mcp.ElicitResult(action="accept", content={"name": "ada"})
 
     @override
-    async def create_message(self, params: mcp.CreateMessageRequestParams, ctx: RequestContext) -> mcp.CreateMessageResult:
+    async def create_message(
+        self, params: mcp.CreateMessageRequestParams, ctx: RequestContext
+    ) -> mcp.CreateMessageResult:
         question = params.messages[0].content
         self.asked.append(("sampling/createMessage", getattr(question, "text", None)))
-        return mcp.CreateMessageResult(role="assistant", content=mcp.TextContent(text="Paris"), model="test-model")
+        return mcp.CreateMessageResult(
+            role="assistant", content=mcp.TextContent(text="Paris"), model="test-model"
+        )
 
     @override
-    async def list_roots(self, params: mcp.ListRootsRequestParams, ctx: RequestContext) -> mcp.ListRootsResult:
+    async def list_roots(
+        self, params: mcp.ListRootsRequestParams, ctx: RequestContext
+    ) -> mcp.ListRootsResult:
         self.asked.append(("roots/list", None))
         return mcp.ListRootsResult(roots=[mcp.Root(uri="file:///work", name="work")])
 
     @override
-    async def on_logging_message(self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext) -> None:
+    async def on_logging_message(
+        self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext
+    ) -> None:
         self.logs.append((params.level, params.data, params.logger))
 
     @override
-    async def on_tool_list_changed(self, params: mcp.NotificationParams, ctx: RequestContext) -> None:
+    async def on_tool_list_changed(
+        self, params: mcp.NotificationParams, ctx: RequestContext
+    ) -> None:
         self.tools_changed += 1
         self.changed.set()
 
     @override
-    async def on_prompt_list_changed(self, params: mcp.NotificationParams, ctx: RequestContext) -> None:
+    async def on_prompt_list_changed(
+        self, params: mcp.NotificationParams, ctx: RequestContext
+    ) -> None:
         self.prompts_changed += 1
         self.changed.set()
 
     @override
-    async def on_resource_list_changed(self, params: mcp.NotificationParams, ctx: RequestContext) -> None:
+    async def on_resource_list_changed(
+        self, params: mcp.NotificationParams, ctx: RequestContext
+    ) -> None:
         self.resources_changed += 1
         self.changed.set()
 
     @override
-    async def on_resource_updated(self, params: mcp.ResourceUpdatedNotificationParams, ctx: RequestContext) -> None:
+    async def on_resource_updated(
+        self, params: mcp.ResourceUpdatedNotificationParams, ctx: RequestContext
+    ) -> None:
         self.updated.append(params.uri)
         self.changed.set()
 
@@ -143,7 +165,9 @@ class Handlers(mcp.ClientHandlers):
 
 class ElicitOnly(mcp.ClientHandlers):
     @override
-    async def elicit(self, params: mcp.ElicitRequestParams, ctx: RequestContext) -> mcp.ElicitResult:
+    async def elicit(
+        self, params: mcp.ElicitRequestParams, ctx: RequestContext
+    ) -> mcp.ElicitResult:
         return mcp.ElicitResult(action="accept", content={"name": "bo"})
 
 
@@ -252,7 +276,9 @@ def envelope(version: str = MODERN, **extra: Any) -> dict[str, Any]:
 # ------------------------------------------------------------------ 1. our client, our server
 
 
-def test_discover_chooses_the_modern_revision_and_every_request_describes_its_sender(peer: Peer) -> None:
+def test_discover_chooses_the_modern_revision_and_every_request_describes_its_sender(
+    peer: Peer,
+) -> None:
     async def scenario() -> None:
         async with peer.connect(our_client(Handlers())) as (session, tap):
             assert session.modern
@@ -262,7 +288,10 @@ def test_discover_chooses_the_modern_revision_and_every_request_describes_its_se
             assert session.supported_versions == [MODERN]
             capabilities = session.server_capabilities
             assert isinstance(capabilities, mcp.ServerCapabilities)
-            assert isinstance(capabilities.tools, mcp.ServerCapabilitiesTools) and capabilities.tools.list_changed is True
+            assert (
+                isinstance(capabilities.tools, mcp.ServerCapabilitiesTools)
+                and capabilities.tools.list_changed is True
+            )
             server = mcp.ClientStub(session)
             names = [tool.name for tool in (await server.list_tools()).tools]
             assert names[:5] == EXAMPLE_TOOLS
@@ -300,20 +329,26 @@ def test_tools_call_with_progress(peer: Peer) -> None:
         async with peer.connect(our_client()) as (session, tap):
             progress: list[tuple[float, float | None, str | None]] = []
             result = await mcp.ClientStub(session).call_tool(
-                "progress", arguments={"steps": 3}, on_progress=lambda p, t, m: progress.append((p, t, m))
+                "progress",
+                arguments={"steps": 3},
+                on_progress=lambda p, t, m: progress.append((p, t, m)),
             )
             assert texts(result) == ["done 3 steps"]
             assert progress == [(1, 3, "step 1/3"), (2, 3, "step 2/3"), (3, 3, "step 3/3")]
             (call,) = tap.requests("tools/call")
             meta = call["params"]["_meta"]
             assert "progressToken" in meta and meta[VERSION_KEY] == MODERN
-            tokens = {n["params"]["progressToken"] for n in tap.notifications("notifications/progress")}
+            tokens = {
+                n["params"]["progressToken"] for n in tap.notifications("notifications/progress")
+            }
             assert tokens == {meta["progressToken"]}
 
     run(scenario())
 
 
-def test_input_requests_of_every_kind_are_answered_by_the_handlers_and_the_call_retried(peer: Peer) -> None:
+def test_input_requests_of_every_kind_are_answered_by_the_handlers_and_the_call_retried(
+    peer: Peer,
+) -> None:
     handlers = Handlers()
 
     async def scenario() -> None:
@@ -343,7 +378,10 @@ def test_input_requests_of_every_kind_are_answered_by_the_handlers_and_the_call_
             sealed = asked["requestState"]
             assert sealed != "inputs:1" and "inputs:1" not in sealed
             assert retry["params"]["requestState"] == sealed
-            assert retry["params"]["name"] == "inputs" and retry["params"]["_meta"][VERSION_KEY] == MODERN
+            assert (
+                retry["params"]["name"] == "inputs"
+                and retry["params"]["_meta"][VERSION_KEY] == MODERN
+            )
             responses = retry["params"]["inputResponses"]
             assert responses["who"] == {"action": "accept", "content": {"name": "ada"}}
             assert responses["capital"]["model"] == "test-model"
@@ -391,7 +429,9 @@ def test_a_tampered_request_state_is_refused(peer: Peer) -> None:
                 assert "requestState" in refused.value.message
                 assert len(tap.requests("tools/call")) == 2
                 # The session goes on.
-                assert texts(await mcp.ClientStub(session).call_tool("echo", arguments={"text": "ok"})) == ["ok"]
+                assert texts(
+                    await mcp.ClientStub(session).call_tool("echo", arguments={"text": "ok"})
+                ) == ["ok"]
 
     run(scenario())
 
@@ -406,7 +446,7 @@ def test_log_messages_come_only_for_requests_that_ask_for_them(peer: Peer) -> No
 
             await server.call_tool("log", arguments={"message": "m2"}, meta={LOG_LEVEL_KEY: "info"})  # type: ignore[arg-type]
             assert handlers.logs == [("info", "info: m2", "log"), ("warning", "warning: m2", "log")]
-            (_, asked) = tap.requests("tools/call")
+            _, asked = tap.requests("tools/call")
             assert asked["params"]["_meta"][LOG_LEVEL_KEY] == "info"
             assert asked["params"]["_meta"][VERSION_KEY] == MODERN  # the envelope is kept
 
@@ -472,9 +512,14 @@ def test_subscriptions_listen_delivers_what_the_filter_asked_for(peer: Peer) -> 
     async def scenario() -> None:
         async with peer.connect(our_client(handlers)) as (session, tap):
             server = mcp.ClientStub(session)
-            listener = await session.listen(tools_list_changed=True, resource_subscriptions=["memo://readme"])
+            listener = await session.listen(
+                tools_list_changed=True, resource_subscriptions=["memo://readme"]
+            )
             assert listener.open
-            assert listener.acknowledged == {"toolsListChanged": True, "resourceSubscriptions": ["memo://readme"]}
+            assert listener.acknowledged == {
+                "toolsListChanged": True,
+                "resourceSubscriptions": ["memo://readme"],
+            }
             assert len(handlers.acknowledged) == 1
             (listen,) = tap.requests("subscriptions/listen")
             assert listen["id"] == listener.id
@@ -537,7 +582,12 @@ def test_an_unsupported_version_is_refused_with_the_supported_list(peer: Peer) -
 
         # A method 2026-07-28 removed is unknown there.
         status, answer = await peer.raw(
-            {"jsonrpc": "2.0", "id": 8, "method": "logging/setLevel", "params": {"level": "info", "_meta": envelope()}}
+            {
+                "jsonrpc": "2.0",
+                "id": 8,
+                "method": "logging/setLevel",
+                "params": {"level": "info", "_meta": envelope()},
+            }
         )
         assert answer["error"]["code"] == jsonrpc.METHOD_NOT_FOUND
         if status is not None:
@@ -545,14 +595,21 @@ def test_an_unsupported_version_is_refused_with_the_supported_list(peer: Peer) -
 
         # A request that does not describe its sender is invalid.
         status, answer = await peer.raw(
-            {"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"_meta": {VERSION_KEY: MODERN}}}
+            {
+                "jsonrpc": "2.0",
+                "id": 9,
+                "method": "tools/list",
+                "params": {"_meta": {VERSION_KEY: MODERN}},
+            }
         )
         assert answer["error"]["code"] == jsonrpc.INVALID_PARAMS
 
     run(scenario())
 
 
-def test_an_input_request_the_client_cannot_answer_is_refused_with_missing_capability(peer: Peer) -> None:
+def test_an_input_request_the_client_cannot_answer_is_refused_with_missing_capability(
+    peer: Peer,
+) -> None:
     async def scenario() -> None:
         async with peer.connect(our_client()) as (session, tap):
             assert tap.requests()[0]["params"]["_meta"][CAPABILITIES_KEY] == {}
@@ -598,7 +655,9 @@ def test_our_client_falls_back_to_initialize_with_our_2025_11_25_server(legacy_p
             assert [t.name for t in (await server.list_tools()).tools] == EXAMPLE_TOOLS
             assert texts(await server.call_tool("echo", arguments={"text": "old"})) == ["old"]
             progress: list[float] = []
-            result = await server.call_tool("progress", arguments={"steps": 2}, on_progress=lambda p, t, m: progress.append(p))
+            result = await server.call_tool(
+                "progress", arguments={"steps": 2}, on_progress=lambda p, t, m: progress.append(p)
+            )
             assert texts(result) == ["done 2 steps"] and progress == [1, 2]
             # The 2026-07-28 handlers answer the server's own elicitation request.
             assert texts(await server.call_tool("ask")) == ["Hello, ada!"]
@@ -610,8 +669,12 @@ def test_our_client_falls_back_to_initialize_with_our_2025_11_25_server(legacy_p
             readme = await server.read_resource("memo://readme")
             assert isinstance(readme.contents[0], legacy.TextResourceContents)
             # No _meta envelope once on a handshake revision.
-            later = [r for r in tap.requests() if r["method"] not in ("server/discover", "initialize")]
-            assert later and all(VERSION_KEY not in r.get("params", {}).get("_meta", {}) for r in later)
+            later = [
+                r for r in tap.requests() if r["method"] not in ("server/discover", "initialize")
+            ]
+            assert later and all(
+                VERSION_KEY not in r.get("params", {}).get("_meta", {}) for r in later
+            )
 
     run(scenario())
 
@@ -651,12 +714,16 @@ def test_our_client_falls_back_to_initialize_with_server_everything() -> None:
 
 
 @contextlib.contextmanager
-def our_server_for_the_sdk(transport: str, tmp_path: Path) -> Iterator[tuple[Any, Callable[[], list[Message]]]]:
+def our_server_for_the_sdk(
+    transport: str, tmp_path: Path
+) -> Iterator[tuple[Any, Callable[[], list[Message]]]]:
     """(what to give sdk.Client, a function returning the messages the server received)."""
     if transport == "stdio":
         record = tmp_path / "received.jsonl"
         record.touch()
-        parameters = sdk.StdioServerParameters(command=sys.executable, args=[str(PEER), "modern", "--record", str(record)])
+        parameters = sdk.StdioServerParameters(
+            command=sys.executable, args=[str(PEER), "modern", "--record", str(record)]
+        )
 
         def received() -> list[Message]:
             return [json.loads(line) for line in record.read_text().splitlines() if line.strip()]
@@ -676,7 +743,9 @@ def request_methods(messages: list[Message]) -> list[str]:
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-def test_the_sdk_client_in_auto_mode_speaks_2026_07_28_to_our_server(transport: str, tmp_path: Path) -> None:
+def test_the_sdk_client_in_auto_mode_speaks_2026_07_28_to_our_server(
+    transport: str, tmp_path: Path
+) -> None:
     logs: list[tuple[str, Any]] = []
     asked: list[str] = []
 
@@ -697,7 +766,9 @@ def test_the_sdk_client_in_auto_mode_speaks_2026_07_28_to_our_server(transport: 
 
             tools = await client.list_tools()
             assert [tool.name for tool in tools.tools][:5] == EXAMPLE_TOOLS
-            assert texts(await client.call_tool("echo", {"text": "from the SDK"})) == ["from the SDK"]
+            assert texts(await client.call_tool("echo", {"text": "from the SDK"})) == [
+                "from the SDK"
+            ]
             added = await client.call_tool("add", {"a": 2, "b": 3})
             assert added.structured_content == {"sum": 5.0}
 
@@ -736,7 +807,11 @@ def test_the_sdk_client_in_auto_mode_speaks_2026_07_28_to_our_server(transport: 
         assert methods[0] == "server/discover"
         assert "initialize" not in methods
         assert methods.count("tools/list") == 1
-        asks = [m for m in received() if m.get("method") == "tools/call" and m["params"]["name"] == "ask"]
+        asks = [
+            m
+            for m in received()
+            if m.get("method") == "tools/call" and m["params"]["name"] == "ask"
+        ]
         assert len(asks) == 2
         assert set(asks[1]["params"]["inputResponses"]) == {"name"}
         assert isinstance(asks[1]["params"]["requestState"], str)
@@ -749,7 +824,9 @@ def test_the_sdk_client_in_auto_mode_speaks_2026_07_28_to_our_server(transport: 
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-def test_the_sdk_client_in_legacy_mode_speaks_2025_11_25_to_our_server(transport: str, tmp_path: Path) -> None:
+def test_the_sdk_client_in_legacy_mode_speaks_2025_11_25_to_our_server(
+    transport: str, tmp_path: Path
+) -> None:
     logs: list[tuple[str, Any]] = []
 
     async def on_log(params: sdk_types.LoggingMessageNotificationParams) -> None:
@@ -850,7 +927,10 @@ def test_our_client_speaks_2026_07_28_to_the_sdk_server(transport: str) -> None:
             try:
                 assert session.modern
                 assert session.protocol_version == MODERN
-                assert session.server_info is not None and session.server_info.name == "sdk-modern-server"
+                assert (
+                    session.server_info is not None
+                    and session.server_info.name == "sdk-modern-server"
+                )
                 assert session.instructions == "SDK peer speaking 2026-07-28"
                 assert tap.methods()[0] == "server/discover"
                 assert "initialize" not in tap.methods()
@@ -887,15 +967,21 @@ def test_our_client_speaks_2026_07_28_to_the_sdk_server(transport: str) -> None:
                 assert len(asks) == 2 and "inputResponses" not in asks[0]["params"]
                 issued = tap.response_to(asks[0]["id"])["result"]
                 assert issued["resultType"] == "input_required"
-                assert asks[1]["params"]["requestState"] == issued["requestState"]  # (the SDK seals it too)
-                assert asks[1]["params"]["inputResponses"] == {"name": {"action": "accept", "content": {"name": "ada"}}}
+                assert (
+                    asks[1]["params"]["requestState"] == issued["requestState"]
+                )  # (the SDK seals it too)
+                assert asks[1]["params"]["inputResponses"] == {
+                    "name": {"action": "accept", "content": {"name": "ada"}}
+                }
 
                 static = await server.read_resource("sdk://static")
                 assert isinstance(static.contents[0], mcp.TextResourceContents)
                 assert static.contents[0].text == "hello from the SDK"
                 greeting = await server.read_resource("sdk://greeting/bob")
                 assert greeting.contents[0].text == "Hello, bob!"  # type: ignore[union-attr]
-                prompt = await server.get_prompt("review", arguments={"code": "x = 1", "language": "rust"})
+                prompt = await server.get_prompt(
+                    "review", arguments={"code": "x = 1", "language": "rust"}
+                )
                 assert isinstance(prompt.messages[0].content, mcp.TextContent)
                 assert prompt.messages[0].content.text == "Please review this rust code:\nx = 1"
             finally:
@@ -929,7 +1015,10 @@ def test_our_client_speaks_2025_11_25_to_the_sdk_server_when_asked(transport: st
                 )
                 assert texts(counted) == ["counted 2 steps"] and progress == [1, 2]
                 await server.ping()
-                assert [data for _, data, _ in handlers.logs] == ["finished step 1", "finished step 2"]
+                assert [data for _, data, _ in handlers.logs] == [
+                    "finished step 1",
+                    "finished step 2",
+                ]
                 static = await server.read_resource("sdk://static")
                 assert isinstance(static.contents[0], legacy.TextResourceContents)
                 prompt = await server.get_prompt("review", arguments={"code": "z"})

@@ -15,6 +15,14 @@ import pytest
 from mcp import Client as SdkClient
 from mcp import StdioServerParameters as SdkStdioParameters
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from support.peers import (
+    LOWLEVEL_SERVER,
+    live_children,
+    no_leaked_processes,  # noqa: F401  (a fixture)
+    pid_alive,
+    run,
+    sdk_server,
+)
 
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime import jsonrpc
@@ -22,8 +30,6 @@ from mcp_runtime.client import Client, ClientSession, connect_stdio
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.stdio import ProcessTransport
-from support.peers import LOWLEVEL_SERVER, live_children, pid_alive, run, sdk_server
-from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
@@ -137,7 +143,8 @@ def test_the_sdk_client_drives_our_server() -> None:
 
             # completion
             completion = await client.complete(
-                sdk_types.PromptReference(type="ref/prompt", name="review"), {"name": "language", "value": "r"}
+                sdk_types.PromptReference(type="ref/prompt", name="review"),
+                {"name": "language", "value": "r"},
             )
             assert completion.completion.values == ["rust", "ruby"]
             assert completion.completion.total == 2
@@ -171,7 +178,9 @@ class LogCollector(mcp.ClientHandlers):
     def __init__(self) -> None:
         self.messages: list[tuple[str, Any]] = []
 
-    async def on_logging_message(self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext) -> None:
+    async def on_logging_message(
+        self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext
+    ) -> None:
         self.messages.append((params.level, params.data))
 
 
@@ -204,7 +213,9 @@ def test_our_client_drives_an_sdk_server() -> None:
             await server.set_level("debug")
             progress: list[tuple[float, float | None, str | None]] = []
             counted = await server.call_tool(
-                "count", arguments={"steps": 3}, on_progress=lambda p, t, m: progress.append((p, t, m))
+                "count",
+                arguments={"steps": 3},
+                on_progress=lambda p, t, m: progress.append((p, t, m)),
             )
             assert counted.structured_content == {"result": "counted 3 steps"}
             assert progress == [(1, 3, "step 1/3"), (2, 3, "step 2/3"), (3, 3, "step 3/3")]
@@ -218,7 +229,9 @@ def test_our_client_drives_an_sdk_server() -> None:
             assert isinstance(static.contents[0], mcp.TextResourceContents)
             assert static.contents[0].text == "hello from the SDK"
             templates = await server.list_resource_templates()
-            assert [t.uri_template for t in templates.resource_templates] == ["sdk://greeting/{name}"]
+            assert [t.uri_template for t in templates.resource_templates] == [
+                "sdk://greeting/{name}"
+            ]
             greeting = await server.read_resource("sdk://greeting/bob")
             assert isinstance(greeting.contents[0], mcp.TextResourceContents)
             assert greeting.contents[0].text == "Hello, bob!"
@@ -226,19 +239,24 @@ def test_our_client_drives_an_sdk_server() -> None:
             # prompts and completion
             prompts = await server.list_prompts()
             assert [p.name for p in prompts.prompts] == ["review"]
-            prompt = await server.get_prompt("review", arguments={"code": "x = 1", "language": "rust"})
+            prompt = await server.get_prompt(
+                "review", arguments={"code": "x = 1", "language": "rust"}
+            )
             content = prompt.messages[0].content
             assert isinstance(content, mcp.TextContent)
             assert content.text == "Please review this rust code:\nx = 1"
             completion = await server.complete(
-                mcp.CompleteRequestParamsArgument(name="language", value="p"), mcp.PromptReference(name="review")
+                mcp.CompleteRequestParamsArgument(name="language", value="p"),
+                mcp.PromptReference(name="review"),
             )
             assert completion.completion.values == ["python", "perl"]
 
             # errors from the SDK come back as McpError
             with pytest.raises(McpError) as unknown:
                 await server.get_prompt("no-such-prompt")
-            assert "no-such-prompt" in unknown.value.message  # (the SDK answers this one with code 0)
+            assert (
+                "no-such-prompt" in unknown.value.message
+            )  # (the SDK answers this one with code 0)
         assert process.returncode is not None
         assert not pid_alive(process.pid)
 
@@ -247,14 +265,18 @@ def test_our_client_drives_an_sdk_server() -> None:
 
 def test_cancelling_a_call_to_an_sdk_server_cancels_it_there_and_the_session_goes_on() -> None:
     async def scenario() -> None:
-        async with connect_stdio(Client(name="codegen-interop", version="0"), sdk_server()) as session:
+        async with connect_stdio(
+            Client(name="codegen-interop", version="0"), sdk_server()
+        ) as session:
             process = process_of(session)
             server = mcp.ClientStub(session)
 
             # Cancel the awaiting task once the server is running the tool.
             running = asyncio.Event()
             call = asyncio.create_task(
-                server.call_tool("slow", arguments={"seconds": 60}, on_progress=lambda p, t, m: running.set())
+                server.call_tool(
+                    "slow", arguments={"seconds": 60}, on_progress=lambda p, t, m: running.set()
+                )
             )
             await running.wait()  # the tool reports progress once it sleeps
             call.cancel()
@@ -271,7 +293,9 @@ def test_cancelling_a_call_to_an_sdk_server_cancels_it_there_and_the_session_goe
             assert counted.structured_content == {"result": 2}
 
             # And the session still works.
-            assert (await server.call_tool("add", arguments={"a": 1, "b": 1})).structured_content == {"result": 2}
+            assert (
+                await server.call_tool("add", arguments={"a": 1, "b": 1})
+            ).structured_content == {"result": 2}
         assert not pid_alive(process.pid)
 
     run(scenario())

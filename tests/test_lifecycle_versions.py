@@ -18,6 +18,15 @@ import pytest
 from mcp import ClientSession as SdkSession
 from mcp import StdioServerParameters as SdkStdioParameters
 from mcp import stdio_client as sdk_stdio_client
+from support.peers import (
+    LOWLEVEL_SERVER,
+    everything_server,
+    lowlevel_module,
+    lowlevel_server,
+    no_leaked_processes,  # noqa: F401  (a fixture)
+    run,
+)
+from support.transports import MemoryTransport, RecordingTransport, memory_pair, parse
 from typing_extensions import override
 
 from mcp_protocol import v2024_11_05, v2025_11_25
@@ -27,9 +36,6 @@ from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server, ServerSession
 from mcp_runtime.stdio import spawn
-from support.peers import LOWLEVEL_SERVER, everything_server, lowlevel_module, lowlevel_server, run
-from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
-from support.transports import MemoryTransport, RecordingTransport, memory_pair, parse
 
 VERSIONS = ["2024-11-05", "2025-06-18", "2025-11-25"]
 
@@ -48,7 +54,9 @@ def example(**options: Any) -> Server:
     return Server(example_handlers(), name="example", version="0", **options)
 
 
-def initialize_message(version: str, request_id: Any = 0, capabilities: Any = None) -> dict[str, Any]:
+def initialize_message(
+    version: str, request_id: Any = 0, capabilities: Any = None
+) -> dict[str, Any]:
     return {
         "jsonrpc": "2.0",
         "id": request_id,
@@ -75,7 +83,9 @@ async def served(server: Server) -> AsyncIterator[tuple[MemoryTransport, ServerS
 
 
 @contextlib.asynccontextmanager
-async def connected(server: Server, client: Client) -> AsyncIterator[tuple[ClientSession, ServerSession, RecordingTransport]]:
+async def connected(
+    server: Server, client: Client
+) -> AsyncIterator[tuple[ClientSession, ServerSession, RecordingTransport]]:
     """Our client connected to our server in memory; the client's writes recorded."""
     client_end, server_end = memory_pair("client", "server")
     server_session = ServerSession(server, server_end)
@@ -111,7 +121,10 @@ def test_our_client_gets_the_revision_it_asks_for_and_uses_its_types(version: st
             assert all(isinstance(tool, revision.Tool) for tool in tools.tools)
             result = await server.call_tool("add", arguments={"a": 1, "b": 2})
             assert isinstance(result, revision.CallToolResult)
-            assert isinstance(result.content[0], revision.TextContent) and result.content[0].text == "3.0"
+            assert (
+                isinstance(result.content[0], revision.TextContent)
+                and result.content[0].text == "3.0"
+            )
             if version == "2024-11-05":
                 assert not hasattr(result, "structured_content")  # not in that revision
             else:
@@ -147,7 +160,9 @@ def test_our_server_answers_the_asked_revision_or_its_latest(asked: str, answere
             wire.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
             wire.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
             tools = await wire.receive()
-            assert tools is not None and "echo" in [tool["name"] for tool in tools["result"]["tools"]]
+            assert tools is not None and "echo" in [
+                tool["name"] for tool in tools["result"]["tools"]
+            ]
 
     run(scenario())
 
@@ -188,9 +203,12 @@ async def sdk_handshake(version: str) -> tuple[str, list[str], str]:
 
 
 @pytest.mark.parametrize(
-    ("asked", "answered"), [("2024-11-05", "2024-11-05"), ("2025-06-18", "2025-06-18"), ("2099-01-01", "2025-11-25")]
+    ("asked", "answered"),
+    [("2024-11-05", "2024-11-05"), ("2025-06-18", "2025-06-18"), ("2099-01-01", "2025-11-25")],
 )
-def test_the_sdk_client_asking_for_a_revision_gets_it_from_our_server(asked: str, answered: str) -> None:
+def test_the_sdk_client_asking_for_a_revision_gets_it_from_our_server(
+    asked: str, answered: str
+) -> None:
     version, tools, text = run(sdk_handshake(asked))
     assert version == answered
     assert "echo" in tools
@@ -202,12 +220,21 @@ def test_the_sdk_client_asking_for_a_revision_gets_it_from_our_server(asked: str
 
 def test_our_client_accepts_an_older_answer_then_refuses_locally_what_it_rules_out() -> None:
     async def scenario() -> None:
-        server = example(versions=["2024-11-05"], capabilities={"resources": {"listChanged": False}})
-        async with connected(server, Client(name="versions", version="0")) as (session, server_session, wire):
+        server = example(
+            versions=["2024-11-05"], capabilities={"resources": {"listChanged": False}}
+        )
+        async with connected(server, Client(name="versions", version="0")) as (
+            session,
+            server_session,
+            wire,
+        ):
             # The default client probes for the stateless revision first, then falls back.
             assert parse(wire.sent[0])["method"] == "server/discover"
             asked = parse(wire.sent[1])
-            assert asked["method"] == "initialize" and asked["params"]["protocolVersion"] == "2025-11-25"
+            assert (
+                asked["method"] == "initialize"
+                and asked["params"]["protocolVersion"] == "2025-11-25"
+            )
             assert session.protocol_version == "2024-11-05" and not session.modern
             assert server_session.protocol_version == "2024-11-05"
 
@@ -241,7 +268,9 @@ def test_a_client_refuses_an_answer_outside_the_versions_it_speaks() -> None:
     async def scenario() -> None:
         client = Client(name="versions", version="0", versions=["2025-11-25"])
         client_end, server_end = memory_pair()
-        task = asyncio.create_task(ServerSession(example(versions=["2024-11-05"]), server_end).run())
+        task = asyncio.create_task(
+            ServerSession(example(versions=["2024-11-05"]), server_end).run()
+        )
         with pytest.raises(McpError) as refused:
             await client.connect(client_end)
         assert "2024-11-05" in refused.value.message
@@ -254,7 +283,9 @@ def test_a_client_refuses_an_answer_outside_the_versions_it_speaks() -> None:
 def test_our_client_against_server_everything_answering_2024_11_05() -> None:
     async def scenario() -> None:
         wire = RecordingTransport(await spawn(everything_server()))
-        session = await Client(name="versions", version="0", protocol_version="2024-11-05").connect(wire)
+        session = await Client(name="versions", version="0", protocol_version="2024-11-05").connect(
+            wire
+        )
         try:
             assert session.protocol_version == "2024-11-05"
             assert isinstance(session.server_capabilities, v2024_11_05.ServerCapabilities)
@@ -284,8 +315,17 @@ def test_our_client_against_server_everything_answering_2024_11_05() -> None:
 def test_requests_before_initialize_are_invalid() -> None:
     async def scenario() -> None:
         async with served(example()) as (wire, session):
-            for request_id, method in enumerate(["tools/list", "tools/call", "resources/read", "no/such"]):
-                wire.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": {"name": "echo"}})
+            for request_id, method in enumerate(
+                ["tools/list", "tools/call", "resources/read", "no/such"]
+            ):
+                wire.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": request_id,
+                        "method": method,
+                        "params": {"name": "echo"},
+                    }
+                )
                 answer = await wire.receive()
                 assert answer is not None and answer["id"] == request_id
                 assert answer["error"]["code"] == jsonrpc.INVALID_REQUEST, answer
@@ -319,9 +359,18 @@ def test_a_second_initialize_is_invalid_and_changes_nothing() -> None:
             assert second["error"]["code"] == jsonrpc.INVALID_REQUEST
             assert "already initialized" in second["error"]["message"]
             assert session.protocol_version == "2025-06-18"
-            wire.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x"}}})
+            wire.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"text": "x"}},
+                }
+            )
             answer = await wire.receive()
-            assert answer is not None and answer["result"]["content"] == [{"type": "text", "text": "x"}]
+            assert answer is not None and answer["result"]["content"] == [
+                {"type": "text", "text": "x"}
+            ]
 
     run(scenario())
 
@@ -329,7 +378,14 @@ def test_a_second_initialize_is_invalid_and_changes_nothing() -> None:
 def test_an_invalid_initialize_is_answered_and_a_valid_one_may_follow() -> None:
     async def scenario() -> None:
         async with served(example()) as (wire, _):
-            wire.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 2025}})
+            wire.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {"protocolVersion": 2025},
+                }
+            )
             answer = await wire.receive()
             assert answer is not None and answer["error"]["code"] == jsonrpc.INVALID_PARAMS
             assert "$.protocolVersion" in answer["error"]["message"]
@@ -358,7 +414,9 @@ def test_an_unanswered_initialize_times_out_without_being_cancelled() -> None:
     async def scenario() -> None:
         client_end, server_end = memory_pair("client", "silent server")
         with pytest.raises(McpError) as timed_out:
-            await Client(name="lifecycle", version="0", protocol_version="2025-11-25", default_timeout=0.2).connect(client_end)
+            await Client(
+                name="lifecycle", version="0", protocol_version="2025-11-25", default_timeout=0.2
+            ).connect(client_end)
         assert timed_out.value.code == jsonrpc.REQUEST_TIMEOUT
         # "A client MUST NOT attempt to cancel its initialize request."
         assert [m.get("method") for m in client_end.sent_messages()] == ["initialize"]
@@ -370,7 +428,9 @@ def test_an_unanswered_initialize_times_out_without_being_cancelled() -> None:
 def test_cancelling_a_connect_does_not_cancel_initialize_either() -> None:
     async def scenario() -> None:
         client_end, server_end = memory_pair("client", "silent server")
-        connecting = asyncio.create_task(Client(name="lifecycle", version="0", protocol_version="2025-11-25").connect(client_end))
+        connecting = asyncio.create_task(
+            Client(name="lifecycle", version="0", protocol_version="2025-11-25").connect(client_end)
+        )
         request = await server_end.receive()
         assert request is not None and request["method"] == "initialize"
         connecting.cancel()
@@ -384,7 +444,9 @@ def test_cancelling_a_connect_does_not_cancel_initialize_either() -> None:
 
 def test_the_handshake_sends_initialized_after_the_answer() -> None:
     async def scenario() -> None:
-        async with connected(example(), Client(name="lifecycle", version="0", protocol_version="2025-11-25")) as (_, server_session, wire):
+        async with connected(
+            example(), Client(name="lifecycle", version="0", protocol_version="2025-11-25")
+        ) as (_, server_session, wire):
             assert wire.methods()[:2] == ["initialize", "notifications/initialized"]
             await asyncio.wait_for(server_session.initialized.wait(), 10)
             assert server_session.client_info.name == "lifecycle"
@@ -397,31 +459,47 @@ def test_the_handshake_sends_initialized_after_the_answer() -> None:
 
 class ToolsOnly(v2025_11_25.ServerHandlers):
     @override
-    async def list_tools(self, params: v2025_11_25.PaginatedRequestParams, ctx: RequestContext) -> v2025_11_25.ListToolsResult:
+    async def list_tools(
+        self, params: v2025_11_25.PaginatedRequestParams, ctx: RequestContext
+    ) -> v2025_11_25.ListToolsResult:
         return v2025_11_25.ListToolsResult(tools=[])
 
     @override
-    async def call_tool(self, params: v2025_11_25.CallToolRequestParams, ctx: RequestContext) -> v2025_11_25.CallToolResult:
-        return v2025_11_25.CallToolResult(content=[v2025_11_25.TextContent(text=ctx.protocol_version)])
+    async def call_tool(
+        self, params: v2025_11_25.CallToolRequestParams, ctx: RequestContext
+    ) -> v2025_11_25.CallToolResult:
+        return v2025_11_25.CallToolResult(
+            content=[v2025_11_25.TextContent(text=ctx.protocol_version)]
+        )
 
 
 class PromptsAndCompletion(v2025_11_25.ServerHandlers):
     @override
-    async def list_prompts(self, params: v2025_11_25.PaginatedRequestParams, ctx: RequestContext) -> v2025_11_25.ListPromptsResult:
+    async def list_prompts(
+        self, params: v2025_11_25.PaginatedRequestParams, ctx: RequestContext
+    ) -> v2025_11_25.ListPromptsResult:
         return v2025_11_25.ListPromptsResult(prompts=[])
 
     @override
-    async def complete(self, params: v2025_11_25.CompleteRequestParams, ctx: RequestContext) -> v2025_11_25.CompleteResult:
-        return v2025_11_25.CompleteResult(completion=v2025_11_25.CompleteResultCompletion(values=[]))
+    async def complete(
+        self, params: v2025_11_25.CompleteRequestParams, ctx: RequestContext
+    ) -> v2025_11_25.CompleteResult:
+        return v2025_11_25.CompleteResult(
+            completion=v2025_11_25.CompleteResultCompletion(values=[])
+        )
 
 
 class SubscribableResources(v2025_11_25.ServerHandlers):
     @override
-    async def list_resources(self, params: v2025_11_25.PaginatedRequestParams, ctx: RequestContext) -> v2025_11_25.ListResourcesResult:
+    async def list_resources(
+        self, params: v2025_11_25.PaginatedRequestParams, ctx: RequestContext
+    ) -> v2025_11_25.ListResourcesResult:
         return v2025_11_25.ListResourcesResult(resources=[])
 
     @override
-    async def subscribe(self, params: v2025_11_25.SubscribeRequestParams, ctx: RequestContext) -> v2025_11_25.EmptyResult:
+    async def subscribe(
+        self, params: v2025_11_25.SubscribeRequestParams, ctx: RequestContext
+    ) -> v2025_11_25.EmptyResult:
         return v2025_11_25.EmptyResult()
 
 
@@ -440,12 +518,18 @@ class MoreTools(ToolsOnly):
         (
             SubscribableResources(),
             {"resources": {"listChanged": True}, "experimental": {"x": {}}},
-            {"resources": {"subscribe": True, "listChanged": True}, "logging": {}, "experimental": {"x": {}}},
+            {
+                "resources": {"subscribe": True, "listChanged": True},
+                "logging": {},
+                "experimental": {"x": {}},
+            },
         ),
     ],
     ids=["nothing", "tools", "inherited", "prompts+completion", "subscribe", "merged"],
 )
-def test_server_capabilities_follow_the_overridden_handlers(handlers: Any, extra: Any, declared: dict[str, Any]) -> None:
+def test_server_capabilities_follow_the_overridden_handlers(
+    handlers: Any, extra: Any, declared: dict[str, Any]
+) -> None:
     async def scenario() -> None:
         server = Server(handlers, name="caps", version="0", capabilities=extra)
         async with served(server) as (wire, _):
@@ -462,10 +546,14 @@ def test_methods_without_an_override_are_not_found_after_initialize() -> None:
         async with served(Server(ToolsOnly(), name="caps", version="0")) as (wire, _):
             wire.send(initialize_message("2025-11-25"))
             await wire.receive()
-            for request_id, method in enumerate(["prompts/list", "resources/list", "completion/complete"]):
+            for request_id, method in enumerate(
+                ["prompts/list", "resources/list", "completion/complete"]
+            ):
                 wire.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": {}})
                 answer = await wire.receive()
-                assert answer is not None and answer["error"]["code"] == jsonrpc.METHOD_NOT_FOUND, answer
+                assert (
+                    answer is not None and answer["error"]["code"] == jsonrpc.METHOD_NOT_FOUND
+                ), answer
             wire.send({"jsonrpc": "2.0", "id": "t", "method": "tools/list"})
             answer = await wire.receive()
             assert answer == {"jsonrpc": "2.0", "id": "t", "result": {"tools": []}}
@@ -481,14 +569,20 @@ class Sampler(v2025_11_25.ClientHandlers):
         asked = params.messages[0].content
         assert isinstance(asked, v2025_11_25.TextContent)
         return v2025_11_25.CreateMessageResult(
-            content=v2025_11_25.TextContent(text=f"sampled: {asked.text}"), model="test-model", role="assistant"
+            content=v2025_11_25.TextContent(text=f"sampled: {asked.text}"),
+            model="test-model",
+            role="assistant",
         )
 
 
 class RootsAndElicitation(v2025_11_25.ClientHandlers):
     @override
-    async def list_roots(self, params: v2025_11_25.RequestParams, ctx: RequestContext) -> v2025_11_25.ListRootsResult:
-        return v2025_11_25.ListRootsResult(roots=[v2025_11_25.Root(uri="file:///work", name="work")])
+    async def list_roots(
+        self, params: v2025_11_25.RequestParams, ctx: RequestContext
+    ) -> v2025_11_25.ListRootsResult:
+        return v2025_11_25.ListRootsResult(
+            roots=[v2025_11_25.Root(uri="file:///work", name="work")]
+        )
 
     @override
     async def elicit(self, params: Any, ctx: RequestContext) -> v2025_11_25.ElicitResult:
@@ -505,7 +599,9 @@ class RootsAndElicitation(v2025_11_25.ClientHandlers):
     ],
     ids=["no handlers", "nothing overridden", "sampling", "roots+elicitation"],
 )
-def test_client_capabilities_follow_the_overridden_handlers(handlers: Any, declared: dict[str, Any]) -> None:
+def test_client_capabilities_follow_the_overridden_handlers(
+    handlers: Any, declared: dict[str, Any]
+) -> None:
     async def scenario() -> None:
         client = Client(name="caps", version="0", handlers=handlers, protocol_version="2025-11-25")
         async with connected(example(), client) as (_, server_session, wire):
@@ -517,16 +613,30 @@ def test_client_capabilities_follow_the_overridden_handlers(handlers: Any, decla
 
 def test_the_server_may_only_ask_the_client_for_what_it_declared() -> None:
     async def scenario() -> None:
-        message = [v2025_11_25.SamplingMessage(role="user", content=v2025_11_25.TextContent(text="hi"))]
-        async with connected(example(), Client(name="caps", version="0", handlers=Sampler())) as (_, server_session, wire):
+        message = [
+            v2025_11_25.SamplingMessage(role="user", content=v2025_11_25.TextContent(text="hi"))
+        ]
+        async with connected(example(), Client(name="caps", version="0", handlers=Sampler())) as (
+            _,
+            server_session,
+            wire,
+        ):
             peer = v2025_11_25.ServerStub(server_session)
             sampled = await peer.create_message(16, message)
-            assert isinstance(sampled.content, v2025_11_25.TextContent) and sampled.content.text == "sampled: hi"
+            assert (
+                isinstance(sampled.content, v2025_11_25.TextContent)
+                and sampled.content.text == "sampled: hi"
+            )
             assert sampled.model == "test-model"
             with pytest.raises(McpError) as undeclared:
                 await peer.list_roots()
-            assert undeclared.value.code == jsonrpc.METHOD_NOT_FOUND and "roots" in undeclared.value.message
-        async with connected(example(), Client(name="caps", version="0", handlers=RootsAndElicitation())) as (
+            assert (
+                undeclared.value.code == jsonrpc.METHOD_NOT_FOUND
+                and "roots" in undeclared.value.message
+            )
+        async with connected(
+            example(), Client(name="caps", version="0", handlers=RootsAndElicitation())
+        ) as (
             _,
             server_session,
             wire,
@@ -537,7 +647,10 @@ def test_the_server_may_only_ask_the_client_for_what_it_declared() -> None:
             server_writes = len(server_session.transport.sent)  # type: ignore[attr-defined]
             with pytest.raises(McpError) as undeclared:
                 await peer.create_message(16, message)
-            assert undeclared.value.code == jsonrpc.METHOD_NOT_FOUND and "sampling" in undeclared.value.message
+            assert (
+                undeclared.value.code == jsonrpc.METHOD_NOT_FOUND
+                and "sampling" in undeclared.value.message
+            )
             assert len(server_session.transport.sent) == server_writes  # type: ignore[attr-defined]
 
     run(scenario())
@@ -549,8 +662,12 @@ class OldTools(v2024_11_05.ServerHandlers):
         return v2024_11_05.ListToolsResult(tools=[])
 
     @override
-    async def call_tool(self, params: v2024_11_05.CallToolRequestParams, ctx: RequestContext) -> v2024_11_05.CallToolResult:
-        return v2024_11_05.CallToolResult(content=[v2024_11_05.TextContent(text=f"old handlers, {ctx.protocol_version}")])
+    async def call_tool(
+        self, params: v2024_11_05.CallToolRequestParams, ctx: RequestContext
+    ) -> v2024_11_05.CallToolResult:
+        return v2024_11_05.CallToolResult(
+            content=[v2024_11_05.TextContent(text=f"old handlers, {ctx.protocol_version}")]
+        )
 
 
 @pytest.mark.parametrize(
@@ -561,7 +678,9 @@ class OldTools(v2024_11_05.ServerHandlers):
         ("2025-11-25", "2025-11-25"),
     ],
 )
-def test_a_server_with_handlers_for_several_revisions_serves_each_with_its_own(asked: str, text: str) -> None:
+def test_a_server_with_handlers_for_several_revisions_serves_each_with_its_own(
+    asked: str, text: str
+) -> None:
     async def scenario() -> None:
         server = Server([OldTools(), ToolsOnly()], name="multi", version="0")
         client = Client(name="multi", version="0", protocol_version=asked)

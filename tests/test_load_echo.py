@@ -21,16 +21,15 @@ from collections import Counter
 from typing import Any
 
 import msgspec
-
 import pytest
+from support.figures import hwm_kib, record, rss_kib
+from support.peers import lowlevel_server, no_leaked_processes, run  # noqa: F401  (a fixture)
+from support.reliability_peers import HttpServerProcess
 
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.http_client import StreamableHTTPClientTransport
 from mcp_runtime.stdio import spawn
-from support.figures import hwm_kib, record, rss_kib
-from support.peers import lowlevel_server, no_leaked_processes, run  # noqa: F401  (a fixture)
-from support.reliability_peers import HttpServerProcess
 
 TOTAL = int(os.environ.get("LOAD_REQUESTS", "10000"))
 WARM_UP = 2048
@@ -102,9 +101,16 @@ async def drive(session: ClientSession, total: int, in_flight: int, tag: str) ->
     elapsed = time.perf_counter() - started
     assert answered == [1] * total
     assert peak == min(in_flight, total)
-    assert sum(responses.values()) == total and set(responses.values()) == {1}, "a response arrived twice"
+    assert sum(responses.values()) == total and set(responses.values()) == {
+        1
+    }, "a response arrived twice"
     assert not session._pending and not session._progress
-    return {"requests": total, "in_flight": peak, "duration_s": round(elapsed, 2), "requests_per_s": round(total / elapsed)}
+    return {
+        "requests": total,
+        "in_flight": peak,
+        "duration_s": round(elapsed, 2),
+        "requests_per_s": round(total / elapsed),
+    }
 
 
 def client_objects() -> int:
@@ -114,9 +120,9 @@ def client_objects() -> int:
 
 def check_memory(baseline_kib: int, after_kib: int) -> None:
     allowed = max(TOLERANCE_KIB, int(baseline_kib * TOLERANCE_RATIO))
-    assert after_kib - baseline_kib <= allowed, (
-        f"the server grew from {baseline_kib} KiB to {after_kib} KiB after {TOTAL} requests (allowed {allowed} KiB)"
-    )
+    assert (
+        after_kib - baseline_kib <= allowed
+    ), f"the server grew from {baseline_kib} KiB to {after_kib} KiB after {TOTAL} requests (allowed {allowed} KiB)"
 
 
 def test_10000_echo_requests_512_in_flight_over_one_stdio_session() -> None:
@@ -140,7 +146,12 @@ def test_10000_echo_requests_512_in_flight_over_one_stdio_session() -> None:
         return {
             **figures,
             "warm_up": warm_up,
-            "server_rss_kib": {"started": before_warm_up, "baseline_after_warm_up": baseline, "after": after, "peak": peak},
+            "server_rss_kib": {
+                "started": before_warm_up,
+                "baseline_after_warm_up": baseline,
+                "after": after,
+                "peak": peak,
+            },
             "client_gc_objects": {"baseline": objects_before, "after": objects_after},
         }
 
@@ -179,7 +190,9 @@ def test_10000_echo_requests_512_in_flight_over_streamable_http() -> None:
                     "after": after["rss_kib"],
                     "peak": hwm_kib(server.pid),
                 },
-                "server_after": {k: after[k] for k in ("sessions", "streams", "in_flight", "tasks", "gc_objects")},
+                "server_after": {
+                    k: after[k] for k in ("sessions", "streams", "in_flight", "tasks", "gc_objects")
+                },
                 "server_gc_objects_baseline": baseline["gc_objects"],
                 "client_gc_objects": {"baseline": objects_before, "after": objects_after},
             }

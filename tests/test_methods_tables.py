@@ -190,7 +190,10 @@ def test_input_requests_are_the_input_request_union(revision: str) -> None:
     if "InputRequest" not in defs:
         assert not hasattr(pkg.methods, "INPUT_REQUESTS")
         return
-    expected = {defs[ref["$ref"].rsplit("/", 1)[1]]["properties"]["method"]["const"] for ref in defs["InputRequest"]["anyOf"]}
+    expected = {
+        defs[ref["$ref"].rsplit("/", 1)[1]]["properties"]["method"]["const"]
+        for ref in defs["InputRequest"]["anyOf"]
+    }
     table = pkg.methods.INPUT_REQUESTS
     assert set(table) == expected
     for spec in table.values():

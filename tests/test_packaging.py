@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from test_docs_snippets import parse
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,12 +30,16 @@ class Build:
 
 
 def run(*command: str | Path, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(c) for c in command], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [str(c) for c in command], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def checked(*command: str | Path, cwd: Path, timeout: float = 300) -> str:
     done = run(*command, cwd=cwd, timeout=timeout)
-    assert done.returncode == 0, f"{' '.join(map(str, command))} failed:\n{done.stdout}\n{done.stderr}"
+    assert (
+        done.returncode == 0
+    ), f"{' '.join(map(str, command))} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
 
@@ -44,7 +47,16 @@ def fresh_venv(where: Path, *install: str | Path) -> Path:
     """A new virtual environment with ``install`` pip-installed; its python."""
     checked(sys.executable, "-m", "venv", where, cwd=where.parent)
     python = where / "bin" / "python"
-    checked(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *install, cwd=where.parent)
+    checked(
+        python,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        *install,
+        cwd=where.parent,
+    )
     return python
 
 
@@ -78,10 +90,14 @@ def test_wheel_contents(build: Build) -> None:
     names = zipfile.ZipFile(build.wheel).namelist()
     for package in ("mcp_codegen", "mcp_protocol", "mcp_runtime"):
         assert f"{package}/py.typed" in names
-    assert [n.rsplit("/", 1)[1] for n in names if n.startswith("mcp_codegen/templates/")] == TEMPLATES
+    assert [
+        n.rsplit("/", 1)[1] for n in names if n.startswith("mcp_codegen/templates/")
+    ] == TEMPLATES
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "mcp_protocol/v2025_11_25/types.py" in names
-    assert not [n for n in names if n.startswith(("tests/", "mcp_protocol/vdraft/")) or "__pycache__" in n]
+    assert not [
+        n for n in names if n.startswith(("tests/", "mcp_protocol/vdraft/")) or "__pycache__" in n
+    ]
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(build.wheel).read(metadata).decode()
     assert "Requires-Python: >=3.11" in text
@@ -93,7 +109,14 @@ def test_wheel_contents(build: Build) -> None:
 
 def test_sdist_contents(build: Build) -> None:
     names = {name.split("/", 1)[1] for name in tarfile.open(build.sdist).getnames() if "/" in name}
-    for needed in ("LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "mkdocs.yml", "schema/pins.toml"):
+    for needed in (
+        "LICENSE",
+        "README.md",
+        "CHANGELOG.md",
+        "pyproject.toml",
+        "mkdocs.yml",
+        "schema/pins.toml",
+    ):
         assert needed in names
     assert "runtime/mcp_runtime/py.typed" in names
     assert not [n for n in names if "node_modules" in n or "__pycache__" in n]
@@ -107,8 +130,16 @@ def test_quick_start_against_the_wheel(installed: Path, quick_start: Path) -> No
 
 def test_wheel_is_visible_to_mypy(installed: Path, quick_start: Path) -> None:
     checked(
-        sys.executable, "-m", "mypy", "--strict", "--python-executable", installed,
-        "--no-incremental", "server.py", "client.py", cwd=quick_start,
+        sys.executable,
+        "-m",
+        "mypy",
+        "--strict",
+        "--python-executable",
+        installed,
+        "--no-incremental",
+        "server.py",
+        "client.py",
+        cwd=quick_start,
     )
 
 
@@ -116,17 +147,31 @@ def test_editable_install_is_visible_to_mypy(tmp_path: Path, quick_start: Path) 
     python = fresh_venv(tmp_path / "venv", "-e", ROOT)
     pth = list((tmp_path / "venv").glob("lib/python*/site-packages/*mcp_codegen*.pth"))
     assert pth, "the editable install is not a .pth"
-    assert {Path(line) for line in pth[0].read_text().split()} == {ROOT / "codegen", ROOT / "generated", ROOT / "runtime"}
+    assert {Path(line) for line in pth[0].read_text().split()} == {
+        ROOT / "codegen",
+        ROOT / "generated",
+        ROOT / "runtime",
+    }
     checked(
-        sys.executable, "-m", "mypy", "--strict", "--python-executable", python,
-        "--no-incremental", "server.py", "client.py", cwd=quick_start,
+        sys.executable,
+        "-m",
+        "mypy",
+        "--strict",
+        "--python-executable",
+        python,
+        "--no-incremental",
+        "server.py",
+        "client.py",
+        cwd=quick_start,
     )
 
 
 def test_missing_extras_name_the_extra(installed: Path, tmp_path: Path) -> None:
     done = run(installed.parent / "mcp-codegen", "--check", cwd=tmp_path)
     assert done.returncode == 2
-    assert done.stderr.startswith("mcp-codegen needs the 'codegen' extra: pip install 'mcp-codegen[codegen]'")
+    assert done.stderr.startswith(
+        "mcp-codegen needs the 'codegen' extra: pip install 'mcp-codegen[codegen]'"
+    )
     assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
     done = run(installed, "-c", "import mcp_runtime.http_client", cwd=tmp_path)
     assert done.returncode == 1

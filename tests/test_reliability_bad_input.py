@@ -28,10 +28,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from mcp_protocol.v2025_11_25 import methods as v2025
-from mcp_runtime import codec, lifecycle
-from mcp_runtime.server import Server, ServerSession
 from support import params as P
 from support.figures import record
 from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
@@ -40,12 +36,21 @@ from support.reliability_server import ReliabilityServer
 from support.reliability_server import __file__ as RELIABILITY_SERVER
 from support.transports import Message, memory_pair
 
+from mcp_protocol.v2025_11_25 import methods as v2025
+from mcp_runtime import codec, lifecycle
+from mcp_runtime.server import Server, ServerSession
+
 CLIENT_REQUESTS = v2025.CLIENT_REQUESTS
 NOTIFICATION_METHODS = sorted({*v2025.CLIENT_NOTIFICATIONS, *v2025.SERVER_NOTIFICATIONS})
 SERVER_REQUEST_METHODS = sorted(set(v2025.SERVER_REQUESTS) - set(CLIENT_REQUESTS))
 LATEST = "2025-11-25"
 PARSE, INVALID, NOT_FOUND, PARAMS = -32700, -32600, -32601, -32602
-PREFIXES = {PARSE: "Parse error", INVALID: "Invalid request", NOT_FOUND: "Method not found", PARAMS: "Invalid params"}
+PREFIXES = {
+    PARSE: "Parse error",
+    INVALID: "Invalid request",
+    NOT_FOUND: "Method not found",
+    PARAMS: "Invalid params",
+}
 EXAMPLES = int(os.environ.get("RELIABILITY_EXAMPLES", "400"))
 MISSING: Any = object()
 
@@ -54,7 +59,11 @@ PROFILE = settings(
     deadline=None,
     database=None,
     derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
 )
 
 
@@ -72,7 +81,9 @@ def _answer_minimal(spec: Any) -> Callable[..., Any]:
 class _AllMethodsBase(ReliabilityServer):
     async def call_tool(self, params: Any, ctx: Any) -> Any:
         arguments = params.arguments if isinstance(params.arguments, dict) else {}
-        if params.name == "echo" or (params.name == "gate" and str(arguments.get("token", "")).startswith("legit-")):
+        if params.name == "echo" or (
+            params.name == "gate" and str(arguments.get("token", "")).startswith("legit-")
+        ):
             return await super().call_tool(params, ctx)
         spec = CLIENT_REQUESTS["tools/call"]
         return codec.convert(P.minimal(spec.result), spec.result)
@@ -99,7 +110,11 @@ def request(request_id: Any, method: str, params: Any = MISSING) -> Message:
 
 
 def initialize_params() -> dict[str, Any]:
-    return {"protocolVersion": LATEST, "capabilities": {}, "clientInfo": {"name": "bad-input", "version": "0"}}
+    return {
+        "protocolVersion": LATEST,
+        "capabilities": {},
+        "clientInfo": {"name": "bad-input", "version": "0"},
+    }
 
 
 # ------------------------------------------------------------------ expectations
@@ -185,13 +200,17 @@ def expect_for_value(value: Any, in_flight: set[tuple[str, Any]]) -> list[Expect
     request of the method table decode their params with its types.
     """
     if isinstance(value, list):
-        return [Expect(INVALID, (None,))]  # the session speaks LATEST: no batches from 2025-06-18 on
+        return [
+            Expect(INVALID, (None,))
+        ]  # the session speaks LATEST: no batches from 2025-06-18 on
     if not _shape_ok(value):
         return [Expect(INVALID, (None,))]
     return _expect_for_message(value, set(in_flight), [])
 
 
-def _expect_for_message(message: dict[str, Any], pending: set[tuple[str, Any]], so_far: list[Expect]) -> list[Expect]:
+def _expect_for_message(
+    message: dict[str, Any], pending: set[tuple[str, Any]], so_far: list[Expect]
+) -> list[Expect]:
     request_id = message.get("id", MISSING)
     has_id = request_id is not MISSING and request_id is not None
     if message.get("jsonrpc", MISSING) != "2.0":
@@ -210,13 +229,17 @@ def _expect_for_message(message: dict[str, Any], pending: set[tuple[str, Any]], 
             return [Expect(INVALID, (request_id,), "already in use")]
         return _expect_for_request(request_id, method, params, pending)
     if has_id:
-        return [] if ("result" in message or "error" in message) else [Expect(INVALID, (request_id,))]
+        return (
+            [] if ("result" in message or "error" in message) else [Expect(INVALID, (request_id,))]
+        )
     if "error" in message:
         return []  # an error for nobody: logged
     return [Expect(INVALID, (None,))]
 
 
-def _expect_for_request(request_id: Any, method: str, params: Any, pending: set[tuple[str, Any]]) -> list[Expect]:
+def _expect_for_request(
+    request_id: Any, method: str, params: Any, pending: set[tuple[str, Any]]
+) -> list[Expect]:
     if method == "ping":
         ok = params is MISSING or P.valid(params, CLIENT_REQUESTS["ping"].params)
         return [Expect(None if ok else PARAMS, (request_id,))]
@@ -243,7 +266,12 @@ def _cancel(params: Any, pending: set[tuple[str, Any]], so_far: list[Expect]) ->
         return
     key = _key(params["requestId"])
     for index, expect in enumerate(so_far):
-        if expect.code is None and expect.ids is not None and _key(expect.ids[0]) == key and key in pending:
+        if (
+            expect.code is None
+            and expect.ids is not None
+            and _key(expect.ids[0]) == key
+            and key in pending
+        ):
             del so_far[index]
             pending.discard(key)
             return
@@ -286,7 +314,9 @@ class Harness:
     def total(self) -> int:
         return sum(self.inputs.values())
 
-    def check(self, kind: str, data: bytes | Message, expected: list[Expect] | None, legit: bool = True) -> list[Message]:
+    def check(
+        self, kind: str, data: bytes | Message, expected: list[Expect] | None, legit: bool = True
+    ) -> list[Message]:
         """Send ``data`` (with a legitimate request in flight, unless told
         otherwise) and check the replies; the replies to ``data``."""
         raw = data if isinstance(data, bytes) else json.dumps(data).encode()
@@ -294,12 +324,16 @@ class Harness:
             expected = expect_for_value(data, set())
         return self._run(self._exchange(kind, raw, expected, legit))  # type: ignore[no-any-return]
 
-    async def _exchange(self, kind: str, data: bytes, expected: list[Expect] | None, legit: bool) -> list[Message]:
+    async def _exchange(
+        self, kind: str, data: bytes, expected: list[Expect] | None, legit: bool
+    ) -> list[Message]:
         self.inputs[kind] += 1
         number = self.total
         legit_id = f"legit-{number}" if legit else None
         if legit_id is not None:
-            self.wire.send(request(legit_id, "tools/call", {"name": "gate", "arguments": {"token": legit_id}}))
+            self.wire.send(
+                request(legit_id, "tools/call", {"name": "gate", "arguments": {"token": legit_id}})
+            )
             await asyncio.wait_for(self.handlers.wait_entered(legit_id), 10)
         self.wire.write(data)
         first = f"sentinel-{number}"
@@ -319,16 +353,22 @@ class Harness:
         assert not self.session.is_closed, f"the session ended after {data[:200]!r}"
 
         replies = [m for m in seen if m.get("id") not in (first, last)]
-        assert sorted(m["id"] for m in seen if m.get("id") in (first, last)) == sorted([first, last])
+        assert sorted(m["id"] for m in seen if m.get("id") in (first, last)) == sorted(
+            [first, last]
+        )
         if legit_id is not None:
             legit_results = [m for m in replies if m.get("id") == legit_id and "result" in m]
-            assert len(legit_results) == 1, f"the in-flight request got {legit_results} after {data[:200]!r}"
+            assert (
+                len(legit_results) == 1
+            ), f"the in-flight request got {legit_results} after {data[:200]!r}"
             assert legit_results[0]["result"]["content"][0]["text"] == legit_id
             replies.remove(legit_results[0])
             self.legit_answered += 1
         self.replies += len(replies)
         for reply in replies:
-            assert reply.get("jsonrpc") == "2.0" and ("result" in reply) != ("error" in reply), reply
+            assert reply.get("jsonrpc") == "2.0" and ("result" in reply) != (
+                "error" in reply
+            ), reply
             if "error" in reply:
                 code, message = reply["error"]["code"], reply["error"]["message"]
                 assert message.startswith(PREFIXES[code]), reply
@@ -336,7 +376,9 @@ class Harness:
             _match(replies, expected, data)
         return replies
 
-    async def _read_until(self, done: Callable[[list[Message]], bool], data: bytes) -> list[Message]:
+    async def _read_until(
+        self, done: Callable[[list[Message]], bool], data: bytes
+    ) -> list[Message]:
         got: list[Message] = []
         try:
             while not done(got):
@@ -353,7 +395,9 @@ def _ids(messages: list[Message]) -> list[Any]:
 
 
 def _counted(request_id: Any, messages: list[Message]) -> bool:
-    return any(m.get("id") == request_id and type(m.get("id")) is type(request_id) for m in messages)
+    return any(
+        m.get("id") == request_id and type(m.get("id")) is type(request_id) for m in messages
+    )
 
 
 def _match(replies: list[Message], expected: list[Expect], data: bytes) -> None:
@@ -364,7 +408,9 @@ def _match(replies: list[Message], expected: list[Expect], data: bytes) -> None:
             rid = reply.get("id")
             if code != expect.code:
                 continue
-            if expect.ids is not None and not any(rid == i and type(rid) is type(i) for i in expect.ids):
+            if expect.ids is not None and not any(
+                rid == i and type(rid) is type(i) for i in expect.ids
+            ):
                 continue
             if expect.contains is not None and expect.contains not in reply["error"]["message"]:
                 continue
@@ -401,9 +447,14 @@ _scalars = st.one_of(
     st.text(max_size=8),
 )
 json_values = st.recursive(
-    _scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=8
+    _scalars,
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
 )
-valid_ids = st.one_of(st.integers(min_value=-(10**20), max_value=10**20), st.text(alphabet="abcxyz0123_", max_size=8))
+valid_ids = st.one_of(
+    st.integers(min_value=-(10**20), max_value=10**20), st.text(alphabet="abcxyz0123_", max_size=8)
+)
 any_ids = st.one_of(
     valid_ids,
     st.none(),
@@ -457,12 +508,20 @@ def messages(draw: st.DrawFn, ids: st.SearchStrategy[Any] = any_ids) -> Message:
     elif shape == "error":
         message["error"] = draw(
             st.one_of(
-                st.fixed_dictionaries({"code": st.integers(-33000, 1000), "message": st.text(max_size=8)}),
+                st.fixed_dictionaries(
+                    {"code": st.integers(-33000, 1000), "message": st.text(max_size=8)}
+                ),
                 json_values,
             )
         )
     else:
-        extra = draw(st.dictionaries(st.sampled_from(["method", "params", "result", "error", "x"]), json_values, max_size=3))
+        extra = draw(
+            st.dictionaries(
+                st.sampled_from(["method", "params", "result", "error", "x"]),
+                json_values,
+                max_size=3,
+            )
+        )
         message.update(extra)
     return message
 
@@ -483,12 +542,17 @@ def test_random_bytes(harness: Harness) -> None:
 
 def test_truncated_json(harness: Harness) -> None:
     @PROFILE
-    @given(messages(ids=valid_ids).filter(lambda m: "method" in m), st.floats(0.0, 1.0, exclude_max=True))
+    @given(
+        messages(ids=valid_ids).filter(lambda m: "method" in m),
+        st.floats(0.0, 1.0, exclude_max=True),
+    )
     def check(message: Message, where: float) -> None:
         data = json.dumps(message).encode()
         cut = data[: max(1, int(len(data) * where))]
         rid = message.get("id", None)
-        harness.check("truncated JSON", cut, [Expect(PARSE, (None, rid) if _valid_id(rid) else (None,))])
+        harness.check(
+            "truncated JSON", cut, [Expect(PARSE, (None, rid) if _valid_id(rid) else (None,))]
+        )
 
     check()
 
@@ -521,7 +585,9 @@ def test_deep_nesting(harness: Harness) -> None:
         st.sampled_from(["top", "params", "id", "batch", "result", "notification"]),
     )
     def check(depth: int, opener: str, where: str) -> None:
-        nest = ("[" * depth + "]" * depth) if opener == "[" else ('{"a":' * depth + "1" + "}" * depth)
+        nest = (
+            ("[" * depth + "]" * depth) if opener == "[" else ('{"a":' * depth + "1" + "}" * depth)
+        )
         request_id = depth
         expected = [Expect(PARSE, (None,), "nested too deeply")]
         if where == "top":
@@ -543,32 +609,57 @@ def test_deep_nesting(harness: Harness) -> None:
     check()
     # The issue's own figure: 100,000 nested arrays, at the top and inside params.
     harness.check("deep nesting", b"[" * 100_000 + b"]" * 100_000, [Expect(PARSE, (None,))])
-    inside = b'{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    inside = (
+        b'{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":'
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"}"
+    )
     harness.check("deep nesting", inside, [Expect(PARSE, ("deep",), "nested too deeply")])
 
 
 def test_huge_numbers(harness: Harness) -> None:
     @PROFILE
-    @given(st.integers(min_value=10**19, max_value=10**4000) | st.integers(max_value=-(10**19), min_value=-(10**4000)))
+    @given(
+        st.integers(min_value=10**19, max_value=10**4000)
+        | st.integers(max_value=-(10**19), min_value=-(10**4000))
+    )
     def big_ids(number: int) -> None:
         harness.check("huge numbers", request(number, "ping"), [Expect(None, (number,))])
 
     big_ids()
     cases: list[tuple[bytes, list[Expect]]] = [
         # Beyond Python's (and msgspec's) 4300 digits: an id the decoder refuses as out of range.
-        (b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"ping"}', [Expect(INVALID, (None,))]),
+        (
+            b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"ping"}',
+            [Expect(INVALID, (None,))],
+        ),
         (b'{"jsonrpc":"2.0","id":1e400,"method":"ping"}', [Expect(INVALID, (None,))]),
         (b'{"jsonrpc":"2.0","id":-1e-400,"method":"ping"}', [Expect(INVALID, (None,))]),
-        (b'{"jsonrpc":"2.0","id":"n1","method":"tools/call","params":{"name":"echo","arguments":{"text":1e400}}}',
-         [Expect(PARAMS, ("n1",), "`$.arguments[...]`")]),
-        (b'{"jsonrpc":"2.0","id":"n2","method":"tools/call","params":{"name":"echo","arguments":{"text":' + b"7" * 4000 + b"}}}",
-         [Expect(None, ("n2",))]),
-        (b'{"jsonrpc":"2.0","id":"n3","method":"tools/call","params":{"name":"echo","arguments":{"text":1.7976931348623157e308}}}',
-         [Expect(None, ("n3",))]),
-        (b'{"jsonrpc":"2.0","id":"n4","method":"tools/call","params":{"name":"x","task":{"ttl":' + b"9" * 30 + b"}}}",
-         [Expect(None, ("n4",))]),
-        (b'{"jsonrpc":"2.0","id":"n5","method":"tools/call","params":{"name":"x","task":{"ttl":1e400}}}',
-         [Expect(PARAMS, ("n5",), "`$.task.ttl`")]),
+        (
+            b'{"jsonrpc":"2.0","id":"n1","method":"tools/call","params":{"name":"echo","arguments":{"text":1e400}}}',
+            [Expect(PARAMS, ("n1",), "`$.arguments[...]`")],
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":"n2","method":"tools/call","params":{"name":"echo","arguments":{"text":'
+            + b"7" * 4000
+            + b"}}}",
+            [Expect(None, ("n2",))],
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":"n3","method":"tools/call","params":{"name":"echo","arguments":{"text":1.7976931348623157e308}}}',
+            [Expect(None, ("n3",))],
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":"n4","method":"tools/call","params":{"name":"x","task":{"ttl":'
+            + b"9" * 30
+            + b"}}}",
+            [Expect(None, ("n4",))],
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":"n5","method":"tools/call","params":{"name":"x","task":{"ttl":1e400}}}',
+            [Expect(PARAMS, ("n5",), "`$.task.ttl`")],
+        ),
         (b'{"jsonrpc":"2.0","id":77,"result":{"a":1e400}}', []),
         (b'{"jsonrpc":"2.0","id":"n6","error":{"code":' + b"9" * 40 + b',"message":"m"}}', []),
     ]
@@ -579,11 +670,21 @@ def test_huge_numbers(harness: Harness) -> None:
 def test_huge_strings(harness: Harness) -> None:
     for size in (64 * 1024, 1024 * 1024, 4 * 1024 * 1024):
         text = "é" * (size // 2)  # two bytes each in UTF-8
-        echoed = harness.check("huge strings", request(f"s{size}", "tools/call", {"name": "echo", "arguments": {"text": text}}), [Expect(None, (f"s{size}",))])
+        echoed = harness.check(
+            "huge strings",
+            request(f"s{size}", "tools/call", {"name": "echo", "arguments": {"text": text}}),
+            [Expect(None, (f"s{size}",))],
+        )
         assert echoed[0]["result"]["content"][0]["text"] == text
         harness.check("huge strings", request("m" * size, "ping"), [Expect(None, ("m" * size,))])
-        harness.check("huge strings", request(f"u{size}", "x" * size), [Expect(NOT_FOUND, (f"u{size}",))])
-        harness.check("huge strings", request(f"p{size}", "tools/call", {"name": 5, "pad": "y" * size}), [Expect(PARAMS, (f"p{size}",), "`$.name`")])
+        harness.check(
+            "huge strings", request(f"u{size}", "x" * size), [Expect(NOT_FOUND, (f"u{size}",))]
+        )
+        harness.check(
+            "huge strings",
+            request(f"p{size}", "tools/call", {"name": 5, "pad": "y" * size}),
+            [Expect(PARAMS, (f"p{size}",), "`$.name`")],
+        )
 
 
 def test_wrong_types_at_every_params_field_of_every_method(harness: Harness) -> None:
@@ -592,7 +693,9 @@ def test_wrong_types_at_every_params_field_of_every_method(harness: Harness) -> 
     accept is -32602 naming the field's path; so is each required field left
     out, and params that are not an object. The baseline (required fields
     only) is answered with a result."""
-    fresh = Harness(initialized=False)  # initialize is only decoded before the session is initialized
+    fresh = Harness(
+        initialized=False
+    )  # initialize is only decoded before the session is initialized
     tried = Counter[str]()
     try:
         for method, spec in sorted(CLIENT_REQUESTS.items()):
@@ -602,25 +705,41 @@ def test_wrong_types_at_every_params_field_of_every_method(harness: Harness) -> 
 
             def send(params: Any, expected: list[Expect]) -> None:
                 rid = f"{method}#{next(number)}"
-                target.check("params: wrong types", request(rid, method, params), [Expect(e.code, (rid,), e.contains) for e in expected], legit)
+                target.check(
+                    "params: wrong types",
+                    request(rid, method, params),
+                    [Expect(e.code, (rid,), e.contains) for e in expected],
+                    legit,
+                )
                 tried[method] += 1
 
             if method != "initialize":
                 send(baseline, [Expect(None, None)])
             for field in P.fields(spec.params):
                 for wrong in P.wrong_values(field.type):
-                    send(P.with_value(baseline, field, wrong), [Expect(PARAMS, None, f"`{field.dotted}`")])
+                    send(
+                        P.with_value(baseline, field, wrong),
+                        [Expect(PARAMS, None, f"`{field.dotted}`")],
+                    )
                 if field.required:
                     missing = P.without(baseline, field)
                     send(missing, [Expect(PARAMS, None, f"`{field.path[-1]}`")])
             for not_an_object in ([baseline], "params", 3, True):
                 send(not_an_object, [Expect(PARAMS, None, f"Invalid params for {method}")])
         # After all that, the fresh session still initializes.
-        fresh.check("params: wrong types", request("init", "initialize", initialize_params()), [Expect(None, ("init",))], False)
+        fresh.check(
+            "params: wrong types",
+            request("init", "initialize", initialize_params()),
+            [Expect(None, ("init",))],
+            False,
+        )
         harness.inputs.update(fresh.inputs)
     finally:
         fresh.close()
-    record("bad_input.params_fields", {"methods": len(tried), "inputs_tried": sum(tried.values()), "by_method": dict(tried)})
+    record(
+        "bad_input.params_fields",
+        {"methods": len(tried), "inputs_tried": sum(tried.values()), "by_method": dict(tried)},
+    )
 
 
 def test_duplicate_request_ids(harness: Harness) -> None:
@@ -630,18 +749,36 @@ def test_duplicate_request_ids(harness: Harness) -> None:
     @PROFILE
     @given(st.sampled_from(sorted(CLIENT_REQUESTS)))
     def check(method: str) -> None:
-        legit_id = f"legit-{harness.total + 1}"  # the id the next exchange gives its in-flight request
+        legit_id = (
+            f"legit-{harness.total + 1}"  # the id the next exchange gives its in-flight request
+        )
         params = P.minimal(CLIENT_REQUESTS[method].params)
-        harness.check("duplicate ids", request(legit_id, method, params), [Expect(INVALID, (legit_id,), "already in use")])
+        harness.check(
+            "duplicate ids",
+            request(legit_id, method, params),
+            [Expect(INVALID, (legit_id,), "already in use")],
+        )
 
     check()
 
 
 def test_responses_to_unknown_ids_are_ignored(harness: Harness) -> None:
     @PROFILE
-    @given(valid_ids, st.one_of(json_values.map(lambda v: {"result": v}), st.builds(lambda c, m: {"error": {"code": c, "message": m}}, st.integers(-33000, 0), st.text(max_size=10))))
+    @given(
+        valid_ids,
+        st.one_of(
+            json_values.map(lambda v: {"result": v}),
+            st.builds(
+                lambda c, m: {"error": {"code": c, "message": m}},
+                st.integers(-33000, 0),
+                st.text(max_size=10),
+            ),
+        ),
+    )
     def check(request_id: Any, outcome: dict[str, Any]) -> None:
-        harness.check("responses to unknown ids", {"jsonrpc": "2.0", "id": request_id, **outcome}, [])
+        harness.check(
+            "responses to unknown ids", {"jsonrpc": "2.0", "id": request_id, **outcome}, []
+        )
 
     check()
 
@@ -650,14 +787,23 @@ def test_notification_methods_sent_as_requests(harness: Harness) -> None:
     """A notification method with an id is a request for a method the server
     does not have: -32601, and nothing the notification would do happens."""
     for method in NOTIFICATION_METHODS:
-        for request_id, params in ((1, MISSING), ("n", {}), (2, {"requestId": "legit-0", "progressToken": 1, "progress": 1})):
-            harness.check("notifications with ids", request(request_id, method, params), [Expect(NOT_FOUND, (request_id,), method)])
+        for request_id, params in (
+            (1, MISSING),
+            ("n", {}),
+            (2, {"requestId": "legit-0", "progressToken": 1, "progress": 1}),
+        ):
+            harness.check(
+                "notifications with ids",
+                request(request_id, method, params),
+                [Expect(NOT_FOUND, (request_id,), method)],
+            )
 
 
 # ------------------------------------------------------------------ a real process
 
 
-def test_a_sample_over_a_stdio_server_process(no_leaked_processes: None) -> None:
+@pytest.mark.usefixtures("no_leaked_processes")
+def test_a_sample_over_a_stdio_server_process() -> None:
     """The same kinds of input, one per line, to tests/support/reliability_server.py
     over stdio (the example server's tools plus gate/open), each with a
     legitimate gated call in flight that a later ``open`` call releases."""
@@ -666,20 +812,41 @@ def test_a_sample_over_a_stdio_server_process(no_leaked_processes: None) -> None
     rng = random.Random(7)
     samples: list[bytes] = []
     for _ in range(40):
-        samples.append(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 80))).replace(b"\n", b" "))
+        samples.append(
+            bytes(rng.randrange(256) for _ in range(rng.randrange(1, 80))).replace(b"\n", b" ")
+        )
     implemented = ReliabilityServer()
     for method in sorted(CLIENT_REQUESTS):
         spec = CLIENT_REQUESTS[method]
-        if method not in ("initialize", "ping", "logging/setLevel") and not lifecycle.overridden(implemented, "ServerHandlers", spec.handler):
+        if method not in ("initialize", "ping", "logging/setLevel") and not lifecycle.overridden(
+            implemented, "ServerHandlers", spec.handler
+        ):
             continue  # the example server answers -32601 before looking at the params
         for field in list(P.fields(spec.params))[:4]:
             for wrong in P.wrong_values(field.type)[:2]:
-                samples.append(json.dumps(request(f"w-{len(samples)}", method, P.with_value(P.minimal(spec.params), field, wrong))).encode())
+                samples.append(
+                    json.dumps(
+                        request(
+                            f"w-{len(samples)}",
+                            method,
+                            P.with_value(P.minimal(spec.params), field, wrong),
+                        )
+                    ).encode()
+                )
     samples += [
-        b'{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        b'{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":'
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"}",
         b"[" * 100_000 + b"]" * 100_000,
         b'{"jsonrpc":"2.0","id":"t1","method":"tools/call","params":{"name":"ec',
-        json.dumps([request("b1", "ping"), request("b1", "tools/list"), {"jsonrpc": "2.0", "id": 99, "result": {}}]).encode(),
+        json.dumps(
+            [
+                request("b1", "ping"),
+                request("b1", "tools/list"),
+                {"jsonrpc": "2.0", "id": 99, "result": {}},
+            ]
+        ).encode(),
         json.dumps({"jsonrpc": "2.0", "id": 12345, "result": {"late": True}}).encode(),
         json.dumps(request("n1", "notifications/initialized")).encode(),
         b'{"jsonrpc":"2.0","id":"bad-utf8","method":"tools/call","params":{"name":"\xff"}}',
@@ -692,16 +859,35 @@ def test_a_sample_over_a_stdio_server_process(no_leaked_processes: None) -> None
             checked = 0
             for index, data in enumerate(samples):
                 legit = f"legit-{index}"
-                await server.send(request(legit, "tools/call", {"name": "gate", "arguments": {"token": legit}}))
+                await server.send(
+                    request(legit, "tools/call", {"name": "gate", "arguments": {"token": legit}})
+                )
                 await server.send(data)
-                await server.send(request(f"open-{index}", "tools/call", {"name": "open", "arguments": {"token": legit}}))
+                await server.send(
+                    request(
+                        f"open-{index}",
+                        "tools/call",
+                        {"name": "open", "arguments": {"token": legit}},
+                    )
+                )
                 await server.send(request(f"sentinel-{index}", "ping"))
                 seen: list[Message] = []
-                while not (_counted(f"sentinel-{index}", seen) and _counted(legit, seen) and _counted(f"open-{index}", seen)):
+                while not (
+                    _counted(f"sentinel-{index}", seen)
+                    and _counted(legit, seen)
+                    and _counted(f"open-{index}", seen)
+                ):
                     seen.append(await server.receive(timeout=20))
                 legit_replies = [m for m in seen if m.get("id") == legit]
-                assert len(legit_replies) == 1 and legit_replies[0]["result"]["content"][0]["text"] == legit, (data[:100], seen)
-                expected = expect_for_bytes(data, {_key(legit)}) if not data.startswith(b'{"jsonrpc":"2.0","id":"deep"') else [Expect(PARSE, ("deep",))]
+                assert (
+                    len(legit_replies) == 1
+                    and legit_replies[0]["result"]["content"][0]["text"] == legit
+                ), (data[:100], seen)
+                expected = (
+                    expect_for_bytes(data, {_key(legit)})
+                    if not data.startswith(b'{"jsonrpc":"2.0","id":"deep"')
+                    else [Expect(PARSE, ("deep",))]
+                )
                 if data == b"[" * 100_000 + b"]" * 100_000:
                     expected = [Expect(PARSE, (None,))]
                 if b"\xff" in data and data.startswith(b'{"jsonrpc":"2.0","id":"bad-utf8"'):
@@ -710,7 +896,11 @@ def test_a_sample_over_a_stdio_server_process(no_leaked_processes: None) -> None
                     expected = [Expect(PARSE, ("t1", None))]
                 if not data.strip():
                     expected = []  # a blank line is no message at all on stdio
-                replies = [m for m in seen if m.get("id") not in (legit, f"open-{index}", f"sentinel-{index}")]
+                replies = [
+                    m
+                    for m in seen
+                    if m.get("id") not in (legit, f"open-{index}", f"sentinel-{index}")
+                ]
                 if expected is not None:
                     _match(replies, expected, data)
                     checked += 1

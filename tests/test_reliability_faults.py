@@ -25,6 +25,16 @@ from typing import Any, cast
 
 import httpx
 import pytest
+from support.figures import hwm_kib, record, rss_kib
+from support.http_servers import eventually, serving
+from support.peers import (
+    no_leaked_processes,  # noqa: F401  (a fixture)
+    run,
+)
+from support.reliability_peers import RELIABILITY_SERVER, HttpServerProcess, stdio_server
+from support.reliability_server import ReliabilityServer, reliability_server
+from support.tcp_proxy import cuttable_proxy
+from support.transports import memory_pair
 
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime import jsonrpc
@@ -34,14 +44,6 @@ from mcp_runtime.http_client import connect_sse, connect_streamable_http
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.server import ServerSession
 from mcp_runtime.stdio import ProcessTransport
-from support.figures import hwm_kib, record, rss_kib
-from support.http_servers import eventually, serving
-from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
-from support.peers import run
-from support.reliability_peers import RELIABILITY_SERVER, HttpServerProcess, stdio_server
-from support.reliability_server import ReliabilityServer, reliability_server
-from support.tcp_proxy import cuttable_proxy
-from support.transports import memory_pair
 
 MIB = 1024 * 1024
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
@@ -77,21 +79,32 @@ def test_a_stdio_server_killed_mid_request_fails_every_pending_call_at_once() ->
             stub = mcp.ClientStub(session)
             process = cast(ProcessTransport, session.transport).process
             calls = [
-                asyncio.ensure_future(stub.call_tool("slow", arguments={"seconds": 60, "token": f"t{i}"}))
+                asyncio.ensure_future(
+                    stub.call_tool("slow", arguments={"seconds": 60, "token": f"t{i}"})
+                )
                 for i in range(20)
             ]
             # stdio is ordered: once this is answered, the 20 calls are running.
-            assert text_of(await stub.call_tool("echo", arguments={"text": "behind them"})) == "behind them"
+            assert (
+                text_of(await stub.call_tool("echo", arguments={"text": "behind them"}))
+                == "behind them"
+            )
             started = time.monotonic()
             os.killpg(process.pid, signal.SIGKILL)
             outcomes = await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 10)
             failed_after = time.monotonic() - started
             assert all(isinstance(o, ConnectionClosed) for o in outcomes), outcomes
-            assert all("the server process was killed by signal 9" in str(o) for o in outcomes), outcomes[0]
+            assert all(
+                "the server process was killed by signal 9" in str(o) for o in outcomes
+            ), outcomes[0]
             with pytest.raises(ConnectionClosed):
                 await stub.call_tool("echo", arguments={"text": "too late"})
         assert process.returncode == -signal.SIGKILL
-        return {"pending_calls": len(calls), "all_failed_within_s": round(failed_after, 3), "error": str(outcomes[0])}
+        return {
+            "pending_calls": len(calls),
+            "all_failed_within_s": round(failed_after, 3),
+            "error": str(outcomes[0]),
+        }
 
     record("faults.stdio_server_killed", run(scenario()))
 
@@ -106,7 +119,9 @@ def test_an_http_server_killed_mid_request_fails_every_pending_call() -> None:
             async with connect_streamable_http(client(), server.url()) as session:
                 stub = mcp.ClientStub(session)
                 calls = [
-                    asyncio.ensure_future(stub.call_tool("slow", arguments={"seconds": 60, "token": f"t{i}"}))
+                    asyncio.ensure_future(
+                        stub.call_tool("slow", arguments={"seconds": 60, "token": f"t{i}"})
+                    )
                     for i in range(10)
                 ]
                 deadline = time.monotonic() + 20
@@ -119,13 +134,21 @@ def test_an_http_server_killed_mid_request_fails_every_pending_call() -> None:
                 await server.stats()
                 started = time.monotonic()
                 server.kill()
-                outcomes = await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 30)
+                outcomes = await asyncio.wait_for(
+                    asyncio.gather(*calls, return_exceptions=True), 30
+                )
                 failed_after = time.monotonic() - started
                 for outcome in outcomes:
-                    assert isinstance(outcome, McpError) and outcome.code == jsonrpc.CONNECTION_CLOSED, outcome
+                    assert (
+                        isinstance(outcome, McpError) and outcome.code == jsonrpc.CONNECTION_CLOSED
+                    ), outcome
                     assert "gave up resuming the response stream" in outcome.message, outcome
                     assert "(last: Cannot connect to host 127.0.0.1" in outcome.message, outcome
-            return {"pending_calls": len(calls), "all_failed_within_s": round(failed_after, 3), "error": outcomes[0].message}
+            return {
+                "pending_calls": len(calls),
+                "all_failed_within_s": round(failed_after, 3),
+                "error": outcomes[0].message,
+            }
 
         figures = run(scenario())
         assert server.process.returncode == -signal.SIGKILL
@@ -149,21 +172,28 @@ def test_a_cut_sse_stream_is_resumed_with_last_event_id_and_loses_nothing() -> N
                     stub = mcp.ClientStub(session)
                     received: list[float] = []
 
-                    def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                    def on_progress(
+                        progress: float, total: float | None, message: str | None
+                    ) -> None:
                         received.append(progress)
                         assert message == f"#{int(progress)}"
                         if int(progress) in cut_at:
                             proxy.cut()
 
                     result = await stub.call_tool(
-                        "numbered", arguments={"count": count, "pause": 0.03}, on_progress=on_progress, timeout=60
+                        "numbered",
+                        arguments={"count": count, "pause": 0.03},
+                        on_progress=on_progress,
+                        timeout=60,
                     )
                     assert text_of(result) == f"numbered {count}"
                     assert received == list(range(1, count + 1)), received
                     # Resumptions of the call's stream (the GET stream, cut too, resumes as well).
                     (http_session,) = server.app.streamable.sessions.values()
                     standalone = http_session.transport.standalone.id
-                    resumed = [h["last-event-id"] for h in server.recorder.matching("GET", "last-event-id")]
+                    resumed = [
+                        h["last-event-id"] for h in server.recorder.matching("GET", "last-event-id")
+                    ]
                     of_the_call = [r for r in resumed if not r.startswith(f"{standalone}:")]
                     assert len(of_the_call) >= len(cut_at), resumed
                     return {
@@ -190,9 +220,16 @@ def test_a_timed_out_call_cancels_its_handler_in_memory() -> None:
         try:
             stub = mcp.ClientStub(session)
             with pytest.raises(McpError) as raised:
-                await stub.call_tool("slow", arguments={"seconds": 30, "token": "late"}, timeout=0.3)
-            assert raised.value.code == jsonrpc.REQUEST_TIMEOUT and "timed out after 0.3 s" in raised.value.message
-            await eventually(lambda: handlers.cancelled == ["late"], what="the handler to see CancelledError")
+                await stub.call_tool(
+                    "slow", arguments={"seconds": 30, "token": "late"}, timeout=0.3
+                )
+            assert (
+                raised.value.code == jsonrpc.REQUEST_TIMEOUT
+                and "timed out after 0.3 s" in raised.value.message
+            )
+            await eventually(
+                lambda: handlers.cancelled == ["late"], what="the handler to see CancelledError"
+            )
             assert not server._in_flight and "late" not in handlers.finished
             assert text_of(await stub.call_tool("echo", arguments={"text": "goes on"})) == "goes on"
         finally:
@@ -206,18 +243,29 @@ def test_a_timed_out_call_cancels_its_handler_over_stdio(tmp_path: Path) -> None
     log = tmp_path / "cancelled.log"
 
     async def scenario() -> float:
-        async with connect_stdio(client(), stdio_server(env={"RELIABILITY_CANCEL_LOG": str(log)})) as session:
+        async with connect_stdio(
+            client(), stdio_server(env={"RELIABILITY_CANCEL_LOG": str(log)})
+        ) as session:
             stub = mcp.ClientStub(session)
             started = time.monotonic()
             with pytest.raises(McpError) as raised:
-                await stub.call_tool("slow", arguments={"seconds": 30, "token": "late"}, timeout=0.3)
+                await stub.call_tool(
+                    "slow", arguments={"seconds": 30, "token": "late"}, timeout=0.3
+                )
             assert raised.value.code == jsonrpc.REQUEST_TIMEOUT
-            await eventually(lambda: log.exists() and log.read_text() == "cancelled late\n", timeout=10, what="the cancellation")
+            await eventually(
+                lambda: log.exists() and log.read_text() == "cancelled late\n",
+                timeout=10,
+                what="the cancellation",
+            )
             observed = time.monotonic() - started
             assert text_of(await stub.call_tool("echo", arguments={"text": "goes on"})) == "goes on"
             return observed
 
-    record("faults.timeout_cancels_stdio_handler", {"timeout_s": 0.3, "handler_cancelled_within_s": round(run(scenario()), 3)})
+    record(
+        "faults.timeout_cancels_stdio_handler",
+        {"timeout_s": 0.3, "handler_cancelled_within_s": round(run(scenario()), 3)},
+    )
 
 
 def test_a_timed_out_call_cancels_its_handler_over_http() -> None:
@@ -228,10 +276,19 @@ def test_a_timed_out_call_cancels_its_handler_over_http() -> None:
             async with connect_streamable_http(client(), server.url()) as session:
                 stub = mcp.ClientStub(session)
                 with pytest.raises(McpError) as raised:
-                    await stub.call_tool("slow", arguments={"seconds": 30, "token": "late"}, timeout=0.3)
+                    await stub.call_tool(
+                        "slow", arguments={"seconds": 30, "token": "late"}, timeout=0.3
+                    )
                 assert raised.value.code == jsonrpc.REQUEST_TIMEOUT
-                await eventually(lambda: handlers.cancelled == ["late"], timeout=10, what="the handler to see CancelledError")
-                assert text_of(await stub.call_tool("echo", arguments={"text": "goes on"})) == "goes on"
+                await eventually(
+                    lambda: handlers.cancelled == ["late"],
+                    timeout=10,
+                    what="the handler to see CancelledError",
+                )
+                assert (
+                    text_of(await stub.call_tool("echo", arguments={"text": "goes on"}))
+                    == "goes on"
+                )
 
         run(scenario())
 
@@ -252,10 +309,16 @@ def test_a_stdio_message_over_max_message_size_is_refused_and_the_session_goes_o
             with pytest.raises(McpError) as too_big_request:
                 await stub.call_tool("echo", arguments={"text": "x" * 100_000}, timeout=20)
             assert too_big_request.value.code == jsonrpc.INVALID_REQUEST
-            assert "message larger than 65536 bytes (max_message_size)" in too_big_request.value.message
+            assert (
+                "message larger than 65536 bytes (max_message_size)"
+                in too_big_request.value.message
+            )
             with pytest.raises(McpError) as too_big_response:
                 await stub.call_tool("echo", arguments={"text": "y" * 20_000}, timeout=20)
-            assert "message larger than 16384 bytes (max_message_size)" in too_big_response.value.message
+            assert (
+                "message larger than 16384 bytes (max_message_size)"
+                in too_big_response.value.message
+            )
             refused_within = time.monotonic() - started
             assert text_of(await stub.call_tool("echo", arguments={"text": "small"})) == "small"
             return {
@@ -282,7 +345,10 @@ def test_an_http_body_over_max_body_size_is_413_and_the_session_goes_on() -> Non
                         await stub.call_tool("echo", arguments={"text": "x" * 100_000}, timeout=20)
                     assert raised.value.data == {"httpStatus": 413}, raised.value
                     assert "Request body larger than 65536 bytes" in raised.value.message
-                    assert text_of(await stub.call_tool("echo", arguments={"text": "small"})) == "small"
+                    assert (
+                        text_of(await stub.call_tool("echo", arguments={"text": "small"}))
+                        == "small"
+                    )
                     figures[name] = raised.value.message
             return figures
 
@@ -292,7 +358,9 @@ def test_an_http_body_over_max_body_size_is_413_and_the_session_goes_on() -> Non
 # ------------------------------------------------------------------ clients that never read
 
 
-def test_a_stdio_peer_that_never_reads_is_dropped_before_the_server_grows_without_bound(stderr_file: Any) -> None:
+def test_a_stdio_peer_that_never_reads_is_dropped_before_the_server_grows_without_bound(
+    stderr_file: Any,
+) -> None:
     """A peer keeps sending 32 KB echo requests and never reads stdout. The
     answers pile up in the server's write buffer until max_buffered (4 MiB
     here); then the server drops the connection with a logged error and ends.
@@ -301,18 +369,43 @@ def test_a_stdio_peer_that_never_reads_is_dropped_before_the_server_grows_withou
 
     async def scenario() -> dict[str, Any]:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, str(RELIABILITY_SERVER), "stdio", "--max-buffered", str(limit),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr_file,
+            sys.executable,
+            str(RELIABILITY_SERVER),
+            "stdio",
+            "--max-buffered",
+            str(limit),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=stderr_file,
         )
         assert process.stdin is not None and process.stdout is not None
         try:
-            init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "never-reads", "version": "0"}}}
+            init = {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "never-reads", "version": "0"},
+                },
+            }
             process.stdin.write(json.dumps(init).encode() + b"\n")
             assert b'"result"' in await asyncio.wait_for(process.stdout.readline(), 30)
             await asyncio.sleep(0.2)
             baseline = rss_kib(process.pid)
             peak, sent, requests = baseline, 0, 0
-            line_of = lambda i: json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "z" * 32768}}}).encode() + b"\n"  # noqa: E731
+            line_of = (
+                lambda i: json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": i,
+                        "method": "tools/call",
+                        "params": {"name": "echo", "arguments": {"text": "z" * 32768}},
+                    }
+                ).encode()
+                + b"\n"
+            )
             for i in range(1, 3001):  # at most 96 MB
                 try:
                     process.stdin.write(line_of(i))
@@ -349,8 +442,14 @@ def test_a_stdio_peer_that_never_reads_is_dropped_before_the_server_grows_withou
     record("faults.stdio_peer_never_reads", run(scenario()))
 
 
-def _raw_http(port: int, method: str, path: str, headers: dict[str, str], body: bytes = b"") -> bytes:
-    lines = [f"{method} {path} HTTP/1.1", f"host: 127.0.0.1:{port}", *(f"{k}: {v}" for k, v in headers.items())]
+def _raw_http(
+    port: int, method: str, path: str, headers: dict[str, str], body: bytes = b""
+) -> bytes:
+    lines = [
+        f"{method} {path} HTTP/1.1",
+        f"host: 127.0.0.1:{port}",
+        *(f"{k}: {v}" for k, v in headers.items()),
+    ]
     if body or method == "POST":
         lines.append(f"content-length: {len(body)}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
@@ -373,29 +472,66 @@ def test_a_streamable_http_client_that_never_reads_its_stream_is_dropped(stderr_
     with HttpServerProcess(stderr=stderr_file) as server:
 
         async def scenario() -> dict[str, Any]:
-            headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+            headers = {
+                "accept": "application/json, text/event-stream",
+                "content-type": "application/json",
+            }
             async with httpx.AsyncClient(timeout=30) as http:
-                init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "never-reads", "version": "0"}}}
+                init = {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "never-reads", "version": "0"},
+                    },
+                }
                 answered = await http.post(server.url(), json=init, headers=headers)
                 session_id = answered.headers["mcp-session-id"]
-                headers = {**headers, "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
-                await http.post(server.url(), json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+                headers = {
+                    **headers,
+                    "mcp-session-id": session_id,
+                    "mcp-protocol-version": "2025-11-25",
+                }
+                await http.post(
+                    server.url(),
+                    json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    headers=headers,
+                )
                 baseline = await server.stats()
-                call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "flood", "arguments": flood, "_meta": {"progressToken": "p"}}}
+                call = {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {
+                        "name": "flood",
+                        "arguments": flood,
+                        "_meta": {"progressToken": "p"},
+                    },
+                }
                 _, writer = await _never_reading_connection(server.port)
-                writer.write(_raw_http(server.port, "POST", "/mcp", headers, json.dumps(call).encode()))
+                writer.write(
+                    _raw_http(server.port, "POST", "/mcp", headers, json.dumps(call).encode())
+                )
                 await writer.drain()
                 deadline = time.monotonic() + 60
                 while True:  # until the handler has sent everything
                     stats = await server.stats()
-                    if stats["in_flight"] == 0 and "dropping the connection of SSE stream" in read_back(stderr_file):
+                    if stats[
+                        "in_flight"
+                    ] == 0 and "dropping the connection of SSE stream" in read_back(stderr_file):
                         break
                     assert time.monotonic() < deadline, stats
                     await asyncio.sleep(0.2)
                 peak = hwm_kib(server.pid)
                 growth = (stats["rss_kib"] - baseline["rss_kib"]) / 1024
                 assert growth < 48, f"the server holds {growth:.0f} MiB more"
-                ping = await http.post(server.url(), json={"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers=headers)
+                ping = await http.post(
+                    server.url(),
+                    json={"jsonrpc": "2.0", "id": 3, "method": "ping"},
+                    headers=headers,
+                )
                 assert ping.status_code == 200 and b'"result":{}' in ping.content
                 writer.transport.abort()
             return {
@@ -408,7 +544,9 @@ def test_a_streamable_http_client_that_never_reads_its_stream_is_dropped(stderr_
         record("faults.streamable_http_client_never_reads", run(scenario()))
 
 
-def test_a_legacy_sse_client_that_never_reads_its_stream_loses_its_session(stderr_file: Any) -> None:
+def test_a_legacy_sse_client_that_never_reads_its_stream_loses_its_session(
+    stderr_file: Any,
+) -> None:
     """A legacy client opens GET /sse, reads the endpoint event and nothing
     more, then POSTs 1 MB echo requests. Once more than max_stream_buffer
     waits for its stream the session ends (logged), the POSTs get 404, and
@@ -418,28 +556,50 @@ def test_a_legacy_sse_client_that_never_reads_its_stream_loses_its_session(stder
         async def scenario() -> dict[str, Any]:
             reader, writer = await _never_reading_connection(server.port)
             writer.write(_raw_http(server.port, "GET", "/sse", {"accept": "text/event-stream"}))
-            head = await asyncio.wait_for(reader.readuntil(b"\n\n"), 30)  # headers, then the endpoint event
+            head = await asyncio.wait_for(
+                reader.readuntil(b"\n\n"), 30
+            )  # headers, then the endpoint event
             endpoint = head.split(b"data: ", 1)[1].split(b"\n", 1)[0].decode()
             baseline = await server.stats()
             statuses: list[int] = []
             async with httpx.AsyncClient(timeout=30) as http:
-                message = lambda i: {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "q" * MIB}}}  # noqa: E731
-                init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "never-reads", "version": "0"}}}
+                message = lambda i: {
+                    "jsonrpc": "2.0",
+                    "id": i,
+                    "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"text": "q" * MIB}},
+                }
+                init = {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2024-11-05",
+                        "capabilities": {},
+                        "clientInfo": {"name": "never-reads", "version": "0"},
+                    },
+                }
                 assert (await http.post(server.url(endpoint), json=init)).status_code == 202
                 for i in range(1, 81):  # at most 80 MB
-                    statuses.append((await http.post(server.url(endpoint), json=message(i))).status_code)
+                    statuses.append(
+                        (await http.post(server.url(endpoint), json=message(i))).status_code
+                    )
                     if statuses[-1] == 404:
                         break
                 stats = await server.stats()
             writer.transport.abort()
             assert statuses[-1] == 404, statuses
-            assert "ending a legacy SSE session: the client does not read its stream" in read_back(stderr_file)
+            assert "ending a legacy SSE session: the client does not read its stream" in read_back(
+                stderr_file
+            )
             growth = (stats["rss_kib"] - baseline["rss_kib"]) / 1024
             assert growth < 48, f"the server holds {growth:.0f} MiB more"
             return {
                 "posts_accepted_before_the_session_ended": statuses.count(202),
                 "server_rss_growth_held_mib": round(growth, 1),
-                "server_peak_rss_growth_mib": round((hwm_kib(server.pid) - baseline["rss_kib"]) / 1024, 1),
+                "server_peak_rss_growth_mib": round(
+                    (hwm_kib(server.pid) - baseline["rss_kib"]) / 1024, 1
+                ),
             }
 
         record("faults.legacy_sse_client_never_reads", run(scenario()))

@@ -21,6 +21,8 @@ from typing import Any
 
 import httpx
 import pytest
+from support.figures import hwm_kib, record, rss_kib
+from support.http_servers import run
 
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime.client import Client, connect_stdio
@@ -28,8 +30,6 @@ from mcp_runtime.http_client import MAX_EVENT_SIZE, connect_streamable_http
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.session import MAX_PROGRESS_BACKLOG
 from mcp_runtime.stdio import StdioServerParameters
-from support.figures import hwm_kib, record, rss_kib
-from support.http_servers import run
 
 HOSTILE = Path(__file__).resolve().parent / "support" / "hostile_server.py"
 MIB = 1024 * 1024
@@ -43,7 +43,9 @@ def settled_rss_kib() -> int:
 
 @pytest.fixture(scope="module")
 def hostile() -> Iterator[str]:
-    process = subprocess.Popen([sys.executable, str(HOSTILE), "--huge-mib", "256"], stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, str(HOSTILE), "--huge-mib", "256"], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
@@ -71,7 +73,14 @@ def test_an_enormous_answer_fails_clearly_with_bounded_memory(hostile: str) -> N
             await session.request_raw("ping", None, timeout=10)  # the session goes on
         after = settled_rss_kib()
         assert peak - before < 3 * MAX_EVENT_SIZE // 1024, (before, peak)
-        return {"answer_mib": 256, "limit_mib": MAX_EVENT_SIZE // MIB, "failed_after_s": round(took, 2), "rss_kib_before": before, "rss_kib_peak": peak, "rss_kib_after": after}
+        return {
+            "answer_mib": 256,
+            "limit_mib": MAX_EVENT_SIZE // MIB,
+            "failed_after_s": round(took, 2),
+            "rss_kib_before": before,
+            "rss_kib_peak": peak,
+            "rss_kib_after": after,
+        }
 
     record("hostile_server.enormous_answer", run(scenario()))
 
@@ -91,11 +100,20 @@ def test_an_endless_stream_ends_at_the_call_timeout_and_is_closed(hostile: str) 
                 deadline = time.monotonic() + 10
                 while (await raw.get(stats)).json()["endless_open"] and time.monotonic() < deadline:
                     await asyncio.sleep(0.05)
-                assert (await raw.get(stats)).json()["endless_open"] == 0, "the client kept the endless stream open"
+                assert (await raw.get(stats)).json()[
+                    "endless_open"
+                ] == 0, "the client kept the endless stream open"
             await session.request_raw("ping", None, timeout=10)
         after = settled_rss_kib()
         assert 1.9 < took < 5, took
-        return {"timeout_s": 2, "failed_after_s": round(took, 2), "stream_closed": True, "rss_kib_before": before, "rss_kib_during": during, "rss_kib_after": after}
+        return {
+            "timeout_s": 2,
+            "failed_after_s": round(took, 2),
+            "stream_closed": True,
+            "rss_kib_before": before,
+            "rss_kib_during": during,
+            "rss_kib_after": after,
+        }
 
     record("hostile_server.endless_stream", run(scenario()))
 
@@ -118,10 +136,14 @@ def test_a_flood_of_progress_and_stray_responses_leave_the_call_answered(hostile
         async with connect_streamable_http(client(), hostile, listen=False) as session:
             server = mcp.ClientStub(session)
             started = time.monotonic()
-            flooded = await server.call_tool("flood", arguments={}, timeout=60, on_progress=slow_progress)
+            flooded = await server.call_tool(
+                "flood", arguments={}, timeout=60, on_progress=slow_progress
+            )
             took = time.monotonic() - started
             assert flooded.content[0].text == "after the flood"  # type: ignore[union-attr]
-            assert seen == sorted(seen) and 0 < len(seen) <= 100_000  # in order; what came faster than the callback was dropped
+            assert (
+                seen == sorted(seen) and 0 < len(seen) <= 100_000
+            )  # in order; what came faster than the callback was dropped
             stray = await server.call_tool("strays", arguments={}, timeout=30)
             assert stray.content[0].text == "after the strays"  # type: ignore[union-attr]
             during = rss_kib()
@@ -161,10 +183,17 @@ def test_a_server_that_stops_reading_is_cut_off_with_a_clear_error() -> None:
         failed = 0
         async with connect_stdio(client(), parameters) as session:
             big = json.dumps({"name": "x", "arguments": {"text": "z" * MIB}}).encode()
-            calls = [asyncio.ensure_future(session.request_raw("tools/call", big, timeout=30)) for _ in range(80)]
+            calls = [
+                asyncio.ensure_future(session.request_raw("tools/call", big, timeout=30))
+                for _ in range(80)
+            ]
             for outcome in await asyncio.gather(*calls, return_exceptions=True):
                 assert isinstance(outcome, ConnectionClosed), outcome
                 failed += 1
-        return {"calls_failed_clearly": failed, "cut_off_after_s": round(time.monotonic() - started, 2), "rss_kib": settled_rss_kib()}
+        return {
+            "calls_failed_clearly": failed,
+            "cut_off_after_s": round(time.monotonic() - started, 2),
+            "rss_kib": settled_rss_kib(),
+        }
 
     record("hostile_server.stops_reading", run(scenario()))

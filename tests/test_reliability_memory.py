@@ -24,12 +24,13 @@ import socket
 import time
 from typing import Any
 
-from mcp_runtime.http import http_app
-from mcp_runtime.streamable_http import StreamableHTTPApp
 from support import asgi
 from support.figures import record, rss_kib
 from support.http_servers import eventually, run, serving
 from support.reliability_server import reliability_server
+
+from mcp_runtime.http import http_app
+from mcp_runtime.streamable_http import StreamableHTTPApp
 
 ACCEPT = "application/json, text/event-stream"
 LATEST = "2025-11-25"
@@ -44,19 +45,38 @@ def settled_rss_kib() -> int:
     return rss_kib()
 
 
-def scope(path: str = "/mcp", length: int | None = None, session_id: str | None = None) -> dict[str, Any]:
-    head = [(b"host", b"127.0.0.1"), (b"accept", ACCEPT.encode()), (b"content-type", b"application/json")]
+def scope(
+    path: str = "/mcp", length: int | None = None, session_id: str | None = None
+) -> dict[str, Any]:
+    head = [
+        (b"host", b"127.0.0.1"),
+        (b"accept", ACCEPT.encode()),
+        (b"content-type", b"application/json"),
+    ]
     if length is not None:
         head.append((b"content-length", str(length).encode()))
     if session_id is not None:
-        head += [(b"mcp-session-id", session_id.encode()), (b"mcp-protocol-version", LATEST.encode())]
+        head += [
+            (b"mcp-session-id", session_id.encode()),
+            (b"mcp-protocol-version", LATEST.encode()),
+        ]
     return {
-        "type": "http", "http_version": "1.1", "method": "POST", "path": path, "raw_path": path.encode(), "root_path": "",
-        "query_string": b"", "headers": head, "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 8000),
+        "type": "http",
+        "http_version": "1.1",
+        "method": "POST",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": head,
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 8000),
     }
 
 
-async def slow_post(app: Any, chunks: list[bytes], pause: float, then_stall: bool = True) -> tuple[int, float]:
+async def slow_post(
+    app: Any, chunks: list[bytes], pause: float, then_stall: bool = True
+) -> tuple[int, float]:
     """POST the ``chunks`` with ``pause`` between them, then (``then_stall``) never finish; the status and when it came."""
     status = 0
     answered = asyncio.Event()
@@ -105,9 +125,24 @@ def test_bodies_that_never_finish_are_cut_at_the_deadline() -> None:
         figures["eight_stalled_256KiB_bodies"] = statuses
         assert statuses.count(503) >= 4 and set(statuses) <= {408, 503}
         assert app.streamable.bodies.buffered == 0
-        honest = await asgi.request(app, "POST", "/mcp", {"accept": ACCEPT, "content-type": "application/json"}, json.dumps(
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": LATEST, "capabilities": {}, "clientInfo": {"name": "m", "version": "0"}}}
-        ).encode())
+        honest = await asgi.request(
+            app,
+            "POST",
+            "/mcp",
+            {"accept": ACCEPT, "content-type": "application/json"},
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": LATEST,
+                        "capabilities": {},
+                        "clientInfo": {"name": "m", "version": "0"},
+                    },
+                }
+            ).encode(),
+        )
         assert honest.status == 200
         figures["rss_kib_after"] = settled_rss_kib()
         await app.streamable.close()
@@ -118,8 +153,10 @@ def test_bodies_that_never_finish_are_cut_at_the_deadline() -> None:
     with serving(http_app(reliability_server(), body_timeout=0.5)) as server:
         with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw:
             raw.sendall(
-                b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: " + ACCEPT.encode()
-                + b"\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\n\r\n" + b"{" * 100
+                b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: "
+                + ACCEPT.encode()
+                + b"\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\n\r\n"
+                + b"{" * 100
             )
             started = time.monotonic()
             answer = raw.recv(4096)
@@ -129,26 +166,52 @@ def test_bodies_that_never_finish_are_cut_at_the_deadline() -> None:
 
 
 def initialize_body() -> bytes:
-    params = {"protocolVersion": LATEST, "capabilities": {}, "clientInfo": {"name": "m", "version": "0"}}
-    return json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}).encode()
+    params = {
+        "protocolVersion": LATEST,
+        "capabilities": {},
+        "clientInfo": {"name": "m", "version": "0"},
+    }
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+    ).encode()
 
 
 async def session(app: Any) -> str:
-    answer = await asgi.request(app, "POST", "/mcp", {"accept": ACCEPT, "content-type": "application/json"}, initialize_body())
+    answer = await asgi.request(
+        app,
+        "POST",
+        "/mcp",
+        {"accept": ACCEPT, "content-type": "application/json"},
+        initialize_body(),
+    )
     session_id: str = answer.headers["mcp-session-id"]
     return session_id
 
 
 async def big_answers(app: Any, session_id: str, count: int, size: int) -> None:
-    head = {"accept": ACCEPT, "content-type": "application/json", "mcp-session-id": session_id, "mcp-protocol-version": LATEST}
+    head = {
+        "accept": ACCEPT,
+        "content-type": "application/json",
+        "mcp-session-id": session_id,
+        "mcp-protocol-version": LATEST,
+    }
     for index in range(count):
-        body = json.dumps({"jsonrpc": "2.0", "id": index + 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x" * size}}}).encode()
+        body = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": index + 1,
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "x" * size}},
+            }
+        ).encode()
         answer = await asgi.request(app, "POST", "/mcp", head, body)
         assert answer.status == 200 and len(answer.body) > size
 
 
 def kept(app: StreamableHTTPApp) -> int:
-    return sum(stream.kept for s in app.sessions.values() for stream in s.transport.streams.values())
+    return sum(
+        stream.kept for s in app.sessions.values() for stream in s.transport.streams.values()
+    )
 
 
 def test_answers_kept_for_resumption_are_purged_by_time_and_budgets() -> None:
@@ -158,7 +221,12 @@ def test_answers_kept_for_resumption_are_purged_by_time_and_budgets() -> None:
         figures["rss_kib_before"] = settled_rss_kib()
         # Kept while they are made (however slow the machine), then the
         # retention is cut while the session sits idle.
-        app = StreamableHTTPApp(reliability_server(), event_retention=600, max_body_size=4 * MIB, max_session_replay=64 * MIB)
+        app = StreamableHTTPApp(
+            reliability_server(),
+            event_retention=600,
+            max_body_size=4 * MIB,
+            max_session_replay=64 * MIB,
+        )
         idle = await session(app)
         await big_answers(app, idle, 40, MIB)
         figures["kept_bytes_after_40_answers"] = kept(app)
@@ -168,14 +236,21 @@ def test_answers_kept_for_resumption_are_purged_by_time_and_budgets() -> None:
         app.event_retention = 0.5
         # The session stays idle: nothing else finishes a stream, the purge still comes
         # (at the background pass, at most 5 s apart).
-        await eventually(lambda: kept(app) == 0, timeout=15, what="the idle session's answers to be purged")
+        await eventually(
+            lambda: kept(app) == 0, timeout=15, what="the idle session's answers to be purged"
+        )
         figures["purged_within_s"] = round(time.monotonic() - started, 3)
         assert len(app.sessions[idle].transport.streams) == 1  # only its standalone stream is left
         figures["rss_kib_after"] = settled_rss_kib()
         await app.close()
 
         # Budgets: 2 MiB a session, 5 MiB app-wide; retention long enough not to matter.
-        budgeted = StreamableHTTPApp(reliability_server(), event_retention=600, max_session_replay=2 * MIB, max_replay=5 * MIB)
+        budgeted = StreamableHTTPApp(
+            reliability_server(),
+            event_retention=600,
+            max_session_replay=2 * MIB,
+            max_replay=5 * MIB,
+        )
         sessions = [await session(budgeted) for _ in range(4)]
         for session_id in sessions:
             await big_answers(budgeted, session_id, 6, 512 * 1024)
@@ -183,7 +258,10 @@ def test_answers_kept_for_resumption_are_purged_by_time_and_budgets() -> None:
         total = budgeted.purge_events()
         assert total == kept(budgeted) <= 5 * MIB
         for session_id in sessions:
-            assert sum(s.kept for s in budgeted.sessions[session_id].transport.streams.values()) <= 2 * MIB
+            assert (
+                sum(s.kept for s in budgeted.sessions[session_id].transport.streams.values())
+                <= 2 * MIB
+            )
         figures["budgeted_kept_bytes"] = total
         await budgeted.close()
 

@@ -10,7 +10,6 @@ import signal
 from collections.abc import Iterator
 
 import pytest
-
 from support.scaleout import (
     MODERN,
     SseReader,
@@ -34,30 +33,48 @@ def cluster() -> Iterator[Workers]:
 def listen(cluster: Workers, wanted: dict[str, object]) -> SseReader:
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
                "mcp-protocol-version": MODERN, "mcp-method": "subscriptions/listen"}  # fmt: skip
-    body = {"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {"notifications": wanted, "_meta": modern_meta()}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "subscriptions/listen",
+        "params": {"notifications": wanted, "_meta": modern_meta()},
+    }
     reader = SseReader("POST", cluster.url, headers, body)
     _, acknowledged = reader.next()
     assert acknowledged["method"] == "notifications/subscriptions/acknowledged", acknowledged
     return reader
 
 
-def test_changes_on_any_worker_reach_listen_and_get_streams_on_every_worker_once(cluster: Workers) -> None:
-    listeners = [listen(cluster, {"toolsListChanged": True, "resourceSubscriptions": ["memo://doc"]}) for _ in range(4)]
+def test_changes_on_any_worker_reach_listen_and_get_streams_on_every_worker_once(
+    cluster: Workers,
+) -> None:
+    listeners = [
+        listen(cluster, {"toolsListChanged": True, "resourceSubscriptions": ["memo://doc"]})
+        for _ in range(4)
+    ]
     session = initialize(cluster.url)
     stream = SseReader("GET", cluster.url, session_headers(session))
     try:
         announcers: list[str] = []
-        while len(set(announcers)) < 2 or len(announcers) < 4:  # until the changes came from both workers
+        while (
+            len(set(announcers)) < 2 or len(announcers) < 4
+        ):  # until the changes came from both workers
             assert len(announcers) < 60
-            announcers.append(modern_call(cluster.url, 10 + len(announcers), "announce", {})["content"][0]["text"])
+            announcers.append(
+                modern_call(cluster.url, 10 + len(announcers), "announce", {})["content"][0]["text"]
+            )
         count = len(announcers)
         modern_call(cluster.url, 100, "touch", {"uri": "memo://doc"})
         for listener in listeners:
             methods = [listener.next()[1]["method"] for _ in range(count + 1)]
-            assert methods == ["notifications/tools/list_changed"] * count + ["notifications/resources/updated"]
+            assert methods == ["notifications/tools/list_changed"] * count + [
+                "notifications/resources/updated"
+            ]
         got = [stream.next() for _ in range(count)]
         assert [data["method"] for _, data in got] == ["notifications/tools/list_changed"] * count
-        assert [event_id for event_id, _ in got] == [f"g:{n}" for n in range(1, count + 1)]  # each once, in order
+        assert [event_id for event_id, _ in got] == [
+            f"g:{n}" for n in range(1, count + 1)
+        ]  # each once, in order
     finally:
         for reader in [*listeners, stream]:
             reader.close()
@@ -65,12 +82,16 @@ def test_changes_on_any_worker_reach_listen_and_get_streams_on_every_worker_once
 
 def test_a_get_stream_cut_by_a_dead_worker_resumes_on_a_survivor(cluster: Workers) -> None:
     session = initialize(cluster.url)
-    on_both_workers(lambda n: str(call(cluster.url, session, n, "pid", {})["result"]["content"][0]["text"]))
+    on_both_workers(
+        lambda n: str(call(cluster.url, session, n, "pid", {})["result"]["content"][0]["text"])
+    )
     # Both workers hold a copy of the session now.
     stream = SseReader("GET", cluster.url, session_headers(session))
     holder = None
     for n in range(40):
-        pid, holds = modern_call(cluster.url, 100 + n, "holds_stream", {"session": session})["content"][0]["text"].split()
+        pid, holds = modern_call(cluster.url, 100 + n, "holds_stream", {"session": session})[
+            "content"
+        ][0]["text"].split()
         if holds == "True":
             holder = int(pid)
             break
@@ -88,7 +109,9 @@ def test_a_get_stream_cut_by_a_dead_worker_resumes_on_a_survivor(cluster: Worker
     assert stream.last_id == before[-1][0]
     for n in range(3):  # announced while the client has no stream
         modern_call(cluster.url, 300 + n, "announce", {})
-    resumed = SseReader("GET", cluster.url, {**session_headers(session), "last-event-id": stream.last_id})
+    resumed = SseReader(
+        "GET", cluster.url, {**session_headers(session), "last-event-id": stream.last_id}
+    )
     try:
         after = [resumed.next() for _ in range(3)]
         modern_call(cluster.url, 400, "announce", {})

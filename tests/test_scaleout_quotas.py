@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-
 from support.scaleout import (
     HANDSHAKE,
     MODERN,
@@ -76,7 +75,9 @@ def test_sessions_per_client_are_counted_on_every_worker(cluster: Workers) -> No
             "params": {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
     for _ in range(6):  # connections land on either worker
         answer = post(cluster.url, init)
-        assert answer.status_code == 503 and "too many sessions for this client" in answer.text, answer.text
+        assert (
+            answer.status_code == 503 and "too many sessions for this client" in answer.text
+        ), answer.text
     with httpx.Client(timeout=30) as client:
         assert client.delete(cluster.url, headers=session_headers(sessions[0])).status_code == 200
     eventually(lambda: post(cluster.url, init).status_code == 200)
@@ -102,10 +103,17 @@ def test_requests_in_flight_per_client_are_counted_on_every_worker(cluster: Work
                    for n in range(REQUESTS)]  # fmt: skip
         time.sleep(1.0)
         for n in range(6):
-            answer = modern_request(cluster.url, 800 + n, "tools/call", {"name": "pid", "arguments": {}}, "pid")
+            answer = modern_request(
+                cluster.url, 800 + n, "tools/call", {"name": "pid", "arguments": {}}, "pid"
+            )
             assert answer.status_code == 429 and "for this client" in answer.text, answer.text
         assert all(done.result().status_code == 200 for done in running)
-    eventually(lambda: modern_request(cluster.url, 900, "tools/call", {"name": "pid", "arguments": {}}, "pid").status_code == 200)
+    eventually(
+        lambda: modern_request(
+            cluster.url, 900, "tools/call", {"name": "pid", "arguments": {}}, "pid"
+        ).status_code
+        == 200
+    )
 
 
 def test_the_places_of_dead_workers_drain(cluster: Workers) -> None:
@@ -113,7 +121,11 @@ def test_the_places_of_dead_workers_drain(cluster: Workers) -> None:
     try:
         assert [listen.status for listen in held] == [200] * STREAMS
         assert refused_listen(cluster.url)
-        pids = set(on_both_workers(lambda n: str(modern_call(cluster.url, 950 + n, "pid", {})["content"][0]["text"])))
+        pids = set(
+            on_both_workers(
+                lambda n: str(modern_call(cluster.url, 950 + n, "pid", {})["content"][0]["text"])
+            )
+        )
         for pid in pids:  # both die holding the streams; uvicorn starts new ones
             os.kill(int(pid), signal.SIGKILL)
         killed = time.monotonic()

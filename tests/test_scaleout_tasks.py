@@ -8,8 +8,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from support.scaleout import Workers, deployment, modern_call, modern_request, on_both_workers, result_of
+from support.scaleout import (
+    Workers,
+    deployment,
+    modern_call,
+    modern_request,
+    on_both_workers,
+    result_of,
+)
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +25,11 @@ def cluster() -> Iterator[Workers]:
 
 
 def task_request(cluster: Workers, request_id: int, method: str, task_id: str) -> Any:
-    data = result_of(modern_request(cluster.url, request_id, method, {"taskId": task_id}, task_id, extensions=True))
+    data = result_of(
+        modern_request(
+            cluster.url, request_id, method, {"taskId": task_id}, task_id, extensions=True
+        )
+    )
     assert "result" in data, data
     return data["result"]
 
@@ -32,7 +42,9 @@ def test_a_task_made_on_one_worker_is_polled_and_cancelled_on_others(cluster: Wo
     runners = {poll["statusMessage"] for poll in polls}
     assert len(runners) == 1 and all(poll["status"] == "working" for poll in polls)
     runner = runners.pop()  # "running on <pid>": the worker that runs it
-    served = on_both_workers(lambda n: str(modern_call(cluster.url, 30 + n, "pid", {})["content"][0]["text"]))
+    served = on_both_workers(
+        lambda n: str(modern_call(cluster.url, 30 + n, "pid", {})["content"][0]["text"])
+    )
     assert runner.split()[-1] in served  # the polls above were answered by both workers alike
     assert task_request(cluster, 50, "tasks/cancel", task_id)["resultType"] == "complete"
     for n in range(8):
@@ -53,6 +65,12 @@ def test_a_finished_task_has_its_result_on_every_worker(cluster: Workers) -> Non
 
 def test_an_unknown_task_is_unknown_on_every_worker(cluster: Workers) -> None:
     for n in range(4):
-        answer = modern_request(cluster.url, n, "tasks/get", {"taskId": "nope"}, "nope", extensions=True)
+        answer = modern_request(
+            cluster.url, n, "tasks/get", {"taskId": "nope"}, "nope", extensions=True
+        )
         data = answer.json()
-        assert answer.status_code == 400 and data["error"]["code"] == -32602 and "Unknown task" in data["error"]["message"]
+        assert (
+            answer.status_code == 400
+            and data["error"]["code"] == -32602
+            and "Unknown task" in data["error"]["message"]
+        )

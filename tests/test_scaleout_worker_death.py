@@ -7,13 +7,22 @@ from __future__ import annotations
 import os
 import signal
 
-from support.scaleout import SseReader, call, deployment, initialize, on_both_workers, session_headers
+from support.scaleout import (
+    SseReader,
+    call,
+    deployment,
+    initialize,
+    on_both_workers,
+    session_headers,
+)
 
 
 def test_a_request_stream_of_a_dead_worker_ends_with_an_error_on_a_survivor() -> None:
     with deployment() as (_, cluster):
         session = initialize(cluster.url)
-        on_both_workers(lambda n: str(call(cluster.url, session, n, "pid", {})["result"]["content"][0]["text"]))
+        on_both_workers(
+            lambda n: str(call(cluster.url, session, n, "pid", {})["result"]["content"][0]["text"])
+        )
         body = {"jsonrpc": "2.0", "id": 50, "method": "tools/call",
                 "params": {"name": "count", "arguments": {"n": 1000, "delay": 0.1}}}  # fmt: skip
         first = SseReader("POST", cluster.url, session_headers(session), body)

@@ -23,6 +23,9 @@ from typing import Any
 
 import httpx
 import pytest
+from support.figures import record
+from support.http_servers import run, serving
+from support.transports import MemoryTransport, memory_pair
 from typing_extensions import override
 
 from mcp_protocol import v2026_07_28 as mcp
@@ -33,16 +36,18 @@ from mcp_runtime.methods import RequestContext
 from mcp_runtime.ownership import PRINCIPAL_SCOPE_KEY
 from mcp_runtime.server import Server, ServerSession
 from mcp_runtime.tasks import EXTENSION_ID, TaskContext, Tasks
-from support.figures import record
-from support.http_servers import run, serving
-from support.transports import MemoryTransport, memory_pair
 
 VERSION = "2026-07-28"
 META = {
     "io.modelcontextprotocol/protocolVersion": VERSION,
-    "io.modelcontextprotocol/clientCapabilities": {"extensions": {EXTENSION_ID: {}}, "elicitation": {"form": {}}},
+    "io.modelcontextprotocol/clientCapabilities": {
+        "extensions": {EXTENSION_ID: {}},
+        "elicitation": {"form": {}},
+    },
 }
-SCHEMA = mcp.ElicitRequestFormParamsRequestedSchema(type="object", properties={"ok": mcp.StringSchema(type="string")})
+SCHEMA = mcp.ElicitRequestFormParamsRequestedSchema(
+    type="object", properties={"ok": mcp.StringSchema(type="string")}
+)
 
 
 class Work(mcp.ServerHandlers):
@@ -53,11 +58,15 @@ class Work(mcp.ServerHandlers):
         self.release = asyncio.Event()
 
     @override
-    async def call_tool(self, params: mcp.CallToolRequestParams, ctx: RequestContext) -> mcp.CallToolResultResponseResult:
+    async def call_tool(
+        self, params: mcp.CallToolRequestParams, ctx: RequestContext
+    ) -> mcp.CallToolResultResponseResult:
         async def work(task: TaskContext) -> mcp.CallToolResult:
             if params.name == "fail":
                 raise RuntimeError("the work failed")
-            await task.elicit(mcp.ElicitRequestFormParams(message="Go on?", requested_schema=SCHEMA), key="go")
+            await task.elicit(
+                mcp.ElicitRequestFormParams(message="Go on?", requested_schema=SCHEMA), key="go"
+            )
             await self.release.wait()
             return mcp.CallToolResult(content=[mcp.TextContent(text="done")])
 
@@ -71,7 +80,12 @@ def make_server() -> tuple[Server, Work]:
 
 
 def message(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**params, "_meta": META}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": method,
+        "params": {**params, "_meta": META},
+    }
 
 
 TRESPASS = [
@@ -101,7 +115,9 @@ async def connection(server: Server, principal: Principal | None) -> AsyncIterat
         await asyncio.wait_for(task, 10)
 
 
-async def ask(wire: MemoryTransport, request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+async def ask(
+    wire: MemoryTransport, request_id: int, method: str, params: dict[str, Any]
+) -> dict[str, Any]:
     wire.send(message(request_id, method, params))
     while True:
         answer = await wire.receive()
@@ -113,14 +129,29 @@ async def ask(wire: MemoryTransport, request_id: int, method: str, params: dict[
 
 OWNERS: list[tuple[str, Principal | None, list[Principal | None]]] = [
     # (who makes the task, as whom, the others who try to reach it)
-    ("principal", Principal("alice", client_id="app"), [Principal("bob", client_id="app"), Principal(None, client_id="app"), Principal("Alice"), None]),
-    ("client-credentials principal", Principal(None, client_id="svc"), [Principal(None, client_id="svc2"), Principal("svc"), None]),
+    (
+        "principal",
+        Principal("alice", client_id="app"),
+        [
+            Principal("bob", client_id="app"),
+            Principal(None, client_id="app"),
+            Principal("Alice"),
+            None,
+        ],
+    ),
+    (
+        "client-credentials principal",
+        Principal(None, client_id="svc"),
+        [Principal(None, client_id="svc2"), Principal("svc"), None],
+    ),
     ("connection", None, [None, Principal("alice")]),
 ]
 
 
 @pytest.mark.parametrize(("kind", "owner", "others"), OWNERS, ids=[o[0] for o in OWNERS])
-def test_another_owner_gets_the_unknown_task_answer(kind: str, owner: Principal | None, others: list[Principal | None]) -> None:
+def test_another_owner_gets_the_unknown_task_answer(
+    kind: str, owner: Principal | None, others: list[Principal | None]
+) -> None:
     tried: Counter[str] = Counter()
 
     async def scenario() -> None:
@@ -135,20 +166,32 @@ def test_another_owner_gets_the_unknown_task_answer(kind: str, owner: Principal 
                         foreign = await ask(theirs, 2, method, {"taskId": task_id, **params})
                         never = await ask(theirs, 2, method, {"taskId": never_id, **params})
                         assert foreign["error"]["code"] == jsonrpc.INVALID_PARAMS, (method, foreign)
-                        assert unknown_shape(foreign, task_id) == unknown_shape(never, never_id), (foreign, never)
+                        assert unknown_shape(foreign, task_id) == unknown_shape(never, never_id), (
+                            foreign,
+                            never,
+                        )
                         tried[method] += 1
             # Nothing the others did reached the task: still waiting for its input.
             task = (await ask(mine, 3, "tasks/get", {"taskId": task_id}))["result"]
             assert task["status"] == "input_required" and "go" in task["inputRequests"]
             if owner is not None:
                 # The same principal on another connection is the owner.
-                async with connection(server, Principal(owner.subject, client_id=owner.client_id)) as again:
-                    assert (await ask(again, 4, "tasks/get", {"taskId": task_id}))["result"]["status"] == "input_required"
-            assert "result" in await ask(mine, 5, "tasks/update", {"taskId": task_id, **TRESPASS[1][1]})
+                async with connection(
+                    server, Principal(owner.subject, client_id=owner.client_id)
+                ) as again:
+                    assert (await ask(again, 4, "tasks/get", {"taskId": task_id}))["result"][
+                        "status"
+                    ] == "input_required"
+            assert "result" in await ask(
+                mine, 5, "tasks/update", {"taskId": task_id, **TRESPASS[1][1]}
+            )
             work.release.set()
 
     run(scenario())
-    record(f"security.ownership.tasks.{kind.replace(' ', '_')}", {"foreign_attempts": sum(tried.values()), "by_method": dict(tried)})
+    record(
+        f"security.ownership.tasks.{kind.replace(' ', '_')}",
+        {"foreign_attempts": sum(tried.values()), "by_method": dict(tried)},
+    )
 
 
 def test_task_ids_stay_out_of_the_log(caplog: pytest.LogCaptureFixture) -> None:
@@ -159,7 +202,9 @@ def test_task_ids_stay_out_of_the_log(caplog: pytest.LogCaptureFixture) -> None:
         async with connection(server, None) as mine, connection(server, None) as theirs:
             task_id = (await ask(mine, 1, "tools/call", {"name": "fail"}))["result"]["taskId"]
             for _ in range(100):
-                if (await ask(mine, 2, "tasks/get", {"taskId": task_id}))["result"]["status"] == "failed":
+                if (await ask(mine, 2, "tasks/get", {"taskId": task_id}))["result"][
+                    "status"
+                ] == "failed":
                     break
                 await asyncio.sleep(0.01)
             await ask(theirs, 3, "tasks/get", {"taskId": task_id})
@@ -200,18 +245,30 @@ def test_over_http_a_task_belongs_to_its_principal() -> None:
         app = http_app(server)
         alice = Principal("alice", client_id="app")
         body = json.dumps(message(1, "tools/call", {"name": "wait"})).encode()
-        status, answer = await as_principal(app, alice, "POST", http_headers("tools/call", "wait"), body)
+        status, answer = await as_principal(
+            app, alice, "POST", http_headers("tools/call", "wait"), body
+        )
         assert status == 200, answer
         task_id = json.loads(answer)["result"]["taskId"]
         attempts = 0
         for other in (Principal("bob", client_id="app"), None, Principal(None, client_id="app")):
             for method, params in TRESPASS:
                 request = json.dumps(message(2, method, {"taskId": task_id, **params})).encode()
-                status, answer = await as_principal(app, other, "POST", http_headers(method, task_id), request)
-                assert status == 400 and json.loads(answer)["error"]["code"] == jsonrpc.INVALID_PARAMS, (other, method, answer)
+                status, answer = await as_principal(
+                    app, other, "POST", http_headers(method, task_id), request
+                )
+                assert (
+                    status == 400 and json.loads(answer)["error"]["code"] == jsonrpc.INVALID_PARAMS
+                ), (other, method, answer)
                 attempts += 1
         request = json.dumps(message(3, "tasks/get", {"taskId": task_id})).encode()
-        status, answer = await as_principal(app, Principal("alice", client_id="app"), "POST", http_headers("tasks/get", task_id), request)
+        status, answer = await as_principal(
+            app,
+            Principal("alice", client_id="app"),
+            "POST",
+            http_headers("tasks/get", task_id),
+            request,
+        )
         assert json.loads(answer)["result"]["status"] == "input_required"
         return attempts
 
@@ -221,11 +278,19 @@ def test_over_http_a_task_belongs_to_its_principal() -> None:
 
         async def anonymous() -> None:
             async with httpx.AsyncClient(timeout=10) as mine:
-                made = await mine.post(url, json=message(1, "tools/call", {"name": "wait"}), headers=http_headers("tools/call", "wait"))
+                made = await mine.post(
+                    url,
+                    json=message(1, "tools/call", {"name": "wait"}),
+                    headers=http_headers("tools/call", "wait"),
+                )
                 task_id = made.json()["result"]["taskId"]
             for _ in range(3):
                 async with httpx.AsyncClient(timeout=10) as elsewhere:
-                    polled = await elsewhere.post(url, json=message(2, "tasks/get", {"taskId": task_id}), headers=http_headers("tasks/get", task_id))
+                    polled = await elsewhere.post(
+                        url,
+                        json=message(2, "tasks/get", {"taskId": task_id}),
+                        headers=http_headers("tasks/get", task_id),
+                    )
                     assert polled.json()["result"]["status"] == "input_required"
             await running.call(lambda: _release(work))
 
@@ -240,7 +305,9 @@ async def _release(work: Work) -> None:
 # ------------------------------------------------------------------ sessions and their streams, by principal
 
 
-async def as_principal(app: Any, principal: Principal | None, method: str, head: dict[str, str], body: bytes = b"") -> tuple[int, bytes]:
+async def as_principal(
+    app: Any, principal: Principal | None, method: str, head: dict[str, str], body: bytes = b""
+) -> tuple[int, bytes]:
     """One request to ``app`` authenticated as ``principal`` (as an authorization layer marks it in the scope)."""
     status = 0
     chunks: list[bytes] = []
@@ -264,8 +331,15 @@ async def as_principal(app: Any, principal: Principal | None, method: str, head:
             gone.set()  # one piece is enough: streams are left at once
 
     scope = {
-        "type": "http", "http_version": "1.1", "method": method, "path": "/mcp", "raw_path": b"/mcp", "root_path": "",
-        "query_string": b"", "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 8000),
+        "type": "http",
+        "http_version": "1.1",
+        "method": method,
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "root_path": "",
+        "query_string": b"",
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 8000),
         "headers": [(k.encode(), v.encode()) for k, v in {"host": "127.0.0.1", **head}.items()],
         PRINCIPAL_SCOPE_KEY: principal,
     }
@@ -283,29 +357,65 @@ def test_a_principals_session_and_streams_are_unknown_to_everyone_else() -> None
         app = http_app(reliability_server())
         alice = Principal("alice", client_id="app")
         post = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "o", "version": "0"}}}
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "o", "version": "0"},
+            },
+        }
         status, _ = await as_principal(app, alice, "POST", post, json.dumps(init).encode())
         assert status == 200
         session_id = next(iter(app.streamable.sessions))
         mine = {**post, "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
-        status, body = await as_principal(app, alice, "POST", mine, b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
+        status, body = await as_principal(
+            app, alice, "POST", mine, b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+        )
         assert status == 200
         event_id = body.split(b"id: ", 1)[1].split(b"\n", 1)[0].decode()
         attempts = 0
         for other in (Principal("bob", client_id="app"), None, Principal(None, client_id="app")):
             for method, head, payload in (
                 ("POST", mine, b'{"jsonrpc":"2.0","id":2,"method":"ping"}'),
-                ("GET", {"accept": "text/event-stream", "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}, b""),
-                ("GET", {"accept": "text/event-stream", "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25", "last-event-id": event_id}, b""),
+                (
+                    "GET",
+                    {
+                        "accept": "text/event-stream",
+                        "mcp-session-id": session_id,
+                        "mcp-protocol-version": "2025-11-25",
+                    },
+                    b"",
+                ),
+                (
+                    "GET",
+                    {
+                        "accept": "text/event-stream",
+                        "mcp-session-id": session_id,
+                        "mcp-protocol-version": "2025-11-25",
+                        "last-event-id": event_id,
+                    },
+                    b"",
+                ),
                 ("DELETE", {"mcp-session-id": session_id}, b""),
             ):
                 foreign = await as_principal(app, other, method, head, payload)
-                never = await as_principal(app, other, method, {**head, "mcp-session-id": secrets.token_urlsafe(32)}, payload)
+                never = await as_principal(
+                    app,
+                    other,
+                    method,
+                    {**head, "mcp-session-id": secrets.token_urlsafe(32)},
+                    payload,
+                )
                 assert foreign[0] == never[0] == 404, (other, method, foreign, never)
                 assert foreign[1] == never[1]
                 attempts += 1
         assert session_id in app.streamable.sessions
-        status, _ = await as_principal(app, alice, "POST", mine, b'{"jsonrpc":"2.0","id":3,"method":"ping"}')
+        status, _ = await as_principal(
+            app, alice, "POST", mine, b'{"jsonrpc":"2.0","id":3,"method":"ping"}'
+        )
         assert status == 200
         await app.streamable.close()
         return attempts

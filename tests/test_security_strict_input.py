@@ -31,6 +31,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import asgi
+from support.figures import record
+from support.http_servers import run
+from support.rawstdio import RawServer
+from support.reliability_server import ReliabilityServer, reliability_server
+from support.transports import MemoryTransport, memory_pair
 from typing_extensions import override
 
 from mcp_protocol import v2026_07_28 as m
@@ -42,23 +48,29 @@ from mcp_runtime.methods import RequestContext
 from mcp_runtime.request_state import StateError, StateSealer
 from mcp_runtime.server import Server, ServerSession
 from mcp_runtime.streamable_http import StreamableHTTPApp
-from support import asgi
-from support.figures import record
-from support.http_servers import run
-from support.rawstdio import RawServer
-from support.reliability_server import ReliabilityServer, reliability_server
-from support.transports import MemoryTransport, memory_pair
 
 RELIABILITY_SERVER = Path(__file__).resolve().parent / "support" / "reliability_server.py"
 ACCEPT = "application/json, text/event-stream"
-PROFILE = settings(max_examples=150, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+PROFILE = settings(
+    max_examples=150,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 WITH_BATCHES = ("2024-11-05", "2025-03-26")
 WITHOUT_BATCHES = ("2025-06-18", "2025-11-25")
 
 
 def init(version: str) -> bytes:
-    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "strict", "version": "0"}}
-    return json.dumps({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": params}).encode()
+    params = {
+        "protocolVersion": version,
+        "capabilities": {},
+        "clientInfo": {"name": "strict", "version": "0"},
+    }
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": params}
+    ).encode()
 
 
 def post_headers(session_id: str | None = None, version: str | None = None) -> dict[str, str]:
@@ -72,7 +84,12 @@ def post_headers(session_id: str | None = None, version: str | None = None) -> d
 
 def calls(count: int, start: int = 0) -> list[dict[str, Any]]:
     return [
-        {"jsonrpc": "2.0", "id": start + i, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": str(i)}}}
+        {
+            "jsonrpc": "2.0",
+            "id": start + i,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": str(i)}},
+        }
         for i in range(count)
     ]
 
@@ -82,7 +99,11 @@ async def open_session(app: Any, version: str) -> str:
     assert answer.status == 200, answer
     session_id: str = answer.headers["mcp-session-id"]
     done = await asgi.request(
-        app, "POST", "/mcp", post_headers(session_id, version), b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+        app,
+        "POST",
+        "/mcp",
+        post_headers(session_id, version),
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
     )
     assert done.status == 202
     return session_id
@@ -113,19 +134,37 @@ def test_batches_are_refused_over_http_on_the_revisions_without_them() -> None:
     async def scenario() -> None:
         handlers = Counting()
         app = http_app(reliability_server(handlers))
-        stateless = StreamableHTTPApp(reliability_server(handlers), stateless=True, json_response=True)
+        stateless = StreamableHTTPApp(
+            reliability_server(handlers), stateless=True, json_response=True
+        )
         try:
             for version in (*WITH_BATCHES, *WITHOUT_BATCHES):
                 session_id = await open_session(app, version)
                 for size in (1, 2, 500):
                     before = handlers.calls
                     body = json.dumps(calls(size, 1000 * size)).encode()
-                    answer = await asgi.request(app, "POST", "/mcp", post_headers(session_id, version), body)
+                    answer = await asgi.request(
+                        app, "POST", "/mcp", post_headers(session_id, version), body
+                    )
                     # The older revisions may name no header: the session's revision decides.
-                    bare = await asgi.request(app, "POST", "/mcp", post_headers(session_id), json.dumps(calls(size, 5000 + size)).encode())
-                    state = await asgi.request(stateless, "POST", "/mcp", post_headers(None, version), body)
+                    bare = await asgi.request(
+                        app,
+                        "POST",
+                        "/mcp",
+                        post_headers(session_id),
+                        json.dumps(calls(size, 5000 + size)).encode(),
+                    )
+                    state = await asgi.request(
+                        stateless, "POST", "/mcp", post_headers(None, version), body
+                    )
                     if version in WITH_BATCHES:
-                        assert answer.status == bare.status == state.status == 200, (version, size, answer, bare, state)
+                        assert answer.status == bare.status == state.status == 200, (
+                            version,
+                            size,
+                            answer,
+                            bare,
+                            state,
+                        )
                         assert handlers.calls == before + 3 * size
                         tried["answered"] += 3
                     else:
@@ -138,8 +177,12 @@ def test_batches_are_refused_over_http_on_the_revisions_without_them() -> None:
             # 2026-07-28: no session, the header names the revision.
             modern = http_app(Server(m.ServerHandlers(), name="modern", version="1"))
             body = json.dumps(calls(3)).encode()
-            answer = await asgi.request(modern, "POST", "/mcp", post_headers(None, "2026-07-28"), body)
-            assert answer.status == 400 and answer.json()["error"]["code"] == jsonrpc.INVALID_REQUEST
+            answer = await asgi.request(
+                modern, "POST", "/mcp", post_headers(None, "2026-07-28"), body
+            )
+            assert (
+                answer.status == 400 and answer.json()["error"]["code"] == jsonrpc.INVALID_REQUEST
+            )
             tried["refused"] += 1
             await modern.streamable.close()
         finally:
@@ -163,7 +206,10 @@ def test_batches_are_refused_over_stdio_on_the_revisions_without_them() -> None:
         calls(300, 10),
         [{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}],
         [{"jsonrpc": "2.0", "id": 77, "result": {}}],
-        [*calls(2, 900), {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 900}}],
+        [
+            *calls(2, 900),
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 900}},
+        ],
         [[{"jsonrpc": "2.0", "id": 5, "method": "ping"}]],
     ]
 
@@ -183,7 +229,9 @@ def test_batches_are_refused_over_stdio_on_the_revisions_without_them() -> None:
             for batch in batches:
                 await new.send(json.dumps(batch).encode())
                 answer = await new.receive()
-                assert answer.get("id") is None and answer["error"]["code"] == jsonrpc.INVALID_REQUEST, (batch, answer)
+                assert (
+                    answer.get("id") is None and answer["error"]["code"] == jsonrpc.INVALID_REQUEST
+                ), (batch, answer)
                 refused += 1
             # Nothing else came (no handler ran): the next answer is the ping's.
             assert (await new.request("after", "ping"))["result"] == {}
@@ -198,7 +246,12 @@ def test_batches_are_refused_over_stdio_on_the_revisions_without_them() -> None:
 
 NOT_MESSAGES: list[Any] = [
     {"jsonrpc": "2.0", "id": None, "method": "ping"},
-    {"jsonrpc": "2.0", "id": None, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x"}}},
+    {
+        "jsonrpc": "2.0",
+        "id": None,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "x"}},
+    },
     {"jsonrpc": "2.0", "id": None, "method": "notifications/initialized"},
     {},
     {"foo": 1},
@@ -214,8 +267,12 @@ NOT_MESSAGES: list[Any] = [
     {"method": "notifications/initialized"},
     {"jsonrpc": None, "id": 6, "result": {}},
 ]
-_junk_keys = st.text(max_size=6).filter(lambda k: k not in ("jsonrpc", "id", "method", "result", "error", "params"))
-_values = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8), st.just({}), st.just([]))
+_junk_keys = st.text(max_size=6).filter(
+    lambda k: k not in ("jsonrpc", "id", "method", "result", "error", "params")
+)
+_values = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.text(max_size=8), st.just({}), st.just([])
+)
 
 
 def test_a_post_of_a_null_id_request_or_a_non_message_is_400() -> None:
@@ -259,12 +316,24 @@ def test_a_post_of_a_null_id_request_or_a_non_message_is_400() -> None:
         @PROFILE
         @given(
             st.dictionaries(_junk_keys, _values, max_size=4),
-            st.sampled_from([{}, {"id": None}, {"id": None, "method": "ping", "jsonrpc": "2.0"}, {"jsonrpc": "1.0", "method": "ping", "id": 1}, {"jsonrpc": "2.0", "id": 2}]),
+            st.sampled_from(
+                [
+                    {},
+                    {"id": None},
+                    {"id": None, "method": "ping", "jsonrpc": "2.0"},
+                    {"jsonrpc": "1.0", "method": "ping", "id": 1},
+                    {"jsonrpc": "2.0", "id": 2},
+                ]
+            ),
         )
         def generated(junk: dict[str, Any], framing: dict[str, Any]) -> None:
             value = {**junk, **framing}
-            answer = loop.run_until_complete(asgi.request(app, "POST", "/mcp", headers, json.dumps(value).encode()))
-            assert answer.status == 400 and answer.json()["error"]["code"] == jsonrpc.INVALID_REQUEST, (value, answer)
+            answer = loop.run_until_complete(
+                asgi.request(app, "POST", "/mcp", headers, json.dumps(value).encode())
+            )
+            assert (
+                answer.status == 400 and answer.json()["error"]["code"] == jsonrpc.INVALID_REQUEST
+            ), (value, answer)
             tried[400] += 1
 
         generated()
@@ -272,14 +341,32 @@ def test_a_post_of_a_null_id_request_or_a_non_message_is_400() -> None:
         loop.run_until_complete(app.streamable.close())
         loop.close()
     assert tried[400] > 100
-    record("security.strict_input.non_messages", {"refused_400": tried[400], "accepted_202": tried[202]})
+    record(
+        "security.strict_input.non_messages",
+        {"refused_400": tried[400], "accepted_202": tried[202]},
+    )
 
 
 # ------------------------------------------------------------------ Last-Event-ID
 
 # Header values arrive as bytes, read as latin-1: other scripts' digits come as their UTF-8 bytes.
 BAD_SEQUENCES = [
-    *("", "²", "³¹", "-1", "+1", " 1", "1 ", "1e3", "0x10", "1_000", "9" * 16, "9" * 5000, "NaN", "1\x00"),
+    *(
+        "",
+        "²",
+        "³¹",
+        "-1",
+        "+1",
+        " 1",
+        "1 ",
+        "1e3",
+        "0x10",
+        "1_000",
+        "9" * 16,
+        "9" * 5000,
+        "NaN",
+        "1\x00",
+    ),
     *(digits.encode().decode("latin-1") for digits in ("١٢", "１", "߁")),
 ]
 
@@ -295,11 +382,22 @@ def test_last_event_ids_that_are_not_short_ascii_digits_are_400() -> None:
         app = http_app(reliability_server())
         session_id = await open_session(app, "2025-11-25")
         headers = post_headers(session_id, "2025-11-25")
-        answer = await asgi.request(app, "POST", "/mcp", headers, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode())
+        answer = await asgi.request(
+            app,
+            "POST",
+            "/mcp",
+            headers,
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode(),
+        )
         stream_id = answer.body.split(b"id: ", 1)[1].split(b":", 1)[0].decode()
 
         async def resume(last: str) -> asgi.Response:
-            get = {"accept": "text/event-stream", "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25", "last-event-id": last}
+            get = {
+                "accept": "text/event-stream",
+                "mcp-session-id": session_id,
+                "mcp-protocol-version": "2025-11-25",
+                "last-event-id": last,
+            }
             return await asgi.request(app, "GET", "/mcp", get, leave_after_first_chunk=True)
 
         for sequence in BAD_SEQUENCES:
@@ -319,11 +417,22 @@ def test_last_event_ids_that_are_not_short_ascii_digits_are_400() -> None:
         session_id = loop.run_until_complete(open_session(app, "2025-11-25"))
 
         @PROFILE
-        @given(st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0xFF), max_size=40).filter(lambda t: not t.isascii() or not t.split(":")[-1].isdigit()))
+        @given(
+            st.text(
+                alphabet=st.characters(min_codepoint=0x20, max_codepoint=0xFF), max_size=40
+            ).filter(lambda t: not t.isascii() or not t.split(":")[-1].isdigit())
+        )
         def generated(last: str) -> None:
             nonlocal tried
-            get = {"accept": "text/event-stream", "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25", "last-event-id": last}
-            answer = loop.run_until_complete(asgi.request(app, "GET", "/mcp", get, leave_after_first_chunk=True))
+            get = {
+                "accept": "text/event-stream",
+                "mcp-session-id": session_id,
+                "mcp-protocol-version": "2025-11-25",
+                "last-event-id": last,
+            }
+            answer = loop.run_until_complete(
+                asgi.request(app, "GET", "/mcp", get, leave_after_first_chunk=True)
+            )
             assert answer.status == 400, (last, answer)
             tried += 1
 
@@ -339,7 +448,15 @@ def test_last_event_ids_that_are_not_short_ascii_digits_are_400() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["plain", "two\nlines", "INFO forged\r\nCRITICAL root: forged", "\x1b[31mred\x1b[0m", "é\u2028\u2029x", "x" * 10_000, "\x00" * 300],
+    [
+        "plain",
+        "two\nlines",
+        "INFO forged\r\nCRITICAL root: forged",
+        "\x1b[31mred\x1b[0m",
+        "é\u2028\u2029x",
+        "x" * 10_000,
+        "\x00" * 300,
+    ],
 )
 def test_quoted_peer_text_has_no_line_breaks_and_is_bounded(text: str) -> None:
     shown = quoted(text)
@@ -357,7 +474,14 @@ def test_peer_text_reaches_the_log_quoted_and_truncated(caplog: pytest.LogCaptur
         client_end, server_end = memory_pair("client", "server")
         task = asyncio.create_task(ServerSession(reliability_server(), server_end).run())
         client_end.send({"jsonrpc": "2.0", "error": {"code": -1, "message": forged}})
-        client_end.send({"jsonrpc": "2.0", "id": "p", "method": "initialize", "params": json.loads(init("2025-11-25"))["params"]})
+        client_end.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "p",
+                "method": "initialize",
+                "params": json.loads(init("2025-11-25"))["params"],
+            }
+        )
         assert (await client_end.receive()) is not None
         await client_end.close()
         await asyncio.wait_for(task, 10)
@@ -368,7 +492,10 @@ def test_peer_text_reaches_the_log_quoted_and_truncated(caplog: pytest.LogCaptur
     assert len(lines) == 1
     assert "\n" not in lines[0] and "\r" not in lines[0] and len(lines[0]) < 1000
     assert "more characters" in lines[0]
-    record("security.strict_input.log_quoting", {"peer_text_chars": len(forged), "logged_chars": len(lines[0])})
+    record(
+        "security.strict_input.log_quoting",
+        {"peer_text_chars": len(forged), "logged_chars": len(lines[0])},
+    )
 
 
 # ------------------------------------------------------------------ requestState
@@ -378,7 +505,13 @@ def _variants(token: str) -> list[str]:
     """Other spellings of the same bytes, and near misses."""
     prefix, _, rest = token.partition(".")
     parts = rest.split(".")
-    out = [token + "=", token + "==", token + "\n", " " + token, token.replace("-", "+").replace("_", "/")]
+    out = [
+        token + "=",
+        token + "==",
+        token + "\n",
+        " " + token,
+        token.replace("-", "+").replace("_", "/"),
+    ]
     for index, part in enumerate(parts):
         padded = parts.copy()
         padded[index] = part + "=" * (-len(part) % 4 or 4)
@@ -411,7 +544,10 @@ def test_request_state_opens_only_from_its_canonical_spelling(encrypt: bool) -> 
                 sealer.open(variant, ("tools/call", "ask"))
             tried += 1
     assert tried > 30
-    record(f"security.request_state.canonical.{'aes_gcm' if encrypt else 'hmac'}", {"variants_refused": tried})
+    record(
+        f"security.request_state.canonical.{'aes_gcm' if encrypt else 'hmac'}",
+        {"variants_refused": tried},
+    )
 
 
 @pytest.mark.parametrize("size", [0, 1, 16, 31])
@@ -438,23 +574,40 @@ def test_encrypted_request_state_hides_the_state_and_refuses_tampering() -> None
         with pytest.raises(StateError):
             sealer.open(altered, ("tools/call", "ask"))
         flipped += 1
-    for binding in (("tools/call", "other"), ("prompts/get", "ask"), ("tools/call", "ask", "sub:mallory")):
+    for binding in (
+        ("tools/call", "other"),
+        ("prompts/get", "ask"),
+        ("tools/call", "ask", "sub:mallory"),
+    ):
         with pytest.raises(StateError):
             sealer.open(token, binding)
     with pytest.raises(StateError):
         StateSealer(b"j" * 32, encrypt=True).open(token, ("tools/call", "ask"))
     with pytest.raises(StateError):  # a signed state is not taken where states are encrypted
-        sealer.open(StateSealer(b"k" * 32).seal(secret, ("tools/call", "ask")), ("tools/call", "ask"))
-    record("security.request_state.encrypted", {"tampered_tokens_refused": flipped, "plaintext_visible": False})
+        sealer.open(
+            StateSealer(b"k" * 32).seal(secret, ("tools/call", "ask")), ("tools/call", "ask")
+        )
+    record(
+        "security.request_state.encrypted",
+        {"tampered_tokens_refused": flipped, "plaintext_visible": False},
+    )
 
 
 class Asking(m.ServerHandlers):
     @override
-    async def call_tool(self, params: m.CallToolRequestParams, ctx: RequestContext) -> m.CallToolResultResponseResult:
+    async def call_tool(
+        self, params: m.CallToolRequestParams, ctx: RequestContext
+    ) -> m.CallToolResultResponseResult:
         if not isinstance(params.request_state, str):
-            schema = m.ElicitRequestFormParamsRequestedSchema(type="object", properties={"name": m.StringSchema(type="string")})
-            ask = m.ElicitRequest(params=m.ElicitRequestFormParams(message="Name?", requested_schema=schema))
-            return m.InputRequiredResult(input_requests={"name": ask}, request_state=f"secret state of {params.name}")
+            schema = m.ElicitRequestFormParamsRequestedSchema(
+                type="object", properties={"name": m.StringSchema(type="string")}
+            )
+            ask = m.ElicitRequest(
+                params=m.ElicitRequestFormParams(message="Name?", requested_schema=schema)
+            )
+            return m.InputRequiredResult(
+                input_requests={"name": ask}, request_state=f"secret state of {params.name}"
+            )
         return m.CallToolResult(content=[m.TextContent(text=f"opened: {params.request_state}")])
 
 
@@ -465,7 +618,9 @@ META = {
 
 
 @contextlib.asynccontextmanager
-async def as_principal(server: Server, principal: Principal | None) -> AsyncIterator[MemoryTransport]:
+async def as_principal(
+    server: Server, principal: Principal | None
+) -> AsyncIterator[MemoryTransport]:
     """A connection whose transport verified ``principal`` (what an auth gate sets)."""
     client_end, server_end = memory_pair("client", "server")
     server_end.principal = principal  # type: ignore[attr-defined]
@@ -477,8 +632,17 @@ async def as_principal(server: Server, principal: Principal | None) -> AsyncIter
         await asyncio.wait_for(task, 10)
 
 
-async def tool_call(wire: MemoryTransport, request_id: int, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    wire.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": "ask", "_meta": META, **(extra or {})}})
+async def tool_call(
+    wire: MemoryTransport, request_id: int, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    wire.send(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": "ask", "_meta": META, **(extra or {})},
+        }
+    )
     while True:
         answer = await wire.receive()
         assert answer is not None
@@ -498,13 +662,21 @@ def test_request_state_sealed_for_one_principal_is_refused_to_another(encrypt: b
     async def scenario() -> int:
         async with as_principal(server, alice) as wire:
             state = (await tool_call(wire, 1))["result"]["requestState"]
-        assert ("secret state" in base64.urlsafe_b64decode(state.split(".")[1] + "===").decode("latin-1")) is not encrypt
+        assert (
+            "secret state"
+            in base64.urlsafe_b64decode(state.split(".")[1] + "===").decode("latin-1")
+        ) is not encrypt
         retry = {"requestState": state, "inputResponses": answers}
         async with as_principal(server, Principal("alice", client_id="app")) as wire:
             opened = await tool_call(wire, 2, retry)
             assert opened["result"]["content"][0]["text"] == "opened: secret state of ask"
         refused = 0
-        for other in (Principal("bob", client_id="app"), Principal(None, client_id="app"), Principal("alice ", client_id="app"), None):
+        for other in (
+            Principal("bob", client_id="app"),
+            Principal(None, client_id="app"),
+            Principal("alice ", client_id="app"),
+            None,
+        ):
             async with as_principal(server, other) as wire:
                 answer = await tool_call(wire, 3, retry)
                 assert answer["error"]["code"] == jsonrpc.INVALID_PARAMS, (other, answer)
@@ -512,4 +684,7 @@ def test_request_state_sealed_for_one_principal_is_refused_to_another(encrypt: b
         return refused
 
     refused = run(scenario())
-    record(f"security.request_state.principal_binding.{'aes_gcm' if encrypt else 'hmac'}", {"replays_refused": refused})
+    record(
+        f"security.request_state.principal_binding.{'aes_gcm' if encrypt else 'hmac'}",
+        {"replays_refused": refused},
+    )

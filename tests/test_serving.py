@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.asgi import request
+from support.http_servers import lowlevel_server, run
 
 from mcp_protocol import v2025_11_25 as legacy
 from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime.client import Client
 from mcp_runtime.http_client import connect_streamable_http
 from mcp_runtime.serving import FreezeAfterStartup, run_http, uvicorn_options
-from support.asgi import request
-from support.http_servers import lowlevel_server, run
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "modern_server.py"
 
@@ -49,7 +49,9 @@ def example_under(stack: str) -> Iterator[str]:
         deadline = time.monotonic() + 30
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"the server exited: {process.stderr.read() if process.stderr else ''}")
+                raise RuntimeError(
+                    f"the server exited: {process.stderr.read() if process.stderr else ''}"
+                )
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
                 break
@@ -75,12 +77,17 @@ async def echo_both_wires(url: str) -> None:
     async with connect_streamable_http(Client(name="t", version="1"), url) as session:
         assert session.protocol_version == "2026-07-28"
         result = await mcp.ClientStub(session).call_tool("echo", arguments={"text": "stateless"})
-        assert isinstance(result.content[0], mcp.TextContent) and result.content[0].text == "stateless"
+        assert (
+            isinstance(result.content[0], mcp.TextContent) and result.content[0].text == "stateless"
+        )
     client = Client(name="t", version="1", protocol_version="2025-11-25")
     async with connect_streamable_http(client, url) as session:
         assert session.protocol_version == "2025-11-25"
         answer = await legacy.ClientStub(session).call_tool("echo", arguments={"text": "session"})
-        assert isinstance(answer.content[0], legacy.TextContent) and answer.content[0].text == "session"
+        assert (
+            isinstance(answer.content[0], legacy.TextContent)
+            and answer.content[0].text == "session"
+        )
 
 
 @pytest.mark.parametrize("stack", ["granian", "uvicorn", "uvicorn-h11"])
@@ -135,7 +142,11 @@ def test_the_heap_is_frozen_once_the_app_has_started() -> None:
 
 def test_stdio_takes_uvloop_only_between_pipes(tmp_path: Path) -> None:
     # uvloop's pipe transports abort the process on a regular file: those go to asyncio.
-    probe = [sys.executable, "-c", "from mcp_runtime.serving import stdio_streams_are_pipes as p; print(p())"]
+    probe = [
+        sys.executable,
+        "-c",
+        "from mcp_runtime.serving import stdio_streams_are_pipes as p; print(p())",
+    ]
     piped = subprocess.run(probe, stdin=subprocess.PIPE, capture_output=True, text=True, timeout=30)
     assert piped.stdout.strip() == "True", piped.stderr
     into_file = tmp_path / "out.txt"
@@ -146,7 +157,9 @@ def test_stdio_takes_uvloop_only_between_pipes(tmp_path: Path) -> None:
 
 def test_a_stdio_server_answers_into_a_regular_file(tmp_path: Path) -> None:
     meta = '{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
-    discover = f'{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{"_meta":{meta}}}}}\n'
+    discover = (
+        f'{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{"_meta":{meta}}}}}\n'
+    )
     into_file = tmp_path / "out.jsonl"
     with into_file.open("wb") as out:
         subprocess.run([sys.executable, str(EXAMPLE)], input=discover.encode(), stdout=out,

@@ -14,6 +14,9 @@ from typing import Any
 
 import msgspec
 import pytest
+from support.peers import run
+from support.router import NOTE, UNROUTED, WORK, Done, Note, TableRouter, Work
+from support.transports import MemoryTransport, Message, memory_pair
 
 from mcp_protocol.v2025_11_25 import EmptyResult
 from mcp_protocol.v2025_11_25 import methods as v2025
@@ -21,9 +24,6 @@ from mcp_runtime import jsonrpc
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.methods import HandlerNotImplemented
 from mcp_runtime.session import RequestContext, Session
-from support.peers import run
-from support.router import NOTE, UNROUTED, WORK, Done, Note, TableRouter, Work
-from support.transports import MemoryTransport, Message, memory_pair
 
 
 class Worker:
@@ -69,7 +69,15 @@ class Worker:
 
 
 class Ends:
-    def __init__(self, a: Session, b: Session, wa: Worker, wb: Worker, ta: MemoryTransport, tb: MemoryTransport) -> None:
+    def __init__(
+        self,
+        a: Session,
+        b: Session,
+        wa: Worker,
+        wb: Worker,
+        ta: MemoryTransport,
+        tb: MemoryTransport,
+    ) -> None:
         self.a, self.b, self.wa, self.wb, self.ta, self.tb = a, b, wa, wb, ta, tb
 
 
@@ -120,7 +128,9 @@ def cancellations(messages: list[Message]) -> list[Message]:
 def test_request_ids_count_up_and_responses_are_matched_by_id() -> None:
     async def scenario() -> None:
         async with connected() as e:
-            calls = [asyncio.create_task(e.a.request(WORK, Work(value=v, block=True))) for v in (1, 2, 3)]
+            calls = [
+                asyncio.create_task(e.a.request(WORK, Work(value=v, block=True))) for v in (1, 2, 3)
+            ]
             for v in (1, 2, 3):
                 await e.wb.started[v].wait()
             # Answer in the reverse order of asking.
@@ -149,9 +159,13 @@ def test_many_requests_in_flight_in_both_directions_at_once() -> None:
 
     async def scenario() -> None:
         async with connected() as e:
-            a_calls = [asyncio.create_task(e.a.request(WORK, Work(value=v, block=True))) for v in range(count)]
+            a_calls = [
+                asyncio.create_task(e.a.request(WORK, Work(value=v, block=True)))
+                for v in range(count)
+            ]
             b_calls = [
-                asyncio.create_task(e.b.request(WORK, Work(value=1000 + v, block=True))) for v in range(count)
+                asyncio.create_task(e.b.request(WORK, Work(value=1000 + v, block=True)))
+                for v in range(count)
             ]
             for v in range(count):
                 await e.wb.started[v].wait()
@@ -164,7 +178,9 @@ def test_many_requests_in_flight_in_both_directions_at_once() -> None:
             a_results = await asyncio.gather(*a_calls)
             b_results = await asyncio.gather(*b_calls)
             assert [(r.value, r.by) for r in a_results] == [(2 * v, "b") for v in range(count)]
-            assert [(r.value, r.by) for r in b_results] == [(2 * (1000 + v), "a") for v in range(count)]
+            assert [(r.value, r.by) for r in b_results] == [
+                (2 * (1000 + v), "a") for v in range(count)
+            ]
             assert e.wa.most_running == e.wb.most_running == count
             a_ids = [m["id"] for m in requests_of(e.ta.sent_messages(), "test/work")]
             assert a_ids == list(range(1, count + 1))
@@ -175,15 +191,30 @@ def test_many_requests_in_flight_in_both_directions_at_once() -> None:
 def test_string_ids_from_the_peer_are_echoed_and_a_duplicate_in_flight_id_is_refused() -> None:
     async def scenario() -> None:
         async with session_and_wire() as (_, worker, wire):
-            wire.send({"jsonrpc": "2.0", "id": "req-1", "method": "test/work", "params": {"value": 5, "block": True}})
+            wire.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": "req-1",
+                    "method": "test/work",
+                    "params": {"value": 5, "block": True},
+                }
+            )
             await worker.started[5].wait()
-            wire.send({"jsonrpc": "2.0", "id": "req-1", "method": "test/work", "params": {"value": 6}})
+            wire.send(
+                {"jsonrpc": "2.0", "id": "req-1", "method": "test/work", "params": {"value": 6}}
+            )
             duplicate = await wire.receive()
             assert duplicate is not None
-            assert duplicate["id"] == "req-1" and duplicate["error"]["code"] == jsonrpc.INVALID_REQUEST
+            assert (
+                duplicate["id"] == "req-1" and duplicate["error"]["code"] == jsonrpc.INVALID_REQUEST
+            )
             worker.release[5].set()
             answer = await wire.receive()
-            assert answer == {"jsonrpc": "2.0", "id": "req-1", "result": {"value": 10, "by": "session"}}
+            assert answer == {
+                "jsonrpc": "2.0",
+                "id": "req-1",
+                "result": {"value": 10, "by": "session"},
+            }
 
     run(scenario(), timeout=15)
 
@@ -290,7 +321,9 @@ def test_a_result_that_fails_its_type_is_an_error_for_the_caller() -> None:
             call = asyncio.create_task(session.request(WORK, Work(value=1)))
             request = await wire.receive()
             assert request is not None
-            wire.send({"jsonrpc": "2.0", "id": request["id"], "result": {"value": "two", "by": "test"}})
+            wire.send(
+                {"jsonrpc": "2.0", "id": request["id"], "result": {"value": "two", "by": "test"}}
+            )
             with pytest.raises(McpError) as error:
                 await call
             assert error.value.code == jsonrpc.INTERNAL_ERROR
@@ -378,19 +411,49 @@ def test_cancelling_the_awaiting_task_cancels_the_request_at_the_peer() -> None:
 def test_a_received_cancellation_cancels_the_handler_and_no_response_is_sent() -> None:
     async def scenario() -> None:
         async with session_and_wire() as (_, worker, wire):
-            wire.send({"jsonrpc": "2.0", "id": 7, "method": "test/work", "params": {"value": 1, "block": True}})
-            wire.send({"jsonrpc": "2.0", "id": 8, "method": "test/work", "params": {"value": 2, "block": True}})
+            wire.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 7,
+                    "method": "test/work",
+                    "params": {"value": 1, "block": True},
+                }
+            )
+            wire.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 8,
+                    "method": "test/work",
+                    "params": {"value": 2, "block": True},
+                }
+            )
             await worker.started[1].wait()
             await worker.started[2].wait()
-            wire.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "no"}})
+            wire.send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": 7, "reason": "no"},
+                }
+            )
             await worker.cancelled[1].wait()
             # Cancellations of unknown or finished requests, or without params, are ignored.
-            wire.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 12345}})
+            wire.send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": 12345},
+                }
+            )
             wire.send({"jsonrpc": "2.0", "method": "notifications/cancelled"})
             wire.send({"jsonrpc": "2.0", "id": "p", "method": "ping"})
             assert await wire.receive() == {"jsonrpc": "2.0", "id": "p", "result": {}}
             worker.release[2].set()
-            assert await wire.receive() == {"jsonrpc": "2.0", "id": 8, "result": {"value": 4, "by": "session"}}
+            assert await wire.receive() == {
+                "jsonrpc": "2.0",
+                "id": 8,
+                "result": {"value": 4, "by": "session"},
+            }
             assert not worker.cancelled[2].is_set()
             # The id of the cancelled request never got an answer.
             wire.send({"jsonrpc": "2.0", "id": "q", "method": "ping"})
@@ -404,7 +467,9 @@ def test_a_request_cancelled_before_its_handler_ran_is_dropped_cleanly() -> None
         async with session_and_wire() as (_, worker, wire):
             # Both arrive before the session's loop yields: the handler never starts.
             wire.send({"jsonrpc": "2.0", "id": 1, "method": "test/work", "params": {"value": 1}})
-            wire.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+            wire.send(
+                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+            )
             wire.send({"jsonrpc": "2.0", "id": "p", "method": "ping"})
             assert await wire.receive() == {"jsonrpc": "2.0", "id": "p", "result": {}}
             assert not worker.started[1].is_set()
@@ -415,7 +480,9 @@ def test_a_request_cancelled_before_its_handler_ran_is_dropped_cleanly() -> None
         warnings.simplefilter("always")
         run(scenario(), timeout=15)
         gc.collect()
-    assert not [w for w in caught if "never awaited" in str(w.message)], [str(w.message) for w in caught]
+    assert not [w for w in caught if "never awaited" in str(w.message)], [
+        str(w.message) for w in caught
+    ]
 
 
 # ------------------------------------------------------------------ progress
@@ -433,7 +500,9 @@ def test_progress_goes_only_to_the_call_that_asked_for_it() -> None:
             def on_progress_2(progress: float, total: float | None, message: str | None) -> None:
                 seen[2].append((progress, total, message))
 
-            async def on_progress_async(progress: float, total: float | None, message: str | None) -> None:
+            async def on_progress_async(
+                progress: float, total: float | None, message: str | None
+            ) -> None:
                 async_seen.append(message)
 
             results = await asyncio.gather(
@@ -451,7 +520,9 @@ def test_progress_goes_only_to_the_call_that_asked_for_it() -> None:
             sent = requests_of(e.ta.sent_messages(), "test/work")
             tokens = [m["params"].get("_meta", {}).get("progressToken") for m in sent]
             assert tokens == [1, 2, 3, None]
-            progress = [m for m in e.tb.sent_messages() if m.get("method") == "notifications/progress"]
+            progress = [
+                m for m in e.tb.sent_messages() if m.get("method") == "notifications/progress"
+            ]
             assert len(progress) == 8  # the call without a token got none
             # The notifications really were interleaved on the wire.
             order = [m["params"]["progressToken"] for m in progress]
@@ -466,7 +537,9 @@ def test_a_progress_token_is_merged_into_existing_meta_and_strays_are_ignored() 
             seen: list[float] = []
             call = asyncio.create_task(
                 session.request(
-                    WORK, Work(value=1, meta={"trace": "abc"}), on_progress=lambda p, t, m: seen.append(p)
+                    WORK,
+                    Work(value=1, meta={"trace": "abc"}),
+                    on_progress=lambda p, t, m: seen.append(p),
                 )
             )
             request = await wire.receive()
@@ -483,7 +556,13 @@ def test_a_progress_token_is_merged_into_existing_meta_and_strays_are_ignored() 
             assert (await call).value == 2
             assert seen == [0.5]
             # After the response, the token is forgotten.
-            wire.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": 1}})
+            wire.send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": {"progressToken": token, "progress": 1},
+                }
+            )
             wire.send({"jsonrpc": "2.0", "id": "p", "method": "ping"})
             assert await wire.receive() == {"jsonrpc": "2.0", "id": "p", "result": {}}
             assert seen == [0.5]
@@ -504,7 +583,9 @@ def test_ping_is_answered_by_the_session_itself_in_both_directions() -> None:
             assert isinstance(result, EmptyResult)
             pings = requests_of(e.ta.sent_messages(), "ping")
             assert [m["id"] for m in pings] == [1, 2]
-            assert responses_to(e.tb.sent_messages(), 1) == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
+            assert responses_to(e.tb.sent_messages(), 1) == [
+                {"jsonrpc": "2.0", "id": 1, "result": {}}
+            ]
 
     run(scenario(), timeout=15)
 
@@ -515,7 +596,9 @@ def test_ping_is_answered_by_the_session_itself_in_both_directions() -> None:
 def test_closing_fails_every_pending_call_with_connection_closed() -> None:
     async def scenario() -> None:
         async with connected() as e:
-            calls = [asyncio.create_task(e.a.request(WORK, Work(value=v, block=True))) for v in (1, 2, 3)]
+            calls = [
+                asyncio.create_task(e.a.request(WORK, Work(value=v, block=True))) for v in (1, 2, 3)
+            ]
             reverse = asyncio.create_task(e.b.request(WORK, Work(value=9, block=True)))
             for v in (1, 2, 3):
                 await e.wb.started[v].wait()
@@ -523,7 +606,9 @@ def test_closing_fails_every_pending_call_with_connection_closed() -> None:
             await e.a.close()
             outcomes = await asyncio.gather(*calls, return_exceptions=True)
             assert all(isinstance(o, ConnectionClosed) for o in outcomes), outcomes
-            assert all(o.code == jsonrpc.CONNECTION_CLOSED for o in outcomes if isinstance(o, McpError))
+            assert all(
+                o.code == jsonrpc.CONNECTION_CLOSED for o in outcomes if isinstance(o, McpError)
+            )
             assert e.a.is_closed and e.a.closed.is_set()
             # a's own handler was stopped; the peer saw the stream end and failed its call too.
             await e.wa.cancelled[9].wait()

@@ -14,45 +14,57 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from support.router import WORK, TableRouter, Work
+from support.transports import memory_pair
 
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.session import Session
-from support.router import WORK, TableRouter, Work
-from support.transports import memory_pair
 
 Respond = Callable[[int], bytes]
 
 RESPONSES: dict[str, Respond] = {
     "well-formed": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":"x"}}' % n,
-    "well-formed, newline": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":"x"}}\n' % n,
-    "spaced": lambda n: b' { "jsonrpc" : "2.0" ,\t"id" : %d ,\r\n "result" : { "value" : 2, "by" : "x" } }  \n' % n,
-    "extra result members": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":"x","more":[1,{}]}}' % n,
-    "wrong result shape": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":"two","by":"x"}}' % n,
+    "well-formed, newline": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":"x"}}\n'
+    % n,
+    "spaced": lambda n: b' { "jsonrpc" : "2.0" ,\t"id" : %d ,\r\n "result" : { "value" : 2, "by" : "x" } }  \n'
+    % n,
+    "extra result members": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":"x","more":[1,{}]}}'
+    % n,
+    "wrong result shape": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":"two","by":"x"}}'
+    % n,
     "null result": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":null}' % n,
-    "wrong shape, then bad JSON": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":"two", ### }}' % n,
-    "bad JSON in the result": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":x}}' % n,
-    "invalid UTF-8 in the result": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":"\xff"}}' % n,
+    "wrong shape, then bad JSON": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":"two", ### }}'
+    % n,
+    "bad JSON in the result": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":x}}'
+    % n,
+    "invalid UTF-8 in the result": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":"\xff"}}'
+    % n,
     "nested too deeply": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":"x","deep":%s%s}}'
     % (n, b"[" * 100_000, b"]" * 100_000),
     "error member after the result": lambda n: (
-        b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":"x"},"error":{"code":-5,"message":"no"}}' % n
+        b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":"x"},"error":{"code":-5,"message":"no"}}'
+        % n
     ),
-    "method member after the result": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{},"method":"test/work"}' % n,
+    "method member after the result": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{},"method":"test/work"}'
+    % n,
     "result twice": lambda n: (
         b'{"jsonrpc":"2.0","id":%d,"result":{"value":1,"by":"x"},"result":{"value":2,"by":"y"}}' % n
     ),
     "trailing garbage": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":"x"}}x' % n,
-    "extra closing brace": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":"x"}}}' % n,
+    "extra closing brace": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":"x"}}}'
+    % n,
     "trailing comma": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":"x"},}' % n,
     "no closing brace": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":"x"}' % n,
     "empty result": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":}' % n,
     "result first": lambda n: b'{"result":{"value":2,"by":"x"},"jsonrpc":"2.0","id":%d}' % n,
     "id as a string": lambda n: b'{"jsonrpc":"2.0","id":"%d","result":{"value":2,"by":"x"}}' % n,
-    "id with a leading zero": lambda n: b'{"jsonrpc":"2.0","id":0%d,"result":{"value":2,"by":"x"}}' % n,
+    "id with a leading zero": lambda n: b'{"jsonrpc":"2.0","id":0%d,"result":{"value":2,"by":"x"}}'
+    % n,
     "id as a float": lambda n: b'{"jsonrpc":"2.0","id":%d.0,"result":{"value":2,"by":"x"}}' % n,
     "unknown id": lambda n: b'{"jsonrpc":"2.0","id":%d,"result":{"value":2,"by":"x"}}' % (n + 1000),
     "jsonrpc 1.0": lambda n: b'{"jsonrpc":"1.0","id":%d,"result":{"value":2,"by":"x"}}' % n,
-    "vertical tab is not JSON space": lambda n: b'{"jsonrpc":"2.0",\x0b"id":%d,"result":{"value":2,"by":"x"}}' % n,
+    "vertical tab is not JSON space": lambda n: b'{"jsonrpc":"2.0",\x0b"id":%d,"result":{"value":2,"by":"x"}}'
+    % n,
 }
 
 
@@ -64,7 +76,9 @@ def _padded(respond: Respond) -> Respond:
     return lambda n: respond(n).replace(b'"result":{', b'"result":' + PAD, 1)
 
 
-async def _outcome(respond: Respond, shortcut: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[bytes]]:
+async def _outcome(
+    respond: Respond, shortcut: bool, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Any, list[bytes]]:
     """How the call ends (or that it is still waiting), and what the session sent back."""
     if not shortcut:
         monkeypatch.setattr(Session, "_dispatch_typed_response", lambda self, data: False)
@@ -96,7 +110,9 @@ async def _outcome(respond: Respond, shortcut: bool, monkeypatch: pytest.MonkeyP
 
 @pytest.mark.parametrize("padded", [False, True], ids=["small", "large"])
 @pytest.mark.parametrize("name", list(RESPONSES))
-def test_the_shortcut_changes_nothing(name: str, padded: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_shortcut_changes_nothing(
+    name: str, padded: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     respond = _padded(RESPONSES[name]) if padded else RESPONSES[name]
     with_shortcut = asyncio.run(_outcome(respond, True, monkeypatch))
     without = asyncio.run(_outcome(respond, False, monkeypatch))
@@ -112,11 +128,17 @@ def test_the_shortcut_is_taken_for_well_formed_responses(monkeypatch: pytest.Mon
         return taken[-1]
 
     monkeypatch.setattr(Session, "_dispatch_typed_response", spy)
-    outcome, _ = asyncio.run(_outcome(_padded(RESPONSES["well-formed, newline"]), True, pytest.MonkeyPatch()))
+    outcome, _ = asyncio.run(
+        _outcome(_padded(RESPONSES["well-formed, newline"]), True, pytest.MonkeyPatch())
+    )
     assert outcome == ("result", "Done", 2, "x")
     assert taken == [True]
 
 
 def test_errors_of_typed_calls_are_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
     outcome, _ = asyncio.run(_outcome(RESPONSES["wrong result shape"], True, monkeypatch))
-    assert outcome[0] == McpError.__name__ and outcome[1] == -32603 and "invalid result for test/work" in outcome[2]
+    assert (
+        outcome[0] == McpError.__name__
+        and outcome[1] == -32603
+        and "invalid result for test/work" in outcome[2]
+    )

@@ -12,19 +12,20 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from support.peers import run
+from support.transports import MemoryTransport, RecordingTransport, memory_pair
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25, v2026_07_28 as m
+from mcp_protocol import v2025_11_25
+from mcp_protocol import v2026_07_28 as m
 from mcp_runtime import client as client_module
 from mcp_runtime import jsonrpc
 from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.jsonrpc import McpError
+from mcp_runtime.lifecycle import SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.request_state import StateError, StateSealer
-from mcp_runtime.lifecycle import SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY
 from mcp_runtime.server import Server, ServerSession
-from support.peers import run
-from support.transports import MemoryTransport, RecordingTransport, memory_pair
 
 VERSION = "2026-07-28"
 CAPS: dict[str, Any] = {}
@@ -36,22 +37,30 @@ META = {
 
 
 def _schema() -> m.ElicitRequestFormParamsRequestedSchema:
-    return m.ElicitRequestFormParamsRequestedSchema(type="object", properties={"name": m.StringSchema(type="string")})
+    return m.ElicitRequestFormParamsRequestedSchema(
+        type="object", properties={"name": m.StringSchema(type="string")}
+    )
 
 
 class Handlers(m.ServerHandlers):
     @override
-    async def list_tools(self, params: m.PaginatedRequestParams, ctx: RequestContext) -> m.ListToolsResult:
+    async def list_tools(
+        self, params: m.PaginatedRequestParams, ctx: RequestContext
+    ) -> m.ListToolsResult:
         tool = m.Tool(name="ask", input_schema=m.ToolInputSchema(type="object"))
         return m.ListToolsResult(tools=[tool], ttl_ms=60_000, cache_scope="public")
 
     @override
-    async def list_prompts(self, params: m.PaginatedRequestParams, ctx: RequestContext) -> m.ListPromptsResult:
+    async def list_prompts(
+        self, params: m.PaginatedRequestParams, ctx: RequestContext
+    ) -> m.ListPromptsResult:
         # Asking for input is reserved to tools/call, prompts/get and resources/read.
         return m.InputRequiredResult(input_requests={})  # type: ignore[return-value]
 
     @override
-    async def call_tool(self, params: m.CallToolRequestParams, ctx: RequestContext) -> m.CallToolResultResponseResult:
+    async def call_tool(
+        self, params: m.CallToolRequestParams, ctx: RequestContext
+    ) -> m.CallToolResultResponseResult:
         await ctx.log("debug", "a debug line")
         await ctx.log("warning", "a warning")
         if params.name == "ask":
@@ -59,24 +68,46 @@ class Handlers(m.ServerHandlers):
             answer = answers.get("name")
             if not isinstance(answer, m.ElicitResult):
                 return m.InputRequiredResult(
-                    input_requests={"name": m.ElicitRequest(params=m.ElicitRequestFormParams(message="Name?", requested_schema=_schema()))},
+                    input_requests={
+                        "name": m.ElicitRequest(
+                            params=m.ElicitRequestFormParams(
+                                message="Name?", requested_schema=_schema()
+                            )
+                        )
+                    },
                     request_state=f"round-1 of {params.name}",
                 )
-            return m.CallToolResult(content=[m.TextContent(text=f"Hello {answer.content}, {params.request_state}")])
+            return m.CallToolResult(
+                content=[m.TextContent(text=f"Hello {answer.content}, {params.request_state}")]
+            )
         if params.name == "sample":
-            request = m.CreateMessageRequest(params=m.CreateMessageRequestParams(messages=[], max_tokens=5))
+            request = m.CreateMessageRequest(
+                params=m.CreateMessageRequestParams(messages=[], max_tokens=5)
+            )
             return m.InputRequiredResult(input_requests={"s": request})
         if params.name == "forever":
             return m.InputRequiredResult(
-                input_requests={"name": m.ElicitRequest(params=m.ElicitRequestFormParams(message="Again?", requested_schema=_schema()))}
+                input_requests={
+                    "name": m.ElicitRequest(
+                        params=m.ElicitRequestFormParams(
+                            message="Again?", requested_schema=_schema()
+                        )
+                    )
+                }
             )
         if params.name == "empty":
             return m.InputRequiredResult(input_requests={})
         if params.name == "both":
             return m.InputRequiredResult(
                 input_requests={
-                    "name": m.ElicitRequest(params=m.ElicitRequestFormParams(message="Name?", requested_schema=_schema())),
-                    "s": m.CreateMessageRequest(params=m.CreateMessageRequestParams(messages=[], max_tokens=5)),
+                    "name": m.ElicitRequest(
+                        params=m.ElicitRequestFormParams(
+                            message="Name?", requested_schema=_schema()
+                        )
+                    ),
+                    "s": m.CreateMessageRequest(
+                        params=m.CreateMessageRequestParams(messages=[], max_tokens=5)
+                    ),
                 }
             )
         if params.name == "change":
@@ -86,8 +117,14 @@ class Handlers(m.ServerHandlers):
         return m.CallToolResult(content=[m.TextContent(text="plain")])
 
     @override
-    async def read_resource(self, params: m.ReadResourceRequestParams, ctx: RequestContext) -> m.ReadResourceResultResponseResult:
-        return m.ReadResourceResult(contents=[m.TextResourceContents(uri=params.uri, text="x")], ttl_ms=0, cache_scope="private")
+    async def read_resource(
+        self, params: m.ReadResourceRequestParams, ctx: RequestContext
+    ) -> m.ReadResourceResultResponseResult:
+        return m.ReadResourceResult(
+            contents=[m.TextResourceContents(uri=params.uri, text="x")],
+            ttl_ms=0,
+            cache_scope="private",
+        )
 
 
 class Answers(m.ClientHandlers):
@@ -100,7 +137,9 @@ class Answers(m.ClientHandlers):
         return m.ElicitResult(action="accept", content={"name": "Ada"})
 
     @override
-    async def on_logging_message(self, params: m.LoggingMessageNotificationParams, ctx: RequestContext) -> None:
+    async def on_logging_message(
+        self, params: m.LoggingMessageNotificationParams, ctx: RequestContext
+    ) -> None:
         self.logs.append(params.level)
 
     @override
@@ -108,11 +147,15 @@ class Answers(m.ClientHandlers):
         self.changes.append(("tools", params.meta))
 
     @override
-    async def on_resource_updated(self, params: m.ResourceUpdatedNotificationParams, ctx: RequestContext) -> None:
+    async def on_resource_updated(
+        self, params: m.ResourceUpdatedNotificationParams, ctx: RequestContext
+    ) -> None:
         self.changes.append(("resource", params.uri))
 
 
-SERVER = Server([v2025_11_25.ServerHandlers(), Handlers()], name="stateless", version="1.0", instructions="hi")
+SERVER = Server(
+    [v2025_11_25.ServerHandlers(), Handlers()], name="stateless", version="1.0", instructions="hi"
+)
 
 
 @contextlib.asynccontextmanager
@@ -127,7 +170,9 @@ async def raw_server(server: Server = SERVER) -> AsyncIterator[MemoryTransport]:
         await asyncio.wait_for(task, 10)
 
 
-async def call(wire: MemoryTransport, method: str, params: Any = None, request_id: int = 1) -> dict[str, Any]:
+async def call(
+    wire: MemoryTransport, method: str, params: Any = None, request_id: int = 1
+) -> dict[str, Any]:
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
         message["params"] = params
@@ -140,7 +185,9 @@ async def call(wire: MemoryTransport, method: str, params: Any = None, request_i
 
 
 @contextlib.asynccontextmanager
-async def connected(client: Client, server: Server = SERVER) -> AsyncIterator[tuple[ClientSession, RecordingTransport]]:
+async def connected(
+    client: Client, server: Server = SERVER
+) -> AsyncIterator[tuple[ClientSession, RecordingTransport]]:
     client_end, server_end = memory_pair("client", "server")
     task = asyncio.create_task(ServerSession(server, server_end).run())
     recorder = RecordingTransport(client_end)
@@ -161,15 +208,41 @@ async def connected(client: Client, server: Server = SERVER) -> AsyncIterator[tu
     [
         (None, jsonrpc.INVALID_PARAMS, "_meta"),
         ({}, jsonrpc.INVALID_PARAMS, "_meta"),
-        ({"_meta": {k: v for k, v in META.items() if "protocolVersion" not in k}}, jsonrpc.INVALID_PARAMS, "protocolVersion"),
-        ({"_meta": {k: v for k, v in META.items() if "clientCapabilities" not in k}}, jsonrpc.INVALID_PARAMS, "clientCapabilities"),
-        ({"_meta": {**META, "io.modelcontextprotocol/clientCapabilities": []}}, jsonrpc.INVALID_PARAMS, "clientCapabilities"),
-        ({"_meta": {**META, "io.modelcontextprotocol/logLevel": "loud"}}, jsonrpc.INVALID_PARAMS, "logLevel"),
+        (
+            {"_meta": {k: v for k, v in META.items() if "protocolVersion" not in k}},
+            jsonrpc.INVALID_PARAMS,
+            "protocolVersion",
+        ),
+        (
+            {"_meta": {k: v for k, v in META.items() if "clientCapabilities" not in k}},
+            jsonrpc.INVALID_PARAMS,
+            "clientCapabilities",
+        ),
+        (
+            {"_meta": {**META, "io.modelcontextprotocol/clientCapabilities": []}},
+            jsonrpc.INVALID_PARAMS,
+            "clientCapabilities",
+        ),
+        (
+            {"_meta": {**META, "io.modelcontextprotocol/logLevel": "loud"}},
+            jsonrpc.INVALID_PARAMS,
+            "logLevel",
+        ),
         ({"_meta": "no"}, jsonrpc.INVALID_PARAMS, "_meta"),
     ],
-    ids=["no params", "no _meta", "no version", "no capabilities", "capabilities not an object", "bad log level", "_meta not an object"],
+    ids=[
+        "no params",
+        "no _meta",
+        "no version",
+        "no capabilities",
+        "capabilities not an object",
+        "bad log level",
+        "_meta not an object",
+    ],
 )
-def test_a_request_that_does_not_describe_itself_is_invalid(params: Any, code: int, fragment: str) -> None:
+def test_a_request_that_does_not_describe_itself_is_invalid(
+    params: Any, code: int, fragment: str
+) -> None:
     async def scenario() -> None:
         async with raw_server() as wire:
             answer = await call(wire, "tools/list", params, request_id=7)
@@ -184,14 +257,20 @@ def test_a_request_that_does_not_describe_itself_is_invalid(params: Any, code: i
 def test_an_unsupported_version_is_refused_with_the_supported_ones() -> None:
     async def scenario() -> None:
         async with raw_server() as wire:
-            answer = await call(wire, "server/discover", {"_meta": {**META, "io.modelcontextprotocol/protocolVersion": "v999"}})
+            answer = await call(
+                wire,
+                "server/discover",
+                {"_meta": {**META, "io.modelcontextprotocol/protocolVersion": "v999"}},
+            )
             assert answer["error"]["code"] == jsonrpc.UNSUPPORTED_PROTOCOL_VERSION == -32022
             assert answer["error"]["data"] == {"requested": "v999", "supported": [VERSION]}
 
     run(scenario())
 
 
-@pytest.mark.parametrize("method", ["initialize", "ping", "logging/setLevel", "resources/subscribe", "unknown/method"])
+@pytest.mark.parametrize(
+    "method", ["initialize", "ping", "logging/setLevel", "resources/subscribe", "unknown/method"]
+)
 def test_methods_the_stateless_revision_removed_are_not_found(method: str) -> None:
     async def scenario() -> None:
         async with raw_server() as wire:
@@ -214,7 +293,11 @@ def test_an_initialize_that_names_a_stateless_version_is_a_removed_method() -> N
 def test_the_same_server_answers_a_handshake_client_with_the_handshake() -> None:
     async def scenario() -> None:
         async with raw_server() as wire:
-            params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "0"}}
+            params = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "old", "version": "0"},
+            }
             answer = await call(wire, "initialize", params)
             assert answer["result"]["protocolVersion"] == "2025-11-25"
             assert answer["result"]["serverInfo"] == {"name": "stateless", "version": "1.0"}
@@ -234,7 +317,11 @@ def test_discover_and_every_result_name_the_server() -> None:
             assert found["_meta"][SERVER_INFO_KEY] == {"name": "stateless", "version": "1.0"}
             listed = (await call(wire, "tools/list", {"_meta": META}, request_id=2))["result"]
             assert listed["_meta"][SERVER_INFO_KEY]["name"] == "stateless"
-            assert listed["resultType"] == "complete" and listed["ttlMs"] == 60_000 and listed["cacheScope"] == "public"
+            assert (
+                listed["resultType"] == "complete"
+                and listed["ttlMs"] == 60_000
+                and listed["cacheScope"] == "public"
+            )
 
     run(scenario())
 
@@ -253,13 +340,25 @@ def test_input_required_round_trip_with_sealed_state() -> None:
             sealed = first["requestState"]
             assert "round-1" not in sealed  # opaque to the client
             answer = {"name": {"action": "accept", "content": {"name": "Ada"}}}
-            second = await call(wire, "tools/call", {**params, "inputResponses": answer, "requestState": sealed}, 2)
+            second = await call(
+                wire, "tools/call", {**params, "inputResponses": answer, "requestState": sealed}, 2
+            )
             assert second["result"]["content"][0]["text"] == "Hello {'name': 'Ada'}, round-1 of ask"
             # Altered, or replayed against another tool: refused.
             tampered = sealed[:-2] + ("AA" if not sealed.endswith("AA") else "BB")
-            bad = await call(wire, "tools/call", {**params, "inputResponses": answer, "requestState": tampered}, 3)
-            assert bad["error"]["code"] == jsonrpc.INVALID_PARAMS and "integrity" in bad["error"]["message"]
-            other = await call(wire, "tools/call", {**params, "name": "plain", "requestState": sealed}, 4)
+            bad = await call(
+                wire,
+                "tools/call",
+                {**params, "inputResponses": answer, "requestState": tampered},
+                3,
+            )
+            assert (
+                bad["error"]["code"] == jsonrpc.INVALID_PARAMS
+                and "integrity" in bad["error"]["message"]
+            )
+            other = await call(
+                wire, "tools/call", {**params, "name": "plain", "requestState": sealed}, 4
+            )
             assert other["error"]["code"] == jsonrpc.INVALID_PARAMS
             # Responses that are not responses are invalid params.
             wrong = await call(wire, "tools/call", {**params, "inputResponses": {"name": 12345}}, 5)
@@ -307,7 +406,10 @@ def test_only_three_methods_may_ask_for_input() -> None:
     async def scenario() -> None:
         async with raw_server() as wire:
             answer = await call(wire, "prompts/list", {"_meta": META})
-            assert answer["error"]["code"] == jsonrpc.INTERNAL_ERROR and "cannot ask for input" in answer["error"]["message"]
+            assert (
+                answer["error"]["code"] == jsonrpc.INTERNAL_ERROR
+                and "cannot ask for input" in answer["error"]["message"]
+            )
 
     run(scenario())
 
@@ -345,12 +447,16 @@ def test_when_one_input_handler_fails_the_others_are_cancelled() -> None:
             self.sampling_cancelled = asyncio.Event()
 
         @override
-        async def elicit(self, params: m.ElicitRequestParams, ctx: RequestContext) -> m.ElicitResult:
+        async def elicit(
+            self, params: m.ElicitRequestParams, ctx: RequestContext
+        ) -> m.ElicitResult:
             await asyncio.sleep(0.01)
             raise McpError(jsonrpc.INVALID_REQUEST, "the user closed the form")
 
         @override
-        async def create_message(self, params: m.CreateMessageRequestParams, ctx: RequestContext) -> m.CreateMessageResult:
+        async def create_message(
+            self, params: m.CreateMessageRequestParams, ctx: RequestContext
+        ) -> m.CreateMessageResult:
             try:
                 await asyncio.sleep(60)
             except asyncio.CancelledError:
@@ -393,7 +499,10 @@ def test_every_request_carries_the_envelope_and_logs_follow_the_requested_level(
             assert meta["io.modelcontextprotocol/clientCapabilities"] == {"elicitation": {}}
             await asyncio.sleep(0.05)
             assert quiet.logs == []  # no log level asked, no log messages
-        async with connected(Client(name="c", version="1", handlers=loud, log_level="info")) as (session, _):
+        async with connected(Client(name="c", version="1", handlers=loud, log_level="info")) as (
+            session,
+            _,
+        ):
             await m.ClientStub(session).call_tool("plain")
             await asyncio.sleep(0.05)
             assert loud.logs == ["warning"]
@@ -404,7 +513,10 @@ def test_every_request_carries_the_envelope_and_logs_follow_the_requested_level(
 def test_the_cache_keeps_results_while_fresh_and_drops_them_on_change() -> None:
     async def scenario() -> None:
         answers = Answers()
-        async with connected(Client(name="c", version="1", handlers=answers, cache=True)) as (session, wire):
+        async with connected(Client(name="c", version="1", handlers=answers, cache=True)) as (
+            session,
+            wire,
+        ):
             stub = m.ClientStub(session)
             first = await stub.list_tools()
             again = await stub.list_tools()
@@ -424,7 +536,9 @@ def test_the_cache_keeps_results_while_fresh_and_drops_them_on_change() -> None:
     run(scenario())
 
 
-def test_the_cache_is_bounded_and_skips_results_asked_for_before_a_change(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cache_is_bounded_and_skips_results_asked_for_before_a_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(client_module, "MAX_CACHED", 2)
 
     async def scenario() -> None:
@@ -471,7 +585,11 @@ def test_listen_acknowledges_first_then_delivers_what_was_asked_tagged() -> None
             # The resource update the call also announced was not asked for.
             assert answers.changes == [("tools", {SUBSCRIPTION_ID_KEY: listener.id})]
             await listener.close()
-            cancelled = [msg for msg in wire.sent_messages() if msg.get("method") == "notifications/cancelled"]
+            cancelled = [
+                msg
+                for msg in wire.sent_messages()
+                if msg.get("method") == "notifications/cancelled"
+            ]
             assert cancelled and cancelled[-1]["params"]["requestId"] == listener.id
             await asyncio.sleep(0.05)
             await m.ClientStub(session).call_tool("change")
@@ -484,7 +602,9 @@ def test_listen_acknowledges_first_then_delivers_what_was_asked_tagged() -> None
 def test_a_listen_stream_outlives_the_default_timeout() -> None:
     async def scenario() -> None:
         answers = Answers()
-        async with connected(Client(name="c", version="1", handlers=answers, default_timeout=0.1)) as (session, _):
+        async with connected(
+            Client(name="c", version="1", handlers=answers, default_timeout=0.1)
+        ) as (session, _):
             listener = await session.listen(tools_list_changed=True)
             await asyncio.sleep(0.3)
             assert listener.open
@@ -534,10 +654,19 @@ def test_a_client_asks_again_with_a_version_the_server_offers() -> None:
                     continue
                 seen.append(message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"])
                 if len(seen) == 1:
-                    error = {"code": -32022, "message": "Unsupported protocol version", "data": {"supported": [VERSION], "requested": "x"}}
+                    error = {
+                        "code": -32022,
+                        "message": "Unsupported protocol version",
+                        "data": {"supported": [VERSION], "requested": "x"},
+                    }
                     server_end.send({"jsonrpc": "2.0", "id": message["id"], "error": error})
                 else:
-                    result = {"supportedVersions": [VERSION], "capabilities": {}, "ttlMs": 0, "cacheScope": "private"}
+                    result = {
+                        "supportedVersions": [VERSION],
+                        "capabilities": {},
+                        "ttlMs": 0,
+                        "cacheScope": "private",
+                    }
                     server_end.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
 
         task = asyncio.create_task(picky_server())
@@ -555,11 +684,16 @@ def test_a_server_of_stateless_revisions_only_judges_an_adopted_session_by_meta(
         modern_only = Server(Handlers(), name="m", version="1", versions=[VERSION])
         client_end, server_end = memory_pair("client", "server")
         session = ServerSession(modern_only, server_end)
-        session.adopt("2025-11-25")  # what stateless HTTP does for a request naming a handshake revision
+        session.adopt(
+            "2025-11-25"
+        )  # what stateless HTTP does for a request naming a handshake revision
         task = asyncio.create_task(session.run())
         try:
             answer = await call(client_end, "tools/list", {}, request_id=3)
-            assert answer["error"]["code"] == jsonrpc.INVALID_PARAMS and "_meta" in answer["error"]["message"]
+            assert (
+                answer["error"]["code"] == jsonrpc.INVALID_PARAMS
+                and "_meta" in answer["error"]["message"]
+            )
             assert "result" in await call(client_end, "tools/list", {"_meta": META}, request_id=4)
         finally:
             await client_end.close()

@@ -15,15 +15,23 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from support.peers import (
+    LAUNCHER,
+    LOWLEVEL_SERVER,
+    STUBBORN_SERVER,
+    live_children,
+    lowlevel_server,
+    no_leaked_processes,  # noqa: F401  (a fixture)
+    pid_alive,
+    run,
+)
+from support.rawstdio import RawServer
 
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime import jsonrpc
 from mcp_runtime.client import Client, ClientSession, connect_stdio
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.stdio import ProcessTransport, StdioServerParameters
-from support.peers import LOWLEVEL_SERVER, LAUNCHER, STUBBORN_SERVER, lowlevel_server, live_children, pid_alive, run
-from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
-from support.rawstdio import RawServer
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
@@ -38,7 +46,11 @@ def process_of(session: ClientSession) -> asyncio.subprocess.Process:
 
 
 async def ping_works(server: RawServer, request_id: Any) -> None:
-    assert await server.request(request_id, "ping") == {"jsonrpc": "2.0", "id": request_id, "result": {}}
+    assert await server.request(request_id, "ping") == {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "result": {},
+    }
 
 
 async def started(stderr: Any = asyncio.subprocess.DEVNULL) -> RawServer:
@@ -53,7 +65,12 @@ async def started(stderr: Any = asyncio.subprocess.DEVNULL) -> RawServer:
 def test_malformed_json_gets_a_parse_error_and_the_session_goes_on() -> None:
     async def scenario() -> None:
         server = await started()
-        for garbage in (b'{"jsonrpc":"2.0","id":', b"{not json}", b"\xff\xfe\x00", b'{"jsonrpc":"2.0"} trailing'):
+        for garbage in (
+            b'{"jsonrpc":"2.0","id":',
+            b"{not json}",
+            b"\xff\xfe\x00",
+            b'{"jsonrpc":"2.0"} trailing',
+        ):
             await server.send(garbage)
             error = await server.receive()
             assert error["id"] is None, garbage
@@ -120,8 +137,16 @@ def test_an_unknown_method_gets_method_not_found() -> None:
         ("resources/read", {"uri": ["memo://readme"]}, "$.uri"),
         ("resources/read", {}, "`uri`"),
         ("prompts/get", {"name": "review", "arguments": {"code": 1}}, "$.arguments[...]"),
-        ("completion/complete", {"ref": {"type": "ref/prompt"}, "argument": {"name": "a", "value": "b"}}, "$.ref"),
-        ("completion/complete", {"ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": "a"}}, "$.argument"),
+        (
+            "completion/complete",
+            {"ref": {"type": "ref/prompt"}, "argument": {"name": "a", "value": "b"}},
+            "$.ref",
+        ),
+        (
+            "completion/complete",
+            {"ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": "a"}},
+            "$.argument",
+        ),
         ("logging/setLevel", {"level": "loud"}, "$.level"),
         ("tools/call", None, "params are required"),
     ],
@@ -141,18 +166,27 @@ def test_params_failing_the_generated_type_get_invalid_params_with_the_field_pat
     run(scenario())
 
 
-def test_a_handler_exception_is_an_internal_error_without_traceback_on_the_wire(tmp_path: Path) -> None:
+def test_a_handler_exception_is_an_internal_error_without_traceback_on_the_wire(
+    tmp_path: Path,
+) -> None:
     stderr_path = tmp_path / "stderr.txt"
 
     async def scenario() -> None:
         with stderr_path.open("wb") as stderr:
             server = await started(stderr)
-            await server.send({"jsonrpc": "2.0", "id": 30, "method": "tools/call", "params": {"name": "fail"}})
+            await server.send(
+                {"jsonrpc": "2.0", "id": 30, "method": "tools/call", "params": {"name": "fail"}}
+            )
             line = await server.receive_line()
-            answer = await server.request(31, "tools/call", {"name": "echo", "arguments": {"text": "ok"}})
+            answer = await server.request(
+                31, "tools/call", {"name": "echo", "arguments": {"text": "ok"}}
+            )
             assert answer["result"]["content"] == [{"type": "text", "text": "ok"}]
             assert await server.close() == 0
-        assert line == b'{"jsonrpc":"2.0","id":30,"error":{"code":-32603,"message":"Internal error"}}\n'
+        assert (
+            line
+            == b'{"jsonrpc":"2.0","id":30,"error":{"code":-32603,"message":"Internal error"}}\n'
+        )
 
     run(scenario())
     # The details went to the server's stderr, where its operator can see them.
@@ -166,12 +200,17 @@ def test_errors_reach_our_client_as_mcp_errors() -> None:
             server = mcp.ClientStub(session)
             with pytest.raises(McpError) as failed:
                 await server.call_tool("fail")
-            assert failed.value.code == jsonrpc.INTERNAL_ERROR and failed.value.message == "Internal error"
+            assert (
+                failed.value.code == jsonrpc.INTERNAL_ERROR
+                and failed.value.message == "Internal error"
+            )
             with pytest.raises(McpError) as missing:
                 await server.read_resource("memo://nothing")
             assert missing.value.code == jsonrpc.INVALID_PARAMS
             assert missing.value.data == {"uri": "memo://nothing"}
-            assert (await server.call_tool("echo", arguments={"text": "still"})).content[0].text == "still"
+            assert (await server.call_tool("echo", arguments={"text": "still"})).content[
+                0
+            ].text == "still"
 
     run(scenario())
 
@@ -197,7 +236,10 @@ def test_a_server_that_crashes_mid_request_fails_every_pending_call_promptly() -
         async with connect_stdio(client(), lowlevel_server()) as session:
             process = process_of(session)
             server = mcp.ClientStub(session)
-            sleeping = [asyncio.create_task(server.call_tool("sleep", arguments={"seconds": 60})) for _ in range(3)]
+            sleeping = [
+                asyncio.create_task(server.call_tool("sleep", arguments={"seconds": 60}))
+                for _ in range(3)
+            ]
             await server.ping()  # the sleeps have reached the server
             started_at = time.monotonic()
             with pytest.raises(ConnectionClosed):
@@ -246,7 +288,9 @@ def test_a_server_that_cannot_start_is_a_clear_error() -> None:
 
 def test_a_server_that_exits_before_answering_initialize_fails_the_connect() -> None:
     async def scenario() -> None:
-        parameters = StdioServerParameters(command=sys.executable, args=["-c", "import sys; sys.exit(5)"])
+        parameters = StdioServerParameters(
+            command=sys.executable, args=["-c", "import sys; sys.exit(5)"]
+        )
         with pytest.raises(ConnectionClosed):
             async with connect_stdio(client(), parameters):
                 pass
@@ -258,10 +302,14 @@ def test_a_server_that_never_answers_initialize_is_stopped_when_connect_gives_up
     async def scenario() -> None:
         before = live_children()
         parameters = StdioServerParameters(
-            command=sys.executable, args=["-c", "import time; time.sleep(600)"], terminate_timeout=0.5
+            command=sys.executable,
+            args=["-c", "import time; time.sleep(600)"],
+            terminate_timeout=0.5,
         )
         with pytest.raises(McpError) as timed_out:
-            async with connect_stdio(Client(name="fault-tests", version="0", default_timeout=0.5), parameters):
+            async with connect_stdio(
+                Client(name="fault-tests", version="0", default_timeout=0.5), parameters
+            ):
                 pass
         assert timed_out.value.code == jsonrpc.REQUEST_TIMEOUT
         assert live_children() - before == set()
@@ -291,8 +339,12 @@ def test_closing_the_client_closes_stdin_and_the_server_exits_by_itself() -> Non
     run(scenario())
 
 
-@pytest.mark.parametrize(("mode", "status"), [("ignore-eof", -signal.SIGTERM), ("ignore-term", -signal.SIGKILL)])
-def test_closing_the_client_terminates_then_kills_a_server_that_stays(mode: str, status: int) -> None:
+@pytest.mark.parametrize(
+    ("mode", "status"), [("ignore-eof", -signal.SIGTERM), ("ignore-term", -signal.SIGKILL)]
+)
+def test_closing_the_client_terminates_then_kills_a_server_that_stays(
+    mode: str, status: int
+) -> None:
     async def scenario() -> None:
         parameters = StdioServerParameters(
             command=sys.executable,

@@ -9,11 +9,11 @@ from collections.abc import Awaitable
 from typing import Any, cast
 
 import pytest
+from support.http_servers import eventually
+from support.peers import run
 
 from mcp_runtime.limits import BodyBudget, BodyRefused
 from mcp_runtime.stepping import Pending, one_pass, resumed, step
-from support.http_servers import eventually
-from support.peers import run
 
 
 def test_what_is_ready_is_given_at_once() -> None:

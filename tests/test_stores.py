@@ -8,10 +8,10 @@ from collections.abc import Awaitable, Callable
 
 import fakeredis
 import pytest
+from support.peers import run
 
 from mcp_runtime.stores import MemoryStore, Store
 from mcp_runtime.stores.redis_store import RedisStore
-from support.peers import run
 
 
 def memory() -> Store:
@@ -68,7 +68,13 @@ def test_sessions_expire_and_free_their_place(make: Callable[[], Store]) -> None
 @STORES
 def test_event_logs_number_read_after_trim_and_end(make: Callable[[], Store]) -> None:
     async def body(store: Store) -> None:
-        assert [await store.append("s:g", f"m{n}".encode(), 30, 3) for n in range(5)] == [1, 2, 3, 4, 5]
+        assert [await store.append("s:g", f"m{n}".encode(), 30, 3) for n in range(5)] == [
+            1,
+            2,
+            3,
+            4,
+            5,
+        ]
         events, ended = await store.read_after("s:g", 0, 0)
         assert events == [(3, b"m2"), (4, b"m3"), (5, b"m4")] and not ended  # the newest 3 kept
         assert await store.append("s:g", b"dup", 30, 3, once="note-1") == 6
@@ -78,20 +84,29 @@ def test_event_logs_number_read_after_trim_and_end(make: Callable[[], Store]) ->
         await store.append_at("s:r", 4, None, 30, 100)
         assert await store.read_after("s:r", 1, 0) == ([(2, b"r2"), (3, b"r3")], True)
         assert await store.has_stream("s:r") and not await store.has_stream("s:other")
-        await store.append_at("s:one", 1, b"response", 30, 100, end=True)  # the last event carries the end
+        await store.append_at(
+            "s:one", 1, b"response", 30, 100, end=True
+        )  # the last event carries the end
         assert await store.read_after("s:one", 0, 0) == ([(1, b"response")], True)
 
 
 @STORES
-def test_a_stream_says_what_it_is_and_a_late_writer_changes_nothing(make: Callable[[], Store]) -> None:
+def test_a_stream_says_what_it_is_and_a_late_writer_changes_nothing(
+    make: Callable[[], Store],
+) -> None:
     async def body(store: Store) -> None:
         assert await store.stream_about("s:r") is None
         await store.append_at("s:r", 1, b"first", 30, 100, about=b'{"r":[7]}')
         await store.append_at("s:r", 2, b"second", 30, 100, about=b"other")
         assert await store.stream_about("s:r") == b'{"r":[7]}'  # the first writer's
-        await store.append_at("s:r", 2, b"again", 30, 100, end=True)  # a second writer of the same event
+        await store.append_at(
+            "s:r", 2, b"again", 30, 100, end=True
+        )  # a second writer of the same event
         await store.append_at("s:r", 3, b"last", 30, 100, end=True)
-        assert await store.read_after("s:r", 0, 0) == ([(1, b"first"), (2, b"second"), (3, b"last")], True)
+        assert await store.read_after("s:r", 0, 0) == (
+            [(1, b"first"), (2, b"second"), (3, b"last")],
+            True,
+        )
 
     scenario(make, body)
 
@@ -142,5 +157,3 @@ def test_marks_and_the_bus(make: Callable[[], Store]) -> None:
         assert got == [b"hello"]
 
     scenario(make, body)
-
-

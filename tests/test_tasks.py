@@ -29,10 +29,10 @@ from support.transports import MemoryTransport, memory_pair
 from typing_extensions import override
 
 from mcp_protocol import v2026_07_28 as mcp
+from mcp_runtime.codec import UNSET
 from mcp_runtime.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
-from mcp_runtime.codec import UNSET
 from mcp_runtime.tasks import EXTENSION_ID, TaskContext, Tasks, client_supports_tasks
 
 VERSION = "2026-07-28"
@@ -45,7 +45,11 @@ TERMINAL = ("completed", "failed", "cancelled")
 
 def _text(text: str, *, is_error: bool = False) -> mcp.CallToolResult:
     content: list[mcp.ContentBlock] = [mcp.TextContent(text=text)]
-    return mcp.CallToolResult(content=content, is_error=True) if is_error else mcp.CallToolResult(content=content)
+    return (
+        mcp.CallToolResult(content=content, is_error=True)
+        if is_error
+        else mcp.CallToolResult(content=content)
+    )
 
 
 def _form(message: str, field: str) -> mcp.ElicitRequestFormParams:
@@ -61,11 +65,15 @@ class Tools(mcp.ServerHandlers):
         self.calls: dict[str, int] = {}
         self.gate = asyncio.Event()  # releases "blocked", "stubborn" and "abandoning"
         self.cancelled: list[str] = []
-        self.outcomes: list[str] = []  # what "stubborn" and "abandoning" saw of their late input requests
+        self.outcomes: list[str] = (
+            []
+        )  # what "stubborn" and "abandoning" saw of their late input requests
         self.children: list[asyncio.Task[None]] = []
 
     @override
-    async def call_tool(self, params: mcp.CallToolRequestParams, ctx: RequestContext) -> mcp.CallToolResultResponseResult:
+    async def call_tool(
+        self, params: mcp.CallToolRequestParams, ctx: RequestContext
+    ) -> mcp.CallToolResultResponseResult:
         arguments: dict[str, Any] = params.arguments if isinstance(params.arguments, dict) else {}
         self.calls[params.name] = self.calls.get(params.name, 0) + 1
         if params.name == "greet":
@@ -166,7 +174,9 @@ class Tools(mcp.ServerHandlers):
             answer = responses.get("user_name")
             if not isinstance(answer, mcp.ElicitResult):
                 request = mcp.ElicitRequest(params=_form("What is your name?", "name"))
-                return mcp.InputRequiredResult(input_requests={"user_name": request}, request_state="asked")
+                return mcp.InputRequiredResult(
+                    input_requests={"user_name": request}, request_state="asked"
+                )
             name = answer.content.get("name") if isinstance(answer.content, dict) else None
 
             async def greet_later(task: TaskContext) -> mcp.CallToolResult:
@@ -178,7 +188,10 @@ class Tools(mcp.ServerHandlers):
 
 
 def make_tasks(**options: Any) -> Tasks:
-    return Tasks(tools={"failing_job": "required", "test_tool_with_task": "required", "blocked": "optional"}, **options)
+    return Tasks(
+        tools={"failing_job": "required", "test_tool_with_task": "required", "blocked": "optional"},
+        **options,
+    )
 
 
 class Wire:
@@ -188,7 +201,9 @@ class Wire:
         self.end = end
         self.next_id = 0
 
-    async def call(self, method: str, params: dict[str, Any] | None = None, caps: dict[str, Any] = WITH_TASKS) -> dict[str, Any]:
+    async def call(
+        self, method: str, params: dict[str, Any] | None = None, caps: dict[str, Any] = WITH_TASKS
+    ) -> dict[str, Any]:
         """The whole response: ``result`` or ``error``."""
         self.next_id += 1
         body = dict(params or {})
@@ -204,13 +219,17 @@ class Wire:
             if message.get("id") == self.next_id:
                 return message
 
-    async def result(self, method: str, params: dict[str, Any] | None = None, caps: dict[str, Any] = WITH_TASKS) -> dict[str, Any]:
+    async def result(
+        self, method: str, params: dict[str, Any] | None = None, caps: dict[str, Any] = WITH_TASKS
+    ) -> dict[str, Any]:
         response = await self.call(method, params, caps)
         assert "result" in response, response
         result: dict[str, Any] = response["result"]
         return result
 
-    async def error(self, method: str, params: dict[str, Any] | None = None, caps: dict[str, Any] = WITH_TASKS) -> dict[str, Any]:
+    async def error(
+        self, method: str, params: dict[str, Any] | None = None, caps: dict[str, Any] = WITH_TASKS
+    ) -> dict[str, Any]:
         response = await self.call(method, params, caps)
         assert "error" in response, response
         error: dict[str, Any] = response["error"]
@@ -234,7 +253,9 @@ class Served:
 
     def connect(self) -> Wire:
         client, server_end = memory_pair("client", "server")
-        self._serving.append((client, asyncio.get_running_loop().create_task(self.server.serve(server_end))))
+        self._serving.append(
+            (client, asyncio.get_running_loop().create_task(self.server.serve(server_end)))
+        )
         return Wire(client)
 
     async def close(self) -> None:
@@ -247,7 +268,9 @@ class Served:
 async def serving(*, extensions: bool = True, **options: Any) -> AsyncIterator[Served]:
     tasks = make_tasks(**options)
     tools = Tools(tasks)
-    server = Server(tools, name="tasks-test", version="1.0.0", extensions=[tasks] if extensions else [])
+    server = Server(
+        tools, name="tasks-test", version="1.0.0", extensions=[tasks] if extensions else []
+    )
     running = Served(server, tools)
     try:
         yield running
@@ -290,18 +313,31 @@ async def test_discover_advertises_the_extension(served: Served, wire: Wire) -> 
 
 @on_server()
 async def test_sync_tool_is_never_a_task(served: Served, wire: Wire) -> None:
-    result = await wire.result("tools/call", {"name": "greet", "arguments": {"name": "World"}, "task": {"ttl": 60000}})
+    result = await wire.result(
+        "tools/call", {"name": "greet", "arguments": {"name": "World"}, "task": {"ttl": 60000}}
+    )
     assert result["resultType"] == "complete"
     assert result["content"] == [{"type": "text", "text": "Hello, World!"}]
     assert "taskId" not in result
 
 
 @on_server()
-async def test_create_task_result_is_flat_and_immediately_pollable(served: Served, wire: Wire) -> None:
+async def test_create_task_result_is_flat_and_immediately_pollable(
+    served: Served, wire: Wire
+) -> None:
     created = await wire.result("tools/call", {"name": "blocked"})
     assert created["resultType"] == "task"
     assert created["status"] == "working"
-    for absent in ("task", "result", "error", "inputRequests", "requestState", "ttl", "pollInterval", "content"):
+    for absent in (
+        "task",
+        "result",
+        "error",
+        "inputRequests",
+        "requestState",
+        "ttl",
+        "pollInterval",
+        "content",
+    ):
         assert absent not in created
     assert isinstance(created["ttlMs"], int) and created["ttlMs"] > 0
     assert isinstance(created["pollIntervalMs"], int) and created["pollIntervalMs"] > 0
@@ -342,7 +378,11 @@ async def test_tool_error_completes_and_protocol_error_fails(served: Served, wir
     protocol_error = await wire.result("tools/call", {"name": "protocol_error_job"})
     task = await wire.until(protocol_error["taskId"], TERMINAL)
     assert task["status"] == "failed"
-    assert task["error"] == {"code": INTERNAL_ERROR, "message": "the job crashed", "data": {"stage": 2}}
+    assert task["error"] == {
+        "code": INTERNAL_ERROR,
+        "message": "the job crashed",
+        "data": {"stage": 2},
+    }
     assert task["statusMessage"] == "the job crashed"
     assert "result" not in task
 
@@ -414,7 +454,10 @@ async def test_settling_drops_the_input_requests_left_pending(served: Served, wi
     assert [child.cancelled() for child in done] == [True]
     assert served.tools.outcomes == ["dropped"]
     # A late answer is ignored and leaves the task as it was.
-    await wire.result("tasks/update", {"taskId": created["taskId"], "inputResponses": {key: {"action": "decline"}}})
+    await wire.result(
+        "tasks/update",
+        {"taskId": created["taskId"], "inputResponses": {key: {"action": "decline"}}},
+    )
     assert await wire.result("tasks/get", {"taskId": created["taskId"]}) == task
 
 
@@ -432,7 +475,10 @@ async def test_input_required_then_update_resumes(served: Served, wire: Wire) ->
     assert request["params"]["message"] == "Delete it?"
     ack = await wire.result(
         "tasks/update",
-        {"taskId": created["taskId"], "inputResponses": {key: {"action": "accept", "content": {"confirm": "yes"}}}},
+        {
+            "taskId": created["taskId"],
+            "inputResponses": {key: {"action": "accept", "content": {"confirm": "yes"}}},
+        },
     )
     assert set(ack) <= {"resultType", "_meta"} and ack["resultType"] == "complete"
     task = await wire.until(created["taskId"], TERMINAL)
@@ -456,7 +502,13 @@ async def test_partial_update_keeps_the_rest_pending(served: Served, wire: Wire)
     # Unknown keys are ignored; a known key answered is removed at once.
     ack = await wire.result(
         "tasks/update",
-        {"taskId": task_id, "inputResponses": {first: {"action": "accept", "content": {"name": "Ada"}}, "nope": {"x": 1}}},
+        {
+            "taskId": task_id,
+            "inputResponses": {
+                first: {"action": "accept", "content": {"name": "Ada"}},
+                "nope": {"x": 1},
+            },
+        },
     )
     assert ack["resultType"] == "complete"
     task = await wire.result("tasks/get", {"taskId": task_id})
@@ -464,14 +516,22 @@ async def test_partial_update_keeps_the_rest_pending(served: Served, wire: Wire)
     assert list(task["inputRequests"]) == [second]
 
     # An answer of the wrong shape is refused and changes nothing.
-    error = await wire.error("tasks/update", {"taskId": task_id, "inputResponses": {second: {"action": "maybe"}}})
+    error = await wire.error(
+        "tasks/update", {"taskId": task_id, "inputResponses": {second: {"action": "maybe"}}}
+    )
     assert error["code"] == -32602
     assert list((await wire.result("tasks/get", {"taskId": task_id}))["inputRequests"]) == [second]
 
     # Answering the same key twice is harmless.
-    await wire.result("tasks/update", {"taskId": task_id, "inputResponses": {first: {"action": "decline"}}})
     await wire.result(
-        "tasks/update", {"taskId": task_id, "inputResponses": {second: {"action": "accept", "content": {"colour": "red"}}}}
+        "tasks/update", {"taskId": task_id, "inputResponses": {first: {"action": "decline"}}}
+    )
+    await wire.result(
+        "tasks/update",
+        {
+            "taskId": task_id,
+            "inputResponses": {second: {"action": "accept", "content": {"colour": "red"}}},
+        },
     )
     task = await wire.until(task_id, TERMINAL)
     assert task["status"] == "completed"
@@ -481,7 +541,9 @@ async def test_partial_update_keeps_the_rest_pending(served: Served, wire: Wire)
 @on_server()
 async def test_input_needs_the_client_capability(served: Served, wire: Wire) -> None:
     # The task was created by a request that did not declare elicitation.
-    created = await wire.result("tools/call", {"name": "confirm_delete"}, caps={"extensions": {EXTENSION_ID: {}}})
+    created = await wire.result(
+        "tools/call", {"name": "confirm_delete"}, caps={"extensions": {EXTENSION_ID: {}}}
+    )
     task = await wire.until(created["taskId"], TERMINAL)
     assert task["status"] == "failed"
     assert task["error"]["code"] == -32021
@@ -520,7 +582,9 @@ async def test_mrtr_round_then_task(served: Served, wire: Wire) -> None:
     ],
 )
 @on_server()
-async def test_task_methods_need_the_extension(served: Served, wire: Wire, method: str, params: dict[str, Any]) -> None:
+async def test_task_methods_need_the_extension(
+    served: Served, wire: Wire, method: str, params: dict[str, Any]
+) -> None:
     error = await wire.error(method, params, caps=WITHOUT_TASKS)
     assert error["code"] == -32021
     assert error["data"] == MISSING_TASKS
@@ -535,7 +599,9 @@ async def test_required_tool_is_refused_before_its_handler_runs(served: Served, 
 
 
 @on_server()
-async def test_optional_tool_runs_synchronously_without_the_extension(served: Served, wire: Wire) -> None:
+async def test_optional_tool_runs_synchronously_without_the_extension(
+    served: Served, wire: Wire
+) -> None:
     result = await wire.result("tools/call", {"name": "quick"}, caps=WITHOUT_TASKS)
     assert result["resultType"] == "complete"
     assert result["content"] == [{"type": "text", "text": "quick, task None"}]
@@ -574,7 +640,9 @@ def test_client_supports_tasks(capabilities: Any, supported: bool) -> None:
 async def test_per_request_opt_in(served: Served, wire: Wire) -> None:
     sync = await wire.result("tools/call", {"name": "quick"}, caps={})
     assert sync["resultType"] == "complete"
-    created = await wire.result("tools/call", {"name": "quick"}, caps={"extensions": {EXTENSION_ID: {}}})
+    created = await wire.result(
+        "tools/call", {"name": "quick"}, caps={"extensions": {EXTENSION_ID: {}}}
+    )
     assert created["resultType"] == "task"
 
 
@@ -595,12 +663,16 @@ async def test_removed_methods_are_not_found(served: Served, wire: Wire, method:
     ],
 )
 @on_server()
-async def test_unknown_task_or_bad_params(served: Served, wire: Wire, method: str, params: dict[str, Any]) -> None:
+async def test_unknown_task_or_bad_params(
+    served: Served, wire: Wire, method: str, params: dict[str, Any]
+) -> None:
     assert (await wire.error(method, params))["code"] == -32602
 
 
 @on_server(bind_to_owner=False)
-async def test_unbound_tasks_outlive_the_connection_that_made_them(served: Served, first: Wire) -> None:
+async def test_unbound_tasks_outlive_the_connection_that_made_them(
+    served: Served, first: Wire
+) -> None:
     created = await first.result("tools/call", {"name": "blocked"})
     await first.end.close()
     second = served.connect()
@@ -614,7 +686,9 @@ async def test_tasks_belong_to_the_connection_that_made_them(served: Served, fir
     created = await first.result("tools/call", {"name": "blocked"})
     second = served.connect()
     error = await second.error("tasks/get", {"taskId": created["taskId"]})
-    assert error == (await second.error("tasks/get", {"taskId": "never-made"})) | {"message": error["message"]}
+    assert error == (await second.error("tasks/get", {"taskId": "never-made"})) | {
+        "message": error["message"]
+    }
     assert (await first.result("tasks/get", {"taskId": created["taskId"]}))["status"] == "working"
 
 
@@ -675,7 +749,9 @@ class Clock:
 
 
 @on_server(max_tasks=2)
-async def test_max_tasks_forgets_finished_tasks_first_then_refuses(served: Served, wire: Wire) -> None:
+async def test_max_tasks_forgets_finished_tasks_first_then_refuses(
+    served: Served, wire: Wire
+) -> None:
     waiting = await wire.result("tools/call", {"name": "confirm_delete"})
     settled = await wire.result("tools/call", {"name": "quick"})
     await wire.until(settled["taskId"], TERMINAL)
@@ -697,7 +773,10 @@ async def test_max_tasks_forgets_finished_tasks_first_then_refuses(served: Serve
     [key] = task["inputRequests"]
     await wire.result(
         "tasks/update",
-        {"taskId": waiting["taskId"], "inputResponses": {key: {"action": "accept", "content": {"confirm": "yes"}}}},
+        {
+            "taskId": waiting["taskId"],
+            "inputResponses": {key: {"action": "accept", "content": {"confirm": "yes"}}},
+        },
     )
     task = await wire.until(waiting["taskId"], TERMINAL)
     assert task["status"] == "completed"
@@ -717,10 +796,14 @@ async def test_one_owner_cannot_take_every_place(served: Served, wire: Wire) -> 
 
 
 @on_server(max_tasks=1, ttl_ms=60_000)
-async def test_tasks_past_their_ttl_free_their_place(served: Served, wire: Wire, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_tasks_past_their_ttl_free_their_place(
+    served: Served, wire: Wire, monkeypatch: pytest.MonkeyPatch
+) -> None:
     clock = Clock()
     monkeypatch.setattr("mcp_runtime.tasks.time", clock)
-    first = await wire.result("tools/call", {"name": "blocked"})  # still running: a finished one would make room
+    first = await wire.result(
+        "tools/call", {"name": "blocked"}
+    )  # still running: a finished one would make room
     assert (await wire.error("tools/call", {"name": "quick"}))["code"] == INTERNAL_ERROR
     clock.now += 60.0  # the TTL is reached, not passed: the task stays
     assert (await wire.error("tools/call", {"name": "quick"}))["code"] == INTERNAL_ERROR
@@ -731,7 +814,9 @@ async def test_tasks_past_their_ttl_free_their_place(served: Served, wire: Wire,
 
 
 @on_server(extensions=False)
-async def test_without_the_extension_installed_start_stays_synchronous(served: Served, wire: Wire) -> None:
+async def test_without_the_extension_installed_start_stays_synchronous(
+    served: Served, wire: Wire
+) -> None:
     result = await wire.result("tools/call", {"name": "quick"})
     assert result["resultType"] == "complete" and "taskId" not in result
     assert (await wire.error("tasks/get", {"taskId": "x"}))["code"] == -32601
@@ -740,7 +825,7 @@ async def test_without_the_extension_installed_start_stays_synchronous(served: S
 # ---------------------------------------------------------------- typing
 
 
-SAMPLE = '''
+SAMPLE = """
 from __future__ import annotations
 
 import asyncio
@@ -773,9 +858,9 @@ class Tools(mcp.ServerHandlers):
 
 
 server = Server(Tools(), name="typed", version="1", extensions=[tasks])
-'''
+"""
 
-WRONG = '''
+WRONG = """
 from __future__ import annotations
 
 from mcp_protocol import v2026_07_28 as mcp
@@ -791,18 +876,23 @@ async def work(task: TaskContext) -> str:
 
 async def call_tool(params: mcp.CallToolRequestParams, ctx: RequestContext) -> mcp.CallToolResultResponseResult:
     return await tasks.start(ctx, work)
-'''
+"""
 
 
 def _mypy(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
     module = tmp_path / "sample_tasks.py"
     module.write_text(textwrap.dedent(source))
-    env = {**os.environ, "MYPYPATH": os.pathsep.join(str(REPO / p) for p in ("generated", "runtime"))}
+    env = {
+        **os.environ,
+        "MYPYPATH": os.pathsep.join(str(REPO / p) for p in ("generated", "runtime")),
+    }
     command = [
         sys.executable, "-m", "mypy", "--strict", "--config-file", str(REPO / "pyproject.toml"),
         "--cache-dir", str(tmp_path / "cache"), "--no-error-summary", "--no-color-output", str(module),
     ]  # fmt: skip
-    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    return subprocess.run(
+        command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600
+    )
 
 
 def test_a_task_handler_type_checks_without_casts(tmp_path: Path) -> None:

@@ -262,7 +262,9 @@ def test_drawn_instances_round_trip(key: str, members: tuple[tuple[str, str], ..
     def round_trip(instance: Any) -> None:
         for label, type_ in types:
             decoded = decode(json.dumps(instance), type_)
-            assert _without_filled_defaults(json.loads(encode(decoded)), instance) == instance, label
+            assert (
+                _without_filled_defaults(json.loads(encode(decoded)), instance) == instance
+            ), label
 
     round_trip()
 

@@ -271,7 +271,10 @@ def test_a_missing_result_type_means_complete() -> None:
     assert decode(b'{"content": []}', V2026.CallToolResult).result_type == "complete"
     assert decode(b"{}", V2026.Result).result_type == "complete"
     assert decode(b"{}", V2026.InputRequiredResult).result_type == "input_required"
-    assert json.loads(encode(V2026.CallToolResult(content=[]))) == {"content": [], "resultType": "complete"}
+    assert json.loads(encode(V2026.CallToolResult(content=[]))) == {
+        "content": [],
+        "resultType": "complete",
+    }
 
 
 def test_a_result_union_follows_result_type() -> None:
@@ -279,12 +282,17 @@ def test_a_result_union_follows_result_type() -> None:
     union = V2026.CallToolResultResponseResult
     complete = decode(b'{"content": [], "resultType": "complete"}', union)
     assert isinstance(complete, V2026.CallToolResult)
-    asked = decode(b'{"resultType": "input_required", "inputRequests": {}, "requestState": "s"}', union)
+    asked = decode(
+        b'{"resultType": "input_required", "inputRequests": {}, "requestState": "s"}', union
+    )
     assert isinstance(asked, V2026.InputRequiredResult) and asked.request_state == "s"
     # Without resultType (an earlier server): complete.
     assert isinstance(decode(b'{"content": []}', union), V2026.CallToolResult)
     # Nested in a response, the same.
-    response = decode(b'{"jsonrpc": "2.0", "id": 1, "result": {"resultType": "input_required"}}', V2026.CallToolResultResponse)
+    response = decode(
+        b'{"jsonrpc": "2.0", "id": 1, "result": {"resultType": "input_required"}}',
+        V2026.CallToolResultResponse,
+    )
     assert isinstance(response.result, V2026.InputRequiredResult)
 
 

@@ -28,14 +28,18 @@ def _stable(pins: dict[str, Pin]) -> list[str]:
     return [r for r, pin in sorted(pins.items()) if not pin.unstable]
 
 
-def _load(config: Config, pins: dict[str, Pin], revision: str, schema: Path | None, verify: bool) -> LoadedSchema:
+def _load(
+    config: Config, pins: dict[str, Pin], revision: str, schema: Path | None, verify: bool
+) -> LoadedSchema:
     if not _REVISION.match(revision):
         raise GenerationError(f"invalid revision name {revision!r}")
     pin = pins.get(revision)
     if schema is not None:
         return sources.load_file(schema, revision, pin, verify)
     if pin is None:
-        raise GenerationError(f"unknown revision {revision!r} (pinned: {', '.join(sorted(pins))}); use --schema for a new one")
+        raise GenerationError(
+            f"unknown revision {revision!r} (pinned: {', '.join(sorted(pins))}); use --schema for a new one"
+        )
     return sources.resolve(config, pin)
 
 
@@ -78,13 +82,30 @@ def _report(module: Module) -> None:
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--revision", "-r", "revisions", multiple=True, help="Protocol revision to generate (repeatable).")
+@click.option(
+    "--revision",
+    "-r",
+    "revisions",
+    multiple=True,
+    help="Protocol revision to generate (repeatable).",
+)
 @click.option("--all", "all_", is_flag=True, help="Regenerate every pinned stable revision.")
-@click.option("--schema", type=click.Path(path_type=Path), help="Generate --revision from this schema file.")
+@click.option(
+    "--schema", type=click.Path(path_type=Path), help="Generate --revision from this schema file."
+)
 @click.option("--no-verify", is_flag=True, help="With --schema: skip the sha256 pin check.")
-@click.option("--check", is_flag=True, help="Exit non-zero, naming stale files, if generated/ is out of date.")
-@click.option("--output", "-o", type=click.Path(path_type=Path), help="Folder to write the package into (default: the project's output).")
-@click.option("--package", "-p", help="Name of the generated package (default: the project's package).")
+@click.option(
+    "--check", is_flag=True, help="Exit non-zero, naming stale files, if generated/ is out of date."
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path),
+    help="Folder to write the package into (default: the project's output).",
+)
+@click.option(
+    "--package", "-p", help="Name of the generated package (default: the project's package)."
+)
 @click.pass_context
 def main(
     ctx: click.Context,
@@ -102,7 +123,9 @@ def main(
     try:
         config = sources.find_config(Path.cwd())
         if package is not None and not _PACKAGE.match(package):
-            raise GenerationError(f"invalid package name {package!r}: a dotted Python name, such as myproject.mcp")
+            raise GenerationError(
+                f"invalid package name {package!r}: a dotted Python name, such as myproject.mcp"
+            )
         config = dataclasses.replace(
             config,
             output=Path.cwd() / output if output is not None else config.output,
@@ -111,17 +134,25 @@ def main(
         generate.package_of(config)  # fails early, naming --package, when there is none
         pins = sources.load_pins(config)
         if schema is not None and len(revisions) != 1:
-            raise GenerationError("--schema needs exactly one --revision naming the package to generate")
+            raise GenerationError(
+                "--schema needs exactly one --revision naming the package to generate"
+            )
         if no_verify and schema is None:
-            raise GenerationError("--no-verify applies only to --schema; pinned sources are always verified")
+            raise GenerationError(
+                "--no-verify applies only to --schema; pinned sources are always verified"
+            )
         present = _present(config)
         wanted = list(revisions)
         if all_ or check:
             wanted += _stable(pins)
         if check:
-            wanted += sorted(r for r, status in present.items() if r in pins and status != "unpinned")
+            wanted += sorted(
+                r for r, status in present.items() if r in pins and status != "unpinned"
+            )
         if not wanted:
-            raise GenerationError("nothing to do: pass --revision REVISION, --all or --check (see --help)")
+            raise GenerationError(
+                "nothing to do: pass --revision REVISION, --all or --check (see --help)"
+            )
         wanted = list(dict.fromkeys(wanted))
         rendered: dict[str, dict[str, str]] = {}
         statuses = dict(present)
@@ -144,14 +175,18 @@ def main(
     writer.write_files(root, index)
 
 
-def _check(config: Config, root: Path, rendered: dict[str, dict[str, str]], index: dict[str, str]) -> None:
+def _check(
+    config: Config, root: Path, rendered: dict[str, dict[str, str]], index: dict[str, str]
+) -> None:
     expected: dict[Path, str] = {root / name: text for name, text in index.items()}
     stale_extra: list[Path] = []
     for revision, files in rendered.items():
         folder = root / generate.package_name(revision)
         expected.update({folder / name: text for name, text in files.items()})
         if folder.is_dir():
-            stale_extra += [p for p in sorted(folder.iterdir()) if p.is_file() and p.name not in files]
+            stale_extra += [
+                p for p in sorted(folder.iterdir()) if p.is_file() and p.name not in files
+            ]
     stale = writer.stale_files(expected) + stale_extra
     if stale:
         names = ", ".join(str(p.relative_to(config.root)) for p in stale)
@@ -178,13 +213,22 @@ def list_revisions() -> None:
 @main.command("diff")
 @click.argument("before")
 @click.argument("after")
-@click.option("--format", "format_", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["markdown", "json"]),
+    default="markdown",
+    show_default=True,
+)
 def diff_revisions(before: str, after: str, format_: str) -> None:
     """The API differences from BEFORE to AFTER, each a pinned revision or a schema file."""
     try:
         config = sources.find_config(Path.cwd())
         pins = sources.load_pins(config)
-        modules = [generate.build_module(config, _load_side(config, pins, side)) for side in (before, after)]
+        modules = [
+            generate.build_module(config, _load_side(config, pins, side))
+            for side in (before, after)
+        ]
     except GenerationError as error:
         _fail(str(error))
     changes = diff.compare(modules[0], modules[1])

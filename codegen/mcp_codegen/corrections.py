@@ -64,7 +64,9 @@ def carried_from(revision: str, entries: list[dict[str, Any]]) -> str | None:
     return max(older, key=_order) if older else None
 
 
-def apply(schema: dict[str, Any], revision: str, entries: list[dict[str, Any]]) -> tuple[dict[str, Any], Corrections]:
+def apply(
+    schema: dict[str, Any], revision: str, entries: list[dict[str, Any]]
+) -> tuple[dict[str, Any], Corrections]:
     """A corrected copy of ``schema`` and the corrections of ``revision``."""
     schema = copy.deepcopy(schema)
     source = carried_from(revision, entries)
@@ -79,7 +81,9 @@ def apply(schema: dict[str, Any], revision: str, entries: list[dict[str, Any]]) 
                 raise
             # A carried correction whose path no longer matches: the defect
             # may be fixed, or moved; either way it is not ours to guess.
-            result.entries.append(Correction(entry["id"], _target(schema, entry), entry["reason"], applied=False))
+            result.entries.append(
+                Correction(entry["id"], _target(schema, entry), entry["reason"], applied=False)
+            )
     return schema, result
 
 
@@ -104,7 +108,9 @@ def _apply_one(schema: dict[str, Any], revision: str, entry: dict[str, Any]) -> 
         last: Any = int(parts[-1]) if isinstance(parent, list) else parts[-1]
         parent[last] = copy.deepcopy(entry["value"])
     except (KeyError, IndexError, ValueError, TypeError):
-        raise GenerationError(f"correction {entry['id']} does not apply to {revision}: no {pointer}") from None
+        raise GenerationError(
+            f"correction {entry['id']} does not apply to {revision}: no {pointer}"
+        ) from None
     return Correction(entry["id"], pointer, entry["reason"])
 
 
@@ -124,15 +130,21 @@ def _field_default(schema: dict[str, Any], revision: str, entry: dict[str, Any])
     for name in names:
         definition = schema[key].get(name)
         if definition is None and named != "*":
-            raise GenerationError(f"correction {entry['id']} does not apply to {revision}: no definition {name}")
+            raise GenerationError(
+                f"correction {entry['id']} does not apply to {revision}: no definition {name}"
+            )
         if definition is None or prop not in definition.get("properties", {}):
             if named != "*":
-                raise GenerationError(f"correction {entry['id']} does not apply to {revision}: {name} has no {prop}")
+                raise GenerationError(
+                    f"correction {entry['id']} does not apply to {revision}: {name} has no {prop}"
+                )
             continue
         if prop in definition.get("required", []) or "value" in entry:
             changed.append(name)
     if not changed:
-        raise GenerationError(f"correction {entry['id']} does not apply to {revision}: no definition has {prop}")
+        raise GenerationError(
+            f"correction {entry['id']} does not apply to {revision}: no definition has {prop}"
+        )
     for name in changed:
         definition = schema[key][name]
         required = definition.get("required", [])

@@ -77,15 +77,23 @@ def _compare_struct(diff: Diff, name: str, old: Struct | None, new: Struct | Non
     new_fields = {f.wire_name: f for f in new.fields}
     for wire in sorted(new_fields.keys() - old_fields.keys()):
         required = "required" if new_fields[wire].required else "optional"
-        diff.fields.append(FieldChange(name, wire, f"added ({required})", after=_render(new_fields[wire].type)))
+        diff.fields.append(
+            FieldChange(name, wire, f"added ({required})", after=_render(new_fields[wire].type))
+        )
     for wire in sorted(old_fields.keys() - new_fields.keys()):
-        diff.fields.append(FieldChange(name, wire, "removed", before=_render(old_fields[wire].type)))
+        diff.fields.append(
+            FieldChange(name, wire, "removed", before=_render(old_fields[wire].type))
+        )
     for wire in sorted(old_fields.keys() & new_fields.keys()):
         a, b = old_fields[wire], new_fields[wire]
         if _render(a.type) != _render(b.type):
-            diff.fields.append(FieldChange(name, wire, "type changed", _render(a.type), _render(b.type)))
+            diff.fields.append(
+                FieldChange(name, wire, "type changed", _render(a.type), _render(b.type))
+            )
         if a.required != b.required:
-            diff.fields.append(FieldChange(name, wire, "now required" if b.required else "now optional"))
+            diff.fields.append(
+                FieldChange(name, wire, "now required" if b.required else "now optional")
+            )
 
 
 def _arms(module: Module, name: str) -> list[str] | None:
@@ -106,7 +114,12 @@ def _compare_arms(diff: Diff, name: str, old: Module, new: Module) -> None:
 
 
 def _method_row(m: Method) -> dict[str, str]:
-    return {"method": m.method, "direction": m.direction, "params": _render(m.params), "result": _render(m.result)}
+    return {
+        "method": m.method,
+        "direction": m.direction,
+        "params": _render(m.params),
+        "result": _render(m.result),
+    }
 
 
 def _compare_methods(diff: Diff, old: list[Method], new: list[Method]) -> None:
@@ -118,7 +131,9 @@ def _compare_methods(diff: Diff, old: list[Method], new: list[Method]) -> None:
         a, b = _method_row(before[name]), _method_row(after[name])
         for key in ("direction", "params", "result"):
             if a[key] != b[key]:
-                diff.methods_changed.append({"method": name, "what": key, "before": a[key], "after": b[key]})
+                diff.methods_changed.append(
+                    {"method": name, "what": key, "before": a[key], "after": b[key]}
+                )
 
 
 def _capability_paths(module: Module) -> set[str]:
@@ -168,12 +183,20 @@ def markdown(diff: Diff) -> str:
     section("Union arms", rows)
     section(
         "Methods added",
-        [f"- `{m['method']}` ({m['direction']}): `{m['params']}` → `{m['result']}`" for m in diff.methods_added],
+        [
+            f"- `{m['method']}` ({m['direction']}): `{m['params']}` → `{m['result']}`"
+            for m in diff.methods_added
+        ],
     )
-    section("Methods removed", [f"- `{m['method']}` ({m['direction']})" for m in diff.methods_removed])
+    section(
+        "Methods removed", [f"- `{m['method']}` ({m['direction']})" for m in diff.methods_removed]
+    )
     section(
         "Methods changed",
-        [f"- `{m['method']}` {m['what']}: `{m['before']}` → `{m['after']}`" for m in diff.methods_changed],
+        [
+            f"- `{m['method']}` {m['what']}: `{m['before']}` → `{m['after']}`"
+            for m in diff.methods_changed
+        ],
     )
     section("Capabilities added", [f"- `{p}`" for p in diff.capabilities_added])
     section("Capabilities removed", [f"- `{p}`" for p in diff.capabilities_removed])

@@ -38,11 +38,15 @@ def render_index(config: Config, revisions: dict[str, str]) -> dict[str, str]:
     """The files of the top-level package, listing the revision packages by
     status. The draft is left out: it is generated on request into a folder
     nothing tracks, and generating it must not change a tracked file."""
-    entries = [(r, package_name(r), status) for r, status in sorted(revisions.items()) if status != "draft"]
+    entries = [
+        (r, package_name(r), status) for r, status in sorted(revisions.items()) if status != "draft"
+    ]
     return {"__init__.py": render.render_index(package_of(config), entries), "py.typed": ""}
 
 
 def package_of(config: Config) -> str:
     if config.package is None:
-        raise GenerationError("no package name: pass --package NAME (or set package in [tool.mcp-codegen])")
+        raise GenerationError(
+            "no package name: pass --package NAME (or set package in [tool.mcp-codegen])"
+        )
     return config.package

@@ -22,7 +22,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .model import Field, GenerationError, ListOf, Module, Ref, Struct, TypeExpr, UnionOf, snake_case
+from .model import (
+    Field,
+    GenerationError,
+    ListOf,
+    Module,
+    Ref,
+    Struct,
+    TypeExpr,
+    UnionOf,
+    snake_case,
+)
 
 # Methods the session itself sends (handshake, cancellation, progress): the
 # generated stubs leave them out.
@@ -52,7 +62,9 @@ RUNTIME_OWNED = frozenset(
 
 # Requests whose result is empty by the specification's text, not by a result
 # definition: typing them as EmptyResult is no guess.
-EMPTY_RESULTS = frozenset({"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
+EMPTY_RESULTS = frozenset(
+    {"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+)
 
 _UNIONS = {
     ("ClientRequest", "client_to_server", "request"),
@@ -123,7 +135,9 @@ class Method:
             return [], []
         fields = self.params_struct.wire_fields
         if self.task_augmented:
-            fields = [f for f in fields if f.wire_name != "task"]  # only the `_as_task` stub asks for a task
+            fields = [
+                f for f in fields if f.wire_name != "task"
+            ]  # only the `_as_task` stub asks for a task
         return [f for f in fields if f.required and f.default is None], [
             f for f in fields if not (f.required and f.default is None)
         ]
@@ -193,7 +207,9 @@ def _mark_task_augmented(module: Module, methods: list[Method], results: Method 
     if len(required) != 1 or results.params is None:
         return
     for m in methods:
-        if m.kind == "request" and all(s.field_named("task") is not None for s in _params_structs(module, m)):
+        if m.kind == "request" and all(
+            s.field_named("task") is not None for s in _params_structs(module, m)
+        ):
             m.task_augmented = True
             m.task_result_params = (results.params, required[0])
 
@@ -298,7 +314,9 @@ def _result_of(module: Module, message: str, method: str) -> TypeExpr:
 def _capability(module: Module, entry: Method) -> tuple[str, ...]:
     if entry.kind != "request" or entry.direction == "both":
         return ()
-    receiver = "ServerCapabilities" if entry.direction == "client_to_server" else "ClientCapabilities"
+    receiver = (
+        "ServerCapabilities" if entry.direction == "client_to_server" else "ClientCapabilities"
+    )
     capabilities = module.structs.get(receiver)
     if capabilities is None:
         return ()
@@ -315,7 +333,11 @@ def _capability(module: Module, entry: Method) -> tuple[str, ...]:
 
 
 def _page_items(module: Module, entry: Method) -> tuple[str, TypeExpr] | None:
-    if entry.params_struct is None or entry.params_struct.field_named("cursor") is None or entry.result is None:
+    if (
+        entry.params_struct is None
+        or entry.params_struct.field_named("cursor") is None
+        or entry.result is None
+    ):
         return None
     result = _struct_of(module, entry.result)
     if result is None or result.field_named("nextCursor") is None:

@@ -137,7 +137,9 @@ def _json_aliases(module: Module) -> set[str]:
     """Aliases that decode to plain JSON values (no Struct inside)."""
     plain = set()
     for name, alias in module.aliases.items():
-        if alias.recursive or not any(module.struct(r) or r in module.aliases for r in alias.refs()):
+        if alias.recursive or not any(
+            module.struct(r) or r in module.aliases for r in alias.refs()
+        ):
             plain.add(name)
     return plain
 
@@ -192,7 +194,11 @@ class Field:
 
     def annotation(self, ctx: RenderContext) -> str:
         rendered = self.type.render(ctx)
-        return rendered if self.required or self.default_value is not None else f"{rendered} | UnsetType"
+        return (
+            rendered
+            if self.required or self.default_value is not None
+            else f"{rendered} | UnsetType"
+        )
 
     @property
     def default(self) -> str | None:
@@ -242,7 +248,11 @@ class Struct:
 
     def const_keys(self) -> dict[str, object]:
         """Required properties with a single allowed string value: tag candidates."""
-        return {f.wire_name: f.const for f in self.fields if f.required and f.has_const and isinstance(f.const, str)}
+        return {
+            f.wire_name: f.const
+            for f in self.fields
+            if f.required and f.has_const and isinstance(f.const, str)
+        }
 
     def class_options(self) -> str:
         # gc=False: decoding is markedly faster when the cycle collector does

@@ -15,7 +15,15 @@ from .methods import SESSION_SENT, Method
 from .model import GenerationError, Module
 
 # Names the generated modules define or import besides the schema's.
-_TYPES_MODULE = ("msgspec", "typing", "UNSET", "UnsetType", "OpenObject", "untagged_union", "DEFINITIONS")
+_TYPES_MODULE = (
+    "msgspec",
+    "typing",
+    "UNSET",
+    "UnsetType",
+    "OpenObject",
+    "untagged_union",
+    "DEFINITIONS",
+)
 _METHODS_MODULE = (
     "METHODS", "CLIENT_REQUESTS", "SERVER_REQUESTS", "CLIENT_NOTIFICATIONS", "SERVER_NOTIFICATIONS",
     "INPUT_REQUESTS", "MethodSpec", "Any",
@@ -34,7 +42,9 @@ class _Scope:
     def add(self, name: str, source: str) -> None:
         earlier = self.sources.setdefault(name, source)
         if earlier != source:
-            raise GenerationError(f"generated name {name!r} in {self.where} comes from both {earlier} and {source}")
+            raise GenerationError(
+                f"generated name {name!r} in {self.where} comes from both {earlier} and {source}"
+            )
 
 
 def check(module: Module, methods: list[Method]) -> None:
@@ -55,7 +65,11 @@ def check(module: Module, methods: list[Method]) -> None:
         stub = _Scope(f"{side}.py {side.title()}Stub", ("_caller",))
         handlers = _Scope(f"{side}.py {side.title()}Handlers")
         for m in methods:
-            if f"{side}_to_{other}" in m.directions and m.method not in SESSION_SENT and not m.input_request:
+            if (
+                f"{side}_to_{other}" in m.directions
+                and m.method not in SESSION_SENT
+                and not m.input_request
+            ):
                 stub.add(m.handler if m.kind == "request" else m.notify_name, f"method {m.method}")
                 if m.page_items is not None:
                     stub.add(m.page_helper, f"the pagination helper of {m.method}")

@@ -112,7 +112,9 @@ class SchemaParser:
         if name in self.structs or name in self.aliases or (not definition and name in self.raw):
             raise GenerationError(f"type name {name!r} generated twice (at {where})")
         properties, required, open_ = self._collect_properties(node, where)
-        struct = Struct(name=name, description=node.description, fields=[], open=open_, definition=definition)
+        struct = Struct(
+            name=name, description=node.description, fields=[], open=open_, definition=definition
+        )
         self.structs[name] = struct  # registered before its fields, for self-references
         for prop, sub in properties.items():
             const = sub.extras.get("const", _MISSING)
@@ -192,9 +194,11 @@ class SchemaParser:
                 return DictOf(self._type(extra, context + "Value", f"{where}/additionalProperties"))
             return DictOf(Builtin("Any"))
         if kind == "array":
-            item = self._type(node.items, context + "Item", f"{where}/items") if isinstance(
-                node.items, JsonSchemaObject
-            ) else Builtin("Any")
+            item = (
+                self._type(node.items, context + "Item", f"{where}/items")
+                if isinstance(node.items, JsonSchemaObject)
+                else Builtin("Any")
+            )
             return _constrain(ListOf(item), max_length=node.maxItems, min_length=node.minItems)
         if kind not in _SCALARS:
             raise GenerationError(f"unsupported type {kind!r} at {where}")
@@ -331,7 +335,9 @@ def _mark_recursive_aliases(module: Module) -> None:
             alias.recursive = True
 
 
-def _object_arms(module: Module, arms: tuple[TypeExpr, ...]) -> tuple[list[TypeExpr], list[TypeExpr]]:
+def _object_arms(
+    module: Module, arms: tuple[TypeExpr, ...]
+) -> tuple[list[TypeExpr], list[TypeExpr]]:
     """Split union arms (nested union aliases flattened) into object-like and other arms."""
     objects: list[TypeExpr] = []
     others: list[TypeExpr] = []
@@ -387,7 +393,14 @@ def _try_tag(module: Module, objects: list[TypeExpr]) -> bool:
         assert s is not None
         keys = set(s.const_keys())
         candidates = keys if candidates is None else candidates & keys
-    ordered = sorted(candidates or (), key=lambda k: (k not in TAG_PREFERENCE, TAG_PREFERENCE.index(k) if k in TAG_PREFERENCE else 0, k))
+    ordered = sorted(
+        candidates or (),
+        key=lambda k: (
+            k not in TAG_PREFERENCE,
+            TAG_PREFERENCE.index(k) if k in TAG_PREFERENCE else 0,
+            k,
+        ),
+    )
     for key in ordered:
         values = [s.const_keys()[key] for s in structs if s is not None]
         if len(set(values)) != len(values):

@@ -34,7 +34,9 @@ def format_source(source: str) -> str:
         raise GenerationError(f"generated code does not parse: {error}") from None
 
 
-def imports_block(ctx: RenderContext, extra_typing: set[str], runtime: list[str], msgspec: bool) -> str:
+def imports_block(
+    ctx: RenderContext, extra_typing: set[str], runtime: list[str], msgspec: bool
+) -> str:
     """The import lines for what a rendered module actually uses."""
     lines = []
     typing_names = sorted((ctx.used_typing | extra_typing) - ctx.definitions)
@@ -77,7 +79,9 @@ def render_types(module: Module) -> str:
     leading: list[Alias] = []
     trailing: list[Alias] = []
     for alias in module.aliases.values():
-        depends_on_types = alias.untagged or alias.recursive or _reaches_struct(module, alias.name, set())
+        depends_on_types = (
+            alias.untagged or alias.recursive or _reaches_struct(module, alias.name, set())
+        )
         (trailing if depends_on_types else leading).append(alias)
     structs = [module.structs[n] for n in sorted(module.structs)]
     exported = sorted(definitions)
@@ -108,7 +112,9 @@ def render_types(module: Module) -> str:
         runtime.append("OpenObject")
     if any(not f.required for s in structs for f in s.fields):
         runtime += ["UNSET", "UnsetType"]
-    source = source.replace(_IMPORTS, imports_block(ctx, extra_typing, runtime, msgspec=bool(structs)), 1)
+    source = source.replace(
+        _IMPORTS, imports_block(ctx, extra_typing, runtime, msgspec=bool(structs)), 1
+    )
     return format_source(source)
 
 
@@ -121,7 +127,9 @@ def _reaches_struct(module: Module, name: str, seen: set[str]) -> bool:
         if ref in module.structs:
             return True
         target = module.aliases.get(ref)
-        if target is not None and (target.untagged or target.recursive or _reaches_struct(module, ref, seen)):
+        if target is not None and (
+            target.untagged or target.recursive or _reaches_struct(module, ref, seen)
+        ):
             return True
     return False
 
@@ -145,7 +153,9 @@ class MethodView:
         self.whole_params = method.params is not None and struct is None
         for f in required + optional:
             if f.name in _STUB_RESERVED:
-                raise GenerationError(f"params field {f.wire_name!r} of {method.method} clashes with a stub argument")
+                raise GenerationError(
+                    f"params field {f.wire_name!r} of {method.method} clashes with a stub argument"
+                )
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.m, name)
@@ -179,7 +189,11 @@ class MethodView:
         union = alias.type if alias is not None else result
         if not isinstance(union, UnionOf):
             return None
-        final = [arm for arm in union.arms if not (isinstance(arm, Ref) and arm.name == "InputRequiredResult")]
+        final = [
+            arm
+            for arm in union.arms
+            if not (isinstance(arm, Ref) and arm.name == "InputRequiredResult")
+        ]
         if len(final) == len(union.arms):
             return None
         return " | ".join(arm.render(self.ctx) for arm in final)
@@ -210,8 +224,16 @@ class MethodView:
         if self.m.params is None:
             return "None"
         if struct is None:  # a params union: each arm has the task member
-            return "msgspec.structs.replace(params, task=task if task is not None else TaskMetadata())" if with_task else "params"
-        fields = [f for f in struct.wire_fields if with_task or not self.m.task_augmented or f.wire_name != "task"]
+            return (
+                "msgspec.structs.replace(params, task=task if task is not None else TaskMetadata())"
+                if with_task
+                else "params"
+            )
+        fields = [
+            f
+            for f in struct.wire_fields
+            if with_task or not self.m.task_augmented or f.wire_name != "task"
+        ]
         args = [f"{struct.attr(f)}={f.name}" for f in fields if f.wire_name != "task"]
         if with_task:
             args.append("task=task if task is not None else TaskMetadata()")
@@ -268,7 +290,16 @@ def _candidates(module: Module) -> dict[str, str]:
     names["AsyncIterator"] = "collections.abc"
     names.update({n: "mcp_runtime.codec" for n in ("UNSET", "UnsetType")})
     names.update(
-        {n: "mcp_runtime.methods" for n in ("Caller", "HandlerNotImplemented", "MethodSpec", "ProgressCallback", "RequestContext")}
+        {
+            n: "mcp_runtime.methods"
+            for n in (
+                "Caller",
+                "HandlerNotImplemented",
+                "MethodSpec",
+                "ProgressCallback",
+                "RequestContext",
+            )
+        }
     )
     return names
 
@@ -290,10 +321,30 @@ def render_methods(module: Module, methods: list[Method]) -> str:
         return {"name": name, "methods": chosen, "doc": doc}
 
     tables = [
-        table("CLIENT_REQUESTS", "client_to_server", "request", "Requests a client sends and a server handles."),
-        table("SERVER_REQUESTS", "server_to_client", "request", "Requests a server sends and a client handles."),
-        table("CLIENT_NOTIFICATIONS", "client_to_server", "notification", "Notifications a client sends."),
-        table("SERVER_NOTIFICATIONS", "server_to_client", "notification", "Notifications a server sends."),
+        table(
+            "CLIENT_REQUESTS",
+            "client_to_server",
+            "request",
+            "Requests a client sends and a server handles.",
+        ),
+        table(
+            "SERVER_REQUESTS",
+            "server_to_client",
+            "request",
+            "Requests a server sends and a client handles.",
+        ),
+        table(
+            "CLIENT_NOTIFICATIONS",
+            "client_to_server",
+            "notification",
+            "Notifications a client sends.",
+        ),
+        table(
+            "SERVER_NOTIFICATIONS",
+            "server_to_client",
+            "notification",
+            "Notifications a server sends.",
+        ),
     ]
     inputs = [v for v in views if v.input_request]
     if inputs:
@@ -304,7 +355,9 @@ def render_methods(module: Module, methods: list[Method]) -> str:
                 "doc": "Requests a server returns inside an input-required result, for the client to answer.",
             }
         )
-    source = _ENV.get_template("methods.py.j2").render(module=module, methods=views, messages=messages, tables=tables)
+    source = _ENV.get_template("methods.py.j2").render(
+        module=module, methods=views, messages=messages, tables=tables
+    )
     return _with_imports(source, module)
 
 
@@ -314,8 +367,16 @@ def render_side(module: Module, methods: list[Method], side: str) -> str:
     other = "server" if side == "client" else "client"
     sends = f"{side}_to_{other}"
     receives = f"{other}_to_{side}"
-    stub = [MethodView(m, module, ctx) for m in methods if sends in m.directions and m.in_stubs and not m.input_request]
-    handlers = [MethodView(m, module, ctx) for m in methods if receives in m.directions and not m.runtime_owned]
+    stub = [
+        MethodView(m, module, ctx)
+        for m in methods
+        if sends in m.directions and m.in_stubs and not m.input_request
+    ]
+    handlers = [
+        MethodView(m, module, ctx)
+        for m in methods
+        if receives in m.directions and not m.runtime_owned
+    ]
     names = {
         "client": dict(
             summary="the stub a client calls a server through, and the handlers a client implements for what a server sends it.",

@@ -63,7 +63,11 @@ class Config:
     @property
     def corrections_files(self) -> tuple[Path, ...]:
         """The shipped corrections, then the project's (which override them by id)."""
-        own = () if self.corrections_file is None or _same(self.corrections_file, DEFAULT_CORRECTIONS) else (self.corrections_file,)
+        own = (
+            ()
+            if self.corrections_file is None or _same(self.corrections_file, DEFAULT_CORRECTIONS)
+            else (self.corrections_file,)
+        )
         return (DEFAULT_CORRECTIONS, *own)
 
     @property
@@ -111,10 +115,19 @@ def find_config(start: Path) -> Config:
                     sources=tuple(settings.get("sources", DEFAULT_SOURCES)),
                     output=folder / settings.get("output", "generated"),
                     pins_file=_optional_file(folder, settings.get("pins", "schema/pins.toml")),
-                    corrections_file=_optional_file(folder, settings.get("corrections", "schema/corrections.toml")),
+                    corrections_file=_optional_file(
+                        folder, settings.get("corrections", "schema/corrections.toml")
+                    ),
                     package=settings.get("package"),
                 )
-    return Config(root=start, sources=DEFAULT_SOURCES, output=start, pins_file=None, corrections_file=None, package=None)
+    return Config(
+        root=start,
+        sources=DEFAULT_SOURCES,
+        output=start,
+        pins_file=None,
+        corrections_file=None,
+        package=None,
+    )
 
 
 def _optional_file(folder: Path, name: str) -> Path | None:
@@ -137,8 +150,12 @@ def load_pins(config: Config) -> dict[str, Pin]:
     for revision, entry in data.get("revisions", {}).items():
         # An entry may pin its own commit (a revision newer than the shipped upstream commit).
         commit = entry.get("commit", upstream["commit"])
-        url = upstream["url"].format(repository=upstream["repository"], commit=commit, path=entry["path"])
-        pins[revision] = Pin(revision, entry["path"], entry["sha256"], bool(entry.get("unstable", False)), url)
+        url = upstream["url"].format(
+            repository=upstream["repository"], commit=commit, path=entry["path"]
+        )
+        pins[revision] = Pin(
+            revision, entry["path"], entry["sha256"], bool(entry.get("unstable", False)), url
+        )
     return pins
 
 
@@ -185,12 +202,21 @@ def resolve(config: Config, pin: Pin) -> LoadedSchema:
             raise GenerationError(f"unknown schema source {source!r} in pyproject.toml")
         digest = sha256_of(data)
         if digest != pin.sha256:
-            raise GenerationError(f"sha256 mismatch for {pin.revision} from {origin}: got {digest}, pinned {pin.sha256}")
+            raise GenerationError(
+                f"sha256 mismatch for {pin.revision} from {origin}: got {digest}, pinned {pin.sha256}"
+            )
         schema = _parse(data, origin)
         if kind == "upstream":
             _save_to_store(config, pin.revision, data)
         return LoadedSchema(pin.revision, schema, digest, origin, _status(pin))
-    mirror = next((_expand(config, a) for k, _, a in (s.partition(":") for s in config.sources) if k in ("store", "mirror")), None)
+    mirror = next(
+        (
+            _expand(config, a)
+            for k, _, a in (s.partition(":") for s in config.sources)
+            if k in ("store", "mirror")
+        ),
+        None,
+    )
     where = f", or save it as {mirror / pin.revision / 'schema.json'}" if mirror is not None else ""
     raise GenerationError(
         f"schema for {pin.revision} not found (tried: {'; '.join(tried) or 'no sources configured'}); "
@@ -217,9 +243,13 @@ def load_file(path: Path, revision: str, pin: Pin | None, verify: bool) -> Loade
     digest = sha256_of(data)
     if verify:
         if pin is None:
-            raise GenerationError(f"revision {revision} has no pin; pass --no-verify to generate from {path} unpinned")
+            raise GenerationError(
+                f"revision {revision} has no pin; pass --no-verify to generate from {path} unpinned"
+            )
         if digest != pin.sha256:
-            raise GenerationError(f"sha256 mismatch for {revision} from {path}: got {digest}, pinned {pin.sha256}")
+            raise GenerationError(
+                f"sha256 mismatch for {revision} from {path}: got {digest}, pinned {pin.sha256}"
+            )
     # A file that is not the pinned one is unpinned, whatever its name.
     status = _status(pin) if pin is not None and digest == pin.sha256 else "unpinned"
     return LoadedSchema(revision, _parse(data, str(path)), digest, str(path), status)

@@ -89,18 +89,30 @@ class Client:
         package: str | None = None,
     ) -> None:
         self.handlers = handlers
-        self.handler_revision = lifecycle.revision_of_handlers(handlers, _BASE) if handlers is not None else None
+        self.handler_revision = (
+            lifecycle.revision_of_handlers(handlers, _BASE) if handlers is not None else None
+        )
         # The generated package whose revisions this client speaks: its handlers', else ``package``.
-        root = self.handler_revision.root if self.handler_revision else package or lifecycle.DEFAULT_PACKAGE
+        root = (
+            self.handler_revision.root
+            if self.handler_revision
+            else package or lifecycle.DEFAULT_PACKAGE
+        )
         self.bindings = lifecycle.bindings(root)
         handshake, modern = self.bindings.handshake_versions, self.bindings.modern_versions
         known = handshake + modern
         if protocol_version is None:
-            protocol_version = self.handler_revision.version if self.handler_revision else self.bindings.newest
+            protocol_version = (
+                self.handler_revision.version if self.handler_revision else self.bindings.newest
+            )
         if protocol_version not in known:
-            raise ValueError(f"unsupported protocol version {protocol_version!r} (known: {', '.join(known)})")
+            raise ValueError(
+                f"unsupported protocol version {protocol_version!r} (known: {', '.join(known)})"
+            )
         self.protocol_version = protocol_version
-        self.versions = list(versions) if versions is not None else [v for v in known if v <= protocol_version]
+        self.versions = (
+            list(versions) if versions is not None else [v for v in known if v <= protocol_version]
+        )
         self.name = name
         self.version = version
         self.title = title
@@ -124,7 +136,11 @@ class Client:
 
     def declared_capabilities(self) -> dict[str, Any]:
         return lifecycle.capabilities(
-            self.handlers, _BASE, self.handler_revision, ("SERVER_REQUESTS", "INPUT_REQUESTS"), self.extra_capabilities
+            self.handlers,
+            _BASE,
+            self.handler_revision,
+            ("SERVER_REQUESTS", "INPUT_REQUESTS"),
+            self.extra_capabilities,
         )
 
     async def connect(self, transport: Transport) -> ClientSession:
@@ -147,7 +163,9 @@ class ClientSession(Session):
     def __init__(self, client: Client, transport: Transport) -> None:
         self.client = client
         self._router = _ClientRouter(self)
-        super().__init__(transport, self._router, protocol_version="", default_timeout=client.default_timeout)
+        super().__init__(
+            transport, self._router, protocol_version="", default_timeout=client.default_timeout
+        )
         self.server_info: Any = None
         self.server_capabilities: Any = None
         self.instructions: str | None = None
@@ -175,7 +193,9 @@ class ClientSession(Session):
             spec = revision.all_methods["server/discover"]
             self._router.initializing = True
             try:
-                result = await self.request(spec, self._with_envelope(spec, None, envelope), timeout=client.discover_timeout)
+                result = await self.request(
+                    spec, self._with_envelope(spec, None, envelope), timeout=client.discover_timeout
+                )
                 break
             except McpError as error:
                 # An invalid answer (-32603, -32700) or a timeout falls back to initialize too.
@@ -213,7 +233,11 @@ class ClientSession(Session):
             raise error  # a stateless server, refusing what we sent
         if error.code == jsonrpc.UNSUPPORTED_PROTOCOL_VERSION and attempt == 0:
             offered = data.get("supported")
-            shared: list[str] = [v for v in offered if v in self.client.modern_versions] if isinstance(offered, list) else []
+            shared: list[str] = (
+                [v for v in offered if v in self.client.modern_versions]
+                if isinstance(offered, list)
+                else []
+            )
             if shared:
                 return max(shared)
         return None
@@ -221,12 +245,23 @@ class ClientSession(Session):
     async def initialize(self) -> None:
         client = self.client
         if not client.handshake_versions:
-            raise McpError(jsonrpc.INVALID_REQUEST, "the server does not speak a stateless revision and this client speaks no other")
-        asked_version = client.protocol_version if client.protocol_version in client.handshake_versions else max(client.handshake_versions)
+            raise McpError(
+                jsonrpc.INVALID_REQUEST,
+                "the server does not speak a stateless revision and this client speaks no other",
+            )
+        asked_version = (
+            client.protocol_version
+            if client.protocol_version in client.handshake_versions
+            else max(client.handshake_versions)
+        )
         asked = client.bindings.revision(asked_version)
         spec = asked.all_methods["initialize"]
         params = codec.convert(
-            {"protocolVersion": asked_version, "capabilities": client.declared_capabilities(), "clientInfo": client.info},
+            {
+                "protocolVersion": asked_version,
+                "capabilities": client.declared_capabilities(),
+                "clientInfo": client.info,
+            },
             spec.params,
         )
         self._router.initializing = True
@@ -277,7 +312,9 @@ class ClientSession(Session):
     ) -> R:
         envelope = self._envelope
         if envelope is None:
-            return await super().request(spec, params, timeout=timeout, on_progress=on_progress, request_id=request_id)
+            return await super().request(
+                spec, params, timeout=timeout, on_progress=on_progress, request_id=request_id
+            )
         params = self._with_envelope(spec, params, envelope)
         key = self._cache_key(spec, params) if self.client.cache else None
         generation = 0
@@ -290,16 +327,22 @@ class ClientSession(Session):
             generation = self._cache_generation.get(spec.method, 0)
         rounds = 0
         while True:
-            result: Any = await super().request(spec, params, timeout=timeout, on_progress=on_progress, request_id=request_id)
+            result: Any = await super().request(
+                spec, params, timeout=timeout, on_progress=on_progress, request_id=request_id
+            )
             request_id = None  # a retry is a new request
             if getattr(result, "result_type", None) != "input_required":
                 break
             if not result.input_requests:
-                raise McpError(jsonrpc.INTERNAL_ERROR, f"{spec.method}: the server asks for input without input requests")
+                raise McpError(
+                    jsonrpc.INTERNAL_ERROR,
+                    f"{spec.method}: the server asks for input without input requests",
+                )
             rounds += 1
             if rounds > self.client.max_input_rounds:
                 raise McpError(
-                    jsonrpc.INTERNAL_ERROR, f"{spec.method}: the server still asks for input after {rounds - 1} rounds"
+                    jsonrpc.INTERNAL_ERROR,
+                    f"{spec.method}: the server still asks for input after {rounds - 1} rounds",
                 )
             responses = await self._router.fulfil(result)
             params = msgspec.structs.replace(
@@ -314,7 +357,9 @@ class ClientSession(Session):
         final: R = result
         return final
 
-    def _with_envelope(self, spec: MethodSpec[P, Any], params: P | None, envelope: dict[str, Any]) -> P:
+    def _with_envelope(
+        self, spec: MethodSpec[P, Any], params: P | None, envelope: dict[str, Any]
+    ) -> P:
         if params is None:
             made: P = spec.params(meta=envelope)
             return made
@@ -355,7 +400,10 @@ class ClientSession(Session):
         notifications it brings go to the client handlers' ``on_*`` methods.
         Returns once the server has acknowledged it."""
         if not self.modern:
-            raise McpError(jsonrpc.METHOD_NOT_FOUND, f"subscriptions/listen is not part of protocol revision {self.protocol_version}")
+            raise McpError(
+                jsonrpc.METHOD_NOT_FOUND,
+                f"subscriptions/listen is not part of protocol revision {self.protocol_version}",
+            )
         assert self._router.revision is not None
         spec = self._router.revision.all_methods["subscriptions/listen"]
         wanted: dict[str, Any] = {}
@@ -378,16 +426,22 @@ class ClientSession(Session):
         acknowledged = asyncio.ensure_future(listener._ack.wait())
         try:
             async with asyncio.timeout(timeout):
-                await asyncio.wait([listener.task, acknowledged], return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(
+                    [listener.task, acknowledged], return_when=asyncio.FIRST_COMPLETED
+                )
         except TimeoutError:
             await listener.close()
-            raise McpError(jsonrpc.REQUEST_TIMEOUT, "subscriptions/listen was not acknowledged in time") from None
+            raise McpError(
+                jsonrpc.REQUEST_TIMEOUT, "subscriptions/listen was not acknowledged in time"
+            ) from None
         finally:
             acknowledged.cancel()
         if not listener._ack.is_set():
             await listener.close()
             listener.task.result()  # the server refused it: raise its error
-            raise McpError(jsonrpc.INTERNAL_ERROR, "subscriptions/listen ended before it was acknowledged")
+            raise McpError(
+                jsonrpc.INTERNAL_ERROR, "subscriptions/listen ended before it was acknowledged"
+            )
         return listener
 
 
@@ -447,7 +501,11 @@ class _ClientRouter:
         typed_methods = {**typed_revision.table("INPUT_REQUESTS"), **typed_revision.all_methods}
         for method in revision.table("SERVER_REQUESTS"):
             typed = typed_methods.get(method)
-            if typed is not None and method != "ping" and lifecycle.overridden(handlers, _BASE, typed.handler):
+            if (
+                typed is not None
+                and method != "ping"
+                and lifecycle.overridden(handlers, _BASE, typed.handler)
+            ):
                 self._routes[method] = (typed, getattr(handlers, typed.handler))
         for method in revision.table("INPUT_REQUESTS"):
             typed = typed_methods.get(method)
@@ -467,7 +525,10 @@ class _ClientRouter:
             method = getattr(request, "method", "")
             route = self._inputs.get(method)
             if route is None:
-                raise McpError(jsonrpc.METHOD_NOT_FOUND, f"the server asked for {method}, which this client's handlers do not answer")
+                raise McpError(
+                    jsonrpc.METHOD_NOT_FOUND,
+                    f"the server asked for {method}, which this client's handlers do not answer",
+                )
             spec, handler = route
             params = request.params
             if params is UNSET:
@@ -477,7 +538,9 @@ class _ClientRouter:
         # A task group: when one handler fails, the others (a user prompt, say) are cancelled.
         try:
             async with asyncio.TaskGroup() as group:
-                tasks = {key: group.create_task(answer(request)) for key, request in requests.items()}
+                tasks = {
+                    key: group.create_task(answer(request)) for key, request in requests.items()
+                }
         except BaseExceptionGroup as failed:
             raise failed.exceptions[0] from None  # the call fails as the first handler did
         return {key: task.result() for key, task in tasks.items()}
@@ -500,7 +563,9 @@ class _ClientRouter:
     async def _on_acknowledged(self, params: Any, ctx: RequestContext) -> None:
         meta = params.meta
         subscription = meta.get(SUBSCRIPTION_ID_KEY) if isinstance(meta, Mapping) else None
-        listener = self.listeners.get(subscription) if isinstance(subscription, (str, int)) else None
+        listener = (
+            self.listeners.get(subscription) if isinstance(subscription, (str, int)) else None
+        )
         if listener is not None:
             listener._acknowledge(msgspec.to_builtins(params.notifications))
         route = self._notifications.get("notifications/subscriptions/acknowledged")
@@ -514,7 +579,10 @@ class _ClientRouter:
         if self.revision is None:
             if self.initializing and spec.method in ("initialize", "server/discover"):
                 return
-            raise McpError(jsonrpc.INVALID_REQUEST, f"cannot send {spec.method} before the session is initialized")
+            raise McpError(
+                jsonrpc.INVALID_REQUEST,
+                f"cannot send {spec.method} before the session is initialized",
+            )
         negotiated = self.revision.all_methods.get(spec.method)
         if negotiated is None and spec.capability[:1] == ("extensions",):
             # An extension's method (tasks/get): allowed when the server declared the extension.
@@ -549,7 +617,8 @@ async def connect_stdio(
         transport = await spawn(parameters, max_message_size or MAX_MESSAGE_SIZE)
     except OSError as error:
         raise McpError(
-            jsonrpc.CONNECTION_CLOSED, f"cannot start server {parameters.command!r}: {error.strerror or error}"
+            jsonrpc.CONNECTION_CLOSED,
+            f"cannot start server {parameters.command!r}: {error.strerror or error}",
         ) from None
     try:
         session = await client.connect(transport)

@@ -44,7 +44,9 @@ T = TypeVar("T")
 
 # A ValidationError raised inside a hook comes back from msgspec as
 # "<inner message> (at `<inner path>`) - at `<outer path>`"; join the two paths.
-_NESTED_PATH = re.compile(r"^(?P<msg>.*) \(at `\$(?P<inner>[^`]*)`\) - at `(?P<outer>\$[^`]*)`$", re.S)
+_NESTED_PATH = re.compile(
+    r"^(?P<msg>.*) \(at `\$(?P<inner>[^`]*)`\) - at `(?P<outer>\$[^`]*)`$", re.S
+)
 _PATH = re.compile(r"^(?P<msg>.*) - at `(?P<path>\$[^`]*)`$", re.S)
 # The same from a hook called for the value at the root: no outer path.
 _ROOT_NESTED_PATH = re.compile(r"^(?P<msg>.*) \(at `(?P<inner>\$[^`]*)`\)$", re.S)
@@ -177,7 +179,9 @@ def _json_test(t: msgspec.inspect.Type, var: str) -> str | None:
     return None
 
 
-def _emit_checks(t: msgspec.inspect.Type, var: str, depth: int, indent: str, lines: list[str]) -> None:
+def _emit_checks(
+    t: msgspec.inspect.Type, var: str, depth: int, indent: str, lines: list[str]
+) -> None:
     """Statements that give up (``return slow(raw)``) unless ``var`` is valid as ``t``."""
     test = _json_test(t, var)
     if test == "":
@@ -198,7 +202,9 @@ def _emit_checks(t: msgspec.inspect.Type, var: str, depth: int, indent: str, lin
         return
     if isinstance(t, msgspec.inspect.DictType):
         # JSON object keys are always strings.
-        if (t.min_length, t.max_length) != (None, None) or _json_test(t.key_type, "_") != "type(_) is str":
+        if (t.min_length, t.max_length) != (None, None) or _json_test(
+            t.key_type, "_"
+        ) != "type(_) is str":
             raise _NotPlain
         lines.append(f"{indent}if type({var}) is not dict: return slow(raw)")
         _emit_checks(t.value_type, item, depth + 1, indent + "    ", inner)
@@ -215,7 +221,11 @@ def _build_json_decoder(cls: type[OpenObject]) -> _JsonDecode | None:
     if cls.__typed_keys__:
         return None
     info = msgspec.inspect.type_info(cls.__keys__)
-    if not isinstance(info, msgspec.inspect.StructType) or info.tag_field is not None or info.forbid_unknown_fields:
+    if (
+        not isinstance(info, msgspec.inspect.StructType)
+        or info.tag_field is not None
+        or info.forbid_unknown_fields
+    ):
         return None
     lines = ["def decode(raw):", "    if type(raw) is not dict: return slow(raw)"]
     try:
@@ -237,7 +247,11 @@ def _build_json_decoder(cls: type[OpenObject]) -> _JsonDecode | None:
         return None
     lines += ["    obj = new(cls)", "    update(obj, raw)", "    return obj"]
     namespace: dict[str, Any] = {
-        "MISSING": _UNBUILT, "slow": cls._decode, "new": cls.__new__, "update": dict.update, "cls": cls
+        "MISSING": _UNBUILT,
+        "slow": cls._decode,
+        "new": cls.__new__,
+        "update": dict.update,
+        "cls": cls,
     }
     exec(compile("\n".join(lines), f"<JSON decoder of {cls.__qualname__}>", "exec"), namespace)
     decode: _JsonDecode = namespace["decode"]
@@ -268,7 +282,9 @@ class _ObjectArm:
         self.type = arm
         self.required = frozenset(f.encode_name for f in info.fields if f.required)
         self.declared = frozenset(f.encode_name for f in info.fields)
-        self.defaults = {f.encode_name: f.default for f in info.fields if isinstance(f.default, str)}
+        self.defaults = {
+            f.encode_name: f.default for f in info.fields if isinstance(f.default, str)
+        }
         consts: dict[str, Any] = {}
         if info.tag_field is not None:
             consts[info.tag_field] = info.tag
@@ -276,7 +292,11 @@ class _ObjectArm:
             self.declared |= {info.tag_field}
         for f in info.fields:
             literal = f.type
-            if isinstance(literal, msgspec.inspect.LiteralType) and len(literal.values) == 1 and f.required:
+            if (
+                isinstance(literal, msgspec.inspect.LiteralType)
+                and len(literal.values) == 1
+                and f.required
+            ):
                 consts[f.encode_name] = literal.values[0]
         self.consts = consts
 
@@ -467,7 +487,9 @@ def _json_kind(value: Any) -> str:
 
 def dec_hook(type_: Any, raw: Any) -> Any:
     """The msgspec ``dec_hook`` for generated types."""
-    if isinstance(type_, _UntaggedUnion) or (isinstance(type_, type) and issubclass(type_, OpenObject)):
+    if isinstance(type_, _UntaggedUnion) or (
+        isinstance(type_, type) and issubclass(type_, OpenObject)
+    ):
         return type_._decode(raw)
     raise NotImplementedError(f"Type {type_!r} is not supported")
 
@@ -486,8 +508,12 @@ class _ResultUnionDecoder:
 
     def __init__(self, usual: type, union: Any) -> None:
         self._usual_type = usual
-        self._usual: msgspec.json.Decoder[Any] = msgspec.json.Decoder(usual, dec_hook=_json_dec_hook)
-        self._union: msgspec.json.Decoder[Any] = msgspec.json.Decoder(union, dec_hook=_json_dec_hook)
+        self._usual: msgspec.json.Decoder[Any] = msgspec.json.Decoder(
+            usual, dec_hook=_json_dec_hook
+        )
+        self._union: msgspec.json.Decoder[Any] = msgspec.json.Decoder(
+            union, dec_hook=_json_dec_hook
+        )
 
     def decode(self, buf: bytes | bytearray | memoryview | str, /) -> Any:
         try:
@@ -548,11 +574,13 @@ def encode(obj: Any) -> bytes:
     return _encoder.encode(obj)
 
 
-
 # ---------------------------------------------------------------- unknown union arms on receive
 
 # msgspec's error for a tag no arm of a tagged union has: the path ends in the tag field.
-_UNKNOWN_TAG = re.compile(r"^Invalid value .* - at `\$(?P<path>(?:\.[A-Za-z_][\w-]*|\[\d+\])*)\.(?:type|method|kind|mode)`$", re.S)
+_UNKNOWN_TAG = re.compile(
+    r"^Invalid value .* - at `\$(?P<path>(?:\.[A-Za-z_][\w-]*|\[\d+\])*)\.(?:type|method|kind|mode)`$",
+    re.S,
+)
 _SEGMENT = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]")
 # How many unknown values one message may carry before it is refused after all.
 MAX_UNKNOWN = 64
@@ -617,7 +645,9 @@ def _unknown_item(message: str) -> tuple[list[Any], int] | None:
     match = _UNKNOWN_TAG.match(message)
     if match is None:
         return None
-    path: list[Any] = [name if name else int(index) for name, index in _SEGMENT.findall(match["path"])]
+    path: list[Any] = [
+        name if name else int(index) for name, index in _SEGMENT.findall(match["path"])
+    ]
     for cut in range(len(path) - 1, -1, -1):
         if isinstance(path[cut], int):
             return path[:cut], path[cut]

@@ -60,7 +60,9 @@ class SlowAnswers:
         for watch in due:
             watch.start()
         loop = self._loop
-        self._timer = loop.call_later(self.grace, self._tick) if self._old and loop is not None else None
+        self._timer = (
+            loop.call_later(self.grace, self._tick) if self._old and loop is not None else None
+        )
 
 
 class ClientWatch:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .limits import ClientKey, peer_key
 from .server import Server
-from .stores import Store
 from .sse_legacy import LegacySSEApp
+from .stores import Store
 from .streamable_http import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_EVENT_RETENTION,
@@ -43,7 +43,11 @@ class HttpApp:
         self.legacy = legacy
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and self.legacy is not None and self.legacy.handles(scope["path"]):
+        if (
+            scope["type"] == "http"
+            and self.legacy is not None
+            and self.legacy.handles(scope["path"])
+        ):
             await self.legacy(scope, receive, send)
         else:
             await self.streamable(scope, receive, send)

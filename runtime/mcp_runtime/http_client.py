@@ -202,7 +202,9 @@ async def _read_limited(response: Response, limit: int, what: str | None = None)
             if what is None:
                 chunks.append(chunk[: limit - size])
                 break
-            raise _Failure(McpError(jsonrpc.INTERNAL_ERROR, f"{what}: the answer is larger than {limit} bytes"))
+            raise _Failure(
+                McpError(jsonrpc.INTERNAL_ERROR, f"{what}: the answer is larger than {limit} bytes")
+            )
         size += len(chunk)
         chunks.append(chunk)
     return b"".join(chunks)
@@ -245,7 +247,8 @@ def _answers(message: bytes, request_id: RequestId) -> bool:
         return False
     items = probe if isinstance(probe, list) else [probe]
     return any(
-        item.method is UNSET and type(item.id) is type(request_id) and item.id == request_id for item in items
+        item.method is UNSET and type(item.id) is type(request_id) and item.id == request_id
+        for item in items
     )
 
 
@@ -334,7 +337,9 @@ class StreamableHTTPClientTransport:
         """Whether the session speaks 2026-07-28 (each request on its own, no session)."""
         self._modern_requests: set[RequestId] = set()
         self._tool_lists: set[RequestId] = set()  # modern tools/list requests in flight
-        self._tool_params: dict[str, list[ParamHeader]] = {}  # x-mcp-header marks by tool, from tools/list
+        self._tool_params: dict[str, list[ParamHeader]] = (
+            {}
+        )  # x-mcp-header marks by tool, from tools/list
 
     # Transport -------------------------------------------------------
 
@@ -346,7 +351,9 @@ class StreamableHTTPClientTransport:
             self._incoming.put_nowait(None)  # every later read ends too
         return message
 
-    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+    def write(
+        self, message: bytes, related: RequestId | None = None, response: bool = False
+    ) -> None:
         if self._closed or self._expired:
             return
         probe = _decode_probe(message)
@@ -370,7 +377,9 @@ class StreamableHTTPClientTransport:
                 self._modern_requests.discard(cancelled)
                 self._tool_lists.discard(cancelled)
                 return  # closing the request's stream was the cancellation
-        post = loop.create_task(self._post_message(message, probe.method if probe is not None else None))
+        post = loop.create_task(
+            self._post_message(message, probe.method if probe is not None else None)
+        )
         self._posts.add(post)
         post.add_done_callback(self._posts.discard)
 
@@ -395,7 +404,9 @@ class StreamableHTTPClientTransport:
         await asyncio.gather(*tasks, return_exceptions=True)
         if self.session_id is not None and self.terminate_on_close and not self._expired:
             try:
-                async with self._http.open("DELETE", self.url, self._headers(_ACCEPT_ANY), total=5.0) as response:
+                async with self._http.open(
+                    "DELETE", self.url, self._headers(_ACCEPT_ANY), total=5.0
+                ) as response:
                     if response.status not in (200, 202, 204, 404, 405):
                         logger.debug("DELETE of session answered HTTP %d", response.status)
             except (FetchError, McpError) as error:  # McpError: from the auth provider
@@ -439,7 +450,9 @@ class StreamableHTTPClientTransport:
             headers["mcp-protocol-version"] = self.protocol_version
         return headers
 
-    def _request_headers(self, method: str, params: msgspec.Raw | UnsetType) -> tuple[dict[str, str], bool]:
+    def _request_headers(
+        self, method: str, params: msgspec.Raw | UnsetType
+    ) -> tuple[dict[str, str], bool]:
         """The headers mirroring a request's body, and whether it is a
         2026-07-28 request (its ``_meta`` names a revision without handshake)."""
         headers = {http_headers.METHOD: method}
@@ -458,7 +471,9 @@ class StreamableHTTPClientTransport:
         return headers, True
 
     @staticmethod
-    def _mirror_arguments(headers: dict[str, str], params: list[ParamHeader], raw: msgspec.Raw | UnsetType) -> None:
+    def _mirror_arguments(
+        headers: dict[str, str], params: list[ParamHeader], raw: msgspec.Raw | UnsetType
+    ) -> None:
         if isinstance(raw, UnsetType):
             return
         try:
@@ -535,10 +550,17 @@ class StreamableHTTPClientTransport:
 
     def _deliver_error(self, request_id: RequestId, error: McpError) -> None:
         if not self._closed:
-            self._incoming.put_nowait(jsonrpc.error_bytes(request_id, error.code, error.message, error.data))
+            self._incoming.put_nowait(
+                jsonrpc.error_bytes(request_id, error.code, error.message, error.data)
+            )
 
     async def _run_request(
-        self, request_id: RequestId, initialize: bool, message: bytes, extra: dict[str, str], modern: bool
+        self,
+        request_id: RequestId,
+        initialize: bool,
+        message: bytes,
+        extra: dict[str, str],
+        modern: bool,
     ) -> None:
         state = _StreamState()
         try:
@@ -580,10 +602,15 @@ class StreamableHTTPClientTransport:
         except McpError as error:  # from the auth provider: authorization failed
             self._deliver_error(request_id, error)
         except SSEParseError as error:
-            self._deliver_error(request_id, McpError(jsonrpc.PARSE_ERROR, f"bad SSE stream from the server: {error}"))
+            self._deliver_error(
+                request_id,
+                McpError(jsonrpc.PARSE_ERROR, f"bad SSE stream from the server: {error}"),
+            )
         except Exception:  # a bug here must still answer the waiting call
             logger.exception("HTTP request %r failed", request_id)
-            self._deliver_error(request_id, McpError(jsonrpc.INTERNAL_ERROR, "internal error in the HTTP transport"))
+            self._deliver_error(
+                request_id, McpError(jsonrpc.INTERNAL_ERROR, "internal error in the HTTP transport")
+            )
 
     async def _post_request(
         self,
@@ -607,12 +634,19 @@ class StreamableHTTPClientTransport:
                 if status >= 300 or status == 202:
                     body = await _read_limited(response, MAX_ERROR_BODY)
                     # An authentication status stays one (a client does not fall back on it).
-                    if modern and status >= 400 and status not in (401, 403) and self._deliver_error_body(request_id, body):
+                    if (
+                        modern
+                        and status >= 400
+                        and status not in (401, 403)
+                        and self._deliver_error_body(request_id, body)
+                    ):
                         state.answered = True
                         return
                     if initialize and status in FALLBACK_STATUSES:
                         self.fallback_reason = f"HTTP {status}"
-                    raise _Failure(_http_failure(status, response.reason or "", body, f"POST {self.url}"))
+                    raise _Failure(
+                        _http_failure(status, response.reason or "", body, f"POST {self.url}")
+                    )
                 media = media_type(response)
                 if media == "application/json":
                     body = await _read_limited(response, MAX_EVENT_SIZE, f"POST {self.url}")
@@ -630,7 +664,9 @@ class StreamableHTTPClientTransport:
                     )
         except FetchError as error:
             if (modern or state.last_id is None) and not state.answered:
-                raise _Failure(McpError(jsonrpc.CONNECTION_CLOSED, f"POST {self.url} failed: {error}")) from None
+                raise _Failure(
+                    McpError(jsonrpc.CONNECTION_CLOSED, f"POST {self.url} failed: {error}")
+                ) from None
             state.failure = str(error)  # the stream dropped after it started: resumed by the caller
 
     def _deliver_error_body(self, request_id: RequestId, body: bytes) -> bool:
@@ -639,23 +675,35 @@ class StreamableHTTPClientTransport:
             error = _error_body.decode(body).error
         except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
             return False
-        self._incoming.put_nowait(jsonrpc.error_bytes(request_id, error.code, error.message, error.data))
+        self._incoming.put_nowait(
+            jsonrpc.error_bytes(request_id, error.code, error.message, error.data)
+        )
         return True
 
     def _deliver_json(self, body: bytes, request_id: RequestId, state: _StreamState) -> None:
         if not body.strip():
-            raise _Failure(McpError(jsonrpc.INTERNAL_ERROR, f"POST {self.url}: empty answer to a request"))
+            raise _Failure(
+                McpError(jsonrpc.INTERNAL_ERROR, f"POST {self.url}: empty answer to a request")
+            )
         try:
             msgspec.json.decode(body)
         except msgspec.DecodeError:
-            raise _Failure(McpError(jsonrpc.PARSE_ERROR, f"POST {self.url}: the answer is not valid JSON")) from None
+            raise _Failure(
+                McpError(jsonrpc.PARSE_ERROR, f"POST {self.url}: the answer is not valid JSON")
+            ) from None
         self._received(body, request_id)
         if _answers(body, request_id):
             state.answered = True
         else:
-            raise _Failure(McpError(jsonrpc.INTERNAL_ERROR, f"POST {self.url}: the JSON answer holds no response"))
+            raise _Failure(
+                McpError(
+                    jsonrpc.INTERNAL_ERROR, f"POST {self.url}: the JSON answer holds no response"
+                )
+            )
 
-    async def _consume(self, response: Response, request_id: RequestId | None, state: _StreamState) -> None:
+    async def _consume(
+        self, response: Response, request_id: RequestId | None, state: _StreamState
+    ) -> None:
         """Deliver a stream's messages until it ends or (for a request) is answered."""
         parser = SSEParser(last_event_id=state.last_id)  # ids persist across reconnections
         async for chunk in response.content.iter_any():
@@ -691,7 +739,12 @@ class StreamableHTTPClientTransport:
                 if status != 200 or media_type(response) != "text/event-stream":
                     body = await _read_limited(response, MAX_ERROR_BODY)
                     raise _Failure(
-                        _http_failure(status, response.reason or "", body, f"resuming the response stream at {self.url}")
+                        _http_failure(
+                            status,
+                            response.reason or "",
+                            body,
+                            f"resuming the response stream at {self.url}",
+                        )
                     )
                 await self._consume(response, request_id, state)
         except FetchError as error:
@@ -718,7 +771,11 @@ class StreamableHTTPClientTransport:
         if status == 404 and self.session_id is not None:
             self._expire()
         elif status >= 300:
-            logger.warning("%s refused a message: %s", self.url, quoted(_http_failure(status, reason, body, "POST").message))
+            logger.warning(
+                "%s refused a message: %s",
+                self.url,
+                quoted(_http_failure(status, reason, body, "POST").message),
+            )
 
     # session ---------------------------------------------------------
 
@@ -767,7 +824,11 @@ class StreamableHTTPClientTransport:
                         body = await _read_limited(response, MAX_ERROR_BODY)
                         logger.warning(
                             "standalone SSE stream refused: %s",
-                            quoted(_http_failure(status, response.reason or "", body, f"GET {self.url}").message),
+                            quoted(
+                                _http_failure(
+                                    status, response.reason or "", body, f"GET {self.url}"
+                                ).message
+                            ),
                         )
                         return
             except FetchError as error:
@@ -780,7 +841,9 @@ class StreamableHTTPClientTransport:
                 return
             attempts = 0 if state.events > before else attempts + 1
             if attempts > self.max_reconnects:
-                logger.warning("gave up on the standalone SSE stream after %d attempts", self.max_reconnects)
+                logger.warning(
+                    "gave up on the standalone SSE stream after %d attempts", self.max_reconnects
+                )
                 return
             await asyncio.sleep(state.retry_ms / 1000)
 
@@ -829,7 +892,8 @@ class LegacySSEClientTransport:
             await asyncio.wait_for(asyncio.shield(ready), self._connect_timeout)
         except asyncio.TimeoutError:
             raise McpError(
-                jsonrpc.CONNECTION_CLOSED, f"GET {self.url}: no endpoint event within {self._connect_timeout} s"
+                jsonrpc.CONNECTION_CLOSED,
+                f"GET {self.url}: no endpoint event within {self._connect_timeout} s",
             ) from None
         self._sender = loop.create_task(self._send_loop())
 
@@ -843,12 +907,16 @@ class LegacySSEClientTransport:
             self._incoming.put_nowait(None)
         return message
 
-    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+    def write(
+        self, message: bytes, related: RequestId | None = None, response: bool = False
+    ) -> None:
         if self._closed:
             return
         probe = _decode_probe(message)
         if probe is not None and isinstance(probe.method, str) and isinstance(probe.id, (str, int)):
-            self._outbox.put_nowait((message, None))  # a request: its answer is what the caller waits for
+            self._outbox.put_nowait(
+                (message, None)
+            )  # a request: its answer is what the caller waits for
             return
         sent: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._unsent.add(sent)
@@ -887,14 +955,22 @@ class LegacySSEClientTransport:
                     body = await _read_limited(response, MAX_ERROR_BODY)
                     if response.status == 200:
                         body = f"expected an SSE stream, got content type {media_type(response) or 'none'!r}".encode()
-                    raise _Failure(_http_failure(response.status, response.reason or "", body, f"GET {self.url}"))
+                    raise _Failure(
+                        _http_failure(
+                            response.status, response.reason or "", body, f"GET {self.url}"
+                        )
+                    )
                 parser = SSEParser()
                 async for chunk in response.content.iter_any():
                     for event in parser.feed(chunk):
                         if event.event == "endpoint" and not ready.done():
                             self.endpoint = self._resolve(event.data.strip())
                             ready.set_result(None)
-                        elif event.event == "message" and self.endpoint is not None and event.data.strip():
+                        elif (
+                            event.event == "message"
+                            and self.endpoint is not None
+                            and event.data.strip()
+                        ):
                             self._incoming.put_nowait(event.data.encode())
         except _Failure as failure:
             if not ready.done():
@@ -904,13 +980,18 @@ class LegacySSEClientTransport:
                 ready.set_exception(error)
         except (FetchError, SSEParseError) as error:
             if not ready.done():
-                ready.set_exception(McpError(jsonrpc.CONNECTION_CLOSED, f"GET {self.url} failed: {error}"))
+                ready.set_exception(
+                    McpError(jsonrpc.CONNECTION_CLOSED, f"GET {self.url} failed: {error}")
+                )
             else:
                 logger.warning("the SSE stream from %s failed: %s", self.url, quoted(error))
         finally:
             if not ready.done():
                 ready.set_exception(
-                    McpError(jsonrpc.CONNECTION_CLOSED, f"GET {self.url}: the stream ended before the endpoint event")
+                    McpError(
+                        jsonrpc.CONNECTION_CLOSED,
+                        f"GET {self.url}: the stream ended before the endpoint event",
+                    )
                 )
             self._incoming.put_nowait(None)  # the session lasts as long as the stream
 
@@ -938,7 +1019,9 @@ class LegacySSEClientTransport:
 
     async def _post(self, endpoint: str, message: bytes) -> None:
         probe = _decode_probe(message)
-        is_request = probe is not None and isinstance(probe.method, str) and isinstance(probe.id, (str, int))
+        is_request = (
+            probe is not None and isinstance(probe.method, str) and isinstance(probe.id, (str, int))
+        )
         headers = {**self.headers, "content-type": "application/json"}
         try:
             async with self._http.open("POST", endpoint, headers, message) as response:
@@ -954,10 +1037,14 @@ class LegacySSEClientTransport:
             failure = _http_failure(status, reason, body, f"POST {endpoint}")
             if status == 404:  # the server forgot the session
                 failure = McpError(
-                    jsonrpc.CONNECTION_CLOSED, f"the SSE session at {self.url} has ended ({failure.message})", failure.data
+                    jsonrpc.CONNECTION_CLOSED,
+                    f"the SSE session at {self.url} has ended ({failure.message})",
+                    failure.data,
                 )
         if is_request and probe is not None and isinstance(probe.id, (str, int)):
-            self._incoming.put_nowait(jsonrpc.error_bytes(probe.id, failure.code, failure.message, failure.data))
+            self._incoming.put_nowait(
+                jsonrpc.error_bytes(probe.id, failure.code, failure.message, failure.data)
+            )
         else:
             logger.warning("%s", quoted(failure.message))
 
@@ -1000,7 +1087,9 @@ async def connect_sse(
 ) -> AsyncIterator[ClientSession]:
     """An initialized session over the legacy HTTP+SSE transport (``url`` is
     the SSE endpoint, e.g. ``http://host/sse``)."""
-    transport = LegacySSEClientTransport(url, headers, timeout=timeout, http_client=http_client, auth=auth)
+    transport = LegacySSEClientTransport(
+        url, headers, timeout=timeout, http_client=http_client, auth=auth
+    )
     try:
         await transport.open()
     except BaseException:
@@ -1042,7 +1131,9 @@ async def _probe_connect(
     listen: bool,
     auth: httpx2.Auth | None = None,
 ) -> ClientSession:
-    streamable = StreamableHTTPClientTransport(url, headers, timeout=timeout, listen=listen, auth=auth)
+    streamable = StreamableHTTPClientTransport(
+        url, headers, timeout=timeout, listen=listen, auth=auth
+    )
     try:
         return await client.connect(streamable)
     except McpError as error:
@@ -1050,7 +1141,9 @@ async def _probe_connect(
         if reason is None:
             raise
         streamable_error = error
-    logger.info("%s answered the initialize POST with %s; trying the HTTP+SSE transport", url, reason)
+    logger.info(
+        "%s answered the initialize POST with %s; trying the HTTP+SSE transport", url, reason
+    )
     legacy = LegacySSEClientTransport(url, headers, timeout=timeout, auth=auth)
     try:
         await legacy.open()

@@ -57,11 +57,15 @@ def media_type(response: Response) -> str:
     return value.split(";", 1)[0].strip().lower()
 
 
-def new_session(timeout: float | None = 30.0, read_timeout: float | None = None) -> aiohttp.ClientSession:
+def new_session(
+    timeout: float | None = 30.0, read_timeout: float | None = None
+) -> aiohttp.ClientSession:
     """A session as the transports make their own: ``timeout`` seconds to
     connect, ``read_timeout`` the longest silence on an answer."""
     return aiohttp.ClientSession(
-        timeout=aiohttp.ClientTimeout(total=None, connect=timeout, sock_connect=timeout, sock_read=read_timeout),
+        timeout=aiohttp.ClientTimeout(
+            total=None, connect=timeout, sock_connect=timeout, sock_read=read_timeout
+        ),
         # No connection cap: every request in flight holds its own connection
         # while its answer streams back.
         connector=aiohttp.TCPConnector(limit=0),
@@ -86,7 +90,9 @@ class Fetcher:
         auth: httpx2.Auth | None,
     ) -> None:
         if auth is not None and auth.requires_response_body:
-            raise TypeError(f"{type(auth).__name__} reads the response body, which a streamed answer does not allow")
+            raise TypeError(
+                f"{type(auth).__name__} reads the response body, which a streamed answer does not allow"
+            )
         self._session = session
         self._owns = session is None
         self._timeout = timeout
@@ -137,7 +143,9 @@ class Fetcher:
         http = self._http()
         proxy, proxy_auth = await self._proxy(url) if self._owns else _NO_PROXY
         if timeout is None and proxy is None:  # the common case, with the fewest arguments
-            return await http.request(method, url, headers=headers, data=body, allow_redirects=False)
+            return await http.request(
+                method, url, headers=headers, data=body, allow_redirects=False
+            )
         return await http.request(
             method,
             url,
@@ -171,13 +179,23 @@ class Fetcher:
         timeout: aiohttp.ClientTimeout | None,
     ) -> Response:
         assert self._auth is not None
-        flow = self._auth.async_auth_flow(httpx2.Request(method, url, headers=headers, content=body))
+        flow = self._auth.async_auth_flow(
+            httpx2.Request(method, url, headers=headers, content=body)
+        )
         try:
             request = await flow.__anext__()
             while True:
-                sent = {name: value for name, value in request.headers.items() if name.lower() not in _BUILT_BY_CLIENT}
-                response = await self._send(request.method, str(request.url), sent, request.content or None, timeout)
-                seen = httpx2.Response(response.status, headers=list(response.headers.items()), request=request)
+                sent = {
+                    name: value
+                    for name, value in request.headers.items()
+                    if name.lower() not in _BUILT_BY_CLIENT
+                }
+                response = await self._send(
+                    request.method, str(request.url), sent, request.content or None, timeout
+                )
+                seen = httpx2.Response(
+                    response.status, headers=list(response.headers.items()), request=request
+                )
                 try:
                     request = await flow.asend(seen)
                 except StopAsyncIteration:

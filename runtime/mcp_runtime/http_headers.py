@@ -73,7 +73,9 @@ def decode_value(raw: str) -> str | None:
     value = raw.strip(" \t")
     if _RECEIVABLE(value) is None:
         return None
-    if not (value.startswith(_SENTINEL_HEAD) and value.endswith(_SENTINEL_TAIL) and len(value) >= 11):
+    if not (
+        value.startswith(_SENTINEL_HEAD) and value.endswith(_SENTINEL_TAIL) and len(value) >= 11
+    ):
         return value
     encoded = value[len(_SENTINEL_HEAD) : -len(_SENTINEL_TAIL)]
     try:
@@ -163,11 +165,15 @@ def _collect(node: Any, path: tuple[str, ...] | None, found: list[ParamHeader]) 
         name = node[ANNOTATION]
         where = "/".join(path) if path else "the schema root"
         if not path:
-            raise InvalidAnnotation(f"{ANNOTATION} on {where}, which is not a property reached through properties alone")
+            raise InvalidAnnotation(
+                f"{ANNOTATION} on {where}, which is not a property reached through properties alone"
+            )
         if not isinstance(name, str) or not _TOKEN.fullmatch(name):
             raise InvalidAnnotation(f"{ANNOTATION} {name!r} on {where} is not a valid header name")
         if node.get("type") not in _PRIMITIVES:
-            raise InvalidAnnotation(f"{ANNOTATION} {name!r} is on {where}, of type {node.get('type')!r}: only string, integer and boolean may be")
+            raise InvalidAnnotation(
+                f"{ANNOTATION} {name!r} is on {where}, of type {node.get('type')!r}: only string, integer and boolean may be"
+            )
         found.append(ParamHeader(name, path))
     for key, value in node.items():
         if key == ANNOTATION or key in _DATA_KEYWORDS:
@@ -193,8 +199,8 @@ class MirroredFields(msgspec.Struct):
     arguments: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
     # Of ``_meta``, only the version is decoded (the capabilities and client
     # info beside it are skipped); any other JSON value is taken as it is.
-    meta: _VersionMeta | list[Any] | str | int | float | bool | None | msgspec.UnsetType = msgspec.field(
-        name="_meta", default=msgspec.UNSET
+    meta: _VersionMeta | list[Any] | str | int | float | bool | None | msgspec.UnsetType = (
+        msgspec.field(name="_meta", default=msgspec.UNSET)
     )
 
     @property
@@ -244,4 +250,6 @@ def mirrored_fields(params: msgspec.Raw | msgspec.UnsetType) -> MirroredFields:
             version = _version_meta.decode(loose.meta).version
         except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
             pass
-    return MirroredFields(loose.name, loose.uri, loose.taskId, loose.arguments, _VersionMeta(version))
+    return MirroredFields(
+        loose.name, loose.uri, loose.taskId, loose.arguments, _VersionMeta(version)
+    )

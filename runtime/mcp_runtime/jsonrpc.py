@@ -119,7 +119,9 @@ def parse_error(data: bytes) -> str | None:
 
 
 # One JSON token: a string, a bracket, a separator, or a bare literal.
-_TOKEN = re.compile(rb'\s*(?:(?P<str>"[^"\\]*(?:\\.[^"\\]*)*")|(?P<open>[{\[])|(?P<close>[}\]])|(?P<sep>[:,])|(?P<lit>[^\s{}\[\]:,"]+))')
+_TOKEN = re.compile(
+    rb'\s*(?:(?P<str>"[^"\\]*(?:\\.[^"\\]*)*")|(?P<open>[{\[])|(?P<close>[}\]])|(?P<sep>[:,])|(?P<lit>[^\s{}\[\]:,"]+))'
+)
 
 OPAQUE: Final[Any] = ...
 """What :func:`top_level_members` gives for a member holding an object, an
@@ -179,7 +181,12 @@ def request_id_of(members: dict[str, Any]) -> RequestId | None:
 
 
 def request_bytes(request_id: RequestId, method: str, params: bytes | None) -> bytes:
-    head = b'{"jsonrpc":"2.0","id":' + _encoder.encode(request_id) + b',"method":' + _encoder.encode(method)
+    head = (
+        b'{"jsonrpc":"2.0","id":'
+        + _encoder.encode(request_id)
+        + b',"method":'
+        + _encoder.encode(method)
+    )
     if params is None:
         return head + b"}"
     return head + b',"params":' + params + b"}"

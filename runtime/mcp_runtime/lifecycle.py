@@ -54,7 +54,11 @@ class Revision:
     def status(self) -> str:
         """``released``, ``draft`` or ``unpinned`` (packages generated before
         STATUS existed say only whether they are the draft)."""
-        status: str = getattr(self.package, "STATUS", "draft" if getattr(self.package, "UNSTABLE", False) else "released")
+        status: str = getattr(
+            self.package,
+            "STATUS",
+            "draft" if getattr(self.package, "UNSTABLE", False) else "released",
+        )
         return status
 
     @property
@@ -94,20 +98,25 @@ class Bindings:
         try:
             return self.revisions[version]
         except KeyError:
-            raise ValueError(f"no generated package for protocol revision {version!r} in {self.root}") from None
+            raise ValueError(
+                f"no generated package for protocol revision {version!r} in {self.root}"
+            ) from None
 
     @cached_property  # read for every request on the HTTP transports
     def handshake_versions(self) -> tuple[str, ...]:
         """Revisions negotiated with initialize, oldest first (not the draft)."""
-        return tuple(v for v, r in self.revisions.items() if r.status != "draft" and r.has_handshake)
+        return tuple(
+            v for v, r in self.revisions.items() if r.status != "draft" and r.has_handshake
+        )
 
     @cached_property
     def modern_versions(self) -> tuple[str, ...]:
         """Revisions without a handshake (2026-07-28 on), oldest first (not
         the draft): every request carries its protocol version and client
         capabilities in ``_meta``."""
-        return tuple(v for v, r in self.revisions.items() if r.status != "draft" and not r.has_handshake)
-
+        return tuple(
+            v for v, r in self.revisions.items() if r.status != "draft" and not r.has_handshake
+        )
 
     @property
     def newest(self) -> str:
@@ -214,7 +223,11 @@ def capabilities(
     methods its handlers implement, merged with what the user adds."""
     declared: dict[str, Any] = {}
     tables = (incoming_tables,) if isinstance(incoming_tables, str) else incoming_tables
-    specs = [spec for name in tables for spec in handler_revision.table(name).values()] if handler_revision else []
+    specs = (
+        [spec for name in tables for spec in handler_revision.table(name).values()]
+        if handler_revision
+        else []
+    )
     if handlers is not None:
         for spec in specs:
             if not spec.capability or not overridden(handlers, base, spec.handler):

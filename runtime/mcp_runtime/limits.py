@@ -91,7 +91,9 @@ class BodyBudget:
         self._watch: asyncio.TimerHandle | None = None
         self._watch_loop: asyncio.AbstractEventLoop | None = None
 
-    async def read(self, receive: Callable[[], Awaitable[MutableMapping[str, Any]]], limit: int) -> bytes:
+    async def read(
+        self, receive: Callable[[], Awaitable[MutableMapping[str, Any]]], limit: int
+    ) -> bytes:
         """The whole body (b"" if the client went away); BodyRefused past
         ``limit`` (413), the deadline (408) or the budget (503). The deadline
         is set when a ``receive()`` first has to wait: a body that has arrived
@@ -115,7 +117,9 @@ class BodyBudget:
                 if held + len(chunk) > limit:
                     raise BodyRefused(413, f"Request body larger than {limit} bytes")
                 if self.buffered + len(chunk) > self.max_bytes:
-                    raise BodyRefused(503, "Service Unavailable: too many request bodies being read")
+                    raise BodyRefused(
+                        503, "Service Unavailable: too many request bodies being read"
+                    )
                 held += len(chunk)
                 self.buffered += len(chunk)
                 chunks.append(chunk)
@@ -125,7 +129,9 @@ class BodyBudget:
             if task is not None and task in self._expired:
                 self._expired.discard(task)
                 if task.uncancel() == 0:
-                    raise BodyRefused(408, f"Request Timeout: the body did not arrive within {self.timeout} s") from None
+                    raise BodyRefused(
+                        408, f"Request Timeout: the body did not arrive within {self.timeout} s"
+                    ) from None
             raise
         finally:
             self.buffered -= held

@@ -93,7 +93,9 @@ class RequestContext(Protocol):
         """The authenticated caller (a :class:`mcp_runtime.auth.principal.Principal`)
         where the transport verified an access token; None otherwise."""
 
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         """Send a progress notification, if the caller asked for progress."""
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:

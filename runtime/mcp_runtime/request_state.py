@@ -51,9 +51,13 @@ class StateSealer:
     ``encrypt``: seal with AES-256-GCM (the client sees only ciphertext)
     instead of an HMAC over the plain state."""
 
-    def __init__(self, key: bytes | None = None, lifetime: float = 3600.0, *, encrypt: bool = False) -> None:
+    def __init__(
+        self, key: bytes | None = None, lifetime: float = 3600.0, *, encrypt: bool = False
+    ) -> None:
         if key is not None and len(key) < MIN_KEY_BYTES:
-            raise ValueError(f"a requestState key needs at least {MIN_KEY_BYTES} bytes (got {len(key)}); use secrets.token_bytes(32)")
+            raise ValueError(
+                f"a requestState key needs at least {MIN_KEY_BYTES} bytes (got {len(key)}); use secrets.token_bytes(32)"
+            )
         self._key = key if key is not None else secrets.token_bytes(MIN_KEY_BYTES)
         self.lifetime = lifetime
         self._cipher: Any = None
@@ -61,9 +65,13 @@ class StateSealer:
             try:
                 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
             except ImportError:
-                raise RuntimeError("encrypted requestState needs the cryptography package: pip install 'mcp-codegen[crypto]'") from None
+                raise RuntimeError(
+                    "encrypted requestState needs the cryptography package: pip install 'mcp-codegen[crypto]'"
+                ) from None
             # Its own key, derived from the shared one: the MAC key is never an AES key.
-            self._cipher = AESGCM(hmac.new(self._key, b"mcp requestState AES-256-GCM", hashlib.sha256).digest())
+            self._cipher = AESGCM(
+                hmac.new(self._key, b"mcp requestState AES-256-GCM", hashlib.sha256).digest()
+            )
 
     @property
     def encrypts(self) -> bool:
@@ -96,7 +104,9 @@ class StateSealer:
             raise StateError("requestState was not issued by this server")
         body, _, mac = sealed[len(_PREFIX) :].partition(".")
         payload, expected = _unb64(body), _unb64(mac)
-        if len(payload) < _EXPIRY.size or not hmac.compare_digest(expected, self._mac(bound, payload)):
+        if len(payload) < _EXPIRY.size or not hmac.compare_digest(
+            expected, self._mac(bound, payload)
+        ):
             raise StateError("requestState failed its integrity check")
         return payload
 

@@ -41,7 +41,15 @@ from .lifecycle import (
 from .methods import MethodSpec
 from .ownership import connection_owner
 from .request_state import StateError, StateSealer
-from .session import LOG_LEVELS, RequestContext, RequestEnvelope, Route, Session, Transport, level_passes
+from .session import (
+    LOG_LEVELS,
+    RequestContext,
+    RequestEnvelope,
+    Route,
+    Session,
+    Transport,
+    level_passes,
+)
 from .stores.base import Store, StoreUnavailable, current_note
 
 _BASE = "ServerHandlers"
@@ -51,7 +59,11 @@ INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read
 
 # The lists whose changes a subscriptions/listen stream can ask for, with the
 # member of its notifications filter that asks.
-_LIST_KINDS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
+_LIST_KINDS = {
+    "tools": "toolsListChanged",
+    "prompts": "promptsListChanged",
+    "resources": "resourcesListChanged",
+}
 
 
 class _VersionMeta(msgspec.Struct):
@@ -81,8 +93,11 @@ class Extension(Protocol):
     def routes(self) -> Mapping[str, Route]:
         """Request methods the extension answers, by name."""
 
-    def wrap(self, method: str, handler: Callable[[Any, RequestContext], Awaitable[Any]]) -> Callable[[Any, RequestContext], Awaitable[Any]]:
+    def wrap(
+        self, method: str, handler: Callable[[Any, RequestContext], Awaitable[Any]]
+    ) -> Callable[[Any, RequestContext], Awaitable[Any]]:
         """The handler to use for a revision method (``handler`` itself if the extension leaves it alone)."""
+
 
 class Server:
     """An MCP server: identity, handlers and the revisions it speaks.
@@ -122,13 +137,19 @@ class Server:
         found = {h: lifecycle.revision_of_handlers(h, _BASE) for h in items}
         roots = sorted({r.root for r in found.values()})
         if len(roots) != 1:
-            raise ValueError(f"handlers of one server come from one generated package, not {', '.join(roots)}")
+            raise ValueError(
+                f"handlers of one server come from one generated package, not {', '.join(roots)}"
+            )
         # The revisions this server knows: those generated into its handlers' package.
         self.bindings = lifecycle.bindings(roots[0])
         self.handlers = {r.version: h for h, r in found.items()}
         newest = max(self.handlers)
         handshake, modern = self.bindings.handshake_versions, self.bindings.modern_versions
-        wanted = list(versions) if versions is not None else [v for v in handshake + modern if v <= newest]
+        wanted = (
+            list(versions)
+            if versions is not None
+            else [v for v in handshake + modern if v <= newest]
+        )
         unknown = set(wanted) - set(handshake) - set(modern)
         if unknown or not wanted:
             raise ValueError(f"unsupported protocol versions: {sorted(unknown) or 'none given'}")
@@ -151,7 +172,9 @@ class Server:
         self._discover_results: dict[str, Any] = {}
         self._declared: dict[str, dict[str, Any]] = {}
         self.initialize_spec: MethodSpec[Any, Any] | None = (
-            self.bindings.revision(max(self.versions)).all_methods["initialize"] if self.versions else None
+            self.bindings.revision(max(self.versions)).all_methods["initialize"]
+            if self.versions
+            else None
         )
         self._subscriptions: set[_Subscription] = set()
         self._legacy_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
@@ -226,7 +249,9 @@ class Server:
         try:
             await self.store.publish(msgspec.json.encode(note))
         except StoreUnavailable as error:
-            raise McpError(jsonrpc.INTERNAL_ERROR, f"Change notification not sent: {error}") from None
+            raise McpError(
+                jsonrpc.INTERNAL_ERROR, f"Change notification not sent: {error}"
+            ) from None
 
     async def _on_published(self, message: bytes) -> None:
         note = msgspec.json.decode(message)
@@ -284,14 +309,18 @@ class Server:
         try:
             meta = _version_decoder.decode(params).meta
         except msgspec.ValidationError as error:
-            raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: {_join_paths(str(error))}") from None
+            raise McpError(
+                jsonrpc.INVALID_PARAMS, f"Invalid params: {_join_paths(str(error))}"
+            ) from None
         except jsonrpc.UNDECODABLE as error:
             raise McpError(jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error)) from None
         if meta is UNSET:
             raise McpError(jsonrpc.INVALID_PARAMS, "Invalid params: `_meta` is required")
         version = meta.protocol_version
         if version is UNSET:
-            raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{VERSION_KEY}` is required")
+            raise McpError(
+                jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{VERSION_KEY}` is required"
+            )
         if version not in self.modern_versions:
             raise McpError(
                 jsonrpc.UNSUPPORTED_PROTOCOL_VERSION,
@@ -299,7 +328,9 @@ class Server:
                 {"requested": version, "supported": list(self.modern_versions)},
             )
         if meta.capabilities is UNSET:
-            raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{CAPABILITIES_KEY}` is required")
+            raise McpError(
+                jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{CAPABILITIES_KEY}` is required"
+            )
         return version
 
     def _capabilities_of(self, version: str) -> dict[str, Any]:
@@ -312,7 +343,11 @@ class Server:
         """What a stateless server of ``version`` declares in server/discover."""
         handlers, handler_revision = self.handlers_for(version)
         declared = lifecycle.capabilities(
-            handlers, _BASE, handler_revision, "CLIENT_REQUESTS", {"logging": {}, **self.extra_capabilities}
+            handlers,
+            _BASE,
+            handler_revision,
+            "CLIENT_REQUESTS",
+            {"logging": {}, **self.extra_capabilities},
         )
         # Changes reach clients through subscriptions/listen, which the runtime serves.
         for kind in _LIST_KINDS:
@@ -341,7 +376,9 @@ class Server:
             }
             if self.instructions is not None:
                 body["instructions"] = self.instructions
-            result = self._discover_results[version] = codec.convert(body, self.bindings.revision(version).type("DiscoverResult"))
+            result = self._discover_results[version] = codec.convert(
+                body, self.bindings.revision(version).type("DiscoverResult")
+            )
         return result
 
     async def _listen(self, params: Any, ctx: RequestContext) -> Any:
@@ -354,20 +391,32 @@ class Server:
             for key, value in wanted.items()
             if (key == "toolsListChanged" and "tools" in declared)
             or (key == "promptsListChanged" and "prompts" in declared)
-            or (key in ("resourcesListChanged", "resourceSubscriptions") and "resources" in declared)
+            or (
+                key in ("resourcesListChanged", "resourceSubscriptions") and "resources" in declared
+            )
         }
         subscription = _Subscription(session, ctx.request_id, accepted)
         self._subscriptions.add(subscription)
         try:
-            await subscription.send("notifications/subscriptions/acknowledged", {"notifications": accepted})
+            await subscription.send(
+                "notifications/subscriptions/acknowledged", {"notifications": accepted}
+            )
             await subscription.ended.wait()
         finally:
             self._subscriptions.discard(subscription)
-        body = {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: ctx.request_id, SERVER_INFO_KEY: self.info}}
-        return codec.convert(body, self.bindings.revision(ctx.protocol_version).type("SubscriptionsListenResult"))
+        body = {
+            "resultType": "complete",
+            "_meta": {SUBSCRIPTION_ID_KEY: ctx.request_id, SERVER_INFO_KEY: self.info},
+        }
+        return codec.convert(
+            body, self.bindings.revision(ctx.protocol_version).type("SubscriptionsListenResult")
+        )
 
     def _stateless_handler(
-        self, spec: MethodSpec[Any, Any], handler: Callable[[Any, RequestContext], Awaitable[Any]], revision: Revision
+        self,
+        spec: MethodSpec[Any, Any],
+        handler: Callable[[Any, RequestContext], Awaitable[Any]],
+        revision: Revision,
     ) -> Callable[[Any, RequestContext], Awaitable[Any]]:
         method = spec.method
         may_ask = method in INPUT_REQUIRED_METHODS
@@ -397,20 +446,26 @@ class Server:
     def _input_required(self, method: str, params: Any, result: Any, ctx: RequestContext) -> Any:
         if method not in INPUT_REQUIRED_METHODS:
             raise McpError(
-                jsonrpc.INTERNAL_ERROR, f"{method} cannot ask for input: only {', '.join(sorted(INPUT_REQUIRED_METHODS))} may"
+                jsonrpc.INTERNAL_ERROR,
+                f"{method} cannot ask for input: only {', '.join(sorted(INPUT_REQUIRED_METHODS))} may",
             )
         table = self.bindings.revision(ctx.protocol_version).table("INPUT_REQUESTS")
         missing: set[tuple[str, ...]] = set()
         requests = result.input_requests if isinstance(result.input_requests, Mapping) else {}
         for request in requests.values():
             spec = table.get(getattr(request, "method", ""))
-            if spec is not None and spec.capability and not lifecycle.has_capability(ctx.client_capabilities, spec.capability):
+            if (
+                spec is not None
+                and spec.capability
+                and not lifecycle.has_capability(ctx.client_capabilities, spec.capability)
+            ):
                 missing.add(spec.capability)
         if missing:
             raise lifecycle.missing_capabilities(missing)
         if isinstance(result.request_state, str):
             result = msgspec.structs.replace(
-                result, request_state=self.sealer.seal(result.request_state, _binding(method, params, ctx))
+                result,
+                request_state=self.sealer.seal(result.request_state, _binding(method, params, ctx)),
             )
         return result
 
@@ -430,7 +485,9 @@ class _Subscription:
         await _send(self.session, method, encode(params), self.request_id)
 
 
-async def _send(session: Session, method: str, params: bytes | None, related: RequestId | None) -> None:
+async def _send(
+    session: Session, method: str, params: bytes | None, related: RequestId | None
+) -> None:
     """A change notification; a peer that is gone is not an error for the sender."""
     if session.is_closed:
         return
@@ -454,18 +511,31 @@ def _binding(method: str, params: Any, ctx: RequestContext) -> tuple[str, ...]:
 def _envelope(revision: Revision, typed_meta: type, params: Any) -> RequestEnvelope:
     """What a stateless request's decoded ``_meta`` says of its sender."""
     meta = getattr(params, "meta", UNSET)
-    if not isinstance(meta, dict) and not isinstance(meta, Mapping):  # the first test spares the ABC's
+    if not isinstance(meta, dict) and not isinstance(
+        meta, Mapping
+    ):  # the first test spares the ABC's
         raise McpError(jsonrpc.INVALID_PARAMS, "Invalid params: `_meta` is required")
-    capabilities, info, level = meta.get(CAPABILITIES_KEY, UNSET), meta.get(CLIENT_INFO_KEY), meta.get(LOG_LEVEL_KEY)
+    capabilities, info, level = (
+        meta.get(CAPABILITIES_KEY, UNSET),
+        meta.get(CLIENT_INFO_KEY),
+        meta.get(LOG_LEVEL_KEY),
+    )
     if capabilities is UNSET:
-        raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{CAPABILITIES_KEY}` is required")
+        raise McpError(
+            jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{CAPABILITIES_KEY}` is required"
+        )
     if not isinstance(meta, typed_meta):
         # Params typed with a looser _meta (an extension's): check what the revision's type checks.
-        capabilities = _convert_meta(capabilities, revision.type("ClientCapabilities"), CAPABILITIES_KEY)
+        capabilities = _convert_meta(
+            capabilities, revision.type("ClientCapabilities"), CAPABILITIES_KEY
+        )
         if info is not None:
             info = _convert_meta(info, revision.type("Implementation"), CLIENT_INFO_KEY)
         if level is not None and level not in LOG_LEVELS:
-            raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: unknown log level at `_meta.{LOG_LEVEL_KEY}`")
+            raise McpError(
+                jsonrpc.INVALID_PARAMS,
+                f"Invalid params: unknown log level at `_meta.{LOG_LEVEL_KEY}`",
+            )
     return RequestEnvelope(revision.version, capabilities, info, level)
 
 
@@ -482,11 +552,22 @@ def _with_server_info(result: Any, info: dict[str, Any]) -> Any:
         meta = getattr(result, "meta", None)
         if meta is None:
             return result
-        merged = {SERVER_INFO_KEY: info, **meta} if meta is not UNSET and isinstance(meta, Mapping) else {SERVER_INFO_KEY: info}
+        merged = (
+            {SERVER_INFO_KEY: info, **meta}
+            if meta is not UNSET and isinstance(meta, Mapping)
+            else {SERVER_INFO_KEY: info}
+        )
         return msgspec.structs.replace(result, meta=merged)
     if isinstance(result, dict):
         meta = result.get("_meta")
-        return {**result, "_meta": {SERVER_INFO_KEY: info, **meta} if isinstance(meta, Mapping) else {SERVER_INFO_KEY: info}}
+        return {
+            **result,
+            "_meta": (
+                {SERVER_INFO_KEY: info, **meta}
+                if isinstance(meta, Mapping)
+                else {SERVER_INFO_KEY: info}
+            ),
+        }
     return result
 
 
@@ -494,7 +575,12 @@ class ServerSession(Session):
     """A server's side of one connection: lifecycle first, then the handlers."""
 
     def __init__(
-        self, server: Server, transport: Transport, *, stateless: bool = False, version: str | None = None
+        self,
+        server: Server,
+        transport: Transport,
+        *,
+        stateless: bool = False,
+        version: str | None = None,
     ) -> None:
         """``stateless``: serve every request by its own ``_meta`` from the
         start (a transport that already knows, such as one HTTP request).
@@ -505,11 +591,18 @@ class ServerSession(Session):
         self._server_router.modern = stateless and bool(server.modern_versions)
         if version is not None and version in server.modern_versions:
             self._server_router.known_version = version
-        super().__init__(transport, self._server_router, protocol_version="", default_timeout=server.default_timeout)
+        super().__init__(
+            transport,
+            self._server_router,
+            protocol_version="",
+            default_timeout=server.default_timeout,
+        )
         self.client_capabilities: Any = None
         self.client_info: Any = None
         self.declared_capabilities: Any = None
-        self._initialized: asyncio.Event | None = None  # made when first asked for (never, per 2026-07-28 request)
+        self._initialized: asyncio.Event | None = (
+            None  # made when first asked for (never, per 2026-07-28 request)
+        )
         self._owner: str | None = None
 
     @property
@@ -540,7 +633,9 @@ class ServerSession(Session):
             # A server of stateless revisions only judges each request by its own _meta.
             self._server_router.modern = True
         else:
-            self._server_router.adopt(version if version in self.server.versions else max(self.server.versions))
+            self._server_router.adopt(
+                version if version in self.server.versions else max(self.server.versions)
+            )
         self.initialized.set()
 
 
@@ -583,7 +678,9 @@ class _ServerRouter:
             return route
         if method == "initialize" and self.server.initialize_spec is not None:
             if self.revision is not None:
-                raise McpError(jsonrpc.INVALID_REQUEST, "Invalid request: the session is already initialized")
+                raise McpError(
+                    jsonrpc.INVALID_REQUEST, "Invalid request: the session is already initialized"
+                )
             return (self.server.initialize_spec, self._initialize)
         if self.revision is None:
             raise McpError(jsonrpc.INVALID_REQUEST, f"Invalid request: {method} before initialize")
@@ -618,11 +715,15 @@ class _ServerRouter:
                 )
             return
         if self.revision is None:
-            raise McpError(jsonrpc.INVALID_REQUEST, f"cannot send {spec.method} before the session is initialized")
+            raise McpError(
+                jsonrpc.INVALID_REQUEST,
+                f"cannot send {spec.method} before the session is initialized",
+            )
         negotiated = self.revision.all_methods.get(spec.method)
         if negotiated is None or negotiated.direction == "client_to_server":
             raise McpError(
-                jsonrpc.METHOD_NOT_FOUND, f"{spec.method} is not part of protocol revision {self.revision.version}"
+                jsonrpc.METHOD_NOT_FOUND,
+                f"{spec.method} is not part of protocol revision {self.revision.version}",
             )
         if negotiated.capability and not lifecycle.has_capability(
             self.session.client_capabilities, negotiated.capability
@@ -650,11 +751,19 @@ class _ServerRouter:
         revision, handlers, handler_revision = self.revision, self.handlers, self.handler_revision
         assert revision is not None
         declared = lifecycle.capabilities(
-            handlers, _BASE, handler_revision, "CLIENT_REQUESTS", {"logging": {}, **self.server.extra_capabilities}
+            handlers,
+            _BASE,
+            handler_revision,
+            "CLIENT_REQUESTS",
+            {"logging": {}, **self.server.extra_capabilities},
         )
         self.session.declared_capabilities = declared
         self.server._legacy_sessions.add(self.session)
-        result: dict[str, Any] = {"protocolVersion": version, "capabilities": declared, "serverInfo": self.server.info}
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": declared,
+            "serverInfo": self.server.info,
+        }
         if self.server.instructions is not None:
             result["instructions"] = self.server.instructions
         return codec.convert(result, revision.type("InitializeResult"))

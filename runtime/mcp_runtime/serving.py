@@ -130,8 +130,12 @@ async def _serve_granian(app: App, host: str, port: int, log_level: str) -> None
         from granian.log import LogLevels
         from granian.server.embed import Server as Granian
     except ImportError:
-        raise RuntimeError("serving with granian needs the granian extra: pip install 'mcp-codegen[granian]'") from None
-    server = Granian(app, address=host, port=port, interface=Interfaces.ASGI, log_level=LogLevels(log_level))
+        raise RuntimeError(
+            "serving with granian needs the granian extra: pip install 'mcp-codegen[granian]'"
+        ) from None
+    server = Granian(
+        app, address=host, port=port, interface=Interfaces.ASGI, log_level=LogLevels(log_level)
+    )
     # The embedded server leaves signals to its host: stop gracefully (lifespan shutdown) on either.
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -39,7 +39,9 @@ R = TypeVar("R")
 logger = logging.getLogger("mcp_runtime.session")
 
 # The incoming request whose handler is running: what it sends is related to it.
-_current_request: contextvars.ContextVar[RequestId | None] = contextvars.ContextVar("mcp_request", default=None)
+_current_request: contextvars.ContextVar[RequestId | None] = contextvars.ContextVar(
+    "mcp_request", default=None
+)
 
 # A handler returns an awaitable (run as its own task) or, for the few that
 # must be answered before the next message is read, the result itself.
@@ -53,7 +55,9 @@ class Transport(Protocol):
     async def read(self) -> bytes | None:
         """The next message, or None once the peer has gone."""
 
-    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+    def write(
+        self, message: bytes, related: RequestId | None = None, response: bool = False
+    ) -> None:
         """Queue one message for sending; never blocks.
 
         ``related`` is the id of the incoming request the message belongs to
@@ -79,7 +83,13 @@ class RequestEnvelope:
 
     __slots__ = ("protocol_version", "client_capabilities", "client_info", "log_level")
 
-    def __init__(self, protocol_version: str, client_capabilities: Any, client_info: Any, log_level: str | None) -> None:
+    def __init__(
+        self,
+        protocol_version: str,
+        client_capabilities: Any,
+        client_info: Any,
+        log_level: str | None,
+    ) -> None:
         self.protocol_version = protocol_version
         self.client_capabilities = client_capabilities
         self.client_info = client_info
@@ -107,6 +117,7 @@ class Router(Protocol):
 
 
 # -------------------------------------------------------------- runtime-owned messages
+
 
 class _ProgressMeta(msgspec.Struct):
     progressToken: str | int | UnsetType = UNSET
@@ -206,7 +217,11 @@ class RequestContext:
 
     @classmethod
     def on_demand(
-        cls, summon: Callable[[], Session], request_id: RequestId, progress_token: str | int | None, principal: Any
+        cls,
+        summon: Callable[[], Session],
+        request_id: RequestId,
+        progress_token: str | int | None,
+        principal: Any,
     ) -> RequestContext:
         """The context of a request served with no session yet: ``summon()``
         makes it (once; later calls return the same) when the handler first
@@ -243,7 +258,11 @@ class RequestContext:
 
     @property
     def protocol_version(self) -> str:
-        return self._envelope.protocol_version if self._envelope is not None else self.peer.protocol_version
+        return (
+            self._envelope.protocol_version
+            if self._envelope is not None
+            else self.peer.protocol_version
+        )
 
     @property
     def modern(self) -> bool:
@@ -267,9 +286,18 @@ class RequestContext:
 
     def described(self, envelope: RequestEnvelope) -> RequestContext:
         """This context for a request that describes its sender (2026-07-28 on)."""
-        return RequestContext._of(self._session, self._summon, self._request_id, self._progress_token, envelope, self._principal)
+        return RequestContext._of(
+            self._session,
+            self._summon,
+            self._request_id,
+            self._progress_token,
+            envelope,
+            self._principal,
+        )
 
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         if self._progress_token is None:
             return
         params: dict[str, Any] = {"progressToken": self._progress_token, "progress": progress}
@@ -328,11 +356,15 @@ class Session:
         self._typed: dict[RequestId, JsonDecoder] = {}
         self._progress: dict[str | int, ProgressCallback] = {}
         self._progress_tasks: dict[str | int, asyncio.Task[None]] = {}
-        self._progress_waiting: dict[str | int, int] = {}  # async progress callbacks not yet finished, by token
+        self._progress_waiting: dict[str | int, int] = (
+            {}
+        )  # async progress callbacks not yet finished, by token
         self._in_flight: dict[RequestId, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed: str | None = None  # why, once closed (the error is made where it is raised)
-        self._closed_event: asyncio.Event | None = None  # made when asked for: most sessions never are
+        self._closed_event: asyncio.Event | None = (
+            None  # made when asked for: most sessions never are
+        )
         self._reader: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop its handlers run on
 
@@ -357,7 +389,9 @@ class Session:
         finally:
             reason = getattr(self.transport, "closed_reason", None)
             detail = reason() if reason is not None else None
-            self.shut_down(f"Connection closed: {detail}" if detail else "Connection closed by peer")
+            self.shut_down(
+                f"Connection closed: {detail}" if detail else "Connection closed by peer"
+            )
 
     def feed(self, data: bytes) -> None:
         """Dispatch one message that came by other means than ``transport.read``
@@ -467,7 +501,9 @@ class Session:
         self.router.check_outgoing(spec)
         raw_params = encode(params) if params is not None else None
         result_decoder = decoder(spec.result)
-        raw = await self._call(spec.method, raw_params, timeout, on_progress, result_decoder, request_id)
+        raw = await self._call(
+            spec.method, raw_params, timeout, on_progress, result_decoder, request_id
+        )
         if isinstance(raw, _Decoded):
             return cast(R, raw.value)
         try:
@@ -477,11 +513,13 @@ class Session:
                 result = decode_lenient(raw, spec.result)
             except msgspec.ValidationError:
                 raise McpError(
-                    jsonrpc.INTERNAL_ERROR, f"invalid result for {spec.method}: {_join_paths(str(error))}"
+                    jsonrpc.INTERNAL_ERROR,
+                    f"invalid result for {spec.method}: {_join_paths(str(error))}",
                 ) from None
         except jsonrpc.UNDECODABLE as error:
             raise McpError(
-                jsonrpc.PARSE_ERROR, f"invalid result for {spec.method}: {jsonrpc.parse_error_message(error)}"
+                jsonrpc.PARSE_ERROR,
+                f"invalid result for {spec.method}: {jsonrpc.parse_error_message(error)}",
             ) from None
         return result
 
@@ -520,18 +558,24 @@ class Session:
         if on_progress is not None:
             self._progress[request_id] = on_progress
             params = _with_progress_token(params, request_id)
-        timeout = self.default_timeout if timeout is None else None if timeout == math.inf else timeout
+        timeout = (
+            self.default_timeout if timeout is None else None if timeout == math.inf else timeout
+        )
         try:
             # The timeout covers the wait to send (a peer that stops reading
             # blocks drain()) as well as the wait for the response.
             async with asyncio.timeout(timeout) if timeout is not None else _NO_TIMEOUT:
-                self.transport.write(jsonrpc.request_bytes(request_id, method, params), _current_request.get())
+                self.transport.write(
+                    jsonrpc.request_bytes(request_id, method, params), _current_request.get()
+                )
                 await self.transport.drain()
                 outcome = await future
         except TimeoutError:
             if method != "initialize":  # which the spec forbids cancelling
                 self._send_cancelled(request_id, "Request timed out")
-            raise McpError(jsonrpc.REQUEST_TIMEOUT, f"{method} timed out after {timeout} s") from None
+            raise McpError(
+                jsonrpc.REQUEST_TIMEOUT, f"{method} timed out after {timeout} s"
+            ) from None
         except asyncio.CancelledError:
             if self._closed is None and method != "initialize":
                 self._send_cancelled(request_id, "Request cancelled")
@@ -554,7 +598,9 @@ class Session:
 
     async def notify(self, spec: MethodSpec[P, None], params: P | None) -> None:
         self.router.check_outgoing(spec)
-        await self.send_raw_notification(spec.method, encode(params) if params is not None else None)
+        await self.send_raw_notification(
+            spec.method, encode(params) if params is not None else None
+        )
 
     async def send_raw_notification(self, method: str, params: bytes | None) -> None:
         if self._closed is not None:
@@ -565,11 +611,18 @@ class Session:
     def _send_cancelled(self, request_id: RequestId, reason: str) -> None:
         if self._closed is None:
             params = encode({"requestId": request_id, "reason": reason})
-            self.transport.write(jsonrpc.notification_bytes("notifications/cancelled", params), _current_request.get())
+            self.transport.write(
+                jsonrpc.notification_bytes("notifications/cancelled", params),
+                _current_request.get(),
+            )
 
-    def _send_error(self, request_id: RequestId | None, code: int, message: str, data: Any = None) -> None:
+    def _send_error(
+        self, request_id: RequestId | None, code: int, message: str, data: Any = None
+    ) -> None:
         if self._closed is None:
-            self.transport.write(jsonrpc.error_bytes(request_id, code, message, data), request_id, True)
+            self.transport.write(
+                jsonrpc.error_bytes(request_id, code, message, data), request_id, True
+            )
 
     # ------------------------------------------------------------ receiving
 
@@ -586,7 +639,9 @@ class Session:
             elif data.lstrip()[:1] == b"[":
                 self._dispatch_batch(data)
             else:
-                self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: not a JSON-RPC message")
+                self._send_error(
+                    None, jsonrpc.INVALID_REQUEST, "Invalid request: not a JSON-RPC message"
+                )
             return
         except jsonrpc.UNDECODABLE as error:
             self._refuse(data, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error))
@@ -629,20 +684,32 @@ class Session:
         the error under a null id."""
         members = jsonrpc.top_level_members(data)
         request_id = jsonrpc.request_id_of(members)
-        if "method" not in members and request_id is not None and ("result" in members or "error" in members):
-            self._on_response(request_id, ErrorObject(code, f"{message} (in the response to this request)"))
+        if (
+            "method" not in members
+            and request_id is not None
+            and ("result" in members or "error" in members)
+        ):
+            self._on_response(
+                request_id, ErrorObject(code, f"{message} (in the response to this request)")
+            )
             return
         self._send_error(request_id if "method" in members else None, code, message)
 
     def _dispatch_batch(self, data: bytes) -> None:
         if self.router.modern or not lifecycle.allows_batches(self.protocol_version):
             # Refused before decoding: one batch would otherwise start a handler per member.
-            self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: this protocol revision has no JSON-RPC batches")
+            self._send_error(
+                None,
+                jsonrpc.INVALID_REQUEST,
+                "Invalid request: this protocol revision has no JSON-RPC batches",
+            )
             return
         try:
             batch = jsonrpc.decode_batch(data)
         except msgspec.ValidationError:
-            self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: not a JSON-RPC message")
+            self._send_error(
+                None, jsonrpc.INVALID_REQUEST, "Invalid request: not a JSON-RPC message"
+            )
             return
         except jsonrpc.UNDECODABLE as error:
             self._send_error(None, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error))
@@ -657,10 +724,15 @@ class Session:
         request_id = envelope.id
         if envelope.jsonrpc != "2.0":
             problem = '"jsonrpc" must be "2.0"'
-            if envelope.method is UNSET and request_id is not UNSET and request_id is not None and (
-                envelope.result is not UNSET or envelope.error is not UNSET
+            if (
+                envelope.method is UNSET
+                and request_id is not UNSET
+                and request_id is not None
+                and (envelope.result is not UNSET or envelope.error is not UNSET)
             ):  # a response: never answered, as in _refuse
-                self._on_response(request_id, ErrorObject(jsonrpc.INVALID_REQUEST, f"Invalid response: {problem}"))
+                self._on_response(
+                    request_id, ErrorObject(jsonrpc.INVALID_REQUEST, f"Invalid response: {problem}")
+                )
                 return
             reply_to = None if request_id is UNSET else request_id
             self._send_error(reply_to, jsonrpc.INVALID_REQUEST, f"Invalid request: {problem}")
@@ -669,7 +741,9 @@ class Session:
             if request_id is UNSET:
                 self._on_notification(envelope.method, envelope.params)
             elif request_id is None:
-                self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: id must not be null")
+                self._send_error(
+                    None, jsonrpc.INVALID_REQUEST, "Invalid request: id must not be null"
+                )
             else:
                 self._on_request(request_id, envelope.method, envelope.params, data)
         elif request_id is not UNSET and request_id is not None:
@@ -678,11 +752,17 @@ class Session:
             elif envelope.result is not UNSET:
                 self._on_response(request_id, envelope.result)
             else:
-                self._send_error(request_id, jsonrpc.INVALID_REQUEST, "Invalid request: no method, result or error")
+                self._send_error(
+                    request_id,
+                    jsonrpc.INVALID_REQUEST,
+                    "Invalid request: no method, result or error",
+                )
         elif envelope.error is not UNSET:
             logger.warning("peer reported an error: %s", quoted(envelope.error.message))
         else:
-            self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: no method, result or error")
+            self._send_error(
+                None, jsonrpc.INVALID_REQUEST, "Invalid request: no method, result or error"
+            )
 
     def _on_response(self, request_id: RequestId, outcome: msgspec.Raw | ErrorObject) -> None:
         future = self._pending.get(request_id)
@@ -716,18 +796,32 @@ class Session:
         None when the response (an error, the result of a plain-function
         handler) is written already."""
         if request_id in self._in_flight:
-            self._send_error(request_id, jsonrpc.INVALID_REQUEST, f"Invalid request: id {request_id!r} is already in use")
+            self._send_error(
+                request_id,
+                jsonrpc.INVALID_REQUEST,
+                f"Invalid request: id {request_id!r} is already in use",
+            )
             return None
         if method == "ping" and not self.router.modern:
             try:
                 if params is not UNSET:
-                    _meta_decoder.decode(params)  # ping's params are RequestParams: only _meta is typed
+                    _meta_decoder.decode(
+                        params
+                    )  # ping's params are RequestParams: only _meta is typed
             except msgspec.ValidationError as error:
-                self._send_error(request_id, jsonrpc.INVALID_PARAMS, f"Invalid params for ping: {_join_paths(str(error))}")
+                self._send_error(
+                    request_id,
+                    jsonrpc.INVALID_PARAMS,
+                    f"Invalid params for ping: {_join_paths(str(error))}",
+                )
             except jsonrpc.UNDECODABLE as error:
-                self._send_error(request_id, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error))
+                self._send_error(
+                    request_id, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error)
+                )
             else:
-                self.transport.write(jsonrpc.result_bytes(request_id, _EMPTY_OBJECT), request_id, True)
+                self.transport.write(
+                    jsonrpc.result_bytes(request_id, _EMPTY_OBJECT), request_id, True
+                )
             return None
         try:
             spec, handler = self.router.route_request(method, params)
@@ -735,14 +829,24 @@ class Session:
         except McpError as error:
             self._send_error(request_id, error.code, error.message, error.data)
             return None
-        outcome = _call_handler(request_id, spec, handler, decoded, RequestContext(self, request_id, _token_of(params, data)))
+        outcome = _call_handler(
+            request_id,
+            spec,
+            handler,
+            decoded,
+            RequestContext(self, request_id, _token_of(params, data)),
+        )
         if isinstance(outcome, bytes):
             self.transport.write(outcome, request_id, True)
             return None
         return spec, outcome
 
     def take_started(
-        self, request_id: RequestId, spec: MethodSpec[Any, Any], started: Awaitable[Any], task: asyncio.Task[Any]
+        self,
+        request_id: RequestId,
+        spec: MethodSpec[Any, Any],
+        started: Awaitable[Any],
+        task: asyncio.Task[Any],
     ) -> Coroutine[Any, Any, None]:
         """take_request for a request begun by ``first_step`` whose handler
         waits: ``started`` carries the handler on, and the coroutine returned
@@ -751,7 +855,9 @@ class Session:
         self._in_flight[request_id] = task
         return self._answer(request_id, spec, started)
 
-    async def _answer(self, request_id: RequestId, spec: MethodSpec[Any, Any], outcome: Awaitable[Any]) -> None:
+    async def _answer(
+        self, request_id: RequestId, spec: MethodSpec[Any, Any], outcome: Awaitable[Any]
+    ) -> None:
         _current_request.set(request_id)  # the answering task's own context
         try:
             result = await outcome
@@ -784,11 +890,15 @@ class Session:
             logger.warning("dropping %s: %s", quoted(method), quoted(error.message))
             return
         context = RequestContext(self, None, None)  # now, while its message is the one read
-        task = asyncio.get_running_loop().create_task(self._notify_handler(spec, handler, decoded, context))
+        task = asyncio.get_running_loop().create_task(
+            self._notify_handler(spec, handler, decoded, context)
+        )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _notify_handler(self, spec: MethodSpec[Any, Any], handler: Handler, params: Any, context: RequestContext) -> None:
+    async def _notify_handler(
+        self, spec: MethodSpec[Any, Any], handler: Handler, params: Any, context: RequestContext
+    ) -> None:
         try:
             await handler(params, context)
         except Exception:
@@ -880,7 +990,11 @@ def first_step(
 
 
 def _call_handler(
-    request_id: RequestId, spec: MethodSpec[Any, Any], handler: Handler, params: Any, context: RequestContext
+    request_id: RequestId,
+    spec: MethodSpec[Any, Any],
+    handler: Handler,
+    params: Any,
+    context: RequestContext,
 ) -> bytes | Awaitable[Any]:
     """What the handler returned, to await; or the response when it is
     known already: the error the handler raised, or a plain function's result."""
@@ -912,10 +1026,17 @@ def _error_message(request_id: RequestId, spec: MethodSpec[Any, Any], error: Exc
     if isinstance(error, McpError):
         return jsonrpc.error_bytes(request_id, error.code, error.message, error.data)
     if isinstance(error, HandlerNotImplemented):
-        return jsonrpc.error_bytes(request_id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {spec.method}")
+        return jsonrpc.error_bytes(
+            request_id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {spec.method}"
+        )
     if isinstance(error, InsufficientScope):
         data = {"error": "insufficient_scope", "scope": " ".join(error.required)}
-        return jsonrpc.error_bytes(request_id, jsonrpc.INSUFFICIENT_SCOPE, f"Insufficient scope: {spec.method} needs {data['scope']}", data)
+        return jsonrpc.error_bytes(
+            request_id,
+            jsonrpc.INSUFFICIENT_SCOPE,
+            f"Insufficient scope: {spec.method} needs {data['scope']}",
+            data,
+        )
     logger.error("handler for %s failed", spec.method, exc_info=error)
     return jsonrpc.error_bytes(request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
 
@@ -934,12 +1055,18 @@ def _decode_params(spec: MethodSpec[Any, Any], params: msgspec.Raw | UnsetType) 
         return None
     raw = _EMPTY_OBJECT if params is UNSET else params
     if params is UNSET and spec.params_required:
-        raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params for {spec.method}: params are required")
+        raise McpError(
+            jsonrpc.INVALID_PARAMS, f"Invalid params for {spec.method}: params are required"
+        )
     try:
         return decoder(spec.params).decode(raw)
     except msgspec.ValidationError as error:
-        raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params for {spec.method}: {_join_paths(str(error))}") from None
-    except jsonrpc.UNDECODABLE as error:  # params Raw skipped are JSON, but maybe not UTF-8, or too deep to decode
+        raise McpError(
+            jsonrpc.INVALID_PARAMS, f"Invalid params for {spec.method}: {_join_paths(str(error))}"
+        ) from None
+    except (
+        jsonrpc.UNDECODABLE
+    ) as error:  # params Raw skipped are JSON, but maybe not UTF-8, or too deep to decode
         raise McpError(jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error)) from None
 
 
@@ -961,5 +1088,7 @@ def _with_progress_token(params: bytes | None, token: RequestId) -> bytes:
     if not isinstance(value, dict):
         value = {}
     meta = value.get("_meta")
-    value["_meta"] = {**meta, "progressToken": token} if isinstance(meta, dict) else {"progressToken": token}
+    value["_meta"] = (
+        {**meta, "progressToken": token} if isinstance(meta, dict) else {"progressToken": token}
+    )
     return encode(value)

@@ -31,12 +31,12 @@ from .streamable_http import (
     Receive,
     Scope,
     Send,
+    _body_refused,
     _headers,
     _host_allowed,
     _json_error,
     _origin_allowed,
     _plain,
-    _body_refused,
     _probe,
     _requests_in,
     send_answer,
@@ -56,7 +56,9 @@ class LegacySSETransport:
     queue grow without end. Past it the session ends, with a logged error.
     """
 
-    def __init__(self, max_pending: int = DEFAULT_MAX_STREAM_BUFFER, owner: str | None = None) -> None:
+    def __init__(
+        self, max_pending: int = DEFAULT_MAX_STREAM_BUFFER, owner: str | None = None
+    ) -> None:
         # Each message with the principal its POST was authenticated with.
         self.incoming: asyncio.Queue[tuple[bytes, Principal | None] | None] = asyncio.Queue()
         self.principal: Principal | None = None  # that of the message read last
@@ -76,7 +78,9 @@ class LegacySSETransport:
         message, self.principal = item
         return message
 
-    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+    def write(
+        self, message: bytes, related: RequestId | None = None, response: bool = False
+    ) -> None:
         if self.closed:
             return
         if self.pending > self.max_pending:  # one message, however large, never trips it by itself
@@ -149,7 +153,9 @@ class LegacySSEApp:
         self.sse_path = sse_path
         self.message_path = message_path
         self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
-        self.allowed_origins = None if allowed_origins is None else {o.lower().rstrip("/") for o in allowed_origins}
+        self.allowed_origins = (
+            None if allowed_origins is None else {o.lower().rstrip("/") for o in allowed_origins}
+        )
         self.max_body_size = max_body_size
         self.max_stream_buffer = max_stream_buffer
         self.sessions: dict[str, LegacySSETransport] = {}
@@ -188,12 +194,16 @@ class LegacySSEApp:
         else:
             await _plain(send, 404, "Not Found")
 
-    async def _stream(self, scope: Scope, receive: Receive, send: Send, principal: Principal | None) -> None:
+    async def _stream(
+        self, scope: Scope, receive: Receive, send: Send, principal: Principal | None
+    ) -> None:
         if len(self.sessions) >= self.max_sessions:
             await _plain(send, 503, "Service Unavailable: too many sessions")
             return
         session_id = secrets.token_hex(16)  # 128 bits from the OS CSPRNG
-        transport = LegacySSETransport(self.max_stream_buffer, principal.key if principal is not None else None)
+        transport = LegacySSETransport(
+            self.max_stream_buffer, principal.key if principal is not None else None
+        )
         session = ServerSession(self.server, transport)
         transport.session = session
         runner = asyncio.get_running_loop().create_task(session.run())
@@ -205,10 +215,15 @@ class LegacySSEApp:
                 {
                     "type": "http.response.start",
                     "status": 200,
-                    "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
+                    "headers": [
+                        (b"content-type", b"text/event-stream"),
+                        (b"cache-control", b"no-cache"),
+                    ],
                 }
             )
-            endpoint = f"event: endpoint\ndata: {root}{self.message_path}?session_id={session_id}\n\n"
+            endpoint = (
+                f"event: endpoint\ndata: {root}{self.message_path}?session_id={session_id}\n\n"
+            )
             await send({"type": "http.response.body", "body": endpoint.encode(), "more_body": True})
             while True:
                 message = await next_or_gone(transport.outgoing, watch)
@@ -226,7 +241,9 @@ class LegacySSEApp:
             await session.close()
             runner.cancel()
 
-    async def _message(self, scope: Scope, receive: Receive, send: Send, principal: Principal | None) -> None:
+    async def _message(
+        self, scope: Scope, receive: Receive, send: Send, principal: Principal | None
+    ) -> None:
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         session_id = (query.get("session_id") or [""])[0]
         transport = self.sessions.get(session_id)
@@ -249,9 +266,17 @@ class LegacySSEApp:
                 await send_answer(send, refusal)
                 return
         # Handlers still running, and messages not yet read (each may be a request).
-        running = transport.incoming.qsize() + (len(transport.session._in_flight) if transport.session is not None else 0)
+        running = transport.incoming.qsize() + (
+            len(transport.session._in_flight) if transport.session is not None else 0
+        )
         if running + _requests_in(body) > self.max_concurrent_requests:
-            await _json_error(send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this session")
+            await _json_error(
+                send,
+                429,
+                None,
+                jsonrpc.INVALID_REQUEST,
+                "Too many requests in flight for this session",
+            )
             return
         transport.incoming.put_nowait((body, principal))
         await _plain(send, 202, "Accepted")

@@ -107,15 +107,31 @@ class StreamTransport:
         members = jsonrpc.top_level_members(head)
         request_id = jsonrpc.request_id_of(members)
         problem = f"message larger than {self._max} bytes (max_message_size)"
-        if "method" not in members and request_id is not None and ("result" in members or "error" in members):
+        if (
+            "method" not in members
+            and request_id is not None
+            and ("result" in members or "error" in members)
+        ):
             logger.error("dropping the response to request %s: %s", quoted(request_id), problem)
-            return jsonrpc.error_bytes(request_id, jsonrpc.INVALID_REQUEST, f"Invalid response: {problem}; it was dropped")
+            return jsonrpc.error_bytes(
+                request_id, jsonrpc.INVALID_REQUEST, f"Invalid response: {problem}; it was dropped"
+            )
         reply_to = request_id if "method" in members else None
-        logger.error("dropping a %s (%s)", problem, f"request {quoted(reply_to)}" if reply_to is not None else "no request id")
-        self.write(jsonrpc.error_bytes(reply_to, jsonrpc.INVALID_REQUEST, f"Invalid request: {problem}"), reply_to, True)
+        logger.error(
+            "dropping a %s (%s)",
+            problem,
+            f"request {quoted(reply_to)}" if reply_to is not None else "no request id",
+        )
+        self.write(
+            jsonrpc.error_bytes(reply_to, jsonrpc.INVALID_REQUEST, f"Invalid request: {problem}"),
+            reply_to,
+            True,
+        )
         return None
 
-    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+    def write(
+        self, message: bytes, related: RequestId | None = None, response: bool = False
+    ) -> None:
         if self._closed or self._writer.is_closing():
             return
         waiting = self._writer.transport.get_write_buffer_size()
@@ -134,7 +150,9 @@ class StreamTransport:
         reading ends as if the peer had gone."""
         self._closed = True
         self._writer.transport.abort()
-        self._reader.set_exception(ConnectionResetError("connection dropped: the peer is not reading"))
+        self._reader.set_exception(
+            ConnectionResetError("connection dropped: the peer is not reading")
+        )
 
     def close_request_stream(self, request_id: RequestId) -> None:
         return None  # one stream for everything: nothing to close early
@@ -165,10 +183,14 @@ def configure_stdio_logging(level: int = logging.INFO) -> None:
     """Send logging to stderr, unless the application configured it already."""
     root = logging.getLogger()
     if not root.handlers:
-        logging.basicConfig(stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s")
+        logging.basicConfig(
+            stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s"
+        )
 
 
-async def process_stdio(max_message_size: int = MAX_MESSAGE_SIZE, max_buffered: int = MAX_BUFFERED) -> StreamTransport:
+async def process_stdio(
+    max_message_size: int = MAX_MESSAGE_SIZE, max_buffered: int = MAX_BUFFERED
+) -> StreamTransport:
     """A transport over this process's stdin and stdout (see StreamTransport for the limits).
 
     The protocol keeps its own copy of stdout; ``sys.stdout`` and file
@@ -193,7 +215,9 @@ async def process_stdio(max_message_size: int = MAX_MESSAGE_SIZE, max_buffered: 
         writer = asyncio.StreamWriter(transport, protocol, None, loop)
     except ValueError:  # stdout is a regular file: asyncio only streams to pipes
         writer = _FileWriter(protocol_out)
-    return StreamTransport(reader, writer, max_message_size=max_message_size, max_buffered=max_buffered)
+    return StreamTransport(
+        reader, writer, max_message_size=max_message_size, max_buffered=max_buffered
+    )
 
 
 class _FileWriter:
@@ -258,7 +282,9 @@ class ProcessTransport(StreamTransport):
         max_buffered: int = MAX_BUFFERED,
     ) -> None:
         assert process.stdout is not None and process.stdin is not None
-        super().__init__(process.stdout, process.stdin, max_message_size=limit, max_buffered=max_buffered)
+        super().__init__(
+            process.stdout, process.stdin, max_message_size=limit, max_buffered=max_buffered
+        )
         self.process = process
         self.parameters = parameters
 
@@ -311,7 +337,9 @@ class ProcessTransport(StreamTransport):
             return
         timeout = self.parameters.terminate_timeout
         try:
-            await asyncio.wait_for(process.wait(), timeout)  # its stdin is closed: a server ends by itself
+            await asyncio.wait_for(
+                process.wait(), timeout
+            )  # its stdin is closed: a server ends by itself
             return
         except asyncio.TimeoutError:
             pass
@@ -370,7 +398,9 @@ _OWN_PROCESS_GROUP = os.name == "posix"
 
 
 async def spawn(
-    parameters: StdioServerParameters, max_message_size: int = MAX_MESSAGE_SIZE, max_buffered: int = MAX_BUFFERED
+    parameters: StdioServerParameters,
+    max_message_size: int = MAX_MESSAGE_SIZE,
+    max_buffered: int = MAX_BUFFERED,
 ) -> ProcessTransport:
     """Start the server process and return a transport to it."""
     env = dict(os.environ) if parameters.inherit_env else {}

@@ -50,7 +50,9 @@ def one_pass() -> Generator[None, None, None]:
 
 
 @types.coroutine
-def resumed(steps: Coroutine[Any, Any, T] | Generator[Any, Any, T], waiting_on: Any) -> Generator[Any, Any, T]:
+def resumed(
+    steps: Coroutine[Any, Any, T] | Generator[Any, Any, T], waiting_on: Any
+) -> Generator[Any, Any, T]:
     """Await ``steps`` (a coroutine, or an awaitable's ``__await__()``) from
     where its first step left it, waiting on ``waiting_on`` (what it yielded
     to the event loop); what it returns. As ``await`` would: what is sent in

@@ -48,9 +48,9 @@ import msgspec
 from . import http_headers, jsonrpc, lifecycle, ownership
 from .auth.principal import Principal
 from .disconnect import ClientWatch, Gone, SlowAnswers, next_or_gone
-from .limits import BodyBudget, BodyRefused, ClientKey, Quota, peer_key
 from .http_headers import InvalidAnnotation, ParamHeader
 from .jsonrpc import RequestId
+from .limits import BodyBudget, BodyRefused, ClientKey, Quota, peer_key
 from .queues import OneReaderQueue
 from .server import Server, ServerSession
 from .session import first_step
@@ -337,7 +337,9 @@ class HttpSessionTransport:
         self._history = history
         self._max_stream_buffer = max_stream_buffer
         self._by_request: dict[RequestId, EventStream] = {}
-        self._finished: deque[tuple[float, str]] = deque()  # (forget after, stream id), oldest first
+        self._finished: deque[tuple[float, str]] = (
+            deque()
+        )  # (forget after, stream id), oldest first
         self.streams: dict[str, EventStream] = {}
         self._stream_ids = itertools.count(1)
         self.standalone = EventStream("0", None, history, max_buffer=max_stream_buffer)
@@ -356,7 +358,9 @@ class HttpSessionTransport:
         message, self.principal = item
         return message
 
-    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+    def write(
+        self, message: bytes, related: RequestId | None = None, response: bool = False
+    ) -> None:
         stream = self._by_request.get(related) if related is not None else None
         if stream is None:
             if response and related is not None:
@@ -406,7 +410,9 @@ class HttpSessionTransport:
             cancelled = _cancelled.decode(message)
         except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
             return  # the session answers what it cannot read
-        if cancelled.method != "notifications/cancelled" or isinstance(cancelled.params, msgspec.UnsetType):
+        if cancelled.method != "notifications/cancelled" or isinstance(
+            cancelled.params, msgspec.UnsetType
+        ):
             return
         request_id = cancelled.params.requestId
         if isinstance(request_id, msgspec.UnsetType):
@@ -467,7 +473,9 @@ class HttpSessionTransport:
         return None
 
     def open_stream(self, request_ids: Iterable[RequestId], json: bool = False) -> EventStream:
-        stream = EventStream(self.new_stream_id(), set(request_ids), self._history, json, self._max_stream_buffer)
+        stream = EventStream(
+            self.new_stream_id(), set(request_ids), self._history, json, self._max_stream_buffer
+        )
         self.streams[stream.id] = stream
         for request_id in stream.expected or ():
             self._by_request[request_id] = stream
@@ -508,9 +516,13 @@ class HttpSession:
     ) -> None:
         self.id = session_id
         # Sent with each answer; encoded once, not per POST.
-        self.id_headers: tuple[tuple[bytes, bytes], ...] = ((b"mcp-session-id", session_id.encode()),) if session_id else ()
+        self.id_headers: tuple[tuple[bytes, bytes], ...] = (
+            ((b"mcp-session-id", session_id.encode()),) if session_id else ()
+        )
         self.owner = owner  # the key of the principal that opened it: only it may use it
-        self.transport = transport if transport is not None else HttpSessionTransport(history, max_stream_buffer)
+        self.transport = (
+            transport if transport is not None else HttpSessionTransport(history, max_stream_buffer)
+        )
         if session_id is not None:
             self.transport.owner = ownership.session_owner(session_id)
         self.session = ServerSession(server, self.transport)
@@ -520,13 +532,20 @@ class HttpSession:
         self.client = ""  # limits.peer_key (or the app's client_key) of whoever opened it
         self.used = False  # whether a request came after initialize
 
-    def feed(self, message: bytes, principal: Principal | None, probe: _Probe | None = None) -> None:
+    def feed(
+        self, message: bytes, principal: Principal | None, probe: _Probe | None = None
+    ) -> None:
         """Dispatch a POSTed message with requests now, in the POST's task: not
         queued for the session's reader (a task switch less per request).
         ``probe``: the message, a single request, as the POST decoded it
         (the session then skips its own pass over the envelope)."""
         self.transport.principal = principal
-        if probe is not None and probe.jsonrpc == "2.0" and isinstance(probe.method, str) and isinstance(probe.id, (str, int)):
+        if (
+            probe is not None
+            and probe.jsonrpc == "2.0"
+            and isinstance(probe.method, str)
+            and isinstance(probe.id, (str, int))
+        ):
             self.session.dispatch_request(probe.id, probe.method, probe.params, message)
             return
         self.session.feed(message)
@@ -603,7 +622,9 @@ class RequestTransport:
             await self._ended.wait()
         return None
 
-    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+    def write(
+        self, message: bytes, related: RequestId | None = None, response: bool = False
+    ) -> None:
         if self.closed or self.answered or (self.responses_only and not response):
             return
         if self.waiting > self.max_buffer:  # one message, however large, never trips it by itself
@@ -691,7 +712,12 @@ class _RequestPost:
         session = self.session
         if session is None:
             app = self.app
-            transport = RequestTransport(self.body, app.max_stream_buffer, responses_only=not self.takes_sse, principal=self.principal)
+            transport = RequestTransport(
+                self.body,
+                app.max_stream_buffer,
+                responses_only=not self.takes_sse,
+                principal=self.principal,
+            )
             session = ServerSession(app.server, transport, stateless=True, version=self.version)
             self.session, self.transport = session, transport
             if self.ended:
@@ -831,7 +857,9 @@ class StreamableHTTPApp:
         self.stateless = stateless
         self.json_response = json_response
         self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
-        self.allowed_origins = None if allowed_origins is None else {o.lower().rstrip("/") for o in allowed_origins}
+        self.allowed_origins = (
+            None if allowed_origins is None else {o.lower().rstrip("/") for o in allowed_origins}
+        )
         self.max_body_size = max_body_size
         self.max_concurrent_requests = max_concurrent_requests
         self.max_sessions = max_sessions
@@ -841,7 +869,9 @@ class StreamableHTTPApp:
         self.max_stream_buffer = max_stream_buffer
         self.sessions: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
-        self._requests: set[ServerSession] = set()  # the sessions of 2026-07-28 requests in flight that made one
+        self._requests: set[ServerSession] = (
+            set()
+        )  # the sessions of 2026-07-28 requests in flight that made one
         self._slow_answers = SlowAnswers()  # starts the client watches of answers still being made
         self.max_streams = max_streams
         self.client_key = client_key
@@ -853,7 +883,9 @@ class StreamableHTTPApp:
         self._session_quota = Quota(max_sessions_per_client)
         self._stream_quota = Quota(max_streams_per_client)
         self._request_quota = Quota(max_requests_per_client)  # 2026-07-28 requests in flight
-        self._unused: dict[str, None] = {}  # sessions with no request since initialize, oldest first
+        self._unused: dict[str, None] = (
+            {}
+        )  # sessions with no request since initialize, oldest first
         self._streams = 0  # long-lived streams open (GET streams, subscriptions/listen)
         self._listening = 0  # subscriptions/listen streams open
         self._requests_running = 0  # other 2026-07-28 requests in flight (places held)
@@ -915,7 +947,12 @@ class StreamableHTTPApp:
             await self._shared.start()
         method = scope["method"]
         if method in ("GET", "DELETE") and self._names_modern(headers):
-            await _plain(send, 405, "Method Not Allowed: MCP 2026-07-28 has neither GET streams nor sessions", [(b"allow", b"POST")])
+            await _plain(
+                send,
+                405,
+                "Method Not Allowed: MCP 2026-07-28 has neither GET streams nor sessions",
+                [(b"allow", b"POST")],
+            )
         elif method == "POST":
             await self._post(scope, receive, send, headers, principal)
         elif method == "GET":
@@ -958,7 +995,11 @@ class StreamableHTTPApp:
         and the version its ``_meta`` names (decoded once: reading it decodes
         ``_meta``); None for what belongs to a session or to the older
         revisions' stateless mode."""
-        if not self.server.modern_versions or "mcp-session-id" in headers or isinstance(probe, list):
+        if (
+            not self.server.modern_versions
+            or "mcp-session-id" in headers
+            or isinstance(probe, list)
+        ):
             return None
         if not isinstance(probe.method, str):
             return None
@@ -967,7 +1008,9 @@ class StreamableHTTPApp:
             return None
         fields = http_headers.mirrored_fields(probe.params)
         version = fields.version
-        if header is None and (not isinstance(version, str) or version in self.server.bindings.handshake_versions):
+        if header is None and (
+            not isinstance(version, str) or version in self.server.bindings.handshake_versions
+        ):
             # No header: a request of the older revisions (initialize among
             # them), unless its _meta says otherwise; an initialize that does
             # is refused as a method 2026-07-28 removed.
@@ -981,7 +1024,9 @@ class StreamableHTTPApp:
             return session.session.protocol_version
         return headers.get("mcp-protocol-version", DEFAULT_HEADER_VERSION).strip(" \t")
 
-    def _session_for(self, headers: dict[str, str], principal: Principal | None) -> tuple[HttpSession | None, int, str]:
+    def _session_for(
+        self, headers: dict[str, str], principal: Principal | None
+    ) -> tuple[HttpSession | None, int, str]:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             return None, 400, "Bad Request: Mcp-Session-Id header is required"
@@ -998,17 +1043,28 @@ class StreamableHTTPApp:
     # -------------------------------------------------------------- POST
 
     async def _post(
-        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], principal: Principal | None
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        principal: Principal | None,
     ) -> None:
         accept = headers.get("accept", "")
         takes_json = "application/json" in accept or "*/*" in accept
         takes_sse = "text/event-stream" in accept or "*/*" in accept
         if self._names_modern(headers):
             if not (takes_json or takes_sse):
-                await _plain(send, 406, "Not Acceptable: Accept must list application/json or text/event-stream")
+                await _plain(
+                    send,
+                    406,
+                    "Not Acceptable: Accept must list application/json or text/event-stream",
+                )
                 return
         elif not takes_json or not (takes_sse or self.json_response):
-            await _plain(send, 406, "Not Acceptable: Accept must list application/json and text/event-stream")
+            await _plain(
+                send, 406, "Not Acceptable: Accept must list application/json and text/event-stream"
+            )
             return
         if not headers.get("content-type", "").lower().startswith("application/json"):
             await _plain(send, 415, "Unsupported Media Type: Content-Type must be application/json")
@@ -1026,15 +1082,25 @@ class StreamableHTTPApp:
             if problem is not None:
                 await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, problem)
             else:
-                await _json_error(send, 400, None, jsonrpc.INVALID_REQUEST, "Invalid request: not a JSON-RPC message")
+                await _json_error(
+                    send,
+                    400,
+                    None,
+                    jsonrpc.INVALID_REQUEST,
+                    "Invalid request: not a JSON-RPC message",
+                )
             return
         except jsonrpc.UNDECODABLE as error:  # invalid JSON, invalid UTF-8, nested too deeply
-            await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error))
+            await _json_error(
+                send, 400, None, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error)
+            )
             return
         if self.auth is not None and principal is not None:
             sent = probe if isinstance(probe, list) else [probe]
             # A generator: nothing is gathered unless the app declares scopes by method.
-            refusal = self.auth.authorize(principal, ((i.method, i.params) for i in sent if isinstance(i.method, str)))
+            refusal = self.auth.authorize(
+                principal, ((i.method, i.params) for i in sent if isinstance(i.method, str))
+            )
             if refusal is not None:
                 await send_answer(send, refusal)
                 return
@@ -1043,27 +1109,59 @@ class StreamableHTTPApp:
             assert isinstance(probe, _Probe)
             fields, version = modern
             await self._post_modern(
-                probe, fields, version, body, headers, send, receive, takes_json, takes_sse, principal, scope
+                probe,
+                fields,
+                version,
+                body,
+                headers,
+                send,
+                receive,
+                takes_json,
+                takes_sse,
+                principal,
+                scope,
             )
             return
         items = probe if isinstance(probe, list) else [probe]
         single = None if isinstance(probe, list) else probe
         if not items:
-            await _json_error(send, 400, None, jsonrpc.INVALID_REQUEST, "Invalid request: empty batch")
+            await _json_error(
+                send, 400, None, jsonrpc.INVALID_REQUEST, "Invalid request: empty batch"
+            )
             return
         if isinstance(probe, list) and not lifecycle.allows_batches(self._version_of(headers)):
-            await _json_error(send, 400, None, jsonrpc.INVALID_REQUEST, "Invalid request: this protocol revision has no JSON-RPC batches")
+            await _json_error(
+                send,
+                400,
+                None,
+                jsonrpc.INVALID_REQUEST,
+                "Invalid request: this protocol revision has no JSON-RPC batches",
+            )
             return
         for item in items:
             problem = item.problem()
             if problem is not None:
-                reply_to = item.id if isinstance(item.id, (str, int)) and isinstance(item.method, str) else None
+                reply_to = (
+                    item.id
+                    if isinstance(item.id, (str, int)) and isinstance(item.method, str)
+                    else None
+                )
                 await _json_error(send, 400, reply_to, jsonrpc.INVALID_REQUEST, problem)
                 return
-        requests = [i.id for i in items if isinstance(i.method, str) and i.id is not msgspec.UNSET and i.id is not None]
+        requests = [
+            i.id
+            for i in items
+            if isinstance(i.method, str) and i.id is not msgspec.UNSET and i.id is not None
+        ]
         initializing = any(i.method == "initialize" for i in items)
         if initializing and len(items) > 1:
-            await _json_error(send, 400, None, jsonrpc.INVALID_REQUEST, "Invalid request: initialize must be sent alone")
+            await _json_error(
+                send,
+                400,
+                None,
+                jsonrpc.INVALID_REQUEST,
+                "Invalid request: initialize must be sent alone",
+            )
             return
         if not initializing:
             problem = self._check_version(headers)
@@ -1073,11 +1171,15 @@ class StreamableHTTPApp:
 
         if self.stateless:
             if self._stateless_running + len(requests) > self.max_concurrent_requests:
-                await _json_error(send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight")
+                await _json_error(
+                    send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight"
+                )
                 return
             self._stateless_running += len(requests)
             try:
-                await self._post_stateless(body, requests, initializing, headers, send, receive, principal, single)
+                await self._post_stateless(
+                    body, requests, initializing, headers, send, receive, principal, single
+                )
             finally:
                 self._stateless_running -= len(requests)
             return
@@ -1115,16 +1217,26 @@ class StreamableHTTPApp:
                 http_session.used = True
                 self._unused.pop(http_session.id or "", None)
         if http_session.transport.unanswered + len(requests) > self.max_concurrent_requests:
-            await _json_error(send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight for this session")
+            await _json_error(
+                send,
+                429,
+                None,
+                jsonrpc.INVALID_REQUEST,
+                "Too many requests in flight for this session",
+            )
             return
         await self._answer(http_session, body, requests, send, receive, principal, single)
 
     def _new_session(self, session_id: str, owner: str | None, client: str = "") -> HttpSession:
         """``client``: with a shared store, the client key the session counts against."""
         transport = self._shared.transport(session_id, client) if self._shared is not None else None
-        http_session = HttpSession(session_id, self.server, self.event_history, self.max_stream_buffer, owner, transport)
+        http_session = HttpSession(
+            session_id, self.server, self.event_history, self.max_stream_buffer, owner, transport
+        )
         self.sessions[session_id] = http_session
-        http_session.task.add_done_callback(lambda _: self._forget_session(session_id, http_session))
+        http_session.task.add_done_callback(
+            lambda _: self._forget_session(session_id, http_session)
+        )
         return http_session
 
     async def _answer(
@@ -1158,7 +1270,13 @@ class StreamableHTTPApp:
         if taken is not None:
             # Its stream would take the place of the one waiting for the
             # request that has the id, which would then never be answered.
-            await _json_error(send, 400, taken, jsonrpc.INVALID_REQUEST, f"Invalid request: id {taken!r} is already in use")
+            await _json_error(
+                send,
+                400,
+                taken,
+                jsonrpc.INVALID_REQUEST,
+                f"Invalid request: id {taken!r} is already in use",
+            )
             return
         stream = transport.open_stream(requests, json=self.json_response)
         queue = stream.attach(0)
@@ -1166,7 +1284,15 @@ class StreamableHTTPApp:
         try:
             http_session.feed(body, principal, single)
             if self.json_response:
-                await self._reply_json(stream, queue, len(requests), send, receive, extra, batch=body.lstrip()[:1] == b"[")
+                await self._reply_json(
+                    stream,
+                    queue,
+                    len(requests),
+                    send,
+                    receive,
+                    extra,
+                    batch=body.lstrip()[:1] == b"[",
+                )
             else:
                 await self._reply_sse(stream, queue, send, receive, extra, prime=True, short=True)
         finally:
@@ -1213,7 +1339,9 @@ class StreamableHTTPApp:
         if isinstance(request_id, msgspec.UnsetType):
             if not await _utf8_or_refused(body, send):
                 return
-            await _plain(send, 202, "")  # a notification: no client notification of 2026-07-28 needs a session
+            await _plain(
+                send, 202, ""
+            )  # a notification: no client notification of 2026-07-28 needs a session
             return
         problem = _header_problem(headers, method, fields, version)
         if problem is None and method == "tools/call" and isinstance(fields.name, str):
@@ -1223,7 +1351,9 @@ class StreamableHTTPApp:
             if params:  # most tools mirror no argument
                 problem = _param_headers_problem(headers, fields, params)
         if problem is not None:
-            await _json_error(send, 400, request_id, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}")
+            await _json_error(
+                send, 400, request_id, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}"
+            )
             return
         listen = method == "subscriptions/listen"
         client = self._client_of(scope, listen)
@@ -1248,18 +1378,29 @@ class StreamableHTTPApp:
             # which runs in this task (no task of its own).
             if probe.jsonrpc == "2.0" and request_id is not None:
                 route = server.modern_routes(known).get(method) if known is not None else None
-                begun = first_step(route, request_id, probe.params, body, post.summon, principal) if route is not None else None
+                begun = (
+                    first_step(route, request_id, probe.params, body, post.summon, principal)
+                    if route is not None
+                    else None
+                )
                 if isinstance(begun, bytes):
                     if post.session is None:  # nothing was sent before it: nothing more will be
                         post.ended = True
                         await self._respond_modern(send, begun, takes_json)
                         return
                     post.summon().transport.write(begun, request_id, True)
-                elif begun is not None:  # the handler waits: on under the session and the client watch
+                elif (
+                    begun is not None
+                ):  # the handler waits: on under the session and the client watch
                     session = post.summon()
                     assert route is not None
                     task = post.task()
-                    await _answer_here(session.take_started(request_id, route[0], begun.rest(), task), post.watched, session, task)
+                    await _answer_here(
+                        session.take_started(request_id, route[0], begun.rest(), task),
+                        post.watched,
+                        session,
+                        task,
+                    )
                 else:  # what first_step leaves (an unknown method or revision, bad params): the session says why
                     session, task = post.summon(), post.task()
                     answer = session.take_request(request_id, method, probe.params, body, task)
@@ -1299,7 +1440,11 @@ class StreamableHTTPApp:
             if transport.overflowed:
                 # The request wrote faster than this POST took its messages,
                 # past max_stream_buffer: the transport gave up before the response.
-                await _plain(send, 503, "Service Unavailable: the request's messages overflowed max_stream_buffer before its response")
+                await _plain(
+                    send,
+                    503,
+                    "Service Unavailable: the request's messages overflowed max_stream_buffer before its response",
+                )
             else:  # the app is closing: it closed the request's session
                 await _plain(send, 503, "Service Unavailable: the server is shutting down")
             return
@@ -1333,7 +1478,10 @@ class StreamableHTTPApp:
                 {
                     "type": "http.response.start",
                     "status": _status_of(message),
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(message))],
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", b"%d" % len(message)),
+                    ],
                 }
             )
             await send({"type": "http.response.body", "body": message})
@@ -1355,9 +1503,13 @@ class StreamableHTTPApp:
             return known
         now = time.monotonic()
         listing = self._listing
-        if (listing is None or listing.done()) and now - self._tool_params_tried >= TOOL_SCHEMAS_RETRY:
+        if (
+            listing is None or listing.done()
+        ) and now - self._tool_params_tried >= TOOL_SCHEMAS_RETRY:
             self._tool_params_tried = now
-            listing = self._listing = asyncio.get_running_loop().create_task(self._list_tool_params())
+            listing = self._listing = asyncio.get_running_loop().create_task(
+                self._list_tool_params()
+            )
         if listing is not None and not listing.done():
             await asyncio.shield(listing)
         return self._tool_params.get(tool, [])
@@ -1376,7 +1528,9 @@ class StreamableHTTPApp:
             params: dict[str, Any] = {"_meta": meta}
             if cursor is not None:
                 params["cursor"] = cursor
-            answer = await self._ask(jsonrpc.request_bytes(page + 1, "tools/list", msgspec.json.encode(params)))
+            answer = await self._ask(
+                jsonrpc.request_bytes(page + 1, "tools/list", msgspec.json.encode(params))
+            )
             result = answer.get("result") if isinstance(answer, dict) else None
             if not isinstance(result, dict):
                 return  # keep what was known
@@ -1387,7 +1541,9 @@ class StreamableHTTPApp:
                 try:
                     found[tool["name"]] = http_headers.param_headers(tool.get("inputSchema"))
                 except InvalidAnnotation as error:
-                    logger.warning("tool %r: %s; its Mcp-Param headers are not checked", tool["name"], error)
+                    logger.warning(
+                        "tool %r: %s; its Mcp-Param headers are not checked", tool["name"], error
+                    )
             cursor = result.get("nextCursor")
             if not isinstance(cursor, str):
                 break
@@ -1469,7 +1625,9 @@ class StreamableHTTPApp:
         the answer is slow (the watch is made when it is not complete by then)."""
         watch = None if short else ClientWatch(receive)
         try:
-            head = [f"id: {stream.id}:0\nretry: {self.retry_ms}\ndata: \n\n".encode()] if prime else []
+            head = (
+                [f"id: {stream.id}:0\nretry: {self.retry_ms}\ndata: \n\n".encode()] if prime else []
+            )
             if short:
                 await one_pass()  # a handler that answers without waiting has answered by then
                 chunks, ended = _events_ready(stream, queue)
@@ -1478,9 +1636,13 @@ class StreamableHTTPApp:
                     await _whole_sse(send, b"".join(head), extra)
                     return
                 watch = ClientWatch(receive, self._slow_answers)
-            await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *extra]})
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *extra]}
+            )
             if head:
-                await send({"type": "http.response.body", "body": b"".join(head), "more_body": True})
+                await send(
+                    {"type": "http.response.body", "body": b"".join(head), "more_body": True}
+                )
             assert watch is not None
             while True:
                 event = await next_or_gone(queue, watch)
@@ -1511,7 +1673,11 @@ class StreamableHTTPApp:
             error = _data_outcome.decode(response).error
         except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
             return None
-        if error is None or error.code != jsonrpc.INSUFFICIENT_SCOPE or not isinstance(error.data, dict):
+        if (
+            error is None
+            or error.code != jsonrpc.INSUFFICIENT_SCOPE
+            or not isinstance(error.data, dict)
+        ):
             return None
         scope = error.data.get("scope")
         return self.auth.insufficient(scope.split() if isinstance(scope, str) else ())
@@ -1519,13 +1685,25 @@ class StreamableHTTPApp:
     # -------------------------------------------------------------- GET
 
     async def _get(
-        self, receive: Receive, send: Send, headers: dict[str, str], principal: Principal | None, client: str = ""
+        self,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        principal: Principal | None,
+        client: str = "",
     ) -> None:
-        if "text/event-stream" not in headers.get("accept", "") and "*/*" not in headers.get("accept", ""):
+        if "text/event-stream" not in headers.get("accept", "") and "*/*" not in headers.get(
+            "accept", ""
+        ):
             await _plain(send, 406, "Not Acceptable: Accept must list text/event-stream")
             return
         if self.stateless:
-            await _plain(send, 405, "Method Not Allowed: stateless server has no GET stream", [(b"allow", b"POST")])
+            await _plain(
+                send,
+                405,
+                "Method Not Allowed: stateless server has no GET stream",
+                [(b"allow", b"POST")],
+            )
             return
         http_session, status, reason = (
             self._session_for(headers, principal)
@@ -1558,7 +1736,9 @@ class StreamableHTTPApp:
             stream = transport.streams.get(stream_id)
             if stream is None or _EVENT_SEQ.fullmatch(seq) is None:
                 # Not 404: that would tell the client its session is gone.
-                await _plain(send, 400, "Bad Request: unknown Last-Event-ID (the stream may have expired)")
+                await _plain(
+                    send, 400, "Bad Request: unknown Last-Event-ID (the stream may have expired)"
+                )
                 return
             refused, lease = await self._hold_stream(client)
             if refused is not None:
@@ -1619,7 +1799,11 @@ class StreamableHTTPApp:
     def _client_of(self, scope: Scope, listen: bool) -> str:
         """The client key a 2026-07-28 request's place counts against (a
         stream's for subscriptions/listen); "" when no per-client limit counts them."""
-        quota, leases = (self._stream_quota, self._stream_leases) if listen else (self._request_quota, self._request_leases)
+        quota, leases = (
+            (self._stream_quota, self._stream_leases)
+            if listen
+            else (self._request_quota, self._request_leases)
+        )
         return self.client_key(scope) if quota.limit is not None or leases is not None else ""
 
     def _hold_request_here(self, client: str) -> tuple[int, str] | None:
@@ -1681,7 +1865,14 @@ class StreamableHTTPApp:
         # Both orders are kept as they change (self.sessions: least recently
         # seen first), so this usually looks at a few sessions, not all.
         unused = (self.sessions[i] for i in self._unused if i in self.sessions)
-        oldest = next((s for s in itertools.chain(unused, self.sessions.values()) if candidate(s) and not s.busy), None)
+        oldest = next(
+            (
+                s
+                for s in itertools.chain(unused, self.sessions.values())
+                if candidate(s) and not s.busy
+            ),
+            None,
+        )
         if oldest is None:
             return False
         if oldest.id is not None:
@@ -1691,9 +1882,16 @@ class StreamableHTTPApp:
 
     # -------------------------------------------------------------- DELETE
 
-    async def _delete(self, send: Send, headers: dict[str, str], principal: Principal | None) -> None:
+    async def _delete(
+        self, send: Send, headers: dict[str, str], principal: Principal | None
+    ) -> None:
         if self.stateless:
-            await _plain(send, 405, "Method Not Allowed: stateless server has no sessions", [(b"allow", b"POST")])
+            await _plain(
+                send,
+                405,
+                "Method Not Allowed: stateless server has no sessions",
+                [(b"allow", b"POST")],
+            )
             return
         http_session, status, reason = (
             self._session_for(headers, principal)
@@ -1729,7 +1927,10 @@ class StreamableHTTPApp:
         """Forget the events kept for resumption past ``event_retention`` or
         the byte budgets (done in the background); the bytes still kept."""
         before = time.monotonic() - self.event_retention
-        kept = [(s.transport.purge(before, self.max_session_replay), s) for s in list(self.sessions.values())]
+        kept = [
+            (s.transport.purge(before, self.max_session_replay), s)
+            for s in list(self.sessions.values())
+        ]
         total = sum(size for size, _ in kept)
         if total > self.max_replay:
             for size, http_session in sorted(kept, key=lambda k: -k[0]):  # the largest first
@@ -1801,13 +2002,21 @@ async def _utf8_or_refused(body: bytes, send: Send) -> bool:
     try:
         body.decode("utf-8")
     except UnicodeDecodeError as error:
-        await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, f"Parse error: invalid UTF-8 at byte {error.start}")
+        await _json_error(
+            send,
+            400,
+            None,
+            jsonrpc.PARSE_ERROR,
+            f"Parse error: invalid UTF-8 at byte {error.start}",
+        )
         return False
     return True
 
 
 def _headers(scope: Scope) -> dict[str, str]:
-    return {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+    return {
+        name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]
+    }
 
 
 # The number in a Last-Event-ID: ASCII digits only (str.isdigit also takes
@@ -1876,7 +2085,9 @@ def _event_chunk(
     """The SSE text of ``event``, taken from ``queue``, and whether it is the stream's last."""
     stream.took(queue, event)
     seq, message = event
-    chunk = b"id: " + f"{stream.id}:{seq}".encode() + b"\nevent: message\ndata: " + message + b"\n\n"
+    chunk = (
+        b"id: " + f"{stream.id}:{seq}".encode() + b"\nevent: message\ndata: " + message + b"\n\n"
+    )
     if stream.live is not queue and queue.qsize() == 1:
         # Nothing is added to a queue the stream has let go, and the last
         # thing it got is its end.
@@ -1889,7 +2100,13 @@ async def _whole_sse(send: Send, body: bytes, extra: Sequence[tuple[bytes, bytes
     """An SSE answer complete before it is sent: one body, with its length
     (no chunked encoding), and no header asking proxies not to buffer it."""
     length = (b"content-length", str(len(body)).encode())
-    await send({"type": "http.response.start", "status": 200, "headers": [*_WHOLE_SSE_HEADERS, *extra, length]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [*_WHOLE_SSE_HEADERS, *extra, length],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -1940,7 +2157,9 @@ async def _answer_here(
         task.uncancel()
 
 
-async def _next_event(transport: RequestTransport, send: Send | None = None) -> tuple[bytes, bool] | None:
+async def _next_event(
+    transport: RequestTransport, send: Send | None = None
+) -> tuple[bytes, bool] | None:
     """The next message of a 2026-07-28 request (and whether it is the
     response); None once the client is gone (RequestTransport.client_gone)
     or the transport gave up. With ``send``, a comment line goes out every
@@ -2058,7 +2277,9 @@ async def _body_refused(send: Send, refused: BodyRefused) -> None:
         await _plain(send, refused.status, refused.reason, [(b"connection", b"close")])
 
 
-async def _plain(send: Send, status: int, text: str, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
+async def _plain(
+    send: Send, status: int, text: str, extra: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
     await send(
         {
             "type": "http.response.start",
@@ -2075,7 +2296,9 @@ def _owner(principal: Principal | None) -> str | None:
 
 async def send_answer(send: Send, answer: HttpAnswer) -> None:
     """Send an answer the resource server made (a refusal, the metadata document)."""
-    await send({"type": "http.response.start", "status": answer.status, "headers": list(answer.headers)})
+    await send(
+        {"type": "http.response.start", "status": answer.status, "headers": list(answer.headers)}
+    )
     await send({"type": "http.response.body", "body": answer.body})
 
 
@@ -2083,5 +2306,11 @@ async def _json_error(
     send: Send, status: int, request_id: RequestId | None, code: int, message: str, data: Any = None
 ) -> None:
     body = jsonrpc.error_bytes(request_id, code, message, data)
-    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json")],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

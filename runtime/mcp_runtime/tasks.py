@@ -71,6 +71,7 @@ from datetime import datetime, timezone
 from typing import Any, Final, Literal, TypeVar
 
 import msgspec
+
 from mcp_protocol.v2026_07_28 import methods as mcp_methods
 from mcp_protocol.v2026_07_28.types import (
     CallToolRequestParams,
@@ -94,8 +95,8 @@ from . import codec, jsonrpc, lifecycle, ownership
 from .codec import UNSET, UnsetType
 from .jsonrpc import McpError
 from .methods import MethodSpec, RequestContext
-from .session import Route
 from .session import RequestContext as SessionContext
+from .session import Route
 
 __all__ = [
     "EXTENSION_ID",
@@ -268,7 +269,9 @@ class _Record:
     ttl_ms: int | None
     poll_interval_ms: int | None
     capabilities: Any
-    owner: str | None = None  # ownership.owner_of the request that made it; None: anyone with the id
+    owner: str | None = (
+        None  # ownership.owner_of the request that made it; None: anyone with the id
+    )
     created_at: str = field(default_factory=_now)
     last_updated_at: str = ""
     status: TaskStatus = "working"
@@ -298,7 +301,13 @@ class _Record:
         if self.mirror is not None:
             self.mirror()
 
-    def settle(self, status: TaskStatus, *, result: CallToolResult | None = None, error: TaskError | None = None) -> None:
+    def settle(
+        self,
+        status: TaskStatus,
+        *,
+        result: CallToolResult | None = None,
+        error: TaskError | None = None,
+    ) -> None:
         """Enter a terminal status; a task that already has one keeps it."""
         if self.terminal:
             return
@@ -349,9 +358,15 @@ class _TaskCreated(CallToolResult, kw_only=True, gc=False):
 
 
 # The Tasks object whose tools/call wrapper is running the current handler.
-_serving: contextvars.ContextVar[Tasks | None] = contextvars.ContextVar("mcp_tasks_serving", default=None)
+_serving: contextvars.ContextVar[Tasks | None] = contextvars.ContextVar(
+    "mcp_tasks_serving", default=None
+)
 
-_KEY_PREFIX: Final = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
+_KEY_PREFIX: Final = {
+    "elicitation/create": "elicit",
+    "sampling/createMessage": "sample",
+    "roots/list": "roots",
+}
 
 
 # ---------------------------------------------------------------- work's view
@@ -391,7 +406,9 @@ class TaskContext:
         """Ask the user through the client (``elicitation/create``)."""
         return await self._ask(ElicitRequest(params=params), ElicitResult, key)
 
-    async def create_message(self, params: CreateMessageRequestParams, *, key: str | None = None) -> CreateMessageResult:
+    async def create_message(
+        self, params: CreateMessageRequestParams, *, key: str | None = None
+    ) -> CreateMessageResult:
         """Ask the client's model (``sampling/createMessage``)."""
         return await self._ask(CreateMessageRequest(params=params), CreateMessageResult, key)
 
@@ -401,20 +418,27 @@ class TaskContext:
 
     async def input(self, request: InputRequest, *, key: str | None = None) -> InputResponse:
         """Any input request; the answer is decoded as that request's result."""
-        result: InputResponse = await self._ask(request, mcp_methods.INPUT_REQUESTS[request.method].result, key)
+        result: InputResponse = await self._ask(
+            request, mcp_methods.INPUT_REQUESTS[request.method].result, key
+        )
         return result
 
     async def _ask(self, request: InputRequest, result_type: type[R], key: str | None) -> R:
         record = self._record
         if record is None:
-            raise _missing_extension(f"{request.method} during a tool call needs the {EXTENSION_ID} extension")
+            raise _missing_extension(
+                f"{request.method} during a tool call needs the {EXTENSION_ID} extension"
+            )
         if record.terminal:
             # The client is told nothing more about this task, so no answer can come.
-            raise asyncio.CancelledError(f"task {record.task_id} is {record.status}: it takes no more input")
+            raise asyncio.CancelledError(
+                f"task {record.task_id} is {record.status}: it takes no more input"
+            )
         spec = mcp_methods.INPUT_REQUESTS[request.method]
         if spec.capability and not lifecycle.has_capability(record.capabilities, spec.capability):
             raise lifecycle.missing_capabilities(
-                [spec.capability], f"{request.method} needs the client's {'.'.join(spec.capability)} capability"
+                [spec.capability],
+                f"{request.method} needs the client's {'.'.join(spec.capability)} capability",
             )
         if key is None:
             key = f"{_KEY_PREFIX.get(request.method, 'input')}-{next(record.keys)}"
@@ -491,7 +515,9 @@ class Tasks:
         self._expiry: list[tuple[float, str]] = []
         self._settled: dict[str, None] = {}  # ids of the terminal tasks kept, oldest settled first
         self._owned: dict[str, int] = {}  # tasks kept, by owner
-        self._shared: Any = None  # a SharedTasks once a request of a server with a shared store came
+        self._shared: Any = (
+            None  # a SharedTasks once a request of a server with a shared store came
+        )
 
     # ------------------------------------------------------------ extension interface
 
@@ -510,7 +536,9 @@ class Tasks:
             return handler
 
         async def call_tool(params: CallToolRequestParams, ctx: SessionContext) -> Any:
-            if self.tools.get(params.name) == "required" and not client_supports_tasks(ctx.client_capabilities):
+            if self.tools.get(params.name) == "required" and not client_supports_tasks(
+                ctx.client_capabilities
+            ):
                 raise _missing_extension(f"tool {params.name!r} runs as a task")
             token = _serving.set(self)
             try:
@@ -525,7 +553,9 @@ class Tasks:
 
     # ------------------------------------------------------------ handler API
 
-    async def start(self, ctx: RequestContext, work: Callable[[TaskContext], Awaitable[CallToolResult]]) -> CallToolResult:
+    async def start(
+        self, ctx: RequestContext, work: Callable[[TaskContext], Awaitable[CallToolResult]]
+    ) -> CallToolResult:
         """Run ``work`` as a task if this request may get one, else in place.
 
         Return what it returns from ``call_tool``. With a task, that is a
@@ -540,7 +570,9 @@ class Tasks:
         self._purge()
         owner = ownership.owner_of(ctx) if self.bind_to_owner else None
         self._make_room(owner)
-        record = _Record(secrets.token_urlsafe(18), self.ttl_ms, self.poll_interval_ms, capabilities, owner)
+        record = _Record(
+            secrets.token_urlsafe(18), self.ttl_ms, self.poll_interval_ms, capabilities, owner
+        )
         self._tasks[record.task_id] = record
         if owner is not None:
             self._owned[owner] = self._owned.get(owner, 0) + 1
@@ -552,23 +584,31 @@ class Tasks:
         # A fresh context: the work outlives the request that started it and
         # must not pass for a part of it.
         record.runner = asyncio.get_running_loop().create_task(
-            self._run(record, work), name=f"mcp-task-{record.task_id}", context=contextvars.Context()
+            self._run(record, work),
+            name=f"mcp-task-{record.task_id}",
+            context=contextvars.Context(),
         )
         return _TaskCreated(content=[], task_id=record.task_id)
 
     # ------------------------------------------------------------ running
 
-    async def _run(self, record: _Record, work: Callable[[TaskContext], Awaitable[CallToolResult]]) -> None:
+    async def _run(
+        self, record: _Record, work: Callable[[TaskContext], Awaitable[CallToolResult]]
+    ) -> None:
         try:
             result = await work(TaskContext(self, record, record.capabilities))
         except asyncio.CancelledError:
             record.settle("cancelled")
         except McpError as error:
             data: Any = UNSET if error.data is None else error.data
-            record.settle("failed", error=TaskError(code=error.code, message=error.message, data=data))
+            record.settle(
+                "failed", error=TaskError(code=error.code, message=error.message, data=data)
+            )
         except Exception:
             logger.exception("a task failed")  # its id stays out of logs: it is what grants access
-            record.settle("failed", error=TaskError(code=jsonrpc.INTERNAL_ERROR, message="Internal error"))
+            record.settle(
+                "failed", error=TaskError(code=jsonrpc.INTERNAL_ERROR, message="Internal error")
+            )
         else:
             record.settle("completed", result=result)
         finally:
@@ -633,7 +673,9 @@ class Tasks:
         record = self._tasks.get(task_id)
         if record is None or (record.owner is not None and record.owner != ownership.owner_of(ctx)):
             # Another owner's task is answered as if it did not exist.
-            raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown task: {task_id!r} (never created, or expired)")
+            raise McpError(
+                jsonrpc.INVALID_PARAMS, f"Unknown task: {task_id!r} (never created, or expired)"
+            )
         return record
 
     # ------------------------------------------------------------ the methods
@@ -673,7 +715,10 @@ class Tasks:
             try:
                 answers.append((key, codec.convert(value, pending.result_type)))
             except msgspec.ValidationError as error:
-                raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params for tasks/update: inputResponses[{key!r}]: {error}") from None
+                raise McpError(
+                    jsonrpc.INVALID_PARAMS,
+                    f"Invalid params for tasks/update: inputResponses[{key!r}]: {error}",
+                ) from None
         # Validated first, applied together: a bad answer changes nothing.
         for key, answer in answers:
             record.pending.pop(key).future.set_result(answer)

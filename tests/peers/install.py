@@ -22,7 +22,14 @@ def main() -> int:
     bin_dir = root / "bin"
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
     npm_cli = root / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
-    command = [str(bin_dir / "node"), str(npm_cli), "ci", "--no-audit", "--no-fund", "--loglevel=error"]
+    command = [
+        str(bin_dir / "node"),
+        str(npm_cli),
+        "ci",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+    ]
     return subprocess.run(command, cwd=HERE, env=env).returncode
 
 

@@ -50,7 +50,10 @@ async def request(
     async def send(message: dict[str, Any]) -> None:
         if message["type"] == "http.response.start":
             response.status = message["status"]
-            response.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in message.get("headers", [])}
+            response.headers = {
+                k.decode("latin-1").lower(): v.decode("latin-1")
+                for k, v in message.get("headers", [])
+            }
         elif message["type"] == "http.response.body":
             response.body += message.get("body", b"")
             if leave_after_first_chunk and response.body:
@@ -65,7 +68,9 @@ async def request(
         "raw_path": path.encode(),
         "root_path": "",
         "query_string": query.encode(),
-        "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in all_headers.items()],
+        "headers": [
+            (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in all_headers.items()
+        ],
         "client": client,
         "server": ("127.0.0.1", 8000),
     }

@@ -27,7 +27,9 @@ def messages(response: httpx.Response) -> list[Any]:
         return [response.json()]
     found = []
     for block in response.text.split("\n\n"):
-        data = "\n".join(line[5:].lstrip() for line in block.splitlines() if line.startswith("data:"))
+        data = "\n".join(
+            line[5:].lstrip() for line in block.splitlines() if line.startswith("data:")
+        )
         if data.strip():
             found.append(json.loads(data))
     return found
@@ -37,14 +39,21 @@ def auth(token: str | None) -> dict[str, str]:
     return {} if token is None else {"authorization": f"Bearer {token}"}
 
 
-def modern_call(url: str, token: str | None, tool: str = "whoami", request_id: int = 1) -> httpx.Response:
+def modern_call(
+    url: str, token: str | None, tool: str = "whoami", request_id: int = 1
+) -> httpx.Response:
     """A 2026-07-28 tools/call, on its own (no session)."""
     meta = {
         "io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientCapabilities": {},
         "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
     }
-    body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool, "arguments": {}, "_meta": meta}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": {}, "_meta": meta},
+    }
     headers = {
         "accept": "application/json, text/event-stream",
         "content-type": "application/json",
@@ -67,7 +76,11 @@ class HandshakeSession:
         self._ids = 0
 
     async def open(self) -> httpx.Response:
-        params = {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+        params = {
+            "protocolVersion": HANDSHAKE,
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        }
         response = await self.post("initialize", params)
         if response.status_code == 200:
             self.session_id = response.headers.get("mcp-session-id")  # none in stateless mode
@@ -75,7 +88,13 @@ class HandshakeSession:
         return response
 
     async def post(
-        self, method: str, params: Any, *, token: str | None = None, notification: bool = False, session_id: str | None = None
+        self,
+        method: str,
+        params: Any,
+        *,
+        token: str | None = None,
+        notification: bool = False,
+        session_id: str | None = None,
     ) -> httpx.Response:
         body: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
@@ -83,7 +102,11 @@ class HandshakeSession:
         if not notification:
             self._ids += 1
             body["id"] = self._ids
-        headers = {"accept": "application/json, text/event-stream", "content-type": "application/json", "mcp-protocol-version": HANDSHAKE}
+        headers = {
+            "accept": "application/json, text/event-stream",
+            "content-type": "application/json",
+            "mcp-protocol-version": HANDSHAKE,
+        }
         headers.update(auth(token if token is not None else self.token))
         sid = session_id if session_id is not None else self.session_id
         if sid is not None:

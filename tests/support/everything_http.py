@@ -42,7 +42,9 @@ class EverythingHttp:
         deadline = time.monotonic() + timeout
         while True:  # listening once a connection is accepted
             if process.poll() is not None:
-                raise RuntimeError(f"server-everything (streamableHttp) exited with {process.returncode}")
+                raise RuntimeError(
+                    f"server-everything (streamableHttp) exited with {process.returncode}"
+                )
             with socket.socket() as probe:
                 if probe.connect_ex(("127.0.0.1", self.port)) == 0:
                     return

@@ -34,12 +34,18 @@ class LegacyGrowing(legacy.ServerHandlers):
         self.growth = growth
 
     @override
-    async def list_tools(self, params: legacy.PaginatedRequestParams, ctx: RequestContext) -> legacy.ListToolsResult:
+    async def list_tools(
+        self, params: legacy.PaginatedRequestParams, ctx: RequestContext
+    ) -> legacy.ListToolsResult:
         schema = legacy.ToolInputSchema(type="object")
-        return legacy.ListToolsResult(tools=[legacy.Tool(name=name, input_schema=schema) for name in self.growth.names])
+        return legacy.ListToolsResult(
+            tools=[legacy.Tool(name=name, input_schema=schema) for name in self.growth.names]
+        )
 
     @override
-    async def call_tool(self, params: legacy.CallToolRequestParams, ctx: RequestContext) -> legacy.CallToolResult:
+    async def call_tool(
+        self, params: legacy.CallToolRequestParams, ctx: RequestContext
+    ) -> legacy.CallToolResult:
         text = await self.growth.grow() if params.name == "grow" else f"{params.name} called"
         return legacy.CallToolResult(content=[legacy.TextContent(text=text)])
 
@@ -49,7 +55,9 @@ class ModernGrowing(modern.ServerHandlers):
         self.growth = growth
 
     @override
-    async def list_tools(self, params: modern.PaginatedRequestParams, ctx: RequestContext) -> modern.ListToolsResult:
+    async def list_tools(
+        self, params: modern.PaginatedRequestParams, ctx: RequestContext
+    ) -> modern.ListToolsResult:
         schema = modern.ToolInputSchema(type="object")
         tools = [modern.Tool(name=name, input_schema=schema) for name in self.growth.names]
         return modern.ListToolsResult(tools=tools, ttl_ms=0, cache_scope="private")

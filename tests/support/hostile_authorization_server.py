@@ -65,16 +65,23 @@ class HostileAuthorizationServer:
             head = await reader.readuntil(b"\r\n\r\n")
             request_line, *lines = head.decode("latin-1").split("\r\n")
             path = request_line.split(" ")[1].split("?")[0]
-            length = next((int(x.split(":", 1)[1]) for x in lines if x.lower().startswith("content-length:")), 0)
+            length = next(
+                (int(x.split(":", 1)[1]) for x in lines if x.lower().startswith("content-length:")),
+                0,
+            )
             await reader.readexactly(length)
             document = self._document(path)
             if document is not None:
                 body = json.dumps(document).encode()
-                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                             b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(body), body))
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                    b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(body), body)
+                )
                 await writer.drain()
                 return
-            form = path.removeprefix("/.well-known/oauth-authorization-server").removeprefix("/.well-known/oauth-protected-resource")
+            form = path.removeprefix("/.well-known/oauth-authorization-server").removeprefix(
+                "/.well-known/oauth-protected-resource"
+            )
             form = form.strip("/").split("/")[0]
             if form == "trickle":
                 await self._trickle(writer, sent)
@@ -92,7 +99,10 @@ class HostileAuthorizationServer:
     def _document(self, path: str) -> dict[str, Any] | None:
         form = self.endpoint_form
         if path == "/.well-known/oauth-protected-resource/good/mcp":
-            return {"resource": f"{self.base}/good/mcp", "authorization_servers": [f"{self.base}/good"]}
+            return {
+                "resource": f"{self.base}/good/mcp",
+                "authorization_servers": [f"{self.base}/good"],
+            }
         if path == "/.well-known/oauth-authorization-server/good":
             issuer = f"{self.base}/good"
             return {
@@ -106,7 +116,9 @@ class HostileAuthorizationServer:
         return None
 
     async def _trickle(self, writer: asyncio.StreamWriter, sent: list[int]) -> None:
-        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n")
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+        )
         while True:
             writer.write(b"1\r\n0\r\n")
             sent[0] += 1
@@ -117,8 +129,10 @@ class HostileAuthorizationServer:
         """Send the huge answer in ``form``, counting its body bytes in ``sent[0]``
         (until the client hangs up: writing then raises ConnectionError)."""
         if form == "gzip":
-            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\n"
-                         b"content-length: %d\r\n\r\n" % len(self._bomb))
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\n"
+                b"content-length: %d\r\n\r\n" % len(self._bomb)
+            )
             for start in range(0, len(self._bomb), CHUNK):
                 piece = self._bomb[start : start + CHUNK]
                 writer.write(piece)
@@ -127,7 +141,9 @@ class HostileAuthorizationServer:
             return
         chunked = form == "chunked"
         framing = b"transfer-encoding: chunked" if chunked else b"content-length: %d" % self.huge
-        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n" + framing + b"\r\n\r\n")
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n" + framing + b"\r\n\r\n"
+        )
         piece = b"0" * CHUNK
         while sent[0] < self.huge:
             writer.write(b"%x\r\n%s\r\n" % (CHUNK, piece) if chunked else piece)

@@ -58,7 +58,12 @@ class Hostile:
             return
         request_id, method = request["id"], request["method"]
         if method == "initialize":
-            await self._json(send, 200, self._result(request_id, INIT_RESULT), [(b"mcp-session-id", b"hostile-session")])
+            await self._json(
+                send,
+                200,
+                self._result(request_id, INIT_RESULT),
+                [(b"mcp-session-id", b"hostile-session")],
+            )
             return
         if method != "tools/call":
             await self._json(send, 200, self._result(request_id, {}))
@@ -71,29 +76,70 @@ class Hostile:
             await self._endless(send, receive)
         elif name == "flood":
             notes = (
-                {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": i, "total": 100_000}}
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": {"progressToken": token, "progress": i, "total": 100_000},
+                }
                 for i in range(100_000)
             )
-            await self._sse(send, [*notes, json.loads(self._result(request_id, {"content": [{"type": "text", "text": "after the flood"}]}))])
+            await self._sse(
+                send,
+                [
+                    *notes,
+                    json.loads(
+                        self._result(
+                            request_id, {"content": [{"type": "text", "text": "after the flood"}]}
+                        )
+                    ),
+                ],
+            )
         elif name == "strays":
-            strays = [{"jsonrpc": "2.0", "id": 10_000 + i, "result": {"content": []}} for i in range(1000)]
-            strays += [{"jsonrpc": "2.0", "id": f"never-{i}", "error": {"code": -1, "message": "x"}} for i in range(1000)]
-            await self._sse(send, [*strays, json.loads(self._result(request_id, {"content": [{"type": "text", "text": "after the strays"}]}))])
+            strays = [
+                {"jsonrpc": "2.0", "id": 10_000 + i, "result": {"content": []}} for i in range(1000)
+            ]
+            strays += [
+                {"jsonrpc": "2.0", "id": f"never-{i}", "error": {"code": -1, "message": "x"}}
+                for i in range(1000)
+            ]
+            await self._sse(
+                send,
+                [
+                    *strays,
+                    json.loads(
+                        self._result(
+                            request_id, {"content": [{"type": "text", "text": "after the strays"}]}
+                        )
+                    ),
+                ],
+            )
 
     @staticmethod
     def _result(request_id: Any, result: Any) -> bytes:
         return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
 
     @staticmethod
-    async def _json(send: Any, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    async def _json(
+        send: Any, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None
+    ) -> None:
         headers = [(b"content-type", b"application/json"), *(extra or [])]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
     async def _huge(self, send: Any, request_id: Any) -> None:
         """A result whose text is huge_mib MiB, never whole in this process's memory."""
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
-        head = b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"result":{"content":[{"type":"text","text":"'
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
+        head = (
+            b'{"jsonrpc":"2.0","id":'
+            + json.dumps(request_id).encode()
+            + b',"result":{"content":[{"type":"text","text":"'
+        )
         await send({"type": "http.response.body", "body": head, "more_body": True})
         chunk = b"x" * (1024 * 1024)
         try:
@@ -104,10 +150,20 @@ class Hostile:
             pass  # the client hung up, as it should
 
     async def _endless(self, send: Any, receive: Any) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")],
+            }
+        )
         self.endless_open += 1
         gone = asyncio.ensure_future(receive())
-        note = b'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"' + b"y" * 1000 + b'"}}\n\n'
+        note = (
+            b'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"'
+            + b"y" * 1000
+            + b'"}}\n\n'
+        )
         try:
             while not gone.done():
                 await send({"type": "http.response.body", "body": note * 10, "more_body": True})
@@ -120,12 +176,20 @@ class Hostile:
 
     @staticmethod
     async def _sse(send: Any, messages: list[Any]) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")],
+            }
+        )
         batch: list[bytes] = []
         for message in messages:
             batch.append(b"event: message\ndata: " + json.dumps(message).encode() + b"\n\n")
             if len(batch) == 500:
-                await send({"type": "http.response.body", "body": b"".join(batch), "more_body": True})
+                await send(
+                    {"type": "http.response.body", "body": b"".join(batch), "more_body": True}
+                )
                 batch = []
         await send({"type": "http.response.body", "body": b"".join(batch), "more_body": False})
 
@@ -138,7 +202,9 @@ def main() -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     print(f"PORT {sock.getsockname()[1]}", flush=True)
-    config = uvicorn.Config(Hostile(options.huge_mib), log_level="error", lifespan="off", timeout_graceful_shutdown=1)
+    config = uvicorn.Config(
+        Hostile(options.huge_mib), log_level="error", lifespan="off", timeout_graceful_shutdown=1
+    )
     uvicorn.Server(config).run(sockets=[sock])
 
 

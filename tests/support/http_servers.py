@@ -44,13 +44,16 @@ def run(coroutine: Coroutine[Any, Any, T], timeout: float = TIMEOUT) -> T:
     return asyncio.run(bounded())
 
 
-async def eventually(check: Callable[[], bool], timeout: float = 5.0, what: str = "condition") -> None:
+async def eventually(
+    check: Callable[[], bool], timeout: float = 5.0, what: str = "condition"
+) -> None:
     """Poll ``check`` until it holds; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while not check():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.01)
+
 
 _examples: ModuleType | None = None
 
@@ -97,12 +100,16 @@ class Recorder:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         self.loop = asyncio.get_running_loop()
         if scope["type"] == "http":
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            headers = {
+                k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]
+            }
             self.requests.append((scope["method"], scope["path"], headers))
         await self.app(scope, receive, send)
 
     def matching(self, method: str, header: str | None = None) -> list[dict[str, str]]:
-        return [h for m, _, h in list(self.requests) if m == method and (header is None or header in h)]
+        return [
+            h for m, _, h in list(self.requests) if m == method and (header is None or header in h)
+        ]
 
 
 class ThreadedServer:
@@ -116,11 +123,18 @@ class ThreadedServer:
         self.port: int = self._socket.getsockname()[1]
         self.scheme = "https" if options.get("ssl_certfile") else "http"
         config = uvicorn.Config(
-            self.recorder, log_level="warning", lifespan="auto", timeout_graceful_shutdown=1, **options
+            self.recorder,
+            log_level="warning",
+            lifespan="auto",
+            timeout_graceful_shutdown=1,
+            **options,
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [self._socket]}, name=f"uvicorn-{self.port}", daemon=True
+            target=self.server.run,
+            kwargs={"sockets": [self._socket]},
+            name=f"uvicorn-{self.port}",
+            daemon=True,
         )
 
     def url(self, path: str = "/mcp") -> str:
@@ -133,7 +147,9 @@ class ThreadedServer:
         async def wrapper() -> T:
             return await action()
 
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(wrapper(), self.recorder.loop))
+        return await asyncio.wrap_future(
+            asyncio.run_coroutine_threadsafe(wrapper(), self.recorder.loop)
+        )
 
     def start(self) -> ThreadedServer:
         self.thread.start()

@@ -36,11 +36,23 @@ README = "This server speaks MCP 2026-07-28 and 2025-11-25."
 
 OBJECT: dict[str, Any] = {"type": "object"}
 TOOL_SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
-    "echo": ("Return the text it is given.", {"properties": {"text": {"type": "string"}}, "required": ["text"]}),
-    "add": ("Add two numbers.", {"properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}),
-    "progress": ("Count to `steps`, reporting progress at each.", {"properties": {"steps": {"type": "integer"}}}),
+    "echo": (
+        "Return the text it is given.",
+        {"properties": {"text": {"type": "string"}}, "required": ["text"]},
+    ),
+    "add": (
+        "Add two numbers.",
+        {"properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]},
+    ),
+    "progress": (
+        "Count to `steps`, reporting progress at each.",
+        {"properties": {"steps": {"type": "integer"}}},
+    ),
     "ask": ("Ask the user for their name, then greet them.", {}),
-    "log": ("Log a message at debug, info and warning level.", {"properties": {"message": {"type": "string"}}}),
+    "log": (
+        "Log a message at debug, info and warning level.",
+        {"properties": {"message": {"type": "string"}}},
+    ),
 }
 
 NAME_SCHEMA: dict[str, Any] = {
@@ -63,9 +75,13 @@ class ModernHandlers(mcp.ServerHandlers):
     """What 2026-07-28 clients get."""
 
     @override
-    async def list_tools(self, params: mcp.PaginatedRequestParams, ctx: RequestContext) -> mcp.ListToolsResult:
+    async def list_tools(
+        self, params: mcp.PaginatedRequestParams, ctx: RequestContext
+    ) -> mcp.ListToolsResult:
         tools = [
-            mcp.Tool(name=name, description=text, input_schema=mcp.ToolInputSchema(**OBJECT, **schema))
+            mcp.Tool(
+                name=name, description=text, input_schema=mcp.ToolInputSchema(**OBJECT, **schema)
+            )
             for name, (text, schema) in TOOL_SCHEMAS.items()
         ]
         return mcp.ListToolsResult(tools=tools, ttl_ms=LIST_TTL_MS, cache_scope="public")
@@ -76,10 +92,14 @@ class ModernHandlers(mcp.ServerHandlers):
     ) -> mcp.CallToolResult | mcp.InputRequiredResult:
         arguments = _arguments(params.arguments)
         if params.name == "echo":
-            return mcp.CallToolResult(content=[mcp.TextContent(text=str(arguments.get("text", "")))])
+            return mcp.CallToolResult(
+                content=[mcp.TextContent(text=str(arguments.get("text", "")))]
+            )
         if params.name == "add":
             total = float(arguments.get("a", 0)) + float(arguments.get("b", 0))
-            return mcp.CallToolResult(content=[mcp.TextContent(text=repr(total))], structured_content={"sum": total})
+            return mcp.CallToolResult(
+                content=[mcp.TextContent(text=repr(total))], structured_content={"sum": total}
+            )
         if params.name == "progress":
             steps = int(arguments.get("steps", 3))
             for step in range(1, steps + 1):
@@ -92,26 +112,37 @@ class ModernHandlers(mcp.ServerHandlers):
             for level in ("debug", "info", "warning"):
                 await ctx.log(level, f"{level}: {message}", logger="log")
             return mcp.CallToolResult(content=[mcp.TextContent(text="logged")])
-        return mcp.CallToolResult(content=[mcp.TextContent(text=f"unknown tool {params.name!r}")], is_error=True)
+        return mcp.CallToolResult(
+            content=[mcp.TextContent(text=f"unknown tool {params.name!r}")], is_error=True
+        )
 
-    def ask(self, params: mcp.CallToolRequestParams) -> mcp.CallToolResult | mcp.InputRequiredResult:
+    def ask(
+        self, params: mcp.CallToolRequestParams
+    ) -> mcp.CallToolResult | mcp.InputRequiredResult:
         # The first round asks; the retry carries the answer. Nothing is kept
         # here between the two: the runtime seals requestState for the client
         # to hand back, and refuses it if altered.
-        answer = params.input_responses.get("name") if isinstance(params.input_responses, dict) else None
+        answer = (
+            params.input_responses.get("name") if isinstance(params.input_responses, dict) else None
+        )
         if not isinstance(answer, mcp.ElicitResult):
             request = mcp.ElicitRequest(
                 params=mcp.ElicitRequestFormParams(
                     message="What is your name?",
                     requested_schema=mcp.ElicitRequestFormParamsRequestedSchema(
-                        properties={"name": mcp.StringSchema(description="Your name")}, required=["name"]
+                        properties={"name": mcp.StringSchema(description="Your name")},
+                        required=["name"],
                     ),
                 )
             )
-            return mcp.InputRequiredResult(input_requests={"name": request}, request_state="asked:name")
+            return mcp.InputRequiredResult(
+                input_requests={"name": request}, request_state="asked:name"
+            )
         if answer.action != "accept" or not isinstance(answer.content, dict):
             return mcp.CallToolResult(content=[mcp.TextContent(text=f"no name ({answer.action})")])
-        return mcp.CallToolResult(content=[mcp.TextContent(text=f"Hello, {answer.content.get('name')}!")])
+        return mcp.CallToolResult(
+            content=[mcp.TextContent(text=f"Hello, {answer.content.get('name')}!")]
+        )
 
     @override
     async def list_resources(
@@ -129,12 +160,21 @@ class ModernHandlers(mcp.ServerHandlers):
         contents: list[mcp.TextResourceContents | mcp.BlobResourceContents] = [
             mcp.TextResourceContents(uri=params.uri, text=README, mime_type="text/plain")
         ]
-        return mcp.ReadResourceResult(contents=contents, ttl_ms=RESOURCE_TTL_MS, cache_scope="public")
+        return mcp.ReadResourceResult(
+            contents=contents, ttl_ms=RESOURCE_TTL_MS, cache_scope="public"
+        )
 
     @override
-    async def list_prompts(self, params: mcp.PaginatedRequestParams, ctx: RequestContext) -> mcp.ListPromptsResult:
-        arguments = [mcp.PromptArgument(name="code", required=True), mcp.PromptArgument(name="language")]
-        prompt = mcp.Prompt(name="review", description="Ask for a code review.", arguments=arguments)
+    async def list_prompts(
+        self, params: mcp.PaginatedRequestParams, ctx: RequestContext
+    ) -> mcp.ListPromptsResult:
+        arguments = [
+            mcp.PromptArgument(name="code", required=True),
+            mcp.PromptArgument(name="language"),
+        ]
+        prompt = mcp.Prompt(
+            name="review", description="Ask for a code review.", arguments=arguments
+        )
         return mcp.ListPromptsResult(prompts=[prompt], ttl_ms=LIST_TTL_MS, cache_scope="public")
 
     @override
@@ -143,7 +183,9 @@ class ModernHandlers(mcp.ServerHandlers):
     ) -> mcp.GetPromptResult | mcp.InputRequiredResult:
         if params.name != "review":
             raise McpError(INVALID_PARAMS, f"no prompt {params.name!r}")
-        message = mcp.PromptMessage(role="user", content=mcp.TextContent(text=_review_text(params.arguments)))
+        message = mcp.PromptMessage(
+            role="user", content=mcp.TextContent(text=_review_text(params.arguments))
+        )
         return mcp.GetPromptResult(description="A code review request", messages=[message])
 
 
@@ -151,21 +193,31 @@ class LegacyHandlers(legacy.ServerHandlers):
     """What 2025-11-25 clients get: the same tools, resources and prompt."""
 
     @override
-    async def list_tools(self, params: legacy.PaginatedRequestParams, ctx: RequestContext) -> legacy.ListToolsResult:
+    async def list_tools(
+        self, params: legacy.PaginatedRequestParams, ctx: RequestContext
+    ) -> legacy.ListToolsResult:
         tools = [
-            legacy.Tool(name=name, description=text, input_schema=legacy.ToolInputSchema(**OBJECT, **schema))
+            legacy.Tool(
+                name=name, description=text, input_schema=legacy.ToolInputSchema(**OBJECT, **schema)
+            )
             for name, (text, schema) in TOOL_SCHEMAS.items()
         ]
         return legacy.ListToolsResult(tools=tools)
 
     @override
-    async def call_tool(self, params: legacy.CallToolRequestParams, ctx: RequestContext) -> legacy.CallToolResult:
+    async def call_tool(
+        self, params: legacy.CallToolRequestParams, ctx: RequestContext
+    ) -> legacy.CallToolResult:
         arguments = _arguments(params.arguments)
         if params.name == "echo":
-            return legacy.CallToolResult(content=[legacy.TextContent(text=str(arguments.get("text", "")))])
+            return legacy.CallToolResult(
+                content=[legacy.TextContent(text=str(arguments.get("text", "")))]
+            )
         if params.name == "add":
             total = float(arguments.get("a", 0)) + float(arguments.get("b", 0))
-            return legacy.CallToolResult(content=[legacy.TextContent(text=repr(total))], structured_content={"sum": total})
+            return legacy.CallToolResult(
+                content=[legacy.TextContent(text=repr(total))], structured_content={"sum": total}
+            )
         if params.name == "progress":
             steps = int(arguments.get("steps", 3))
             for step in range(1, steps + 1):
@@ -177,19 +229,26 @@ class LegacyHandlers(legacy.ServerHandlers):
                 legacy.ElicitRequestFormParams(
                     message="What is your name?",
                     requested_schema=legacy.ElicitRequestFormParamsRequestedSchema(
-                        properties={"name": legacy.StringSchema(description="Your name")}, required=["name"]
+                        properties={"name": legacy.StringSchema(description="Your name")},
+                        required=["name"],
                     ),
                 )
             )
             if answer.action != "accept" or not isinstance(answer.content, dict):
-                return legacy.CallToolResult(content=[legacy.TextContent(text=f"no name ({answer.action})")])
-            return legacy.CallToolResult(content=[legacy.TextContent(text=f"Hello, {answer.content.get('name')}!")])
+                return legacy.CallToolResult(
+                    content=[legacy.TextContent(text=f"no name ({answer.action})")]
+                )
+            return legacy.CallToolResult(
+                content=[legacy.TextContent(text=f"Hello, {answer.content.get('name')}!")]
+            )
         if params.name == "log":
             message = str(arguments.get("message", "hello"))
             for level in ("debug", "info", "warning"):
                 await ctx.log(level, f"{level}: {message}", logger="log")
             return legacy.CallToolResult(content=[legacy.TextContent(text="logged")])
-        return legacy.CallToolResult(content=[legacy.TextContent(text=f"unknown tool {params.name!r}")], is_error=True)
+        return legacy.CallToolResult(
+            content=[legacy.TextContent(text=f"unknown tool {params.name!r}")], is_error=True
+        )
 
     @override
     async def list_resources(
@@ -213,17 +272,25 @@ class LegacyHandlers(legacy.ServerHandlers):
     async def list_prompts(
         self, params: legacy.PaginatedRequestParams, ctx: RequestContext
     ) -> legacy.ListPromptsResult:
-        arguments = [legacy.PromptArgument(name="code", required=True), legacy.PromptArgument(name="language")]
-        prompt = legacy.Prompt(name="review", description="Ask for a code review.", arguments=arguments)
+        arguments = [
+            legacy.PromptArgument(name="code", required=True),
+            legacy.PromptArgument(name="language"),
+        ]
+        prompt = legacy.Prompt(
+            name="review", description="Ask for a code review.", arguments=arguments
+        )
         return legacy.ListPromptsResult(prompts=[prompt])
 
     @override
-    async def get_prompt(self, params: legacy.GetPromptRequestParams, ctx: RequestContext) -> legacy.GetPromptResult:
+    async def get_prompt(
+        self, params: legacy.GetPromptRequestParams, ctx: RequestContext
+    ) -> legacy.GetPromptResult:
         if params.name != "review":
             raise McpError(INVALID_PARAMS, f"no prompt {params.name!r}")
         content = legacy.TextContent(text=_review_text(params.arguments))
         return legacy.GetPromptResult(
-            description="A code review request", messages=[legacy.PromptMessage(role="user", content=content)]
+            description="A code review request",
+            messages=[legacy.PromptMessage(role="user", content=content)],
         )
 
 
@@ -239,8 +306,12 @@ def make_server(state_key: bytes | None = None) -> Server:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--http", action="store_true", help="serve Streamable HTTP instead of stdio"
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     options = parser.parse_args()
@@ -252,7 +323,13 @@ def main() -> None:
 
     from mcp_runtime.http import http_app
 
-    uvicorn.run(http_app(server), host=options.host, port=options.port, log_level="warning", timeout_graceful_shutdown=2)
+    uvicorn.run(
+        http_app(server),
+        host=options.host,
+        port=options.port,
+        log_level="warning",
+        timeout_graceful_shutdown=2,
+    )
 
 
 if __name__ == "__main__":

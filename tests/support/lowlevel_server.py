@@ -17,8 +17,8 @@ from typing import Any
 from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime.methods import RequestContext
 from mcp_runtime.jsonrpc import INVALID_PARAMS, McpError
+from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server, run_stdio
 
 TOOLS = [
@@ -85,11 +85,15 @@ def _text(value: str) -> mcp.TextContent:
 
 class LowLevelServer(mcp.ServerHandlers):
     @override
-    async def list_tools(self, params: mcp.PaginatedRequestParams, ctx: RequestContext) -> mcp.ListToolsResult:
+    async def list_tools(
+        self, params: mcp.PaginatedRequestParams, ctx: RequestContext
+    ) -> mcp.ListToolsResult:
         return mcp.ListToolsResult(tools=TOOLS)
 
     @override
-    async def call_tool(self, params: mcp.CallToolRequestParams, ctx: RequestContext) -> mcp.CallToolResult:
+    async def call_tool(
+        self, params: mcp.CallToolRequestParams, ctx: RequestContext
+    ) -> mcp.CallToolResult:
         arguments: dict[str, Any] = params.arguments if isinstance(params.arguments, dict) else {}
         if params.name == "echo":
             return mcp.CallToolResult(content=[_text(str(arguments.get("text", "")))])
@@ -140,7 +144,9 @@ class LowLevelServer(mcp.ServerHandlers):
     ) -> mcp.ListResourceTemplatesResult:
         return mcp.ListResourceTemplatesResult(
             resource_templates=[
-                mcp.ResourceTemplate(uri_template="greeting://{name}", name="greeting", mime_type="text/plain")
+                mcp.ResourceTemplate(
+                    uri_template="greeting://{name}", name="greeting", mime_type="text/plain"
+                )
             ]
         )
 
@@ -151,7 +157,11 @@ class LowLevelServer(mcp.ServerHandlers):
         if params.uri.startswith("greeting://"):
             name = params.uri.removeprefix("greeting://")
             return mcp.ReadResourceResult(
-                contents=[mcp.TextResourceContents(uri=params.uri, text=f"Hello, {name}!", mime_type="text/plain")]
+                contents=[
+                    mcp.TextResourceContents(
+                        uri=params.uri, text=f"Hello, {name}!", mime_type="text/plain"
+                    )
+                ]
             )
         if params.uri not in RESOURCES:
             raise McpError(INVALID_PARAMS, f"no resource {params.uri}", {"uri": params.uri})
@@ -165,7 +175,9 @@ class LowLevelServer(mcp.ServerHandlers):
         return mcp.ReadResourceResult(contents=contents)
 
     @override
-    async def list_prompts(self, params: mcp.PaginatedRequestParams, ctx: RequestContext) -> mcp.ListPromptsResult:
+    async def list_prompts(
+        self, params: mcp.PaginatedRequestParams, ctx: RequestContext
+    ) -> mcp.ListPromptsResult:
         return mcp.ListPromptsResult(
             prompts=[
                 mcp.Prompt(
@@ -180,7 +192,9 @@ class LowLevelServer(mcp.ServerHandlers):
         )
 
     @override
-    async def get_prompt(self, params: mcp.GetPromptRequestParams, ctx: RequestContext) -> mcp.GetPromptResult:
+    async def get_prompt(
+        self, params: mcp.GetPromptRequestParams, ctx: RequestContext
+    ) -> mcp.GetPromptResult:
         if params.name != "review":
             raise McpError(INVALID_PARAMS, f"no prompt {params.name!r}")
         arguments = params.arguments if isinstance(params.arguments, dict) else {}
@@ -189,13 +203,16 @@ class LowLevelServer(mcp.ServerHandlers):
             description="A code review request",
             messages=[
                 mcp.PromptMessage(
-                    role="user", content=_text(f"Please review this {language}:\n{arguments.get('code', '')}")
+                    role="user",
+                    content=_text(f"Please review this {language}:\n{arguments.get('code', '')}"),
                 )
             ],
         )
 
     @override
-    async def complete(self, params: mcp.CompleteRequestParams, ctx: RequestContext) -> mcp.CompleteResult:
+    async def complete(
+        self, params: mcp.CompleteRequestParams, ctx: RequestContext
+    ) -> mcp.CompleteResult:
         prefix = params.argument.value
         if params.argument.name == "language":
             values = [language for language in LANGUAGES if language.startswith(prefix)]
@@ -204,7 +221,9 @@ class LowLevelServer(mcp.ServerHandlers):
         else:
             values = []
         return mcp.CompleteResult(
-            completion=mcp.CompleteResultCompletion(values=values, total=len(values), has_more=False)
+            completion=mcp.CompleteResultCompletion(
+                values=values, total=len(values), has_more=False
+            )
         )
 
 

@@ -51,13 +51,19 @@ def _text(value: str) -> mcp.TextContent:
 
 
 def _elicit(message: str) -> mcp.ElicitRequest:
-    schema = mcp.ElicitRequestFormParamsRequestedSchema(properties={"name": mcp.StringSchema()}, required=["name"])
-    return mcp.ElicitRequest(params=mcp.ElicitRequestFormParams(message=message, requested_schema=schema))
+    schema = mcp.ElicitRequestFormParamsRequestedSchema(
+        properties={"name": mcp.StringSchema()}, required=["name"]
+    )
+    return mcp.ElicitRequest(
+        params=mcp.ElicitRequestFormParams(message=message, requested_schema=schema)
+    )
 
 
 def _sample(question: str) -> mcp.CreateMessageRequest:
     message = mcp.SamplingMessage(role="user", content=_text(question))
-    return mcp.CreateMessageRequest(params=mcp.CreateMessageRequestParams(messages=[message], max_tokens=50))
+    return mcp.CreateMessageRequest(
+        params=mcp.CreateMessageRequestParams(messages=[message], max_tokens=50)
+    )
 
 
 def _described(answer: Any) -> str:
@@ -89,20 +95,31 @@ class PeerHandlers(example().ModernHandlers):  # type: ignore[misc]
         self.list_tools_calls = 0
 
     @override
-    async def list_tools(self, params: mcp.PaginatedRequestParams, ctx: RequestContext) -> mcp.ListToolsResult:
+    async def list_tools(
+        self, params: mcp.PaginatedRequestParams, ctx: RequestContext
+    ) -> mcp.ListToolsResult:
         self.list_tools_calls += 1
         result: mcp.ListToolsResult = await super().list_tools(params, ctx)
         names = list(EXTRA_TOOLS) + (["extra"] if self.extra else [])
         schema = mcp.ToolInputSchema(type="object")
-        more = [mcp.Tool(name=name, description=EXTRA_TOOLS.get(name, "Appeared later."), input_schema=schema) for name in names]
-        return mcp.ListToolsResult(tools=[*result.tools, *more], ttl_ms=result.ttl_ms, cache_scope=result.cache_scope)
+        more = [
+            mcp.Tool(
+                name=name, description=EXTRA_TOOLS.get(name, "Appeared later."), input_schema=schema
+            )
+            for name in names
+        ]
+        return mcp.ListToolsResult(
+            tools=[*result.tools, *more], ttl_ms=result.ttl_ms, cache_scope=result.cache_scope
+        )
 
     @override
     async def call_tool(
         self, params: mcp.CallToolRequestParams, ctx: RequestContext
     ) -> mcp.CallToolResult | mcp.InputRequiredResult:
         arguments: dict[str, Any] = params.arguments if isinstance(params.arguments, dict) else {}
-        responses: dict[str, Any] = params.input_responses if isinstance(params.input_responses, dict) else {}
+        responses: dict[str, Any] = (
+            params.input_responses if isinstance(params.input_responses, dict) else {}
+        )
         state = params.request_state if isinstance(params.request_state, str) else None
         if params.name == "inputs":
             if not {"who", "capital", "roots"} <= set(responses):
@@ -118,13 +135,18 @@ class PeerHandlers(example().ModernHandlers):  # type: ignore[misc]
             return mcp.CallToolResult(content=[_text("; ".join(seen) + f"; state={state}")])
         if params.name == "rounds":
             if state is None:
-                return mcp.InputRequiredResult(input_requests={"first": _elicit("First question")}, request_state="round:1")
+                return mcp.InputRequiredResult(
+                    input_requests={"first": _elicit("First question")}, request_state="round:1"
+                )
             if state == "round:1":
                 first = _described(responses.get("first"))
                 return mcp.InputRequiredResult(
-                    input_requests={"second": _sample("Second question")}, request_state=f"round:2|{first}"
+                    input_requests={"second": _sample("Second question")},
+                    request_state=f"round:2|{first}",
                 )
-            return mcp.CallToolResult(content=[_text(f"{state}|{_described(responses.get('second'))}")])
+            return mcp.CallToolResult(
+                content=[_text(f"{state}|{_described(responses.get('second'))}")]
+            )
         if params.name == "sample":
             if "answer" not in responses:
                 return mcp.InputRequiredResult(input_requests={"answer": _sample("Anything?")})
@@ -150,10 +172,18 @@ def make_server(kind: str = "modern") -> Server:
     """A fresh peer server: ``modern`` speaks 2025-11-25 and 2026-07-28, ``legacy`` 2025-11-25 only."""
     module = example()
     if kind == "legacy":
-        return Server(module.LegacyHandlers(), name=module.NAME, version=module.VERSION, instructions=module.INSTRUCTIONS)
+        return Server(
+            module.LegacyHandlers(),
+            name=module.NAME,
+            version=module.VERSION,
+            instructions=module.INSTRUCTIONS,
+        )
     handlers = PeerHandlers()
     server = Server(
-        [module.LegacyHandlers(), handlers], name=module.NAME, version=module.VERSION, instructions=module.INSTRUCTIONS
+        [module.LegacyHandlers(), handlers],
+        name=module.NAME,
+        version=module.VERSION,
+        instructions=module.INSTRUCTIONS,
     )
     handlers.server = server
     return server

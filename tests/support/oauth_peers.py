@@ -42,7 +42,9 @@ async def _body(receive: Receive) -> bytes:
             return b"".join(chunks)
 
 
-async def _respond(send: Send, status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> None:
+async def _respond(
+    send: Send, status: int, body: bytes = b"", headers: dict[str, str] | None = None
+) -> None:
     raw = [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
     raw.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": raw})
@@ -135,13 +137,21 @@ class AuthorizationServerPeer:
         elif path == "/register" and scope["method"] == "POST":
             await self._register(json.loads(await _body(receive)), send)
         elif path == "/authorize":
-            await self._authorize({k: v[0] for k, v in parse_qs(scope["query_string"].decode()).items()}, send)
+            await self._authorize(
+                {k: v[0] for k, v in parse_qs(scope["query_string"].decode()).items()}, send
+            )
         elif path == "/introspect" and scope["method"] == "POST":
             form = {k: v[0] for k, v in parse_qs((await _body(receive)).decode()).items()}
             grant = self.verify(form.get("token", ""))
             answer: dict[str, Any] = {"active": False}
             if grant is not None:  # RFC 7662
-                answer = {"active": True, "client_id": grant.client_id, "scope": " ".join(grant.scopes), "exp": int(grant.expires_at), "aud": grant.resource}
+                answer = {
+                    "active": True,
+                    "client_id": grant.client_id,
+                    "scope": " ".join(grant.scopes),
+                    "exp": int(grant.expires_at),
+                    "aud": grant.resource,
+                }
             await _respond(send, 200, *_json(answer))
         elif path == "/token" and scope["method"] == "POST":
             form = {k: v[0] for k, v in parse_qs((await _body(receive)).decode()).items()}
@@ -153,7 +163,11 @@ class AuthorizationServerPeer:
         self.registrations.append(request)
         client_id = f"client-{secrets.token_hex(4)}"
         method = request.get("token_endpoint_auth_method", "client_secret_basic")
-        client = {"client_id": client_id, "token_endpoint_auth_method": method, "redirect_uris": request.get("redirect_uris", [])}
+        client = {
+            "client_id": client_id,
+            "token_endpoint_auth_method": method,
+            "redirect_uris": request.get("redirect_uris", []),
+        }
         if method != "none":
             client["client_secret"] = secrets.token_urlsafe(16)
         self.clients[client_id] = client
@@ -170,17 +184,27 @@ class AuthorizationServerPeer:
         back = {"code": code, "state": query.get("state", "")}
         if self.iss_parameter != "omit":
             back["iss"] = self.issuer if self.iss_parameter == "correct" else "https://evil.example"
-        await _respond(send, 302, headers={"location": f"{query['redirect_uri']}?{urlencode(back)}"})
+        await _respond(
+            send, 302, headers={"location": f"{query['redirect_uri']}?{urlencode(back)}"}
+        )
 
     def _client(self, form: dict[str, str], authorization: str | None) -> str | None:
         if authorization is not None and authorization.startswith("Basic "):
             client_id, _, secret = base64.b64decode(authorization[6:]).decode().partition(":")
             client = self.clients.get(client_id)
-            return client_id if client is not None and client.get("client_secret") == secret else None
+            return (
+                client_id if client is not None and client.get("client_secret") == secret else None
+            )
         client = self.clients.get(form.get("client_id", ""))
-        if client is None or client["token_endpoint_auth_method"] not in ("none", "client_secret_post"):
+        if client is None or client["token_endpoint_auth_method"] not in (
+            "none",
+            "client_secret_post",
+        ):
             return None
-        if client["token_endpoint_auth_method"] == "client_secret_post" and form.get("client_secret") != client["client_secret"]:
+        if (
+            client["token_endpoint_auth_method"] == "client_secret_post"
+            and form.get("client_secret") != client["client_secret"]
+        ):
             return None
         return client["client_id"]
 
@@ -193,9 +217,21 @@ class AuthorizationServerPeer:
         if form.get("grant_type") == "authorization_code":
             request = self.codes.pop(form.get("code", ""), None)
             verifier = form.get("code_verifier", "")
-            challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-            if request is None or request["client_id"] != client_id or request.get("code_challenge") != challenge:
-                await _respond(send, 400, *_json({"error": "invalid_grant", "error_description": "bad code or verifier"}))
+            challenge = (
+                base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+                .rstrip(b"=")
+                .decode()
+            )
+            if (
+                request is None
+                or request["client_id"] != client_id
+                or request.get("code_challenge") != challenge
+            ):
+                await _respond(
+                    send,
+                    400,
+                    *_json({"error": "invalid_grant", "error_description": "bad code or verifier"}),
+                )
                 return
             grant = Grant(client_id, request.get("scope", "").split(), form.get("resource"), 0.0)
         elif form.get("grant_type") == "refresh_token":
@@ -213,7 +249,12 @@ class AuthorizationServerPeer:
         grant = Grant(grant.client_id, scopes, grant.resource, time.time() + self.lifetime)
         token = secrets.token_urlsafe(16)
         self.access[token] = grant
-        answer: dict[str, Any] = {"access_token": token, "token_type": "Bearer", "expires_in": self.lifetime, "scope": " ".join(grant.scopes)}
+        answer: dict[str, Any] = {
+            "access_token": token,
+            "token_type": "Bearer",
+            "expires_in": self.lifetime,
+            "scope": " ".join(grant.scopes),
+        }
         if self.issue_refresh_tokens:
             answer["refresh_token"] = secrets.token_urlsafe(16)
             self.refresh[answer["refresh_token"]] = grant
@@ -249,16 +290,26 @@ class ProtectedResource:
             await self.app(scope, receive, send)
             return
         if scope["path"] == self.prm_path:
-            document = {"resource": self.resource, "authorization_servers": [self.authorization.issuer], "scopes_supported": ["mcp"]}
+            document = {
+                "resource": self.resource,
+                "authorization_servers": [self.authorization.issuer],
+                "scopes_supported": ["mcp"],
+            }
             await _respond(send, 200, *_json(document))
             return
         header = _headers(scope).get("authorization", "")
         self.seen.append(header)
-        grant = self.authorization.verify(header.removeprefix("Bearer ")) if header.startswith("Bearer ") else None
+        grant = (
+            self.authorization.verify(header.removeprefix("Bearer "))
+            if header.startswith("Bearer ")
+            else None
+        )
         if grant is None or grant.resource != self.resource:
             await _respond(send, 401, b"", {"www-authenticate": self.challenge()})
             return
         if not set(self.required) <= set(grant.scopes):
-            await _respond(send, 403, b"", {"www-authenticate": self.challenge(', error="insufficient_scope"')})
+            await _respond(
+                send, 403, b"", {"www-authenticate": self.challenge(', error="insufficient_scope"')}
+            )
             return
         await self.app(scope, receive, send)

@@ -39,14 +39,23 @@ MCP_SCOPES = "mcp:tools mcp:admin"
 
 def signing_keys(count: int = 1) -> dict[str, Any]:
     """A private JWKS of ``count`` fresh RSA keys (the first one signs)."""
-    keys = [RSAKey.generate_key(2048, parameters={"kid": secrets.token_hex(4), "use": "sig", "alg": "RS256"}, private=True) for _ in range(count)]
+    keys = [
+        RSAKey.generate_key(
+            2048,
+            parameters={"kid": secrets.token_hex(4), "use": "sig", "alg": "RS256"},
+            private=True,
+        )
+        for _ in range(count)
+    ]
     return {"keys": [key.as_dict(private=True) for key in keys]}
 
 
 class AuthorizationServer:
     """oidc-provider in a child process; ``issuer`` is its URL."""
 
-    def __init__(self, jwks: dict[str, Any] | None = None, port: int | None = None, issuer: str | None = None) -> None:
+    def __init__(
+        self, jwks: dict[str, Any] | None = None, port: int | None = None, issuer: str | None = None
+    ) -> None:
         self.jwks = jwks if jwks is not None else signing_keys()
         self._keys_file = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
         json.dump(self.jwks, self._keys_file)
@@ -58,7 +67,9 @@ class AuthorizationServer:
             command += ["--port", str(port)]
         if issuer is not None:
             command += ["--issuer", issuer]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         self.issuer = ""
 
     def wait_ready(self) -> AuthorizationServer:
@@ -82,7 +93,9 @@ class AuthorizationServer:
     def url(self, path: str) -> str:
         return urljoin(self.issuer + "/", path.lstrip("/"))
 
-    def register_resource(self, resource: str, scope: str = MCP_SCOPES, ttl: int = 300, format: str = "jwt") -> None:
+    def register_resource(
+        self, resource: str, scope: str = MCP_SCOPES, ttl: int = 300, format: str = "jwt"
+    ) -> None:
         """Tell the server about a resource server, the scopes it knows, and its tokens' lifetime and format."""
         body = {"resource": resource, "scope": scope, "ttl": ttl, "format": format}
         response = httpx.post(self.url("/test/resources"), json=body, timeout=10)
@@ -151,11 +164,15 @@ def register_client(
 
 def pkce_pair() -> tuple[str, str]:
     verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    challenge = (
+        base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    )
     return verifier, challenge
 
 
-def play_user(authorization_url: str, redirect_uri: str = REDIRECT_URI, login: str | None = None) -> dict[str, str]:
+def play_user(
+    authorization_url: str, redirect_uri: str = REDIRECT_URI, login: str | None = None
+) -> dict[str, str]:
     """Follow ``authorization_url`` as the user's browser would, through the
     server's login and consent, and return the query of the redirect to
     ``redirect_uri`` (``code``, ``state``, ``iss``, or ``error``)."""
@@ -166,7 +183,9 @@ def play_user(authorization_url: str, redirect_uri: str = REDIRECT_URI, login: s
         for _ in range(10):
             response = browser.get(url)
             if response.status_code not in (302, 303):
-                raise AssertionError(f"the authorization server answered {response.status_code}: {response.text[:500]}")
+                raise AssertionError(
+                    f"the authorization server answered {response.status_code}: {response.text[:500]}"
+                )
             url = urljoin(url, response.headers["location"])
             if url.startswith(redirect_uri):
                 return {key: values[0] for key, values in parse_qs(urlsplit(url).query).items()}
@@ -207,18 +226,33 @@ def authorize(
     return _token(server, client, form)
 
 
-def refresh(server: AuthorizationServer, client: Registered, tokens: Tokens, resource: str) -> Tokens:
+def refresh(
+    server: AuthorizationServer, client: Registered, tokens: Tokens, resource: str
+) -> Tokens:
     assert tokens.refresh_token is not None
-    form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token, "resource": resource}
+    form = {
+        "grant_type": "refresh_token",
+        "refresh_token": tokens.refresh_token,
+        "resource": resource,
+    }
     return _token(server, client, form)
 
 
 def client_credentials(
-    server: AuthorizationServer, client: Registered, resource: str, scope: str = "mcp:tools", dpop: ECKey | None = None
+    server: AuthorizationServer,
+    client: Registered,
+    resource: str,
+    scope: str = "mcp:tools",
+    dpop: ECKey | None = None,
 ) -> Tokens:
     """Client credentials; with ``dpop``, a token bound to that key (RFC 9449)."""
     headers = {"dpop": dpop_proof(dpop, "POST", server.url("/token"))} if dpop is not None else {}
-    return _token(server, client, {"grant_type": "client_credentials", "scope": scope, "resource": resource}, headers)
+    return _token(
+        server,
+        client,
+        {"grant_type": "client_credentials", "scope": scope, "resource": resource},
+        headers,
+    )
 
 
 def dpop_proof(key: ECKey, method: str, url: str) -> str:
@@ -227,7 +261,12 @@ def dpop_proof(key: ECKey, method: str, url: str) -> str:
     return jwt.encode(header, claims, key)
 
 
-def _token(server: AuthorizationServer, client: Registered, form: dict[str, str], headers: dict[str, str] | None = None) -> Tokens:
+def _token(
+    server: AuthorizationServer,
+    client: Registered,
+    form: dict[str, str],
+    headers: dict[str, str] | None = None,
+) -> Tokens:
     auth = None
     if client.client_secret is not None:
         auth = httpx.BasicAuth(client.client_id, client.client_secret)
@@ -236,4 +275,6 @@ def _token(server: AuthorizationServer, client: Registered, form: dict[str, str]
     response = httpx.post(server.url("/token"), data=form, auth=auth, headers=headers, timeout=10)
     assert response.status_code == 200, response.text
     body = response.json()
-    return Tokens(body["access_token"], body.get("refresh_token"), body.get("scope", ""), body["expires_in"])
+    return Tokens(
+        body["access_token"], body.get("refresh_token"), body.get("scope", ""), body["expires_in"]
+    )

@@ -171,12 +171,16 @@ class FieldPath:
         return "$." + ".".join(self.path)
 
 
-def fields(t: Any, path: tuple[str, ...] = (), types: tuple[mi.Type, ...] = ()) -> Iterator[FieldPath]:
+def fields(
+    t: Any, path: tuple[str, ...] = (), types: tuple[mi.Type, ...] = ()
+) -> Iterator[FieldPath]:
     """Every field of a struct type, nested structs' fields after their own."""
     struct = _struct_of(info(t))
     if struct is None or len(path) >= MAX_DEPTH:
         return
-    if struct.tag_field is not None and isinstance(struct.tag, str):  # the tag of a tagged union's arm
+    if struct.tag_field is not None and isinstance(
+        struct.tag, str
+    ):  # the tag of a tagged union's arm
         tag = mi.LiteralType((struct.tag,))
         yield FieldPath((*path, struct.tag_field), (*types, tag), True)
     for field in struct.fields:

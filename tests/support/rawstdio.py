@@ -22,7 +22,9 @@ class RawServer:
         self._stdout = process.stdout
 
     @classmethod
-    async def start(cls, command: Sequence[str], stderr: IO[Any] | int | None = asyncio.subprocess.DEVNULL) -> RawServer:
+    async def start(
+        cls, command: Sequence[str], stderr: IO[Any] | int | None = asyncio.subprocess.DEVNULL
+    ) -> RawServer:
         process = await asyncio.create_subprocess_exec(
             *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr
         )
@@ -48,7 +50,9 @@ class RawServer:
         while True:
             message = await self.receive(timeout)
             if "method" not in message:
-                assert message.get("id") == request_id, f"expected the response to {request_id!r}, got {message}"
+                assert (
+                    message.get("id") == request_id
+                ), f"expected the response to {request_id!r}, got {message}"
                 return message
 
     async def request(self, request_id: Any, method: str, params: Any = None) -> Message:
@@ -63,7 +67,11 @@ class RawServer:
         answer = await self.request(
             request_id,
             "initialize",
-            {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw-test", "version": "0"}},
+            {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "raw-test", "version": "0"},
+            },
         )
         assert "result" in answer, answer
         await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -79,4 +87,6 @@ class RawServer:
         except asyncio.TimeoutError:
             self.process.kill()
             await self.process.wait()
-            raise AssertionError(f"the server did not exit within {timeout} s of its stdin closing") from None
+            raise AssertionError(
+                f"the server did not exit within {timeout} s of its stdin closing"
+            ) from None

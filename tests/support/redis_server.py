@@ -22,10 +22,14 @@ def redis_server_binary() -> str:
     found = shutil.which("redis-server")
     if found is None and os.geteuid() == 0:
         subprocess.run(["apt-get", "update", "-qq"], check=True, capture_output=True)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "redis-server"], check=True, capture_output=True)
+        subprocess.run(
+            ["apt-get", "install", "-y", "-qq", "redis-server"], check=True, capture_output=True
+        )
         found = shutil.which("redis-server")
     if found is None:
-        raise RuntimeError("redis-server is not installed: apt-get install redis-server (Debian package)")
+        raise RuntimeError(
+            "redis-server is not installed: apt-get install redis-server (Debian package)"
+        )
     return found
 
 
@@ -50,7 +54,9 @@ class RedisServer:
             "--protected-mode", "no",
             "--loglevel", "warning",
         ]  # fmt: skip
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

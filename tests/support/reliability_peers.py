@@ -22,7 +22,9 @@ START_TIMEOUT = 60.0
 
 
 def stdio_server(
-    *args: str, stderr: int | IO[Any] | None = asyncio.subprocess.DEVNULL, env: dict[str, str] | None = None
+    *args: str,
+    stderr: int | IO[Any] | None = asyncio.subprocess.DEVNULL,
+    env: dict[str, str] | None = None,
 ) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,

@@ -40,18 +40,31 @@ SUPPORT = Path(__file__).resolve().parent
 if str(SUPPORT) not in sys.path:
     sys.path.insert(0, str(SUPPORT))
 
+from lowlevel_server import TOOLS, LowLevelServer  # noqa: E402
+
 from mcp_protocol import v2025_11_25 as mcp  # noqa: E402
 from mcp_runtime.methods import RequestContext  # noqa: E402
 from mcp_runtime.server import Server  # noqa: E402
-from lowlevel_server import TOOLS, LowLevelServer  # noqa: E402
 
 _OBJECT = mcp.ToolInputSchema(type="object")
 EXTRA_TOOLS = [
-    mcp.Tool(name="gate", description="Wait until the test releases `token`.", input_schema=_OBJECT),
+    mcp.Tool(
+        name="gate", description="Wait until the test releases `token`.", input_schema=_OBJECT
+    ),
     mcp.Tool(name="open", description="Release the gate `token`.", input_schema=_OBJECT),
-    mcp.Tool(name="slow", description="Sleep `seconds`, then answer `token`.", input_schema=_OBJECT),
-    mcp.Tool(name="numbered", description="`count` numbered progress notifications.", input_schema=_OBJECT),
-    mcp.Tool(name="flood", description="`count` progress notifications of `size` bytes.", input_schema=_OBJECT),
+    mcp.Tool(
+        name="slow", description="Sleep `seconds`, then answer `token`.", input_schema=_OBJECT
+    ),
+    mcp.Tool(
+        name="numbered",
+        description="`count` numbered progress notifications.",
+        input_schema=_OBJECT,
+    ),
+    mcp.Tool(
+        name="flood",
+        description="`count` progress notifications of `size` bytes.",
+        input_schema=_OBJECT,
+    ),
 ]
 
 
@@ -78,11 +91,15 @@ class ReliabilityServer(LowLevelServer):
         await self.entered.setdefault(token, asyncio.Event()).wait()
 
     @override
-    async def list_tools(self, params: mcp.PaginatedRequestParams, ctx: RequestContext) -> mcp.ListToolsResult:
+    async def list_tools(
+        self, params: mcp.PaginatedRequestParams, ctx: RequestContext
+    ) -> mcp.ListToolsResult:
         return mcp.ListToolsResult(tools=[*TOOLS, *EXTRA_TOOLS])
 
     @override
-    async def call_tool(self, params: mcp.CallToolRequestParams, ctx: RequestContext) -> mcp.CallToolResult:
+    async def call_tool(
+        self, params: mcp.CallToolRequestParams, ctx: RequestContext
+    ) -> mcp.CallToolResult:
         arguments: dict[str, Any] = params.arguments if isinstance(params.arguments, dict) else {}
         token = str(arguments.get("token", ""))
         if params.name == "gate":
@@ -138,9 +155,17 @@ class _WithStats:
         if scope["type"] == "http" and scope["path"] == "/stats":
             stats = self.stats()
             if scope.get("query_string") == b"types":
-                stats["types"] = Counter(type(o).__qualname__ for o in gc.get_objects()).most_common(40)
+                stats["types"] = Counter(
+                    type(o).__qualname__ for o in gc.get_objects()
+                ).most_common(40)
             body = json.dumps(stats).encode()
-            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
             await send({"type": "http.response.body", "body": body})
             return
         await self.app(scope, receive, send)
@@ -150,7 +175,9 @@ class _WithStats:
         streamable = self.app.streamable
         sessions = list(streamable.sessions.values())
         status = Path("/proc/self/status").read_text()
-        rss = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+        rss = next(
+            int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")
+        )
         return {
             "rss_kib": rss,
             "sessions": len(sessions),
@@ -205,7 +232,9 @@ def _serve_stdio(options: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("mode", choices=["stdio", "http"])
     parser.add_argument("--max-message-size", type=int, default=64 * 1024 * 1024)
     parser.add_argument("--max-buffered", type=int, default=None)

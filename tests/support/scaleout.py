@@ -36,7 +36,9 @@ TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 class Workers:
     """``uvicorn --workers n`` serving support.scaleout_app on a free port."""
 
-    def __init__(self, redis: RedisServer | None, workers: int = 2, store: str = "redis", quotas: str = "") -> None:
+    def __init__(
+        self, redis: RedisServer | None, workers: int = 2, store: str = "redis", quotas: str = ""
+    ) -> None:
         """``quotas``: "sessions,streams,requests,lease ttl" per client (see scaleout_app)."""
         self.redis = redis
         self.quotas = quotas
@@ -55,7 +57,12 @@ class Workers:
         return Path(self.log.name).read_text(errors="replace")
 
     def start(self, timeout: float = 60.0) -> None:
-        env = {**os.environ, "PYTHONPATH": str(TESTS), "MCP_TEST_STORE": self.store, "MCP_TEST_QUOTAS": self.quotas}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(TESTS),
+            "MCP_TEST_STORE": self.store,
+            "MCP_TEST_QUOTAS": self.quotas,
+        }
         if self.redis is not None:
             env["MCP_TEST_REDIS_URL"] = self.redis.url
         command = [
@@ -63,7 +70,9 @@ class Workers:
             "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),
             "--log-level", "warning", "--timeout-graceful-shutdown", "1",
         ]  # fmt: skip
-        self.process = subprocess.Popen(command, env=env, cwd=TESTS, start_new_session=True, stderr=self.log)
+        self.process = subprocess.Popen(
+            command, env=env, cwd=TESTS, start_new_session=True, stderr=self.log
+        )
         deadline = time.monotonic() + timeout
         seen: set[int] = set()
         # Up once every worker has answered (the first one up takes everything until the others are).
@@ -126,8 +135,18 @@ def sse_events(body: str) -> list[tuple[str | None, Any]]:
     return events
 
 
-def post(url: str, message: dict[str, Any], session: str | None = None, version: str = HANDSHAKE, **extra: str) -> httpx.Response:
-    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream", **extra}
+def post(
+    url: str,
+    message: dict[str, Any],
+    session: str | None = None,
+    version: str = HANDSHAKE,
+    **extra: str,
+) -> httpx.Response:
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        **extra,
+    }
     if session is not None:
         headers["mcp-session-id"] = session
         headers["mcp-protocol-version"] = version
@@ -136,7 +155,11 @@ def post(url: str, message: dict[str, Any], session: str | None = None, version:
 
 
 def initialize(url: str, capabilities: dict[str, Any] | None = None) -> str:
-    params = {"protocolVersion": HANDSHAKE, "capabilities": capabilities or {}, "clientInfo": {"name": "scaleout-test", "version": "1"}}
+    params = {
+        "protocolVersion": HANDSHAKE,
+        "capabilities": capabilities or {},
+        "clientInfo": {"name": "scaleout-test", "version": "1"},
+    }
     answer = post(url, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
     assert answer.status_code == 200, answer.text
     session = answer.headers["mcp-session-id"]
@@ -147,14 +170,23 @@ def initialize(url: str, capabilities: dict[str, Any] | None = None) -> str:
 
 def result_of(answer: httpx.Response) -> Any:
     assert answer.status_code == 200, (answer.status_code, answer.text)
-    for _, data in sse_events(answer.text) if answer.headers["content-type"].startswith("text/event-stream") else [(None, answer.json())]:
+    for _, data in (
+        sse_events(answer.text)
+        if answer.headers["content-type"].startswith("text/event-stream")
+        else [(None, answer.json())]
+    ):
         if isinstance(data, dict) and "id" in data and ("result" in data or "error" in data):
             return data
     raise AssertionError(f"no response in {answer.text!r}")
 
 
 def call(url: str, session: str, request_id: int, tool: str, arguments: dict[str, Any]) -> Any:
-    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    message = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
     return result_of(post(url, message, session))
 
 
@@ -167,20 +199,36 @@ def modern_meta(extensions: bool = False) -> dict[str, Any]:
     }
 
 
-def modern_request(url: str, request_id: int, method: str, params: dict[str, Any], name: str | None = None, extensions: bool = False) -> Any:
+def modern_request(
+    url: str,
+    request_id: int,
+    method: str,
+    params: dict[str, Any],
+    name: str | None = None,
+    extensions: bool = False,
+) -> Any:
     headers = {"mcp-protocol-version": MODERN, "mcp-method": method}
     if name is not None:
         headers["mcp-name"] = name
     # Ids unique to this test process: the server refuses an id one of the
     # client's requests still holds, and a request's end is not its answer's.
     unique = f"{request_id}-{next(_ids)}"
-    body = {"jsonrpc": "2.0", "id": unique, "method": method, "params": {**params, "_meta": modern_meta(extensions)}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": unique,
+        "method": method,
+        "params": {**params, "_meta": modern_meta(extensions)},
+    }
     answer = post(url, body, **headers)
     return answer
 
 
-def modern_call(url: str, request_id: int, tool: str, arguments: dict[str, Any], extensions: bool = False) -> Any:
-    answer = modern_request(url, request_id, "tools/call", {"name": tool, "arguments": arguments}, tool, extensions)
+def modern_call(
+    url: str, request_id: int, tool: str, arguments: dict[str, Any], extensions: bool = False
+) -> Any:
+    answer = modern_request(
+        url, request_id, "tools/call", {"name": tool, "arguments": arguments}, tool, extensions
+    )
     data = result_of(answer)
     assert "result" in data, data
     return data["result"]
@@ -189,10 +237,14 @@ def modern_call(url: str, request_id: int, tool: str, arguments: dict[str, Any],
 class SseReader:
     """One SSE response read event by event (a streaming httpx request on its own connection)."""
 
-    def __init__(self, method: str, url: str, headers: dict[str, str], body: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, method: str, url: str, headers: dict[str, str], body: dict[str, Any] | None = None
+    ) -> None:
         self.client = httpx.Client(timeout=httpx.Timeout(30, read=20))
         content = None if body is None else json.dumps(body)
-        self.response = self.client.send(self.client.build_request(method, url, headers=headers, content=content), stream=True)
+        self.response = self.client.send(
+            self.client.build_request(method, url, headers=headers, content=content), stream=True
+        )
         self.lines = self.response.iter_lines()
         self.last_id: str | None = None
 

@@ -40,14 +40,18 @@ class Tools(mcp.ServerHandlers):
         self.app: HttpApp | None = None
 
     @override
-    async def list_tools(self, params: mcp.ListToolsRequestParams | None, ctx: RequestContext) -> mcp.ListToolsResultResponseResult:
+    async def list_tools(
+        self, params: mcp.ListToolsRequestParams | None, ctx: RequestContext
+    ) -> mcp.ListToolsResultResponseResult:
         schema = mcp.ToolInputSchema(type="object")
         names = ("pid", "count", "announce", "touch", "ask_roots", "holds_stream", "wait_job")
         tools = [mcp.Tool(name=name, input_schema=schema) for name in names]
         return mcp.ListToolsResult(tools=tools, cache_scope="public", ttl_ms=0)
 
     @override
-    async def call_tool(self, params: mcp.CallToolRequestParams, ctx: RequestContext) -> mcp.CallToolResultResponseResult:
+    async def call_tool(
+        self, params: mcp.CallToolRequestParams, ctx: RequestContext
+    ) -> mcp.CallToolResultResponseResult:
         arguments: dict[str, Any] = params.arguments if isinstance(params.arguments, dict) else {}
         assert self.server is not None
         if params.name == "pid":
@@ -85,7 +89,9 @@ class Tools(mcp.ServerHandlers):
     async def list_resources(
         self, params: mcp.ListResourcesRequestParams | None, ctx: RequestContext
     ) -> mcp.ListResourcesResultResponseResult:
-        return mcp.ListResourcesResult(resources=[mcp.Resource(name="doc", uri="memo://doc")], cache_scope="public", ttl_ms=0)
+        return mcp.ListResourcesResult(
+            resources=[mcp.Resource(name="doc", uri="memo://doc")], cache_scope="public", ttl_ms=0
+        )
 
 
 def store() -> Store | None:
@@ -109,10 +115,14 @@ def app() -> HttpApp:
     )
     tools.server = server
     per_client: list[int | None] = [None, None, None]
-    if os.environ.get("MCP_TEST_QUOTAS"):  # "sessions,streams,requests" per client, and the lease ttl
+    if os.environ.get(
+        "MCP_TEST_QUOTAS"
+    ):  # "sessions,streams,requests" per client, and the lease ttl
         *limits, lease_ttl = os.environ["MCP_TEST_QUOTAS"].split(",")
         per_client = [int(limit) for limit in limits]
-        quotas.LEASE_TTL = float(lease_ttl)  # short, so that a test sees a dead worker's places drain
+        quotas.LEASE_TTL = float(
+            lease_ttl
+        )  # short, so that a test sees a dead worker's places drain
     sessions, streams, requests = per_client
     tools.app = http_app(
         server, legacy_sse=False, store=store(), session_timeout=20,

@@ -72,7 +72,10 @@ def main() -> None:
         "sdk-protected",
         token_verifier=OidcJwtVerifier(issuer, resource),
         auth=AuthSettings(
-            issuer_url=issuer, resource_server_url=resource, required_scopes=["mcp:tools"], validate_token_resource=True
+            issuer_url=issuer,
+            resource_server_url=resource,
+            required_scopes=["mcp:tools"],
+            validate_token_resource=True,
         ),
     )
 
@@ -81,12 +84,16 @@ def main() -> None:
         """The caller's token: subject, client id, scopes."""
         token = get_access_token()
         assert token is not None
-        return json.dumps({"subject": token.subject, "client_id": token.client_id, "scopes": sorted(token.scopes)})
+        return json.dumps(
+            {"subject": token.subject, "client_id": token.client_id, "scopes": sorted(token.scopes)}
+        )
 
     print(f"PORT {port}", flush=True)
-    uvicorn.Server(uvicorn.Config(server.streamable_http_app(), log_level="warning", timeout_graceful_shutdown=1)).run(
-        sockets=[sock]
-    )
+    uvicorn.Server(
+        uvicorn.Config(
+            server.streamable_http_app(), log_level="warning", timeout_graceful_shutdown=1
+        )
+    ).run(sockets=[sock])
 
 
 if __name__ == "__main__":

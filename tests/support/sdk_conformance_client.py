@@ -34,7 +34,12 @@ from mcp.client.auth.utils import build_protected_resource_metadata_discovery_ur
 from mcp.client.client import Client
 from mcp.client.context import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl
 
@@ -102,12 +107,16 @@ class HeadlessBrowser:
             response = await http.get(authorization_url, follow_redirects=False)
         location = response.headers.get("location")
         if not response.is_redirect or not location:
-            raise RuntimeError(f"authorization endpoint answered {response.status_code} without a redirect")
+            raise RuntimeError(
+                f"authorization endpoint answered {response.status_code} without a redirect"
+            )
         query = parse_qs(urlparse(location).query)
         if "code" not in query:
             raise RuntimeError(f"redirect without a code: {location}")
         self._result = AuthorizationCodeResult(
-            code=query["code"][0], state=query.get("state", [None])[0], iss=query.get("iss", [None])[0]
+            code=query["code"][0],
+            state=query.get("state", [None])[0],
+            iss=query.get("iss", [None])[0],
         )
 
     async def callback(self) -> AuthorizationCodeResult:
@@ -117,7 +126,9 @@ class HeadlessBrowser:
         return result
 
 
-async def _sample(context: ClientRequestContext, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+async def _sample(
+    context: ClientRequestContext, params: types.CreateMessageRequestParams
+) -> types.CreateMessageResult:
     return types.CreateMessageResult(
         role="assistant", content=types.TextContent(type="text", text=""), model="sdk-conformance"
     )
@@ -127,7 +138,9 @@ async def _roots(context: ClientRequestContext) -> types.ListRootsResult:
     return types.ListRootsResult(roots=[])
 
 
-async def _accept_defaults(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+async def _accept_defaults(
+    context: ClientRequestContext, params: types.ElicitRequestParams
+) -> types.ElicitResult:
     """Accept a form with each field's schema default (SEP-1034)."""
     content: dict[str, Any] = {}
     if isinstance(params, types.ElicitRequestFormParams):
@@ -137,15 +150,27 @@ async def _accept_defaults(context: ClientRequestContext, params: types.ElicitRe
     return types.ElicitResult(action="accept", content=content)
 
 
-async def _confirm(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+async def _confirm(
+    context: ClientRequestContext, params: types.ElicitRequestParams
+) -> types.ElicitResult:
     return types.ElicitResult(action="accept", content={"confirmed": True})
 
 
 def _placeholder_arguments(schema: dict[str, Any]) -> dict[str, Any]:
     """A value of the declared type for each required argument."""
-    by_type: dict[str, Any] = {"string": "x", "integer": 0, "number": 0, "boolean": False, "object": {}, "array": []}
+    by_type: dict[str, Any] = {
+        "string": "x",
+        "integer": 0,
+        "number": 0,
+        "boolean": False,
+        "object": {},
+        "array": [],
+    }
     properties = schema.get("properties", {})
-    return {name: by_type.get(properties.get(name, {}).get("type"), "x") for name in schema.get("required", [])}
+    return {
+        name: by_type.get(properties.get(name, {}).get("type"), "x")
+        for name in schema.get("required", [])
+    }
 
 
 async def initialize(url: str, context: dict[str, Any]) -> None:
@@ -202,7 +227,9 @@ async def invalid_tool_headers(url: str, context: dict[str, Any]) -> None:
         for tool in (await client.list_tools()).tools:
             try:
                 await client.call_tool(tool.name, _placeholder_arguments(tool.input_schema))
-            except Exception as error:  # the scenario tolerates a failed call; carry on with the next
+            except (
+                Exception
+            ) as error:  # the scenario tolerates a failed call; carry on with the next
                 print(f"{tool.name}: {error!r}", file=sys.stderr)
 
 
@@ -223,7 +250,12 @@ async def request_state(url: str, context: dict[str, Any]) -> None:
     """The SDK's own retry loop for input-required results (SEP-2322)."""
     async with Client(url, mode=_mode(), elicitation_callback=_confirm) as client:
         await client.list_tools()
-        for name in ("test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state", "test_mrtr_no_result_type"):
+        for name in (
+            "test_mrtr_echo_state",
+            "test_mrtr_unrelated",
+            "test_mrtr_no_state",
+            "test_mrtr_no_result_type",
+        ):
             await client.call_tool(name, {})
 
 
@@ -279,10 +311,16 @@ async def client_secret_basic(url: str, context: dict[str, Any]) -> None:
 async def private_key_jwt(url: str, context: dict[str, Any]) -> None:
     client_id, key = _required(context, "client_id", "private_key_pem")
     signer = SignedJWTParameters(
-        issuer=client_id, subject=client_id, signing_key=key, signing_algorithm=context.get("signing_algorithm", "ES256")
+        issuer=client_id,
+        subject=client_id,
+        signing_key=key,
+        signing_algorithm=context.get("signing_algorithm", "ES256"),
     )
     auth = PrivateKeyJWTOAuthProvider(
-        server_url=url, storage=MemoryTokens(), client_id=client_id, assertion_provider=signer.create_assertion_provider()
+        server_url=url,
+        storage=MemoryTokens(),
+        client_id=client_id,
+        assertion_provider=signer.create_assertion_provider(),
     )
     await _authorized_session(url, auth)
 
@@ -296,7 +334,9 @@ async def enterprise_managed(url: str, context: dict[str, Any]) -> None:
     # publishes it only in the resource's protected-resource metadata.
     metadata_url = build_protected_resource_metadata_discovery_urls(None, url)[0]
     async with httpx2.AsyncClient(timeout=TIMEOUT) as http:
-        issuer = (await http.get(metadata_url)).raise_for_status().json()["authorization_servers"][0]
+        issuer = (
+            (await http.get(metadata_url)).raise_for_status().json()["authorization_servers"][0]
+        )
 
     async def id_jag(audience: str, resource: str) -> str:
         form = {
@@ -309,7 +349,11 @@ async def enterprise_managed(url: str, context: dict[str, Any]) -> None:
             "client_id": idp_client_id,
         }
         async with httpx2.AsyncClient(timeout=TIMEOUT) as http:
-            token: str = (await http.post(idp_token_endpoint, data=form)).raise_for_status().json()["access_token"]
+            token: str = (
+                (await http.post(idp_token_endpoint, data=form))
+                .raise_for_status()
+                .json()["access_token"]
+            )
         return token
 
     auth = IdentityAssertionOAuthProvider(
@@ -344,7 +388,9 @@ SCENARIOS: dict[str, Scenario] = {
 
 def main() -> None:
     if len(sys.argv) != 2:
-        raise SystemExit(f"usage: {sys.argv[0]} <server url>  (MCP_CONFORMANCE_SCENARIO names the scenario)")
+        raise SystemExit(
+            f"usage: {sys.argv[0]} <server url>  (MCP_CONFORMANCE_SCENARIO names the scenario)"
+        )
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     run = SCENARIOS.get(scenario) or (authorization_code if scenario.startswith("auth/") else None)
     if run is None:

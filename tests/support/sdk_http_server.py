@@ -92,7 +92,9 @@ class MemoryEventStore(EventStore):
         self.events.append((event_id, stream_id, message))
         return event_id
 
-    async def replay_events_after(self, last_event_id: str, send_callback: EventCallback) -> str | None:
+    async def replay_events_after(
+        self, last_event_id: str, send_callback: EventCallback
+    ) -> str | None:
         stream_id = next((s for e, s, _ in self.events if e == last_event_id), None)
         if stream_id is None:
             return None

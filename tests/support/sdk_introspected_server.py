@@ -68,9 +68,11 @@ def main() -> None:
         return a + b
 
     print(f"PORT {port}", flush=True)
-    uvicorn.Server(uvicorn.Config(server.streamable_http_app(), log_level="warning", timeout_graceful_shutdown=1)).run(
-        sockets=[sock]
-    )
+    uvicorn.Server(
+        uvicorn.Config(
+            server.streamable_http_app(), log_level="warning", timeout_graceful_shutdown=1
+        )
+    ).run(sockets=[sock])
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ import mcp.types as types
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 
-server = MCPServer("sdk-modern-server", version="2.3.0-test", instructions="SDK peer speaking 2026-07-28")
+server = MCPServer(
+    "sdk-modern-server", version="2.3.0-test", instructions="SDK peer speaking 2026-07-28"
+)
 
 
 @server.tool()
@@ -40,7 +42,11 @@ async def count(steps: int = 3, ctx: Context = None) -> str:  # type: ignore[ass
 async def ask(ctx: Context = None) -> str | types.InputRequiredResult:  # type: ignore[assignment]
     """Ask the user for a name (an elicitation carried by an InputRequiredResult), then greet them."""
     answer = (ctx.input_responses or {}).get("name")
-    if not isinstance(answer, types.ElicitResult) or answer.action != "accept" or not answer.content:
+    if (
+        not isinstance(answer, types.ElicitResult)
+        or answer.action != "accept"
+        or not answer.content
+    ):
         return types.InputRequiredResult(
             input_requests={
                 "name": types.ElicitRequest(
@@ -81,7 +87,9 @@ async def set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.Empt
 
 # MCPServer registers no logging/setLevel handler of its own; without one the
 # server would not declare the logging capability to handshake clients.
-server._lowlevel_server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+server._lowlevel_server.add_request_handler(
+    "logging/setLevel", types.SetLevelRequestParams, set_level
+)
 
 
 def serve_http() -> None:
@@ -92,7 +100,9 @@ def serve_http() -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     print(f"PORT {sock.getsockname()[1]}", flush=True)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)).run(sockets=[sock])
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)).run(
+        sockets=[sock]
+    )
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ import anyio
 import mcp.types as types
 from mcp.server.mcpserver import Context, MCPServer
 
-server = MCPServer("sdk-test-server", version="2.3.0-test", instructions="SDK peer for the interop tests")
+server = MCPServer(
+    "sdk-test-server", version="2.3.0-test", instructions="SDK peer for the interop tests"
+)
 
 
 class _Cancellations:
@@ -105,7 +107,9 @@ async def set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.Empt
 
 # MCPServer registers no logging/setLevel handler of its own; without one the
 # server would not declare the logging capability.
-server._lowlevel_server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+server._lowlevel_server.add_request_handler(
+    "logging/setLevel", types.SetLevelRequestParams, set_level
+)
 
 
 if __name__ == "__main__":

@@ -21,13 +21,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lowlevel_server import LowLevelServer, mcp  # noqa: E402
 
-from mcp_runtime.server import Server, serve_stdio  # noqa: E402
 from mcp_runtime.methods import RequestContext  # noqa: E402
+from mcp_runtime.server import Server, serve_stdio  # noqa: E402
 from mcp_runtime.stdio import configure_stdio_logging  # noqa: E402
 
 
 class StubbornServer(LowLevelServer):
-    async def call_tool(self, params: mcp.CallToolRequestParams, ctx: RequestContext) -> mcp.CallToolResult:
+    async def call_tool(
+        self, params: mcp.CallToolRequestParams, ctx: RequestContext
+    ) -> mcp.CallToolResult:
         if params.name == "hang":
             time.sleep(3600)  # blocks the event loop: nothing is read any more
         if params.name == "pid":

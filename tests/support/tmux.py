@@ -37,7 +37,9 @@ class Terminal:
         self.socket = socket
 
     def _run(self, *args: str) -> str:
-        done = subprocess.run([self.tmux, "-L", self.socket, *args], check=True, capture_output=True, text=True)
+        done = subprocess.run(
+            [self.tmux, "-L", self.socket, *args], check=True, capture_output=True, text=True
+        )
         return done.stdout
 
     def screen(self) -> str:
@@ -64,7 +66,22 @@ def terminal(command: Sequence[str], width: int = 120, height: int = 30) -> Iter
     socket = f"mcp-codegen-test-{os.getpid()}-{time.monotonic_ns()}"
     shell = f"{shlex.join(command)}; echo EXIT=$?; sleep 600"
     subprocess.run(
-        [tmux, "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", str(width), "-y", str(height), shell],
+        [
+            tmux,
+            "-L",
+            socket,
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            str(width),
+            "-y",
+            str(height),
+            shell,
+        ],
         check=True,
     )
     try:

@@ -51,7 +51,9 @@ class MemoryTransport:
             self._inbox.put_nowait(None)  # every later read sees the end too
         return message
 
-    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+    def write(
+        self, message: bytes, related: RequestId | None = None, response: bool = False
+    ) -> None:
         if self.closed or self.peer is None or self.peer.closed:
             return
         self.sent.append(message)
@@ -135,7 +137,9 @@ class RecordingTransport:
     async def read(self) -> bytes | None:
         return await self.inner.read()
 
-    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+    def write(
+        self, message: bytes, related: RequestId | None = None, response: bool = False
+    ) -> None:
         self.sent.append(message)
         self.inner.write(message, related, response)
 

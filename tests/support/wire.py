@@ -69,7 +69,9 @@ class WireTap:
 
     def requests(self, method: str | None = None) -> list[Message]:
         """Requests sent, in order (of ``method`` only, if given)."""
-        return [m for m in self.sent if "id" in m and "method" in m and method in (None, m["method"])]
+        return [
+            m for m in self.sent if "id" in m and "method" in m and method in (None, m["method"])
+        ]
 
     def methods(self) -> list[str]:
         """The method of every request sent, in order."""
@@ -77,7 +79,11 @@ class WireTap:
 
     def notifications(self, method: str | None = None) -> list[Message]:
         """Notifications received, in order (of ``method`` only, if given)."""
-        return [m for m in self.received if "id" not in m and "method" in m and method in (None, m["method"])]
+        return [
+            m
+            for m in self.received
+            if "id" not in m and "method" in m and method in (None, m["method"])
+        ]
 
     def response_to(self, request_id: Any) -> Message:
         for message in self.received:

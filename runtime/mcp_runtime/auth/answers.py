@@ -70,13 +70,17 @@ async def read_answer(
         raise UnreadableAnswer(url, f"did not arrive whole within {deadline:g} s") from None
 
 
-async def _read(http: httpx2.AsyncClient, method: str, url: str, limit: int, **options: Any) -> Answer:
+async def _read(
+    http: httpx2.AsyncClient, method: str, url: str, limit: int, **options: Any
+) -> Answer:
     headers = httpx2.Headers(options.pop("headers", None))
     headers["accept-encoding"] = "identity"
     async with http.stream(method, url, headers=headers, **options) as response:
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("identity", ""):
-            raise UnreadableAnswer(url, f"is compressed ({encoding}) although it was asked for uncompressed")
+            raise UnreadableAnswer(
+                url, f"is compressed ({encoding}) although it was asked for uncompressed"
+            )
         declared = response.headers.get("content-length", "")
         if declared.isascii() and declared.isdigit() and int(declared) > limit:
             raise UnreadableAnswer(url, f"is larger than {limit} bytes")
@@ -87,4 +91,6 @@ async def _read(http: httpx2.AsyncClient, method: str, url: str, limit: int, **o
             if size > limit:
                 raise UnreadableAnswer(url, f"is larger than {limit} bytes")
             chunks.append(chunk)
-        return Answer(response.status_code, response.reason_phrase, response.headers, b"".join(chunks))
+        return Answer(
+            response.status_code, response.reason_phrase, response.headers, b"".join(chunks)
+        )

@@ -20,6 +20,8 @@ def main(argv: list[str] | None = None) -> None:
         missing = (error.name or "").partition(".")[0]
         if missing not in EXTRA_MODULES:
             raise
-        sys.stderr.write(f"mcpx: needs the 'cli' extra ({missing} is not installed): pip install 'mcp-codegen[cli]'\n")
+        sys.stderr.write(
+            f"mcpx: needs the 'cli' extra ({missing} is not installed): pip install 'mcp-codegen[cli]'\n"
+        )
         raise SystemExit(1) from None
     raise SystemExit(run(sys.argv[1:] if argv is None else argv))

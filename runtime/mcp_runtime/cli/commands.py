@@ -17,7 +17,16 @@ from typing import Any, TypeVar
 
 import click
 
-from ..host import ConfigError, Host, HostConfig, HostError, HostHandlers, RetryPolicy, ServerConfig, load_config
+from ..host import (
+    ConfigError,
+    Host,
+    HostConfig,
+    HostError,
+    HostHandlers,
+    RetryPolicy,
+    ServerConfig,
+    load_config,
+)
 from ..jsonrpc import ConnectionClosed, McpError
 from .output import Terminal
 
@@ -58,7 +67,9 @@ def run(argv: list[str]) -> int:
         split = argv.index("--")
         argv, command = argv[:split], argv[split + 1 :]
     try:
-        status = main.main(args=argv, prog_name="mcpx", standalone_mode=False, obj=Invocation(command))
+        status = main.main(
+            args=argv, prog_name="mcpx", standalone_mode=False, obj=Invocation(command)
+        )
     except click.ClickException as error:
         Terminal(False).error(error.format_message().replace("\n", " "))
         return error.exit_code
@@ -82,13 +93,31 @@ def target_options(command: F) -> F:
     """The options every command shares, gathered into an Options."""
 
     @click.option("--url", help="The server's URL (Streamable HTTP, or legacy HTTP+SSE).")
-    @click.option("--header", "headers", multiple=True, metavar="'NAME: VALUE'", help="An HTTP header (repeatable).")
-    @click.option("--config", type=click.Path(dir_okay=False), help="A host configuration (mcpServers or servers).")
+    @click.option(
+        "--header",
+        "headers",
+        multiple=True,
+        metavar="'NAME: VALUE'",
+        help="An HTTP header (repeatable).",
+    )
+    @click.option(
+        "--config",
+        type=click.Path(dir_okay=False),
+        help="A host configuration (mcpServers or servers).",
+    )
     @click.option("--server", help="The entry of --config to use (optional if it has one).")
     @click.option("--json", "json_output", is_flag=True, help="Print results as JSON, for scripts.")
     @click.option("--timeout", type=float, help="Seconds for the request (default: no limit).")
-    @click.option("--connect-timeout", type=float, help="Seconds for connecting (default: 30, or the entry's).")
-    @click.option("--log-level", type=click.Choice(LEVELS), help="Ask the server for log messages of this level and above.")
+    @click.option(
+        "--connect-timeout",
+        type=float,
+        help="Seconds for connecting (default: 30, or the entry's).",
+    )
+    @click.option(
+        "--log-level",
+        type=click.Choice(LEVELS),
+        help="Ask the server for log messages of this level and above.",
+    )
     @click.option("--show-stderr", is_flag=True, help="Let a stdio server's stderr through.")
     @functools.wraps(command)
     def wrapper(
@@ -103,7 +132,17 @@ def target_options(command: F) -> F:
         show_stderr: bool,
         **kwargs: Any,
     ) -> Any:
-        options = Options(url, headers, config, server, json_output, timeout, connect_timeout, log_level, show_stderr)
+        options = Options(
+            url,
+            headers,
+            config,
+            server,
+            json_output,
+            timeout,
+            connect_timeout,
+            log_level,
+            show_stderr,
+        )
         return command(options, **kwargs)
 
     return wrapper  # type: ignore[return-value]
@@ -111,7 +150,12 @@ def target_options(command: F) -> F:
 
 # ------------------------------------------------------------------ commands
 
-_KINDS = {"tools": "tools", "resources": "resources", "templates": "resource_templates", "prompts": "prompts"}
+_KINDS = {
+    "tools": "tools",
+    "resources": "resources",
+    "templates": "resource_templates",
+    "prompts": "prompts",
+}
 
 
 @main.command(name="list")
@@ -122,7 +166,12 @@ def list_command(options: Options, kind: str) -> int:
 
     async def work(host: Host, name: str, terminal: Terminal) -> int:
         entries = getattr(host, _KINDS[kind])
-        attribute = {"tools": "tool", "prompts": "prompt", "resources": "resource", "templates": "template"}[kind]
+        attribute = {
+            "tools": "tool",
+            "prompts": "prompt",
+            "resources": "resource",
+            "templates": "template",
+        }[kind]
         terminal.listing(kind, [getattr(entry, attribute) for entry in entries])
         return 0
 
@@ -146,7 +195,9 @@ def call(options: Options, tool: str, arguments: tuple[str, ...]) -> int:
         params = {"name": tool, "arguments": _tool_arguments(arguments, found[0])}
         terminal.label = tool
         try:
-            result = await host.request(name, "tools/call", params, options.timeout, terminal.progress)
+            result = await host.request(
+                name, "tools/call", params, options.timeout, terminal.progress
+            )
         finally:
             terminal.done()
         terminal.tool_result(result)
@@ -187,22 +238,41 @@ def prompt(options: Options, prompt: str, arguments: tuple[str, ...]) -> int:
 @click.argument("argument")
 @click.argument("value", default="")
 @click.option("--prompt", "prompt_name", help="Complete an argument of this prompt.")
-@click.option("--template", help="Complete an argument of this resource template (its URI template).")
-@click.option("--context", "context", multiple=True, metavar="KEY=VALUE", help="An argument already given (repeatable).")
+@click.option(
+    "--template", help="Complete an argument of this resource template (its URI template)."
+)
+@click.option(
+    "--context",
+    "context",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An argument already given (repeatable).",
+)
 @target_options
 def complete(
-    options: Options, argument: str, value: str, prompt_name: str | None, template: str | None, context: tuple[str, ...]
+    options: Options,
+    argument: str,
+    value: str,
+    prompt_name: str | None,
+    template: str | None,
+    context: tuple[str, ...],
 ) -> int:
     """Suggest values for ARGUMENT of a prompt or a resource template, starting with VALUE."""
     if (prompt_name is None) == (template is None):
         raise click.UsageError("complete needs --prompt NAME or --template URI_TEMPLATE")
 
     async def work(host: Host, name: str, terminal: Terminal) -> int:
-        ref = {"type": "ref/prompt", "name": prompt_name} if prompt_name else {"type": "ref/resource", "uri": template}
+        ref = (
+            {"type": "ref/prompt", "name": prompt_name}
+            if prompt_name
+            else {"type": "ref/resource", "uri": template}
+        )
         params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": _pairs(context)}
-        terminal.completion(await host.request(name, "completion/complete", params, options.timeout))
+        terminal.completion(
+            await host.request(name, "completion/complete", params, options.timeout)
+        )
         return 0
 
     return _run(options, work)
@@ -281,7 +351,9 @@ def _server(options: Options, argv: list[str]) -> ServerConfig:
         if options.server is None:
             if len(config.servers) != 1:
                 names = ", ".join(config.names)
-                raise click.UsageError(f"--config has {len(config.servers)} servers; pick one with --server ({names})")
+                raise click.UsageError(
+                    f"--config has {len(config.servers)} servers; pick one with --server ({names})"
+                )
             return config.servers[0]
         return config[options.server]
     except ConfigError as error:
@@ -325,8 +397,14 @@ def _tool_arguments(arguments: tuple[str, ...], tool: Any) -> dict[str, Any]:
         if not isinstance(parsed, dict):
             raise click.UsageError("the arguments are not a JSON object")
         return parsed
-    properties = tool.input_schema.get("properties") if isinstance(tool.input_schema, dict) else None
-    types = {k: v.get("type") for k, v in properties.items() if isinstance(v, dict)} if isinstance(properties, dict) else {}
+    properties = (
+        tool.input_schema.get("properties") if isinstance(tool.input_schema, dict) else None
+    )
+    types = (
+        {k: v.get("type") for k, v in properties.items() if isinstance(v, dict)}
+        if isinstance(properties, dict)
+        else {}
+    )
     values: dict[str, Any] = {}
     for key, value in _pairs(arguments).items():
         if types.get(key) == "string":

@@ -11,7 +11,14 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    TaskID,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
@@ -57,7 +64,9 @@ class Terminal:
             self._progress.start()
             self._task = self._progress.add_task(message or self.label, total=total)
         assert self._task is not None
-        self._progress.update(self._task, completed=progress, total=total, description=message or self.label)
+        self._progress.update(
+            self._task, completed=progress, total=total, description=message or self.label
+        )
 
     def done(self) -> None:
         """The call ended: take the progress bar away."""
@@ -88,7 +97,11 @@ class Terminal:
         for block in result.content:
             self._block(block)
         structured = getattr(result, "structured_content", UNSET)
-        if structured is not UNSET and structured is not None and not any(_kind(b) == "text" for b in result.content):
+        if (
+            structured is not UNSET
+            and structured is not None
+            and not any(_kind(b) == "text" for b in result.content)
+        ):
             self.out.print(Text(codec.encode(structured).decode()))
 
     def contents(self, result: Any) -> None:
@@ -121,7 +134,12 @@ class Terminal:
         if kind == "text":
             self.out.print(Text(block.text))
         elif kind in ("image", "audio"):
-            self.out.print(Text(f"[{kind} {block.mime_type}, {len(base64.b64decode(block.data))} bytes]", style="cyan"))
+            self.out.print(
+                Text(
+                    f"[{kind} {block.mime_type}, {len(base64.b64decode(block.data))} bytes]",
+                    style="cyan",
+                )
+            )
         elif kind == "resource_link":
             self.out.print(Text(f"[resource link {block.uri}]", style="cyan"))
         elif kind == "resource":
@@ -136,14 +154,23 @@ class Terminal:
         else:
             mime = getattr(item, "mime_type", UNSET)
             size = len(base64.b64decode(getattr(item, "blob", "")))
-            self.out.print(Text(f"[blob {item.uri} {mime if isinstance(mime, str) else ''}, {size} bytes]", style="cyan"))
+            self.out.print(
+                Text(
+                    f"[blob {item.uri} {mime if isinstance(mime, str) else ''}, {size} bytes]",
+                    style="cyan",
+                )
+            )
 
 
 # kind: (column title, attribute)
 _COLUMNS = {
     "tools": (("name", "name"), ("description", "description")),
     "resources": (("uri", "uri"), ("name", "name"), ("type", "mime_type")),
-    "templates": (("uri template", "uri_template"), ("name", "name"), ("description", "description")),
+    "templates": (
+        ("uri template", "uri_template"),
+        ("name", "name"),
+        ("description", "description"),
+    ),
     "prompts": (("name", "name"), ("arguments", "arguments"), ("description", "description")),
 }
 

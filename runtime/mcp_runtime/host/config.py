@@ -114,7 +114,9 @@ class HostConfig:
         return [server.name for server in self.servers]
 
 
-def load_config(path: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> HostConfig:
+def load_config(
+    path: str | os.PathLike[str], environ: Mapping[str, str] | None = None
+) -> HostConfig:
     """Read a configuration file (JSON)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -147,11 +149,15 @@ def parse_config(document: Any, environ: Mapping[str, str] | None = None) -> Hos
             continue
         servers.append(_server(name, entry, where, env))
     for first, second in clashing_servers(server.name for server in servers):
-        raise ConfigError(f"{key}.{second}: the name gives the same tool prefix as {first!r} (see mcp_runtime.host.names)")
+        raise ConfigError(
+            f"{key}.{second}: the name gives the same tool prefix as {first!r} (see mcp_runtime.host.names)"
+        )
     return HostConfig(tuple(servers))
 
 
-def _server(name: str, entry: Mapping[str, Any], where: str, env: Mapping[str, str]) -> ServerConfig:
+def _server(
+    name: str, entry: Mapping[str, Any], where: str, env: Mapping[str, str]
+) -> ServerConfig:
     if not name:
         raise ConfigError(f"{where}: a server needs a non-empty name")
     transport = _transport(entry, where)
@@ -164,7 +170,9 @@ def _server(name: str, entry: Mapping[str, Any], where: str, env: Mapping[str, s
             raise ConfigError(f"{where}.auth: OAuth is for servers reached by URL, not stdio ones")
         for other in ("url", "headers"):
             if other in entry:
-                raise ConfigError(f"{where}.{other}: a stdio server (one with 'command') takes no {other}")
+                raise ConfigError(
+                    f"{where}.{other}: a stdio server (one with 'command') takes no {other}"
+                )
         command = expand("command", _get(entry, where, "command", str, ""))
         if not command:
             raise ConfigError(f"{where}.command: a stdio server needs a command")
@@ -175,7 +183,10 @@ def _server(name: str, entry: Mapping[str, Any], where: str, env: Mapping[str, s
             transport="stdio",
             ping_interval=_ping_interval(entry, where, None),
             command=command,
-            args=tuple(expand(f"args[{i}]", _string(arg, f"{where}.args[{i}]")) for i, arg in enumerate(args)),
+            args=tuple(
+                expand(f"args[{i}]", _string(arg, f"{where}.args[{i}]"))
+                for i, arg in enumerate(args)
+            ),
             env=_strings(entry, where, "env", expand),
             cwd=expand("cwd", cwd) if cwd is not None else None,
             auth=entry.get("auth"),
@@ -214,7 +225,9 @@ def _oauth(entry: Mapping[str, Any], where: str, expand: _Expander) -> OAuthEntr
     where = f"{where}.auth"
     for key in auth:
         if key not in _OAUTH_KEYS:
-            raise ConfigError(f"{where}.{key}: not an OAuth setting (known: {', '.join(sorted(_OAUTH_KEYS))})")
+            raise ConfigError(
+                f"{where}.{key}: not an OAuth setting (known: {', '.join(sorted(_OAUTH_KEYS))})"
+            )
     client_id = _get(auth, where, "clientId", str, None)
     secret = _get(auth, where, "clientSecret", str, None)
     if secret is not None and client_id is None:
@@ -257,7 +270,9 @@ class _Expander:
         value = self.env.get(name)
         if value is None or (value == "" and default is not None):
             if default is None:
-                raise ConfigError(f"{self.where}.{field_name}: environment variable {name} is not set")
+                raise ConfigError(
+                    f"{self.where}.{field_name}: environment variable {name} is not set"
+                )
             return default
         return value
 
@@ -301,7 +316,12 @@ def _strings(entry: Mapping[str, Any], where: str, key: str, expand: _Expander) 
     return out
 
 
-_NAMES: dict[type, str] = {str: "a string", list: "an array", dict: "an object", bool: "true or false"}
+_NAMES: dict[type, str] = {
+    str: "a string",
+    list: "an array",
+    dict: "an object",
+    bool: "true or false",
+}
 
 
 def _json_type(value: Any) -> str:

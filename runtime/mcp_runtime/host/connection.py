@@ -110,7 +110,9 @@ class Connection:
         return self.config.name
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"mcp-host:{self.name}")
+        self._task = asyncio.get_running_loop().create_task(
+            self._run(), name=f"mcp-host:{self.name}"
+        )
 
     async def stop(self) -> None:
         """Close the session (ending a stdio server's process) and stop retrying."""
@@ -137,7 +139,9 @@ class Connection:
                 self.settled.set()
                 return
             delay = self.retry.delay(failures, self._rng)
-            self._set(ServerStatus(self.name, "retrying", failures, error, time.monotonic() + delay))
+            self._set(
+                ServerStatus(self.name, "retrying", failures, error, time.monotonic() + delay)
+            )
             self.settled.set()
             await asyncio.sleep(delay)
 
@@ -153,7 +157,12 @@ class Connection:
                     self._lost(None)
                     raise
             self._set(
-                ServerStatus(self.name, "ready", protocol_version=session.protocol_version, server_info=session.server_info)
+                ServerStatus(
+                    self.name,
+                    "ready",
+                    protocol_version=session.protocol_version,
+                    server_info=session.server_info,
+                )
             )
             self.settled.set()
             try:
@@ -201,7 +210,11 @@ class Connection:
         if config.transport == "stdio":
             assert config.command is not None
             parameters = StdioServerParameters(
-                config.command, list(config.args), env=dict(config.env) or None, cwd=config.cwd, stderr=self._stderr
+                config.command,
+                list(config.args),
+                env=dict(config.env) or None,
+                cwd=config.cwd,
+                stderr=self._stderr,
             )
             return connect_stdio(self.client, parameters)
         return self._open_http()
@@ -220,11 +233,17 @@ class Connection:
         if self._authorize is not None:
             headers.update(await self._authorize(config))
         if config.transport == "http":
-            opened = http_client.connect_streamable_http(self.client, config.url, headers=headers, auth=self._auth)
+            opened = http_client.connect_streamable_http(
+                self.client, config.url, headers=headers, auth=self._auth
+            )
         elif config.transport == "sse":
-            opened = http_client.connect_sse(self.client, config.url, headers=headers, auth=self._auth)
+            opened = http_client.connect_sse(
+                self.client, config.url, headers=headers, auth=self._auth
+            )
         else:
-            opened = http_client.connect_http(self.client, config.url, headers=headers, auth=self._auth)
+            opened = http_client.connect_http(
+                self.client, config.url, headers=headers, auth=self._auth
+            )
         async with opened as session:
             yield session
 

@@ -33,7 +33,9 @@ class HostHandlers:
         """``server`` asks to sample an LLM (sampling/createMessage)."""
         raise HandlerNotImplemented("sampling/createMessage")
 
-    async def elicit(self, server: str, params: mcp.ElicitRequestParams, ctx: RequestContext) -> mcp.ElicitResult:
+    async def elicit(
+        self, server: str, params: mcp.ElicitRequestParams, ctx: RequestContext
+    ) -> mcp.ElicitResult:
         """``server`` asks the user for information (elicitation/create)."""
         raise HandlerNotImplemented("elicitation/create")
 
@@ -46,7 +48,9 @@ class HostHandlers:
     async def on_log(self, server: str, params: mcp.LoggingMessageNotificationParams) -> None:
         """A log message from ``server``."""
 
-    async def on_resource_updated(self, server: str, params: mcp.ResourceUpdatedNotificationParams) -> None:
+    async def on_resource_updated(
+        self, server: str, params: mcp.ResourceUpdatedNotificationParams
+    ) -> None:
         """``server`` says a resource changed."""
 
     async def on_status(self, server: str, status: ServerStatus) -> None:
@@ -71,19 +75,29 @@ class _ServerHandlers(mcp.ClientHandlers):
         self.server = server
         self.changes = changes
 
-    async def on_tool_list_changed(self, params: mcp.NotificationParams, ctx: RequestContext) -> None:
+    async def on_tool_list_changed(
+        self, params: mcp.NotificationParams, ctx: RequestContext
+    ) -> None:
         self.changes.list_changed(self.server, ("tools",))
 
-    async def on_prompt_list_changed(self, params: mcp.NotificationParams, ctx: RequestContext) -> None:
+    async def on_prompt_list_changed(
+        self, params: mcp.NotificationParams, ctx: RequestContext
+    ) -> None:
         self.changes.list_changed(self.server, ("prompts",))
 
-    async def on_resource_list_changed(self, params: mcp.NotificationParams, ctx: RequestContext) -> None:
+    async def on_resource_list_changed(
+        self, params: mcp.NotificationParams, ctx: RequestContext
+    ) -> None:
         self.changes.list_changed(self.server, ("resources", "resource_templates"))
 
-    async def on_resource_updated(self, params: mcp.ResourceUpdatedNotificationParams, ctx: RequestContext) -> None:
+    async def on_resource_updated(
+        self, params: mcp.ResourceUpdatedNotificationParams, ctx: RequestContext
+    ) -> None:
         await self.app.on_resource_updated(self.server, params)
 
-    async def on_logging_message(self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext) -> None:
+    async def on_logging_message(
+        self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext
+    ) -> None:
         await self.app.on_log(self.server, params)
 
 
@@ -94,7 +108,11 @@ def handlers_factory(app: HostHandlers) -> HandlersFactory:
     """Makes each server's client handlers; built once per host. The class
     overrides exactly the requests ``app`` overrides, so that each client
     declares the capabilities the application has."""
-    overrides = {name: _forward(name) for name in REQUESTS if getattr(type(app), name) is not getattr(HostHandlers, name)}
+    overrides = {
+        name: _forward(name)
+        for name in REQUESTS
+        if getattr(type(app), name) is not getattr(HostHandlers, name)
+    }
     cls = type(f"{type(app).__name__}ForServer", (_ServerHandlers,), overrides)
 
     def make(server: str, changes: ListChanges) -> mcp.ClientHandlers:
@@ -104,7 +122,9 @@ def handlers_factory(app: HostHandlers) -> HandlersFactory:
     return make
 
 
-def _forward(name: str) -> Callable[[_ServerHandlers, object, RequestContext], Coroutine[object, object, object]]:
+def _forward(
+    name: str,
+) -> Callable[[_ServerHandlers, object, RequestContext], Coroutine[object, object, object]]:
     async def forward(self: _ServerHandlers, params: object, ctx: RequestContext) -> object:
         answer: object = await getattr(self.app, name)(self.server, params, ctx)
         return answer

@@ -32,7 +32,9 @@ from .connection import Authorize, Connection, RetryPolicy, ServerStatus
 from .handlers import HostHandlers, handlers_factory
 from .names import qualified_names
 
-if TYPE_CHECKING:  # the OAuth client needs the 'http' extra; it is imported by the application that uses it
+if (
+    TYPE_CHECKING
+):  # the OAuth client needs the 'http' extra; it is imported by the application that uses it
     from .authorization import HostAuthorization
 
 logger = logging.getLogger("mcp_runtime.host")
@@ -157,7 +159,9 @@ class Host:
         self._oauth = oauth
         for server in self.config.servers:
             if server.oauth is not None and oauth is None:
-                raise ConfigError(f"server {server.name!r} is authorized with OAuth: the Host needs oauth=HostAuthorization(...)")
+                raise ConfigError(
+                    f"server {server.name!r} is authorized with OAuth: the Host needs oauth=HostAuthorization(...)"
+                )
         self._server_stderr = server_stderr
 
     # ------------------------------------------------------------ lifetime
@@ -193,12 +197,18 @@ class Host:
                 on_lost=self._lost,
                 on_status=self._status_changed,
                 authorize=self._authorize,
-                auth=self._oauth.provider(server) if self._oauth is not None and server.oauth is not None else None,
+                auth=(
+                    self._oauth.provider(server)
+                    if self._oauth is not None and server.oauth is not None
+                    else None
+                ),
                 stderr=self._server_stderr,
             )
             self._connections[server.name] = connection
             connection.start()
-        await asyncio.gather(*(connection.settled.wait() for connection in self._connections.values()))
+        await asyncio.gather(
+            *(connection.settled.wait() for connection in self._connections.values())
+        )
 
     async def aclose(self) -> None:
         """Close every session and end every server process."""
@@ -231,13 +241,17 @@ class Host:
 
     @property
     def resource_templates(self) -> list[HostResourceTemplate]:
-        return [template for catalogue in self._ordered() for template in catalogue.resource_templates]
+        return [
+            template for catalogue in self._ordered() for template in catalogue.resource_templates
+        ]
 
     def session(self, server: str) -> ClientSession:
         """The open session to ``server``; HostError if it is not connected."""
         connection = self._connections.get(server)
         if connection is None:
-            raise HostError(f"no server named {server!r} (servers: {', '.join(self._connections) or 'none'})")
+            raise HostError(
+                f"no server named {server!r} (servers: {', '.join(self._connections) or 'none'})"
+            )
         if connection.session is None:
             status = connection.status
             why = f": {status.error}" if status.error else ""
@@ -278,10 +292,14 @@ class Host:
             params["arguments"] = dict(arguments)
         return await self.request(prompt.server, "prompts/get", params, timeout)
 
-    async def read_resource(self, uri: str, *, server: str | None = None, timeout: float | None = None) -> Any:
+    async def read_resource(
+        self, uri: str, *, server: str | None = None, timeout: float | None = None
+    ) -> Any:
         """Read a resource; the server is the one listing ``uri`` (or a template
         matching it) unless named. The server's ReadResourceResult."""
-        return await self.request(server or self.server_of(uri), "resources/read", {"uri": uri}, timeout)
+        return await self.request(
+            server or self.server_of(uri), "resources/read", {"uri": uri}, timeout
+        )
 
     async def complete(
         self,
@@ -302,7 +320,11 @@ class Host:
             found = self._find(prompt, "prompt", lambda c: c.prompts)
             target, ref = found.server, {"type": "ref/prompt", "name": found.original}
         else:
-            owners = [t.server for t in self.resource_templates if t.uri_template == template and server in (None, t.server)]
+            owners = [
+                t.server
+                for t in self.resource_templates
+                if t.uri_template == template and server in (None, t.server)
+            ]
             if len(owners) != 1:
                 raise HostError(_ownership(f"resource template {template!r}", owners))
             target, ref = owners[0], {"type": "ref/resource", "uri": template}
@@ -318,7 +340,9 @@ class Host:
             session = connection.session
             if session is None:
                 continue
-            spec = lifecycle.revision(session.protocol_version).all_methods.get("notifications/roots/list_changed")
+            spec = lifecycle.revision(session.protocol_version).all_methods.get(
+                "notifications/roots/list_changed"
+            )
             if spec is not None:
                 await session.notify(spec, None)
 
@@ -343,14 +367,20 @@ class Host:
         keys), typed by the revision the server speaks; its decoded result."""
         session = self.session(server)
         spec = lifecycle.revision(session.protocol_version).all_methods[method]
-        return await session.request(spec, codec.convert(params, spec.params), timeout=timeout, on_progress=on_progress)
+        return await session.request(
+            spec, codec.convert(params, spec.params), timeout=timeout, on_progress=on_progress
+        )
 
-    def _find(self, name: str, what: str, entries: Callable[[_Catalogue], Mapping[str, Any]]) -> Any:
+    def _find(
+        self, name: str, what: str, entries: Callable[[_Catalogue], Mapping[str, Any]]
+    ) -> Any:
         for catalogue in self._catalogues.values():
             found = entries(catalogue).get(name)
             if found is not None:
                 return found
-        raise HostError(f"no {what} named {name!r} (servers not connected: {self._down() or 'none'})")
+        raise HostError(
+            f"no {what} named {name!r} (servers not connected: {self._down() or 'none'})"
+        )
 
     def _down(self) -> str:
         return ", ".join(name for name, c in self._connections.items() if c.session is None)
@@ -370,19 +400,30 @@ class Host:
         assert session is not None
         self._catalogues[connection.name] = _Catalogue()
         capabilities = session.server_capabilities
-        if self.log_level is not None and not session.modern and lifecycle.has_capability(capabilities, ("logging",)):
+        if (
+            self.log_level is not None
+            and not session.modern
+            and lifecycle.has_capability(capabilities, ("logging",))
+        ):
             spec = lifecycle.revision(session.protocol_version).all_methods["logging/setLevel"]
             await session.request(spec, codec.convert({"level": self.log_level}, spec.params))
         await asyncio.gather(*(self._refresh(connection.name, session, kind) for kind in KINDS))
         if session.modern:
-            wanted = [lifecycle.has_capability(capabilities, (c, "listChanged")) for c in ("tools", "prompts", "resources")]
+            wanted = [
+                lifecycle.has_capability(capabilities, (c, "listChanged"))
+                for c in ("tools", "prompts", "resources")
+            ]
             if any(wanted):  # the stream ends with the session
                 try:
                     await session.listen(
-                        tools_list_changed=wanted[0], prompts_list_changed=wanted[1], resources_list_changed=wanted[2]
+                        tools_list_changed=wanted[0],
+                        prompts_list_changed=wanted[1],
+                        resources_list_changed=wanted[2],
                     )
                 except McpError as error:  # the server is still of use, its lists only go stale
-                    logger.warning("server %s: subscriptions/listen failed: %s", connection.name, error.message)
+                    logger.warning(
+                        "server %s: subscriptions/listen failed: %s", connection.name, error.message
+                    )
 
     def _lost(self, connection: Connection) -> None:
         if self._catalogues.pop(connection.name, None) is not None:
@@ -401,7 +442,9 @@ class Host:
         for kind in kinds:
             self._spawn(self._refresh(server, session, kind, announce=True))
 
-    async def _refresh(self, server: str, session: ClientSession, kind: str, announce: bool = False) -> None:
+    async def _refresh(
+        self, server: str, session: ClientSession, kind: str, announce: bool = False
+    ) -> None:
         # One listing of a kind at a time per server, so the last change's listing is the one kept.
         lock = self._refresh_locks.setdefault((server, kind), asyncio.Lock())
         async with lock:
@@ -411,7 +454,9 @@ class Host:
                 try:
                     items = await _list_all(session, method, attribute)
                 except McpError as error:
-                    if announce:  # a later change may do better; an initial failure fails the connection
+                    if (
+                        announce
+                    ):  # a later change may do better; an initial failure fails the connection
                         logger.warning("server %s: %s failed: %s", server, method, error.message)
                         return
                     raise
@@ -420,14 +465,20 @@ class Host:
                 return  # lost meanwhile
             if kind == "tools":
                 names = qualified_names(server, [item.name for item in items])
-                catalogue.tools = {name: HostTool(name, server, item) for name, item in zip(names, items)}
+                catalogue.tools = {
+                    name: HostTool(name, server, item) for name, item in zip(names, items)
+                }
             elif kind == "prompts":
                 names = qualified_names(server, [item.name for item in items])
-                catalogue.prompts = {name: HostPrompt(name, server, item) for name, item in zip(names, items)}
+                catalogue.prompts = {
+                    name: HostPrompt(name, server, item) for name, item in zip(names, items)
+                }
             elif kind == "resources":
                 catalogue.resources = [HostResource(server, item) for item in items]
             else:
-                catalogue.resource_templates = [HostResourceTemplate(server, item) for item in items]
+                catalogue.resource_templates = [
+                    HostResourceTemplate(server, item) for item in items
+                ]
         if announce:
             await self._announce(server, (kind,))
 
@@ -479,9 +530,11 @@ def _template_pattern(template: str) -> re.Pattern[str]:
     {+var}, {#var} and the other operators anything."""
     parts = re.split(r"(\{[^}]*\})", template)
     pattern = "".join(
-        (".*" if part[1:2] and part[1] in "+#./;?&" else "[^/]*")
-        if part.startswith("{")
-        else re.escape(part)
+        (
+            (".*" if part[1:2] and part[1] in "+#./;?&" else "[^/]*")
+            if part.startswith("{")
+            else re.escape(part)
+        )
         for part in parts
     )
     return re.compile(pattern)

@@ -49,7 +49,9 @@ class EventLog(Protocol):
     """The events of SSE streams kept for resumption, by stream key, with
     integer ids that only grow; an end mark says no more will come."""
 
-    async def append(self, stream: str, message: bytes, ttl: float, max_events: int, once: str | None = None) -> int:
+    async def append(
+        self, stream: str, message: bytes, ttl: float, max_events: int, once: str | None = None
+    ) -> int:
         """Add one event with the next id of ``stream`` (any worker may write); its id.
         With ``once``, only the first append naming it is kept (0 for the others)."""
 
@@ -76,7 +78,9 @@ class EventLog(Protocol):
     async def stream_about(self, stream: str) -> bytes | None:
         """What the first event's writer said the stream is, if anything."""
 
-    async def read_after(self, stream: str, after: int, wait: float) -> tuple[list[tuple[int, bytes]], bool]:
+    async def read_after(
+        self, stream: str, after: int, wait: float
+    ) -> tuple[list[tuple[int, bytes]], bool]:
         """Events after ``after`` (waiting up to ``wait`` seconds for the first
         when there is none yet), and whether the end mark follows them."""
 
@@ -91,7 +95,9 @@ class TaskStore(Protocol):
     """Snapshots of tasks (the ``tasks/get`` answer and owner), written by the
     worker running the task, read by every other."""
 
-    async def put_task(self, task_id: str, snapshot: bytes, terminal: bool, ttl: float | None) -> None:
+    async def put_task(
+        self, task_id: str, snapshot: bytes, terminal: bool, ttl: float | None
+    ) -> None:
         """Write a snapshot, unless the stored one is terminal already (one script)."""
 
     async def get_task(self, task_id: str) -> bytes | None:

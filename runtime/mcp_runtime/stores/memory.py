@@ -126,7 +126,9 @@ class MemoryStore:
         log.changed.set()
         log.changed = asyncio.Event()
 
-    async def append(self, stream: str, message: bytes, ttl: float, max_events: int, once: str | None = None) -> int:
+    async def append(
+        self, stream: str, message: bytes, ttl: float, max_events: int, once: str | None = None
+    ) -> int:
         if once is not None:
             if once in self._marks:
                 return 0
@@ -156,13 +158,17 @@ class MemoryStore:
 
     async def has_stream(self, stream: str) -> bool:
         log = self._logs.get(stream)
-        return log is not None and log.expires > time.monotonic() and (bool(log.events) or log.ended)
+        return (
+            log is not None and log.expires > time.monotonic() and (bool(log.events) or log.ended)
+        )
 
     async def stream_about(self, stream: str) -> bytes | None:
         log = self._logs.get(stream)
         return log.about if log is not None and log.expires > time.monotonic() else None
 
-    async def read_after(self, stream: str, after: int, wait: float) -> tuple[list[tuple[int, bytes]], bool]:
+    async def read_after(
+        self, stream: str, after: int, wait: float
+    ) -> tuple[list[tuple[int, bytes]], bool]:
         log = self._logs.get(stream)
         if log is None:
             log = self._log(stream, wait + 60)
@@ -182,11 +188,17 @@ class MemoryStore:
 
     # tasks ------------------------------------------------------------
 
-    async def put_task(self, task_id: str, snapshot: bytes, terminal: bool, ttl: float | None) -> None:
+    async def put_task(
+        self, task_id: str, snapshot: bytes, terminal: bool, ttl: float | None
+    ) -> None:
         found = self._tasks.get(task_id)
         if found is not None and found[2]:
             return
-        self._tasks[task_id] = (float("inf") if ttl is None else time.monotonic() + ttl, snapshot, terminal)
+        self._tasks[task_id] = (
+            float("inf") if ttl is None else time.monotonic() + ttl,
+            snapshot,
+            terminal,
+        )
 
     async def get_task(self, task_id: str) -> bytes | None:
         found = self._tasks.get(task_id)

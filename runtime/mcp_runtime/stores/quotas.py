@@ -31,7 +31,9 @@ class SharedQuota:
     (streams, requests); without it the holder calls :meth:`renew` itself
     (sessions, whenever their expiry is pushed back)."""
 
-    def __init__(self, store: Store, kind: str, limit: int, ttl: float | None = None, renew: bool = True) -> None:
+    def __init__(
+        self, store: Store, kind: str, limit: int, ttl: float | None = None, renew: bool = True
+    ) -> None:
         self.store = store
         self.kind = kind
         self.limit = limit
@@ -53,7 +55,9 @@ class SharedQuota:
             return None
         self._held.setdefault(client, {})[place] = None
         if self._renews and self._renewer is None:
-            self._renewer = asyncio.get_running_loop().create_task(self._renew_held(), name=f"mcp-leases-{self.kind}")
+            self._renewer = asyncio.get_running_loop().create_task(
+                self._renew_held(), name=f"mcp-leases-{self.kind}"
+            )
         return place
 
     def give(self, client: str, place: str) -> None:

@@ -166,7 +166,9 @@ class RedisStore:
 
     async def start(self) -> None:
         if self._subscriber is None:
-            self._subscriber = asyncio.get_running_loop().create_task(self._deliver(), name="mcp-store-bus")
+            self._subscriber = asyncio.get_running_loop().create_task(
+                self._deliver(), name="mcp-store-bus"
+            )
         await self._subscribed.wait()
 
     async def close(self) -> None:
@@ -189,7 +191,9 @@ class RedisStore:
 
     async def touch_session(self, session_id: str, ttl: float) -> bytes | None:
         async with self._guard():
-            found = await self._touch(keys=[self._sessions, self._session_key(session_id)], args=[_ms(ttl), session_id])
+            found = await self._touch(
+                keys=[self._sessions, self._session_key(session_id)], args=[_ms(ttl), session_id]
+            )
             return found if isinstance(found, bytes) else None
 
     async def update_session(self, session_id: str, record: bytes, ttl: float) -> None:
@@ -198,11 +202,17 @@ class RedisStore:
 
     async def delete_session(self, session_id: str) -> bool:
         async with self._guard():
-            return bool(await self._delete(keys=[self._sessions, self._session_key(session_id)], args=[session_id]))
+            return bool(
+                await self._delete(
+                    keys=[self._sessions, self._session_key(session_id)], args=[session_id]
+                )
+            )
 
     async def count_sessions(self) -> int:
         async with self._guard():
-            return int(await self.client.zcount(self._sessions, "(" + str(await self._now_ms()), "+inf"))
+            return int(
+                await self.client.zcount(self._sessions, "(" + str(await self._now_ms()), "+inf")
+            )
 
     async def _now_ms(self) -> int:
         seconds, micros = await self.client.time()
@@ -213,11 +223,17 @@ class RedisStore:
     def _log_key(self, stream: str) -> str:
         return f"{self.prefix}ev:{{{stream}}}"
 
-    async def append(self, stream: str, message: bytes, ttl: float, max_events: int, once: str | None = None) -> int:
+    async def append(
+        self, stream: str, message: bytes, ttl: float, max_events: int, once: str | None = None
+    ) -> int:
         key = self._log_key(stream)
         keys = [key, key + ":n", f"{key}:once:{once or ''}"]
         async with self._guard():
-            return int(await self._append(keys=keys, args=[message, _ms(ttl), max_events, int(once is not None)]))
+            return int(
+                await self._append(
+                    keys=keys, args=[message, _ms(ttl), max_events, int(once is not None)]
+                )
+            )
 
     async def has_stream(self, stream: str) -> bool:
         async with self._guard():
@@ -240,10 +256,20 @@ class RedisStore:
         try:
             async with self._guard():
                 if seq == 1 or "e" in fields or seq % 64 == 0 or about is not None:
-                    args: list[bytes | int] = [seq, int(message is not None), message or b"", int("e" in fields), _ms(ttl), max_events, about or b""]
+                    args: list[bytes | int] = [
+                        seq,
+                        int(message is not None),
+                        message or b"",
+                        int("e" in fields),
+                        _ms(ttl),
+                        max_events,
+                        about or b"",
+                    ]
                     await self._append_at(keys=[key, key + ":about"], args=args)
                 else:
-                    await self.client.xadd(key, fields, id=f"0-{seq}", maxlen=max_events, approximate=False)
+                    await self.client.xadd(
+                        key, fields, id=f"0-{seq}", maxlen=max_events, approximate=False
+                    )
         except ResponseError:
             pass  # an id at or below the last: written already (a retried write)
 
@@ -252,10 +278,14 @@ class RedisStore:
             found: Any = await self.client.get(self._log_key(stream) + ":about")
         return bytes(found) if found is not None else None
 
-    async def read_after(self, stream: str, after: int, wait: float) -> tuple[list[tuple[int, bytes]], bool]:
+    async def read_after(
+        self, stream: str, after: int, wait: float
+    ) -> tuple[list[tuple[int, bytes]], bool]:
         key = self._log_key(stream)
         async with self._guard():
-            found: Any = await self.client.xread({key: f"0-{after}"}, block=max(1, int(wait * 1000)) if wait > 0 else None)
+            found: Any = await self.client.xread(
+                {key: f"0-{after}"}, block=max(1, int(wait * 1000)) if wait > 0 else None
+            )
         events: list[tuple[int, bytes]] = []
         ended = False
         for _, entries in found or ():
@@ -282,7 +312,9 @@ class RedisStore:
 
     async def take_lease(self, name: str, member: str, limit: int, ttl: float) -> bool:
         async with self._guard():
-            return bool(await self._take_lease(keys=[self._lease_key(name)], args=[member, limit, _ms(ttl)]))
+            return bool(
+                await self._take_lease(keys=[self._lease_key(name)], args=[member, limit, _ms(ttl)])
+            )
 
     async def renew_leases(self, name: str, members: Sequence[str], ttl: float) -> None:
         if members:
@@ -295,10 +327,13 @@ class RedisStore:
 
     # tasks ------------------------------------------------------------
 
-    async def put_task(self, task_id: str, snapshot: bytes, terminal: bool, ttl: float | None) -> None:
+    async def put_task(
+        self, task_id: str, snapshot: bytes, terminal: bool, ttl: float | None
+    ) -> None:
         async with self._guard():
             await self._put_task(
-                keys=[f"{self.prefix}t:{task_id}"], args=[snapshot, int(terminal), 0 if ttl is None else _ms(ttl)]
+                keys=[f"{self.prefix}t:{task_id}"],
+                args=[snapshot, int(terminal), 0 if ttl is None else _ms(ttl)],
             )
 
     async def get_task(self, task_id: str) -> bytes | None:
@@ -326,7 +361,9 @@ class RedisStore:
                 try:
                     await pubsub.subscribe(self._channel)
                     if down:
-                        logger.warning("the shared store (Redis) is reachable again; change notifications resume")
+                        logger.warning(
+                            "the shared store (Redis) is reachable again; change notifications resume"
+                        )
                         down, pause = False, _RETRY_FIRST
                     self._subscribed.set()
                     while True:

@@ -50,8 +50,12 @@ HEARTBEAT_EVERY = 2.0
 """Seconds between a worker's heartbeats."""
 HEARTBEAT_TTL = 3 * HEARTBEAT_EVERY
 """A worker not heard of for this long is dead."""
-_WRITE_BATCH = 63  # more queued writes sent together, at most (bounds the store connections a worker opens)
-_ORPHAN_CHECK = HEARTBEAT_TTL / 2  # a request stream's follower looks at its worker this often while idle
+_WRITE_BATCH = (
+    63  # more queued writes sent together, at most (bounds the store connections a worker opens)
+)
+_ORPHAN_CHECK = (
+    HEARTBEAT_TTL / 2
+)  # a request stream's follower looks at its worker this often while idle
 _MAX_LAST_EVENT_DIGITS = 18
 
 
@@ -102,7 +106,9 @@ class SharedSessions:
         self.touch_every = min(self.ttl / 10, 30.0)
         self.started = False
         self._followed: set[str] = set()  # sessions whose GET stream a connection here holds
-        self._writes: asyncio.Queue[tuple[str, Callable[[], Coroutine[Any, Any, Any]]]] = asyncio.Queue()
+        self._writes: asyncio.Queue[tuple[str, Callable[[], Coroutine[Any, Any, Any]]]] = (
+            asyncio.Queue()
+        )
         self._writer: asyncio.Task[None] | None = None
         self._down = False
         self.worker = secrets.token_hex(6)
@@ -111,7 +117,11 @@ class SharedSessions:
         self._heart: asyncio.Task[None] | None = None
         per_client = app._session_quota.limit
         # A session's place lives as long as the session: renewed when its expiry is pushed back.
-        self.per_client = None if per_client is None else SharedQuota(store, "sessions", per_client, self.ttl, renew=False)
+        self.per_client = (
+            None
+            if per_client is None
+            else SharedQuota(store, "sessions", per_client, self.ttl, renew=False)
+        )
         store.subscribe(self._on_published)
 
     async def start(self) -> None:
@@ -161,7 +171,9 @@ class SharedSessions:
             try:
                 await write()
                 if self._down:
-                    logger.warning("the shared store is reachable again; stream events are kept again")
+                    logger.warning(
+                        "the shared store is reachable again; stream events are kept again"
+                    )
                     self._down = False
             except StoreUnavailable as error:
                 if not self._down:
@@ -171,8 +183,20 @@ class SharedSessions:
     def _remember(self, mark: str, handed: int) -> None:
         self.enqueue(mark, lambda: self.store.set_mark(mark, handed, self.ttl))
 
-    def log_event(self, key: str, seq: int, message: bytes | None, end: bool = False, about: bytes | None = None) -> None:
-        self.enqueue(key, lambda: self.store.append_at(key, seq, message, self.ttl, self.app.event_history, end, about))
+    def log_event(
+        self,
+        key: str,
+        seq: int,
+        message: bytes | None,
+        end: bool = False,
+        about: bytes | None = None,
+    ) -> None:
+        self.enqueue(
+            key,
+            lambda: self.store.append_at(
+                key, seq, message, self.ttl, self.app.event_history, end, about
+            ),
+        )
 
     # ------------------------------------------------------------ workers
 
@@ -206,16 +230,27 @@ class SharedSessions:
                     if answered in waiting:
                         waiting.remove(answered)
         error = "the server worker running this request stopped before answering it; send the request again"
-        messages = [jsonrpc.error_bytes(request_id, jsonrpc.INTERNAL_ERROR, error) for request_id in waiting]
+        messages = [
+            jsonrpc.error_bytes(request_id, jsonrpc.INTERNAL_ERROR, error) for request_id in waiting
+        ]
         for offset, message in enumerate(messages, 1):
-            await self.store.append_at(key, after + offset, message, self.ttl, self.app.event_history, offset == len(messages))
+            await self.store.append_at(
+                key,
+                after + offset,
+                message,
+                self.ttl,
+                self.app.event_history,
+                offset == len(messages),
+            )
         if not messages:
             await self.store.append_at(key, after + 1, None, self.ttl, self.app.event_history)
 
     def log_standalone(self, key: str, message: bytes) -> None:
         note = current_note.get()
         once = None if note is None else f"{note}"
-        self.enqueue(key, lambda: self.store.append(key, message, self.ttl, self.app.event_history, once))
+        self.enqueue(
+            key, lambda: self.store.append(key, message, self.ttl, self.app.event_history, once)
+        )
 
     # ------------------------------------------------------------ sessions
 
@@ -233,7 +268,9 @@ class SharedSessions:
                     return "Service Unavailable: too many sessions for this client"
                 held = True
             record = msgspec.json.encode(_Record(o=owner, k=client))
-            if not await self.store.create_session(session_id, record, self.ttl, self.app.max_sessions):
+            if not await self.store.create_session(
+                session_id, record, self.ttl, self.app.max_sessions
+            ):
                 if held and self.per_client is not None:
                     self.per_client.give(client, session_id)
                 return "Service Unavailable: too many sessions"
@@ -243,7 +280,9 @@ class SharedSessions:
             return f"Service Unavailable: {error}"
         return None
 
-    async def save(self, session: ServerSession, session_id: str, owner: str | None, client: str = "") -> None:
+    async def save(
+        self, session: ServerSession, session_id: str, owner: str | None, client: str = ""
+    ) -> None:
         router = session._server_router
         record = _Record(
             v=session.protocol_version,
@@ -256,7 +295,9 @@ class SharedSessions:
         )
         await self.store.update_session(session_id, msgspec.json.encode(record), self.ttl)
 
-    async def session_for(self, headers: dict[str, str], owner: str | None) -> tuple[HttpSession | None, int, str]:
+    async def session_for(
+        self, headers: dict[str, str], owner: str | None
+    ) -> tuple[HttpSession | None, int, str]:
         """The session a request names, this worker's copy (made from the
         store's record if need be); another principal's session is unknown."""
         session_id = headers.get("mcp-session-id")
@@ -266,7 +307,11 @@ class SharedSessions:
         now = time.monotonic()
         if local is not None and local.owner != owner:
             return None, 404, "Not Found: unknown or expired session"
-        if local is not None and not local.session.is_closed and now - _touched(local) < self.touch_every:
+        if (
+            local is not None
+            and not local.session.is_closed
+            and now - _touched(local) < self.touch_every
+        ):
             local.last_seen = now
             return local, 200, ""
         try:
@@ -299,7 +344,11 @@ class SharedSessions:
         if record.v:
             revision = lifecycle.revision(record.v)
             router = session._server_router
-            router.adopt(record.v, _typed(record.c, revision.type("ClientCapabilities")), _typed(record.i, revision.type("Implementation")))
+            router.adopt(
+                record.v,
+                _typed(record.c, revision.type("ClientCapabilities")),
+                _typed(record.i, revision.type("Implementation")),
+            )
             if record.l in LOG_LEVELS:
                 router.log_level = record.l
             session.declared_capabilities = record.d
@@ -325,7 +374,11 @@ class SharedSessions:
         try:
             await self.store.delete_session(session_id)
             transport = http_session.transport
-            if self.per_client is not None and isinstance(transport, SharedSessionTransport) and transport.client:
+            if (
+                self.per_client is not None
+                and isinstance(transport, SharedSessionTransport)
+                and transport.client
+            ):
                 self.per_client.give(transport.client, session_id)
             await self.store.publish(msgspec.json.encode(_Note(k="close", s=session_id)))
         except StoreUnavailable as error:
@@ -366,7 +419,12 @@ class SharedSessions:
     # ------------------------------------------------------------ GET
 
     async def serve_get(
-        self, http_session: HttpSession, headers: dict[str, str], send: Send, receive: Receive, extra: Sequence[tuple[bytes, bytes]]
+        self,
+        http_session: HttpSession,
+        headers: dict[str, str],
+        send: Send,
+        receive: Receive,
+        extra: Sequence[tuple[bytes, bytes]],
     ) -> None:
         from ..disconnect import wait_disconnect
         from ..streamable_http import _SSE_HEADERS, _plain
@@ -378,9 +436,14 @@ class SharedSessions:
             if last is not None:
                 stream_id, _, seq = last.partition(":")
                 if not (seq.isascii() and seq.isdigit() and len(seq) <= _MAX_LAST_EVENT_DIGITS) or (
-                    stream_id != STANDALONE and not await self.store.has_stream(f"{session_id}:{stream_id}")
+                    stream_id != STANDALONE
+                    and not await self.store.has_stream(f"{session_id}:{stream_id}")
                 ):
-                    await _plain(send, 400, "Bad Request: unknown Last-Event-ID (the stream may have expired)")
+                    await _plain(
+                        send,
+                        400,
+                        "Bad Request: unknown Last-Event-ID (the stream may have expired)",
+                    )
                     return
                 after, prime = int(seq), False
             else:
@@ -399,14 +462,22 @@ class SharedSessions:
         http_session.in_flight += 1
         disconnected = asyncio.get_running_loop().create_task(wait_disconnect(receive))
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *extra]})
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *extra]}
+            )
             if prime:
-                priming = f"id: {stream_id}:{after}\nretry: {self.app.retry_ms}\ndata: \n\n".encode()
+                priming = (
+                    f"id: {stream_id}:{after}\nretry: {self.app.retry_ms}\ndata: \n\n".encode()
+                )
                 await send({"type": "http.response.body", "body": priming, "more_body": True})
             orphan_checks = 0
             while True:
-                read = asyncio.ensure_future(self.store.read_after(key, after, _FOLLOW_WAIT if standalone else _ORPHAN_CHECK))
-                done, _ = await asyncio.wait({read, disconnected, http_session.task}, return_when=asyncio.FIRST_COMPLETED)
+                read = asyncio.ensure_future(
+                    self.store.read_after(key, after, _FOLLOW_WAIT if standalone else _ORPHAN_CHECK)
+                )
+                done, _ = await asyncio.wait(
+                    {read, disconnected, http_session.task}, return_when=asyncio.FIRST_COMPLETED
+                )
                 if read not in done:
                     read.cancel()
                     if disconnected in done:
@@ -418,7 +489,11 @@ class SharedSessions:
                     logger.warning("ending an SSE stream: %s (the client may resume it)", error)
                     break
                 for seq_number, message in events:
-                    chunk = f"id: {stream_id}:{seq_number}\nevent: message\ndata: ".encode() + message + b"\n\n"
+                    chunk = (
+                        f"id: {stream_id}:{seq_number}\nevent: message\ndata: ".encode()
+                        + message
+                        + b"\n\n"
+                    )
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
                     after = seq_number
                 if ended:
@@ -434,7 +509,9 @@ class SharedSessions:
                             if orphan_checks >= 2:
                                 await self._end_orphan(key, after)
                         except StoreUnavailable as error:
-                            logger.warning("ending an SSE stream: %s (the client may resume it)", error)
+                            logger.warning(
+                                "ending an SSE stream: %s (the client may resume it)", error
+                            )
                             break
                         if gone:
                             continue
@@ -535,7 +612,9 @@ class SharedSessionTransport(HttpSessionTransport):
         del self.streams[self.standalone.id]
         self.standalone = _SharedStandalone(shared, f"{session_id}:{STANDALONE}")
         self.saved: tuple[str, str] = ("", "debug")  # the revision and log level the store holds
-        self.touched = time.monotonic()  # when the store last confirmed the session (and pushed its expiry back)
+        self.touched = (
+            time.monotonic()
+        )  # when the store last confirmed the session (and pushed its expiry back)
         self.client = ""  # the client key the session counts against
 
     def open_stream(self, request_ids: Any, json: bool = False) -> EventStream:
@@ -550,7 +629,9 @@ class SharedSessionTransport(HttpSessionTransport):
         # session may be rebuilt, and its logs must not be written twice.
         return f"{self.shared.worker}.{next(self.shared.stream_ids)}"
 
-    def write(self, message: bytes, related: RequestId | None = None, response: bool = False) -> None:
+    def write(
+        self, message: bytes, related: RequestId | None = None, response: bool = False
+    ) -> None:
         session = self.session
         if response and session is not None:
             state = (session.protocol_version, session._server_router.log_level)
@@ -558,17 +639,23 @@ class SharedSessionTransport(HttpSessionTransport):
                 # The handshake (or a new log level): stored before the client
                 # hears of it, so its next request may land on any worker.
                 self.saved = state
-                asyncio.get_running_loop().create_task(self._save_then_write(session, message, related))
+                asyncio.get_running_loop().create_task(
+                    self._save_then_write(session, message, related)
+                )
                 return
         super().write(message, related, response)
 
-    async def _save_then_write(self, session: ServerSession, message: bytes, related: RequestId | None) -> None:
+    async def _save_then_write(
+        self, session: ServerSession, message: bytes, related: RequestId | None
+    ) -> None:
         try:
             http_session = self.shared.app.sessions.get(self.session_id)
             owner = None if http_session is None else http_session.owner
             await self.shared.save(session, self.session_id, owner, self.client)
         except StoreUnavailable as error:
-            logger.warning("a session's state is not shared (other workers will not know it): %s", error)
+            logger.warning(
+                "a session's state is not shared (other workers will not know it): %s", error
+            )
         super().write(message, related, True)
 
     @property

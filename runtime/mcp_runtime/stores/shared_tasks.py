@@ -74,7 +74,9 @@ class SharedTasks:
         self._dirty[record.task_id] = record
         self._wake.set()
         if self._writer is None or self._writer.done():
-            self._writer = asyncio.get_running_loop().create_task(self._write(), name="mcp-task-mirror")
+            self._writer = asyncio.get_running_loop().create_task(
+                self._write(), name="mcp-task-mirror"
+            )
 
     async def _write(self) -> None:
         """Copy changed tasks to the store, the latest state of each (changes in a burst coalesce)."""
@@ -121,7 +123,9 @@ class SharedTasks:
 
     # ------------------------------------------------------------ any worker
 
-    async def _stored(self, ctx: RequestContext, task_id: str) -> tuple[str | None, bool, GetTaskResult]:
+    async def _stored(
+        self, ctx: RequestContext, task_id: str
+    ) -> tuple[str | None, bool, GetTaskResult]:
         from ..tasks import EXTENSION_ID, _missing_extension, client_supports_tasks
 
         if not client_supports_tasks(ctx.client_capabilities):
@@ -132,13 +136,17 @@ class SharedTasks:
             raise McpError(jsonrpc.INTERNAL_ERROR, f"Tasks unavailable: {error}") from None
         local = self.tasks._tasks.get(task_id)
         if found is None and local is None:
-            raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown task: {task_id!r} (never created, or expired)")
+            raise McpError(
+                jsonrpc.INVALID_PARAMS, f"Unknown task: {task_id!r} (never created, or expired)"
+            )
         if found is None:
             assert local is not None
             return self._owner(local), local.terminal, local.detailed()
         owner, terminal, detail = self._snapshot.decode(found)
         if owner is not None and owner != self.tasks._owner_key(ctx):
-            raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown task: {task_id!r} (never created, or expired)")
+            raise McpError(
+                jsonrpc.INVALID_PARAMS, f"Unknown task: {task_id!r} (never created, or expired)"
+            )
         if local is not None and not (terminal and not local.terminal):
             # This worker runs it: its own state is the newest (the store's copy follows).
             return owner, local.terminal, local.detailed()
@@ -153,9 +161,13 @@ class SharedTasks:
         owner, terminal, detail = await self._stored(ctx, task_id)
         if terminal:
             return
-        cancelled = msgspec.structs.replace(detail, status="cancelled", last_updated_at=_now(), input_requests=UNSET)
+        cancelled = msgspec.structs.replace(
+            detail, status="cancelled", last_updated_at=_now(), input_requests=UNSET
+        )
         try:
-            await self.store.put_task(task_id, msgspec.json.encode((owner, True, cancelled)), True, None)
+            await self.store.put_task(
+                task_id, msgspec.json.encode((owner, True, cancelled)), True, None
+            )
             await self.store.publish(msgspec.json.encode(_Note(k="cancel", t=task_id)))
         except StoreUnavailable as error:
             raise McpError(jsonrpc.INTERNAL_ERROR, f"Task not cancelled: {error}") from None
@@ -165,6 +177,8 @@ class SharedTasks:
         if terminal:
             return
         try:
-            await self.store.publish(msgspec.json.encode(_Note(k="update", t=params.task_id, r=params.input_responses)))
+            await self.store.publish(
+                msgspec.json.encode(_Note(k="update", t=params.task_id, r=params.input_responses))
+            )
         except StoreUnavailable as error:
             raise McpError(jsonrpc.INTERNAL_ERROR, f"Task not updated: {error}") from None

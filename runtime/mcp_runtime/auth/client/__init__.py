@@ -27,7 +27,13 @@ from .metadata import (
 )
 from .oauth import OAuthClientProvider
 from .provider import TokenProvider
-from .redirect import AuthorizationResponse, CallbackRedirect, HTTPRedirectFollower, LoopbackRedirect, RedirectHandler
+from .redirect import (
+    AuthorizationResponse,
+    CallbackRedirect,
+    HTTPRedirectFollower,
+    LoopbackRedirect,
+    RedirectHandler,
+)
 from .registration import PreRegisteredClient
 from .storage import InMemoryTokenStorage, TokenStorage
 

@@ -25,7 +25,13 @@ from .errors import AuthorizationError
 from .metadata import AuthorizationServerMetadata, Tokens
 from .provider import TokenProvider
 from .storage import TokenStorage
-from .tokens import ClientAuthentication, SecretAuthentication, choose_method, token_request, tokens_from
+from .tokens import (
+    ClientAuthentication,
+    SecretAuthentication,
+    choose_method,
+    token_request,
+    tokens_from,
+)
 
 JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -61,34 +67,59 @@ class JWTBearerProvider(TokenProvider):
         dpop: bool = False,
     ) -> None:
         super().__init__(
-            server_url, storage=storage, http_client=http_client, timeout=timeout,
-            max_step_ups=max_step_ups, refresh_margin=refresh_margin, dpop=dpop,
+            server_url,
+            storage=storage,
+            http_client=http_client,
+            timeout=timeout,
+            max_step_ups=max_step_ups,
+            refresh_margin=refresh_margin,
+            dpop=dpop,
         )
         self._assertion = assertion
         self.client_id = client_id
         self._secret = client_secret
         self.scopes = scopes
 
-    def initial_scopes(self, challenge: BearerChallenge | None, discovery: Discovery) -> tuple[str, ...]:
+    def initial_scopes(
+        self, challenge: BearerChallenge | None, discovery: Discovery
+    ) -> tuple[str, ...]:
         return self.scopes if self.scopes is not None else select_scopes(challenge, discovery)
 
-    def step_up_scopes(self, challenge: BearerChallenge, discovery: Discovery, earlier: tuple[str, ...]) -> tuple[str, ...]:
+    def step_up_scopes(
+        self, challenge: BearerChallenge, discovery: Discovery, earlier: tuple[str, ...]
+    ) -> tuple[str, ...]:
         return select_scopes(challenge, discovery, earlier)
 
-    async def client_authentication(self, http: httpx2.AsyncClient, discovery: Discovery) -> ClientAuthentication:
+    async def client_authentication(
+        self, http: httpx2.AsyncClient, discovery: Discovery
+    ) -> ClientAuthentication:
         method = choose_method(discovery.server.auth_methods(), self._secret is not None)
         return SecretAuthentication(self.client_id, self._secret, method)
 
-    async def obtain(self, http: httpx2.AsyncClient, discovery: Discovery, scopes: tuple[str, ...]) -> Tokens:
-        assertion = self._assertion if isinstance(self._assertion, str) else await self._assertion(http, discovery)
-        form = {"grant_type": JWT_BEARER_GRANT, "assertion": assertion, "resource": discovery.resource}
+    async def obtain(
+        self, http: httpx2.AsyncClient, discovery: Discovery, scopes: tuple[str, ...]
+    ) -> Tokens:
+        assertion = (
+            self._assertion
+            if isinstance(self._assertion, str)
+            else await self._assertion(http, discovery)
+        )
+        form = {
+            "grant_type": JWT_BEARER_GRANT,
+            "assertion": assertion,
+            "resource": discovery.resource,
+        }
         if scopes:
             form["scope"] = " ".join(scopes)
         auth = await self.client_authentication(http, discovery)
         dpop = self.dpop_for(discovery)
         answer = await token_request(http, discovery.server, form, auth, dpop)
         return tokens_from(
-            answer, issuer=discovery.issuer, resource=discovery.resource, requested=scopes, dpop=dpop is not None
+            answer,
+            issuer=discovery.issuer,
+            resource=discovery.resource,
+            requested=scopes,
+            dpop=dpop is not None,
         )
 
 
@@ -106,7 +137,9 @@ class IdentityAssertionExchange:
 
     async def __call__(self, http: httpx2.AsyncClient, discovery: Discovery) -> str:
         check_endpoint(self.token_endpoint, "the identity provider's token endpoint")
-        idp = AuthorizationServerMetadata(issuer=self.token_endpoint, token_endpoint=self.token_endpoint)
+        idp = AuthorizationServerMetadata(
+            issuer=self.token_endpoint, token_endpoint=self.token_endpoint
+        )
         form = {
             "grant_type": TOKEN_EXCHANGE_GRANT,
             "requested_token_type": ID_JAG_TYPE,
@@ -116,7 +149,9 @@ class IdentityAssertionExchange:
             "subject_token_type": ID_TOKEN_TYPE,
         }
         method = "client_secret_post" if self.client_secret is not None else "none"
-        answer = await token_request(http, idp, form, SecretAuthentication(self.client_id, self.client_secret, method))
+        answer = await token_request(
+            http, idp, form, SecretAuthentication(self.client_id, self.client_secret, method)
+        )
         if answer.issued_token_type != ID_JAG_TYPE:
             raise AuthorizationError(
                 f"the identity provider issued a {answer.issued_token_type!r} token, not an identity assertion grant"

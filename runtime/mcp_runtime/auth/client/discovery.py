@@ -61,7 +61,9 @@ def parse_www_authenticate(value: str) -> list[Challenge]:
         position = scheme.end()
         params: dict[str, str] = {}
         token68 = None
-        if (param := _PARAM.match(value, position)) is None and (t68 := _TOKEN68.match(value, position)) is not None:
+        if (param := _PARAM.match(value, position)) is None and (
+            t68 := _TOKEN68.match(value, position)
+        ) is not None:
             token68, position = t68.group(1), t68.end()
         while param is not None:
             name, raw = param.group(1).lower(), param.group(2)
@@ -94,7 +96,11 @@ class BearerChallenge:
 def bearer_challenge(headers: Mapping[str, str] | httpx2.Headers) -> BearerChallenge:
     """The Bearer (or DPoP, RFC 9449) challenge of a response's headers (an
     empty one if none)."""
-    values = headers.get_list("www-authenticate") if isinstance(headers, httpx2.Headers) else [headers.get("www-authenticate", "")]
+    values = (
+        headers.get_list("www-authenticate")
+        if isinstance(headers, httpx2.Headers)
+        else [headers.get("www-authenticate", "")]
+    )
     for value in values:
         for challenge in parse_www_authenticate(value or ""):
             if challenge.scheme.lower() in ("bearer", "dpop"):
@@ -189,7 +195,9 @@ async def _get(http: httpx2.AsyncClient, url: str) -> Answer | None:
         logger.debug("no metadata at %s (HTTP %d)", url, response.status_code)
         return None
     if response.status_code != 200:
-        raise MetadataError(f"GET {url}: HTTP {response.status_code} {response.reason_phrase}".rstrip())
+        raise MetadataError(
+            f"GET {url}: HTTP {response.status_code} {response.reason_phrase}".rstrip()
+        )
     return response
 
 
@@ -206,19 +214,27 @@ async def fetch_protected_resource_metadata(
         response = await _get(http, url)
         if response is None:
             continue
-        metadata = decode(response.content, ProtectedResourceMetadata, f"the protected resource metadata at {url}")
+        metadata = decode(
+            response.content, ProtectedResourceMetadata, f"the protected resource metadata at {url}"
+        )
         if not resource_covers(metadata.resource, server_url):
             raise MetadataError(
                 f"the protected resource metadata at {url} is for {metadata.resource!r}, not for {server_url!r}; "
                 "refusing to authorize for another resource"
             )
         if not metadata.authorization_servers:
-            raise MetadataError(f"the protected resource metadata at {url} names no authorization server")
+            raise MetadataError(
+                f"the protected resource metadata at {url} names no authorization server"
+            )
         return metadata
-    raise MetadataError(f"{server_url} asks for authorization but publishes no protected resource metadata (tried {', '.join(dict.fromkeys(candidates))})")
+    raise MetadataError(
+        f"{server_url} asks for authorization but publishes no protected resource metadata (tried {', '.join(dict.fromkeys(candidates))})"
+    )
 
 
-async def fetch_authorization_server_metadata(http: httpx2.AsyncClient, issuer: str) -> AuthorizationServerMetadata:
+async def fetch_authorization_server_metadata(
+    http: httpx2.AsyncClient, issuer: str
+) -> AuthorizationServerMetadata:
     """The metadata of the authorization server ``issuer``; its ``issuer``
     must be ``issuer`` exactly (RFC 8414 section 3.3)."""
     candidates = authorization_server_metadata_urls(issuer)
@@ -226,7 +242,11 @@ async def fetch_authorization_server_metadata(http: httpx2.AsyncClient, issuer: 
         response = await _get(http, url)
         if response is None:
             continue
-        metadata = decode(response.content, AuthorizationServerMetadata, f"the authorization server metadata at {url}")
+        metadata = decode(
+            response.content,
+            AuthorizationServerMetadata,
+            f"the authorization server metadata at {url}",
+        )
         if metadata.issuer != issuer:
             raise MetadataError(
                 f"the authorization server metadata at {url} names issuer {metadata.issuer!r}, "
@@ -240,10 +260,14 @@ async def fetch_authorization_server_metadata(http: httpx2.AsyncClient, issuer: 
             if endpoint is not None:
                 check_endpoint(endpoint, name)
         return metadata
-    raise MetadataError(f"no authorization server metadata for {issuer} (tried {', '.join(candidates)})")
+    raise MetadataError(
+        f"no authorization server metadata for {issuer} (tried {', '.join(candidates)})"
+    )
 
 
-async def discover(http: httpx2.AsyncClient, server_url: str, challenge: BearerChallenge | None = None) -> Discovery:
+async def discover(
+    http: httpx2.AsyncClient, server_url: str, challenge: BearerChallenge | None = None
+) -> Discovery:
     """Protected Resource Metadata, then the metadata of its first authorization server."""
     prm = await fetch_protected_resource_metadata(http, server_url, challenge)
     issuer = prm.authorization_servers[0]

@@ -36,7 +36,11 @@ class DPoPKey:
 
     def __init__(self) -> None:
         self._key = jwk.ECKey.generate_key("P-256")
-        self._header = {"typ": "dpop+jwt", "alg": ALGORITHM, "jwk": self._key.as_dict(private=False)}
+        self._header = {
+            "typ": "dpop+jwt",
+            "alg": ALGORITHM,
+            "jwk": self._key.as_dict(private=False),
+        }
         self.nonces: dict[str, str] = {}  # by origin: each server's latest DPoP-Nonce
 
     @staticmethod

@@ -66,7 +66,9 @@ class ClientMetadata(msgspec.Struct, kw_only=True, omit_defaults=True):
     software_version: str | None = None
     token_endpoint_auth_method: str | None = None
     # refresh_token: the client wants refresh tokens (MCP 2026-07-28 has it say so).
-    grant_types: list[str] = msgspec.field(default_factory=lambda: ["authorization_code", "refresh_token"])
+    grant_types: list[str] = msgspec.field(
+        default_factory=lambda: ["authorization_code", "refresh_token"]
+    )
     response_types: list[str] = msgspec.field(default_factory=lambda: ["code"])
     # OpenID Connect registration; MCP 2026-07-28 has clients send it.
     application_type: str | None = None

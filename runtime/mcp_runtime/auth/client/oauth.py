@@ -73,22 +73,35 @@ class OAuthClientProvider(TokenProvider):
         dpop: bool = False,
     ) -> None:
         super().__init__(
-            server_url, storage=storage, http_client=http_client, timeout=timeout,
-            max_step_ups=max_step_ups, refresh_margin=refresh_margin, dpop=dpop,
+            server_url,
+            storage=storage,
+            http_client=http_client,
+            timeout=timeout,
+            max_step_ups=max_step_ups,
+            refresh_margin=refresh_margin,
+            dpop=dpop,
         )
         if not client_metadata.redirect_uris:
-            client_metadata = msgspec.structs.replace(client_metadata, redirect_uris=[redirect.redirect_uri])
+            client_metadata = msgspec.structs.replace(
+                client_metadata, redirect_uris=[redirect.redirect_uri]
+            )
         self.client_metadata = client_metadata
         self.redirect = redirect
-        self.client_metadata_url = check_metadata_document_url(client_metadata_url) if client_metadata_url else None
+        self.client_metadata_url = (
+            check_metadata_document_url(client_metadata_url) if client_metadata_url else None
+        )
         self.pre_registered = pre_registered
         self.scopes = tuple(scopes)
         self.offline_access = offline_access
 
-    def initial_scopes(self, challenge: BearerChallenge | None, discovery: Discovery) -> tuple[str, ...]:
+    def initial_scopes(
+        self, challenge: BearerChallenge | None, discovery: Discovery
+    ) -> tuple[str, ...]:
         return select_scopes(challenge, discovery, self.scopes, offline_access=self.offline_access)
 
-    def step_up_scopes(self, challenge: BearerChallenge, discovery: Discovery, earlier: tuple[str, ...]) -> tuple[str, ...]:
+    def step_up_scopes(
+        self, challenge: BearerChallenge, discovery: Discovery, earlier: tuple[str, ...]
+    ) -> tuple[str, ...]:
         return select_scopes(challenge, discovery, earlier, offline_access=self.offline_access)
 
     async def _client(self, http: httpx2.AsyncClient, discovery: Discovery) -> ClientInformation:
@@ -97,18 +110,28 @@ class OAuthClientProvider(TokenProvider):
         client = await self.storage.get_client(discovery.issuer)
         if client is None:
             client = await obtain_client(
-                http, discovery.server, self.client_metadata, self.pre_registered, self.client_metadata_url
+                http,
+                discovery.server,
+                self.client_metadata,
+                self.pre_registered,
+                self.client_metadata_url,
             )
             await self.storage.set_client(discovery.issuer, client)
         return client
 
-    async def client_authentication(self, http: httpx2.AsyncClient, discovery: Discovery) -> ClientAuthentication:
+    async def client_authentication(
+        self, http: httpx2.AsyncClient, discovery: Discovery
+    ) -> ClientAuthentication:
         return secret_authentication(await self._client(http, discovery), discovery.server)
 
-    async def obtain(self, http: httpx2.AsyncClient, discovery: Discovery, scopes: tuple[str, ...]) -> Tokens:
+    async def obtain(
+        self, http: httpx2.AsyncClient, discovery: Discovery, scopes: tuple[str, ...]
+    ) -> Tokens:
         server = discovery.server
         if server.authorization_endpoint is None:
-            raise AuthorizationError(f"the authorization server {server.issuer} has no authorization_endpoint")
+            raise AuthorizationError(
+                f"the authorization server {server.issuer} has no authorization_endpoint"
+            )
         if "S256" not in (server.code_challenge_methods_supported or ()):
             raise AuthorizationError(
                 f"the authorization server {server.issuer} does not advertise PKCE with S256 "
@@ -130,7 +153,9 @@ class OAuthClientProvider(TokenProvider):
         if scopes:
             params["scope"] = " ".join(scopes)
         endpoint = server.authorization_endpoint
-        response = await self.redirect.authorize(f"{endpoint}{'&' if '?' in endpoint else '?'}{urlencode(params)}")
+        response = await self.redirect.authorize(
+            f"{endpoint}{'&' if '?' in endpoint else '?'}{urlencode(params)}"
+        )
         code = check_authorization_response(response, state, discovery)
         form = {
             "grant_type": "authorization_code",
@@ -142,15 +167,23 @@ class OAuthClientProvider(TokenProvider):
         dpop = self.dpop_for(discovery)
         answer = await token_request(http, server, form, auth, dpop)
         return tokens_from(
-            answer, issuer=discovery.issuer, resource=discovery.resource, requested=scopes, dpop=dpop is not None
+            answer,
+            issuer=discovery.issuer,
+            resource=discovery.resource,
+            requested=scopes,
+            dpop=dpop is not None,
         )
 
 
-def check_authorization_response(response: AuthorizationResponse, state: str, discovery: Discovery) -> str:
+def check_authorization_response(
+    response: AuthorizationResponse, state: str, discovery: Discovery
+) -> str:
     """The code of an authorization response that passes the checks that
     protect the user, else an AuthorizationError."""
     if response.state != state:
-        raise AuthorizationError("the authorization response does not carry the state of this authorization request")
+        raise AuthorizationError(
+            "the authorization response does not carry the state of this authorization request"
+        )
     issuer = discovery.server.issuer
     if response.iss is not None:
         if response.iss != issuer:  # RFC 9207: simple string comparison
@@ -158,7 +191,9 @@ def check_authorization_response(response: AuthorizationResponse, state: str, di
                 f"the authorization response comes from issuer {response.iss!r}, not {issuer!r} (RFC 9207); refusing it"
             )
     elif discovery.server.authorization_response_iss_parameter_supported:
-        raise AuthorizationError(f"the authorization response lacks the iss parameter {issuer} promises (RFC 9207); refusing it")
+        raise AuthorizationError(
+            f"the authorization response lacks the iss parameter {issuer} promises (RFC 9207); refusing it"
+        )
     if response.error is not None:
         detail = f": {response.error_description}" if response.error_description else ""
         raise AuthorizationError(f"authorization was refused ({response.error}{detail})")

@@ -68,39 +68,55 @@ class TokenProvider(httpx2.Auth):
 
     # ------------------------------------------------------------ for subclasses
 
-    async def obtain(self, http: httpx2.AsyncClient, discovery: Discovery, scopes: tuple[str, ...]) -> Tokens:
+    async def obtain(
+        self, http: httpx2.AsyncClient, discovery: Discovery, scopes: tuple[str, ...]
+    ) -> Tokens:
         """New tokens for ``scopes`` at the authorization server ``discovery`` found."""
         raise NotImplementedError
 
-    async def client_authentication(self, http: httpx2.AsyncClient, discovery: Discovery) -> ClientAuthentication:
+    async def client_authentication(
+        self, http: httpx2.AsyncClient, discovery: Discovery
+    ) -> ClientAuthentication:
         """How this client authenticates at that server's token endpoint."""
         raise NotImplementedError
 
-    def initial_scopes(self, challenge: BearerChallenge | None, discovery: Discovery) -> tuple[str, ...]:
+    def initial_scopes(
+        self, challenge: BearerChallenge | None, discovery: Discovery
+    ) -> tuple[str, ...]:
         """The scopes of a first grant (after a 401)."""
         raise NotImplementedError
 
-    def step_up_scopes(self, challenge: BearerChallenge, discovery: Discovery, earlier: tuple[str, ...]) -> tuple[str, ...]:
+    def step_up_scopes(
+        self, challenge: BearerChallenge, discovery: Discovery, earlier: tuple[str, ...]
+    ) -> tuple[str, ...]:
         """The scopes of a step-up grant (after a 403 insufficient_scope)."""
         raise NotImplementedError
 
     def dpop_for(self, discovery: Discovery) -> DPoPKey | None:
         """The DPoP key to bind tokens of that server to, if both sides do DPoP."""
-        return self.dpop if self.dpop is not None and DPoPKey.supported_by(discovery.server) else None
+        return (
+            self.dpop if self.dpop is not None and DPoPKey.supported_by(discovery.server) else None
+        )
 
     # ------------------------------------------------------------ httpx2.Auth
 
-    def sync_auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
+    def sync_auth_flow(
+        self, request: httpx2.Request
+    ) -> Generator[httpx2.Request, httpx2.Response, None]:
         raise RuntimeError(f"{type(self).__name__} works with httpx2.AsyncClient only")
 
-    async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+    async def async_auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         tokens = await self._fresh_tokens()
         self._present(request, tokens)
         response = yield request
         if response.status_code == 401 and self._new_nonce(request, response):
             self._present(request, tokens)  # the same token, a proof with the server's nonce
             response = yield request
-        if response.status_code == 401 and request.method != "DELETE":  # ending a session is not worth an authorization
+        if (
+            response.status_code == 401 and request.method != "DELETE"
+        ):  # ending a session is not worth an authorization
             tokens = await self._reauthorize(tokens, bearer_challenge(response.headers))
             self._present(request, tokens)
             response = yield request
@@ -126,7 +142,9 @@ class TokenProvider(httpx2.Auth):
             request.headers.pop("authorization", None)
         elif tokens.token_type == "DPoP" and self.dpop is not None:
             request.headers["authorization"] = f"DPoP {tokens.access_token}"
-            request.headers["dpop"] = self.dpop.proof(request.method, str(request.url), tokens.access_token)
+            request.headers["dpop"] = self.dpop.proof(
+                request.method, str(request.url), tokens.access_token
+            )
         else:
             request.headers["authorization"] = f"Bearer {tokens.access_token}"
 
@@ -155,37 +173,57 @@ class TokenProvider(httpx2.Auth):
             return current
         return None
 
-    async def _discover(self, http: httpx2.AsyncClient, challenge: BearerChallenge | None) -> Discovery:
+    async def _discover(
+        self, http: httpx2.AsyncClient, challenge: BearerChallenge | None
+    ) -> Discovery:
         discovery = await discover(http, self.server_url, challenge)
         previous = self._discovery
         if previous is not None and previous.issuer != discovery.issuer:
             logger.info(
                 "%s now uses the authorization server %s instead of %s; authorizing there anew",
-                self.server_url, discovery.issuer, previous.issuer,
+                self.server_url,
+                discovery.issuer,
+                previous.issuer,
             )
         tokens = await self.storage.get_tokens()
-        if tokens is not None and (tokens.issuer != discovery.issuer or tokens.resource != discovery.resource):
-            await self.storage.set_tokens(None)  # another server's tokens are never presented or refreshed
+        if tokens is not None and (
+            tokens.issuer != discovery.issuer or tokens.resource != discovery.resource
+        ):
+            await self.storage.set_tokens(
+                None
+            )  # another server's tokens are never presented or refreshed
         self._discovery = discovery
         return discovery
 
-    async def _grant(self, http: httpx2.AsyncClient, discovery: Discovery, scopes: tuple[str, ...]) -> Tokens:
+    async def _grant(
+        self, http: httpx2.AsyncClient, discovery: Discovery, scopes: tuple[str, ...]
+    ) -> Tokens:
         tokens = await self.obtain(http, discovery, scopes)
         self._requested = scopes
         await self.storage.set_tokens(tokens)
         return tokens
 
-    async def _refresh(self, http: httpx2.AsyncClient, discovery: Discovery, tokens: Tokens) -> Tokens | None:
+    async def _refresh(
+        self, http: httpx2.AsyncClient, discovery: Discovery, tokens: Tokens
+    ) -> Tokens | None:
         """Tokens from ``tokens.refresh_token``, or None if the server refuses it."""
         assert tokens.refresh_token is not None
-        form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token, "resource": discovery.resource}
+        form = {
+            "grant_type": "refresh_token",
+            "refresh_token": tokens.refresh_token,
+            "resource": discovery.resource,
+        }
         try:
             auth = await self.client_authentication(http, discovery)
             dpop = self.dpop_for(discovery)
             response = await token_request(http, discovery.server, form, auth, dpop)
             fresh = tokens_from(
-                response, issuer=discovery.issuer, resource=discovery.resource,
-                requested=tuple(tokens.scopes), refresh_token=tokens.refresh_token, dpop=dpop is not None,
+                response,
+                issuer=discovery.issuer,
+                resource=discovery.resource,
+                requested=tuple(tokens.scopes),
+                refresh_token=tokens.refresh_token,
+                dpop=dpop is not None,
             )
         except AuthorizationError as error:
             logger.info("refreshing the access token failed: %s", error.message)
@@ -196,7 +234,11 @@ class TokenProvider(httpx2.Auth):
 
     async def _fresh_tokens(self) -> Tokens | None:
         tokens = await self.storage.get_tokens()
-        if tokens is None or tokens.refresh_token is None or not tokens.expires_within(self.refresh_margin):
+        if (
+            tokens is None
+            or tokens.refresh_token is None
+            or not tokens.expires_within(self.refresh_margin)
+        ):
             return tokens
         async with self._lock:
             if (changed := await self._changed(tokens)) is not None:
@@ -207,7 +249,11 @@ class TokenProvider(httpx2.Auth):
                 except AuthorizationError as error:
                     logger.info("cannot refresh the access token: %s", error.message)
                     return tokens  # the server's 401, if it comes, starts over
-                return await self._refresh(http, discovery, tokens) if discovery.issuer == tokens.issuer else None
+                return (
+                    await self._refresh(http, discovery, tokens)
+                    if discovery.issuer == tokens.issuer
+                    else None
+                )
 
     async def _reauthorize(self, used: Tokens | None, challenge: BearerChallenge) -> Tokens:
         authorizations = self._authorizations
@@ -219,16 +265,24 @@ class TokenProvider(httpx2.Auth):
                 # declined, the server is unreachable): so does the call.
                 # Trying again in turn, each waiting call would ask the user anew.
                 raise self._failure
-            self._failure = None  # and so it stays if this attempt is cancelled: a waiting call then tries
+            self._failure = (
+                None  # and so it stays if this attempt is cancelled: a waiting call then tries
+            )
             try:
                 async with self._http() as http:
                     discovery = await self._discover(http, challenge)
                     current = await self.storage.get_tokens()
-                    if used is not None and current is not None and current.refresh_token is not None:
+                    if (
+                        used is not None
+                        and current is not None
+                        and current.refresh_token is not None
+                    ):
                         refreshed = await self._refresh(http, discovery, current)
                         if refreshed is not None:
                             return refreshed
-                    return await self._grant(http, discovery, self.initial_scopes(challenge, discovery))
+                    return await self._grant(
+                        http, discovery, self.initial_scopes(challenge, discovery)
+                    )
             except AuthorizationError as error:
                 self._failure = error
                 raise
@@ -241,12 +295,15 @@ class TokenProvider(httpx2.Auth):
                 return changed
             if self._step_ups >= self.max_step_ups:
                 logger.warning(
-                    "%s still answers insufficient_scope after %d step-ups; giving up", self.server_url, self._step_ups
+                    "%s still answers insufficient_scope after %d step-ups; giving up",
+                    self.server_url,
+                    self._step_ups,
                 )
                 return None
             self._step_ups += 1
             async with self._http() as http:
                 discovery = await self._discover(http, challenge)
                 earlier = (*self._requested, *(used.scopes if used is not None else ()))
-                return await self._grant(http, discovery, self.step_up_scopes(challenge, discovery, earlier))
-
+                return await self._grant(
+                    http, discovery, self.step_up_scopes(challenge, discovery, earlier)
+                )

@@ -60,7 +60,9 @@ class AuthorizationResponse:
         return cls(one("code"), one("state"), one("iss"), one("error"), one("error_description"))
 
     def __repr__(self) -> str:  # the code stays out of logs
-        return f"AuthorizationResponse(state={self.state!r}, iss={self.iss!r}, error={self.error!r})"
+        return (
+            f"AuthorizationResponse(state={self.state!r}, iss={self.iss!r}, error={self.error!r})"
+        )
 
 
 def state_of(authorization_url: str) -> str | None:
@@ -81,7 +83,9 @@ class RedirectHandler(Protocol):
 class CallbackRedirect:
     """A :class:`RedirectHandler` made of the application's coroutine."""
 
-    def __init__(self, redirect_uri: str, callback: Callable[[str], Awaitable[AuthorizationResponse]]) -> None:
+    def __init__(
+        self, redirect_uri: str, callback: Callable[[str], Awaitable[AuthorizationResponse]]
+    ) -> None:
         self._redirect_uri = redirect_uri
         self._callback = callback
 
@@ -99,7 +103,11 @@ class HTTPRedirectFollower:
     redirect to ``redirect_uri``. For servers that need no user interaction."""
 
     def __init__(
-        self, redirect_uri: str, *, http_client: httpx2.AsyncClient | None = None, max_hops: int = 10
+        self,
+        redirect_uri: str,
+        *,
+        http_client: httpx2.AsyncClient | None = None,
+        max_hops: int = 10,
     ) -> None:
         self._redirect_uri = redirect_uri
         self._http = http_client
@@ -111,7 +119,11 @@ class HTTPRedirectFollower:
 
     async def authorize(self, authorization_url: str) -> AuthorizationResponse:
         async with contextlib.AsyncExitStack() as stack:
-            http = self._http if self._http is not None else await stack.enter_async_context(httpx2.AsyncClient(timeout=30.0))
+            http = (
+                self._http
+                if self._http is not None
+                else await stack.enter_async_context(httpx2.AsyncClient(timeout=30.0))
+            )
             url = authorization_url
             for _ in range(self.max_hops):
                 try:
@@ -120,13 +132,19 @@ class HTTPRedirectFollower:
                         status, redirected = response.status_code, response.is_redirect
                         location = response.headers.get("location")
                 except httpx2.HTTPError as error:
-                    raise AuthorizationError(f"GET {urlsplit(url)._replace(query='').geturl()} failed: {error}") from None
+                    raise AuthorizationError(
+                        f"GET {urlsplit(url)._replace(query='').geturl()} failed: {error}"
+                    ) from None
                 if not redirected or location is None:
-                    raise AuthorizationError(f"the authorization endpoint answered HTTP {status} instead of redirecting back")
+                    raise AuthorizationError(
+                        f"the authorization endpoint answered HTTP {status} instead of redirecting back"
+                    )
                 url = urljoin(url, location)
                 if url.split("?", 1)[0] == self._redirect_uri.split("?", 1)[0]:
                     return AuthorizationResponse.from_url(url)
-        raise AuthorizationError(f"no redirect back to {self._redirect_uri} within {self.max_hops} hops")
+        raise AuthorizationError(
+            f"no redirect back to {self._redirect_uri} within {self.max_hops} hops"
+        )
 
 
 class LoopbackRedirect:
@@ -183,12 +201,20 @@ class LoopbackRedirect:
 
         async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             try:
-                status, page = await asyncio.wait_for(self._receive(reader, expected, done), READ_TIMEOUT)
+                status, page = await asyncio.wait_for(
+                    self._receive(reader, expected, done), READ_TIMEOUT
+                )
                 body = f"<!doctype html><meta charset=utf-8><title>Authorization</title><p>{html.escape(page)}</p>".encode()
                 head = f"HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {len(body)}\r\nconnection: close\r\n\r\n"
                 writer.write(head.encode() + body)
                 await writer.drain()
-            except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, asyncio.TimeoutError):
+            except (
+                OSError,
+                asyncio.IncompleteReadError,
+                asyncio.LimitOverrunError,
+                ValueError,
+                asyncio.TimeoutError,
+            ):
                 pass  # a connection that is not a browser bringing the response back
             finally:
                 writer.close()
@@ -202,26 +228,41 @@ class LoopbackRedirect:
             try:
                 return await asyncio.wait_for(asyncio.shield(done), self.timeout)
             except asyncio.TimeoutError:
-                raise AuthorizationError(f"no authorization response reached {self._redirect_uri} within {self.timeout:.0f} s") from None
+                raise AuthorizationError(
+                    f"no authorization response reached {self._redirect_uri} within {self.timeout:.0f} s"
+                ) from None
         finally:
             server.close()
 
     async def _receive(
-        self, reader: asyncio.StreamReader, expected: str | None, done: asyncio.Future[AuthorizationResponse]
+        self,
+        reader: asyncio.StreamReader,
+        expected: str | None,
+        done: asyncio.Future[AuthorizationResponse],
     ) -> tuple[str, str]:
         request_line = (await reader.readuntil(b"\n")).decode("latin-1").split()
         while (await reader.readuntil(b"\n")).strip():  # headers: not needed
             pass
-        if len(request_line) < 2 or request_line[0] != "GET" or urlsplit(request_line[1]).path != self.path:
+        if (
+            len(request_line) < 2
+            or request_line[0] != "GET"
+            or urlsplit(request_line[1]).path != self.path
+        ):
             return "404 Not Found", "Not found."
         response = AuthorizationResponse.from_url(request_line[1])
         if response.state != expected:
-            return "400 Bad Request", "This response does not belong to the authorization in progress."
+            return (
+                "400 Bad Request",
+                "This response does not belong to the authorization in progress.",
+            )
         if not done.done():
             done.set_result(response)
         if response.error is not None:
             return "200 OK", f"Authorization failed ({response.error}). You can close this window."
-        return "200 OK", "Authorization complete. You can close this window and return to the application."
+        return (
+            "200 OK",
+            "Authorization complete. You can close this window and return to the application.",
+        )
 
     async def _show(self, url: str) -> None:
         opener = self._open or webbrowser.open

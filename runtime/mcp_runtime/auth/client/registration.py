@@ -18,7 +18,14 @@ import msgspec
 
 from .discovery import LOOPBACK_HOSTS
 from .errors import AuthorizationError, MetadataError
-from .metadata import AuthorizationServerMetadata, ClientInformation, ClientMetadata, TokenErrorResponse, ask, decode
+from .metadata import (
+    AuthorizationServerMetadata,
+    ClientInformation,
+    ClientMetadata,
+    TokenErrorResponse,
+    ask,
+    decode,
+)
 from .tokens import SECRET_METHODS
 
 
@@ -46,7 +53,9 @@ def check_metadata_document_url(url: str) -> str:
     """A client ID metadata document URL: HTTPS with a path (the client ID)."""
     parts = urlsplit(url)
     if parts.scheme != "https" or not parts.netloc or parts.path in ("", "/") or parts.fragment:
-        raise ValueError(f"a client ID metadata document URL must be an https URL with a path, not {url!r}")
+        raise ValueError(
+            f"a client ID metadata document URL must be an https URL with a path, not {url!r}"
+        )
     return url
 
 
@@ -60,14 +69,20 @@ def application_type(redirect_uris: list[str]) -> str:
     return "native"
 
 
-def registration_metadata(metadata: ClientMetadata, server: AuthorizationServerMetadata) -> ClientMetadata:
+def registration_metadata(
+    metadata: ClientMetadata, server: AuthorizationServerMetadata
+) -> ClientMetadata:
     """The registration request: ``metadata`` with an authentication method
     the server supports (none for a public client when allowed) and an
     ``application_type``."""
     method = metadata.token_endpoint_auth_method
     if method is None:
         supported = server.auth_methods()
-        method = "none" if "none" in supported else next((m for m in SECRET_METHODS if m in supported), None)
+        method = (
+            "none"
+            if "none" in supported
+            else next((m for m in SECRET_METHODS if m in supported), None)
+        )
     return msgspec.structs.replace(
         metadata,
         token_endpoint_auth_method=method,
@@ -75,25 +90,39 @@ def registration_metadata(metadata: ClientMetadata, server: AuthorizationServerM
     )
 
 
-async def register(http: httpx2.AsyncClient, server: AuthorizationServerMetadata, metadata: ClientMetadata) -> ClientInformation:
+async def register(
+    http: httpx2.AsyncClient, server: AuthorizationServerMetadata, metadata: ClientMetadata
+) -> ClientInformation:
     """Dynamic client registration at ``server``."""
     endpoint = server.registration_endpoint
     if endpoint is None:
-        raise AuthorizationError(f"the authorization server {server.issuer} does not offer dynamic client registration")
+        raise AuthorizationError(
+            f"the authorization server {server.issuer} does not offer dynamic client registration"
+        )
     body = msgspec.json.encode(registration_metadata(metadata, server))
     response = await ask(
-        http, "POST", endpoint, content=body, headers={"content-type": "application/json", "accept": "application/json"}
+        http,
+        "POST",
+        endpoint,
+        content=body,
+        headers={"content-type": "application/json", "accept": "application/json"},
     )
     if response.status_code not in (200, 201):
         try:
             refusal = decode(response.content, TokenErrorResponse, "the registration error")
-            detail = refusal.error + (f": {refusal.error_description}" if refusal.error_description else "")
+            detail = refusal.error + (
+                f": {refusal.error_description}" if refusal.error_description else ""
+            )
         except MetadataError:
             detail = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
         raise AuthorizationError(f"client registration at {endpoint} failed ({detail})")
-    client = decode(response.content, ClientInformation, f"the client registration response from {endpoint}")
+    client = decode(
+        response.content, ClientInformation, f"the client registration response from {endpoint}"
+    )
     if not client.client_id:
-        raise MetadataError(f"the client registration response from {endpoint} has an empty client_id")
+        raise MetadataError(
+            f"the client registration response from {endpoint} has an empty client_id"
+        )
     return client
 
 

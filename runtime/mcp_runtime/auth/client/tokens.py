@@ -19,7 +19,15 @@ import httpx2
 
 from .dpop import NONCE_ERROR, DPoPKey
 from .errors import AuthorizationError, MetadataError
-from .metadata import AuthorizationServerMetadata, ClientInformation, TokenErrorResponse, TokenResponse, Tokens, ask, decode
+from .metadata import (
+    AuthorizationServerMetadata,
+    ClientInformation,
+    TokenErrorResponse,
+    TokenResponse,
+    Tokens,
+    ask,
+    decode,
+)
 
 SECRET_METHODS = ("client_secret_basic", "client_secret_post")
 
@@ -30,7 +38,9 @@ class ClientAuthentication(Protocol):
     @property
     def client_id(self) -> str: ...
 
-    def apply(self, form: dict[str, str], headers: dict[str, str], server: AuthorizationServerMetadata) -> None:
+    def apply(
+        self, form: dict[str, str], headers: dict[str, str], server: AuthorizationServerMetadata
+    ) -> None:
         """Add the client's credentials to a token request."""
 
 
@@ -42,7 +52,9 @@ class SecretAuthentication:
     client_secret: str | None = field(default=None, repr=False)
     method: str = "none"
 
-    def apply(self, form: dict[str, str], headers: dict[str, str], server: AuthorizationServerMetadata) -> None:
+    def apply(
+        self, form: dict[str, str], headers: dict[str, str], server: AuthorizationServerMetadata
+    ) -> None:
         if self.method == "client_secret_basic" and self.client_secret is not None:
             # RFC 6749 section 2.3.1: each part form-urlencoded before joining.
             pair = f"{quote(self.client_id, safe='')}:{quote(self.client_secret, safe='')}"
@@ -67,14 +79,20 @@ def choose_method(supported: list[str], has_secret: bool) -> str:
     )
 
 
-def secret_authentication(client: ClientInformation, server: AuthorizationServerMetadata) -> SecretAuthentication:
+def secret_authentication(
+    client: ClientInformation, server: AuthorizationServerMetadata
+) -> SecretAuthentication:
     """The authentication of ``client``: the method its registration names,
     else the best one the server supports."""
-    method = client.token_endpoint_auth_method or choose_method(server.auth_methods(), client.client_secret is not None)
+    method = client.token_endpoint_auth_method or choose_method(
+        server.auth_methods(), client.client_secret is not None
+    )
     if method in SECRET_METHODS and client.client_secret is None:
         raise AuthorizationError(f"the client is registered for {method} but has no client secret")
     if method not in (*SECRET_METHODS, "none"):
-        raise AuthorizationError(f"token endpoint authentication method {method!r} is not supported by this client")
+        raise AuthorizationError(
+            f"token endpoint authentication method {method!r} is not supported by this client"
+        )
     return SecretAuthentication(client.client_id, client.client_secret, method)
 
 
@@ -107,11 +125,18 @@ async def token_request(
             refusal = decode(response.content, TokenErrorResponse, "the token error response")
         except MetadataError:
             refusal = None
-        if dpop is not None and refusal is not None and refusal.error == NONCE_ERROR and attempt == 0:
+        if (
+            dpop is not None
+            and refusal is not None
+            and refusal.error == NONCE_ERROR
+            and attempt == 0
+        ):
             if dpop.remember_nonce(endpoint, response.headers.get("dpop-nonce")):
                 continue
         if refusal is not None:
-            detail = refusal.error + (f": {refusal.error_description}" if refusal.error_description else "")
+            detail = refusal.error + (
+                f": {refusal.error_description}" if refusal.error_description else ""
+            )
         else:
             detail = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
         break

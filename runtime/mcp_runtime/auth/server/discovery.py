@@ -47,7 +47,9 @@ async def ask(http: httpx2.AsyncClient, method: str, url: str, what: str, **opti
     try:
         return await read_answer(http, method, url, **options)
     except httpx2.HTTPError as error:
-        raise VerifierUnavailable(f"cannot fetch {what} from {url}: {type(error).__name__}") from None
+        raise VerifierUnavailable(
+            f"cannot fetch {what} from {url}: {type(error).__name__}"
+        ) from None
     except UnreadableAnswer as error:
         raise VerifierUnavailable(f"{what} at {url} {error.problem}") from None
 
@@ -73,14 +75,24 @@ async def authorization_server_metadata(http: httpx2.AsyncClient, issuer: str) -
     The document must name ``issuer`` exactly (RFC 8414 §3.3): one that names
     another could send the keys or the introspection of a different server."""
     for url in authorization_server_metadata_urls(issuer):
-        response = await ask(http, "GET", url, "the authorization server metadata", headers={"accept": "application/json"})
+        response = await ask(
+            http,
+            "GET",
+            url,
+            "the authorization server metadata",
+            headers={"accept": "application/json"},
+        )
         if response.status_code in (400, 401, 403, 404, 405):
             continue  # not served there: try the next form
         if response.status_code != 200:
-            raise VerifierUnavailable(f"cannot fetch the authorization server metadata from {url}: HTTP {response.status_code}")
+            raise VerifierUnavailable(
+                f"cannot fetch the authorization server metadata from {url}: HTTP {response.status_code}"
+            )
         document = decode_json(response.content, url, "the authorization server metadata")
         if not isinstance(document, dict):
-            raise VerifierUnavailable(f"the authorization server metadata at {url} is not a JSON object")
+            raise VerifierUnavailable(
+                f"the authorization server metadata at {url} is not a JSON object"
+            )
         if document.get("issuer") != issuer:
             raise VerifierUnavailable(
                 f"the authorization server metadata at {url} names issuer {document.get('issuer')!r}, not {issuer!r}"
@@ -94,5 +106,7 @@ async def endpoint(http: httpx2.AsyncClient, issuer: str, member: str) -> str:
     metadata = await authorization_server_metadata(http, issuer)
     value = metadata.get(member)
     if not isinstance(value, str) or urlsplit(value).scheme not in ("http", "https"):
-        raise VerifierUnavailable(f"the authorization server metadata of {issuer!r} has no valid {member}")
+        raise VerifierUnavailable(
+            f"the authorization server metadata of {issuer!r} has no valid {member}"
+        )
     return value

@@ -110,38 +110,61 @@ class IntrospectionVerifier:
             headers["authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
         else:
             form |= {"client_id": self.client_id, "client_secret": self._client_secret}
-        response = await discovery.ask(http, "POST", self._endpoint, "the introspection response", data=form, headers=headers)
+        response = await discovery.ask(
+            http, "POST", self._endpoint, "the introspection response", data=form, headers=headers
+        )
         if response.status_code == 400:
             # What it cannot introspect (oidc-provider: JWT access tokens) is no token of its.
             raise InvalidToken("the authorization server cannot introspect the access token")
         if response.status_code != 200:
             # 401/403: this server's own credentials are refused; a configuration error, not the caller's.
-            raise VerifierUnavailable(f"the introspection endpoint {self._endpoint} answered HTTP {response.status_code}")
-        answer = discovery.decode_json(response.content, self._endpoint, "the introspection response")
+            raise VerifierUnavailable(
+                f"the introspection endpoint {self._endpoint} answered HTTP {response.status_code}"
+            )
+        answer = discovery.decode_json(
+            response.content, self._endpoint, "the introspection response"
+        )
         if not isinstance(answer, dict):
-            raise VerifierUnavailable(f"the introspection response of {self._endpoint} is not a JSON object")
+            raise VerifierUnavailable(
+                f"the introspection response of {self._endpoint} is not a JSON object"
+            )
         return answer
 
     def _check(self, answer: dict[str, Any], now: float) -> Principal:
         if answer.get("active") is not True:
             raise InvalidToken("the access token is not active (expired, revoked or unknown)")
         token_type = answer.get("token_type")
-        if token_type is not None and (not isinstance(token_type, str) or token_type.lower() != "bearer"):
+        if token_type is not None and (
+            not isinstance(token_type, str) or token_type.lower() != "bearer"
+        ):
             raise InvalidToken("the token is not a bearer access token")
         expires = answer.get("exp")
-        if isinstance(expires, (int, float)) and not isinstance(expires, bool) and expires <= now - self.leeway:
+        if (
+            isinstance(expires, (int, float))
+            and not isinstance(expires, bool)
+            and expires <= now - self.leeway
+        ):
             raise InvalidToken("the access token has expired")
         issuer = answer.get("iss")
         if issuer is not None and issuer != self.issuer:
-            raise InvalidToken("the access token was issued by another authorization server (its iss is not the issuer)")
+            raise InvalidToken(
+                "the access token was issued by another authorization server (its iss is not the issuer)"
+            )
         audience = answer.get("aud")
         if audience is None:
             if self.require_audience:
-                raise InvalidToken("the introspection response names no audience for the access token")
+                raise InvalidToken(
+                    "the introspection response names no audience for the access token"
+                )
         else:
             audiences = audience if isinstance(audience, list) else [audience]
-            if not any(isinstance(value, str) and same_resource(value, self.resource) for value in audiences):
-                raise InvalidToken("the access token was not issued for this resource (its aud does not name it)")
+            if not any(
+                isinstance(value, str) and same_resource(value, self.resource)
+                for value in audiences
+            ):
+                raise InvalidToken(
+                    "the access token was not issued for this resource (its aud does not name it)"
+                )
         refuse_bound(answer)
         return principal_of(answer)
 

@@ -34,7 +34,19 @@ from .verifier import InvalidToken, VerifierUnavailable, principal_of, refuse_bo
 logger = logging.getLogger("mcp_runtime.auth.server")
 
 # Asymmetric algorithms only: the keys are public, so a MAC (HS256) or "none" never verifies anything.
-DEFAULT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519")
+DEFAULT_ALGORITHMS = (
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+    "PS384",
+    "PS512",
+    "ES256",
+    "ES384",
+    "ES512",
+    "EdDSA",
+    "Ed25519",
+)
 MAX_LEEWAY = 300
 """The most clock skew a verifier tolerates, in seconds (a few minutes, as RFC 7519 suggests)."""
 MAX_TOKEN_SIZE = 16 * 1024
@@ -95,7 +107,9 @@ class JWTVerifier:
         try:
             decoded = jose_jwt.decode(token, keys, algorithms=self.algorithms)
         except errors.InvalidKeyIdError:
-            raise InvalidToken("the access token is signed with a key the authorization server does not publish") from None
+            raise InvalidToken(
+                "the access token is signed with a key the authorization server does not publish"
+            ) from None
         except errors.BadSignatureError:
             raise InvalidToken("the access token's signature is invalid") from None
         except (errors.JoseError, ValueError):
@@ -112,16 +126,25 @@ class JWTVerifier:
         except (errors.JoseError, ValueError):
             raise InvalidToken("the access token is not a JWT") from None
         if header.get("alg") not in self.algorithms:
-            raise InvalidToken("the access token is signed with an algorithm this server does not accept")
+            raise InvalidToken(
+                "the access token is signed with an algorithm this server does not accept"
+            )
         if self.token_type is not None:
             typ = header.get("typ")
-            if not isinstance(typ, str) or typ.lower() not in (self.token_type, "application/" + self.token_type):
-                raise InvalidToken(f"the token is not an access token (its typ header is not {self.token_type})")
+            if not isinstance(typ, str) or typ.lower() not in (
+                self.token_type,
+                "application/" + self.token_type,
+            ):
+                raise InvalidToken(
+                    f"the token is not an access token (its typ header is not {self.token_type})"
+                )
         return header
 
     def _check_claims(self, claims: dict[str, Any]) -> None:
         registry = jose_jwt.JWTClaimsRegistry(
-            leeway=self.leeway, iss={"essential": True, "value": self.issuer}, exp={"essential": True}
+            leeway=self.leeway,
+            iss={"essential": True, "value": self.issuer},
+            exp={"essential": True},
         )
         try:
             registry.validate(claims)
@@ -133,8 +156,12 @@ class JWTVerifier:
             raise InvalidToken(_claim_problem(error.claim)) from None
         audience = claims.get("aud")
         audiences = audience if isinstance(audience, list) else [audience]
-        if not any(isinstance(value, str) and same_resource(value, self.resource) for value in audiences):
-            raise InvalidToken("the access token was not issued for this resource (its aud does not name it)")
+        if not any(
+            isinstance(value, str) and same_resource(value, self.resource) for value in audiences
+        ):
+            raise InvalidToken(
+                "the access token was not issued for this resource (its aud does not name it)"
+            )
         refuse_bound(claims)
 
     async def _key_set(self, kid: object) -> KeySet:
@@ -158,7 +185,9 @@ class JWTVerifier:
         return isinstance(kid, str) and kid not in self._kids and age >= self.min_refresh_interval
 
     async def _refresh(self) -> None:
-        self._failure = None  # and so it stays if this fetch is cancelled: a waiting request then fetches
+        self._failure = (
+            None  # and so it stays if this fetch is cancelled: a waiting request then fetches
+        )
         try:
             self._keys, self._kids = await self._fetch()
         except VerifierUnavailable as error:
@@ -183,7 +212,9 @@ class JWTVerifier:
         try:
             key_set = KeySet.import_key_set({"keys": usable})
         except (errors.JoseError, ValueError, TypeError) as error:
-            raise VerifierUnavailable(f"the JWKS at {self._jwks_uri} holds an invalid key: {error}") from None
+            raise VerifierUnavailable(
+                f"the JWKS at {self._jwks_uri} holds an invalid key: {error}"
+            ) from None
         kids = frozenset(key["kid"] for key in usable if isinstance(key.get("kid"), str))
         logger.debug("fetched %d keys from %s", len(usable), self._jwks_uri)
         return key_set, kids

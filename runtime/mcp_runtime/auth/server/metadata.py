@@ -14,7 +14,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..metadata import PRM_WELL_KNOWN, ProtectedResourceMetadata, well_known_url
 
-__all__ = ["ProtectedResourceMetadata", "canonical_resource", "metadata_paths", "metadata_url", "same_resource"]
+__all__ = [
+    "ProtectedResourceMetadata",
+    "canonical_resource",
+    "metadata_paths",
+    "metadata_url",
+    "same_resource",
+]
+
 
 def canonical_resource(url: str) -> str:
     """``url`` as a resource identifier (RFC 8707 §2): absolute http(s), no
@@ -32,7 +39,9 @@ def canonical_resource(url: str) -> str:
     if parts.fragment or url.endswith("#"):
         raise ValueError(f"invalid resource URL {url!r}: a resource identifier has no fragment")
     if parts.username is not None or parts.password is not None:
-        raise ValueError(f"invalid resource URL {url!r}: a resource identifier has no user information")
+        raise ValueError(
+            f"invalid resource URL {url!r}: a resource identifier has no user information"
+        )
     host = parts.hostname.lower()
     if ":" in host:
         host = f"[{host}]"

@@ -100,7 +100,9 @@ class ResourceServer:
                 self._method_scopes[key] = frozenset(needed)
         self._named_methods = frozenset(method for method, _ in self._named_scopes)
         self._implies = _closure(scope_hierarchy or {})
-        supported = list(scopes_supported) if scopes_supported is not None else sorted(self.required_scopes)
+        supported = (
+            list(scopes_supported) if scopes_supported is not None else sorted(self.required_scopes)
+        )
         self.metadata = ProtectedResourceMetadata(
             resource=self.resource,
             authorization_servers=list(authorization_servers),
@@ -126,7 +128,10 @@ class ResourceServer:
             body = self._metadata_body if method == "GET" else b""
             return HttpAnswer(200, (_JSON, (b"cache-control", b"max-age=3600"), *cors), body)
         if method == "OPTIONS":  # a browser's preflight
-            allow = ((b"access-control-allow-methods", b"GET, OPTIONS"), (b"access-control-allow-headers", b"*"))
+            allow = (
+                (b"access-control-allow-methods", b"GET, OPTIONS"),
+                (b"access-control-allow-headers", b"*"),
+            )
             return HttpAnswer(204, (*cors, *allow))
         return HttpAnswer(405, ((b"allow", b"GET, HEAD, OPTIONS"),))
 
@@ -140,10 +145,14 @@ class ResourceServer:
         scheme, _, token = (header or "").strip().partition(" ")
         if scheme.lower() != "bearer":
             # No credentials (or another scheme): no error code or description (RFC 6750 §3.1).
-            return self._challenge(401, None, "this server needs an access token", self.required_scopes, bare=True)
+            return self._challenge(
+                401, None, "this server needs an access token", self.required_scopes, bare=True
+            )
         token = token.strip()
         if not _TOKEN68.fullmatch(token):
-            return self._challenge(400, "invalid_request", "the Authorization header does not hold one bearer token")
+            return self._challenge(
+                400, "invalid_request", "the Authorization header does not hold one bearer token"
+            )
         try:
             principal = await self.verifier.verify(token)
         except InvalidToken as error:
@@ -151,7 +160,12 @@ class ResourceServer:
             return self._challenge(401, "invalid_token", str(error), self.required_scopes)
         except VerifierUnavailable as error:
             logger.warning("cannot verify an access token: %s", error)
-            body = msgspec.json.encode({"error": "temporarily_unavailable", "error_description": "the access token cannot be verified now"})
+            body = msgspec.json.encode(
+                {
+                    "error": "temporarily_unavailable",
+                    "error_description": "the access token cannot be verified now",
+                }
+            )
             return HttpAnswer(503, (_JSON, (b"retry-after", b"5")), body)
         if self._implies:
             principal = dataclasses.replace(principal, scopes=self._implied(principal.scopes))
@@ -159,7 +173,9 @@ class ResourceServer:
             return self.insufficient(())
         return principal
 
-    def authorize(self, principal: Principal, calls: Iterable[tuple[str, msgspec.Raw | UnsetType]]) -> HttpAnswer | None:
+    def authorize(
+        self, principal: Principal, calls: Iterable[tuple[str, msgspec.Raw | UnsetType]]
+    ) -> HttpAnswer | None:
         """None if ``principal`` may make these requests (method, raw params),
         else the 403 naming every scope they need."""
         if not self._method_scopes and not self._named_scopes:
@@ -178,11 +194,19 @@ class ResourceServer:
     def insufficient(self, needed: Iterable[str]) -> HttpAnswer:
         """The 403 for a request that needs ``needed`` besides the required scopes."""
         return self._challenge(
-            403, "insufficient_scope", "the access token lacks scopes this request needs", self.required_scopes.union(needed)
+            403,
+            "insufficient_scope",
+            "the access token lacks scopes this request needs",
+            self.required_scopes.union(needed),
         )
 
     def _challenge(
-        self, status: int, error: str | None, description: str, scopes: Iterable[str] = (), bare: bool = False
+        self,
+        status: int,
+        error: str | None,
+        description: str,
+        scopes: Iterable[str] = (),
+        bare: bool = False,
     ) -> HttpAnswer:
         """``description`` goes into the body, and unless ``bare`` into the header too."""
         params = [f'error="{error}"'] if error is not None else []
@@ -193,7 +217,9 @@ class ResourceServer:
         if scope:
             params.append(f'scope="{_UNQUOTABLE.sub("", scope)}"')
         challenge = ("Bearer " + ", ".join(params)).encode()
-        body = msgspec.json.encode({"error": error or "unauthorized", "error_description": description})
+        body = msgspec.json.encode(
+            {"error": error or "unauthorized", "error_description": description}
+        )
         return HttpAnswer(status, (_JSON, (b"www-authenticate", challenge)), body)
 
     def _implied(self, granted: frozenset[str]) -> frozenset[str]:

@@ -47,7 +47,9 @@ def refuse_bound(claims: Mapping[str, Any]) -> None:
     """Refuse a sender-constrained token (``cnf``: DPoP, mutual TLS): presented
     as a bearer token it must not pass, and this server checks no proof of possession."""
     if "cnf" in claims:
-        raise InvalidToken("the access token is bound to a key (cnf) and this server accepts bearer tokens only")
+        raise InvalidToken(
+            "the access token is bound to a key (cnf) and this server accepts bearer tokens only"
+        )
 
 
 def principal_of(claims: Mapping[str, Any]) -> Principal:
@@ -60,5 +62,9 @@ def principal_of(claims: Mapping[str, Any]) -> Principal:
         client_id=client_id if isinstance(client_id, str) else None,
         scopes=scopes_of(claims),
         claims=dict(claims),
-        expires_at=float(expires) if isinstance(expires, (int, float)) and not isinstance(expires, bool) else None,
+        expires_at=(
+            float(expires)
+            if isinstance(expires, (int, float)) and not isinstance(expires, bool)
+            else None
+        ),
     )
