@@ -33,7 +33,7 @@ from support.reliability_server import ReliabilityServer, reliability_server
 from mcp_runtime.http import HttpApp, http_app
 from mcp_runtime.http_client import SSEParser
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ACCEPT = "application/json, text/event-stream"
 LATEST = "2025-11-25"
 INIT = {

@@ -61,7 +61,7 @@ LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
 SERVER_NAME = "mcp-codegen-modern-example"
-SDK_MODERN_SERVER = Path(__file__).resolve().parent / "support" / "sdk_modern_server.py"
+SDK_MODERN_SERVER = Path(__file__).resolve().parents[1] / "support" / "sdk_modern_server.py"
 EXAMPLE_TOOLS = ["echo", "add", "progress", "ask", "log"]
 
 
@@ -1037,7 +1037,7 @@ def test_our_client_speaks_2025_11_25_to_the_sdk_server_when_asked(transport: st
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_the_example_client_and_server_talk_2026_07_28(transport: str) -> None:
-    client = Path(__file__).resolve().parents[1] / "examples" / "modern_client.py"
+    client = Path(__file__).resolve().parents[2] / "examples" / "modern_client.py"
 
     async def scenario(arguments: list[str]) -> str:
         process = await asyncio.create_subprocess_exec(

@@ -31,8 +31,8 @@ from support.peers import (
 )
 
 NOTES_SERVER = REPO / "examples" / "notes_server.py"
-TS_CLIENT = Path(__file__).resolve().parent / "support" / "ts_app_client.cjs"
-NODE_MODULES = Path(__file__).resolve().parent / "peers" / "node_modules"
+TS_CLIENT = Path(__file__).resolve().parents[1] / "support" / "ts_app_client.cjs"
+NODE_MODULES = Path(__file__).resolve().parents[1] / "peers" / "node_modules"
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 

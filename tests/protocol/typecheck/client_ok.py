@@ -1,6 +1,6 @@
 """A small, correct MCP 2025-11-25 client: it must type-check under mypy --strict.
 
-``demo()`` also runs (see tests/test_methods_typecheck.py), against a fake
+``demo()`` also runs (see tests/protocol/test_methods_typecheck.py), against a fake
 caller that answers from canned JSON.
 """
 

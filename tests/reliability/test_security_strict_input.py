@@ -49,7 +49,7 @@ from mcp_runtime.request_state import StateError, StateSealer
 from mcp_runtime.server import Server, ServerSession
 from mcp_runtime.streamable_http import StreamableHTTPApp
 
-RELIABILITY_SERVER = Path(__file__).resolve().parent / "support" / "reliability_server.py"
+RELIABILITY_SERVER = Path(__file__).resolve().parents[1] / "support" / "reliability_server.py"
 ACCEPT = "application/json, text/event-stream"
 PROFILE = settings(
     max_examples=150,

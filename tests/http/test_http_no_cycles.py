@@ -19,7 +19,7 @@ from support.http_servers import run
 from mcp_runtime.http import http_app
 from mcp_runtime.server import Server
 
-EXAMPLE = Path(__file__).resolve().parent / "support" / "lowlevel_modern_server.py"
+EXAMPLE = Path(__file__).resolve().parents[1] / "support" / "lowlevel_modern_server.py"
 ACCEPT = "application/json, text/event-stream"
 MODERN = "2026-07-28"
 META = {

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from test_docs_snippets import parse
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = sorted(p.name for p in (ROOT / "codegen" / "mcp_codegen" / "templates").glob("*.j2"))
 
 

@@ -34,7 +34,7 @@ from mcp_runtime.methods import RequestContext
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
 TOOL = "simulate-research-query"
-LOOPBACK = Path(__file__).parent / "support" / "loopback.cjs"
+LOOPBACK = Path(__file__).resolve().parents[1] / "support" / "loopback.cjs"
 
 
 class Listener(mcp.ClientHandlers):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from support.peers import everything_server
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "stdio_client.py"
 
 

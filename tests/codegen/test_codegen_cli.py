@@ -397,5 +397,5 @@ def test_generated_packages_are_typed() -> None:
     with (REPO / "pyproject.toml").open("rb") as handle:
         wheel = tomllib.load(handle)["tool"]["hatch"]["build"]["targets"]["wheel"]
     # The wheel takes every file of the package folder, py.typed included
-    # (tests/test_packaging.py checks the built wheel).
+    # (tests/project/test_packaging.py checks the built wheel).
     assert "generated/mcp_protocol" in wheel["packages"]

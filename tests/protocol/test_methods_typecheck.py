@@ -1,6 +1,6 @@
 """Type checkers hold code to the revision's methods.
 
-The modules in tests/typecheck/ are checked with ``mypy --strict`` (and the
+The modules in tests/protocol/typecheck/ are checked with ``mypy --strict`` (and the
 repository's mypy configuration) in one run. A line marked ``# E: <code>``,
 optionally followed by part of the message, must get exactly that error; every
 other line of every module must be clean. The correct modules carry no marks:

@@ -25,7 +25,7 @@ from mcp_runtime.client import Client
 from mcp_runtime.http_client import connect_streamable_http
 from mcp_runtime.serving import FreezeAfterStartup, run_http, uvicorn_options
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "modern_server.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "modern_server.py"
 
 
 def _free_port() -> int:

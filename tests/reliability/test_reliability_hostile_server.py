@@ -31,7 +31,7 @@ from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.session import MAX_PROGRESS_BACKLOG
 from mcp_runtime.stdio import StdioServerParameters
 
-HOSTILE = Path(__file__).resolve().parent / "support" / "hostile_server.py"
+HOSTILE = Path(__file__).resolve().parents[1] / "support" / "hostile_server.py"
 MIB = 1024 * 1024
 
 

@@ -19,7 +19,7 @@ from mcp_runtime.auth.client import ClientMetadata, HTTPRedirectFollower, OAuthC
 from mcp_runtime.client import Client
 from mcp_runtime.http_client import connect_http
 
-SDK_AUTH_SERVER = Path(__file__).resolve().parent / "support" / "sdk_introspected_server.py"
+SDK_AUTH_SERVER = Path(__file__).resolve().parents[1] / "support" / "sdk_introspected_server.py"
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
