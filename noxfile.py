@@ -19,14 +19,32 @@ TYPED = [
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Up-to-date check of generated/, mypy --strict, the documentation site
-    (mkdocs build --strict), then the whole test suite."""
+    """Up-to-date check of generated/, the lint step, mypy --strict, the documentation site
+    (mkdocs build --strict), then the whole test suite (the import layers, cycles and private
+    imports are checked by tests/project/test_architecture.py)."""
     session.install("-e", ".[test]")
     session.run("python", "tests/peers/install.py")
     session.run("mcp-codegen", "--check")
+    lint(session)
     session.run("mypy", *TYPED)
     session.run("mkdocs", "build", "--strict", env={"NO_MKDOCS_2_WARNING": "1"})
     session.run("pytest", *session.posargs)
+
+
+LINTED = ["codegen", "runtime", "examples", "bench", "tests", "noxfile.py"]
+
+
+def lint(session: nox.Session) -> None:
+    """Format (black) and lint with import order (ruff), as configured in pyproject.toml."""
+    session.run("black", "--check", "--quiet", *LINTED)
+    session.run("ruff", "check", "--quiet", *LINTED)
+
+
+@nox.session(python=PYTHON, name="lint")
+def lint_only(session: nox.Session) -> None:
+    """The lint step of `tests` alone."""
+    session.install("black>=24.0", "ruff>=0.6")
+    lint(session)
 
 
 @nox.session(python=PYTHON)

@@ -1,0 +1,288 @@
+"""The runtime's structure, as declared once here and kept by the test command.
+
+Each module of ``mcp_runtime`` stands on one layer; a module imports only modules of its own
+layer or below, never one above it, and no two modules import each other, directly or
+through others (late imports inside functions count: they hide a cycle, they do not remove
+it). No module of the three packages imports another module's underscore names, and no
+module or class grows past the size a reader takes in at one sitting.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE_ROOTS = {
+    "mcp_runtime": ROOT / "runtime",
+    "mcp_codegen": ROOT / "codegen",
+    "mcp_protocol": ROOT / "generated",
+}
+
+# Top to bottom: a module may import from its own layer and the layers below it. A module
+# is placed by the longest prefix listed here (a wing by its package, a module by its name).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("cli",),
+    ("app",),
+    ("host",),
+    # (the flat http_* modules are the http wing until they move into it)
+    (
+        "http",
+        "auth",
+        "serving",
+        "http_client",
+        "http_fetch",
+        "http_headers",
+        "sse_legacy",
+        "streamable_http",
+    ),
+    ("server", "client", "tasks"),
+    ("session", "stdio", "stores"),
+    (
+        "lifecycle",
+        "methods",
+        "request_state",
+        "limits",
+        "disconnect",
+        "queues",
+        "stepping",
+        "ownership",
+        "memory",
+        "auth.principal",
+    ),
+    ("jsonrpc", "codec", "logsafe", "extras"),
+)
+
+# What the runtime still does against the rules above, each to be removed, never added to:
+# the test fails when one is fixed and still listed, so the list only shrinks.
+KNOWN_UPWARD: set[tuple[str, str]] = {
+    ("mcp_runtime.server", "mcp_runtime.serving"),
+    ("mcp_runtime.stores.shared_http", "mcp_runtime.server"),
+    ("mcp_runtime.stores.shared_http", "mcp_runtime.streamable_http"),
+    ("mcp_runtime.stores.shared_tasks", "mcp_runtime.tasks"),
+}
+KNOWN_CYCLES: set[frozenset[str]] = {
+    frozenset({"mcp_runtime.app.context", "mcp_runtime.app.flavor"}),
+    frozenset(
+        {
+            "mcp_runtime.http",
+            "mcp_runtime.server",
+            "mcp_runtime.serving",
+            "mcp_runtime.sse_legacy",
+            "mcp_runtime.stores.shared_http",
+            "mcp_runtime.streamable_http",
+        }
+    ),
+    frozenset({"mcp_runtime.stores.shared_tasks", "mcp_runtime.tasks"}),
+}
+KNOWN_PRIVATE: set[tuple[str, str]] = {
+    ("mcp_runtime.app.prompts", "mcp_runtime.codec._join_paths"),
+    ("mcp_runtime.app.resources", "mcp_runtime.codec._join_paths"),
+    ("mcp_runtime.app.tools", "mcp_runtime.codec._join_paths"),
+    ("mcp_runtime.server", "mcp_runtime.codec._join_paths"),
+    ("mcp_runtime.session", "mcp_runtime.codec._join_paths"),
+    ("mcp_runtime.sse_legacy", "mcp_runtime.streamable_http._body_refused"),
+    ("mcp_runtime.sse_legacy", "mcp_runtime.streamable_http._headers"),
+    ("mcp_runtime.sse_legacy", "mcp_runtime.streamable_http._host_allowed"),
+    ("mcp_runtime.sse_legacy", "mcp_runtime.streamable_http._json_error"),
+    ("mcp_runtime.sse_legacy", "mcp_runtime.streamable_http._origin_allowed"),
+    ("mcp_runtime.sse_legacy", "mcp_runtime.streamable_http._plain"),
+    ("mcp_runtime.sse_legacy", "mcp_runtime.streamable_http._probe"),
+    ("mcp_runtime.sse_legacy", "mcp_runtime.streamable_http._requests_in"),
+    ("mcp_runtime.stores.shared_http", "mcp_runtime.streamable_http._SSE_HEADERS"),
+    ("mcp_runtime.stores.shared_http", "mcp_runtime.streamable_http._plain"),
+    ("mcp_runtime.stores.shared_tasks", "mcp_runtime.tasks._Record"),
+    ("mcp_runtime.stores.shared_tasks", "mcp_runtime.tasks._missing_extension"),
+    ("mcp_runtime.stores.shared_tasks", "mcp_runtime.tasks._now"),
+}
+KNOWN_LARGE: set[str] = {
+    "mcp_runtime.app.app.App",
+    "mcp_runtime.http_client",
+    "mcp_runtime.http_client.StreamableHTTPClientTransport",
+    "mcp_runtime.server",
+    "mcp_runtime.session",
+    "mcp_runtime.session.Session",
+    "mcp_runtime.stores.shared_http.SharedSessions",
+    "mcp_runtime.streamable_http",
+    "mcp_runtime.streamable_http.StreamableHTTPApp",
+    "mcp_runtime.tasks",
+}
+
+MAX_MODULE_LINES = 700
+MAX_CLASS_LINES = 400
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str
+    target: str
+    names: tuple[str, ...]
+
+
+def modules(package: str) -> dict[str, Path]:
+    root = SOURCE_ROOTS[package]
+    found = {}
+    for path in sorted((root / package).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def imports(package: str) -> Iterator[Import]:
+    known = modules(package)
+    for module, path in known.items():
+        tree = ast.parse(path.read_text(), str(path))
+        here = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = here[: len(here) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                if target.split(".")[0] not in SOURCE_ROOTS:
+                    continue
+                names = tuple(alias.name for alias in node.names)
+                submodules = [f"{target}.{name}" for name in names if f"{target}.{name}" in known]
+                for submodule in submodules:
+                    yield Import(module, submodule, ())
+                rest = tuple(name for name in names if f"{target}.{name}" not in known)
+                if rest or not submodules:
+                    yield Import(module, target, rest)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] in SOURCE_ROOTS:
+                        yield Import(module, alias.name, ())
+
+
+def layer_of(module: str) -> int:
+    inside = module.removeprefix("mcp_runtime").removeprefix(".")
+    best, depth = len(LAYERS), -1
+    for index, names in enumerate(LAYERS):
+        for name in names:
+            if (inside == name or inside.startswith(name + ".")) and name.count(".") > depth:
+                best, depth = index, name.count(".")
+    return best
+
+
+def runtime_graph() -> dict[str, set[str]]:
+    known = modules("mcp_runtime")
+    graph: dict[str, set[str]] = {module: set() for module in known}
+    for found in imports("mcp_runtime"):
+        target = found.target
+        while target not in known and "." in target:
+            target = target.rsplit(".", 1)[0]
+        # A package's face (__init__) hands names on; the module that defines them is
+        # what is depended on, and faces are checked as the front door they are.
+        if target in known and target != found.module and not known[target].name == "__init__.py":
+            graph[found.module].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: set[frozenset[str]] = set()
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for successor in graph[node]:
+            if successor not in index:
+                visit(successor)
+                low[node] = min(low[node], low[successor])
+            elif successor in on_stack:
+                low[node] = min(low[node], index[successor])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.add(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.add(frozenset(component))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycles_in_the_runtime() -> None:
+    found = cycles(runtime_graph())
+    assert found - KNOWN_CYCLES == set(), "import cycles: " + "; ".join(
+        " <-> ".join(sorted(c)) for c in found - KNOWN_CYCLES
+    )
+    assert KNOWN_CYCLES - found == set(), "fixed: remove from KNOWN_CYCLES"
+
+
+def test_no_upward_imports_in_the_runtime() -> None:
+    graph = runtime_graph()
+    upward = {
+        (module, target)
+        for module, targets in graph.items()
+        for target in targets
+        if module != "mcp_runtime" and layer_of(target) < layer_of(module)
+    }
+    assert upward - KNOWN_UPWARD == set(), "upward imports: " + ", ".join(
+        f"{a} -> {b}" for a, b in sorted(upward - KNOWN_UPWARD)
+    )
+    assert KNOWN_UPWARD - upward == set(), "fixed: remove from KNOWN_UPWARD"
+
+
+def test_every_runtime_module_has_a_layer() -> None:
+    unplaced = [
+        m for m in modules("mcp_runtime") if m != "mcp_runtime" and layer_of(m) == len(LAYERS)
+    ]
+    assert unplaced == [], f"place these in LAYERS: {unplaced}"
+
+
+@pytest.mark.parametrize("package", sorted(SOURCE_ROOTS))
+def test_no_module_imports_another_modules_underscore_names(package: str) -> None:
+    private = {
+        (found.module, f"{found.target}.{name}")
+        for found in imports(package)
+        for name in found.names
+        if name.startswith("_") and not name.startswith("__")
+    }
+    private |= {
+        (found.module, found.target)
+        for found in imports(package)
+        if any(
+            part.startswith("_") and not part.startswith("__") for part in found.target.split(".")
+        )
+    }
+    assert private - KNOWN_PRIVATE == set(), "private imports: " + ", ".join(
+        f"{a} imports {b}" for a, b in sorted(private - KNOWN_PRIVATE)
+    )
+    mine = {entry for entry in KNOWN_PRIVATE if entry[0].startswith(package)}
+    assert mine - private == set(), "fixed: remove from KNOWN_PRIVATE"
+
+
+def test_modules_and_classes_fit_one_sitting() -> None:
+    large = set()
+    for package in ("mcp_runtime", "mcp_codegen"):
+        for module, path in modules(package).items():
+            text = path.read_text()
+            if text.count("\n") > MAX_MODULE_LINES:
+                large.add(module)
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                    if node.end_lineno - node.lineno + 1 > MAX_CLASS_LINES:
+                        large.add(f"{module}.{node.name}")
+    assert (
+        large - KNOWN_LARGE == set()
+    ), f"over {MAX_MODULE_LINES} lines a module or {MAX_CLASS_LINES} a class: {sorted(large - KNOWN_LARGE)}"
+    assert KNOWN_LARGE - large == set(), "fixed: remove from KNOWN_LARGE"
