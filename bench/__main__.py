@@ -470,7 +470,7 @@ def app_rows(part: dict[str, Any], shortened: bool) -> tuple[list[list[str]], li
 
 def http_client_available() -> bool:
     try:
-        from mcp_runtime import http_client  # noqa: F401
+        from mcp_runtime.http import client  # noqa: F401
     except ImportError:
         return False
     return True
@@ -1057,8 +1057,8 @@ def main() -> None:
             continue
         log(f"{'2' if transport == 'stdio' else '3'}. tools/call round trips, {label} ({wire})")
         if transport == "http" and not http_client_available():
-            log("   mcp_runtime.http_client is missing: skipped")
-            results[f"{key}_skipped"] = "mcp_runtime.http_client is missing"
+            log("   mcp_runtime.http.client is missing: skipped")
+            results[f"{key}_skipped"] = "mcp_runtime.http.client is missing"
             continue
         results[key] = run_roundtrips(
             transport, wire, trials, calls, seconds, in_flight, options.cross

@@ -14,7 +14,7 @@ It prints one JSON object. ``python -m bench`` runs trials of both libraries
 alternately, each in a fresh process, and keeps medians.
 
 Clients and servers: ours = ``mcp_runtime.client.Client`` with
-``connect_stdio`` / ``mcp_runtime.http_client.connect_streamable_http``
+``connect_stdio`` / ``mcp_runtime.http.client.connect_streamable_http``
 against bench/servers/ours_stdio.py; SDK = ``mcp.Client`` against
 bench/servers/sdk_stdio.py (``MCPServer``). HTTP servers are uvicorn, one
 worker, 127.0.0.1, access log off, SSE responses (both libraries' default).
@@ -126,7 +126,7 @@ async def ours_client(
         params = StdioServerParameters(command[0], command[1:], stderr=asyncio.subprocess.DEVNULL)
         connection = connect_stdio(client, params)
     else:
-        from mcp_runtime.http_client import connect_streamable_http
+        from mcp_runtime.http.client import connect_streamable_http
 
         assert url is not None
         connection = connect_streamable_http(client, url)

@@ -57,7 +57,7 @@ from mcp_runtime.auth.client import (
 )
 from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.codec import UNSET, encode
-from mcp_runtime.http_client import connect_streamable_http
+from mcp_runtime.http.client import connect_streamable_http
 from mcp_runtime.lifecycle import has_capability
 from mcp_runtime.methods import RequestContext
 

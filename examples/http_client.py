@@ -17,7 +17,7 @@ from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime.client import Client
-from mcp_runtime.http_client import StreamableHTTPClientTransport, connect_http
+from mcp_runtime.http.client import StreamableHTTPClientTransport, connect_http
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 

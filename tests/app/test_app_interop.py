@@ -144,7 +144,7 @@ def test_our_client_over_legacy_sse_and_stateless_http() -> None:
     from mcp_protocol import v2024_11_05 as legacy
     from mcp_protocol import v2026_07_28 as modern
     from mcp_runtime.client import Client
-    from mcp_runtime.http_client import connect_http, connect_sse
+    from mcp_runtime.http.client import connect_http, connect_sse
 
     app = notes_module().app
 
@@ -183,7 +183,7 @@ def test_input_rounds_over_stateless_http() -> None:
 
     from mcp_protocol import v2026_07_28 as modern
     from mcp_runtime.client import Client
-    from mcp_runtime.http_client import connect_http
+    from mcp_runtime.http.client import connect_http
 
     handlers = client_handlers("2026-07-28")
 

@@ -37,7 +37,7 @@ from mcp_runtime.auth.client import (
 )
 from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.http import http_app
-from mcp_runtime.http_client import connect_http, connect_sse
+from mcp_runtime.http.client import connect_http, connect_sse
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server

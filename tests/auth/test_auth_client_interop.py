@@ -17,7 +17,7 @@ from mcp_protocol import v2025_11_25 as legacy
 from mcp_protocol import v2026_07_28 as modern
 from mcp_runtime.auth.client import ClientMetadata, HTTPRedirectFollower, OAuthClientProvider
 from mcp_runtime.client import Client
-from mcp_runtime.http_client import connect_http
+from mcp_runtime.http.client import connect_http
 
 SDK_AUTH_SERVER = Path(__file__).resolve().parents[1] / "support" / "sdk_introspected_server.py"
 

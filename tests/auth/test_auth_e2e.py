@@ -20,19 +20,17 @@ import json
 import time
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import msgspec
 import pytest
 from support.http_servers import ThreadedServer, run
-from support.oidc_provider import REDIRECT_URI, AuthorizationServer, authorization_server, play_user
+from support.oidc_provider import REDIRECT_URI, AuthorizationServer, User, authorization_server
 from support.protected import protected_by, resource_server, serving_protected
 from test_auth_interop_sdk import sdk_protected
 
 from mcp_protocol import v2025_11_25 as legacy
 from mcp_protocol import v2026_07_28 as modern
 from mcp_runtime.auth.client import (
-    AuthorizationResponse,
     CallbackRedirect,
     ClientMetadata,
     InMemoryTokenStorage,
@@ -41,31 +39,10 @@ from mcp_runtime.auth.client import (
 )
 from mcp_runtime.auth.server import JWTVerifier, ResourceServer
 from mcp_runtime.client import Client, ClientSession
-from mcp_runtime.http_client import connect_http, connect_sse
+from mcp_runtime.http.client import connect_http, connect_sse
 from mcp_runtime.jsonrpc import McpError
 
 SHORT_TTL = 2  # seconds an access token of the short-lived resource lives
-
-
-class User:
-    """The person at the browser: follows each authorization URL through
-    login and consent at oidc-provider and hands back what reached the
-    redirect URI."""
-
-    def __init__(self, login: str) -> None:
-        self.login = login
-        self.authorizations: list[dict[str, str]] = []  # the query of each authorization URL
-
-    async def consent(self, url: str) -> AuthorizationResponse:
-        self.authorizations.append({k: v[0] for k, v in parse_qs(urlsplit(url).query).items()})
-        answer = await asyncio.to_thread(play_user, url, REDIRECT_URI, self.login)
-        return AuthorizationResponse(
-            code=answer.get("code"),
-            state=answer.get("state"),
-            iss=answer.get("iss"),
-            error=answer.get("error"),
-            error_description=answer.get("error_description"),
-        )
 
 
 class RecordingStorage(InMemoryTokenStorage):

@@ -52,7 +52,7 @@ from mcp_runtime.auth.principal import Principal
 from mcp_runtime.auth.server import JWTVerifier, ResourceServer, canonical_resource
 from mcp_runtime.auth.server.verifier import InvalidToken
 from mcp_runtime.client import Client, connect_stdio
-from mcp_runtime.http_client import connect_sse, connect_streamable_http
+from mcp_runtime.http.client import connect_sse, connect_streamable_http
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.stdio import StdioServerParameters
 

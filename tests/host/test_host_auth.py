@@ -16,11 +16,11 @@ from support.http_servers import ThreadedServer, run
 from support.oidc_provider import (
     REDIRECT_URI,
     AuthorizationServer,
+    User,
     authorization_server,
     register_client,
 )
 from support.protected import protected_by
-from test_auth_e2e import User
 
 from mcp_runtime.auth.client import CallbackRedirect, InMemoryTokenStorage
 from mcp_runtime.host import ConfigError, Host, OAuthEntry, RetryPolicy, ServerConfig, parse_config

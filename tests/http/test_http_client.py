@@ -23,15 +23,15 @@ from mcp_runtime import jsonrpc
 from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.codec import encode
 from mcp_runtime.http import HttpApp, http_app
-from mcp_runtime.http_client import (
+from mcp_runtime.http.client import (
     SSEEvent,
     SSEParser,
     StreamableHTTPClientTransport,
     connect_streamable_http,
 )
+from mcp_runtime.http.streamable import HttpSession
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.methods import RequestContext
-from mcp_runtime.streamable_http import HttpSession
 
 RETRY_MS = 300
 MODES = ("sse", "json", "stateless")

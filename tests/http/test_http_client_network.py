@@ -23,7 +23,7 @@ from support.tcp_proxy import CuttableProxy
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime.client import Client
 from mcp_runtime.http import http_app
-from mcp_runtime.http_client import connect_http, connect_streamable_http
+from mcp_runtime.http.client import connect_http, connect_streamable_http
 from mcp_runtime.jsonrpc import McpError
 
 PROXY_VARIABLES = (

@@ -18,16 +18,16 @@ from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime import jsonrpc
 from mcp_runtime.client import Client
 from mcp_runtime.http import http_app
-from mcp_runtime.http_client import (
+from mcp_runtime.http.client import (
     LegacySSEClientTransport,
     SSEParser,
     StreamableHTTPClientTransport,
     connect_http,
     connect_sse,
 )
+from mcp_runtime.http.legacy_sse import LegacySSEApp
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.methods import RequestContext
-from mcp_runtime.sse_legacy import LegacySSEApp
 
 LIMIT = 64 * 1024
 

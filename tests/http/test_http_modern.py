@@ -25,21 +25,22 @@ from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as legacy
 from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime import jsonrpc, stepping, streamable_http
+from mcp_runtime import jsonrpc, stepping
 from mcp_runtime.client import Client
 from mcp_runtime.http import http_app
-from mcp_runtime.http_client import (
+from mcp_runtime.http import streamable as streamable_http
+from mcp_runtime.http.client import (
     SSEParser,
     StreamableHTTPClientTransport,
     connect_http,
     connect_streamable_http,
 )
-from mcp_runtime.http_headers import InvalidAnnotation, decode_value, encode_value, param_headers
+from mcp_runtime.http.headers import InvalidAnnotation, decode_value, encode_value, param_headers
+from mcp_runtime.http.streamable import StreamableHTTPApp
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
 from mcp_runtime.session import Session, first_step
-from mcp_runtime.streamable_http import StreamableHTTPApp
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"

@@ -15,7 +15,7 @@ from support.http_servers import ThreadedServer, eventually, lowlevel_server, ru
 
 from mcp_runtime.codec import encode
 from mcp_runtime.http import HttpApp, http_app
-from mcp_runtime.http_client import SSEParser
+from mcp_runtime.http.client import SSEParser
 
 ACCEPT = "application/json, text/event-stream"
 LIMIT = 64 * 1024

@@ -25,7 +25,7 @@ from support.figures import record
 from support.reliability_server import ReliabilityServer, reliability_server
 
 from mcp_runtime.http import http_app
-from mcp_runtime.http_client import SSEParser
+from mcp_runtime.http.client import SSEParser
 
 LATEST = "2025-11-25"
 ACCEPT = "application/json, text/event-stream"

@@ -31,7 +31,7 @@ from support.http_servers import ThreadedServer, eventually, run, serving
 from support.reliability_server import ReliabilityServer, reliability_server
 
 from mcp_runtime.http import HttpApp, http_app
-from mcp_runtime.http_client import SSEParser
+from mcp_runtime.http.client import SSEParser
 
 REPO = Path(__file__).resolve().parents[2]
 ACCEPT = "application/json, text/event-stream"

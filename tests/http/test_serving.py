@@ -22,7 +22,7 @@ from support.http_servers import lowlevel_server, run
 from mcp_protocol import v2025_11_25 as legacy
 from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime.client import Client
-from mcp_runtime.http_client import connect_streamable_http
+from mcp_runtime.http.client import connect_streamable_http
 from mcp_runtime.serving import FreezeAfterStartup, run_http, uvicorn_options
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "modern_server.py"

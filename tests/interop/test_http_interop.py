@@ -29,7 +29,7 @@ from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime import jsonrpc
 from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.http import http_app
-from mcp_runtime.http_client import (
+from mcp_runtime.http.client import (
     LegacySSEClientTransport,
     StreamableHTTPClientTransport,
     connect_http,

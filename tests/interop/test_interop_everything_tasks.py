@@ -28,7 +28,7 @@ from support.peers import (
 
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime.client import Client, ClientSession, connect_stdio
-from mcp_runtime.http_client import connect_streamable_http
+from mcp_runtime.http.client import connect_streamable_http
 from mcp_runtime.methods import RequestContext
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")

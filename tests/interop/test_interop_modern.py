@@ -45,7 +45,7 @@ from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime import jsonrpc
 from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.http import http_app
-from mcp_runtime.http_client import StreamableHTTPClientTransport
+from mcp_runtime.http.client import StreamableHTTPClientTransport
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.stdio import StdioServerParameters, spawn

@@ -173,9 +173,9 @@ def test_missing_extras_name_the_extra(installed: Path, tmp_path: Path) -> None:
         "mcp-codegen needs the 'codegen' extra: pip install 'mcp-codegen[codegen]'"
     )
     assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
-    done = run(installed, "-c", "import mcp_runtime.http_client", cwd=tmp_path)
+    done = run(installed, "-c", "import mcp_runtime.http.client", cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr.splitlines()[-1].startswith(
-        "mcp_runtime.extras.MissingExtra: mcp_runtime.http_client needs the 'http' extra:"
+        "mcp_runtime.extras.MissingExtra: mcp_runtime.http.client needs the 'http' extra:"
         " pip install 'mcp-codegen[http]'"
     )

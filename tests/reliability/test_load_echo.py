@@ -28,7 +28,7 @@ from support.reliability_peers import HttpServerProcess
 
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime.client import Client, ClientSession
-from mcp_runtime.http_client import StreamableHTTPClientTransport
+from mcp_runtime.http.client import StreamableHTTPClientTransport
 from mcp_runtime.stdio import spawn
 
 TOTAL = int(os.environ.get("LOAD_REQUESTS", "10000"))

@@ -36,10 +36,10 @@ from typing_extensions import override
 
 from mcp_protocol import v2026_07_28 as modern
 from mcp_runtime.http import http_app
+from mcp_runtime.http.legacy_sse import LegacySSEApp
+from mcp_runtime.http.streamable import StreamableHTTPApp
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
-from mcp_runtime.sse_legacy import LegacySSEApp
-from mcp_runtime.streamable_http import StreamableHTTPApp
 
 ACCEPT = "application/json, text/event-stream"
 LATEST = "2025-11-25"

@@ -40,7 +40,7 @@ from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime import jsonrpc
 from mcp_runtime.client import Client, connect_stdio
 from mcp_runtime.http import http_app
-from mcp_runtime.http_client import connect_sse, connect_streamable_http
+from mcp_runtime.http.client import connect_sse, connect_streamable_http
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.server import ServerSession
 from mcp_runtime.stdio import ProcessTransport

@@ -26,7 +26,7 @@ from support.http_servers import run
 
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime.client import Client, connect_stdio
-from mcp_runtime.http_client import MAX_EVENT_SIZE, connect_streamable_http
+from mcp_runtime.http.client import MAX_EVENT_SIZE, connect_streamable_http
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.session import MAX_PROGRESS_BACKLOG
 from mcp_runtime.stdio import StdioServerParameters

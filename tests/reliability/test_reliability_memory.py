@@ -30,7 +30,7 @@ from support.http_servers import eventually, run, serving
 from support.reliability_server import reliability_server
 
 from mcp_runtime.http import http_app
-from mcp_runtime.streamable_http import StreamableHTTPApp
+from mcp_runtime.http.streamable import StreamableHTTPApp
 
 ACCEPT = "application/json, text/event-stream"
 LATEST = "2025-11-25"

@@ -43,11 +43,11 @@ from mcp_protocol import v2026_07_28 as m
 from mcp_runtime import jsonrpc
 from mcp_runtime.auth.principal import Principal
 from mcp_runtime.http import http_app
+from mcp_runtime.http.streamable import StreamableHTTPApp
 from mcp_runtime.logsafe import LIMIT, quoted
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.request_state import StateError, StateSealer
 from mcp_runtime.server import Server, ServerSession
-from mcp_runtime.streamable_http import StreamableHTTPApp
 
 RELIABILITY_SERVER = Path(__file__).resolve().parents[1] / "support" / "reliability_server.py"
 ACCEPT = "application/json, text/event-stream"

@@ -28,9 +28,9 @@ from support.scaleout import (
 )
 from support.scaleout_app import Tools
 
+from mcp_runtime.http.streamable import StreamableHTTPApp
 from mcp_runtime.server import Server
 from mcp_runtime.stores.redis_store import RedisStore
-from mcp_runtime.streamable_http import StreamableHTTPApp
 from mcp_runtime.tasks import Tasks
 
 

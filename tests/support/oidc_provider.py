@@ -11,6 +11,7 @@ authorization URL as the user's browser would and returns the code.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import hashlib
@@ -29,6 +30,7 @@ import httpx
 from joserfc import jwt
 from joserfc.jwk import ECKey, RSAKey
 
+from mcp_runtime.auth.client import AuthorizationResponse
 from support.peers import NODE, SUPPORT, require
 
 PROVIDER = SUPPORT / "oidc" / "provider.mjs"
@@ -278,3 +280,24 @@ def _token(
     return Tokens(
         body["access_token"], body.get("refresh_token"), body.get("scope", ""), body["expires_in"]
     )
+
+
+class User:
+    """The person at the browser: follows each authorization URL through
+    login and consent at oidc-provider and hands back what reached the
+    redirect URI."""
+
+    def __init__(self, login: str) -> None:
+        self.login = login
+        self.authorizations: list[dict[str, str]] = []  # the query of each authorization URL
+
+    async def consent(self, url: str) -> AuthorizationResponse:
+        self.authorizations.append({k: v[0] for k, v in parse_qs(urlsplit(url).query).items()})
+        answer = await asyncio.to_thread(play_user, url, REDIRECT_URI, self.login)
+        return AuthorizationResponse(
+            code=answer.get("code"),
+            state=answer.get("state"),
+            iss=answer.get("iss"),
+            error=answer.get("error"),
+            error_description=answer.get("error_description"),
+        )

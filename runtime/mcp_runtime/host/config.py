@@ -11,7 +11,7 @@ HTTP, ``sse`` for the legacy HTTP+SSE transport)::
     {"servers": {"files": {"type": "stdio", "command": "npx", "args": ["-y", "pkg"]}}}
 
 A ``url`` entry without a ``type`` is tried as Streamable HTTP and falls back
-to HTTP+SSE (``mcp_runtime.http_client.connect_http``). Strings in
+to HTTP+SSE (``mcp_runtime.http.client.connect_http``). Strings in
 ``command``, ``args``, ``env``, ``cwd``, ``url`` and ``headers`` expand
 ``${VAR}`` and ``${VAR:-default}`` from the environment (``${env:VAR}`` too, as
 some editors write it); ``$$`` is a literal ``$``. Every entry may also set

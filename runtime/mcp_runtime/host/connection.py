@@ -222,7 +222,7 @@ class Connection:
     @contextlib.asynccontextmanager
     async def _open_http(self) -> AsyncIterator[ClientSession]:
         try:
-            from .. import http_client
+            from ..http import client as http_client
         except ImportError as missing:
             raise RuntimeError(
                 f"HTTP servers need the 'http' extra (pip install 'mcp-codegen[http]'): {missing}"

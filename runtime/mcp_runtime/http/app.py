@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
-from .limits import ClientKey, peer_key
-from .server import Server
-from .sse_legacy import LegacySSEApp
-from .stores import Store
-from .streamable_http import (
+from ..limits import ClientKey, peer_key
+from ..server import Server
+from ..stores import Store
+from .legacy_sse import LegacySSEApp
+from .streamable import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_EVENT_RETENTION,
     DEFAULT_MAX_BODIES_BUFFERED,
@@ -32,7 +32,7 @@ from .streamable_http import (
 )
 
 if TYPE_CHECKING:
-    from .auth.server.resource_server import ResourceServer
+    from ..auth.server.resource_server import ResourceServer
 
 
 class HttpApp:

@@ -23,7 +23,7 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping
 from typing import Final
 
-from .extras import MissingExtra
+from ..extras import MissingExtra
 
 try:
     import aiohttp
@@ -31,7 +31,7 @@ try:
     from aiohttp.helpers import get_env_proxy_for_url
     from yarl import URL
 except ModuleNotFoundError as error:
-    raise MissingExtra("mcp_runtime.http_fetch", "http", error.name) from None
+    raise MissingExtra("mcp_runtime.http.fetch", "http", error.name) from None
 
 Response = aiohttp.ClientResponse
 

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import msgspec
 
-from . import jsonrpc, lifecycle
+from .. import jsonrpc, lifecycle
 
 METHOD: Final = "mcp-method"
 NAME: Final = "mcp-name"

@@ -32,12 +32,12 @@ import msgspec
 from .. import codec, jsonrpc, lifecycle
 from ..jsonrpc import RequestId
 from ..session import LOG_LEVELS
-from .base import Store, StoreUnavailable, current_note
-from .quotas import SharedQuota
+from ..stores.base import Store, StoreUnavailable, current_note
+from ..stores.quotas import SharedQuota
 
 if TYPE_CHECKING:
     from ..server import ServerSession
-    from ..streamable_http import HttpSession, Receive, Send, StreamableHTTPApp
+    from .streamable import HttpSession, Receive, Send, StreamableHTTPApp
 
 logger = logging.getLogger("mcp_runtime.stores")
 
@@ -427,7 +427,7 @@ class SharedSessions:
         extra: Sequence[tuple[bytes, bytes]],
     ) -> None:
         from ..disconnect import wait_disconnect
-        from ..streamable_http import _SSE_HEADERS, _plain
+        from .streamable import _SSE_HEADERS, _plain
 
         session_id = http_session.id or ""
         last = headers.get("last-event-id")
@@ -554,7 +554,7 @@ def _typed(value: Any, type_: Any) -> Any:
 # The transport is defined here, after SharedSessions, but subclasses the
 # HTTP session transport: imported late, as streamable_http imports this
 # module only when a shared store is in use.
-from ..streamable_http import EventStream, HttpSessionTransport  # noqa: E402
+from .streamable import EventStream, HttpSessionTransport  # noqa: E402
 
 
 class _SharedStandalone(EventStream):
