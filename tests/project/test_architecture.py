@@ -44,6 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("session", "stdio", "stores"),
     (
         "lifecycle",
+        "capabilities",
         "methods",
         "request_state",
         "limits",

@@ -20,7 +20,7 @@ from typing import Any, Generic, Literal, TypeVar
 import msgspec
 from msgspec import UNSET
 
-from .. import codec, lifecycle
+from .. import capabilities, codec, lifecycle
 from ..methods import RequestContext
 from .errors import InputRequired, ToolError
 from .flavor import Flavor
@@ -252,8 +252,27 @@ class Context:
             return await self._request.peer.request(spec, codec.convert(params, spec.params))
         answer = self._rounds.answer(key, result_type)
         if answer is None:
+            self._check_declared(method, params)
             raise InputRequired(key, flavor.input_request(method, params))
         return answer
+
+    def _check_declared(self, method: str, params: dict[str, Any]) -> None:
+        """Refuse to ask what the client's capabilities do not take (the handshake
+        revisions refuse it when the request is sent: the same error, earlier here)."""
+        declared = self._request.client_capabilities
+        spec = self._flavor.revision.table("INPUT_REQUESTS")[method]
+        missing = (
+            [spec.capability] if not lifecycle.has_capability(declared, spec.capability) else []
+        )
+        if not missing:
+            missing = [
+                need.path
+                for need in capabilities.unmet(
+                    self._flavor.revision, capabilities.SERVER, method, params, declared
+                )
+            ]
+        if missing:
+            raise lifecycle.missing_capabilities(missing)
 
 
 _KEYS = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
