@@ -18,6 +18,17 @@ import json
 import sys
 from typing import Any
 
+# The answer to a task-augmented tools/call.
+TASK_CREATED = {
+    "task": {
+        "taskId": "t-1",
+        "status": "working",
+        "createdAt": "2025-11-25T00:00:00Z",
+        "lastUpdatedAt": "2025-11-25T00:00:00Z",
+        "ttl": None,
+    }
+}
+
 
 def write(message: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
@@ -65,6 +76,8 @@ def main() -> None:
                 ours = f"probe-{message['id']}"
                 waiting[ours] = message["id"]
                 write({"jsonrpc": "2.0", "id": ours, **request})
+            elif message["params"].get("task") is not None:
+                write({"jsonrpc": "2.0", "id": message["id"], "result": TASK_CREATED})
             else:
                 text_result(message["id"], "called")
         elif method is None and message.get("id") in waiting:
