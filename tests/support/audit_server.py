@@ -5,7 +5,8 @@ the tests of capabilities in depth, progress and structured results.
 request's revision does (a request before 2026-07-28, an input-required result from it
 on); on the handshake revisions a refusal reaches the tool as an McpError and the tool
 answers ``refused: <message>``. ``bad_output`` and ``bad_list`` return what their return
-annotation rules out. ``late_progress`` reports 5, 3, 5 and leaves a task behind that
+annotation rules out. A prompt, a resource, a template and a completion make the lists
+and completion/complete to page and refer to. ``late_progress`` reports 5, 3, 5 and leaves a task behind that
 reports again once ``release`` is called (which returns after that report was made).
 
 ``python tests/support/audit_server.py`` serves it over stdio.
@@ -97,6 +98,26 @@ def bad_list() -> list[int]:
 @app.tool()
 def good_output() -> Out:
     return Out(n=1)
+
+
+@app.prompt()
+def greet(name: str) -> str:
+    return f"Greet {name}"
+
+
+@app.resource("memo://a")
+def memo() -> str:
+    return "a"
+
+
+@app.resource("note://{id}")
+def note(id: str) -> str:
+    return id
+
+
+@app.completion(prompt="greet", argument="name")
+def names(value: str) -> list[str]:
+    return [name for name in ("Ann", "Bob") if name.startswith(value)]
 
 
 _late: dict[str, Any] = {}
