@@ -461,6 +461,7 @@ class Server:
                 ctx.client_capabilities, spec.capability
             ):
                 missing.add(spec.capability)
+                continue  # the capability itself is missing: no need to name its parts
             for need in capabilities.unmet(
                 revision,
                 capabilities.SERVER,
