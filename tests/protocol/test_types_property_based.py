@@ -78,13 +78,14 @@ RECURSIVE_REPLACEMENTS: dict[str, dict[str, Any]] = {
 _DROPPED_KEYWORDS = {"description", "title", "format", "$schema", "allOf"}
 
 
-# Properties a [[discriminator]] of schema/corrections.toml names: the
-# specification refuses any value but those of the arms, so each definition's
-# is drawn as its own (its field default), not as any string.
+# Properties a [[discriminator]] of schema/corrections.toml names, with the
+# value their absence means: the specification refuses any value but those of
+# the arms, so each definition's is drawn as its own (its field default), and
+# required where absence would mean another arm's.
 DISCRIMINATING = {
-    entry["property"]
+    entry["property"]: entry["absent"]
     for entry in corrections.load(REPO / "schema" / "corrections.toml")
-    if entry["kind"] == "discriminator"
+    if entry.get("kind") == "discriminator"
 }
 
 
@@ -139,6 +140,10 @@ def _drawable(revision: str) -> dict[str, Any]:
                 out[key] = [inline(arm, stack) for arm in value]
             elif key not in _DROPPED_KEYWORDS:
                 out[key] = value
+        for prop, absent in DISCRIMINATING.items():
+            drawn = out.get("properties", {}).get(prop, {})
+            if drawn.get("const", absent) != absent:
+                out["required"] = sorted({*out.get("required", ()), prop})
         if "allOf" in node:
             # One object with every part's properties, as the generator merges them.
             parts = [inline(part, stack, close=False) for part in node["allOf"]] + [out]
