@@ -478,8 +478,8 @@ def discriminated_union(
     }
     flat = tuple(arm for group in arms.values() for arm in group)
     doc = f"Runtime form of the union {' | '.join(map(_arm_name, flat))}, told apart by {field}."
-    namespace = dict(__arms__=flat, __object_arms__=None, __other_arms__=None, __array_arms__=())
-    namespace.update(__field__=field, __absent__=absent, __by_value__=by_value)
+    namespace: dict[str, Any] = dict(__arms__=flat, __object_arms__=None, __other_arms__=None)
+    namespace.update(__array_arms__=(), __field__=field, __absent__=absent, __by_value__=by_value)
     return _DiscriminatedUnion(name, (), {**namespace, "__module__": module, "__doc__": doc})
 
 
