@@ -410,7 +410,8 @@ class Reader:
         exact: bool,
     ) -> Type:
         name = hint if exact else self.registry.scope.claim(hint)
-        struct = Struct(name, node.get("description") or node.get("title"))
+        # Titles are mostly generated (pydantic's "get_forecastArguments"): descriptions only.
+        struct = Struct(name, node.get("description"))
         self.registry.structs[name] = struct
         if pointer is not None:
             self._open[pointer] = name
@@ -601,6 +602,12 @@ def _disjoint(found: UnionT, registry: Registry) -> bool:
 
 def _default(value: Any, type_: Type, registry: Registry) -> str | None:
     """Python source of a default the type takes as it is, else None."""
+    if isinstance(type_, TupleT) and isinstance(value, list):
+        fits = len(value) == len(type_.items) and all(
+            not isinstance(v, (list, dict)) and _accepts(t, v)
+            for t, v in zip(type_.items, value, strict=False)
+        )
+        return repr(tuple(value)) if fits else None
     if isinstance(value, (list, dict)):
         return repr(value) if not value and _accepts(type_, value) else None
     if value is None or isinstance(value, (str, int, float, bool)):
