@@ -2,8 +2,9 @@
 collision-free Python name, the same way every time.
 
 1. A name is split into words at every character that is not a letter or a
-   digit and at every lower-to-upper case change (``get-forecast``,
-   ``getForecast`` and ``get_forecast`` are the words ``get forecast``).
+   digit, at every lower-to-upper case change and around runs of digits
+   (``get-forecast``, ``getForecast`` and ``get_forecast`` are the words
+   ``get forecast``; ``HTTPServer2`` is ``http server 2``).
 2. Methods, parameters and fields join the words in lower case with ``_``
    (``get_forecast``); classes join them capitalised (``GetForecast``).
    A name that would start with a digit gets ``n_`` (``N`` for a class) in

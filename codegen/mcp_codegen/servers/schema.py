@@ -588,7 +588,7 @@ def _tagged(objects: list[Type], notes: list[str], registry: Registry) -> Type:
 
 
 def _disjoint(found: UnionT, registry: Registry) -> bool:
-    kinds = [_primary_kind(a) for a in found.arms if not isinstance(a, Lit)]
+    kinds = [_primary_kind(a) for a in found.arms if not isinstance(a, (Lit, Named))]
     tagged = all(
         registry.structs[a.name].tag_field is not None
         for a in found.arms
