@@ -341,11 +341,11 @@ def test_the_naming_rule() -> None:
         "get_forecast",
         "get_forecast",
         "http_server",
-        "n_2fa",
+        "n_2_fa",
         "class_",
         "match_",
     ]
-    assert naming.pascal("get-forecast") == "GetForecast" and naming.pascal("9lives") == "N9lives"
+    assert naming.pascal("get-forecast") == "GetForecast" and naming.pascal("9lives") == "N9Lives"
     scope = naming.Scope(naming.PARAMETER_RESERVED)
     assert [scope.claim(n) for n in ("user_id", "user_id", "timeout", "user_id")] == [
         "user_id",
