@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from typing_extensions import TypedDict
-
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
 server = MCPServer("sdk-structured", version="2.3.0-test")
 

@@ -59,6 +59,7 @@ from .types import (
     UnionT,
     kind_of,
 )
+from .unions import disjoint, python_default, union
 
 FORMATS = {
     "date-time": ("datetime", "datetime"),
@@ -67,7 +68,6 @@ FORMATS = {
     "uuid": ("uuid", "UUID"),
 }
 _SCALAR = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
-_TAG_PREFERENCE = ("type", "kind", "method", "mode", "op", "action")
 # Validation keywords nothing here expresses: reported, never silently dropped.
 _UNCHECKED = (
     "not", "if", "then", "else", "dependentRequired", "dependentSchemas", "dependencies",
@@ -143,7 +143,7 @@ class Reader:
             return self._literal(node)
         found = self._typed(node, hint, pointer, exact_name)
         if node.get("nullable") is True:
-            found = union([found, Scalar("None")], self.notes, self.registry)
+            found = union([found, Scalar("None")], self.notes, self.registry.structs)
         return found
 
     def _typed(self, node: dict[str, Any], hint: str, pointer: str | None, exact: bool) -> Type:
@@ -153,7 +153,7 @@ class Reader:
                 self._typed({**node, "type": kind}, hint, pointer, exact and kind == "object")
                 for kind in kinds
             ]
-            return union(arms, self.notes, self.registry)
+            return union(arms, self.notes, self.registry.structs)
         if kinds is None:
             kinds = _implied_type(node)
         if kinds == "object":
@@ -161,9 +161,9 @@ class Reader:
         if kinds == "array":
             return self._array(node, hint)
         if kinds == "string":
-            return self._string(node)
+            return _string(node, self.notes)
         if kinds in ("integer", "number"):
-            return self._number(node, kinds)
+            return _number(node, kinds, self.notes)
         if kinds in _SCALAR:
             return Scalar(_SCALAR[kinds])
         if kinds is not None:
@@ -272,8 +272,12 @@ class Reader:
             arms.append(self.read(sub, f"{hint}Option{index + 1}", None))
         if node.get("nullable") is True:
             arms.append(Scalar("None"))
-        found = union(arms, self.notes, self.registry)
-        if key == "oneOf" and isinstance(found, UnionT) and not _disjoint(found, self.registry):
+        found = union(arms, self.notes, self.registry.structs)
+        if (
+            key == "oneOf"
+            and isinstance(found, UnionT)
+            and not disjoint(found, self.registry.structs)
+        ):
             self.notes.append("oneOf: that exactly one arm matches is not checked")
         return found
 
@@ -299,61 +303,7 @@ class Reader:
                 if kind in _SCALAR
                 else ListT(AnyT()) if kind == "array" else MapT(Scalar("str"), AnyT())
             )
-        return union(arms, self.notes, self.registry)
-
-    def _string(self, node: dict[str, Any]) -> Type:
-        meta: list[tuple[str, object]] = []
-        for key, arg in (("minLength", "min_length"), ("maxLength", "max_length")):
-            if isinstance(node.get(key), int):
-                meta.append((arg, node[key]))
-        pattern = node.get("pattern")
-        if isinstance(pattern, str):
-            try:
-                re.compile(pattern)
-                meta.append(("pattern", pattern))
-            except re.error:
-                self.notes.append(f"pattern {pattern!r} is not a Python regular expression")
-        fmt = node.get("format")
-        if fmt in FORMATS:
-            if meta:
-                self.notes.append(f"string bounds on format {fmt}: not checked")
-            return Formatted(*FORMATS[fmt])
-        base = Scalar("str")
-        return Constrained(base, tuple(meta)) if meta else base
-
-    def _number(self, node: dict[str, Any], kind: str) -> Type:
-        integer = kind == "integer"
-        meta: list[tuple[str, object]] = []
-        for key, exclusive, inclusive_arg, exclusive_arg in (
-            ("minimum", "exclusiveMinimum", "ge", "gt"),
-            ("maximum", "exclusiveMaximum", "le", "lt"),
-        ):
-            bound, flag = node.get(key), node.get(exclusive)
-            if _is_number(bound):
-                meta.append((exclusive_arg if flag is True else inclusive_arg, bound))
-            if _is_number(flag):
-                meta.append((exclusive_arg, flag))
-        multiple = node.get("multipleOf")
-        if _is_number(multiple):
-            meta.append(("multiple_of", multiple))
-        if integer:
-            meta = self._integer_meta(meta)
-        base = Scalar("int" if integer else "float")
-        return Constrained(base, tuple(meta)) if meta else base
-
-    def _integer_meta(self, meta: list[tuple[str, object]]) -> list[tuple[str, object]]:
-        fixed: list[tuple[str, object]] = []
-        for arg, value in meta:
-            assert isinstance(value, (int, float))
-            if isinstance(value, int) or value.is_integer():
-                fixed.append((arg, int(value)))
-            elif arg in ("ge", "gt"):
-                fixed.append(("ge", math.ceil(value)))  # the same integers
-            elif arg in ("le", "lt"):
-                fixed.append(("le", math.floor(value)))
-            else:
-                self.notes.append(f"multipleOf {value} on an integer: not checked")
-        return fixed
+        return union(arms, self.notes, self.registry.structs)
 
     # ------------------------------------------------------------ arrays and objects
 
@@ -385,7 +335,7 @@ class Reader:
                 "a tuple of varying length (prefixItems without a fixed length): "
                 "typed as a list of its items' union"
             )
-            found: Type = ListT(union(parts, self.notes, self.registry))
+            found: Type = ListT(union(parts, self.notes, self.registry.structs))
         else:
             found = ListT(self.read(rest, f"{hint}Item", None) if rest is not None else AnyT())
         return Constrained(found, tuple(meta)) if meta else found
@@ -438,7 +388,7 @@ class Reader:
             is_required = wire in required
             default = None
             if not is_required and isinstance(sub, dict) and "default" in sub:
-                default = _default(sub["default"], field_type, self.registry)
+                default = python_default(sub["default"], field_type)
                 if default is None:
                     notes.append(f"server default {sub['default']!r} is not written here")
             struct.fields.append(
@@ -462,20 +412,20 @@ class Reader:
         values: list[Type] = []
         names = node.get("propertyNames")
         if isinstance(names, dict) and isinstance(names.get("pattern"), str) and not patterns:
-            key = self._string({"pattern": names["pattern"]})
+            key = _string({"pattern": names["pattern"]}, self.notes)
         elif names is not None:
             self.notes.append("propertyNames not checked")
         if isinstance(patterns, dict) and patterns:
             values = [self.read(v, f"{hint}Value", None) for v in patterns.values()]
             if len(patterns) == 1 and additional is False:
-                key = self._string({"pattern": next(iter(patterns))})
+                key = _string({"pattern": next(iter(patterns))}, self.notes)
             else:
                 self.notes.append("patternProperties: which key takes which value is not checked")
                 if additional is not False:
                     values.append(self.read(additional, f"{hint}Value", None))
         elif additional is not True:
             values = [self.read(additional, f"{hint}Value", None)]
-        value = union(values, self.notes, self.registry) if values else AnyT()
+        value = union(values, self.notes, self.registry.structs) if values else AnyT()
         found: Type = MapT(key, value)
         meta = [
             (arg, node[k])
@@ -485,172 +435,64 @@ class Reader:
         return Constrained(found, tuple(meta)) if meta else found
 
 
-# ---------------------------------------------------------------- unions
+# ---------------------------------------------------------------- scalars
 
 
-def union(arms: list[Type], notes: list[str], registry: Registry) -> Type:
-    """``arms`` as one type msgspec decodes: loosened, with a note, where it cannot."""
-    flat: list[Type] = []
-    for arm in arms:
-        flat += list(arm.arms) if isinstance(arm, UnionT) else [arm]
-    unique = list(dict.fromkeys(flat))
-    if any(isinstance(a, AnyT) for a in unique):
-        return AnyT()
-    if len(unique) == 1:
-        return unique[0]
-    literals: list[object] = []
-    by_kind: dict[str, list[Type]] = {}
-    for arm in unique:
-        if isinstance(arm, Lit):
-            literals += [v for v in arm.values if v not in literals]
+def _string(node: dict[str, Any], notes: list[str]) -> Type:
+    meta: list[tuple[str, object]] = []
+    for key, arg in (("minLength", "min_length"), ("maxLength", "max_length")):
+        if isinstance(node.get(key), int):
+            meta.append((arg, node[key]))
+    pattern = node.get("pattern")
+    if isinstance(pattern, str):
+        try:
+            re.compile(pattern)
+            meta.append(("pattern", pattern))
+        except re.error:
+            notes.append(f"pattern {pattern!r} is not a Python regular expression")
+    fmt = node.get("format")
+    if fmt in FORMATS:
+        if meta:
+            notes.append(f"string bounds on format {fmt}: not checked")
+        return Formatted(*FORMATS[fmt])
+    base = Scalar("str")
+    return Constrained(base, tuple(meta)) if meta else base
+
+
+def _number(node: dict[str, Any], kind: str, notes: list[str]) -> Type:
+    integer = kind == "integer"
+    meta: list[tuple[str, object]] = []
+    for key, exclusive, inclusive_arg, exclusive_arg in (
+        ("minimum", "exclusiveMinimum", "ge", "gt"),
+        ("maximum", "exclusiveMaximum", "le", "lt"),
+    ):
+        bound, flag = node.get(key), node.get(exclusive)
+        if _is_number(bound):
+            meta.append((exclusive_arg if flag is True else inclusive_arg, bound))
+        if _is_number(flag):
+            meta.append((exclusive_arg, flag))
+    multiple = node.get("multipleOf")
+    if _is_number(multiple):
+        meta.append(("multiple_of", multiple))
+    if integer:
+        meta = _integer_meta(meta, notes)
+    base = Scalar("int" if integer else "float")
+    return Constrained(base, tuple(meta)) if meta else base
+
+
+def _integer_meta(meta: list[tuple[str, object]], notes: list[str]) -> list[tuple[str, object]]:
+    fixed: list[tuple[str, object]] = []
+    for arg, value in meta:
+        assert isinstance(value, (int, float))
+        if isinstance(value, int) or value.is_integer():
+            fixed.append((arg, int(value)))
+        elif arg in ("ge", "gt"):
+            fixed.append(("ge", math.ceil(value)))  # the same integers
+        elif arg in ("le", "lt"):
+            fixed.append(("le", math.floor(value)))
         else:
-            by_kind.setdefault(_primary_kind(arm), []).append(arm)
-    out: list[Type] = []
-    objects = by_kind.get("object", [])
-    if len(objects) > 1:
-        objects = [_tagged(objects, notes, registry)]
-    out += objects
-    arrays = by_kind.get("array", [])
-    if len(arrays) > 1:
-        notes.append("several array types: typed as one list of their items' union")
-        arrays = [ListT(union([_item(a) for a in arrays], notes, registry))]
-    out += arrays
-    for kind, plain in (("string", "str"), ("integer", "int"), ("number", "float")):
-        group = by_kind.get(kind, [])
-        kind_literals = [v for v in literals if kind_of(v) == kind]
-        if not group:
-            continue
-        if len(group) == 1 and (not kind_literals or group[0] == Scalar(plain)):
-            out.append(group[0])
-        else:
-            notes.append(f"several {kind} types: typed as {plain}")
-            out.append(Scalar(plain))
-        literals = [v for v in literals if kind_of(v) != kind]
-    if by_kind.get("boolean"):
-        out.append(Scalar("bool"))
-        literals = [v for v in literals if kind_of(v) != "boolean"]
-    null = "null" in by_kind or None in literals
-    literals = [v for v in literals if v is not None]
-    if literals:
-        out.append(Lit(tuple(literals)))
-    if null:
-        out.append(Scalar("None"))
-    return out[0] if len(out) == 1 else UnionT(tuple(out))
-
-
-def _primary_kind(arm: Type) -> str:
-    while isinstance(arm, Constrained):
-        arm = arm.base
-    if arm == Scalar("float"):
-        return "number"
-    (kind,) = arm.kinds
-    return kind
-
-
-def _item(arm: Type) -> Type:
-    while isinstance(arm, Constrained):
-        arm = arm.base
-    if isinstance(arm, ListT):
-        return arm.item
-    if isinstance(arm, TupleT):
-        return UnionT(arm.items) if arm.items else AnyT()
-    return AnyT()
-
-
-def _tagged(objects: list[Type], notes: list[str], registry: Registry) -> Type:
-    """Structs told apart by a required constant string property: a tagged union."""
-    structs = [registry.structs.get(a.name) if isinstance(a, Named) else None for a in objects]
-    if all(s is not None for s in structs):
-        found = [s for s in structs if s is not None]
-        candidates = None
-        for struct in found:
-            keys = {
-                f.wire_name: f.type.values[0]
-                for f in struct.fields
-                if f.required
-                and isinstance(f.type, Lit)
-                and len(f.type.values) == 1
-                and isinstance(f.type.values[0], str)
-            }
-            candidates = set(keys) if candidates is None else candidates & set(keys)
-        for key in sorted(candidates or (), key=lambda k: (k not in _TAG_PREFERENCE, k)):
-            tags = [struct.field_named(key) for struct in found]
-            values = [t.type.values[0] for t in tags if t is not None and isinstance(t.type, Lit)]
-            clash = any(s.tag_field not in (None, key) for s in found) or any(
-                s.tag_field == key and s.tag != v for s, v in zip(found, values, strict=True)
-            )
-            if len(set(values)) == len(values) and not clash:
-                for struct, value in zip(found, values, strict=True):
-                    struct.tag_field, struct.tag = key, value
-                return UnionT(tuple(objects))
-    notes.append("objects that no required constant property tells apart: typed as dict[str, Any]")
-    return MapT(Scalar("str"), AnyT())
-
-
-def _disjoint(found: UnionT, registry: Registry) -> bool:
-    kinds = [_primary_kind(a) for a in found.arms if not isinstance(a, (Lit, Named))]
-    tagged = all(
-        registry.structs[a.name].tag_field is not None
-        for a in found.arms
-        if isinstance(a, Named) and a.name in registry.structs
-    )
-    return len(kinds) == len(set(kinds)) and tagged
-
-
-# ---------------------------------------------------------------- defaults
-
-
-def _default(value: Any, type_: Type, registry: Registry) -> str | None:
-    """Python source of a default the type takes as it is, else None."""
-    if isinstance(type_, TupleT) and isinstance(value, list):
-        fits = len(value) == len(type_.items) and all(
-            not isinstance(v, (list, dict)) and _accepts(t, v)
-            for t, v in zip(type_.items, value, strict=False)
-        )
-        return repr(tuple(value)) if fits else None
-    if isinstance(value, (list, dict)):
-        return repr(value) if not value and _accepts(type_, value) else None
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return repr(value) if _accepts(type_, value) else None
-    return None
-
-
-def _accepts(type_: Type, value: Any) -> bool:
-    if isinstance(type_, AnyT):
-        return True
-    if isinstance(type_, UnionT):
-        return any(_accepts(arm, value) for arm in type_.arms)
-    if isinstance(type_, Lit):
-        return any(value == v and type(value) is type(v) for v in type_.values)
-    if isinstance(type_, Constrained):
-        return _accepts(type_.base, value) and all(
-            _meets(arg, bound, value) for arg, bound in type_.meta
-        )
-    if isinstance(type_, Scalar):
-        kind = kind_of(value)
-        return kind in type_.kinds and not (type_.name == "int" and isinstance(value, float))
-    if isinstance(type_, ListT):
-        return bool(value == [])
-    if isinstance(type_, MapT):
-        return bool(value == {})
-    return False
-
-
-def _meets(arg: str, bound: Any, value: Any) -> bool:
-    checks: dict[str, Callable[[], bool]] = {
-        "ge": lambda: value >= bound,
-        "gt": lambda: value > bound,
-        "le": lambda: value <= bound,
-        "lt": lambda: value < bound,
-        "min_length": lambda: len(value) >= bound,
-        "max_length": lambda: len(value) <= bound,
-        "pattern": lambda: re.search(bound, value) is not None,
-        "multiple_of": lambda: value % bound == 0,
-    }
-    try:
-        return checks[arg]()
-    except (TypeError, KeyError):
-        return False
+            notes.append(f"multipleOf {value} on an integer: not checked")
+    return fixed
 
 
 # ---------------------------------------------------------------- documents

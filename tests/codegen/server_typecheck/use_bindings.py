@@ -39,6 +39,7 @@ async def wrong(session: ClientSession) -> None:
     await everything.get_structured_content(location="Paris")  # E: arg-type
     weather = await everything.get_structured_content(location="Chicago")
     label: str = weather.temperature  # E: assignment
+    print(label)
     weather.wind  # E: attr-defined
     trip = await BindingsKitchen(session).plan_trip(
         destination="Lyon", leg=Flight(number="AF12"), when="x", stops=Node(name="a")
