@@ -27,7 +27,7 @@ SOURCE_ROOTS = {
 # is placed by the longest prefix listed here (a wing by its package, a module by its name).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli",),
-    ("app",),
+    ("app", "bindings"),
     ("host",),
     # (the flat http_* modules are the http wing until they move into it)
     (
