@@ -1,5 +1,7 @@
-"""The HTTP transports, client side: Streamable HTTP, and the HTTP+SSE
-transport of revision 2024-11-05 for older servers.
+"""The Streamable HTTP client transport, and the functions that open a client
+session over HTTP (Streamable HTTP, or the HTTP+SSE transport of revision
+2024-11-05 in :mod:`~mcp_runtime.http.legacy_client` for older servers; the
+SSE parser both read with is :mod:`~mcp_runtime.http.sse_parser`).
 
 ``connect_http(client, url)`` opens a session to a server at ``url``
 whichever of the two it speaks: it POSTs server/discover, then (for a server
@@ -36,7 +38,6 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import urljoin, urlsplit
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -53,8 +54,21 @@ except ModuleNotFoundError as error:
 from ..client import Client, ClientSession
 from ..jsonrpc import McpError, RequestId
 from ..logsafe import quoted
-from .fetch import Fetcher, FetchError, Response, media_type
+from .fetch import (
+    ACCEPT_SSE,
+    MAX_ERROR_BODY,
+    Failure,
+    Fetcher,
+    FetchError,
+    Response,
+    error_in,
+    http_failure,
+    media_type,
+    read_limited,
+)
 from .headers import InvalidAnnotation, ParamHeader
+from .legacy_client import LegacySSEClientTransport
+from .sse_parser import MAX_EVENT_SIZE, SSEEvent, SSEParseError, SSEParser
 
 logger = logging.getLogger("mcp_runtime.http.client")
 
@@ -62,153 +76,13 @@ DEFAULT_RETRY_MS: Final = 1000
 """How long to wait before resuming a stream when the server sent no ``retry``."""
 DEFAULT_MAX_RECONNECTS: Final = 5
 """Consecutive failed attempts to resume a stream before giving up."""
-MAX_EVENT_SIZE: Final = 64 * 1024 * 1024
-"""Longest SSE line or event accepted, in bytes."""
-MAX_ERROR_BODY: Final = 64 * 1024
-"""Bytes of an HTTP error body read (for its message); the rest is not."""
 FALLBACK_STATUSES: Final = (400, 404, 405)
 """Statuses of the initialize POST that mean "try the legacy HTTP+SSE transport"."""
 
 _ACCEPT_ANY = "application/json, text/event-stream"
-_ACCEPT_SSE = "text/event-stream"
-_BOM = b"\xef\xbb\xbf"
-
-
-# ---------------------------------------------------------------- SSE parsing
-
-
-@dataclass(frozen=True)
-class SSEEvent:
-    """One dispatched server-sent event."""
-
-    event: str
-    """The event type; ``message`` when the server named none."""
-    data: str
-    id: str | None
-    """The stream's last event id once this event arrived."""
-
-
-class SSEParseError(Exception):
-    pass
-
-
-class SSEParser:
-    """An incremental ``text/event-stream`` parser (WHATWG HTML, server-sent
-    events): lines end in CR, LF or CRLF; ``:`` starts a comment; ``data``
-    lines accumulate; ``id``, ``event`` and ``retry`` fields; a blank line
-    dispatches. Feed it bytes as they arrive."""
-
-    def __init__(self, max_size: int = MAX_EVENT_SIZE, last_event_id: str | None = None) -> None:
-        self._buffer = b""
-        self._skip_lf = False
-        self._started = False
-        self._data: list[str] = []
-        self._size = 0
-        self._event = ""
-        self._id_buffer = last_event_id
-        self._max = max_size
-        self.last_event_id = last_event_id
-        """The id of the last dispatched event (ids persist across events)."""
-        self.retry: int | None = None
-        """The reconnection time the server asked for, in milliseconds."""
-
-    def feed(self, chunk: bytes) -> list[SSEEvent]:
-        if not self._started:  # a byte order mark may open the stream, even split
-            chunk = self._buffer + chunk
-            self._buffer = b""
-            if len(chunk) < 3 and _BOM.startswith(chunk):
-                self._buffer = chunk
-                return []
-            self._started = True
-            if chunk.startswith(_BOM):
-                chunk = chunk[3:]
-        if self._skip_lf and chunk:
-            self._skip_lf = False
-            if chunk[:1] == b"\n":
-                chunk = chunk[1:]
-        buffer = self._buffer + chunk if self._buffer else chunk
-        events: list[SSEEvent] = []
-        start, size = 0, len(buffer)
-        while start < size:
-            lf = buffer.find(b"\n", start)
-            cr = buffer.find(b"\r", start, lf if lf >= 0 else size)
-            if cr >= 0:
-                end = cr
-                if cr + 1 < size:
-                    after = cr + 2 if buffer[cr + 1] == 0x0A else cr + 1
-                else:
-                    after = cr + 1
-                    self._skip_lf = True  # a CRLF may be split across chunks
-            elif lf >= 0:
-                end, after = lf, lf + 1
-            else:
-                break
-            event = self._line(buffer[start:end])
-            if event is not None:
-                events.append(event)
-            start = after
-        self._buffer = buffer[start:]
-        if len(self._buffer) > self._max:
-            raise SSEParseError(f"SSE line longer than {self._max} bytes")
-        return events
-
-    def _line(self, raw: bytes) -> SSEEvent | None:
-        if not raw:
-            return self._dispatch()
-        line = raw.decode("utf-8", "replace")
-        if line.startswith(":"):
-            return None  # a comment (keep-alive)
-        field, colon, value = line.partition(":")
-        if colon and value.startswith(" "):
-            value = value[1:]
-        if field == "data":
-            self._data.append(value)
-            self._size += len(value)
-            if self._size > self._max:
-                raise SSEParseError(f"SSE event larger than {self._max} bytes")
-        elif field == "event":
-            self._event = value
-        elif field == "id":
-            if "\0" not in value:
-                self._id_buffer = value
-        elif field == "retry":
-            if value.isascii() and value.isdigit():
-                self.retry = int(value)
-        return None
-
-    def _dispatch(self) -> SSEEvent | None:
-        self.last_event_id = self._id_buffer
-        data, event = self._data, self._event
-        self._data, self._event, self._size = [], "", 0
-        if not data:
-            return None
-        return SSEEvent(event or "message", "\n".join(data), self.last_event_id)
 
 
 # ---------------------------------------------------------------- helpers
-
-
-async def _read_limited(response: Response, limit: int, what: str | None = None) -> bytes:
-    """A response body, read as it arrives and never past ``limit`` bytes: a
-    server cannot make the client hold an answer of any size. Past it, a
-    clear error about ``what``; without ``what`` (an error body, read only
-    for its message), its first ``limit`` bytes."""
-    length = response.content_length
-    if length is not None and length <= limit and not response.headers.get("content-encoding"):
-        return await response.read()  # the common case: one read of a known size
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.content.iter_any():
-        if size + len(chunk) > limit:
-            if what is None:
-                chunks.append(chunk[: limit - size])
-                break
-            raise _Failure(
-                McpError(jsonrpc.INTERNAL_ERROR, f"{what}: the answer is larger than {limit} bytes")
-            )
-        size += len(chunk)
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 class _Probe(msgspec.Struct):
@@ -223,14 +97,9 @@ class _CancelledParams(msgspec.Struct):
     requestId: RequestId | UnsetType = UNSET
 
 
-class _ErrorBody(msgspec.Struct):
-    error: jsonrpc.ErrorObject
-
-
 _probe = msgspec.json.Decoder(_Probe)
 _probe_many = msgspec.json.Decoder(_Probe | list[_Probe])
 _cancelled = msgspec.json.Decoder(_CancelledParams)
-_error_body = msgspec.json.Decoder(_ErrorBody)
 
 
 def _decode_probe(message: bytes) -> _Probe | None:
@@ -253,21 +122,6 @@ def _answers(message: bytes, request_id: RequestId) -> bool:
     )
 
 
-def _http_failure(status: int, reason: str, body: bytes, what: str) -> McpError:
-    """The error a call gets for an HTTP error status: the server's JSON-RPC
-    error message when the body carries one, else the body's text."""
-    code: int = jsonrpc.INTERNAL_ERROR
-    try:
-        error = _error_body.decode(body).error
-        code, detail = error.code, error.message
-    except msgspec.MsgspecError:
-        detail = body.decode("utf-8", "replace").strip()[:300]
-    text = f"{what}: HTTP {status} {reason}".rstrip()
-    if detail:
-        text += f": {detail}"
-    return McpError(code, text, {"httpStatus": status})
-
-
 @dataclass
 class _StreamState:
     last_id: str | None = None
@@ -275,12 +129,6 @@ class _StreamState:
     answered: bool = False
     events: int = 0
     failure: str | None = None  # why the stream, or the last attempt to resume it, failed
-
-
-class _Failure(Exception):
-    def __init__(self, error: McpError) -> None:
-        super().__init__(error.message)
-        self.error = error
 
 
 # ---------------------------------------------------------------- Streamable HTTP
@@ -569,7 +417,7 @@ class StreamableHTTPClientTransport:
             attempts = 0
             while not state.answered and not self._closed and not self._expired:
                 if modern:
-                    raise _Failure(
+                    raise Failure(
                         McpError(
                             jsonrpc.CONNECTION_CLOSED,
                             "the server ended the response stream before answering"
@@ -577,7 +425,7 @@ class StreamableHTTPClientTransport:
                         )
                     )
                 if state.last_id is None:
-                    raise _Failure(
+                    raise Failure(
                         McpError(
                             jsonrpc.CONNECTION_CLOSED,
                             "the server ended the response stream before answering, "
@@ -586,7 +434,7 @@ class StreamableHTTPClientTransport:
                     )
                 attempts += 1
                 if attempts > self.max_reconnects:
-                    raise _Failure(
+                    raise Failure(
                         McpError(
                             jsonrpc.CONNECTION_CLOSED,
                             f"gave up resuming the response stream after {self.max_reconnects} attempts"
@@ -598,7 +446,7 @@ class StreamableHTTPClientTransport:
                 await self._resume(state, request_id)
                 if state.events > before:
                     attempts = 0
-        except _Failure as failure:
+        except Failure as failure:
             self._deliver_error(request_id, failure.error)
         except McpError as error:  # from the auth provider: authorization failed
             self._deliver_error(request_id, error)
@@ -633,7 +481,7 @@ class StreamableHTTPClientTransport:
                     self._expire()
                     return
                 if status >= 300 or status == 202:
-                    body = await _read_limited(response, MAX_ERROR_BODY)
+                    body = await read_limited(response, MAX_ERROR_BODY)
                     # An authentication status stays one (a client does not fall back on it).
                     if (
                         modern
@@ -645,19 +493,19 @@ class StreamableHTTPClientTransport:
                         return
                     if initialize and status in FALLBACK_STATUSES:
                         self.fallback_reason = f"HTTP {status}"
-                    raise _Failure(
-                        _http_failure(status, response.reason or "", body, f"POST {self.url}")
+                    raise Failure(
+                        http_failure(status, response.reason or "", body, f"POST {self.url}")
                     )
                 media = media_type(response)
                 if media == "application/json":
-                    body = await _read_limited(response, MAX_EVENT_SIZE, f"POST {self.url}")
+                    body = await read_limited(response, MAX_EVENT_SIZE, f"POST {self.url}")
                     self._deliver_json(body, request_id, state)
                 elif media == "text/event-stream":
                     await self._consume(response, request_id, state)
                 else:
                     if initialize:
                         self.fallback_reason = f"content type {media or 'none'!r}"
-                    raise _Failure(
+                    raise Failure(
                         McpError(
                             jsonrpc.INTERNAL_ERROR,
                             f"POST {self.url}: expected a JSON or SSE answer, got content type {media or 'none'!r}",
@@ -665,16 +513,15 @@ class StreamableHTTPClientTransport:
                     )
         except FetchError as error:
             if (modern or state.last_id is None) and not state.answered:
-                raise _Failure(
+                raise Failure(
                     McpError(jsonrpc.CONNECTION_CLOSED, f"POST {self.url} failed: {error}")
                 ) from None
             state.failure = str(error)  # the stream dropped after it started: resumed by the caller
 
     def _deliver_error_body(self, request_id: RequestId, body: bytes) -> bool:
         """Answer a call with the JSON-RPC error an error status carries, if it carries one."""
-        try:
-            error = _error_body.decode(body).error
-        except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+        error = error_in(body)
+        if error is None:
             return False
         self._incoming.put_nowait(
             jsonrpc.error_bytes(request_id, error.code, error.message, error.data)
@@ -683,20 +530,20 @@ class StreamableHTTPClientTransport:
 
     def _deliver_json(self, body: bytes, request_id: RequestId, state: _StreamState) -> None:
         if not body.strip():
-            raise _Failure(
+            raise Failure(
                 McpError(jsonrpc.INTERNAL_ERROR, f"POST {self.url}: empty answer to a request")
             )
         try:
             msgspec.json.decode(body)
         except msgspec.DecodeError:
-            raise _Failure(
+            raise Failure(
                 McpError(jsonrpc.PARSE_ERROR, f"POST {self.url}: the answer is not valid JSON")
             ) from None
         self._received(body, request_id)
         if _answers(body, request_id):
             state.answered = True
         else:
-            raise _Failure(
+            raise Failure(
                 McpError(
                     jsonrpc.INTERNAL_ERROR, f"POST {self.url}: the JSON answer holds no response"
                 )
@@ -725,7 +572,7 @@ class StreamableHTTPClientTransport:
 
     async def _resume(self, state: _StreamState, request_id: RequestId) -> None:
         """One attempt to resume a request's stream with GET and Last-Event-ID."""
-        headers = self._headers(_ACCEPT_SSE)
+        headers = self._headers(ACCEPT_SSE)
         assert state.last_id is not None
         headers["last-event-id"] = state.last_id
         try:
@@ -738,9 +585,9 @@ class StreamableHTTPClientTransport:
                     state.failure = f"HTTP {status} {response.reason or ''}".rstrip()
                     return  # try again later
                 if status != 200 or media_type(response) != "text/event-stream":
-                    body = await _read_limited(response, MAX_ERROR_BODY)
-                    raise _Failure(
-                        _http_failure(
+                    body = await read_limited(response, MAX_ERROR_BODY)
+                    raise Failure(
+                        http_failure(
                             status,
                             response.reason or "",
                             body,
@@ -762,7 +609,7 @@ class StreamableHTTPClientTransport:
         try:
             async with self._http.open("POST", self.url, headers, message) as response:
                 status, reason = response.status, response.reason or ""
-                body = await _read_limited(response, MAX_ERROR_BODY) if status >= 300 else b""
+                body = await read_limited(response, MAX_ERROR_BODY) if status >= 300 else b""
         except FetchError as error:
             logger.warning("could not send a message to %s: %s", self.url, error)
             return
@@ -775,7 +622,7 @@ class StreamableHTTPClientTransport:
             logger.warning(
                 "%s refused a message: %s",
                 self.url,
-                quoted(_http_failure(status, reason, body, "POST").message),
+                quoted(http_failure(status, reason, body, "POST").message),
             )
 
     # session ---------------------------------------------------------
@@ -806,7 +653,7 @@ class StreamableHTTPClientTransport:
         state = _StreamState()
         attempts = 0
         while not self._closed and not self._expired:
-            headers = self._headers(_ACCEPT_SSE)
+            headers = self._headers(ACCEPT_SSE)
             if state.last_id is not None:
                 headers["last-event-id"] = state.last_id
             before = state.events
@@ -822,11 +669,11 @@ class StreamableHTTPClientTransport:
                     if status == 200 and media_type(response) == "text/event-stream":
                         await self._consume(response, None, state)
                     elif status < 500:
-                        body = await _read_limited(response, MAX_ERROR_BODY)
+                        body = await read_limited(response, MAX_ERROR_BODY)
                         logger.warning(
                             "standalone SSE stream refused: %s",
                             quoted(
-                                _http_failure(
+                                http_failure(
                                     status, response.reason or "", body, f"GET {self.url}"
                                 ).message
                             ),
@@ -847,207 +694,6 @@ class StreamableHTTPClientTransport:
                 )
                 return
             await asyncio.sleep(state.retry_ms / 1000)
-
-
-# ---------------------------------------------------------------- legacy HTTP+SSE
-
-
-class LegacySSEClientTransport:
-    """A :class:`~mcp_runtime.session.Transport` to a server of the 2024-11-05
-    HTTP+SSE transport: ``GET url`` opens the event stream, whose first
-    ``endpoint`` event names the URL to POST messages to.
-
-    Call :meth:`open` before use. Messages are POSTed in order. ``auth``:
-    an ``httpx2.Auth`` for every request; ``http_client``: an
-    ``aiohttp.ClientSession`` to use (left open).
-    """
-
-    def __init__(
-        self,
-        url: str,
-        headers: Mapping[str, str] | None = None,
-        *,
-        timeout: float | None = 30.0,
-        sse_read_timeout: float | None = None,
-        http_client: aiohttp.ClientSession | None = None,
-        auth: httpx2.Auth | None = None,
-    ) -> None:
-        self.url = url
-        self.headers = {name.lower(): value for name, value in (headers or {}).items()}
-        self._connect_timeout = timeout
-        self._http = Fetcher(http_client, timeout=timeout, read_timeout=sse_read_timeout, auth=auth)
-        self.endpoint: str | None = None
-        self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self._outbox: asyncio.Queue[tuple[bytes, asyncio.Future[None] | None]] = asyncio.Queue()
-        self._unsent: set[asyncio.Future[None]] = set()
-        self._reader: asyncio.Task[None] | None = None
-        self._sender: asyncio.Task[None] | None = None
-        self._closed = False
-
-    async def open(self) -> None:
-        """Open the event stream and wait for the ``endpoint`` event."""
-        loop = asyncio.get_running_loop()
-        ready: asyncio.Future[None] = loop.create_future()
-        self._reader = loop.create_task(self._read_stream(ready))
-        try:
-            await asyncio.wait_for(asyncio.shield(ready), self._connect_timeout)
-        except asyncio.TimeoutError:
-            raise McpError(
-                jsonrpc.CONNECTION_CLOSED,
-                f"GET {self.url}: no endpoint event within {self._connect_timeout} s",
-            ) from None
-        self._sender = loop.create_task(self._send_loop())
-
-    # Transport -------------------------------------------------------
-
-    async def read(self) -> bytes | None:
-        if self._closed and self._incoming.empty():
-            return None
-        message = await self._incoming.get()
-        if message is None:
-            self._incoming.put_nowait(None)
-        return message
-
-    def write(
-        self, message: bytes, related: RequestId | None = None, response: bool = False
-    ) -> None:
-        if self._closed:
-            return
-        probe = _decode_probe(message)
-        if probe is not None and isinstance(probe.method, str) and isinstance(probe.id, (str, int)):
-            self._outbox.put_nowait(
-                (message, None)
-            )  # a request: its answer is what the caller waits for
-            return
-        sent: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._unsent.add(sent)
-        sent.add_done_callback(self._unsent.discard)
-        self._outbox.put_nowait((message, sent))
-
-    async def drain(self) -> None:
-        """Wait until the notifications and responses written so far were accepted."""
-        pending = list(self._unsent)
-        if pending and self._sender is not None and not self._sender.done():
-            await asyncio.wait(pending)
-
-    async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        tasks = [task for task in (self._reader, self._sender) if task is not None]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        for sent in list(self._unsent):
-            sent.cancel()
-        await self._http.close()
-        self._incoming.put_nowait(None)
-
-    def close_request_stream(self, request_id: RequestId) -> None:
-        return None
-
-    # the stream ------------------------------------------------------
-
-    async def _read_stream(self, ready: asyncio.Future[None]) -> None:
-        headers = {**self.headers, "accept": _ACCEPT_SSE, "cache-control": "no-cache"}
-        try:
-            async with self._http.open("GET", self.url, headers) as response:
-                if response.status != 200 or media_type(response) != "text/event-stream":
-                    body = await _read_limited(response, MAX_ERROR_BODY)
-                    if response.status == 200:
-                        body = f"expected an SSE stream, got content type {media_type(response) or 'none'!r}".encode()
-                    raise _Failure(
-                        _http_failure(
-                            response.status, response.reason or "", body, f"GET {self.url}"
-                        )
-                    )
-                parser = SSEParser()
-                async for chunk in response.content.iter_any():
-                    for event in parser.feed(chunk):
-                        if event.event == "endpoint" and not ready.done():
-                            self.endpoint = self._resolve(event.data.strip())
-                            ready.set_result(None)
-                        elif (
-                            event.event == "message"
-                            and self.endpoint is not None
-                            and event.data.strip()
-                        ):
-                            self._incoming.put_nowait(event.data.encode())
-        except _Failure as failure:
-            if not ready.done():
-                ready.set_exception(failure.error)
-        except McpError as error:
-            if not ready.done():
-                ready.set_exception(error)
-        except (FetchError, SSEParseError) as error:
-            if not ready.done():
-                ready.set_exception(
-                    McpError(jsonrpc.CONNECTION_CLOSED, f"GET {self.url} failed: {error}")
-                )
-            else:
-                logger.warning("the SSE stream from %s failed: %s", self.url, quoted(error))
-        finally:
-            if not ready.done():
-                ready.set_exception(
-                    McpError(
-                        jsonrpc.CONNECTION_CLOSED,
-                        f"GET {self.url}: the stream ended before the endpoint event",
-                    )
-                )
-            self._incoming.put_nowait(None)  # the session lasts as long as the stream
-
-    def _resolve(self, endpoint: str) -> str:
-        resolved = urljoin(self.url, endpoint)
-        base, target = urlsplit(self.url), urlsplit(resolved)
-        if (base.scheme, base.netloc) != (target.scheme, target.netloc):
-            raise McpError(
-                jsonrpc.INVALID_REQUEST,
-                f"GET {self.url}: the endpoint {resolved!r} is not on the same origin; refusing to send messages there",
-            )
-        return resolved
-
-    async def _send_loop(self) -> None:
-        assert self.endpoint is not None
-        while True:
-            message, sent = await self._outbox.get()
-            try:
-                await self._post(self.endpoint, message)
-            except Exception:  # keep sending what follows
-                logger.exception("sending a message to %s failed", self.endpoint)
-            finally:
-                if sent is not None and not sent.done():
-                    sent.set_result(None)
-
-    async def _post(self, endpoint: str, message: bytes) -> None:
-        probe = _decode_probe(message)
-        is_request = (
-            probe is not None and isinstance(probe.method, str) and isinstance(probe.id, (str, int))
-        )
-        headers = {**self.headers, "content-type": "application/json"}
-        try:
-            async with self._http.open("POST", endpoint, headers, message) as response:
-                status, reason = response.status, response.reason or ""
-                body = await _read_limited(response, MAX_ERROR_BODY) if status >= 300 else b""
-        except FetchError as error:
-            failure = McpError(jsonrpc.CONNECTION_CLOSED, f"POST {endpoint} failed: {error}")
-        except McpError as error:  # from the auth provider: authorization failed
-            failure = error
-        else:
-            if status < 300:
-                return
-            failure = _http_failure(status, reason, body, f"POST {endpoint}")
-            if status == 404:  # the server forgot the session
-                failure = McpError(
-                    jsonrpc.CONNECTION_CLOSED,
-                    f"the SSE session at {self.url} has ended ({failure.message})",
-                    failure.data,
-                )
-        if is_request and probe is not None and isinstance(probe.id, (str, int)):
-            self._incoming.put_nowait(
-                jsonrpc.error_bytes(probe.id, failure.code, failure.message, failure.data)
-            )
-        else:
-            logger.warning("%s", quoted(failure.message))
 
 
 # ---------------------------------------------------------------- connecting
