@@ -13,10 +13,7 @@ import logging
 from collections.abc import Mapping
 from urllib.parse import urljoin, urlsplit
 
-import msgspec
-from msgspec import UNSET, UnsetType
-
-from .. import jsonrpc
+from .. import jsonrpc, wire
 from ..extras import MissingExtra
 
 try:
@@ -26,6 +23,7 @@ except ModuleNotFoundError as error:
     raise MissingExtra("mcp_runtime.http.legacy_client", "http", error.name) from None
 from ..jsonrpc import McpError, RequestId
 from ..logsafe import quoted
+from ..wire import REQUEST, Message
 from .fetch import (
     ACCEPT_SSE,
     MAX_ERROR_BODY,
@@ -39,23 +37,6 @@ from .fetch import (
 from .sse_parser import SSEParseError, SSEParser
 
 logger = logging.getLogger("mcp_runtime.http.client")
-
-
-class _Probe(msgspec.Struct):
-    """Enough of a message to route it."""
-
-    id: RequestId | None | UnsetType = UNSET
-    method: str | UnsetType = UNSET
-
-
-_probe = msgspec.json.Decoder(_Probe)
-
-
-def _decode_probe(message: bytes) -> _Probe | None:
-    try:
-        return _probe.decode(message)
-    except msgspec.MsgspecError:
-        return None
 
 
 class LegacySSEClientTransport:
@@ -83,8 +64,8 @@ class LegacySSEClientTransport:
         self._connect_timeout = timeout
         self._http = Fetcher(http_client, timeout=timeout, read_timeout=sse_read_timeout, auth=auth)
         self.endpoint: str | None = None
-        self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self._outbox: asyncio.Queue[tuple[bytes, asyncio.Future[None] | None]] = asyncio.Queue()
+        self._incoming: asyncio.Queue[Message | None] = asyncio.Queue()
+        self._outbox: asyncio.Queue[tuple[Message, asyncio.Future[None] | None]] = asyncio.Queue()
         self._unsent: set[asyncio.Future[None]] = set()
         self._reader: asyncio.Task[None] | None = None
         self._sender: asyncio.Task[None] | None = None
@@ -106,7 +87,7 @@ class LegacySSEClientTransport:
 
     # Transport -------------------------------------------------------
 
-    async def read(self) -> bytes | None:
+    async def read(self) -> Message | None:
         if self._closed and self._incoming.empty():
             return None
         message = await self._incoming.get()
@@ -114,16 +95,11 @@ class LegacySSEClientTransport:
             self._incoming.put_nowait(None)
         return message
 
-    def write(
-        self, message: bytes, related: RequestId | None = None, response: bool = False
-    ) -> None:
+    def write(self, message: Message) -> None:
         if self._closed:
             return
-        probe = _decode_probe(message)
-        if probe is not None and isinstance(probe.method, str) and isinstance(probe.id, (str, int)):
-            self._outbox.put_nowait(
-                (message, None)
-            )  # a request: its answer is what the caller waits for
+        if message.kind is REQUEST:  # its answer is what the caller waits for
+            self._outbox.put_nowait((message, None))
             return
         sent: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._unsent.add(sent)
@@ -178,7 +154,7 @@ class LegacySSEClientTransport:
                             and self.endpoint is not None
                             and event.data.strip()
                         ):
-                            self._incoming.put_nowait(event.data.encode())
+                            self._incoming.put_nowait(wire.incoming(event.data.encode()))
         except Failure as failure:
             if not ready.done():
                 ready.set_exception(failure.error)
@@ -224,14 +200,10 @@ class LegacySSEClientTransport:
                 if sent is not None and not sent.done():
                     sent.set_result(None)
 
-    async def _post(self, endpoint: str, message: bytes) -> None:
-        probe = _decode_probe(message)
-        is_request = (
-            probe is not None and isinstance(probe.method, str) and isinstance(probe.id, (str, int))
-        )
+    async def _post(self, endpoint: str, message: Message) -> None:
         headers = {**self.headers, "content-type": "application/json"}
         try:
-            async with self._http.open("POST", endpoint, headers, message) as response:
+            async with self._http.open("POST", endpoint, headers, message.data) as response:
                 status, reason = response.status, response.reason or ""
                 body = await read_limited(response, MAX_ERROR_BODY) if status >= 300 else b""
         except FetchError as error:
@@ -248,9 +220,11 @@ class LegacySSEClientTransport:
                     f"the SSE session at {self.url} has ended ({failure.message})",
                     failure.data,
                 )
-        if is_request and probe is not None and isinstance(probe.id, (str, int)):
+        if message.kind is REQUEST and message.id is not None:
             self._incoming.put_nowait(
-                jsonrpc.error_bytes(probe.id, failure.code, failure.message, failure.data)
+                wire.incoming(
+                    jsonrpc.error_bytes(message.id, failure.code, failure.message, failure.data)
+                )
             )
         else:
             logger.warning("%s", quoted(failure.message))
