@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from . import wire
 from .jsonrpc import RequestId
 from .wire import Message
 
@@ -38,7 +37,7 @@ class MemoryTransport:
         if data is None:
             self._closed = True
             return None
-        return wire.incoming(data)
+        return Message(data=data)
 
     def write(self, message: Message) -> None:
         if not self._closed:  # after close, like a broken pipe: dropped

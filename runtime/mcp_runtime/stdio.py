@@ -83,7 +83,7 @@ class StreamTransport:
                 return None
             # Not line.strip(): that copies the whole message to find one byte.
             if not line.isspace():
-                return wire.incoming(line)
+                return Message(data=line)
         return None
 
     async def _discard_line(self) -> bytes:
