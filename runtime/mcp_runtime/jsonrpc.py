@@ -180,12 +180,26 @@ def request_id_of(members: dict[str, Any]) -> RequestId | None:
     return value if isinstance(value, (str, int)) and not isinstance(value, bool) else None
 
 
+# Method names encoded, by name: a session sends the same few again and again.
+_method_names: dict[str, bytes] = {}
+_MAX_METHOD_NAMES: Final = 256
+
+
+def _method_name(method: str) -> bytes:
+    encoded = _method_names.get(method)
+    if encoded is None:
+        encoded = _encoder.encode(method)
+        if len(_method_names) < _MAX_METHOD_NAMES:
+            _method_names[method] = encoded
+    return encoded
+
+
 def request_bytes(request_id: RequestId, method: str, params: bytes | None) -> bytes:
     head = (
         b'{"jsonrpc":"2.0","id":'
         + _encoder.encode(request_id)
         + b',"method":'
-        + _encoder.encode(method)
+        + (_method_names.get(method) or _method_name(method))
     )
     if params is None:
         return head + b"}"
@@ -193,7 +207,7 @@ def request_bytes(request_id: RequestId, method: str, params: bytes | None) -> b
 
 
 def notification_bytes(method: str, params: bytes | None) -> bytes:
-    head = b'{"jsonrpc":"2.0","method":' + _encoder.encode(method)
+    head = b'{"jsonrpc":"2.0","method":' + (_method_names.get(method) or _method_name(method))
     if params is None:
         return head + b"}"
     return head + b',"params":' + params + b"}"

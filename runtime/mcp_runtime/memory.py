@@ -12,6 +12,7 @@ import asyncio
 from typing import Any
 
 from .jsonrpc import RequestId
+from .wire import Message
 
 
 class MemoryTransport:
@@ -29,19 +30,18 @@ class MemoryTransport:
         self._outbox = outbox
         self._closed = False
 
-    async def read(self) -> bytes | None:
+    async def read(self) -> Message | None:
         if self._closed:
             return None
-        message = await self._inbox.get()
-        if message is None:
+        data = await self._inbox.get()
+        if data is None:
             self._closed = True
-        return message
+            return None
+        return Message(data=data)
 
-    def write(
-        self, message: bytes, related: RequestId | None = None, response: bool = False
-    ) -> None:
+    def write(self, message: Message) -> None:
         if not self._closed:  # after close, like a broken pipe: dropped
-            self._outbox.put_nowait(message)
+            self._outbox.put_nowait(message.data)
 
     async def drain(self) -> None:
         """Nothing to wait for: the peer's queue takes every message."""

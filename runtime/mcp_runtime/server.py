@@ -26,7 +26,7 @@ from typing import Any, Protocol
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from . import capabilities, codec, jsonrpc, lifecycle
+from . import capabilities, codec, jsonrpc, lifecycle, wire
 from .codec import _join_paths, encode
 from .jsonrpc import ConnectionClosed, McpError, RequestId
 from .lifecycle import (
@@ -503,7 +503,9 @@ async def _send(
     """A change notification; a peer that is gone is not an error for the sender."""
     if session.is_closed:
         return
-    session.transport.write(jsonrpc.notification_bytes(method, params), related)
+    session.transport.write(
+        wire.notification(jsonrpc.notification_bytes(method, params), method, related, params)
+    )
     try:
         await session.transport.drain()
     except ConnectionClosed:

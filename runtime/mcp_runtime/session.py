@@ -19,19 +19,20 @@ import itertools
 import logging
 import math
 import types
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, Protocol, TypeVar, cast
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from . import jsonrpc, lifecycle
+from . import jsonrpc, lifecycle, wire
 from .auth.principal import InsufficientScope
 from .codec import JsonDecoder, _join_paths, decode_lenient, decoder, encode
 from .jsonrpc import ConnectionClosed, Envelope, ErrorObject, McpError, RequestId
 from .logsafe import quoted
 from .methods import HandlerNotImplemented, MethodSpec, ProgressCallback
 from .stepping import Pending, step
+from .wire import REQUEST, RESPONSE, Message
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -50,20 +51,21 @@ Route = tuple[MethodSpec[Any, Any], Handler]
 
 
 class Transport(Protocol):
-    """A bidirectional stream of JSON-RPC messages, one ``bytes`` each."""
+    """A bidirectional stream of JSON-RPC messages, one :class:`~mcp_runtime.wire.Message` each."""
 
-    async def read(self) -> bytes | None:
-        """The next message, or None once the peer has gone."""
+    async def read(self) -> Message | None:
+        """The next message, or None once the peer has gone. A transport that
+        decoded the message's envelope (to route it) hands it along; else the
+        session decodes the bytes."""
 
-    def write(
-        self, message: bytes, related: RequestId | None = None, response: bool = False
-    ) -> None:
+    def write(self, message: Message) -> None:
         """Queue one message for sending; never blocks.
 
-        ``related`` is the id of the incoming request the message belongs to
-        (its response, or a notification or request sent while handling it),
-        and ``response`` marks the response itself; transports with a stream
-        per request (Streamable HTTP) route by them, others ignore them.
+        Besides the bytes, the message says what the session knows of them:
+        its kind, id, method and params, and ``related``, the id of the
+        incoming request it belongs to (its response, or a notification or
+        request sent while handling it). Transports with a stream per request
+        (Streamable HTTP) route by them, others send the bytes alone.
         """
 
     async def drain(self) -> None:
@@ -406,11 +408,15 @@ class Session:
         """Read and dispatch until the transport ends, then fail what is pending."""
         try:
             while True:
-                data = await self.transport.read()
-                if data is None:
+                message = await self.transport.read()
+                if message is None:
                     break
                 try:
-                    self._dispatch(data)
+                    envelope = message.envelope
+                    if envelope is None:
+                        self._dispatch(message.data)
+                    else:  # decoded by the transport: no second pass
+                        self._dispatch_envelope(envelope, message.data)
                 except Exception:  # a bug here must not take the session down
                     logger.exception("failed to dispatch a message")
         finally:
@@ -526,10 +532,16 @@ class Session:
         must know the id before the answer (a subscription is named after its
         request); take it from next_id()."""
         self.router.check_outgoing(spec, params)
-        raw_params = encode(params) if params is not None else None
+        value: Any = params
+        if on_progress is None:
+            raw_params = encode(params) if params is not None else None
+        else:
+            if request_id is None:
+                request_id = next(self._ids)
+            value, raw_params = _with_token(params, request_id)
         result_decoder = decoder(spec.result)
         raw = await self._call(
-            spec.method, raw_params, timeout, on_progress, result_decoder, request_id
+            spec.method, raw_params, value, timeout, on_progress, result_decoder, request_id
         )
         if isinstance(raw, _Decoded):
             return cast(R, raw.value)
@@ -559,7 +571,11 @@ class Session:
         on_progress: ProgressCallback | None = None,
     ) -> msgspec.Raw:
         """Send a request with already-encoded params; the raw result bytes."""
-        raw = await self._call(method, params, timeout, on_progress, None, None)
+        request_id = None
+        if on_progress is not None:
+            request_id = next(self._ids)
+            params = _with_progress_token(params, request_id)
+        raw = await self._call(method, params, params, timeout, on_progress, None, request_id)
         assert not isinstance(raw, _Decoded)  # only calls with a result decoder get one
         return raw
 
@@ -567,11 +583,14 @@ class Session:
         self,
         method: str,
         params: bytes | None,
+        value: Any,
         timeout: float | None,
         on_progress: ProgressCallback | None,
         result_decoder: JsonDecoder | None,
         request_id: RequestId | None,
     ) -> msgspec.Raw | _Decoded:
+        """``params`` encoded, and ``value``, what they were encoded from (for
+        the transport); they carry the progress token when ``on_progress`` is given."""
         if self._closed is not None:
             raise ConnectionClosed(self._closed)
         if request_id is None:
@@ -584,7 +603,6 @@ class Session:
         callbacks: asyncio.Task[None] | None = None
         if on_progress is not None:
             self._progress[request_id] = on_progress
-            params = _with_progress_token(params, request_id)
         timeout = (
             self.default_timeout if timeout is None else None if timeout == math.inf else timeout
         )
@@ -593,7 +611,14 @@ class Session:
             # blocks drain()) as well as the wait for the response.
             async with asyncio.timeout(timeout) if timeout is not None else _NO_TIMEOUT:
                 self.transport.write(
-                    jsonrpc.request_bytes(request_id, method, params), _current_request.get()
+                    Message(  # not wire.request(): a call less on the hot path
+                        data=jsonrpc.request_bytes(request_id, method, params),
+                        kind=REQUEST,
+                        id=request_id,
+                        method=method,
+                        related=_current_request.get(),
+                        params=value,
+                    )
                 )
                 await self.transport.drain()
                 outcome = await future
@@ -625,22 +650,32 @@ class Session:
 
     async def notify(self, spec: MethodSpec[P, None], params: P | None) -> None:
         self.router.check_outgoing(spec, params)
-        await self.send_raw_notification(
-            spec.method, encode(params) if params is not None else None
-        )
+        await self._notify(spec.method, encode(params) if params is not None else None, params)
 
     async def send_raw_notification(self, method: str, params: bytes | None) -> None:
+        await self._notify(method, params, params)
+
+    async def _notify(self, method: str, params: bytes | None, value: Any) -> None:
         if self._closed is not None:
             raise ConnectionClosed(self._closed)
-        self.transport.write(jsonrpc.notification_bytes(method, params), _current_request.get())
+        self.transport.write(
+            wire.notification(
+                jsonrpc.notification_bytes(method, params), method, _current_request.get(), value
+            )
+        )
         await self.transport.drain()
 
     def _send_cancelled(self, request_id: RequestId, reason: str) -> None:
         if self._closed is None:
-            params = encode({"requestId": request_id, "reason": reason})
+            value = {"requestId": request_id, "reason": reason}
+            method = "notifications/cancelled"
             self.transport.write(
-                jsonrpc.notification_bytes("notifications/cancelled", params),
-                _current_request.get(),
+                wire.notification(
+                    jsonrpc.notification_bytes(method, encode(value)),
+                    method,
+                    _current_request.get(),
+                    value,
+                )
             )
 
     def _send_error(
@@ -648,7 +683,7 @@ class Session:
     ) -> None:
         if self._closed is None:
             self.transport.write(
-                jsonrpc.error_bytes(request_id, code, message, data), request_id, True
+                wire.response(jsonrpc.error_bytes(request_id, code, message, data), request_id)
             )
 
     # ------------------------------------------------------------ receiving
@@ -847,7 +882,7 @@ class Session:
                 )
             else:
                 self.transport.write(
-                    jsonrpc.result_bytes(request_id, _EMPTY_OBJECT), request_id, True
+                    wire.response(jsonrpc.result_bytes(request_id, _EMPTY_OBJECT), request_id)
                 )
             return None
         try:
@@ -864,7 +899,7 @@ class Session:
             RequestContext(self, request_id, _token_of(params, data)),
         )
         if isinstance(outcome, bytes):
-            self.transport.write(outcome, request_id, True)
+            self.transport.write(wire.response(outcome, request_id))
             return None
         return spec, outcome
 
@@ -897,7 +932,9 @@ class Session:
         finally:
             self._in_flight.pop(request_id, None)
         if self._closed is None:
-            self.transport.write(message, request_id, True)
+            self.transport.write(
+                Message(data=message, kind=RESPONSE, id=request_id, related=request_id)
+            )
             await self.transport.drain()
 
     def _on_notification(self, method: str, params: msgspec.Raw | UnsetType) -> None:
@@ -1124,6 +1161,20 @@ def _progress_token(params: msgspec.Raw | UnsetType) -> str | int | None:
     if meta is UNSET or meta.progressToken is UNSET:
         return None
     return meta.progressToken
+
+
+def _with_token(params: Any, token: RequestId) -> tuple[Any, bytes]:
+    """``params`` carrying ``_meta.progressToken``, as a value and encoded:
+    set on the typed value where it has a ``_meta`` (one encoding), else in
+    the encoded params (then the value is those bytes)."""
+    if params is not None and "meta" in getattr(type(params), "__struct_fields__", ()):
+        meta = params.meta
+        if meta is UNSET or isinstance(meta, Mapping):
+            merged = {"progressToken": token} if meta is UNSET else {**meta, "progressToken": token}
+            value = msgspec.structs.replace(params, meta=merged)
+            return value, encode(value)
+    raw = _with_progress_token(encode(params) if params is not None else None, token)
+    return raw, raw
 
 
 def _with_progress_token(params: bytes | None, token: RequestId) -> bytes:

@@ -20,9 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import jsonrpc
+from . import jsonrpc, wire
 from .jsonrpc import RequestId
 from .logsafe import quoted
+from .wire import Message
 
 logger = logging.getLogger("mcp_runtime.stdio")
 
@@ -62,7 +63,7 @@ class StreamTransport:
         self._max_buffered = max_buffered
         self._closed = False
 
-    async def read(self) -> bytes | None:
+    async def read(self) -> Message | None:
         while not self._closed:
             try:
                 line = await self._reader.readuntil(b"\n")
@@ -76,13 +77,13 @@ class StreamTransport:
                 except (ConnectionError, OSError):
                     return None
                 if refused is not None:
-                    return refused
+                    return wire.incoming(refused)
                 continue
             except (ConnectionError, OSError):
                 return None
             # Not line.strip(): that copies the whole message to find one byte.
             if not line.isspace():
-                return line
+                return Message(data=line)
         return None
 
     async def _discard_line(self) -> bytes:
@@ -123,15 +124,16 @@ class StreamTransport:
             f"request {quoted(reply_to)}" if reply_to is not None else "no request id",
         )
         self.write(
-            jsonrpc.error_bytes(reply_to, jsonrpc.INVALID_REQUEST, f"Invalid request: {problem}"),
-            reply_to,
-            True,
+            wire.response(
+                jsonrpc.error_bytes(
+                    reply_to, jsonrpc.INVALID_REQUEST, f"Invalid request: {problem}"
+                ),
+                reply_to,
+            )
         )
         return None
 
-    def write(
-        self, message: bytes, related: RequestId | None = None, response: bool = False
-    ) -> None:
+    def write(self, message: Message) -> None:
         if self._closed or self._writer.is_closing():
             return
         waiting = self._writer.transport.get_write_buffer_size()
@@ -143,7 +145,7 @@ class StreamTransport:
             )
             self._abort()
             return
-        self._writer.write(message + b"\n")
+        self._writer.write(message.data + b"\n")
 
     def _abort(self) -> None:
         """Drop the connection at once: what is buffered is discarded, and
@@ -292,7 +294,7 @@ class ProcessTransport(StreamTransport):
     def returncode(self) -> int | None:
         return self.process.returncode
 
-    async def read(self) -> bytes | None:
+    async def read(self) -> Message | None:
         message = await super().read()
         if message is None and not self._closed:
             # Its stdout ended: give the process a moment to exit so that the

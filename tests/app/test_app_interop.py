@@ -25,6 +25,7 @@ from mcp import StdioServerParameters as SdkStdioParameters
 from support.http_servers import serving
 from support.peers import (
     NODE,
+    THIS_TREE,
     no_leaked_processes,  # noqa: F401  (a fixture)
     require,
     run,
@@ -87,7 +88,9 @@ async def drive(client: Any, protocol_version: str) -> None:
 @pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
 def test_sdk_client_over_stdio(mode: str, version: str) -> None:
     async def main() -> None:
-        parameters = SdkStdioParameters(command=sys.executable, args=[str(NOTES_SERVER)])
+        parameters = SdkStdioParameters(
+            command=sys.executable, args=[str(NOTES_SERVER)], env=THIS_TREE
+        )
         info = sdk_types.Implementation(name="sdk-client", version="2.3.0")
         async with sdk.Client(parameters, mode=mode, client_info=info) as client:
             await drive(client, version)

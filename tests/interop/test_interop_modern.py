@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import sys
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -31,6 +32,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from support.http_servers import SubprocessServer, ThreadedServer
 from support.modern_peer import PEER, example, make_server
 from support.peers import (
+    THIS_TREE,
     everything_server,
     no_leaked_processes,  # noqa: F401  (a fixture)
     pid_alive,
@@ -722,7 +724,9 @@ def our_server_for_the_sdk(
         record = tmp_path / "received.jsonl"
         record.touch()
         parameters = sdk.StdioServerParameters(
-            command=sys.executable, args=[str(PEER), "modern", "--record", str(record)]
+            command=sys.executable,
+            args=[str(PEER), "modern", "--record", str(record)],
+            env=THIS_TREE,
         )
 
         def received() -> list[Message]:
@@ -877,7 +881,6 @@ class SdkModernHttpServer(SubprocessServer):
     """tests/support/sdk_modern_server.py serving Streamable HTTP in a child process."""
 
     def __init__(self) -> None:
-        import os
         import subprocess
 
         env = {**os.environ, "PYTHONWARNINGS": "ignore"}

@@ -17,6 +17,7 @@ from mcp import StdioServerParameters as SdkStdioParameters
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from support.peers import (
     LOWLEVEL_SERVER,
+    THIS_TREE,
     live_children,
     no_leaked_processes,  # noqa: F401  (a fixture)
     pid_alive,
@@ -53,7 +54,7 @@ def text_of(content: Any) -> str:
 
 def sdk_client_for_example(**options: Any) -> SdkClient:
     return SdkClient(
-        SdkStdioParameters(command=sys.executable, args=[str(LOWLEVEL_SERVER)]),
+        SdkStdioParameters(command=sys.executable, args=[str(LOWLEVEL_SERVER)], env=THIS_TREE),
         mode="legacy",
         client_info=sdk_types.Implementation(name="sdk-interop-client", version="2.3.0"),
         **options,

@@ -55,7 +55,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "memory",
         "auth.principal",
     ),
-    ("jsonrpc", "codec", "logsafe", "extras"),
+    ("wire", "jsonrpc", "codec", "logsafe", "extras"),
 )
 
 # What the runtime still does against the rules above, each to be removed, never added to:
@@ -92,8 +92,6 @@ KNOWN_PRIVATE: set[tuple[str, str]] = {
 }
 KNOWN_LARGE: set[str] = {
     "mcp_runtime.app.app.App",
-    "mcp_runtime.http.client",
-    "mcp_runtime.http.client.StreamableHTTPClientTransport",
     "mcp_runtime.http.shared_sessions.SharedSessions",
     "mcp_runtime.http.streamable",
     "mcp_runtime.http.streamable.StreamableHTTPApp",

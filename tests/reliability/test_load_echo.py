@@ -27,6 +27,7 @@ from support.peers import lowlevel_server, no_leaked_processes, run  # noqa: F40
 from support.reliability_peers import HttpServerProcess
 
 from mcp_protocol import v2025_11_25 as mcp
+from mcp_runtime import wire
 from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.http.client import StreamableHTTPClientTransport
 from mcp_runtime.stdio import spawn
@@ -58,10 +59,10 @@ class CountingTransport:
         self.inner = inner
         self.responses: Counter[Any] = Counter()
 
-    async def read(self) -> bytes | None:
-        message: bytes | None = await self.inner.read()
+    async def read(self) -> wire.Message | None:
+        message: wire.Message | None = await self.inner.read()
         if message is not None:
-            probe = _probe.decode(message)
+            probe = _probe.decode(message.data)
             if probe.method is None:
                 self.responses[probe.id] += 1
         return message

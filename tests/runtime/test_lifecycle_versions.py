@@ -20,6 +20,7 @@ from mcp import StdioServerParameters as SdkStdioParameters
 from mcp import stdio_client as sdk_stdio_client
 from support.peers import (
     LOWLEVEL_SERVER,
+    THIS_TREE,
     everything_server,
     lowlevel_module,
     lowlevel_server,
@@ -182,7 +183,9 @@ def test_a_restricted_server_answers_its_own_latest() -> None:
 
 async def sdk_handshake(version: str) -> tuple[str, list[str], str]:
     """Initialize tests/support/lowlevel_server.py by hand from the SDK, asking for ``version``."""
-    parameters = SdkStdioParameters(command=sys.executable, args=[str(LOWLEVEL_SERVER)])
+    parameters = SdkStdioParameters(
+        command=sys.executable, args=[str(LOWLEVEL_SERVER)], env=THIS_TREE
+    )
     async with sdk_stdio_client(parameters) as (read, write), SdkSession(read, write) as session:
         result = await session.send_request(
             sdk_types.InitializeRequest(

@@ -38,6 +38,13 @@ SERVER_EVERYTHING = NPM_BIN / "mcp-server-everything"
 # Generous: a loaded two-core CI machine starting node or the SDK is slow.
 TIMEOUT = 60.0
 
+THIS_TREE = {
+    "PYTHONPATH": os.pathsep.join(str(REPO / part) for part in ("runtime", "generated", "codegen"))
+}
+"""The environment the official SDK's stdio client needs to give a server of
+this repository (it hands a child only a few variables of its own): without
+it the child imports whichever mcp_runtime is installed, not this tree's."""
+
 
 def run(coroutine: Coroutine[Any, Any, T], timeout: float = TIMEOUT) -> T:
     """Run a test coroutine on a fresh event loop, failing (not hanging) after ``timeout``."""

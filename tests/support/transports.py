@@ -14,8 +14,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from mcp_runtime import wire
 from mcp_runtime.jsonrpc import RequestId
 from mcp_runtime.session import Transport
+from mcp_runtime.wire import RESPONSE
 
 Message = dict[str, Any]
 Predicate = Callable[[Message], bool]
@@ -43,22 +45,21 @@ class MemoryTransport:
 
     # ------------------------------------------------------------ Transport
 
-    async def read(self) -> bytes | None:
+    async def read(self) -> wire.Message | None:
         if self.closed:
             return None
         message = await self._inbox.get()
         if message is None:
             self._inbox.put_nowait(None)  # every later read sees the end too
-        return message
+            return None
+        return wire.incoming(message)
 
-    def write(
-        self, message: bytes, related: RequestId | None = None, response: bool = False
-    ) -> None:
+    def write(self, message: wire.Message) -> None:
         if self.closed or self.peer is None or self.peer.closed:
             return
-        self.sent.append(message)
-        self.related.append((related, response))
-        self.peer._inbox.put_nowait(message)
+        self.sent.append(message.data)
+        self.related.append((message.related, message.kind is RESPONSE))
+        self.peer._inbox.put_nowait(message.data)
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:
             if not waiter.done():
@@ -92,12 +93,13 @@ class MemoryTransport:
 
     def send(self, message: bytes | Message) -> None:
         """Put one message on the wire as this end (bytes as they are, dicts as JSON)."""
-        self.write(message if isinstance(message, bytes) else json.dumps(message).encode())
+        data = message if isinstance(message, bytes) else json.dumps(message).encode()
+        self.write(wire.Message(data=data))
 
     async def receive(self, timeout: float = 10.0) -> Message | None:
         """The next message the peer sent, parsed; None at end-of-stream."""
         message = await asyncio.wait_for(self.read(), timeout)
-        return None if message is None else parse(message)
+        return None if message is None else parse(message.data)
 
     def sent_messages(self) -> list[Message]:
         return [parse(message) for message in self.sent]
@@ -134,14 +136,12 @@ class RecordingTransport:
         self.inner = inner
         self.sent: list[bytes] = []
 
-    async def read(self) -> bytes | None:
+    async def read(self) -> wire.Message | None:
         return await self.inner.read()
 
-    def write(
-        self, message: bytes, related: RequestId | None = None, response: bool = False
-    ) -> None:
-        self.sent.append(message)
-        self.inner.write(message, related, response)
+    def write(self, message: wire.Message) -> None:
+        self.sent.append(message.data)
+        self.inner.write(message)
 
     def close_request_stream(self, request_id: RequestId) -> None:
         self.inner.close_request_stream(request_id)

@@ -8,6 +8,10 @@ import json
 from collections.abc import Callable
 from typing import IO, Any
 
+import msgspec
+
+from mcp_runtime import wire
+
 Message = dict[str, Any]
 
 
@@ -33,24 +37,31 @@ class WireTap:
         self.sent: list[Message] = []
         self.received: list[Message] = []
 
-    async def read(self) -> bytes | None:
-        data: bytes | None = await self.inner.read()
-        if data is not None:
-            self.received.extend(_messages(data))
+    async def read(self) -> wire.Message | None:
+        message: wire.Message | None = await self.inner.read()
+        if message is not None:
+            self.received.extend(_messages(message.data))
             if self.log is not None:
-                self.log.write(bytes(data).decode().rstrip("\n") + "\n")
+                self.log.write(bytes(message.data).decode().rstrip("\n") + "\n")
                 self.log.flush()
-        return data
+        return message
 
-    def write(self, message: bytes, related: Any = None, response: bool = False) -> None:
-        decoded = json.loads(message)
+    def write(self, message: wire.Message) -> None:
+        decoded = json.loads(message.data)
         if self.rewrite is not None and isinstance(decoded, dict):
             replaced = self.rewrite(decoded)
             if replaced is not None:
                 decoded = replaced
-                message = json.dumps(decoded).encode()
+                # What the message says of itself follows the rewrite: its
+                # params are the rewritten ones, encoded.
+                params = decoded.get("params")
+                message = msgspec.structs.replace(
+                    message,
+                    data=json.dumps(decoded).encode(),
+                    params=None if params is None else json.dumps(params).encode(),
+                )
         self.sent.extend(decoded if isinstance(decoded, list) else [decoded])
-        self.inner.write(message, related, response)
+        self.inner.write(message)
 
     async def drain(self) -> None:
         await self.inner.drain()

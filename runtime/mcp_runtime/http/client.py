@@ -1,5 +1,7 @@
-"""The HTTP transports, client side: Streamable HTTP, and the HTTP+SSE
-transport of revision 2024-11-05 for older servers.
+"""The Streamable HTTP client transport, and the functions that open a client
+session over HTTP (Streamable HTTP, or the HTTP+SSE transport of revision
+2024-11-05 in :mod:`~mcp_runtime.http.legacy_client` for older servers; the
+SSE parser both read with is :mod:`~mcp_runtime.http.sse_parser`).
 
 ``connect_http(client, url)`` opens a session to a server at ``url``
 whichever of the two it speaks: it POSTs server/discover, then (for a server
@@ -34,14 +36,11 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Final
-from urllib.parse import urljoin, urlsplit
+from typing import Final
 
 import msgspec
-from msgspec import UNSET, UnsetType
 
-from .. import jsonrpc, lifecycle
+from .. import jsonrpc, lifecycle, wire
 from ..extras import MissingExtra
 from . import headers as http_headers
 
@@ -51,236 +50,38 @@ try:
 except ModuleNotFoundError as error:
     raise MissingExtra("mcp_runtime.http.client", "http", error.name) from None
 from ..client import Client, ClientSession
-from ..jsonrpc import McpError, RequestId
+from ..jsonrpc import Envelope, McpError, RequestId
 from ..logsafe import quoted
-from .fetch import Fetcher, FetchError, Response, media_type
-from .headers import InvalidAnnotation, ParamHeader
+from ..wire import REQUEST, Message
+from .client_streams import (
+    ACCEPT_ANY,
+    DEFAULT_RETRY_MS,  # noqa: F401  (the names this module always had)
+    FALLBACK_STATUSES,  # noqa: F401
+    Exchange,
+    StreamState,
+    consume,
+)
+from .fetch import (
+    ACCEPT_SSE,
+    MAX_ERROR_BODY,
+    Fetcher,
+    FetchError,
+    http_failure,
+    media_type,
+    read_limited,
+)
+from .legacy_client import LegacySSEClientTransport
+from .sse_parser import (
+    MAX_EVENT_SIZE,  # noqa: F401
+    SSEEvent,
+    SSEParseError,
+    SSEParser,
+)
 
 logger = logging.getLogger("mcp_runtime.http.client")
 
-DEFAULT_RETRY_MS: Final = 1000
-"""How long to wait before resuming a stream when the server sent no ``retry``."""
 DEFAULT_MAX_RECONNECTS: Final = 5
 """Consecutive failed attempts to resume a stream before giving up."""
-MAX_EVENT_SIZE: Final = 64 * 1024 * 1024
-"""Longest SSE line or event accepted, in bytes."""
-MAX_ERROR_BODY: Final = 64 * 1024
-"""Bytes of an HTTP error body read (for its message); the rest is not."""
-FALLBACK_STATUSES: Final = (400, 404, 405)
-"""Statuses of the initialize POST that mean "try the legacy HTTP+SSE transport"."""
-
-_ACCEPT_ANY = "application/json, text/event-stream"
-_ACCEPT_SSE = "text/event-stream"
-_BOM = b"\xef\xbb\xbf"
-
-
-# ---------------------------------------------------------------- SSE parsing
-
-
-@dataclass(frozen=True)
-class SSEEvent:
-    """One dispatched server-sent event."""
-
-    event: str
-    """The event type; ``message`` when the server named none."""
-    data: str
-    id: str | None
-    """The stream's last event id once this event arrived."""
-
-
-class SSEParseError(Exception):
-    pass
-
-
-class SSEParser:
-    """An incremental ``text/event-stream`` parser (WHATWG HTML, server-sent
-    events): lines end in CR, LF or CRLF; ``:`` starts a comment; ``data``
-    lines accumulate; ``id``, ``event`` and ``retry`` fields; a blank line
-    dispatches. Feed it bytes as they arrive."""
-
-    def __init__(self, max_size: int = MAX_EVENT_SIZE, last_event_id: str | None = None) -> None:
-        self._buffer = b""
-        self._skip_lf = False
-        self._started = False
-        self._data: list[str] = []
-        self._size = 0
-        self._event = ""
-        self._id_buffer = last_event_id
-        self._max = max_size
-        self.last_event_id = last_event_id
-        """The id of the last dispatched event (ids persist across events)."""
-        self.retry: int | None = None
-        """The reconnection time the server asked for, in milliseconds."""
-
-    def feed(self, chunk: bytes) -> list[SSEEvent]:
-        if not self._started:  # a byte order mark may open the stream, even split
-            chunk = self._buffer + chunk
-            self._buffer = b""
-            if len(chunk) < 3 and _BOM.startswith(chunk):
-                self._buffer = chunk
-                return []
-            self._started = True
-            if chunk.startswith(_BOM):
-                chunk = chunk[3:]
-        if self._skip_lf and chunk:
-            self._skip_lf = False
-            if chunk[:1] == b"\n":
-                chunk = chunk[1:]
-        buffer = self._buffer + chunk if self._buffer else chunk
-        events: list[SSEEvent] = []
-        start, size = 0, len(buffer)
-        while start < size:
-            lf = buffer.find(b"\n", start)
-            cr = buffer.find(b"\r", start, lf if lf >= 0 else size)
-            if cr >= 0:
-                end = cr
-                if cr + 1 < size:
-                    after = cr + 2 if buffer[cr + 1] == 0x0A else cr + 1
-                else:
-                    after = cr + 1
-                    self._skip_lf = True  # a CRLF may be split across chunks
-            elif lf >= 0:
-                end, after = lf, lf + 1
-            else:
-                break
-            event = self._line(buffer[start:end])
-            if event is not None:
-                events.append(event)
-            start = after
-        self._buffer = buffer[start:]
-        if len(self._buffer) > self._max:
-            raise SSEParseError(f"SSE line longer than {self._max} bytes")
-        return events
-
-    def _line(self, raw: bytes) -> SSEEvent | None:
-        if not raw:
-            return self._dispatch()
-        line = raw.decode("utf-8", "replace")
-        if line.startswith(":"):
-            return None  # a comment (keep-alive)
-        field, colon, value = line.partition(":")
-        if colon and value.startswith(" "):
-            value = value[1:]
-        if field == "data":
-            self._data.append(value)
-            self._size += len(value)
-            if self._size > self._max:
-                raise SSEParseError(f"SSE event larger than {self._max} bytes")
-        elif field == "event":
-            self._event = value
-        elif field == "id":
-            if "\0" not in value:
-                self._id_buffer = value
-        elif field == "retry":
-            if value.isascii() and value.isdigit():
-                self.retry = int(value)
-        return None
-
-    def _dispatch(self) -> SSEEvent | None:
-        self.last_event_id = self._id_buffer
-        data, event = self._data, self._event
-        self._data, self._event, self._size = [], "", 0
-        if not data:
-            return None
-        return SSEEvent(event or "message", "\n".join(data), self.last_event_id)
-
-
-# ---------------------------------------------------------------- helpers
-
-
-async def _read_limited(response: Response, limit: int, what: str | None = None) -> bytes:
-    """A response body, read as it arrives and never past ``limit`` bytes: a
-    server cannot make the client hold an answer of any size. Past it, a
-    clear error about ``what``; without ``what`` (an error body, read only
-    for its message), its first ``limit`` bytes."""
-    length = response.content_length
-    if length is not None and length <= limit and not response.headers.get("content-encoding"):
-        return await response.read()  # the common case: one read of a known size
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.content.iter_any():
-        if size + len(chunk) > limit:
-            if what is None:
-                chunks.append(chunk[: limit - size])
-                break
-            raise _Failure(
-                McpError(jsonrpc.INTERNAL_ERROR, f"{what}: the answer is larger than {limit} bytes")
-            )
-        size += len(chunk)
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-class _Probe(msgspec.Struct):
-    """Enough of a message to route it."""
-
-    id: RequestId | None | UnsetType = UNSET
-    method: str | UnsetType = UNSET
-    params: msgspec.Raw | UnsetType = UNSET
-
-
-class _CancelledParams(msgspec.Struct):
-    requestId: RequestId | UnsetType = UNSET
-
-
-class _ErrorBody(msgspec.Struct):
-    error: jsonrpc.ErrorObject
-
-
-_probe = msgspec.json.Decoder(_Probe)
-_probe_many = msgspec.json.Decoder(_Probe | list[_Probe])
-_cancelled = msgspec.json.Decoder(_CancelledParams)
-_error_body = msgspec.json.Decoder(_ErrorBody)
-
-
-def _decode_probe(message: bytes) -> _Probe | None:
-    try:
-        return _probe.decode(message)
-    except msgspec.MsgspecError:
-        return None
-
-
-def _answers(message: bytes, request_id: RequestId) -> bool:
-    """Whether ``message`` (or a batch) holds the response to ``request_id``."""
-    try:
-        probe = _probe_many.decode(message)
-    except msgspec.MsgspecError:
-        return False
-    items = probe if isinstance(probe, list) else [probe]
-    return any(
-        item.method is UNSET and type(item.id) is type(request_id) and item.id == request_id
-        for item in items
-    )
-
-
-def _http_failure(status: int, reason: str, body: bytes, what: str) -> McpError:
-    """The error a call gets for an HTTP error status: the server's JSON-RPC
-    error message when the body carries one, else the body's text."""
-    code: int = jsonrpc.INTERNAL_ERROR
-    try:
-        error = _error_body.decode(body).error
-        code, detail = error.code, error.message
-    except msgspec.MsgspecError:
-        detail = body.decode("utf-8", "replace").strip()[:300]
-    text = f"{what}: HTTP {status} {reason}".rstrip()
-    if detail:
-        text += f": {detail}"
-    return McpError(code, text, {"httpStatus": status})
-
-
-@dataclass
-class _StreamState:
-    last_id: str | None = None
-    retry_ms: int = DEFAULT_RETRY_MS
-    answered: bool = False
-    events: int = 0
-    failure: str | None = None  # why the stream, or the last attempt to resume it, failed
-
-
-class _Failure(Exception):
-    def __init__(self, error: McpError) -> None:
-        super().__init__(error.message)
-        self.error = error
 
 
 # ---------------------------------------------------------------- Streamable HTTP
@@ -302,6 +103,10 @@ class StreamableHTTPClientTransport:
     * ``terminate_on_close``: DELETE the session on close.
     * ``auth``: an ``httpx2.Auth`` for every request, e.g. an
       :class:`~mcp_runtime.auth.client.OAuthClientProvider`.
+
+    Each request is an :class:`~mcp_runtime.http.client_streams.Exchange`
+    of its own; the headers mirroring a body come from a
+    :class:`~mcp_runtime.http.headers.Mirror`.
     """
 
     def __init__(
@@ -319,7 +124,7 @@ class StreamableHTTPClientTransport:
     ) -> None:
         self.url = url
         self.headers = {name.lower(): value for name, value in (headers or {}).items()}
-        self._http = Fetcher(http_client, timeout=timeout, read_timeout=sse_read_timeout, auth=auth)
+        self.http = Fetcher(http_client, timeout=timeout, read_timeout=sse_read_timeout, auth=auth)
         self.listen = listen
         self.max_reconnects = max_reconnects
         self.terminate_on_close = terminate_on_close
@@ -328,7 +133,7 @@ class StreamableHTTPClientTransport:
         self.fallback_reason: str | None = None
         """Set when the initialize POST was answered the way a server of the
         legacy HTTP+SSE transport answers it (see :func:`connect_http`)."""
-        self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._incoming: asyncio.Queue[Message | None] = asyncio.Queue()
         self._requests: dict[RequestId, asyncio.Task[None]] = {}
         self._posts: set[asyncio.Task[None]] = set()
         self._listener: asyncio.Task[None] | None = None
@@ -338,13 +143,11 @@ class StreamableHTTPClientTransport:
         """Whether the session speaks 2026-07-28 (each request on its own, no session)."""
         self._modern_requests: set[RequestId] = set()
         self._tool_lists: set[RequestId] = set()  # modern tools/list requests in flight
-        self._tool_params: dict[str, list[ParamHeader]] = (
-            {}
-        )  # x-mcp-header marks by tool, from tools/list
+        self._mirror = http_headers.Mirror()
 
     # Transport -------------------------------------------------------
 
-    async def read(self) -> bytes | None:
+    async def read(self) -> Message | None:
         if self._closed and self._incoming.empty():
             return None
         message = await self._incoming.get()
@@ -352,35 +155,31 @@ class StreamableHTTPClientTransport:
             self._incoming.put_nowait(None)  # every later read ends too
         return message
 
-    def write(
-        self, message: bytes, related: RequestId | None = None, response: bool = False
-    ) -> None:
+    def write(self, message: Message) -> None:
         if self._closed or self._expired:
             return
-        probe = _decode_probe(message)
         loop = asyncio.get_running_loop()
-        if probe is not None and isinstance(probe.method, str) and isinstance(probe.id, (str, int)):
-            request_id = probe.id
-            extra, modern = self._request_headers(probe.method, probe.params)
+        method = message.method
+        if message.kind is REQUEST and method is not None and message.id is not None:
+            request_id = message.id
+            extra, modern = self._mirror.request_headers(
+                method, message.params, self.protocol_version
+            )
             if modern:
                 self._modern_requests.add(request_id)
-                if probe.method == "tools/list":
+                if method == "tools/list":
                     self._tool_lists.add(request_id)
-            task = loop.create_task(
-                self._run_request(request_id, probe.method == "initialize", message, extra, modern)
-            )
+            task = loop.create_task(Exchange(self, message, extra, modern).run())
             self._requests[request_id] = task
             task.add_done_callback(lambda done: self._forget_request(request_id, done))
             return
-        if probe is not None and probe.method == "notifications/cancelled":
-            cancelled = self._abandon(probe.params)
+        if method == "notifications/cancelled":
+            cancelled = self._abandon(http_headers.cancelled_id(message.params))
             if cancelled is not None and cancelled in self._modern_requests:
                 self._modern_requests.discard(cancelled)
                 self._tool_lists.discard(cancelled)
                 return  # closing the request's stream was the cancellation
-        post = loop.create_task(
-            self._post_message(message, probe.method if probe is not None else None)
-        )
+        post = loop.create_task(self._post_message(message.data, method))
         self._posts.add(post)
         post.add_done_callback(self._posts.discard)
 
@@ -405,14 +204,14 @@ class StreamableHTTPClientTransport:
         await asyncio.gather(*tasks, return_exceptions=True)
         if self.session_id is not None and self.terminate_on_close and not self._expired:
             try:
-                async with self._http.open(
-                    "DELETE", self.url, self._headers(_ACCEPT_ANY), total=5.0
+                async with self.http.open(
+                    "DELETE", self.url, self.headers_for(ACCEPT_ANY), total=5.0
                 ) as response:
                     if response.status not in (200, 202, 204, 404, 405):
                         logger.debug("DELETE of session answered HTTP %d", response.status)
             except (FetchError, McpError) as error:  # McpError: from the auth provider
                 logger.debug("DELETE of session failed: %s", error)
-        await self._http.close()
+        await self.http.close()
         self._incoming.put_nowait(None)
 
     def close_request_stream(self, request_id: RequestId) -> None:
@@ -437,9 +236,16 @@ class StreamableHTTPClientTransport:
         """Whether the server ended the session (HTTP 404)."""
         return self._expired
 
-    # requests --------------------------------------------------------
+    # for the exchanges (client_streams.Owner) ------------------------
 
-    def _headers(self, accept: str, content: bool = False, modern: bool = False) -> dict[str, str]:
+    @property
+    def ended(self) -> bool:
+        return self._closed or self._expired
+
+    def headers_for(
+        self, accept: str, content: bool = False, modern: bool = False
+    ) -> dict[str, str]:
+        """The headers of a request of this transport's: ``modern``, one of 2026-07-28."""
         headers = {**self.headers, "accept": accept}
         if content:
             headers["content-type"] = "application/json"
@@ -451,336 +257,24 @@ class StreamableHTTPClientTransport:
             headers["mcp-protocol-version"] = self.protocol_version
         return headers
 
-    def _request_headers(
-        self, method: str, params: msgspec.Raw | UnsetType
-    ) -> tuple[dict[str, str], bool]:
-        """The headers mirroring a request's body, and whether it is a
-        2026-07-28 request (its ``_meta`` names a revision without handshake)."""
-        headers = {http_headers.METHOD: method}
-        if self.protocol_version in lifecycle.handshake_versions():
-            return headers, False  # a handshake session: its requests name no version of their own
-        fields = http_headers.mirrored_fields(params)
-        name = fields.name_for(method)
-        if name is not None:
-            headers[http_headers.NAME] = http_headers.encode_value(name)
-        version = fields.version
-        if not isinstance(version, str) or version in lifecycle.handshake_versions():
-            return headers, False
-        headers["mcp-protocol-version"] = version
-        if method == "tools/call" and name is not None and self._tool_params.get(name):
-            self._mirror_arguments(headers, self._tool_params[name], fields.arguments)
-        return headers, True
+    def deliver(self, data: bytes, envelope: Envelope | None, answers: RequestId | None) -> None:
+        if answers is not None and answers in self._tool_lists and envelope is not None:
+            self._tool_lists.discard(answers)
+            result = envelope.result
+            screened = self._mirror.screen(result) if isinstance(result, msgspec.Raw) else None
+            if screened is not None:
+                data = jsonrpc.result_bytes(answers, screened)
+                envelope = msgspec.structs.replace(envelope, result=msgspec.Raw(screened))
+        self._incoming.put_nowait(wire.incoming(data, envelope))
 
-    @staticmethod
-    def _mirror_arguments(
-        headers: dict[str, str], params: list[ParamHeader], raw: msgspec.Raw | UnsetType
-    ) -> None:
-        if isinstance(raw, UnsetType):
-            return
-        try:
-            arguments = msgspec.json.decode(raw)
-        except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
-            return
-        for param in params:
-            text = http_headers.header_text(param.value_in(arguments))
-            if text is not None:  # absent or null: no header
-                headers[param.header] = http_headers.encode_value(text)
-
-    def _screen_tools(self, data: bytes) -> bytes:
-        """A tools/list response without the tools whose x-mcp-header marks
-        are invalid (the specification has clients drop them); the marks of
-        the others are kept for their calls."""
-        try:
-            message = msgspec.json.decode(data)
-        except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
-            return data
-        result = message.get("result") if isinstance(message, dict) else None
-        tools = result.get("tools") if isinstance(result, dict) else None
-        if not isinstance(tools, list):
-            return data
-        kept: list[Any] = []
-        for tool in tools:
-            name = tool.get("name") if isinstance(tool, dict) else None
-            if not isinstance(name, str):
-                kept.append(tool)
-                continue
-            try:
-                params = http_headers.param_headers(tool.get("inputSchema"))
-            except InvalidAnnotation as error:
-                logger.warning("leaving tool %s out of tools/list: %s", quoted(name), quoted(error))
-                self._tool_params.pop(name, None)
-                continue
-            if params:
-                self._tool_params[name] = params
-            else:
-                self._tool_params.pop(name, None)
-            kept.append(tool)
-        if len(kept) == len(tools):
-            return data
-        assert isinstance(result, dict)
-        result["tools"] = kept
-        return msgspec.json.encode(message)
-
-    def _received(self, data: bytes, request_id: RequestId | None) -> None:
-        if request_id is not None and request_id in self._tool_lists and _answers(data, request_id):
-            self._tool_lists.discard(request_id)
-            data = self._screen_tools(data)
-        self._incoming.put_nowait(data)
-
-    def _forget_request(self, request_id: RequestId, task: asyncio.Task[None]) -> None:
-        if self._requests.get(request_id) is task:
-            del self._requests[request_id]
-            self._modern_requests.discard(request_id)
-            self._tool_lists.discard(request_id)
-
-    def _abandon(self, params: msgspec.Raw | UnsetType) -> RequestId | None:
-        """The session cancelled one of its requests: stop waiting for the
-        answer (closing its stream). The request's id."""
-        if params is UNSET:
-            return None
-        try:
-            request_id = _cancelled.decode(params).requestId
-        except msgspec.MsgspecError:
-            return None
-        if request_id is UNSET:
-            return None
-        task = self._requests.pop(request_id, None)
-        if task is not None:
-            task.cancel()
-        return request_id
-
-    def _deliver_error(self, request_id: RequestId, error: McpError) -> None:
+    def deliver_error(self, request_id: RequestId, error: McpError) -> None:
         if not self._closed:
-            self._incoming.put_nowait(
-                jsonrpc.error_bytes(request_id, error.code, error.message, error.data)
-            )
+            # The envelope as decoding these bytes would give it: nobody decodes them.
+            envelope = Envelope(jsonrpc="2.0", id=request_id, error=error.to_object())
+            data = jsonrpc.error_bytes(request_id, error.code, error.message, error.data)
+            self._incoming.put_nowait(wire.incoming(data, envelope))
 
-    async def _run_request(
-        self,
-        request_id: RequestId,
-        initialize: bool,
-        message: bytes,
-        extra: dict[str, str],
-        modern: bool,
-    ) -> None:
-        state = _StreamState()
-        try:
-            await self._post_request(request_id, initialize, message, state, extra, modern)
-            attempts = 0
-            while not state.answered and not self._closed and not self._expired:
-                if modern:
-                    raise _Failure(
-                        McpError(
-                            jsonrpc.CONNECTION_CLOSED,
-                            "the server ended the response stream before answering"
-                            + (f" ({state.failure})" if state.failure else ""),
-                        )
-                    )
-                if state.last_id is None:
-                    raise _Failure(
-                        McpError(
-                            jsonrpc.CONNECTION_CLOSED,
-                            "the server ended the response stream before answering, "
-                            "and the stream cannot be resumed (it sent no event id)",
-                        )
-                    )
-                attempts += 1
-                if attempts > self.max_reconnects:
-                    raise _Failure(
-                        McpError(
-                            jsonrpc.CONNECTION_CLOSED,
-                            f"gave up resuming the response stream after {self.max_reconnects} attempts"
-                            + (f" (last: {state.failure})" if state.failure else ""),
-                        )
-                    )
-                await asyncio.sleep(state.retry_ms / 1000)
-                before = state.events
-                await self._resume(state, request_id)
-                if state.events > before:
-                    attempts = 0
-        except _Failure as failure:
-            self._deliver_error(request_id, failure.error)
-        except McpError as error:  # from the auth provider: authorization failed
-            self._deliver_error(request_id, error)
-        except SSEParseError as error:
-            self._deliver_error(
-                request_id,
-                McpError(jsonrpc.PARSE_ERROR, f"bad SSE stream from the server: {error}"),
-            )
-        except Exception:  # a bug here must still answer the waiting call
-            logger.exception("HTTP request %r failed", request_id)
-            self._deliver_error(
-                request_id, McpError(jsonrpc.INTERNAL_ERROR, "internal error in the HTTP transport")
-            )
-
-    async def _post_request(
-        self,
-        request_id: RequestId,
-        initialize: bool,
-        message: bytes,
-        state: _StreamState,
-        extra: dict[str, str],
-        modern: bool,
-    ) -> None:
-        headers = self._headers(_ACCEPT_ANY, content=True, modern=modern)
-        headers.update(extra)
-        try:
-            async with self._http.open("POST", self.url, headers, message) as response:
-                status = response.status
-                if initialize:
-                    self.session_id = response.headers.get("mcp-session-id") or self.session_id
-                if status == 404 and self.session_id is not None and not initialize and not modern:
-                    self._expire()
-                    return
-                if status >= 300 or status == 202:
-                    body = await _read_limited(response, MAX_ERROR_BODY)
-                    # An authentication status stays one (a client does not fall back on it).
-                    if (
-                        modern
-                        and status >= 400
-                        and status not in (401, 403)
-                        and self._deliver_error_body(request_id, body)
-                    ):
-                        state.answered = True
-                        return
-                    if initialize and status in FALLBACK_STATUSES:
-                        self.fallback_reason = f"HTTP {status}"
-                    raise _Failure(
-                        _http_failure(status, response.reason or "", body, f"POST {self.url}")
-                    )
-                media = media_type(response)
-                if media == "application/json":
-                    body = await _read_limited(response, MAX_EVENT_SIZE, f"POST {self.url}")
-                    self._deliver_json(body, request_id, state)
-                elif media == "text/event-stream":
-                    await self._consume(response, request_id, state)
-                else:
-                    if initialize:
-                        self.fallback_reason = f"content type {media or 'none'!r}"
-                    raise _Failure(
-                        McpError(
-                            jsonrpc.INTERNAL_ERROR,
-                            f"POST {self.url}: expected a JSON or SSE answer, got content type {media or 'none'!r}",
-                        )
-                    )
-        except FetchError as error:
-            if (modern or state.last_id is None) and not state.answered:
-                raise _Failure(
-                    McpError(jsonrpc.CONNECTION_CLOSED, f"POST {self.url} failed: {error}")
-                ) from None
-            state.failure = str(error)  # the stream dropped after it started: resumed by the caller
-
-    def _deliver_error_body(self, request_id: RequestId, body: bytes) -> bool:
-        """Answer a call with the JSON-RPC error an error status carries, if it carries one."""
-        try:
-            error = _error_body.decode(body).error
-        except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
-            return False
-        self._incoming.put_nowait(
-            jsonrpc.error_bytes(request_id, error.code, error.message, error.data)
-        )
-        return True
-
-    def _deliver_json(self, body: bytes, request_id: RequestId, state: _StreamState) -> None:
-        if not body.strip():
-            raise _Failure(
-                McpError(jsonrpc.INTERNAL_ERROR, f"POST {self.url}: empty answer to a request")
-            )
-        try:
-            msgspec.json.decode(body)
-        except msgspec.DecodeError:
-            raise _Failure(
-                McpError(jsonrpc.PARSE_ERROR, f"POST {self.url}: the answer is not valid JSON")
-            ) from None
-        self._received(body, request_id)
-        if _answers(body, request_id):
-            state.answered = True
-        else:
-            raise _Failure(
-                McpError(
-                    jsonrpc.INTERNAL_ERROR, f"POST {self.url}: the JSON answer holds no response"
-                )
-            )
-
-    async def _consume(
-        self, response: Response, request_id: RequestId | None, state: _StreamState
-    ) -> None:
-        """Deliver a stream's messages until it ends or (for a request) is answered."""
-        parser = SSEParser(last_event_id=state.last_id)  # ids persist across reconnections
-        async for chunk in response.content.iter_any():
-            events = parser.feed(chunk)
-            if parser.retry is not None:
-                state.retry_ms = parser.retry
-            for event in events:
-                state.events += 1
-                if event.event != "message" or not event.data.strip():
-                    continue
-                data = event.data.encode()
-                self._received(data, request_id)
-                if request_id is not None and _answers(data, request_id):
-                    state.answered = True
-            state.last_id = parser.last_event_id
-            if state.answered:
-                return  # the server ends the stream now; no need to wait for it
-
-    async def _resume(self, state: _StreamState, request_id: RequestId) -> None:
-        """One attempt to resume a request's stream with GET and Last-Event-ID."""
-        headers = self._headers(_ACCEPT_SSE)
-        assert state.last_id is not None
-        headers["last-event-id"] = state.last_id
-        try:
-            async with self._http.open("GET", self.url, headers) as response:
-                status = response.status
-                if status == 404 and self.session_id is not None:
-                    self._expire()
-                    return
-                if status >= 500:
-                    state.failure = f"HTTP {status} {response.reason or ''}".rstrip()
-                    return  # try again later
-                if status != 200 or media_type(response) != "text/event-stream":
-                    body = await _read_limited(response, MAX_ERROR_BODY)
-                    raise _Failure(
-                        _http_failure(
-                            status,
-                            response.reason or "",
-                            body,
-                            f"resuming the response stream at {self.url}",
-                        )
-                    )
-                await self._consume(response, request_id, state)
-        except FetchError as error:
-            state.failure = str(error)
-            logger.debug("resuming the stream of request %r failed: %s", request_id, state.failure)
-
-    async def _post_message(self, message: bytes, method: str | UnsetType | None) -> None:
-        """POST a notification or a response; the server accepts it with 202."""
-        headers = self._headers(_ACCEPT_ANY, content=True, modern=self.modern)
-        if isinstance(method, str):
-            headers[http_headers.METHOD] = method
-        if self.modern and self.protocol_version is not None:
-            headers["mcp-protocol-version"] = self.protocol_version
-        try:
-            async with self._http.open("POST", self.url, headers, message) as response:
-                status, reason = response.status, response.reason or ""
-                body = await _read_limited(response, MAX_ERROR_BODY) if status >= 300 else b""
-        except FetchError as error:
-            logger.warning("could not send a message to %s: %s", self.url, error)
-            return
-        except McpError as error:  # from the auth provider: authorization failed
-            logger.warning("could not send a message to %s: %s", self.url, error.message)
-            return
-        if status == 404 and self.session_id is not None:
-            self._expire()
-        elif status >= 300:
-            logger.warning(
-                "%s refused a message: %s",
-                self.url,
-                quoted(_http_failure(status, reason, body, "POST").message),
-            )
-
-    # session ---------------------------------------------------------
-
-    def _expire(self) -> None:
+    def expire(self) -> None:
         """The server forgot the session: fail every pending call, end reading."""
         if self._expired or self._closed:
             return
@@ -793,7 +287,7 @@ class StreamableHTTPClientTransport:
         )
         current = asyncio.current_task()
         for request_id, task in list(self._requests.items()):
-            self._deliver_error(request_id, error)
+            self.deliver_error(request_id, error)
             if task is not current:
                 task.cancel()
         self._requests.clear()
@@ -801,32 +295,76 @@ class StreamableHTTPClientTransport:
             self._listener.cancel()
         self._incoming.put_nowait(None)
 
+    # requests --------------------------------------------------------
+
+    def _forget_request(self, request_id: RequestId, task: asyncio.Task[None]) -> None:
+        if self._requests.get(request_id) is task:
+            del self._requests[request_id]
+            self._modern_requests.discard(request_id)
+            self._tool_lists.discard(request_id)
+
+    def _abandon(self, request_id: RequestId | None) -> RequestId | None:
+        """The session cancelled one of its requests: stop waiting for the
+        answer (closing its stream). The request's id."""
+        if request_id is None:
+            return None
+        task = self._requests.pop(request_id, None)
+        if task is not None:
+            task.cancel()
+        return request_id
+
+    async def _post_message(self, message: bytes, method: str | None) -> None:
+        """POST a notification or a response; the server accepts it with 202."""
+        headers = self.headers_for(ACCEPT_ANY, content=True, modern=self.modern)
+        if method is not None:
+            headers[http_headers.METHOD] = method
+        if self.modern and self.protocol_version is not None:
+            headers["mcp-protocol-version"] = self.protocol_version
+        try:
+            async with self.http.open("POST", self.url, headers, message) as response:
+                status, reason = response.status, response.reason or ""
+                body = await read_limited(response, MAX_ERROR_BODY) if status >= 300 else b""
+        except FetchError as error:
+            logger.warning("could not send a message to %s: %s", self.url, error)
+            return
+        except McpError as error:  # from the auth provider: authorization failed
+            logger.warning("could not send a message to %s: %s", self.url, error.message)
+            return
+        if status == 404 and self.session_id is not None:
+            self.expire()
+        elif status >= 300:
+            logger.warning(
+                "%s refused a message: %s",
+                self.url,
+                quoted(http_failure(status, reason, body, "POST").message),
+            )
+
     async def _listen(self) -> None:
         """The standalone GET stream: opened once, resumed when it drops."""
-        state = _StreamState()
+        state = StreamState()
         attempts = 0
         while not self._closed and not self._expired:
-            headers = self._headers(_ACCEPT_SSE)
+            headers = self.headers_for(ACCEPT_SSE)
             if state.last_id is not None:
                 headers["last-event-id"] = state.last_id
             before = state.events
             try:
-                async with self._http.open("GET", self.url, headers) as response:
+                async with self.http.open("GET", self.url, headers) as response:
                     status = response.status
                     if status == 405:
                         logger.debug("%s offers no standalone SSE stream", self.url)
                         return
                     if status == 404 and self.session_id is not None:
-                        self._expire()
+                        self.expire()
                         return
                     if status == 200 and media_type(response) == "text/event-stream":
-                        await self._consume(response, None, state)
+                        await consume(self, response, None, state)
                     elif status < 500:
-                        body = await _read_limited(response, MAX_ERROR_BODY)
+                        body = await read_limited(response, MAX_ERROR_BODY)
                         logger.warning(
                             "standalone SSE stream refused: %s",
                             quoted(
-                                _http_failure(
+                                http_failure(
                                     status, response.reason or "", body, f"GET {self.url}"
                                 ).message
                             ),
@@ -847,207 +385,6 @@ class StreamableHTTPClientTransport:
                 )
                 return
             await asyncio.sleep(state.retry_ms / 1000)
-
-
-# ---------------------------------------------------------------- legacy HTTP+SSE
-
-
-class LegacySSEClientTransport:
-    """A :class:`~mcp_runtime.session.Transport` to a server of the 2024-11-05
-    HTTP+SSE transport: ``GET url`` opens the event stream, whose first
-    ``endpoint`` event names the URL to POST messages to.
-
-    Call :meth:`open` before use. Messages are POSTed in order. ``auth``:
-    an ``httpx2.Auth`` for every request; ``http_client``: an
-    ``aiohttp.ClientSession`` to use (left open).
-    """
-
-    def __init__(
-        self,
-        url: str,
-        headers: Mapping[str, str] | None = None,
-        *,
-        timeout: float | None = 30.0,
-        sse_read_timeout: float | None = None,
-        http_client: aiohttp.ClientSession | None = None,
-        auth: httpx2.Auth | None = None,
-    ) -> None:
-        self.url = url
-        self.headers = {name.lower(): value for name, value in (headers or {}).items()}
-        self._connect_timeout = timeout
-        self._http = Fetcher(http_client, timeout=timeout, read_timeout=sse_read_timeout, auth=auth)
-        self.endpoint: str | None = None
-        self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self._outbox: asyncio.Queue[tuple[bytes, asyncio.Future[None] | None]] = asyncio.Queue()
-        self._unsent: set[asyncio.Future[None]] = set()
-        self._reader: asyncio.Task[None] | None = None
-        self._sender: asyncio.Task[None] | None = None
-        self._closed = False
-
-    async def open(self) -> None:
-        """Open the event stream and wait for the ``endpoint`` event."""
-        loop = asyncio.get_running_loop()
-        ready: asyncio.Future[None] = loop.create_future()
-        self._reader = loop.create_task(self._read_stream(ready))
-        try:
-            await asyncio.wait_for(asyncio.shield(ready), self._connect_timeout)
-        except asyncio.TimeoutError:
-            raise McpError(
-                jsonrpc.CONNECTION_CLOSED,
-                f"GET {self.url}: no endpoint event within {self._connect_timeout} s",
-            ) from None
-        self._sender = loop.create_task(self._send_loop())
-
-    # Transport -------------------------------------------------------
-
-    async def read(self) -> bytes | None:
-        if self._closed and self._incoming.empty():
-            return None
-        message = await self._incoming.get()
-        if message is None:
-            self._incoming.put_nowait(None)
-        return message
-
-    def write(
-        self, message: bytes, related: RequestId | None = None, response: bool = False
-    ) -> None:
-        if self._closed:
-            return
-        probe = _decode_probe(message)
-        if probe is not None and isinstance(probe.method, str) and isinstance(probe.id, (str, int)):
-            self._outbox.put_nowait(
-                (message, None)
-            )  # a request: its answer is what the caller waits for
-            return
-        sent: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._unsent.add(sent)
-        sent.add_done_callback(self._unsent.discard)
-        self._outbox.put_nowait((message, sent))
-
-    async def drain(self) -> None:
-        """Wait until the notifications and responses written so far were accepted."""
-        pending = list(self._unsent)
-        if pending and self._sender is not None and not self._sender.done():
-            await asyncio.wait(pending)
-
-    async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        tasks = [task for task in (self._reader, self._sender) if task is not None]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        for sent in list(self._unsent):
-            sent.cancel()
-        await self._http.close()
-        self._incoming.put_nowait(None)
-
-    def close_request_stream(self, request_id: RequestId) -> None:
-        return None
-
-    # the stream ------------------------------------------------------
-
-    async def _read_stream(self, ready: asyncio.Future[None]) -> None:
-        headers = {**self.headers, "accept": _ACCEPT_SSE, "cache-control": "no-cache"}
-        try:
-            async with self._http.open("GET", self.url, headers) as response:
-                if response.status != 200 or media_type(response) != "text/event-stream":
-                    body = await _read_limited(response, MAX_ERROR_BODY)
-                    if response.status == 200:
-                        body = f"expected an SSE stream, got content type {media_type(response) or 'none'!r}".encode()
-                    raise _Failure(
-                        _http_failure(
-                            response.status, response.reason or "", body, f"GET {self.url}"
-                        )
-                    )
-                parser = SSEParser()
-                async for chunk in response.content.iter_any():
-                    for event in parser.feed(chunk):
-                        if event.event == "endpoint" and not ready.done():
-                            self.endpoint = self._resolve(event.data.strip())
-                            ready.set_result(None)
-                        elif (
-                            event.event == "message"
-                            and self.endpoint is not None
-                            and event.data.strip()
-                        ):
-                            self._incoming.put_nowait(event.data.encode())
-        except _Failure as failure:
-            if not ready.done():
-                ready.set_exception(failure.error)
-        except McpError as error:
-            if not ready.done():
-                ready.set_exception(error)
-        except (FetchError, SSEParseError) as error:
-            if not ready.done():
-                ready.set_exception(
-                    McpError(jsonrpc.CONNECTION_CLOSED, f"GET {self.url} failed: {error}")
-                )
-            else:
-                logger.warning("the SSE stream from %s failed: %s", self.url, quoted(error))
-        finally:
-            if not ready.done():
-                ready.set_exception(
-                    McpError(
-                        jsonrpc.CONNECTION_CLOSED,
-                        f"GET {self.url}: the stream ended before the endpoint event",
-                    )
-                )
-            self._incoming.put_nowait(None)  # the session lasts as long as the stream
-
-    def _resolve(self, endpoint: str) -> str:
-        resolved = urljoin(self.url, endpoint)
-        base, target = urlsplit(self.url), urlsplit(resolved)
-        if (base.scheme, base.netloc) != (target.scheme, target.netloc):
-            raise McpError(
-                jsonrpc.INVALID_REQUEST,
-                f"GET {self.url}: the endpoint {resolved!r} is not on the same origin; refusing to send messages there",
-            )
-        return resolved
-
-    async def _send_loop(self) -> None:
-        assert self.endpoint is not None
-        while True:
-            message, sent = await self._outbox.get()
-            try:
-                await self._post(self.endpoint, message)
-            except Exception:  # keep sending what follows
-                logger.exception("sending a message to %s failed", self.endpoint)
-            finally:
-                if sent is not None and not sent.done():
-                    sent.set_result(None)
-
-    async def _post(self, endpoint: str, message: bytes) -> None:
-        probe = _decode_probe(message)
-        is_request = (
-            probe is not None and isinstance(probe.method, str) and isinstance(probe.id, (str, int))
-        )
-        headers = {**self.headers, "content-type": "application/json"}
-        try:
-            async with self._http.open("POST", endpoint, headers, message) as response:
-                status, reason = response.status, response.reason or ""
-                body = await _read_limited(response, MAX_ERROR_BODY) if status >= 300 else b""
-        except FetchError as error:
-            failure = McpError(jsonrpc.CONNECTION_CLOSED, f"POST {endpoint} failed: {error}")
-        except McpError as error:  # from the auth provider: authorization failed
-            failure = error
-        else:
-            if status < 300:
-                return
-            failure = _http_failure(status, reason, body, f"POST {endpoint}")
-            if status == 404:  # the server forgot the session
-                failure = McpError(
-                    jsonrpc.CONNECTION_CLOSED,
-                    f"the SSE session at {self.url} has ended ({failure.message})",
-                    failure.data,
-                )
-        if is_request and probe is not None and isinstance(probe.id, (str, int)):
-            self._incoming.put_nowait(
-                jsonrpc.error_bytes(probe.id, failure.code, failure.message, failure.data)
-            )
-        else:
-            logger.warning("%s", quoted(failure.message))
 
 
 # ---------------------------------------------------------------- connecting

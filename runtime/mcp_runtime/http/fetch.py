@@ -23,7 +23,11 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping
 from typing import Final
 
+import msgspec
+
+from .. import jsonrpc
 from ..extras import MissingExtra
+from ..jsonrpc import McpError
 
 try:
     import aiohttp
@@ -34,6 +38,10 @@ except ModuleNotFoundError as error:
     raise MissingExtra("mcp_runtime.http.fetch", "http", error.name) from None
 
 Response = aiohttp.ClientResponse
+
+MAX_ERROR_BODY: Final = 64 * 1024
+"""Bytes of an HTTP error body read (for its message); the rest is not."""
+ACCEPT_SSE: Final = "text/event-stream"
 
 # Headers httpx2 fills in on a request it builds, which aiohttp sets itself.
 _BUILT_BY_CLIENT: Final = frozenset({"host", "content-length", "transfer-encoding"})
@@ -212,4 +220,78 @@ class Fetcher:
             await self._session.close()
 
 
-__all__ = ["FetchError", "Fetcher", "Response", "describe", "media_type", "new_session"]
+class Failure(Exception):
+    """What ends a call's exchange with the server: ``error`` answers the call."""
+
+    def __init__(self, error: McpError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+async def read_limited(response: Response, limit: int, what: str | None = None) -> bytes:
+    """A response body, read as it arrives and never past ``limit`` bytes: a
+    server cannot make the client hold an answer of any size. Past it, a
+    clear error about ``what``; without ``what`` (an error body, read only
+    for its message), its first ``limit`` bytes."""
+    length = response.content_length
+    if length is not None and length <= limit and not response.headers.get("content-encoding"):
+        return await response.read()  # the common case: one read of a known size
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_any():
+        if size + len(chunk) > limit:
+            if what is None:
+                chunks.append(chunk[: limit - size])
+                break
+            raise Failure(
+                McpError(jsonrpc.INTERNAL_ERROR, f"{what}: the answer is larger than {limit} bytes")
+            )
+        size += len(chunk)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+class _ErrorBody(msgspec.Struct):
+    error: jsonrpc.ErrorObject
+
+
+_error_body = msgspec.json.Decoder(_ErrorBody)
+
+
+def error_in(body: bytes) -> jsonrpc.ErrorObject | None:
+    """The JSON-RPC error an HTTP error body carries, if it carries one."""
+    try:
+        return _error_body.decode(body).error
+    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+        return None
+
+
+def http_failure(status: int, reason: str, body: bytes, what: str) -> McpError:
+    """The error a call gets for an HTTP error status: the server's JSON-RPC
+    error message when the body carries one, else the body's text."""
+    code: int = jsonrpc.INTERNAL_ERROR
+    error = error_in(body)
+    if error is not None:
+        code, detail = error.code, error.message
+    else:
+        detail = body.decode("utf-8", "replace").strip()[:300]
+    text = f"{what}: HTTP {status} {reason}".rstrip()
+    if detail:
+        text += f": {detail}"
+    return McpError(code, text, {"httpStatus": status})
+
+
+__all__ = [
+    "ACCEPT_SSE",
+    "MAX_ERROR_BODY",
+    "Failure",
+    "FetchError",
+    "Fetcher",
+    "Response",
+    "describe",
+    "error_in",
+    "http_failure",
+    "media_type",
+    "new_session",
+    "read_limited",
+]

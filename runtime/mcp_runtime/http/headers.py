@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
@@ -21,6 +23,9 @@ from typing import Any, Final
 import msgspec
 
 from .. import jsonrpc, lifecycle
+from ..logsafe import quoted
+
+logger = logging.getLogger("mcp_runtime.http.client")
 
 METHOD: Final = "mcp-method"
 NAME: Final = "mcp-name"
@@ -253,3 +258,149 @@ def mirrored_fields(params: msgspec.Raw | msgspec.UnsetType) -> MirroredFields:
     return MirroredFields(
         loose.name, loose.uri, loose.taskId, loose.arguments, _VersionMeta(version)
     )
+
+
+# ---------------------------------------------------------------- client side: filling them in
+
+
+class _CancelledParams(msgspec.Struct):
+    requestId: jsonrpc.RequestId | msgspec.UnsetType = msgspec.UNSET
+
+
+_cancelled_params = msgspec.json.Decoder(_CancelledParams)
+_any = msgspec.json.Decoder()
+# The attribute of each wire member, by Struct type: a request's params are read, not decoded.
+_attributes: dict[type, dict[str, str]] = {}
+
+
+def member(params: Any, key: str) -> Any:
+    """The member ``key`` (its wire name) of params a session had as a value:
+    a typed Struct or a mapping. None where there is none."""
+    if isinstance(params, Mapping):
+        return params.get(key)
+    kind = type(params)
+    attributes = _attributes.get(kind)
+    if attributes is None:
+        try:
+            fields = msgspec.structs.fields(kind)
+        except TypeError:  # not a Struct: nothing to read
+            fields = ()
+        attributes = _attributes[kind] = {field.encode_name: field.name for field in fields}
+    name = attributes.get(key)
+    value = getattr(params, name, None) if name is not None else None
+    return None if value is msgspec.UNSET else value
+
+
+def _encoded(params: Any) -> bool:
+    return isinstance(params, (bytes, msgspec.Raw))
+
+
+def cancelled_id(params: Any) -> jsonrpc.RequestId | None:
+    """The id a notifications/cancelled names, from its params as the session
+    had them (a value, or encoded bytes: then decoded)."""
+    if params is None:
+        return None
+    if _encoded(params):
+        try:
+            found = _cancelled_params.decode(params).requestId
+        except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+            return None
+        return None if isinstance(found, msgspec.UnsetType) else found
+    found = member(params, "requestId")
+    return found if isinstance(found, (str, int)) and not isinstance(found, bool) else None
+
+
+class Mirror:
+    """What a client puts in the headers of its requests: ``Mcp-Method``
+    always, and from 2026-07-28 on ``MCP-Protocol-Version`` (the version the
+    request's ``_meta`` names), ``Mcp-Name`` and ``Mcp-Param-*`` for the tool
+    arguments marked with ``x-mcp-header``. The marks come from tools/list
+    responses, which :meth:`screen` reads (and rids of tools whose marks are
+    invalid, as the specification has clients do).
+
+    Read from the params as the session had them (the typed value it
+    encoded), so nothing the session encoded is decoded again; params that
+    came encoded (``request_raw``) are decoded."""
+
+    def __init__(self) -> None:
+        self._marks: dict[str, list[ParamHeader]] = {}  # x-mcp-header marks by tool
+
+    def request_headers(
+        self, method: str, params: Any, negotiated: str | None
+    ) -> tuple[dict[str, str], bool]:
+        """The headers mirroring a request's body, and whether it is a
+        2026-07-28 request (its ``_meta`` names a revision without handshake).
+        ``negotiated``: the session's revision, if known yet."""
+        headers = {METHOD: method}
+        if negotiated in lifecycle.handshake_versions():
+            return headers, False  # a handshake session: its requests name no version of their own
+        arguments: Any
+        if _encoded(params):
+            fields = mirrored_fields(msgspec.Raw(params))
+            name, version, arguments = fields.name_for(method), fields.version, fields.arguments
+        else:
+            field = NAME_FIELDS.get(method)
+            found = member(params, field) if field is not None and params is not None else None
+            name = found if isinstance(found, str) else None
+            meta = member(params, "_meta") if params is not None else None
+            version = meta.get(lifecycle.VERSION_KEY) if isinstance(meta, Mapping) else None
+            arguments = member(params, "arguments") if params is not None else None
+        if name is not None:
+            headers[NAME] = encode_value(name)
+        if not isinstance(version, str) or version in lifecycle.handshake_versions():
+            return headers, False
+        headers["mcp-protocol-version"] = version
+        marks = self._marks.get(name) if method == "tools/call" and name is not None else None
+        if marks:
+            self._mirror_arguments(headers, marks, arguments)
+        return headers, True
+
+    @staticmethod
+    def _mirror_arguments(headers: dict[str, str], marks: list[ParamHeader], raw: Any) -> None:
+        # As the body has them: encoded, then read back as JSON values.
+        if raw is None or raw is msgspec.UNSET:
+            return
+        try:
+            if _encoded(raw):
+                arguments = _any.decode(raw)
+            else:
+                arguments = msgspec.to_builtins(raw)
+        except (msgspec.MsgspecError, TypeError, *jsonrpc.UNDECODABLE):
+            return
+        for param in marks:
+            text = header_text(param.value_in(arguments))
+            if text is not None:  # absent or null: no header
+                headers[param.header] = encode_value(text)
+
+    def screen(self, result: msgspec.Raw) -> bytes | None:
+        """A tools/list result without the tools whose x-mcp-header marks
+        are invalid, encoded; None when it keeps them all (or is not one to
+        screen). The marks of the others are kept for their calls."""
+        try:
+            value = _any.decode(result)
+        except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+            return None
+        tools = value.get("tools") if isinstance(value, dict) else None
+        if not isinstance(tools, list):
+            return None
+        kept: list[Any] = []
+        for tool in tools:
+            name = tool.get("name") if isinstance(tool, dict) else None
+            if not isinstance(name, str):
+                kept.append(tool)
+                continue
+            try:
+                marks = param_headers(tool.get("inputSchema"))
+            except InvalidAnnotation as error:
+                logger.warning("leaving tool %s out of tools/list: %s", quoted(name), quoted(error))
+                self._marks.pop(name, None)
+                continue
+            if marks:
+                self._marks[name] = marks
+            else:
+                self._marks.pop(name, None)
+            kept.append(tool)
+        if len(kept) == len(tools):
+            return None
+        value["tools"] = kept
+        return msgspec.json.encode(value)

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs
 
 import msgspec
 
-from .. import jsonrpc, ownership
+from .. import jsonrpc, ownership, wire
 from ..auth.principal import Principal
 from ..disconnect import ClientWatch, Gone, next_or_gone
 from ..jsonrpc import RequestId
@@ -69,18 +69,17 @@ class LegacySSETransport:
         self.closed = False
         self.session: ServerSession | None = None
 
-    async def read(self) -> bytes | None:
+    async def read(self) -> wire.Message | None:
         if self.closed:
             return None
         item = await self.incoming.get()
         if item is None:
             return None
         message, self.principal = item
-        return message
+        return wire.incoming(message)
 
-    def write(
-        self, message: bytes, related: RequestId | None = None, response: bool = False
-    ) -> None:
+    def write(self, sent: wire.Message) -> None:
+        message = sent.data
         if self.closed:
             return
         if self.pending > self.max_pending:  # one message, however large, never trips it by itself

@@ -34,6 +34,7 @@ from ..jsonrpc import RequestId
 from ..session import LOG_LEVELS
 from ..stores.base import Store, StoreUnavailable, current_note
 from ..stores.quotas import SharedQuota
+from ..wire import RESPONSE, Message
 
 if TYPE_CHECKING:
     from ..server import ServerSession
@@ -629,25 +630,19 @@ class SharedSessionTransport(HttpSessionTransport):
         # session may be rebuilt, and its logs must not be written twice.
         return f"{self.shared.worker}.{next(self.shared.stream_ids)}"
 
-    def write(
-        self, message: bytes, related: RequestId | None = None, response: bool = False
-    ) -> None:
+    def write(self, message: Message) -> None:
         session = self.session
-        if response and session is not None:
+        if message.kind is RESPONSE and session is not None:
             state = (session.protocol_version, session._server_router.log_level)
             if state != self.saved:
                 # The handshake (or a new log level): stored before the client
                 # hears of it, so its next request may land on any worker.
                 self.saved = state
-                asyncio.get_running_loop().create_task(
-                    self._save_then_write(session, message, related)
-                )
+                asyncio.get_running_loop().create_task(self._save_then_write(session, message))
                 return
-        super().write(message, related, response)
+        super().write(message)
 
-    async def _save_then_write(
-        self, session: ServerSession, message: bytes, related: RequestId | None
-    ) -> None:
+    async def _save_then_write(self, session: ServerSession, message: Message) -> None:
         try:
             http_session = self.shared.app.sessions.get(self.session_id)
             owner = None if http_session is None else http_session.owner
@@ -656,7 +651,7 @@ class SharedSessionTransport(HttpSessionTransport):
             logger.warning(
                 "a session's state is not shared (other workers will not know it): %s", error
             )
-        super().write(message, related, True)
+        super().write(message)
 
     @property
     def session(self) -> ServerSession | None:

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .. import jsonrpc, lifecycle, ownership
+from .. import jsonrpc, lifecycle, ownership, wire
 from ..auth.principal import Principal
 from ..disconnect import ClientWatch, Gone, SlowAnswers, next_or_gone
 from ..jsonrpc import RequestId
@@ -56,6 +56,7 @@ from ..session import first_step
 from ..stepping import Pending, one_pass, step
 from ..stores import Store, StoreUnavailable
 from ..stores.quotas import SharedQuota
+from ..wire import RESPONSE
 from . import headers as http_headers
 from .headers import InvalidAnnotation, ParamHeader
 
@@ -350,18 +351,17 @@ class HttpSessionTransport:
 
     # Transport -------------------------------------------------------
 
-    async def read(self) -> bytes | None:
+    async def read(self) -> wire.Message | None:
         if self.closed:
             return None
         item = await self._incoming.get()
         if item is None:
             return None
         message, self.principal = item
-        return message
+        return wire.incoming(message)
 
-    def write(
-        self, message: bytes, related: RequestId | None = None, response: bool = False
-    ) -> None:
+    def write(self, sent: wire.Message) -> None:
+        message, related, response = sent.data, sent.related, sent.kind is RESPONSE
         stream = self._by_request.get(related) if related is not None else None
         if stream is None:
             if response and related is not None:
@@ -614,18 +614,17 @@ class RequestTransport:
         # POST answers with a stream, not with the response alone.
         self.streaming: Callable[[], None] | None = None
 
-    async def read(self) -> bytes | None:
+    async def read(self) -> wire.Message | None:
         message, self._message = self._message, None
         if message is not None:
-            return message
+            return wire.incoming(message)
         if not self.closed:
             self._ended = asyncio.Event()
             await self._ended.wait()
         return None
 
-    def write(
-        self, message: bytes, related: RequestId | None = None, response: bool = False
-    ) -> None:
+    def write(self, sent: wire.Message) -> None:
+        message, response = sent.data, sent.kind is RESPONSE
         if self.closed or self.answered or (self.responses_only and not response):
             return
         if self.waiting > self.max_buffer:  # one message, however large, never trips it by itself
@@ -1389,7 +1388,7 @@ class StreamableHTTPApp:
                         post.ended = True
                         await self._respond_modern(send, begun, takes_json)
                         return
-                    post.summon().transport.write(begun, request_id, True)
+                    post.summon().transport.write(wire.response(begun, request_id))
                 elif (
                     begun is not None
                 ):  # the handler waits: on under the session and the client watch
