@@ -355,10 +355,24 @@ def render_methods(module: Module, methods: list[Method]) -> str:
                 "doc": "Requests a server returns inside an input-required result, for the client to answer.",
             }
         )
+    tables += _input_required_table(messages)
     source = _ENV.get_template("methods.py.j2").render(
         module=module, methods=views, messages=messages, tables=tables
     )
     return _with_imports(source, module)
+
+
+def _input_required_table(messages: list[MethodView]) -> list[dict[str, Any]]:
+    """INPUT_REQUIRED_METHODS, where the revision has requests that may answer
+    input-required (2026-07-28 on); older revisions have no such table."""
+    chosen = [v for v in messages if v.may_require_input]
+    if not chosen:
+        return []
+    doc = (
+        "Requests a server may answer with an input-required result (multi round-trip\n"
+        "requests): the client answers its input requests and retries the request."
+    )
+    return [{"name": "INPUT_REQUIRED_METHODS", "methods": chosen, "doc": doc}]
 
 
 def render_side(module: Module, methods: list[Method], side: str) -> str:
