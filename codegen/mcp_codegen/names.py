@@ -21,6 +21,7 @@ _TYPES_MODULE = (
     "UNSET",
     "UnsetType",
     "OpenObject",
+    "new_object",
     "untagged_union",
     "DEFINITIONS",
 )

@@ -11,8 +11,18 @@ import black.mode
 import black.parsing
 import jinja2
 
+from . import decoders
 from .methods import Method
-from .model import TYPING_NAMES, Alias, GenerationError, Module, Ref, RenderContext, UnionOf
+from .model import (
+    TYPING_NAMES,
+    Alias,
+    GenerationError,
+    Module,
+    Ref,
+    RenderContext,
+    Struct,
+    UnionOf,
+)
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("mcp_codegen", "templates"),
@@ -85,6 +95,7 @@ def render_types(module: Module) -> str:
         (trailing if depends_on_types else leading).append(alias)
     structs = [module.structs[n] for n in sorted(module.structs)]
     exported = sorted(definitions)
+    decoders = json_decoders(module, structs)
     body_args: dict[str, Any] = dict(
         module=module,
         ctx=ctx,
@@ -93,6 +104,7 @@ def render_types(module: Module) -> str:
         leading_aliases=_alias_order(module, leading),
         structs=structs,
         trailing_aliases=_alias_order(module, trailing),
+        decoders=decoders,
     )
     source = _ENV.get_template("types.py.j2").render(**body_args)
     extra_typing = set()
@@ -112,10 +124,20 @@ def render_types(module: Module) -> str:
         runtime.append("OpenObject")
     if any(not f.required for s in structs for f in s.fields):
         runtime += ["UNSET", "UnsetType"]
+    elif any("UNSET" in line for lines in decoders.values() for line in lines):
+        runtime.append("UNSET")
+    if decoders:
+        runtime.append("new_object")
     source = source.replace(
         _IMPORTS, imports_block(ctx, extra_typing, runtime, msgspec=bool(structs)), 1
     )
     return format_source(source)
+
+
+def json_decoders(module: Module, structs: list[Struct]) -> dict[str, list[str]]:
+    """The ``__from_json__`` bodies of the open objects that get one, by class name."""
+    found = {s.name: decoders.json_decoder(module, s) for s in structs if s.open}
+    return {name: lines for name, lines in found.items() if lines is not None}
 
 
 def _reaches_struct(module: Module, name: str, seen: set[str]) -> bool:

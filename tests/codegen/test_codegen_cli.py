@@ -322,6 +322,12 @@ def test_list_prints_pins() -> None:
 # ------------------------------------------------------------------ what is written
 
 
+def _importable(folder: Path) -> dict[str, str]:
+    """The environment of a probe that imports a package generated into
+    ``folder``, with the runtime this session tests (that of the tree)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), *sys.path[1:]])}
+
+
 def test_draft_is_marked_unstable(tmp_path: Path) -> None:
     project = make_project(
         tmp_path / "project", [f"mirror:{SCHEMA_MIRROR}"], package="draft_protocol"
@@ -343,7 +349,7 @@ def test_draft_is_marked_unstable(tmp_path: Path) -> None:
         cwd=project,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(root.parent)},
+        env=_importable(root.parent),
     )
     assert imported.stdout == "True draft ()\n", imported.stderr
 
@@ -373,7 +379,7 @@ def test_new_revision_from_a_schema_file(tmp_path: Path) -> None:
         cwd=project,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(root.parent)},
+        env=_importable(root.parent),
     )
     assert imported.stdout == "79 call_tool\n", imported.stderr
     assert (root / "py.typed").is_file()
