@@ -340,6 +340,8 @@ def _result_of(module: Module, message: str, method: str) -> TypeExpr:
 
 
 def _capability(module: Module, entry: Method) -> tuple[str, ...]:
+    if module.extension is not None:  # the receiver declares the extension itself
+        return ("extensions", module.extension.id) if entry.kind == "request" else ()
     if entry.kind != "request" or entry.direction == "both":
         return ()
     receiver = (

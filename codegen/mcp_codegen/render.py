@@ -45,9 +45,14 @@ def format_source(source: str) -> str:
 
 
 def imports_block(
-    ctx: RenderContext, extra_typing: set[str], runtime: list[str], msgspec: bool
+    ctx: RenderContext,
+    extra_typing: set[str],
+    runtime: list[str],
+    msgspec: bool,
+    base: tuple[str, set[str]] | None = None,
 ) -> str:
-    """The import lines for what a rendered module actually uses."""
+    """The import lines for what a rendered module actually uses; ``base``: the
+    revision package an extension's types come from, and the names it takes."""
     lines = []
     typing_names = sorted((ctx.used_typing | extra_typing) - ctx.definitions)
     qualified = (ctx.used_typing | extra_typing) & ctx.definitions
@@ -61,6 +66,9 @@ def imports_block(
     if runtime:
         lines.append("")
         lines.append(f"from mcp_runtime.codec import {', '.join(sorted(runtime))}")
+    if base is not None and base[1]:
+        lines.append("")
+        lines.append(f"from ..{base[0]}.types import {', '.join(sorted(base[1]))}")
     return "\n".join(lines)
 
 
@@ -128,8 +136,9 @@ def render_types(module: Module) -> str:
         runtime.append("UNSET")
     if decoders:
         runtime.append("new_object")
+    base = (module.revision_package, module.base_names())
     source = source.replace(
-        _IMPORTS, imports_block(ctx, extra_typing, runtime, msgspec=bool(structs)), 1
+        _IMPORTS, imports_block(ctx, extra_typing, runtime, msgspec=bool(structs), base=base), 1
     )
     return format_source(source)
 
@@ -297,7 +306,8 @@ def _prune_imports(source: str, candidates: dict[str, str]) -> str:
         else:
             by_module.setdefault(origin, []).append(name)
     groups: list[list[str]] = [[], sorted(plain_imports), [], []]
-    for origin in sorted(by_module):
+    # Relative imports from farther up first (``..v2026_07_28.types`` before ``.types``).
+    for origin in sorted(by_module, key=lambda o: (-(len(o) - len(o.lstrip("."))), o)):
         names = sorted(by_module[origin], key=lambda n: (n.lower(), n))
         line = f"from {origin} import {', '.join(names)}"
         group = 3 if origin.startswith(".") else 2 if origin.startswith("mcp_") else 0
@@ -306,7 +316,8 @@ def _prune_imports(source: str, candidates: dict[str, str]) -> str:
 
 
 def _candidates(module: Module) -> dict[str, str]:
-    names = {n: ".types" for n in (*module.structs, *module.aliases)}
+    names = {n: f"..{module.revision_package}.types" for n in module.base_names()}
+    names.update({n: ".types" for n in (*module.structs, *module.aliases)})
     names.update({n: "typing" for n in ("Any", "Literal", "Annotated", "cast")})
     names["msgspec"] = "<module>"
     names["AsyncIterator"] = "collections.abc"
@@ -451,6 +462,19 @@ def render_init(module: Module, package: str) -> str:
     return format_source(source)
 
 
-def render_index(package: str, revisions: list[tuple[str, str, str]]) -> str:
-    source = _ENV.get_template("index.py.j2").render(root_package=package, revisions=revisions)
+def render_extension_init(module: Module, package: str) -> str:
+    names = sorted({*module.structs, *module.aliases})
+    source = _ENV.get_template("extension_init.py.j2").render(
+        module=module, extension=module.extension, names=names, package=package
+    )
+    return format_source(source)
+
+
+def render_index(
+    package: str, revisions: list[tuple[str, str, str]], extensions: list[tuple[str, str]]
+) -> str:
+    """``extensions``: (identifier, package) of each extension package."""
+    source = _ENV.get_template("index.py.j2").render(
+        root_package=package, revisions=revisions, extensions=extensions
+    )
     return format_source(source)
