@@ -233,10 +233,11 @@ def _check(
 
 @main.command("list")
 def list_revisions() -> None:
-    """Show the pinned revisions, their pins and whether they are generated."""
+    """Show the pinned revisions and extensions, their pins and whether they are generated."""
     try:
         config = sources.find_config(Path.cwd())
         pins = sources.load_pins(config)
+        extensions = sources.load_extension_pins(config)
     except GenerationError as error:
         _fail(str(error))
     present = _present(config)
@@ -245,6 +246,10 @@ def list_revisions() -> None:
         if pin.unstable:
             flags.append("unstable")
         click.echo(f"{revision}  sha256:{pin.sha256}  {pin.path}  ({', '.join(flags)})")
+    generated = set(_present_extensions(config).values())
+    for name, extension in extensions.items():
+        flag = "generated" if f"ext_{name}" in generated else "not generated"
+        click.echo(f"extension {name}  sha256:{extension.sha256}  {extension.label}  ({flag})")
 
 
 @main.command("diff")

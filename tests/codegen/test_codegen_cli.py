@@ -333,9 +333,14 @@ def test_generation_is_deterministic(generated_2024: Path, tmp_path: Path) -> No
 def test_list_prints_pins() -> None:
     result = run(REPO, "list")
     assert result.returncode == 0, result.stderr
-    pins = tomllib.loads(PINS.read_text())["revisions"]
+    pinned = tomllib.loads(PINS.read_text())
+    pins, extensions = pinned["revisions"], pinned["extensions"]
     lines = result.stdout.splitlines()
-    assert len(lines) == len(pins)
+    assert len(lines) == len(pins) + len(extensions)
+    for name, pin in extensions.items():
+        assert (
+            f"extension {name}  sha256:{pin['sha256']}  schema/{pin['path']}  (generated)" in lines
+        )
     for revision, pin in pins.items():
         (line,) = [line for line in lines if line.startswith(f"{revision} ")]
         assert f"sha256:{pin['sha256']}" in line
