@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import os
+import sys
 import tomllib
 from pathlib import Path
 from types import ModuleType
@@ -17,6 +19,14 @@ REPO = Path(__file__).resolve().parents[1]
 # The official MCP schemas are never copied into the repository; CI clones it
 # beside ../shared, which holds <revision>/schema.json (and examples/).
 SCHEMA_MIRROR = Path(__file__).resolve().parents[2] / "shared" / "mcp-schema"
+
+
+def importing(*folders: str | Path) -> dict[str, str]:
+    """The environment of a child process that imports packages generated into
+    ``folders``, and the runtime this test session imports (the tree's, not an
+    installed copy of another)."""
+    path = [str(folder) for folder in folders] + sys.path[1:]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
 
 
 def _pins() -> dict[str, Any]:

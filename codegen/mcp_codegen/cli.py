@@ -67,6 +67,19 @@ def _present(config: Config) -> dict[str, str]:
     return found
 
 
+def _present_extensions(config: Config) -> dict[str, str]:
+    """Extension packages in the output folder (``ext_<name>``), by identifier."""
+    if config.package is None:
+        return {}
+    root = config.output.joinpath(*config.package.split("."))
+    found = {}
+    for child in sorted(root.glob("ext_*/__init__.py")):
+        extension_id = _constant(child.read_text(encoding="utf-8"), "EXTENSION_ID")
+        if extension_id is not None:
+            found[extension_id] = child.parent.name
+    return found
+
+
 def _report(module: Module) -> None:
     """What the generator decided that the schema did not say, on stderr."""
     carried = module.corrections
@@ -155,14 +168,30 @@ def main(
                 "nothing to do: pass --revision REVISION, --all or --check (see --help)"
             )
         wanted = list(dict.fromkeys(wanted))
-        rendered: dict[str, dict[str, str]] = {}
+        # By package folder: what it holds, and what it is (for the messages).
+        rendered: dict[str, tuple[dict[str, str], str]] = {}
+        loaded_by_revision: dict[str, LoadedSchema] = {}
         statuses = dict(present)
         for revision in wanted:
-            loaded = _load(config, pins, revision, schema, verify=not no_verify)
-            rendered[revision], module = generate.render_package(config, loaded)
+            loaded = loaded_by_revision[revision] = _load(
+                config, pins, revision, schema, verify=not no_verify
+            )
+            files, module = generate.render_package(config, loaded)
+            rendered[generate.package_name(revision)] = files, revision
             statuses[revision] = loaded.status
             _report(module)
-        index = generate.render_index(config, statuses)
+        extensions = _present_extensions(config)
+        if all_ or check:
+            for pin in sources.load_extension_pins(config).values():
+                extension = sources.load_extension(pin)
+                base = loaded_by_revision.get(extension.revision) or _load(
+                    config, pins, extension.revision, None, verify=True
+                )
+                files, module = generate.render_extension(config, extension, base)
+                rendered[module.package] = files, f"extension {extension.id}"
+                extensions[extension.id] = module.package
+                _report(module)
+        index = generate.render_index(config, statuses, extensions)
     except GenerationError as error:
         _fail(str(error))
     # A dotted package (myproject.mcp) is a folder inside the package it names.
@@ -170,19 +199,22 @@ def main(
     if check:
         _check(config, root, rendered, index)
         return
-    for revision, files in rendered.items():
-        writer.write_package(root / generate.package_name(revision), files)
-        click.echo(f"generated {config.package}.{generate.package_name(revision)} ({revision})")
+    for package, (files, what) in rendered.items():
+        writer.write_package(root / package, files)
+        click.echo(f"generated {config.package}.{package} ({what})")
     writer.write_files(root, index)
 
 
 def _check(
-    config: Config, root: Path, rendered: dict[str, dict[str, str]], index: dict[str, str]
+    config: Config,
+    root: Path,
+    rendered: dict[str, tuple[dict[str, str], str]],
+    index: dict[str, str],
 ) -> None:
     expected: dict[Path, str] = {root / name: text for name, text in index.items()}
     stale_extra: list[Path] = []
-    for revision, files in rendered.items():
-        folder = root / generate.package_name(revision)
+    for package, (files, _) in rendered.items():
+        folder = root / package
         expected.update({folder / name: text for name, text in files.items()})
         if folder.is_dir():
             stale_extra += [
@@ -192,15 +224,21 @@ def _check(
     if stale:
         names = ", ".join(str(p.relative_to(config.root)) for p in stale)
         _fail(f"generated code is stale, run `mcp-codegen --all` to refresh: {names}")
-    click.echo(f"generated code is up to date ({len(rendered)} revisions)")
+    revisions = sum(1 for _, what in rendered.values() if not what.startswith("extension "))
+    extensions = len(rendered) - revisions
+    click.echo(
+        f"generated code is up to date ({revisions} revisions"
+        + (f", {extensions} extension{'s' if extensions != 1 else ''})" if extensions else ")")
+    )
 
 
 @main.command("list")
 def list_revisions() -> None:
-    """Show the pinned revisions, their pins and whether they are generated."""
+    """Show the pinned revisions and extensions, their pins and whether they are generated."""
     try:
         config = sources.find_config(Path.cwd())
         pins = sources.load_pins(config)
+        extensions = sources.load_extension_pins(config)
     except GenerationError as error:
         _fail(str(error))
     present = _present(config)
@@ -209,6 +247,10 @@ def list_revisions() -> None:
         if pin.unstable:
             flags.append("unstable")
         click.echo(f"{revision}  sha256:{pin.sha256}  {pin.path}  ({', '.join(flags)})")
+    generated = set(_present_extensions(config).values())
+    for name, extension in extensions.items():
+        flag = "generated" if f"ext_{name}" in generated else "not generated"
+        click.echo(f"extension {name}  sha256:{extension.sha256}  {extension.label}  ({flag})")
 
 
 @main.command("diff")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from . import corrections, methods, names, render
-from .model import GenerationError, Module
+from .model import Corrections, Extension, GenerationError, Module
 from .parser import SchemaParser
-from .sources import Config, LoadedSchema
+from .sources import Config, LoadedExtension, LoadedSchema
 
 
 def package_name(revision: str) -> str:
@@ -34,14 +34,48 @@ def render_package(config: Config, loaded: LoadedSchema) -> tuple[dict[str, str]
     return files, module
 
 
-def render_index(config: Config, revisions: dict[str, str]) -> dict[str, str]:
+def render_extension(
+    config: Config, loaded: LoadedExtension, base: LoadedSchema
+) -> tuple[dict[str, str], Module]:
+    """The files of an extension's package (``ext_<name>``): its types, method
+    tables, client stub and handler interface, on top of the revision ``base``."""
+    if base.revision != loaded.revision:
+        raise GenerationError(
+            f"extension {loaded.name} extends {loaded.revision}, not {base.revision}"
+        )
+    base_module = build_module(config, base)
+    extension = Extension(
+        name=loaded.name,
+        id=loaded.id,
+        source=loaded.origin,
+        base=frozenset(base_module.definitions),
+    )
+    parser = SchemaParser(loaded.schema, base=extension.base, sort_properties=False)
+    module = parser.parse(base.revision, loaded.sha256, base.status, Corrections(), extension)
+    derived = methods.derive(module)
+    names.check(module, derived)
+    files = {
+        "__init__.py": render.render_extension_init(module, package_of(config)),
+        "types.py": render.render_types(module),
+        "methods.py": render.render_methods(module, derived),
+        "client.py": render.render_side(module, derived, "client"),
+        "server.py": render.render_side(module, derived, "server"),
+    }
+    return files, module
+
+
+def render_index(
+    config: Config, revisions: dict[str, str], extensions: dict[str, str] | None = None
+) -> dict[str, str]:
     """The files of the top-level package, listing the revision packages by
-    status. The draft is left out: it is generated on request into a folder
-    nothing tracks, and generating it must not change a tracked file."""
+    status, and the extension packages by identifier. The draft is left out:
+    it is generated on request into a folder nothing tracks, and generating it
+    must not change a tracked file."""
     entries = [
         (r, package_name(r), status) for r, status in sorted(revisions.items()) if status != "draft"
     ]
-    return {"__init__.py": render.render_index(package_of(config), entries), "py.typed": ""}
+    source = render.render_index(package_of(config), entries, sorted((extensions or {}).items()))
+    return {"__init__.py": source, "py.typed": ""}
 
 
 def package_of(config: Config) -> str:

@@ -98,6 +98,10 @@ class Method:
     task_augmented: bool = False
     # The params type of `tasks/result` and its task id field, for such a request.
     task_result_params: tuple[TypeExpr, Field] | None = None
+    # A request whose result union has an InputRequiredResult arm (2026-07-28
+    # on): the server may answer it with input requests for the client to
+    # answer and retry with (see ``_mark_input_required``).
+    may_require_input: bool = False
 
     @property
     def direction(self) -> str:
@@ -194,7 +198,31 @@ def derive(module: Module) -> list[Method]:
     ordered = sorted(found.values(), key=lambda m: m.method)
     _name_page_helpers(ordered)
     _mark_task_augmented(module, ordered, found.get("tasks/result"))
+    _mark_input_required(module, ordered)
     return ordered
+
+
+INPUT_REQUIRED_RESULT = "InputRequiredResult"
+
+
+def _mark_input_required(module: Module, methods: list[Method]) -> None:
+    """Requests whose result union has an ``InputRequiredResult`` arm: the
+    only ones a server may answer with an input-required result."""
+    for m in methods:
+        if m.kind == "request" and not m.input_request and m.result is not None:
+            m.may_require_input = INPUT_REQUIRED_RESULT in _result_arm_names(module, m.result)
+
+
+def _result_arm_names(module: Module, result: TypeExpr) -> set[str]:
+    """The definitions a result may be: the arms of its union (an inline union
+    given a name, or a named one), or the result itself."""
+    if isinstance(result, UnionOf) and len(result.arms) == 1:
+        result = result.arms[0]
+    alias = module.aliases.get(result.name) if isinstance(result, Ref) else None
+    union = alias.type if alias is not None else result
+    arms = union.arms if isinstance(union, UnionOf) else (union,)
+    resolved = (module.resolve(arm) for arm in arms)
+    return {r.name for r in resolved if isinstance(r, Ref)}
 
 
 def _mark_task_augmented(module: Module, methods: list[Method], results: Method | None) -> None:
@@ -312,6 +340,8 @@ def _result_of(module: Module, message: str, method: str) -> TypeExpr:
 
 
 def _capability(module: Module, entry: Method) -> tuple[str, ...]:
+    if module.extension is not None:  # the receiver declares the extension itself
+        return ("extensions", module.extension.id) if entry.kind == "request" else ()
     if entry.kind != "request" or entry.direction == "both":
         return ()
     receiver = (

@@ -364,6 +364,22 @@ class Corrections:
         return [c.discriminator for c in self.applied if c.discriminator is not None]
 
 
+@dataclass(frozen=True)
+class Extension:
+    """A protocol extension generated from a schema fragment of this project's
+    (``schema/extensions/<name>.json``) on top of one revision, whose
+    definitions the fragment names as ``schema.json#/$defs/<Name>``."""
+
+    name: str  # the fragment's name: the package is ext_<name>
+    id: str  # the extension identifier, as clients declare it
+    source: str  # the fragment's path, for the generated header
+    base: frozenset[str]  # the definitions of the revision it extends
+
+    @property
+    def package(self) -> str:
+        return f"ext_{self.name}"
+
+
 @dataclass
 class Module:
     revision: str
@@ -375,6 +391,8 @@ class Module:
     definitions: list[str]
     # What the generator decided without the schema saying so, for the header.
     notes: list[str] = field(default_factory=list)
+    # For an extension: what it is; its types refer to those of ``revision``.
+    extension: Extension | None = None
 
     @property
     def unstable(self) -> bool:
@@ -382,7 +400,42 @@ class Module:
 
     @property
     def package(self) -> str:
+        if self.extension is not None:
+            return self.extension.package
+        return self.revision_package
+
+    @property
+    def revision_package(self) -> str:
+        """The package of the revision (for an extension: of the one it extends)."""
         return "v" + self.revision.replace("-", "_")
+
+    @property
+    def subject(self) -> str:
+        """What the generated modules describe, as their docstrings name it."""
+        if self.extension is not None:
+            return f"MCP extension {self.extension.id} (on {self.revision})"
+        return f"MCP {self.revision}"
+
+    @property
+    def schema_name(self) -> str:
+        """The schema the module is generated from, as docstrings name it."""
+        if self.extension is not None:
+            return f"``{self.extension.source}``"
+        return "the official JSON Schema"
+
+    @property
+    def descriptions_from(self) -> str:
+        if self.extension is not None:
+            return f"``{self.extension.source}``"
+        return "the MCP specification"
+
+    def base_names(self) -> set[str]:
+        """The names of the extended revision's definitions that this module uses."""
+        if self.extension is None:
+            return set()
+        used = set().union(*(s.refs() for s in self.structs.values()))
+        used |= set().union(*(a.refs() for a in self.aliases.values()))
+        return used & self.extension.base
 
     def struct(self, name: str) -> Struct | None:
         return self.structs.get(name)

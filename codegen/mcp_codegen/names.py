@@ -21,16 +21,18 @@ _TYPES_MODULE = (
     "UNSET",
     "UnsetType",
     "OpenObject",
+    "new_object",
     "untagged_union",
     "DEFINITIONS",
 )
 _METHODS_MODULE = (
     "METHODS", "CLIENT_REQUESTS", "SERVER_REQUESTS", "CLIENT_NOTIFICATIONS", "SERVER_NOTIFICATIONS",
-    "INPUT_REQUESTS", "MethodSpec", "Any",
+    "INPUT_REQUESTS", "INPUT_REQUIRED_METHODS", "MethodSpec", "Any",
 )  # fmt: skip
 _PACKAGE = (
     "DEFINITIONS", "PROTOCOL_VERSION", "SCHEMA_SHA256", "STATUS", "UNSTABLE", "ClientHandlers",
     "ClientStub", "ServerHandlers", "ServerStub", "methods", "client", "server", "types",
+    "EXTENSION_ID", "PROTOCOL_REVISION",
 )  # fmt: skip
 
 

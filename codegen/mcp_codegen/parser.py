@@ -22,6 +22,7 @@ from .model import (
     Corrections,
     DictOf,
     Discriminator,
+    Extension,
     Field,
     GenerationError,
     ListOf,
@@ -60,10 +61,30 @@ def _definitions_key(schema: dict[str, Any]) -> str:
     raise GenerationError("schema has neither `$defs` nor `definitions`")
 
 
+# How an extension's fragment names a definition of the revision it extends.
+BASE_REF = "schema.json#/$defs/"
+
+
 class SchemaParser:
-    def __init__(self, schema: dict[str, Any]) -> None:
+    """One schema's definitions into a :class:`Module`.
+
+    ``base`` (for an extension's fragment) names the definitions of the
+    revision it extends, which the fragment may refer to as
+    ``schema.json#/$defs/<Name>``. ``sort_properties`` orders each object's
+    properties by name, as every revision package always has; a fragment of
+    ours keeps the order it lists them in, which is the order they are sent.
+    """
+
+    def __init__(
+        self,
+        schema: dict[str, Any],
+        base: frozenset[str] = frozenset(),
+        sort_properties: bool = True,
+    ) -> None:
         self.defs_key = _definitions_key(schema)
         self.raw: dict[str, Any] = schema[self.defs_key]
+        self.base = base
+        self.sort_properties = sort_properties
         self.structs: dict[str, Struct] = {}
         self.aliases: dict[str, Alias] = {}
         self.unions: list[UnionOf] = []
@@ -71,7 +92,14 @@ class SchemaParser:
 
     # ------------------------------------------------------------ entry point
 
-    def parse(self, revision: str, sha256: str, status: str, corrections: Corrections) -> Module:
+    def parse(
+        self,
+        revision: str,
+        sha256: str,
+        status: str,
+        corrections: Corrections,
+        extension: Extension | None = None,
+    ) -> Module:
         for name in sorted(self.raw):
             self._define(name, self._node(self.raw[name], f"#/{self.defs_key}/{name}"))
         module = Module(
@@ -82,6 +110,7 @@ class SchemaParser:
             structs=self.structs,
             aliases=self.aliases,
             definitions=sorted(self.raw),
+            extension=extension,
         )
         _mark_recursive_aliases(module)
         _assign_union_strategies(module, self.unions)
@@ -127,7 +156,8 @@ class SchemaParser:
                     description=sub.description or sub.extras.get("description"),
                     const=None if const is _MISSING else const,
                     has_const=const is not _MISSING,
-                    # Only schema/corrections.toml sets defaults: no official schema has one.
+                    # Only schema/corrections.toml and our extension fragments set
+                    # defaults: no official schema has one.
                     default_value=sub.default,
                 )
             )
@@ -147,6 +177,10 @@ class SchemaParser:
             part_where = f"{where}/allOf/{index}"
             if part.ref:
                 target = self._ref_name(part.ref, part_where)
+                if target not in self.raw:
+                    raise GenerationError(
+                        f"allOf of a definition of the extended revision at {part_where}: list its properties instead"
+                    )
                 part = self._node(self.raw[target], f"#/{self.defs_key}/{target}")
                 part_where = f"#/{self.defs_key}/{target}"
             sub_props, sub_required, sub_open = self._collect_properties(part, part_where)
@@ -156,15 +190,19 @@ class SchemaParser:
             open_ = open_ or sub_open
         properties.update({key: _sub(value) for key, value in (node.properties or {}).items()})
         required |= set(node.required or [])
-        return dict(sorted(properties.items())), required, open_
+        if self.sort_properties:
+            properties = dict(sorted(properties.items()))
+        return properties, required, open_
 
     # ------------------------------------------------------------ types
 
     def _ref_name(self, ref: str, where: str) -> str:
         prefix = f"#/{self.defs_key}/"
-        if not ref.startswith(prefix) or ref[len(prefix) :] not in self.raw:
-            raise GenerationError(f"unresolvable reference {ref!r} at {where}")
-        return ref[len(prefix) :]
+        if ref.startswith(prefix) and ref[len(prefix) :] in self.raw:
+            return ref[len(prefix) :]
+        if ref.startswith(BASE_REF) and ref[len(BASE_REF) :] in self.base:
+            return ref[len(BASE_REF) :]
+        raise GenerationError(f"unresolvable reference {ref!r} at {where}")
 
     def _type(self, node: JsonSchemaObject, context: str, where: str) -> TypeExpr:
         if node.ref:

@@ -11,8 +11,18 @@ import black.mode
 import black.parsing
 import jinja2
 
+from . import decoders
 from .methods import Method
-from .model import TYPING_NAMES, Alias, GenerationError, Module, Ref, RenderContext, UnionOf
+from .model import (
+    TYPING_NAMES,
+    Alias,
+    GenerationError,
+    Module,
+    Ref,
+    RenderContext,
+    Struct,
+    UnionOf,
+)
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("mcp_codegen", "templates"),
@@ -35,9 +45,14 @@ def format_source(source: str) -> str:
 
 
 def imports_block(
-    ctx: RenderContext, extra_typing: set[str], runtime: list[str], msgspec: bool
+    ctx: RenderContext,
+    extra_typing: set[str],
+    runtime: list[str],
+    msgspec: bool,
+    base: tuple[str, set[str]] | None = None,
 ) -> str:
-    """The import lines for what a rendered module actually uses."""
+    """The import lines for what a rendered module actually uses; ``base``: the
+    revision package an extension's types come from, and the names it takes."""
     lines = []
     typing_names = sorted((ctx.used_typing | extra_typing) - ctx.definitions)
     qualified = (ctx.used_typing | extra_typing) & ctx.definitions
@@ -51,6 +66,9 @@ def imports_block(
     if runtime:
         lines.append("")
         lines.append(f"from mcp_runtime.codec import {', '.join(sorted(runtime))}")
+    if base is not None and base[1]:
+        lines.append("")
+        lines.append(f"from ..{base[0]}.types import {', '.join(sorted(base[1]))}")
     return "\n".join(lines)
 
 
@@ -85,6 +103,7 @@ def render_types(module: Module) -> str:
         (trailing if depends_on_types else leading).append(alias)
     structs = [module.structs[n] for n in sorted(module.structs)]
     exported = sorted(definitions)
+    decoders = json_decoders(module, structs)
     body_args: dict[str, Any] = dict(
         module=module,
         ctx=ctx,
@@ -93,6 +112,7 @@ def render_types(module: Module) -> str:
         leading_aliases=_alias_order(module, leading),
         structs=structs,
         trailing_aliases=_alias_order(module, trailing),
+        decoders=decoders,
     )
     source = _ENV.get_template("types.py.j2").render(**body_args)
     extra_typing = set()
@@ -111,8 +131,13 @@ def render_types(module: Module) -> str:
         runtime.append("OpenObject")
     if any(not f.required for s in structs for f in s.fields):
         runtime += ["UNSET", "UnsetType"]
+    elif any("UNSET" in line for lines in decoders.values() for line in lines):
+        runtime.append("UNSET")
+    if decoders:
+        runtime.append("new_object")
+    base = (module.revision_package, module.base_names())
     source = source.replace(
-        _IMPORTS, imports_block(ctx, extra_typing, runtime, msgspec=bool(structs)), 1
+        _IMPORTS, imports_block(ctx, extra_typing, runtime, msgspec=bool(structs), base=base), 1
     )
     return format_source(source)
 
@@ -126,6 +151,12 @@ def _union_factories(module: Module) -> list[str]:
     if any(a.discriminator is not None for a in untagged):
         factories.append("discriminated_union")
     return factories
+
+
+def json_decoders(module: Module, structs: list[Struct]) -> dict[str, list[str]]:
+    """The ``__from_json__`` bodies of the open objects that get one, by class name."""
+    found = {s.name: decoders.json_decoder(module, s) for s in structs if s.open}
+    return {name: lines for name, lines in found.items() if lines is not None}
 
 
 def _reaches_struct(module: Module, name: str, seen: set[str]) -> bool:
@@ -285,7 +316,8 @@ def _prune_imports(source: str, candidates: dict[str, str]) -> str:
         else:
             by_module.setdefault(origin, []).append(name)
     groups: list[list[str]] = [[], sorted(plain_imports), [], []]
-    for origin in sorted(by_module):
+    # Relative imports from farther up first (``..v2026_07_28.types`` before ``.types``).
+    for origin in sorted(by_module, key=lambda o: (-(len(o) - len(o.lstrip("."))), o)):
         names = sorted(by_module[origin], key=lambda n: (n.lower(), n))
         line = f"from {origin} import {', '.join(names)}"
         group = 3 if origin.startswith(".") else 2 if origin.startswith("mcp_") else 0
@@ -294,7 +326,8 @@ def _prune_imports(source: str, candidates: dict[str, str]) -> str:
 
 
 def _candidates(module: Module) -> dict[str, str]:
-    names = {n: ".types" for n in (*module.structs, *module.aliases)}
+    names = {n: f"..{module.revision_package}.types" for n in module.base_names()}
+    names.update({n: ".types" for n in (*module.structs, *module.aliases)})
     names.update({n: "typing" for n in ("Any", "Literal", "Annotated", "cast")})
     names["msgspec"] = "<module>"
     names["AsyncIterator"] = "collections.abc"
@@ -365,10 +398,24 @@ def render_methods(module: Module, methods: list[Method]) -> str:
                 "doc": "Requests a server returns inside an input-required result, for the client to answer.",
             }
         )
+    tables += _input_required_table(messages)
     source = _ENV.get_template("methods.py.j2").render(
         module=module, methods=views, messages=messages, tables=tables
     )
     return _with_imports(source, module)
+
+
+def _input_required_table(messages: list[MethodView]) -> list[dict[str, Any]]:
+    """INPUT_REQUIRED_METHODS, where the revision has requests that may answer
+    input-required (2026-07-28 on); older revisions have no such table."""
+    chosen = [v for v in messages if v.may_require_input]
+    if not chosen:
+        return []
+    doc = (
+        "Requests a server may answer with an input-required result (multi round-trip\n"
+        "requests): the client answers its input requests and retries the request."
+    )
+    return [{"name": "INPUT_REQUIRED_METHODS", "methods": chosen, "doc": doc}]
 
 
 def render_side(module: Module, methods: list[Method], side: str) -> str:
@@ -425,6 +472,19 @@ def render_init(module: Module, package: str) -> str:
     return format_source(source)
 
 
-def render_index(package: str, revisions: list[tuple[str, str, str]]) -> str:
-    source = _ENV.get_template("index.py.j2").render(root_package=package, revisions=revisions)
+def render_extension_init(module: Module, package: str) -> str:
+    names = sorted({*module.structs, *module.aliases})
+    source = _ENV.get_template("extension_init.py.j2").render(
+        module=module, extension=module.extension, names=names, package=package
+    )
+    return format_source(source)
+
+
+def render_index(
+    package: str, revisions: list[tuple[str, str, str]], extensions: list[tuple[str, str]]
+) -> str:
+    """``extensions``: (identifier, package) of each extension package."""
+    source = _ENV.get_template("index.py.j2").render(
+        root_package=package, revisions=revisions, extensions=extensions
+    )
     return format_source(source)

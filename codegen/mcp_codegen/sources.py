@@ -159,6 +159,76 @@ def load_pins(config: Config) -> dict[str, Pin]:
     return pins
 
 
+@dataclass(frozen=True)
+class ExtensionPin:
+    name: str
+    path: Path  # the fragment, beside the pins file that names it
+    sha256: str
+    label: str  # the path from the pins file's folder on (schema/extensions/x.json)
+
+
+@dataclass(frozen=True)
+class LoadedExtension:
+    name: str
+    id: str  # the extension identifier
+    revision: str  # the revision it extends
+    schema: dict[str, Any]
+    sha256: str
+    origin: str  # the pin's label, the same on every machine
+
+
+EXTENSION_KEY = "x-mcp-extension"
+
+
+def load_extension_pins(config: Config) -> dict[str, ExtensionPin]:
+    """The extensions the pins file names (``[extensions.<name>]``), each a
+    schema fragment of this project's, beside the pins file."""
+    path = config.pins
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise GenerationError(f"cannot read pin manifest {path}: {error}") from None
+    return {
+        name: ExtensionPin(
+            name,
+            path.parent / entry["path"],
+            entry["sha256"],
+            f"{path.parent.name}/{entry['path']}",
+        )
+        for name, entry in sorted(data.get("extensions", {}).items())
+    }
+
+
+def load_extension(pin: ExtensionPin) -> LoadedExtension:
+    """An extension's fragment, checked against its pin like a revision's schema."""
+    try:
+        data = pin.path.read_bytes()
+    except OSError as error:
+        raise GenerationError(
+            f"cannot read extension schema {pin.path}: {error.strerror or error}"
+        ) from None
+    digest = sha256_of(data)
+    if digest != pin.sha256:
+        raise GenerationError(
+            f"sha256 mismatch for extension {pin.name} from {pin.path}: got {digest}, pinned {pin.sha256}"
+        )
+    schema = _parse(data, str(pin.path))
+    declared = schema.get(EXTENSION_KEY)
+    if not (
+        isinstance(declared, dict)
+        and isinstance(declared.get("id"), str)
+        and isinstance(declared.get("revision"), str)
+    ):
+        raise GenerationError(
+            f"extension schema {pin.path} does not say what it extends: "
+            f'give "{EXTENSION_KEY}": {{"id": ..., "revision": ...}}'
+        )
+    return LoadedExtension(
+        pin.name, declared["id"], declared["revision"], schema, digest, pin.label
+    )
+
+
 def sha256_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -23,3 +23,8 @@ STABLE_REVISIONS: tuple[str, ...] = (
     "2026-07-28",
 )
 """The released revisions (pinned), oldest first."""
+
+EXTENSIONS: dict[str, str] = {
+    "io.modelcontextprotocol/tasks": "mcp_protocol.ext_tasks",
+}
+"""Generated extensions by identifier, and their packages (types, methods, stubs)."""

@@ -26,7 +26,7 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, Self, TypeVar, cast
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -35,6 +35,7 @@ __all__ = [
     "UNSET",
     "UnsetType",
     "OpenObject",
+    "new_object",
     "untagged_union",
     "discriminated_union",
     "dec_hook",
@@ -79,7 +80,9 @@ class OpenObject(dict[str, Any]):
     """A JSON object whose known keys are typed and whose other keys are kept.
 
     Subclasses are generated: they set ``__keys__`` to a Struct that validates
-    the known keys, and expose each known key as a typed property.
+    the known keys, and expose each known key as a typed property. Most also
+    have a ``__from_json__`` static method, the fast decoder of parsed JSON
+    (see "open objects from JSON" below).
     """
 
     __slots__ = ()
@@ -94,7 +97,7 @@ class OpenObject(dict[str, Any]):
                 self[key] = value
 
     @classmethod
-    def _decode(cls, raw: Any) -> OpenObject:
+    def _decode(cls, raw: Any) -> Self:
         if not isinstance(raw, dict):
             raise ValueError(f"Expected `object`, got `{_json_kind(raw)}`")
         try:
@@ -123,143 +126,29 @@ class OpenObject(dict[str, Any]):
 # msgspec hands an open object to the hook as parsed JSON; validating its
 # known keys with msgspec.convert then builds a __keys__ Struct (copying every
 # nested dict and list on the way) that is thrown away unless a key holds a
-# generated type. For the classes without such keys, the JSON decoders built
-# by decoder() use a generated function instead: it checks the known keys
-# with plain type tests (parsed JSON has only str keys and exact built-in
-# types, so these tests are exact) and builds the object straight from the
-# input. Whatever the tests do not accept, or do not cover, goes to the usual
-# path, which accepts it or raises its usual error: the result is the same
-# either way, only faster. Extra keys are kept as always.
+# generated type. For the classes without such keys, the generator writes a
+# ``__from_json__`` decoder: plain type tests of the known keys (parsed JSON
+# has only str keys and exact built-in types, so these tests are exact), then
+# the object built straight from the input. Whatever the tests do not accept,
+# or do not cover, goes to ``_decode``, which accepts it or raises its usual
+# error: the result is the same either way, only faster. Extra keys are kept
+# as always. The JSON decoders built by decoder() use it.
 
 _JsonDecode = Callable[[Any], Any]
 _UNBUILT: Any = object()
 _json_decoders: dict[Any, _JsonDecode | None] = {}
 
-
-class _NotPlain(Exception):
-    """A field type the generated tests do not cover."""
+_Open = TypeVar("_Open", bound=OpenObject)
 
 
-def _json_test(t: msgspec.inspect.Type, var: str) -> str | None:
-    """A Python expression, true when the parsed JSON value ``var`` is valid
-    as ``t``: "" if any value is, None if ``t`` is a container."""
-    if isinstance(t, msgspec.inspect.AnyType):
-        return ""
-    if isinstance(t, msgspec.inspect.StrType):
-        if (t.min_length, t.max_length, t.pattern) != (None, None, None):
-            raise _NotPlain
-        return f"type({var}) is str"
-    if isinstance(t, msgspec.inspect.BoolType):
-        return f"type({var}) is bool"
-    if isinstance(t, (msgspec.inspect.IntType, msgspec.inspect.FloatType)):
-        if (t.gt, t.ge, t.lt, t.le, t.multiple_of) != (None, None, None, None, None):
-            raise _NotPlain
-        if isinstance(t, msgspec.inspect.IntType):
-            return f"type({var}) is int"
-        return f"(type({var}) is float or type({var}) is int)"
-    if isinstance(t, msgspec.inspect.NoneType):
-        return f"{var} is None"
-    if isinstance(t, msgspec.inspect.LiteralType):
-        tests = []
-        for kind in (str, int):
-            values = tuple(v for v in t.values if type(v) is kind)
-            if values:
-                tests.append(f"(type({var}) is {kind.__name__} and {var} in {values!r})")
-        if None in t.values:
-            tests.append(f"{var} is None")
-        if len(tests) != len({type(v) for v in t.values}):
-            raise _NotPlain
-        return "(" + " or ".join(tests) + ")"
-    if isinstance(t, msgspec.inspect.UnionType):
-        tests = []
-        for arm in t.types:
-            test = _json_test(arm, var)
-            if test is None:
-                raise _NotPlain  # a container inside a union
-            if test == "":
-                return ""
-            tests.append(test)
-        return "(" + " or ".join(tests) + ")"
-    return None
+class _NewObject(Protocol):
+    def __call__(self, cls: type[_Open], /) -> _Open: ...
 
 
-def _emit_checks(
-    t: msgspec.inspect.Type, var: str, depth: int, indent: str, lines: list[str]
-) -> None:
-    """Statements that give up (``return slow(raw)``) unless ``var`` is valid as ``t``."""
-    test = _json_test(t, var)
-    if test == "":
-        return
-    if test is not None:
-        lines.append(f"{indent}if not {test}: return slow(raw)")
-        return
-    item = f"v{depth + 1}"
-    inner: list[str] = []
-    if isinstance(t, msgspec.inspect.ListType):
-        if (t.min_length, t.max_length) != (None, None):
-            raise _NotPlain
-        lines.append(f"{indent}if type({var}) is not list: return slow(raw)")
-        _emit_checks(t.item_type, item, depth + 1, indent + "    ", inner)
-        if inner:
-            lines.append(f"{indent}for {item} in {var}:")
-            lines.extend(inner)
-        return
-    if isinstance(t, msgspec.inspect.DictType):
-        # JSON object keys are always strings.
-        if (t.min_length, t.max_length) != (None, None) or _json_test(
-            t.key_type, "_"
-        ) != "type(_) is str":
-            raise _NotPlain
-        lines.append(f"{indent}if type({var}) is not dict: return slow(raw)")
-        _emit_checks(t.value_type, item, depth + 1, indent + "    ", inner)
-        if inner:
-            lines.append(f"{indent}for {item} in {var}.values():")
-            lines.extend(inner)
-        return
-    raise _NotPlain  # Structs, custom types (open objects, untagged unions), ...
-
-
-def _build_json_decoder(cls: type[OpenObject]) -> _JsonDecode | None:
-    """The generated JSON decode function of an open-object class, or None
-    when a known key holds a generated type or a type it does not cover."""
-    if cls.__typed_keys__:
-        return None
-    info = msgspec.inspect.type_info(cls.__keys__)
-    if (
-        not isinstance(info, msgspec.inspect.StructType)
-        or info.tag_field is not None
-        or info.forbid_unknown_fields
-    ):
-        return None
-    lines = ["def decode(raw):", "    if type(raw) is not dict: return slow(raw)"]
-    try:
-        for index, field in enumerate(info.fields):
-            name, key = f"f{index}", field.encode_name
-            checks: list[str] = []
-            if field.required:
-                _emit_checks(field.type, name, 0, "    ", checks)
-                lines.append(f"    if {key!r} not in raw: return slow(raw)")
-                if checks:
-                    lines.append(f"    {name} = raw[{key!r}]")
-            else:
-                _emit_checks(field.type, name, 0, "        ", checks)
-                if checks:
-                    lines.append(f"    {name} = raw.get({key!r}, MISSING)")
-                    lines.append(f"    if {name} is not MISSING:")
-            lines.extend(checks)
-    except _NotPlain:
-        return None
-    lines += ["    obj = new(cls)", "    update(obj, raw)", "    return obj"]
-    namespace: dict[str, Any] = {
-        "MISSING": _UNBUILT,
-        "slow": cls._decode,
-        "new": cls.__new__,
-        "update": dict.update,
-        "cls": cls,
-    }
-    exec(compile("\n".join(lines), f"<JSON decoder of {cls.__qualname__}>", "exec"), namespace)
-    decode: _JsonDecode = namespace["decode"]
-    return decode
+new_object = cast(_NewObject, dict.__new__)
+"""``new_object(cls)``: an empty instance of an open-object class, without
+``__init__``, for a generated ``__from_json__`` to fill with the JSON it
+checked (bound once: looking ``__new__`` up on the class costs more)."""
 
 
 def _json_dec_hook(type_: Any, raw: Any) -> Any:
@@ -268,7 +157,7 @@ def _json_dec_hook(type_: Any, raw: Any) -> Any:
     decode = _json_decoders.get(type_, _UNBUILT)
     if decode is _UNBUILT:
         is_open = isinstance(type_, type) and issubclass(type_, OpenObject)
-        decode = _json_decoders[type_] = _build_json_decoder(type_) if is_open else None
+        decode = _json_decoders[type_] = getattr(type_, "__from_json__", None) if is_open else None
     if decode is not None:
         return decode(raw)
     return dec_hook(type_, raw)

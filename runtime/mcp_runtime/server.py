@@ -54,8 +54,9 @@ from .stores.base import Store, StoreUnavailable, current_note
 
 _BASE = "ServerHandlers"
 
-# The only requests whose result may be input-required (multi round-trip requests).
-INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+# The revision's table of the requests whose result may be input-required
+# (multi round-trip requests); a revision without one has none.
+_INPUT_REQUIRED = "INPUT_REQUIRED_METHODS"
 
 # The lists whose changes a subscriptions/listen stream can ask for, with the
 # member of its notifications filter that asks.
@@ -419,7 +420,7 @@ class Server:
         revision: Revision,
     ) -> Callable[[Any, RequestContext], Awaitable[Any]]:
         method = spec.method
-        may_ask = method in INPUT_REQUIRED_METHODS
+        may_ask = method in revision.table(_INPUT_REQUIRED)
         typed_meta = revision.type("RequestMetaObject")
 
         async def answer(params: Any, ctx: RequestContext) -> Any:
@@ -444,12 +445,13 @@ class Server:
         return msgspec.structs.replace(params, request_state=plain)
 
     def _input_required(self, method: str, params: Any, result: Any, ctx: RequestContext) -> Any:
-        if method not in INPUT_REQUIRED_METHODS:
+        revision = self.bindings.revision(ctx.protocol_version)
+        may_ask = revision.table(_INPUT_REQUIRED)
+        if method not in may_ask:
             raise McpError(
                 jsonrpc.INTERNAL_ERROR,
-                f"{method} cannot ask for input: only {', '.join(sorted(INPUT_REQUIRED_METHODS))} may",
+                f"{method} cannot ask for input: only {', '.join(sorted(may_ask)) or 'no request'} may",
             )
-        revision = self.bindings.revision(ctx.protocol_version)
         table = revision.table("INPUT_REQUESTS")
         missing: set[tuple[str, ...]] = set()
         requests = result.input_requests if isinstance(result.input_requests, Mapping) else {}

@@ -73,6 +73,21 @@ from typing import Any, Final, Literal, TypeVar
 import msgspec
 
 from mcp_protocol import v2026_07_28 as mcp_types
+
+# The wire types and method specs are generated from schema/extensions/tasks.json.
+from mcp_protocol.ext_tasks import EXTENSION_ID
+from mcp_protocol.ext_tasks.methods import TASKS_CANCEL, TASKS_GET, TASKS_UPDATE
+from mcp_protocol.ext_tasks.types import (
+    CancelTaskParams,
+    CreateTaskResult,
+    GetTaskParams,
+    GetTaskResult,
+    Task,
+    TaskAck,
+    TaskError,
+    TaskStatus,
+    UpdateTaskParams,
+)
 from mcp_protocol.v2026_07_28 import methods as mcp_methods
 from mcp_protocol.v2026_07_28.types import (
     CallToolRequestParams,
@@ -84,18 +99,15 @@ from mcp_protocol.v2026_07_28.types import (
     ElicitRequestParams,
     ElicitResult,
     InputRequest,
-    InputRequests,
     InputResponse,
     ListRootsRequest,
     ListRootsResult,
-    RequestMetaObject,
-    ResultMetaObject,
 )
 
 from . import capabilities, codec, jsonrpc, lifecycle, ownership
-from .codec import UNSET, UnsetType
+from .codec import UNSET
 from .jsonrpc import McpError
-from .methods import MethodSpec, RequestContext
+from .methods import RequestContext
 from .session import RequestContext as SessionContext
 from .session import Route
 
@@ -119,9 +131,6 @@ __all__ = [
     "client_supports_tasks",
 ]
 
-EXTENSION_ID: Final = "io.modelcontextprotocol/tasks"
-
-TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 TaskSupport = Literal["optional", "required"]
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 
@@ -129,113 +138,6 @@ logger = logging.getLogger("mcp_runtime.tasks")
 
 R = TypeVar("R")
 ToolHandler = Callable[[Any, SessionContext], Awaitable[Any]]
-
-
-# ---------------------------------------------------------------- wire types
-
-
-class Task(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
-    """What every task-bearing message carries about a task."""
-
-    task_id: str = msgspec.field(name="taskId")
-    status: TaskStatus
-    status_message: str | UnsetType = msgspec.field(name="statusMessage", default=UNSET)
-    created_at: str = msgspec.field(name="createdAt")
-    """ISO 8601."""
-    last_updated_at: str = msgspec.field(name="lastUpdatedAt")
-    ttl_ms: int | None = msgspec.field(name="ttlMs")
-    """How long after creation the task stays available (integer ms); None: unlimited."""
-    poll_interval_ms: int | UnsetType = msgspec.field(name="pollIntervalMs", default=UNSET)
-
-
-class CreateTaskResult(Task, kw_only=True, repr_omit_defaults=True):
-    """The answer to a request that became a task (flat: Result & Task)."""
-
-    meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
-    result_type: Literal["task"] = msgspec.field(name="resultType", default="task")
-
-
-class TaskError(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
-    """The JSON-RPC error a failed task ended with."""
-
-    code: int
-    message: str
-    data: Any | UnsetType = UNSET
-
-
-class GetTaskResult(Task, kw_only=True, repr_omit_defaults=True):
-    """``tasks/get``: the task with what its status holds inlined (a DetailedTask)."""
-
-    meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
-    result_type: str = msgspec.field(name="resultType", default="complete")
-    input_requests: InputRequests | UnsetType = msgspec.field(name="inputRequests", default=UNSET)
-    """While ``input_required``: the requests still waiting for an answer, by key."""
-    result: CallToolResult | UnsetType = UNSET
-    """When ``completed``: what the request would have returned."""
-    error: TaskError | UnsetType = UNSET
-    """When ``failed``: the JSON-RPC error."""
-
-
-class TaskAck(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
-    """The empty acknowledgement of ``tasks/update`` and ``tasks/cancel``."""
-
-    meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
-    result_type: str = msgspec.field(name="resultType", default="complete")
-
-
-class GetTaskParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
-    meta: RequestMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
-    task_id: str = msgspec.field(name="taskId")
-
-
-class UpdateTaskParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
-    meta: RequestMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
-    task_id: str = msgspec.field(name="taskId")
-    input_responses: dict[str, Any] = msgspec.field(name="inputResponses")
-    """Answers by input request key; each is checked against its request's result type
-    (answers to keys that are not pending are ignored)."""
-
-
-class CancelTaskParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True):
-    meta: RequestMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
-    task_id: str = msgspec.field(name="taskId")
-
-
-TASKS_GET: MethodSpec[GetTaskParams, GetTaskResult] = MethodSpec(
-    method="tasks/get",
-    direction="client_to_server",
-    kind="request",
-    params=GetTaskParams,
-    result=GetTaskResult,
-    params_required=True,
-    handler="get_task",
-    capability=("extensions", EXTENSION_ID),
-)
-"""The state of a task, with its result, error or pending input requests inlined."""
-
-TASKS_UPDATE: MethodSpec[UpdateTaskParams, TaskAck] = MethodSpec(
-    method="tasks/update",
-    direction="client_to_server",
-    kind="request",
-    params=UpdateTaskParams,
-    result=TaskAck,
-    params_required=True,
-    handler="update_task",
-    capability=("extensions", EXTENSION_ID),
-)
-"""Answers to some or all of a task's pending input requests."""
-
-TASKS_CANCEL: MethodSpec[CancelTaskParams, TaskAck] = MethodSpec(
-    method="tasks/cancel",
-    direction="client_to_server",
-    kind="request",
-    params=CancelTaskParams,
-    result=TaskAck,
-    params_required=True,
-    handler="cancel_task",
-    capability=("extensions", EXTENSION_ID),
-)
-"""Cancel a task (acknowledged for terminal tasks too)."""
 
 
 # ---------------------------------------------------------------- capabilities

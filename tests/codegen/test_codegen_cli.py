@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, SCHEMA_MIRROR
+from conftest import REPO, SCHEMA_MIRROR, importing
 
 PINS = REPO / "schema" / "pins.toml"
 CORRECTIONS = REPO / "schema" / "corrections.toml"
+EXTENSIONS = REPO / "schema" / "extensions"
 ERROR = "mcp-codegen: error: "
 
 
@@ -63,6 +64,8 @@ def make_project(
     (root / "schema").mkdir(exist_ok=True)
     if revisions is None:
         shutil.copyfile(PINS, root / "schema" / "pins.toml")
+        # The extensions it pins are schemas beside it.
+        shutil.copytree(EXTENSIONS, root / "schema" / "extensions", dirs_exist_ok=True)
     else:
         with PINS.open("rb") as handle:
             pins = tomllib.load(handle)
@@ -162,6 +165,20 @@ def test_sha256_mismatch(populated: Path) -> None:
         "sha256 mismatch for 2025-11-25 from ",
         str(mirror / "2025-11-25" / "schema.json"),
         f"pinned {pinned}",
+    )
+    assert snapshot(populated / "generated") == before
+
+
+def test_extension_schema_is_pinned(populated: Path) -> None:
+    """An extension's schema is ours, yet checked like a revision's: a change
+    that is not also a new pin stops the generation and writes nothing."""
+    fragment = populated / "schema" / "extensions" / "tasks.json"
+    fragment.write_bytes(fragment.read_bytes().replace(b'"description"', b'"description" ', 1))
+    before = snapshot(populated / "generated")
+    result = run(populated, "--all")
+    pinned = tomllib.loads(PINS.read_text())["extensions"]["tasks"]["sha256"]
+    assert_one_line_error(
+        result, "sha256 mismatch for extension tasks from ", str(fragment), f"pinned {pinned}"
     )
     assert snapshot(populated / "generated") == before
 
@@ -291,6 +308,13 @@ def test_check_names_stale_files(generated_2024: Path, tmp_path: Path) -> None:
     assert snapshot(project / "generated") == before  # --check writes nothing
 
 
+def test_check_names_a_stale_extension(populated: Path) -> None:
+    types = populated / "generated" / "mcp_protocol" / "ext_tasks" / "types.py"
+    types.write_text(types.read_text().replace("class TaskAck(", "class TaskAck2(", 1))
+    message = assert_one_line_error(run(populated, "--check"), "generated code is stale")
+    assert message.endswith(": generated/mcp_protocol/ext_tasks/types.py"), message
+
+
 def test_generation_is_deterministic(generated_2024: Path, tmp_path: Path) -> None:
     again = make_project(tmp_path / "again", [f"mirror:{SCHEMA_MIRROR}"], revisions=["2024-11-05"])
     result = run(again, "--revision", "2024-11-05", seed="2")
@@ -309,9 +333,14 @@ def test_generation_is_deterministic(generated_2024: Path, tmp_path: Path) -> No
 def test_list_prints_pins() -> None:
     result = run(REPO, "list")
     assert result.returncode == 0, result.stderr
-    pins = tomllib.loads(PINS.read_text())["revisions"]
+    pinned = tomllib.loads(PINS.read_text())
+    pins, extensions = pinned["revisions"], pinned["extensions"]
     lines = result.stdout.splitlines()
-    assert len(lines) == len(pins)
+    assert len(lines) == len(pins) + len(extensions)
+    for name, pin in extensions.items():
+        assert (
+            f"extension {name}  sha256:{pin['sha256']}  schema/{pin['path']}  (generated)" in lines
+        )
     for revision, pin in pins.items():
         (line,) = [line for line in lines if line.startswith(f"{revision} ")]
         assert f"sha256:{pin['sha256']}" in line
@@ -343,7 +372,7 @@ def test_draft_is_marked_unstable(tmp_path: Path) -> None:
         cwd=project,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(root.parent)},
+        env=importing(root.parent),
     )
     assert imported.stdout == "True draft ()\n", imported.stderr
 
@@ -373,7 +402,7 @@ def test_new_revision_from_a_schema_file(tmp_path: Path) -> None:
         cwd=project,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(root.parent)},
+        env=importing(root.parent),
     )
     assert imported.stdout == "79 call_tool\n", imported.stderr
     assert (root / "py.typed").is_file()

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import REPO, SCHEMA_MIRROR
+from conftest import REPO, SCHEMA_MIRROR, importing
 from test_codegen_cli import assert_one_line_error
 
 REVISION = "2025-11-25"
@@ -86,7 +86,7 @@ def test_generate_into_a_project_without_configuration(tmp_path: Path) -> None:
         cwd=project,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": "src"},
+        env=importing("src"),
     )
     assert imported.stdout == f"{REVISION} released\n", imported.stderr
 
@@ -161,7 +161,7 @@ def test_runtime_learns_revisions_from_the_generated_package(tmp_path: Path) -> 
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": "."},
+        env=importing("."),
     )
     assert (
         shown.stdout
@@ -196,6 +196,6 @@ def test_pin_and_generate_is_enough_to_speak_a_new_revision(tmp_path: Path) -> N
         cwd=project,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": "."},
+        env=importing("."),
     )
     assert shown.stdout == "released 2026-12-01\n", shown.stderr

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, SCHEMA_MIRROR
+from conftest import REPO, SCHEMA_MIRROR, importing
 from test_codegen_cli import assert_one_line_error, make_project, run, snapshot
 
 REVISION = "2025-12-01"
@@ -273,7 +272,7 @@ def test_server_and_client_of_a_generated_package_speak_its_revision(
     scratch: tuple[Path, Any],
 ) -> None:
     project = scratch[0]
-    env = {**os.environ, "PYTHONPATH": str(project / "generated")}
+    env = importing(project / "generated")
     done = subprocess.run(
         [sys.executable, "client.py"],
         cwd=project,

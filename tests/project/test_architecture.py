@@ -98,7 +98,6 @@ KNOWN_LARGE: set[str] = {
     "mcp_runtime.server",
     "mcp_runtime.session",
     "mcp_runtime.session.Session",
-    "mcp_runtime.tasks",
 }
 
 MAX_MODULE_LINES = 700

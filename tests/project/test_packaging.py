@@ -95,6 +95,9 @@ def test_wheel_contents(build: Build) -> None:
     ] == TEMPLATES
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "mcp_protocol/v2025_11_25/types.py" in names
+    # The extensions' schemas ship with the pins that name them.
+    assert "mcp_codegen/defaults/extensions/tasks.json" in names
+    assert "mcp_protocol/ext_tasks/types.py" in names
     assert not [
         n for n in names if n.startswith(("tests/", "mcp_protocol/vdraft/")) or "__pycache__" in n
     ]

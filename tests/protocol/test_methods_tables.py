@@ -203,6 +203,31 @@ def test_input_requests_are_the_input_request_union(revision: str) -> None:
 
 
 @pytest.mark.parametrize("revision", STABLE_REVISIONS)
+def test_input_required_methods_are_those_whose_result_may_be_input_required(
+    revision: str,
+) -> None:
+    """2026-07-28 on: a request may be answered with an InputRequiredResult exactly
+    when its ``XResultResponse.result`` in the schema has that arm; the server
+    reads the table instead of a list of its own. Older revisions have no table."""
+    pkg = package(revision)
+    defs = definitions(load_schema(revision))
+    expected = set()
+    for name, node in defs.items():
+        if not name.endswith("ResultResponse"):
+            continue
+        arms = node.get("properties", {}).get("result", {}).get("anyOf", [])
+        if {"$ref": "#/$defs/InputRequiredResult"} in arms:
+            request = defs[name.removesuffix("ResultResponse") + "Request"]
+            expected.add(request["properties"]["method"]["const"])
+    table = getattr(pkg.methods, "INPUT_REQUIRED_METHODS", None)
+    if not expected:
+        assert table is None
+        return
+    assert table is not None and set(table) == expected
+    assert all(pkg.methods.CLIENT_REQUESTS[m] is spec for m, spec in table.items())
+
+
+@pytest.mark.parametrize("revision", STABLE_REVISIONS)
 def test_handlers_and_stubs_follow_the_tables(revision: str) -> None:
     pkg = package(revision)
     methods = pkg.methods

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal, TYPE_CHECKING, TypeAlias, cast
 
 import msgspec
 
-from mcp_runtime.codec import OpenObject, UNSET, UnsetType, untagged_union
+from mcp_runtime.codec import OpenObject, UNSET, UnsetType, new_object, untagged_union
 
 __all__ = [
     "Annotated",
@@ -922,6 +922,19 @@ class NotificationParams(OpenObject):
             **extra,
         )
 
+    @staticmethod
+    def __from_json__(raw: Any) -> NotificationParams:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return NotificationParams._decode(raw)
+        value = raw.get("_meta", UNSET)
+        if value is not UNSET and type(value) is not dict:
+            return NotificationParams._decode(raw)
+        obj = new_object(NotificationParams)
+        dict.update(obj, raw)
+        return obj
+
     @property
     def meta(self) -> dict[str, Any] | UnsetType:
         """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
@@ -1258,6 +1271,19 @@ class Result(OpenObject):
             **extra,
         )
 
+    @staticmethod
+    def __from_json__(raw: Any) -> Result:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return Result._decode(raw)
+        value = raw.get("_meta", UNSET)
+        if value is not UNSET and type(value) is not dict:
+            return Result._decode(raw)
+        obj = new_object(Result)
+        dict.update(obj, raw)
+        return obj
+
     @property
     def meta(self) -> dict[str, Any] | UnsetType:
         """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
@@ -1454,6 +1480,33 @@ class ToolInputSchema(OpenObject):
             },
             **extra,
         )
+
+    @staticmethod
+    def __from_json__(raw: Any) -> ToolInputSchema:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return ToolInputSchema._decode(raw)
+        value = raw.get("properties", UNSET)
+        if value is not UNSET:
+            if type(value) is not dict:
+                return ToolInputSchema._decode(raw)
+            for item in value.values():
+                if type(item) is not dict:
+                    return ToolInputSchema._decode(raw)
+        value = raw.get("required", UNSET)
+        if value is not UNSET:
+            if type(value) is not list:
+                return ToolInputSchema._decode(raw)
+            for item in value:
+                if type(item) is not str:
+                    return ToolInputSchema._decode(raw)
+        value = raw.get("type", UNSET)
+        if value is not UNSET and not (type(value) is str and value in ("object",)):
+            return ToolInputSchema._decode(raw)
+        obj = new_object(ToolInputSchema)
+        dict.update(obj, raw)
+        return obj
 
     @property
     def properties(self) -> dict[str, dict[str, Any]] | UnsetType:

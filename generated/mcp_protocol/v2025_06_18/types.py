@@ -17,7 +17,7 @@ from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, TypeAlias, 
 
 import msgspec
 
-from mcp_runtime.codec import OpenObject, UNSET, UnsetType, untagged_union
+from mcp_runtime.codec import OpenObject, UNSET, UnsetType, new_object, untagged_union
 
 __all__ = [
     "Annotations",
@@ -1123,6 +1123,19 @@ class NotificationParams(OpenObject):
             **extra,
         )
 
+    @staticmethod
+    def __from_json__(raw: Any) -> NotificationParams:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return NotificationParams._decode(raw)
+        value = raw.get("_meta", UNSET)
+        if value is not UNSET and type(value) is not dict:
+            return NotificationParams._decode(raw)
+        obj = new_object(NotificationParams)
+        dict.update(obj, raw)
+        return obj
+
     @property
     def meta(self) -> dict[str, Any] | UnsetType:
         """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
@@ -1378,6 +1391,19 @@ class RequestParamsMeta(OpenObject):
             **extra,
         )
 
+    @staticmethod
+    def __from_json__(raw: Any) -> RequestParamsMeta:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return RequestParamsMeta._decode(raw)
+        value = raw.get("progressToken", UNSET)
+        if value is not UNSET and not (type(value) is str or type(value) is int):
+            return RequestParamsMeta._decode(raw)
+        obj = new_object(RequestParamsMeta)
+        dict.update(obj, raw)
+        return obj
+
     @property
     def progress_token(self) -> ProgressToken | UnsetType:
         """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
@@ -1582,6 +1608,19 @@ class Result(OpenObject):
             },
             **extra,
         )
+
+    @staticmethod
+    def __from_json__(raw: Any) -> Result:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return Result._decode(raw)
+        value = raw.get("_meta", UNSET)
+        if value is not UNSET and type(value) is not dict:
+            return Result._decode(raw)
+        obj = new_object(Result)
+        dict.update(obj, raw)
+        return obj
 
     @property
     def meta(self) -> dict[str, Any] | UnsetType:
@@ -1873,6 +1912,33 @@ class ToolInputSchema(OpenObject):
             **extra,
         )
 
+    @staticmethod
+    def __from_json__(raw: Any) -> ToolInputSchema:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return ToolInputSchema._decode(raw)
+        value = raw.get("properties", UNSET)
+        if value is not UNSET:
+            if type(value) is not dict:
+                return ToolInputSchema._decode(raw)
+            for item in value.values():
+                if type(item) is not dict:
+                    return ToolInputSchema._decode(raw)
+        value = raw.get("required", UNSET)
+        if value is not UNSET:
+            if type(value) is not list:
+                return ToolInputSchema._decode(raw)
+            for item in value:
+                if type(item) is not str:
+                    return ToolInputSchema._decode(raw)
+        value = raw.get("type", UNSET)
+        if value is not UNSET and not (type(value) is str and value in ("object",)):
+            return ToolInputSchema._decode(raw)
+        obj = new_object(ToolInputSchema)
+        dict.update(obj, raw)
+        return obj
+
     @property
     def properties(self) -> dict[str, dict[str, Any]] | UnsetType:
         return cast("dict[str, dict[str, Any]] | UnsetType", self.get("properties", UNSET))
@@ -1930,6 +1996,33 @@ class ToolOutputSchema(OpenObject):
             },
             **extra,
         )
+
+    @staticmethod
+    def __from_json__(raw: Any) -> ToolOutputSchema:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return ToolOutputSchema._decode(raw)
+        value = raw.get("properties", UNSET)
+        if value is not UNSET:
+            if type(value) is not dict:
+                return ToolOutputSchema._decode(raw)
+            for item in value.values():
+                if type(item) is not dict:
+                    return ToolOutputSchema._decode(raw)
+        value = raw.get("required", UNSET)
+        if value is not UNSET:
+            if type(value) is not list:
+                return ToolOutputSchema._decode(raw)
+            for item in value:
+                if type(item) is not str:
+                    return ToolOutputSchema._decode(raw)
+        value = raw.get("type", UNSET)
+        if value is not UNSET and not (type(value) is str and value in ("object",)):
+            return ToolOutputSchema._decode(raw)
+        obj = new_object(ToolOutputSchema)
+        dict.update(obj, raw)
+        return obj
 
     @property
     def properties(self) -> dict[str, dict[str, Any]] | UnsetType:

@@ -17,7 +17,7 @@ from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, TypeAlias, 
 
 import msgspec
 
-from mcp_runtime.codec import OpenObject, UNSET, UnsetType, untagged_union
+from mcp_runtime.codec import OpenObject, UNSET, UnsetType, new_object, untagged_union
 
 __all__ = [
     "Annotations",
@@ -584,6 +584,53 @@ class CancelTaskResult(OpenObject):
             },
             **extra,
         )
+
+    @staticmethod
+    def __from_json__(raw: Any) -> CancelTaskResult:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return CancelTaskResult._decode(raw)
+        value = raw.get("_meta", UNSET)
+        if value is not UNSET and type(value) is not dict:
+            return CancelTaskResult._decode(raw)
+        if "createdAt" not in raw:
+            return CancelTaskResult._decode(raw)
+        value = raw["createdAt"]
+        if type(value) is not str:
+            return CancelTaskResult._decode(raw)
+        if "lastUpdatedAt" not in raw:
+            return CancelTaskResult._decode(raw)
+        value = raw["lastUpdatedAt"]
+        if type(value) is not str:
+            return CancelTaskResult._decode(raw)
+        value = raw.get("pollInterval", UNSET)
+        if value is not UNSET and type(value) is not int:
+            return CancelTaskResult._decode(raw)
+        if "status" not in raw:
+            return CancelTaskResult._decode(raw)
+        value = raw["status"]
+        if not (
+            type(value) is str
+            and value in ("cancelled", "completed", "failed", "input_required", "working")
+        ):
+            return CancelTaskResult._decode(raw)
+        value = raw.get("statusMessage", UNSET)
+        if value is not UNSET and type(value) is not str:
+            return CancelTaskResult._decode(raw)
+        if "taskId" not in raw:
+            return CancelTaskResult._decode(raw)
+        value = raw["taskId"]
+        if type(value) is not str:
+            return CancelTaskResult._decode(raw)
+        if "ttl" not in raw:
+            return CancelTaskResult._decode(raw)
+        value = raw["ttl"]
+        if not (type(value) is int or value is None):
+            return CancelTaskResult._decode(raw)
+        obj = new_object(CancelTaskResult)
+        dict.update(obj, raw)
+        return obj
 
     @property
     def meta(self) -> dict[str, Any] | UnsetType:
@@ -1207,6 +1254,19 @@ class GetTaskPayloadResult(OpenObject):
             **extra,
         )
 
+    @staticmethod
+    def __from_json__(raw: Any) -> GetTaskPayloadResult:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return GetTaskPayloadResult._decode(raw)
+        value = raw.get("_meta", UNSET)
+        if value is not UNSET and type(value) is not dict:
+            return GetTaskPayloadResult._decode(raw)
+        obj = new_object(GetTaskPayloadResult)
+        dict.update(obj, raw)
+        return obj
+
     @property
     def meta(self) -> dict[str, Any] | UnsetType:
         """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
@@ -1279,6 +1339,53 @@ class GetTaskResult(OpenObject):
             },
             **extra,
         )
+
+    @staticmethod
+    def __from_json__(raw: Any) -> GetTaskResult:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return GetTaskResult._decode(raw)
+        value = raw.get("_meta", UNSET)
+        if value is not UNSET and type(value) is not dict:
+            return GetTaskResult._decode(raw)
+        if "createdAt" not in raw:
+            return GetTaskResult._decode(raw)
+        value = raw["createdAt"]
+        if type(value) is not str:
+            return GetTaskResult._decode(raw)
+        if "lastUpdatedAt" not in raw:
+            return GetTaskResult._decode(raw)
+        value = raw["lastUpdatedAt"]
+        if type(value) is not str:
+            return GetTaskResult._decode(raw)
+        value = raw.get("pollInterval", UNSET)
+        if value is not UNSET and type(value) is not int:
+            return GetTaskResult._decode(raw)
+        if "status" not in raw:
+            return GetTaskResult._decode(raw)
+        value = raw["status"]
+        if not (
+            type(value) is str
+            and value in ("cancelled", "completed", "failed", "input_required", "working")
+        ):
+            return GetTaskResult._decode(raw)
+        value = raw.get("statusMessage", UNSET)
+        if value is not UNSET and type(value) is not str:
+            return GetTaskResult._decode(raw)
+        if "taskId" not in raw:
+            return GetTaskResult._decode(raw)
+        value = raw["taskId"]
+        if type(value) is not str:
+            return GetTaskResult._decode(raw)
+        if "ttl" not in raw:
+            return GetTaskResult._decode(raw)
+        value = raw["ttl"]
+        if not (type(value) is int or value is None):
+            return GetTaskResult._decode(raw)
+        obj = new_object(GetTaskResult)
+        dict.update(obj, raw)
+        return obj
 
     @property
     def meta(self) -> dict[str, Any] | UnsetType:
@@ -2155,6 +2262,19 @@ class RequestParamsMeta(OpenObject):
             **extra,
         )
 
+    @staticmethod
+    def __from_json__(raw: Any) -> RequestParamsMeta:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return RequestParamsMeta._decode(raw)
+        value = raw.get("progressToken", UNSET)
+        if value is not UNSET and not (type(value) is str or type(value) is int):
+            return RequestParamsMeta._decode(raw)
+        obj = new_object(RequestParamsMeta)
+        dict.update(obj, raw)
+        return obj
+
     @property
     def progress_token(self) -> ProgressToken | UnsetType:
         """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
@@ -2418,6 +2538,19 @@ class Result(OpenObject):
             },
             **extra,
         )
+
+    @staticmethod
+    def __from_json__(raw: Any) -> Result:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return Result._decode(raw)
+        value = raw.get("_meta", UNSET)
+        if value is not UNSET and type(value) is not dict:
+            return Result._decode(raw)
+        obj = new_object(Result)
+        dict.update(obj, raw)
+        return obj
 
     @property
     def meta(self) -> dict[str, Any] | UnsetType:
@@ -2994,6 +3127,36 @@ class ToolInputSchema(OpenObject):
             **extra,
         )
 
+    @staticmethod
+    def __from_json__(raw: Any) -> ToolInputSchema:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return ToolInputSchema._decode(raw)
+        value = raw.get("$schema", UNSET)
+        if value is not UNSET and type(value) is not str:
+            return ToolInputSchema._decode(raw)
+        value = raw.get("properties", UNSET)
+        if value is not UNSET:
+            if type(value) is not dict:
+                return ToolInputSchema._decode(raw)
+            for item in value.values():
+                if type(item) is not dict:
+                    return ToolInputSchema._decode(raw)
+        value = raw.get("required", UNSET)
+        if value is not UNSET:
+            if type(value) is not list:
+                return ToolInputSchema._decode(raw)
+            for item in value:
+                if type(item) is not str:
+                    return ToolInputSchema._decode(raw)
+        value = raw.get("type", UNSET)
+        if value is not UNSET and not (type(value) is str and value in ("object",)):
+            return ToolInputSchema._decode(raw)
+        obj = new_object(ToolInputSchema)
+        dict.update(obj, raw)
+        return obj
+
     @property
     def schema(self) -> str | UnsetType:
         return cast("str | UnsetType", self.get("$schema", UNSET))
@@ -3063,6 +3226,36 @@ class ToolOutputSchema(OpenObject):
             },
             **extra,
         )
+
+    @staticmethod
+    def __from_json__(raw: Any) -> ToolOutputSchema:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return ToolOutputSchema._decode(raw)
+        value = raw.get("$schema", UNSET)
+        if value is not UNSET and type(value) is not str:
+            return ToolOutputSchema._decode(raw)
+        value = raw.get("properties", UNSET)
+        if value is not UNSET:
+            if type(value) is not dict:
+                return ToolOutputSchema._decode(raw)
+            for item in value.values():
+                if type(item) is not dict:
+                    return ToolOutputSchema._decode(raw)
+        value = raw.get("required", UNSET)
+        if value is not UNSET:
+            if type(value) is not list:
+                return ToolOutputSchema._decode(raw)
+            for item in value:
+                if type(item) is not str:
+                    return ToolOutputSchema._decode(raw)
+        value = raw.get("type", UNSET)
+        if value is not UNSET and not (type(value) is str and value in ("object",)):
+            return ToolOutputSchema._decode(raw)
+        obj = new_object(ToolOutputSchema)
+        dict.update(obj, raw)
+        return obj
 
     @property
     def schema(self) -> str | UnsetType:

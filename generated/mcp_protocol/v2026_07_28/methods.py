@@ -407,3 +407,11 @@ INPUT_REQUESTS: dict[str, MethodSpec[Any, Any]] = {
     "sampling/createMessage": SAMPLING_CREATE_MESSAGE,
 }
 """Requests a server returns inside an input-required result, for the client to answer."""
+
+INPUT_REQUIRED_METHODS: dict[str, MethodSpec[Any, Any]] = {
+    "prompts/get": PROMPTS_GET,
+    "resources/read": RESOURCES_READ,
+    "tools/call": TOOLS_CALL,
+}
+"""Requests a server may answer with an input-required result (multi round-trip
+requests): the client answers its input requests and retries the request."""

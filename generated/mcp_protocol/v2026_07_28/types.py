@@ -25,7 +25,14 @@ from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, TypeAlias, 
 
 import msgspec
 
-from mcp_runtime.codec import OpenObject, UNSET, UnsetType, discriminated_union, untagged_union
+from mcp_runtime.codec import (
+    OpenObject,
+    UNSET,
+    UnsetType,
+    discriminated_union,
+    new_object,
+    untagged_union,
+)
 
 __all__ = [
     "Annotations",
@@ -1934,6 +1941,19 @@ class NotificationMetaObject(OpenObject):
             **extra,
         )
 
+    @staticmethod
+    def __from_json__(raw: Any) -> NotificationMetaObject:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return NotificationMetaObject._decode(raw)
+        value = raw.get("io.modelcontextprotocol/subscriptionId", UNSET)
+        if value is not UNSET and not (type(value) is str or type(value) is int):
+            return NotificationMetaObject._decode(raw)
+        obj = new_object(NotificationMetaObject)
+        dict.update(obj, raw)
+        return obj
+
     @property
     def iomodelcontextprotocolsubscription_id(self) -> RequestId | UnsetType:
         """Identifies the subscription stream a notification was delivered on. The
@@ -3230,6 +3250,22 @@ class ToolInputSchema(OpenObject):
             **extra,
         )
 
+    @staticmethod
+    def __from_json__(raw: Any) -> ToolInputSchema:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return ToolInputSchema._decode(raw)
+        value = raw.get("$schema", UNSET)
+        if value is not UNSET and type(value) is not str:
+            return ToolInputSchema._decode(raw)
+        value = raw.get("type", UNSET)
+        if value is not UNSET and not (type(value) is str and value in ("object",)):
+            return ToolInputSchema._decode(raw)
+        obj = new_object(ToolInputSchema)
+        dict.update(obj, raw)
+        return obj
+
     @property
     def schema(self) -> str | UnsetType:
         return cast("str | UnsetType", self.get("$schema", UNSET))
@@ -3281,6 +3317,19 @@ class ToolOutputSchema(OpenObject):
             },
             **extra,
         )
+
+    @staticmethod
+    def __from_json__(raw: Any) -> ToolOutputSchema:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return ToolOutputSchema._decode(raw)
+        value = raw.get("$schema", UNSET)
+        if value is not UNSET and type(value) is not str:
+            return ToolOutputSchema._decode(raw)
+        obj = new_object(ToolOutputSchema)
+        dict.update(obj, raw)
+        return obj
 
     @property
     def schema(self) -> str | UnsetType:
