@@ -37,6 +37,8 @@ from mcp_runtime.http.client import (
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 
+pytestmark = pytest.mark.peers
+
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
