@@ -22,9 +22,13 @@ with :class:`MissingExtra` naming the extra to install.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+# Not typing.TYPE_CHECKING: importing typing (and re with it) would be most of what
+# ``import mcp_runtime`` costs. Type checkers take any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .app import (
         App,
         Context,
