@@ -13,6 +13,7 @@ import click
 from . import diff, generate, sources
 from . import output as writer
 from .model import GenerationError, Module
+from .servers.command import server as server_command
 from .sources import Config, LoadedSchema, Pin
 
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -241,3 +242,6 @@ def _load_side(config: Config, pins: dict[str, Pin], side: str) -> LoadedSchema:
     if side not in pins and (path.suffix == ".json" or path.exists()):
         return sources.load_file(path, path.stem, None, verify=False)
     return _load(config, pins, side, None, verify=True)
+
+
+main.add_command(server_command)

@@ -34,7 +34,8 @@ def load_all(paths: tuple[Path, ...]) -> list[dict[str, Any]]:
 
 
 def load(path: Path) -> list[dict[str, Any]]:
-    """The corrections and field defaults of ``path``, in file order within each kind."""
+    """The corrections, field defaults and discriminators of ``path``, in
+    file order within each kind."""
     try:
         with path.open("rb") as handle:
             document = tomllib.load(handle)
@@ -42,6 +43,7 @@ def load(path: Path) -> list[dict[str, Any]]:
         raise GenerationError(f"cannot read corrections {path}: {error}") from None
     entries: list[dict[str, Any]] = document.get("correction", [])
     entries += [{**entry, "kind": "field_default"} for entry in document.get("field_default", [])]
+    entries += [{**entry, "kind": "discriminator"} for entry in document.get("discriminator", [])]
     return entries
 
 
@@ -88,7 +90,7 @@ def apply(
 
 
 def _target(schema: dict[str, Any], entry: dict[str, Any]) -> str:
-    if entry.get("kind") == "field_default":
+    if entry.get("kind") in ("field_default", "discriminator"):
         return f"/{_definitions_key(schema)}/*/properties/{entry['property']}"
     return str(entry["pointer"]).replace("{defs}", _definitions_key(schema))
 
@@ -97,6 +99,8 @@ def _apply_one(schema: dict[str, Any], revision: str, entry: dict[str, Any]) -> 
     """Apply one entry to ``schema`` in place, or fail saying why it does not apply."""
     if entry.get("kind") == "field_default":
         return _field_default(schema, revision, entry)
+    if entry.get("kind") == "discriminator":
+        return _discriminator(schema, revision, entry)
     pointer = entry["pointer"].replace("{defs}", _definitions_key(schema))
     parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.lstrip("/").split("/")]
     parent: Any = schema
@@ -156,3 +160,21 @@ def _field_default(schema: dict[str, Any], revision: str, entry: dict[str, Any])
     if "value" in entry:
         target += f" = {entry['value']!r}"
     return Correction(entry["id"], target, entry["reason"])
+
+
+def _discriminator(schema: dict[str, Any], revision: str, entry: dict[str, Any]) -> Correction:
+    """Declare ``property`` the discriminator of the unions whose arms each
+    give it a different default (a ``[[field_default]]``), ``absent`` the
+    value a message without it has. The schema itself is left as it is: it
+    types the property as a plain string, the specification says which
+    values there are and that any other is invalid."""
+    key = _definitions_key(schema)
+    prop = entry["property"]
+    if not any(prop in (d.get("properties") or {}) for d in schema[key].values()):
+        raise GenerationError(
+            f"correction {entry['id']} does not apply to {revision}: no definition has {prop}"
+        )
+    target = f"/{key}/*/properties/{prop}: discriminator, absent = {entry['absent']!r}"
+    return Correction(
+        entry["id"], target, entry["reason"], discriminator=(prop, str(entry["absent"]))
+    )

@@ -283,6 +283,27 @@ class Struct:
 
 
 @dataclass
+class Discriminator:
+    """A union whose arms a property's value names (a result union at
+    2026-07-28: ``resultType``), from a ``[[discriminator]]`` entry of the
+    corrections. At runtime the name is a stand-in made by
+    mcp_runtime.codec.discriminated_union: the value picks the arm, an absent
+    property counts as ``absent``, any other value is refused."""
+
+    wire_name: str
+    absent: str
+    # Each value and the arms that have it as their default, in schema order.
+    groups: tuple[tuple[str, tuple[TypeExpr, ...]], ...]
+
+    def arms_source(self, ctx: RenderContext) -> str:
+        entries = (
+            f"{value!r}: ({''.join(arm.render(ctx) + ', ' for arm in arms)})"
+            for value, arms in self.groups
+        )
+        return "{" + ", ".join(entries) + "}"
+
+
+@dataclass
 class Alias:
     name: str
     description: str | None
@@ -296,6 +317,8 @@ class Alias:
     # A self-referencing alias: type checkers see it, msgspec sees Any (only
     # used where the alias already admits every JSON value).
     recursive: bool = False
+    # Set for an untagged union that a property's value discriminates.
+    discriminator: Discriminator | None = None
 
     @property
     def doc(self) -> str | None:
@@ -316,6 +339,8 @@ class Correction:
     # False for a correction carried forward from an older revision whose
     # path no longer matches: reported, not applied.
     applied: bool = True
+    # For a [[discriminator]] entry: the property and the value its absence means.
+    discriminator: tuple[str, str] | None = None
 
 
 @dataclass
@@ -333,6 +358,10 @@ class Corrections:
     @property
     def not_applicable(self) -> list[Correction]:
         return [c for c in self.entries if not c.applied]
+
+    @property
+    def discriminators(self) -> list[tuple[str, str]]:
+        return [c.discriminator for c in self.applied if c.discriminator is not None]
 
 
 @dataclass

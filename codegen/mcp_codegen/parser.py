@@ -21,6 +21,7 @@ from .model import (
     Constrained,
     Corrections,
     DictOf,
+    Discriminator,
     Field,
     GenerationError,
     ListOf,
@@ -377,6 +378,31 @@ def _assign_union_strategies(module: Module, unions: list[UnionOf]) -> None:
             union.arms = (Ref(name),)
         alias.untagged = True
         alias.runtime_arms = tuple(objects + others)
+        alias.discriminator = _discriminator(module, objects, others)
+
+
+def _discriminator(
+    module: Module, objects: list[TypeExpr], others: list[TypeExpr]
+) -> Discriminator | None:
+    """For a union of objects that each give a declared discriminating
+    property a default of their own (``resultType``: "input_required" for
+    InputRequiredResult, "complete" for the final results), the arms by
+    value; None for any other union."""
+    if others:
+        return None
+    for prop, absent in module.corrections.discriminators:
+        groups: dict[str, list[TypeExpr]] = {}
+        for arm in objects:
+            struct = module.struct(arm.name) if isinstance(arm, Ref) else None
+            field = struct.field_named(prop) if struct is not None else None
+            if field is None or not isinstance(field.default_value, str):
+                break
+            groups.setdefault(field.default_value, []).append(arm)
+        else:
+            if len(groups) > 1 and absent in groups:
+                arms = tuple((value, tuple(group)) for value, group in groups.items())
+                return Discriminator(prop, absent, arms)
+    return None
 
 
 def _is_open_struct(module: Module, expr: TypeExpr) -> bool:

@@ -103,8 +103,7 @@ def render_types(module: Module) -> str:
         extra_typing.add("TYPE_CHECKING")
     if any(a.recursive for a in module.aliases.values()):
         extra_typing.add("Any")
-    if any(a.untagged for a in module.aliases.values()):
-        runtime.append("untagged_union")
+    runtime += _union_factories(module)
     if any(s.tag_field for s in structs):
         extra_typing.add("ClassVar")
     if any(s.open for s in structs):
@@ -116,6 +115,17 @@ def render_types(module: Module) -> str:
         _IMPORTS, imports_block(ctx, extra_typing, runtime, msgspec=bool(structs)), 1
     )
     return format_source(source)
+
+
+def _union_factories(module: Module) -> list[str]:
+    """The codec functions that make the runtime stand-ins of the module's unions."""
+    untagged = [a for a in module.aliases.values() if a.untagged]
+    factories = []
+    if any(a.discriminator is None for a in untagged):
+        factories.append("untagged_union")
+    if any(a.discriminator is not None for a in untagged):
+        factories.append("discriminated_union")
+    return factories
 
 
 def _reaches_struct(module: Module, name: str, seen: set[str]) -> bool:

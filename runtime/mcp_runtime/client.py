@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import msgspec
 from msgspec import UNSET
 
-from . import codec, jsonrpc, lifecycle
+from . import capabilities, codec, jsonrpc, lifecycle
 from .jsonrpc import McpError, RequestId
 from .lifecycle import (
     CAPABILITIES_KEY,
@@ -482,6 +482,7 @@ class _ClientRouter:
         self.client = session.client
         self.initializing = False
         self.revision: Revision | None = None
+        self.declared: dict[str, Any] = {}  # what this client declared to the server
         self.listeners: dict[RequestId, Listener] = {}
         self._routes: dict[str, Route] = {}
         self._inputs: dict[str, Route] = {}
@@ -493,6 +494,7 @@ class _ClientRouter:
 
     def negotiated(self, revision: Revision) -> None:
         self.revision = revision
+        self.declared = self.client.declared_capabilities()
         handlers, typed_revision = self.client.handlers, self.client.handler_revision
         if handlers is None or typed_revision is None:
             return
@@ -506,7 +508,10 @@ class _ClientRouter:
                 and method != "ping"
                 and lifecycle.overridden(handlers, _BASE, typed.handler)
             ):
-                self._routes[method] = (typed, getattr(handlers, typed.handler))
+                self._routes[method] = (
+                    typed,
+                    self._checked(method, getattr(handlers, typed.handler)),
+                )
         for method in revision.table("INPUT_REQUESTS"):
             typed = typed_methods.get(method)
             if typed is not None and lifecycle.overridden(handlers, _BASE, typed.handler):
@@ -533,6 +538,7 @@ class _ClientRouter:
             params = request.params
             if params is UNSET:
                 params = codec.convert({}, spec.params)
+            self.check_incoming(method, params)
             return await handler(params, context)
 
         # A task group: when one handler fails, the others (a user prompt, say) are cancelled.
@@ -575,7 +581,7 @@ class _ClientRouter:
     def log_level_allows(self, level: str) -> bool:
         return False  # clients do not send log messages
 
-    def check_outgoing(self, spec: MethodSpec[Any, Any]) -> None:
+    def check_outgoing(self, spec: MethodSpec[Any, Any], params: Any) -> None:
         if self.revision is None:
             if self.initializing and spec.method in ("initialize", "server/discover"):
                 return
@@ -599,6 +605,38 @@ class _ClientRouter:
                 jsonrpc.METHOD_NOT_FOUND,
                 f"the server did not declare the {'.'.join(negotiated.capability)} capability needed for {spec.method}",
             )
+        missing = capabilities.unmet(
+            self.revision,
+            capabilities.CLIENT,
+            spec.method,
+            params,
+            self.session.server_capabilities,
+            self.declared,
+        )
+        if missing:
+            raise McpError(
+                jsonrpc.METHOD_NOT_FOUND, capabilities.refusal(missing, spec.method, "server")
+            )
+
+    def check_incoming(self, method: str, params: Any) -> None:
+        """Refuse a server's request that needs more than this client declared (-32602)."""
+        assert self.revision is not None
+        missing = capabilities.unmet(
+            self.revision, capabilities.SERVER, method, params, self.declared
+        )
+        if missing:
+            names = ", ".join(need.dotted for need in missing)
+            raise McpError(
+                jsonrpc.INVALID_PARAMS,
+                f"Invalid params: this {method} needs the {names} capability, which this client did not declare",
+            )
+
+    def _checked(self, method: str, handler: Any) -> Any:
+        async def answer(params: Any, ctx: RequestContext) -> Any:
+            self.check_incoming(method, params)
+            return await handler(params, ctx)
+
+        return answer
 
 
 @contextlib.asynccontextmanager

@@ -8,10 +8,13 @@ schema need more, and this module is the one place that provides it:
   keys, so these are :class:`OpenObject`: a ``dict`` subclass with typed
   accessors for the keys the schema names.
 * Unions of objects without a discriminating field
-  (``TextResourceContents | BlobResourceContents``, the result unions, the
-  elicitation schema variants) are refused by msgspec. The generated code
-  declares them with :func:`untagged_union`, and :func:`dec_hook` picks the
-  variant that explains the instance best.
+  (``TextResourceContents | BlobResourceContents``, the elicitation schema
+  variants) are refused by msgspec. The generated code declares them with
+  :func:`untagged_union`, and :func:`dec_hook` picks the variant that explains
+  the instance best.
+* Unions whose discriminating field may be absent (2026-07-28's result
+  unions: ``resultType``, absent meaning "complete") come from
+  :func:`discriminated_union`; a value that names no arm is refused.
 
 Use :func:`decode`, :func:`convert`, :func:`decoder` and :func:`encode` (or pass
 :func:`dec_hook` to msgspec yourself) whenever a generated type is involved.
@@ -33,6 +36,7 @@ __all__ = [
     "UnsetType",
     "OpenObject",
     "untagged_union",
+    "discriminated_union",
     "dec_hook",
     "decode",
     "decoder",
@@ -273,7 +277,7 @@ def _json_dec_hook(type_: Any, raw: Any) -> Any:
 class _ObjectArm:
     """What the union dispatcher needs to know of one object variant."""
 
-    __slots__ = ("type", "required", "declared", "consts", "defaults")
+    __slots__ = ("type", "required", "declared", "consts")
 
     def __init__(self, arm: type) -> None:
         struct = arm.__keys__ if issubclass(arm, OpenObject) else arm
@@ -282,9 +286,6 @@ class _ObjectArm:
         self.type = arm
         self.required = frozenset(f.encode_name for f in info.fields if f.required)
         self.declared = frozenset(f.encode_name for f in info.fields)
-        self.defaults = {
-            f.encode_name: f.default for f in info.fields if isinstance(f.default, str)
-        }
         consts: dict[str, Any] = {}
         if info.tag_field is not None:
             consts[info.tag_field] = info.tag
@@ -310,22 +311,10 @@ class _ObjectArm:
         return sum(1 for key in raw if key in self.declared)
 
 
-_RESULT_TYPE = "resultType"
-
-
-def _result_type_arms(object_arms: tuple[_ObjectArm, ...]) -> dict[str, type]:
-    """The arms by the resultType each defaults to, when every arm has a different one."""
-    found = {arm.defaults.get(_RESULT_TYPE): arm.type for arm in object_arms}
-    if None in found or len(found) != len(object_arms):
-        return {}
-    return {key: value for key, value in found.items() if key is not None}
-
-
 class _UntaggedUnion(type):
     """Metaclass of the runtime stand-ins for unions msgspec cannot decode."""
 
     __arms__: tuple[Any, ...]
-    __by_result_type__: dict[str, type]
     # Filled on first use: the arms' annotations may name types defined later
     # in the generated module.
     __object_arms__: tuple[_ObjectArm, ...] | None
@@ -344,21 +333,12 @@ class _UntaggedUnion(type):
         object_arms = cls.__object_arms__
         if object_arms is None:
             object_arms = tuple(_ObjectArm(a) for a in cls.__arms__ if _is_object_type(a))
-            cls.__by_result_type__ = _result_type_arms(object_arms)
             cls.__object_arms__ = object_arms
         return object_arms
 
     def _decode(cls, raw: Any) -> Any:
         object_arms = cls._prepare()
         if isinstance(raw, dict) and object_arms:
-            # A result union (2026-07-28 on) names its arm in resultType: no guessing.
-            result_type = raw.get(_RESULT_TYPE)
-            arm = cls.__by_result_type__.get(result_type) if isinstance(result_type, str) else None
-            if arm is not None:
-                try:
-                    return msgspec.convert(raw, arm, dec_hook=dec_hook)
-                except msgspec.ValidationError:
-                    pass  # the schema's anyOf may still admit it as another arm
             return cls._decode_object(raw, object_arms)
         if isinstance(raw, list) and cls.__array_arms__:
             return cls._decode_first(raw, cls.__array_arms__)
@@ -443,13 +423,64 @@ def untagged_union(name: str, module: str, *arms: Any) -> type:
     namespace = {
         "__arms__": arms,
         "__object_arms__": None,
-        "__by_result_type__": {},
         "__other_arms__": other,
         "__array_arms__": tuple(arrays),
         "__module__": module,
         "__doc__": f"Runtime form of the union {' | '.join(_arm_name(a) for a in arms)}.",
     }
     return _UntaggedUnion(name, (), namespace)
+
+
+class _DiscriminatedUnion(_UntaggedUnion):
+    """Metaclass of the stand-ins for unions whose arms a field's value names."""
+
+    __field__: str
+    __absent__: str
+    # Each value's arm, or the untagged stand-in of its arms when several share it.
+    __by_value__: dict[str, Any]
+
+    def _decode(cls, raw: Any) -> Any:
+        if not isinstance(raw, dict):
+            raise ValueError(f"Expected `object`, got `{_json_kind(raw)}`")
+        value = raw.get(cls.__field__, cls.__absent__)
+        arm = cls.__by_value__.get(value) if isinstance(value, str) else None
+        if arm is None:
+            known = ", ".join(map(repr, cls.__by_value__))
+            raise ValueError(
+                f"Unrecognized `{cls.__field__}` {value!r}: expected one of {known}"
+                f" (absent means {cls.__absent__!r})"
+            )
+        try:
+            return msgspec.convert(raw, arm, dec_hook=dec_hook)
+        except msgspec.ValidationError as error:
+            # Never another arm instead: the value said which one this is.
+            required = _ObjectArm(arm).required if _is_object_type(arm) else frozenset()
+            missing = ", ".join(f"`{key}`" for key in sorted(required - raw.keys()))
+            if not missing:
+                raise _nested_error(error) from None
+            said = repr(value) if cls.__field__ in raw else f"absent, so {value!r}"
+            noun = "fields" if "," in missing else "field"
+            raise ValueError(
+                f"{_arm_name(arm)} lacks required {noun} {missing} ({cls.__field__} {said})"
+            ) from None
+
+
+def discriminated_union(
+    name: str, module: str, field: str, absent: str, arms: Mapping[str, tuple[Any, ...]]
+) -> type:
+    """The runtime stand-in for a union whose arm the value of ``field`` names
+    (``arms``: each value and its arms; several of one value are told apart as
+    by :func:`untagged_union`), ``absent`` being the value of an object
+    without the field. An object with any other value is refused."""
+    by_value = {
+        value: group[0] if len(group) == 1 else untagged_union(f"{name}[{value}]", module, *group)
+        for value, group in arms.items()
+    }
+    flat = tuple(arm for group in arms.values() for arm in group)
+    doc = f"Runtime form of the union {' | '.join(map(_arm_name, flat))}, told apart by {field}."
+    namespace: dict[str, Any] = dict(__arms__=flat, __object_arms__=None, __other_arms__=None)
+    namespace.update(__array_arms__=(), __field__=field, __absent__=absent, __by_value__=by_value)
+    return _DiscriminatedUnion(name, (), {**namespace, "__module__": module, "__doc__": doc})
 
 
 def _arm_name(arm: Any) -> str:
@@ -499,28 +530,27 @@ class JsonDecoder(Protocol):
 
 
 class _ResultUnionDecoder:
-    """Decodes a result union (``InputRequiredResult | CallToolResult``)
-    straight into its usual arm, the one whose resultType default is
-    "complete"; anything else takes the union's own way. The union's way
-    parses into Python objects first and costs about ten times as much."""
+    """Decodes a discriminated union (``InputRequiredResult | CallToolResult``)
+    straight into the arm an absent field means, when that is what the field
+    says; anything else takes the union's own way, which parses into Python
+    objects first and costs about ten times as much."""
 
-    __slots__ = ("_usual", "_usual_type", "_union")
+    __slots__ = ("_usual", "_attr", "_absent", "_union")
 
-    def __init__(self, usual: type, union: Any) -> None:
-        self._usual_type = usual
-        self._usual: msgspec.json.Decoder[Any] = msgspec.json.Decoder(
-            usual, dec_hook=_json_dec_hook
+    def __init__(self, usual: type[msgspec.Struct], union: _DiscriminatedUnion) -> None:
+        self._attr = next(
+            f.name for f in msgspec.structs.fields(usual) if f.encode_name == union.__field__
         )
-        self._union: msgspec.json.Decoder[Any] = msgspec.json.Decoder(
-            union, dec_hook=_json_dec_hook
-        )
+        self._absent = union.__absent__
+        self._usual = msgspec.json.Decoder(usual, dec_hook=_json_dec_hook)
+        self._union = msgspec.json.Decoder(union, dec_hook=_json_dec_hook)
 
     def decode(self, buf: bytes | bytearray | memoryview | str, /) -> Any:
         try:
             value = self._usual.decode(buf)
         except msgspec.ValidationError:
             return self._union.decode(buf)
-        if value.result_type != "complete":
+        if getattr(value, self._attr) != self._absent:
             return self._union.decode(buf)
         return value
 
@@ -537,10 +567,9 @@ def decoder(type_: Any) -> JsonDecoder:
 
 
 def _build_decoder(type_: Any) -> JsonDecoder:
-    if isinstance(type_, _UntaggedUnion):
-        type_._prepare()
-        usual = type_.__by_result_type__.get("complete")
-        if usual is not None:
+    if isinstance(type_, _DiscriminatedUnion):
+        usual = type_.__by_value__[type_.__absent__]
+        if isinstance(usual, type) and issubclass(usual, msgspec.Struct):
             return _ResultUnionDecoder(usual, type_)
     return msgspec.json.Decoder(type_, dec_hook=_json_dec_hook)
 

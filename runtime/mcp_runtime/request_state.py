@@ -3,17 +3,22 @@
 A multi round-trip request (2026-07-28 on) hands the client an opaque
 ``requestState`` that comes back with the retry. The client must not be able to
 forge or alter it, nor replay it against another method, tool or caller, nor
-keep it forever; so the runtime wraps what the handler returned as
+keep it forever, nor bring it back with other arguments; so the runtime wraps
+what the handler returned as
 
-    v1.<base64url(expiry || state)>.<base64url(HMAC-SHA256(key, binding || expiry || state))>
+    v3.<base64url(payload)>.<base64url(HMAC-SHA256(key, binding || payload))>
 
 or, with ``encrypt=True``, so that the client cannot read it either, as
 
-    v2.<base64url(nonce || AES-256-GCM(expiry || state, associated data: binding))>
+    v4.<base64url(nonce || AES-256-GCM(payload, associated data: binding))>
 
-and checks it before the handler sees the state again. The binding is the
-method, the tool, prompt or resource the request names, and the authenticated
-caller where there is one, each part length-prefixed. Only the canonical
+where ``payload`` is ``expiry || SHA-256(arguments) || state``, and checks it
+before the handler sees the state again. The binding is the method, the
+tool, prompt or resource the request names, and the authenticated caller
+where there is one, each part length-prefixed; the arguments are those of
+the request that was answered (their canonical JSON, keys sorted), so a
+retry with other arguments is told so rather than served with a state
+meant for another call. Only the canonical
 base64url text of each part is accepted (no padding, no stray characters, no
 unused bits set), so one sealed state has exactly one spelling. Servers that run
 as several workers share one ``key`` of at least 32 bytes; the default is a
@@ -33,9 +38,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-_PREFIX = "v1."
-_SEALED_PREFIX = "v2."
+import msgspec
+
+_PREFIX = "v3."
+_SEALED_PREFIX = "v4."
 _EXPIRY = struct.Struct(">Q")
+_DIGEST = hashlib.sha256().digest_size
 _LENGTH = struct.Struct(">I")
 _NONCE = 12
 MIN_KEY_BYTES = 32
@@ -77,15 +85,21 @@ class StateSealer:
     def encrypts(self) -> bool:
         return self._cipher is not None
 
-    def seal(self, state: str, binding: str | Sequence[str]) -> str:
-        payload = _EXPIRY.pack(int(time.time() + self.lifetime)) + state.encode()
+    def seal(self, state: str, binding: str | Sequence[str], arguments: Any = None) -> str:
+        """``state`` sealed for requests of ``binding`` with these ``arguments``."""
+        payload = (
+            _EXPIRY.pack(int(time.time() + self.lifetime))
+            + arguments_digest(arguments)
+            + state.encode()
+        )
         bound = _bound(binding)
         if self._cipher is not None:
             nonce = secrets.token_bytes(_NONCE)
             return f"{_SEALED_PREFIX}{_b64(nonce + self._cipher.encrypt(nonce, payload, bound))}"
         return f"{_PREFIX}{_b64(payload)}.{_b64(self._mac(bound, payload))}"
 
-    def open(self, sealed: str, binding: str | Sequence[str]) -> str:
+    def open(self, sealed: str, binding: str | Sequence[str], arguments: Any = None) -> str:
+        """The state, if ``sealed`` was sealed by this key for ``binding`` and ``arguments``."""
         bound = _bound(binding)
         if self._cipher is not None:
             payload = self._decrypt(sealed, bound)
@@ -94,8 +108,13 @@ class StateSealer:
         (expiry,) = _EXPIRY.unpack_from(payload)
         if expiry < time.time():
             raise StateError("requestState has expired")
+        issued_for = payload[_EXPIRY.size : _EXPIRY.size + _DIGEST]
+        if not hmac.compare_digest(issued_for, arguments_digest(arguments)):
+            raise StateError(
+                "requestState was issued for a request with other arguments: retry with the same arguments"
+            )
         try:
-            return payload[_EXPIRY.size :].decode()
+            return payload[_EXPIRY.size + _DIGEST :].decode()
         except UnicodeDecodeError:
             raise StateError("requestState failed its integrity check") from None
 
@@ -104,7 +123,7 @@ class StateSealer:
             raise StateError("requestState was not issued by this server")
         body, _, mac = sealed[len(_PREFIX) :].partition(".")
         payload, expected = _unb64(body), _unb64(mac)
-        if len(payload) < _EXPIRY.size or not hmac.compare_digest(
+        if len(payload) < _EXPIRY.size + _DIGEST or not hmac.compare_digest(
             expected, self._mac(bound, payload)
         ):
             raise StateError("requestState failed its integrity check")
@@ -116,7 +135,7 @@ class StateSealer:
         if not sealed.startswith(_SEALED_PREFIX) or sealed.count(".") != 1:
             raise StateError("requestState was not issued by this server")
         data = _unb64(sealed[len(_SEALED_PREFIX) :])
-        if len(data) < _NONCE + 16 + _EXPIRY.size:
+        if len(data) < _NONCE + 16 + _EXPIRY.size + _DIGEST:
             raise StateError("requestState failed its integrity check")
         try:
             payload: bytes = self._cipher.decrypt(data[:_NONCE], data[_NONCE:], bound)
@@ -126,6 +145,12 @@ class StateSealer:
 
     def _mac(self, bound: bytes, payload: bytes) -> bytes:
         return hmac.new(self._key, bound + payload, hashlib.sha256).digest()
+
+
+def arguments_digest(arguments: Any) -> bytes:
+    """SHA-256 of the canonical JSON of a request's arguments (object keys
+    sorted): the same arguments sent in another order have the same digest."""
+    return hashlib.sha256(msgspec.json.encode(arguments, order="sorted")).digest()
 
 
 def _bound(binding: str | Sequence[str]) -> bytes:

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from . import codec, jsonrpc, lifecycle
+from . import capabilities, codec, jsonrpc, lifecycle
 from .codec import _join_paths, encode
 from .jsonrpc import ConnectionClosed, McpError, RequestId
 from .lifecycle import (
@@ -438,7 +438,7 @@ class Server:
         if not isinstance(state, str):
             return params
         try:
-            plain = self.sealer.open(state, _binding(method, params, ctx))
+            plain = self.sealer.open(state, _binding(method, params, ctx), _arguments(params))
         except StateError as error:
             raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: {error}") from None
         return msgspec.structs.replace(params, request_state=plain)
@@ -449,23 +449,35 @@ class Server:
                 jsonrpc.INTERNAL_ERROR,
                 f"{method} cannot ask for input: only {', '.join(sorted(INPUT_REQUIRED_METHODS))} may",
             )
-        table = self.bindings.revision(ctx.protocol_version).table("INPUT_REQUESTS")
+        revision = self.bindings.revision(ctx.protocol_version)
+        table = revision.table("INPUT_REQUESTS")
         missing: set[tuple[str, ...]] = set()
         requests = result.input_requests if isinstance(result.input_requests, Mapping) else {}
         for request in requests.values():
             spec = table.get(getattr(request, "method", ""))
-            if (
-                spec is not None
-                and spec.capability
-                and not lifecycle.has_capability(ctx.client_capabilities, spec.capability)
+            if spec is None:
+                continue
+            if spec.capability and not lifecycle.has_capability(
+                ctx.client_capabilities, spec.capability
             ):
                 missing.add(spec.capability)
+                continue  # the capability itself is missing: no need to name its parts
+            for need in capabilities.unmet(
+                revision,
+                capabilities.SERVER,
+                spec.method,
+                getattr(request, "params", UNSET),
+                ctx.client_capabilities,
+            ):
+                missing.add(need.path)
         if missing:
             raise lifecycle.missing_capabilities(missing)
         if isinstance(result.request_state, str):
             result = msgspec.structs.replace(
                 result,
-                request_state=self.sealer.seal(result.request_state, _binding(method, params, ctx)),
+                request_state=self.sealer.seal(
+                    result.request_state, _binding(method, params, ctx), _arguments(params)
+                ),
             )
         return result
 
@@ -506,6 +518,13 @@ def _binding(method: str, params: Any, ctx: RequestContext) -> tuple[str, ...]:
         name = str(getattr(params, "uri", ""))
     principal = ctx.principal
     return (method, name, str(principal.key)) if principal is not None else (method, name)
+
+
+def _arguments(params: Any) -> Any:
+    """The arguments a sealed requestState is bound to: a tool's or a prompt's
+    (a resource's URI is part of the binding already)."""
+    arguments = getattr(params, "arguments", None)
+    return None if arguments is UNSET else arguments
 
 
 def _envelope(revision: Revision, typed_meta: type, params: Any) -> RequestEnvelope:
@@ -706,7 +725,7 @@ class _ServerRouter:
 
     # ------------------------------------------------------------ outgoing
 
-    def check_outgoing(self, spec: MethodSpec[Any, Any]) -> None:
+    def check_outgoing(self, spec: MethodSpec[Any, Any], params: Any) -> None:
         if self.modern:
             if spec.kind == "request":
                 raise McpError(
@@ -731,6 +750,18 @@ class _ServerRouter:
             raise McpError(
                 jsonrpc.METHOD_NOT_FOUND,
                 f"the client did not declare the {'.'.join(negotiated.capability)} capability needed for {spec.method}",
+            )
+        missing = capabilities.unmet(
+            self.revision,
+            capabilities.SERVER,
+            spec.method,
+            params,
+            self.session.client_capabilities,
+            self.session.declared_capabilities,
+        )
+        if missing:
+            raise McpError(
+                jsonrpc.METHOD_NOT_FOUND, capabilities.refusal(missing, spec.method, "client")
             )
 
     # ------------------------------------------------------------ lifecycle

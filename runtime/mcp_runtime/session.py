@@ -112,8 +112,10 @@ class Router(Protocol):
     def log_level_allows(self, level: str) -> bool:
         """Whether a log message of this level may be sent to the peer."""
 
-    def check_outgoing(self, spec: MethodSpec[Any, Any]) -> None:
-        """Raise McpError if the negotiated revision or the peer's capabilities rule out sending this."""
+    def check_outgoing(self, spec: MethodSpec[Any, Any], params: Any) -> None:
+        """Raise McpError if the negotiated revision or the declared capabilities
+        (the peer's, and for what announces a capability, the sender's own)
+        rule out sending this message with these params."""
 
 
 # -------------------------------------------------------------- runtime-owned messages
@@ -194,10 +196,23 @@ that arrive faster than that are dropped."""
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
+class _ProgressState:
+    """The progress of one incoming request that carries a token: what was
+    last reported, and whether the request is still in progress (its handler
+    has not returned). Shared by every context of the request."""
+
+    __slots__ = ("token", "last", "open")
+
+    def __init__(self, token: str | int) -> None:
+        self.token = token
+        self.last: float | None = None
+        self.open = True
+
+
 class RequestContext:
     """Handed to every handler: the request's id, progress, logging and the peer."""
 
-    __slots__ = ("_session", "_summon", "_request_id", "_progress_token", "_envelope", "_principal")
+    __slots__ = ("_session", "_summon", "_request_id", "_progress", "_envelope", "_principal")
 
     def __init__(
         self,
@@ -209,7 +224,7 @@ class RequestContext:
         self._session: Session | None = session
         self._summon: Callable[[], Session] | None = None
         self._request_id = request_id
-        self._progress_token = progress_token
+        self._progress = _ProgressState(progress_token) if progress_token is not None else None
         self._envelope = envelope
         # Taken now, while the message is being dispatched: a transport that
         # authenticates (HTTP) names the principal of the message it last read.
@@ -226,7 +241,8 @@ class RequestContext:
         """The context of a request served with no session yet: ``summon()``
         makes it (once; later calls return the same) when the handler first
         needs it. ``principal``: who the request was authenticated as."""
-        return cls._of(None, summon, request_id, progress_token, None, principal)
+        progress = _ProgressState(progress_token) if progress_token is not None else None
+        return cls._of(None, summon, request_id, progress, None, principal)
 
     @classmethod
     def _of(
@@ -234,13 +250,13 @@ class RequestContext:
         session: Session | None,
         summon: Callable[[], Session] | None,
         request_id: RequestId | None,
-        progress_token: str | int | None,
+        progress: _ProgressState | None,
         envelope: RequestEnvelope | None,
         principal: Any,
     ) -> RequestContext:
         context = cls.__new__(cls)
         context._session, context._summon = session, summon
-        context._request_id, context._progress_token = request_id, progress_token
+        context._request_id, context._progress = request_id, progress
         context._envelope, context._principal = envelope, principal
         return context
 
@@ -290,7 +306,7 @@ class RequestContext:
             self._session,
             self._summon,
             self._request_id,
-            self._progress_token,
+            self._progress,
             envelope,
             self._principal,
         )
@@ -298,9 +314,20 @@ class RequestContext:
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        if self._progress_token is None:
+        state = self._progress
+        if state is None:
             return
-        params: dict[str, Any] = {"progressToken": self._progress_token, "progress": progress}
+        # Progress belongs to a request in progress, and only goes up.
+        if not state.open:
+            logger.debug("dropping progress %s: its request has been answered", progress)
+            return
+        if state.last is not None and not progress > state.last:
+            logger.debug(
+                "dropping progress %s: not above the %s reported before", progress, state.last
+            )
+            return
+        state.last = progress
+        params: dict[str, Any] = {"progressToken": state.token, "progress": progress}
         if total is not None:
             params["total"] = total
         if message is not None:
@@ -498,7 +525,7 @@ class Session:
         without limit whatever the default. ``request_id`` is for callers that
         must know the id before the answer (a subscription is named after its
         request); take it from next_id()."""
-        self.router.check_outgoing(spec)
+        self.router.check_outgoing(spec, params)
         raw_params = encode(params) if params is not None else None
         result_decoder = decoder(spec.result)
         raw = await self._call(
@@ -597,7 +624,7 @@ class Session:
         return next(self._ids)
 
     async def notify(self, spec: MethodSpec[P, None], params: P | None) -> None:
-        self.router.check_outgoing(spec)
+        self.router.check_outgoing(spec, params)
         await self.send_raw_notification(
             spec.method, encode(params) if params is not None else None
         )
@@ -998,15 +1025,32 @@ def _call_handler(
 ) -> bytes | Awaitable[Any]:
     """What the handler returned, to await; or the response when it is
     known already: the error the handler raised, or a plain function's result."""
+    progress = context._progress
     try:
         outcome = handler(params, context)
     except Exception as error:
+        if progress is not None:
+            progress.open = False
         return _error_message(request_id, spec, error)
     if type(outcome) is not types.CoroutineType and not isinstance(outcome, Awaitable):
         # A plain function (the lifecycle's initialize) is answered in
         # order, before the next message is read.
+        if progress is not None:
+            progress.open = False
         return jsonrpc.result_bytes(request_id, encode(outcome))
+    if progress is not None:
+        # Only requests that asked for progress pay for the frame that ends it.
+        return _ending_progress(outcome, progress)
     return outcome
+
+
+async def _ending_progress(outcome: Awaitable[Any], progress: _ProgressState) -> Any:
+    """Await the handler; once it has returned (or failed), what it or the
+    tasks it started report is no longer progress of this request."""
+    try:
+        return await outcome
+    finally:
+        progress.open = False
 
 
 def _token_of(params: msgspec.Raw | UnsetType, data: bytes) -> str | int | None:

@@ -72,6 +72,7 @@ from typing import Any, Final, Literal, TypeVar
 
 import msgspec
 
+from mcp_protocol import v2026_07_28 as mcp_types
 from mcp_protocol.v2026_07_28 import methods as mcp_methods
 from mcp_protocol.v2026_07_28.types import (
     CallToolRequestParams,
@@ -91,7 +92,7 @@ from mcp_protocol.v2026_07_28.types import (
     ResultMetaObject,
 )
 
-from . import codec, jsonrpc, lifecycle, ownership
+from . import capabilities, codec, jsonrpc, lifecycle, ownership
 from .codec import UNSET, UnsetType
 from .jsonrpc import McpError
 from .methods import MethodSpec, RequestContext
@@ -435,10 +436,22 @@ class TaskContext:
                 f"task {record.task_id} is {record.status}: it takes no more input"
             )
         spec = mcp_methods.INPUT_REQUESTS[request.method]
-        if spec.capability and not lifecycle.has_capability(record.capabilities, spec.capability):
+        missing = [spec.capability] if spec.capability else []
+        if missing and lifecycle.has_capability(record.capabilities, spec.capability):
+            missing = [
+                need.path
+                for need in capabilities.unmet(
+                    lifecycle.revision(mcp_types.PROTOCOL_VERSION),
+                    capabilities.SERVER,
+                    request.method,
+                    request.params,
+                    record.capabilities,
+                )
+            ]
+        if missing:
             raise lifecycle.missing_capabilities(
-                [spec.capability],
-                f"{request.method} needs the client's {'.'.join(spec.capability)} capability",
+                missing,
+                f"{request.method} needs the client's {', '.join('.'.join(p) for p in missing)} capability",
             )
         if key is None:
             key = f"{_KEY_PREFIX.get(request.method, 'input')}-{next(record.keys)}"

@@ -14,9 +14,10 @@ from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime import lifecycle
+from mcp_runtime import jsonrpc, lifecycle
 from mcp_runtime.app import App, Context, Elicited
 from mcp_runtime.app.context import form_schema
+from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 
 ASKING = ("2025-06-18", "2025-11-25", "2026-07-28")
@@ -337,5 +338,38 @@ def test_a_careless_except_and_an_answer_that_does_not_fit(version: str) -> None
                 result.content[0].text
                 == "The answer to 'Who is Dee' does not fit the form: Expected `str`, got `int` - at `$.name`"
             )
+
+    asyncio.run(main())
+
+
+def test_an_answer_is_read_as_the_result_of_what_was_asked_or_refused() -> None:
+    """2026-07-28, multi round-trip requests: "Servers SHOULD validate that the
+    data provided by the client is a valid `InputResponses` object" and
+    "Protocol errors (malformed JSON, invalid schema, internal server errors)
+    SHOULD return a JSON-RPC error response". An answer under the key of a
+    roots/list request that has the shape of an elicitation answer is not
+    taken for one: it is refused naming the method and what it lacks."""
+    app = App("roots")
+
+    @app.tool()
+    async def where(ctx: Context) -> str:
+        return ", ".join(root.uri for root in await ctx.list_roots())
+
+    class Confused(modern.ClientHandlers):
+        @override
+        async def list_roots(
+            self, params: modern.ListRootsRequestParams, ctx: RequestContext
+        ) -> Any:
+            return modern.ElicitResult(action="accept")
+
+    async def main() -> None:
+        async with app.test_client(protocol_version="2026-07-28", handlers=Confused()) as session:
+            with pytest.raises(McpError) as error:
+                await modern.ClientStub(session).call_tool("where")
+        assert error.value.code == jsonrpc.INVALID_PARAMS
+        assert error.value.message == (
+            "Invalid params: inputResponses['roots-0'], the answer to roots/list,"
+            " lacks required field(s) `roots`"
+        )
 
     asyncio.run(main())

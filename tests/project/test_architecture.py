@@ -27,7 +27,7 @@ SOURCE_ROOTS = {
 # is placed by the longest prefix listed here (a wing by its package, a module by its name).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli",),
-    ("app",),
+    ("app", "bindings"),
     ("host",),
     # (the flat http_* modules are the http wing until they move into it)
     (
@@ -44,6 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("session", "stdio", "stores"),
     (
         "lifecycle",
+        "capabilities",
         "methods",
         "request_state",
         "limits",

@@ -78,6 +78,17 @@ RECURSIVE_REPLACEMENTS: dict[str, dict[str, Any]] = {
 _DROPPED_KEYWORDS = {"description", "title", "format", "$schema", "allOf"}
 
 
+# Properties a [[discriminator]] of schema/corrections.toml names, with the
+# value their absence means: the specification refuses any value but those of
+# the arms, so each definition's is drawn as its own (its field default), and
+# required where absence would mean another arm's.
+DISCRIMINATING = {
+    entry["property"]: entry["absent"]
+    for entry in corrections.load(REPO / "schema" / "corrections.toml")
+    if entry.get("kind") == "discriminator"
+}
+
+
 def _corrected(revision: str) -> dict[str, Any]:
     entries = corrections.load(REPO / "schema" / "corrections.toml")
     schema, _ = corrections.apply(load_schema(revision), revision, entries)
@@ -115,13 +126,24 @@ def _drawable(revision: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in node.items():
             if key == "properties":
-                out[key] = {prop: inline(sub, stack) for prop, sub in value.items()}
+                out[key] = {
+                    prop: (
+                        {"const": sub["default"]}
+                        if prop in DISCRIMINATING and "default" in sub
+                        else inline(sub, stack)
+                    )
+                    for prop, sub in value.items()
+                }
             elif key in ("items", "additionalProperties"):
                 out[key] = inline(value, stack)
             elif key == "anyOf":
                 out[key] = [inline(arm, stack) for arm in value]
             elif key not in _DROPPED_KEYWORDS:
                 out[key] = value
+        for prop, absent in DISCRIMINATING.items():
+            drawn = out.get("properties", {}).get(prop, {})
+            if drawn.get("const", absent) != absent:
+                out["required"] = sorted({*out.get("required", ()), prop})
         if "allOf" in node:
             # One object with every part's properties, as the generator merges them.
             parts = [inline(part, stack, close=False) for part in node["allOf"]] + [out]
@@ -271,7 +293,7 @@ def test_drawn_instances_round_trip(key: str, members: tuple[tuple[str, str], ..
 
 # Properties schema/corrections.toml gives a default ([[field_default]]): absent
 # in an instance, they come back with their default value.
-_DEFAULTED = {"resultType": ("complete", "input_required")}
+_DEFAULTED = {"resultType": ("complete", "input_required"), "ttlMs": (0,)}
 
 
 def _without_filled_defaults(encoded: Any, original: Any) -> Any:

@@ -253,8 +253,8 @@ def test_null_is_not_an_absent_optional_field() -> None:
         (
             "2026-07-28",
             "ListToolsResult",
-            {"tools": [], "cacheScope": "public"},
-            "Object missing required field `ttlMs`",
+            {"tools": [], "ttlMs": 0},
+            "Object missing required field `cacheScope`",
         ),
     ],
 )
@@ -294,6 +294,80 @@ def test_a_result_union_follows_result_type() -> None:
         V2026.CallToolResultResponse,
     )
     assert isinstance(response.result, V2026.InputRequiredResult)
+
+
+READ = b'"contents": [{"uri": "a://b", "text": "x"}]'
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        # The official example's shape: complete, contents, no ttlMs nor cacheScope.
+        (
+            b'{"resultType": "complete", ' + READ + b"}",
+            "ReadResourceResult lacks required field `cacheScope` (resultType 'complete')",
+        ),
+        (
+            b"{" + READ + b"}",
+            "ReadResourceResult lacks required field `cacheScope` (resultType absent, so 'complete')",
+        ),
+        (
+            b'{"resultType": "complete"}',
+            "ReadResourceResult lacks required fields `cacheScope`, `contents` (resultType 'complete')",
+        ),
+        (
+            b'{"resultType": "bogus", "cacheScope": "public", ' + READ + b"}",
+            "Unrecognized `resultType` 'bogus': expected one of 'input_required', 'complete'"
+            " (absent means 'complete')",
+        ),
+        (
+            b'{"resultType": null, "cacheScope": "public", ' + READ + b"}",
+            "Unrecognized `resultType` None: expected one of 'input_required', 'complete'"
+            " (absent means 'complete')",
+        ),
+    ],
+)
+def test_a_final_result_is_never_read_as_another_arm(body: bytes, message: str) -> None:
+    """basic/index, ResultType: "A `resultType` of any value unrecognized by
+    the client MUST be considered invalid", and "clients MUST treat an absent
+    `resultType` as "complete"": a final result lacking what it requires is
+    refused naming what it lacks, never taken for an InputRequiredResult."""
+    with pytest.raises(msgspec.ValidationError) as error:
+        decode(body, V2026.ReadResourceResultResponseResult)
+    assert str(error.value) == message
+
+
+def test_a_missing_ttl_is_the_default_the_specification_gives() -> None:
+    """server/utilities/caching: "If `ttlMs` is absent, clients SHOULD assume
+    a default of `0` (immediately stale)"; re-encoded, the result says so."""
+    body = b'{"resultType": "complete", "cacheScope": "public", ' + READ + b"}"
+    result = decode(body, V2026.ReadResourceResultResponseResult)
+    assert isinstance(result, V2026.ReadResourceResult) and result.ttl_ms == 0
+    assert json.loads(encode(result))["ttlMs"] == 0
+
+
+def test_every_result_union_with_input_required_is_discriminated() -> None:
+    """The generator makes every union holding InputRequiredResult follow
+    resultType, ServerResult (several final arms) included."""
+    unions = [
+        name
+        for name in V2026.__all__
+        if "InputRequiredResult" in repr(getattr(V2026, name).__doc__ or "")
+        and name.endswith("Result")
+        and name != "InputRequiredResult"
+    ]
+    assert sorted(unions) == [
+        "CallToolResultResponseResult",
+        "GetPromptResultResponseResult",
+        "ReadResourceResultResponseResult",
+        "ServerResult",
+    ]
+    for name in unions:
+        assert "told apart by resultType" in str(getattr(V2026, name).__doc__), name
+    asked = decode(b'{"resultType": "input_required", "requestState": "s"}', V2026.ServerResult)
+    assert isinstance(asked, V2026.InputRequiredResult)
+    with pytest.raises(msgspec.ValidationError, match="Unrecognized `resultType` 'task'"):
+        decode(b'{"resultType": "task"}', V2026.ServerResult)
 
 
 def test_required_fields_are_required_in_python() -> None:

@@ -563,14 +563,14 @@ def test_encrypted_request_state_hides_the_state_and_refuses_tampering() -> None
     sealer = StateSealer(b"k" * 32, encrypt=True)
     secret = "db-password=hunter2;cursor=42"
     token = sealer.seal(secret, ("tools/call", "ask"))
-    raw = base64.urlsafe_b64decode(token.removeprefix("v2.") + "=" * (-len(token) % 4))
+    raw = base64.urlsafe_b64decode(token.removeprefix("v4.") + "=" * (-len(token) % 4))
     assert b"hunter2" not in raw and "hunter2" not in token
     assert sealer.seal(secret, ("tools/call", "ask")) != token  # a fresh nonce every time
-    body = token.removeprefix("v2.")
+    body = token.removeprefix("v4.")
     flipped = 0
     for position in range(0, len(body), max(1, len(body) // 25)):
         character = "A" if body[position] != "A" else "B"
-        altered = "v2." + body[:position] + character + body[position + 1 :]
+        altered = "v4." + body[:position] + character + body[position + 1 :]
         with pytest.raises(StateError):
             sealer.open(altered, ("tools/call", "ask"))
         flipped += 1

@@ -380,13 +380,13 @@ def test_sealed_state_expires_and_needs_the_key() -> None:
 def test_sealed_state_cannot_move_bytes_between_binding_and_payload() -> None:
     sealer = StateSealer(b"k" * 32)
     token = sealer.seal("state", "tools/call\0a")
-    body, mac = token.removeprefix("v1.").split(".")
+    body, mac = token.removeprefix("v3.").split(".")
     payload = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
     assert payload[:2] == b"\0\0"  # the expiry's high bytes
     # The same MAC input, split differently: a far-future expiry for a tool named "a\0\0".
     shifted = base64.urlsafe_b64encode(payload[2:]).rstrip(b"=").decode()
     with pytest.raises(StateError, match="integrity"):
-        sealer.open(f"v1.{shifted}.{mac}", "tools/call\0a\0\0")
+        sealer.open(f"v3.{shifted}.{mac}", "tools/call\0a\0\0")
 
 
 def test_input_the_client_cannot_give_is_a_missing_capability() -> None:

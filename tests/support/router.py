@@ -39,7 +39,7 @@ class TableRouter:
     def log_level_allows(self, level: str) -> bool:
         return True
 
-    def check_outgoing(self, spec: MethodSpec[Any, Any]) -> None:
+    def check_outgoing(self, spec: MethodSpec[Any, Any], params: Any) -> None:
         self.checked.append(spec.method)
 
 

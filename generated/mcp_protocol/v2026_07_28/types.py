@@ -10,7 +10,9 @@
 #   subscriptions-listen-result-meta-open: /$defs/SubscriptionsListenResultMetaObject/additionalProperties
 #   result-type-complete: /$defs/{CacheableResult,CallToolResult,CompleteResult,DiscoverResult,GetPromptResult,ListPromptsResult,ListResourceTemplatesResult,ListResourcesResult,ListToolsResult,PaginatedResult,ReadResourceResult,Result,SubscriptionsListenResult}/properties/resultType = 'complete'
 #   result-type-input-required: /$defs/{InputRequiredResult}/properties/resultType = 'input_required'
+#   ttl-ms-zero: /$defs/{CacheableResult,DiscoverResult,ListPromptsResult,ListResourceTemplatesResult,ListResourcesResult,ListToolsResult,ReadResourceResult}/properties/ttlMs = 0
 #   meta-by-runtime: /$defs/{CallToolRequestParams,CompleteRequestParams,GetPromptRequestParams,InputResponseRequestParams,PaginatedRequestParams,ReadResourceRequestParams,RequestParams,ResourceRequestParams,SubscriptionsListenRequestParams,SubscriptionsListenResult}/properties/_meta
+#   result-type-discriminates: /$defs/*/properties/resultType: discriminator, absent = 'complete'
 """MCP 2026-07-28 wire types.
 
 One type per definition of the official JSON Schema, plus the inline objects and
@@ -23,7 +25,7 @@ from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, TypeAlias, 
 
 import msgspec
 
-from mcp_runtime.codec import OpenObject, UNSET, UnsetType, untagged_union
+from mcp_runtime.codec import OpenObject, UNSET, UnsetType, discriminated_union, untagged_union
 
 __all__ = [
     "Annotations",
@@ -522,7 +524,7 @@ class CacheableResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`."""
 
-    ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs")
+    ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs", default=0)
     """A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
     analogous to HTTP Cache-Control max-age.
@@ -965,7 +967,7 @@ class DiscoverResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=F
     """MCP Protocol Versions this server supports. The client should choose a
     version from this list for use in subsequent requests."""
 
-    ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs")
+    ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs", default=0)
     """A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
     analogous to HTTP Cache-Control max-age.
@@ -1481,7 +1483,7 @@ class ListPromptsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, g
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`."""
 
-    ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs")
+    ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs", default=0)
     """A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
     analogous to HTTP Cache-Control max-age.
@@ -1553,7 +1555,7 @@ class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaul
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`."""
 
-    ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs")
+    ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs", default=0)
     """A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
     analogous to HTTP Cache-Control max-age.
@@ -1627,7 +1629,7 @@ class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True,
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`."""
 
-    ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs")
+    ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs", default=0)
     """A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
     analogous to HTTP Cache-Control max-age.
@@ -1733,7 +1735,7 @@ class ListToolsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=
 
     tools: list[Tool]
 
-    ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs")
+    ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs", default=0)
     """A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
     analogous to HTTP Cache-Control max-age.
@@ -2228,7 +2230,7 @@ class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, 
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`."""
 
-    ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs")
+    ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs", default=0)
     """A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
     analogous to HTTP Cache-Control max-age.
@@ -3452,8 +3454,12 @@ class UntitledSingleSelectEnumSchema(
 if TYPE_CHECKING:
     CallToolResultResponseResult: TypeAlias = InputRequiredResult | CallToolResult
 else:
-    CallToolResultResponseResult = untagged_union(
-        "CallToolResultResponseResult", __name__, InputRequiredResult, CallToolResult
+    CallToolResultResponseResult = discriminated_union(
+        "CallToolResultResponseResult",
+        __name__,
+        "resultType",
+        "complete",
+        {"input_required": (InputRequiredResult,), "complete": (CallToolResult,)},
     )
 
 ClientRequest: TypeAlias = (
@@ -3516,8 +3522,12 @@ else:
 if TYPE_CHECKING:
     GetPromptResultResponseResult: TypeAlias = InputRequiredResult | GetPromptResult
 else:
-    GetPromptResultResponseResult = untagged_union(
-        "GetPromptResultResponseResult", __name__, InputRequiredResult, GetPromptResult
+    GetPromptResultResponseResult = discriminated_union(
+        "GetPromptResultResponseResult",
+        __name__,
+        "resultType",
+        "complete",
+        {"input_required": (InputRequiredResult,), "complete": (GetPromptResult,)},
     )
 
 InputRequest: TypeAlias = CreateMessageRequest | ListRootsRequest | ElicitRequest
@@ -3613,8 +3623,12 @@ else:
 if TYPE_CHECKING:
     ReadResourceResultResponseResult: TypeAlias = InputRequiredResult | ReadResourceResult
 else:
-    ReadResourceResultResponseResult = untagged_union(
-        "ReadResourceResultResponseResult", __name__, InputRequiredResult, ReadResourceResult
+    ReadResourceResultResponseResult = discriminated_union(
+        "ReadResourceResultResponseResult",
+        __name__,
+        "resultType",
+        "complete",
+        {"input_required": (InputRequiredResult,), "complete": (ReadResourceResult,)},
     )
 
 SamplingMessageContentBlock: TypeAlias = (
@@ -3648,21 +3662,27 @@ if TYPE_CHECKING:
         | CompleteResult
     )
 else:
-    ServerResult = untagged_union(
+    ServerResult = discriminated_union(
         "ServerResult",
         __name__,
-        Result,
-        InputRequiredResult,
-        DiscoverResult,
-        ListResourcesResult,
-        ListResourceTemplatesResult,
-        ReadResourceResult,
-        SubscriptionsListenResult,
-        ListPromptsResult,
-        GetPromptResult,
-        ListToolsResult,
-        CallToolResult,
-        CompleteResult,
+        "resultType",
+        "complete",
+        {
+            "complete": (
+                Result,
+                DiscoverResult,
+                ListResourcesResult,
+                ListResourceTemplatesResult,
+                ReadResourceResult,
+                SubscriptionsListenResult,
+                ListPromptsResult,
+                GetPromptResult,
+                ListToolsResult,
+                CallToolResult,
+                CompleteResult,
+            ),
+            "input_required": (InputRequiredResult,),
+        },
     )
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ package: ``pip install 'mcp-codegen[validation]'``).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 import msgspec
@@ -31,12 +31,23 @@ class OutputMismatch(Exception):
 
 
 class ToolCallFailed(Exception):
-    """The tool answered with a tool execution error (``isError: true``)."""
+    """The tool answered with a tool execution error (``isError: true``):
+    ``message`` is its text, ``content`` its content blocks and
+    ``structured_content`` its structured content, if any."""
 
-    def __init__(self, name: str, message: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        message: str,
+        *,
+        content: Sequence[Any] = (),
+        structured_content: Any = None,
+    ) -> None:
         super().__init__(f"tool {name!r} failed: {message}")
         self.name = name
         self.message = message
+        self.content = list(content)
+        self.structured_content = structured_content
 
 
 class ToolSchemas:

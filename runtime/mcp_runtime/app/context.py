@@ -20,7 +20,8 @@ from typing import Any, Generic, Literal, TypeVar
 import msgspec
 from msgspec import UNSET
 
-from .. import codec, lifecycle
+from .. import capabilities, codec, jsonrpc, lifecycle
+from ..jsonrpc import McpError
 from ..methods import RequestContext
 from .errors import InputRequired, ToolError
 from .flavor import Flavor
@@ -250,10 +251,29 @@ class Context:
             if spec is None:
                 raise ToolError(f"Protocol revision {flavor.version} has no {method}")
             return await self._request.peer.request(spec, codec.convert(params, spec.params))
-        answer = self._rounds.answer(key, result_type)
+        answer = self._rounds.answer(key, result_type, method)
         if answer is None:
+            self._check_declared(method, params)
             raise InputRequired(key, flavor.input_request(method, params))
         return answer
+
+    def _check_declared(self, method: str, params: dict[str, Any]) -> None:
+        """Refuse to ask what the client's capabilities do not take (the handshake
+        revisions refuse it when the request is sent: the same error, earlier here)."""
+        declared = self._request.client_capabilities
+        spec = self._flavor.revision.table("INPUT_REQUESTS")[method]
+        missing = (
+            [spec.capability] if not lifecycle.has_capability(declared, spec.capability) else []
+        )
+        if not missing:
+            missing = [
+                need.path
+                for need in capabilities.unmet(
+                    self._flavor.revision, capabilities.SERVER, method, params, declared
+                )
+            ]
+        if missing:
+            raise lifecycle.missing_capabilities(missing)
 
 
 _KEYS = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
@@ -279,15 +299,25 @@ class InputRounds:
                 answers[key] = msgspec.to_builtins(value)
         self._answers = answers
 
-    def answer(self, key: str, result_type: Any) -> Any:
+    def answer(self, key: str, result_type: Any, method: str) -> Any:
+        """The answer under ``key``, read as the result of ``method`` (what was
+        asked under that key), whatever shape the params decoding took it for:
+        one lacking a field the result requires is refused naming both, as
+        the answer to any request is (-32602)."""
         raw = self._answers.get(key)
         if raw is None:
             return None
         try:
             return codec.convert(raw, result_type)
         except msgspec.ValidationError as error:
-            raise ToolError(
-                f"The client's answer {key!r} is not a {result_type.__name__}: {error}"
+            fields = msgspec.structs.fields(result_type) if isinstance(raw, dict) else ()
+            missing = ", ".join(
+                f"`{f.encode_name}`" for f in fields if f.required and f.encode_name not in raw
+            )
+            problem = f"lacks required field(s) {missing}" if missing else f"is invalid: {error}"
+            raise McpError(
+                jsonrpc.INVALID_PARAMS,
+                f"Invalid params: inputResponses[{key!r}], the answer to {method}, {problem}",
             ) from None
 
     def state(self) -> str:

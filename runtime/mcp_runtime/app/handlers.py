@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
+from msgspec import UNSET
+
 from .. import jsonrpc
 from ..jsonrpc import McpError
 from ..methods import RequestContext
@@ -33,6 +35,7 @@ def build_handlers(registry: Registry, flavor: Flavor) -> object:
     if registry.tools:
 
         async def list_tools(self: object, params: Any, ctx: RequestContext) -> Any:
+            _first_page_only(params)
             return types.ListToolsResult(tools=registry.listing("tools", flavor), **hints)
 
         def call_tool(self: object, params: Any, ctx: RequestContext) -> Awaitable[Any]:
@@ -47,11 +50,13 @@ def build_handlers(registry: Registry, flavor: Flavor) -> object:
     if registry.resources or registry.templates:
 
         async def list_resources(self: object, params: Any, ctx: RequestContext) -> Any:
+            _first_page_only(params)
             return types.ListResourcesResult(
                 resources=registry.listing("resources", flavor), **hints
             )
 
         async def list_resource_templates(self: object, params: Any, ctx: RequestContext) -> Any:
+            _first_page_only(params)
             return types.ListResourceTemplatesResult(
                 resource_templates=registry.listing("templates", flavor), **hints
             )
@@ -86,6 +91,7 @@ def build_handlers(registry: Registry, flavor: Flavor) -> object:
     if registry.prompts:
 
         async def list_prompts(self: object, params: Any, ctx: RequestContext) -> Any:
+            _first_page_only(params)
             return types.ListPromptsResult(prompts=registry.listing("prompts", flavor), **hints)
 
         async def get_prompt(self: object, params: Any, ctx: RequestContext) -> Any:
@@ -99,7 +105,9 @@ def build_handlers(registry: Registry, flavor: Flavor) -> object:
     if registry.completions and "completion/complete" in methods:
 
         async def complete(self: object, params: Any, ctx: RequestContext) -> Any:
-            completer = registry.completions.get(completion_key(params))
+            key = completion_key(params)
+            _check_reference(registry, key)
+            completer = registry.completions.get(key)
             if completer is None:
                 return flavor.convert({"completion": {"values": []}}, "CompleteResult")
             return await completer.complete(params.argument.value, filled_arguments(params), flavor)
@@ -110,6 +118,27 @@ def build_handlers(registry: Registry, flavor: Flavor) -> object:
         f"AppHandlers_{flavor.version.replace('-', '_')}", (types.ServerHandlers,), namespace
     )
     return handlers_type()
+
+
+def _first_page_only(params: Any) -> None:
+    """Refuse a cursor: an app's lists are one page, so no cursor is one it issued."""
+    cursor = getattr(params, "cursor", UNSET)
+    if cursor is not UNSET and cursor is not None:
+        raise McpError(
+            jsonrpc.INVALID_PARAMS,
+            "Invalid params: unknown cursor (this server sends every list in one page)",
+        )
+
+
+def _check_reference(registry: Registry, key: tuple[str, str, str]) -> None:
+    """Refuse the completion of a prompt or resource template the app does not serve."""
+    kind, name, _ = key
+    if kind == "ref/prompt" and name not in registry.prompts:
+        raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: unknown prompt {name!r}")
+    if kind == "ref/resource" and name not in registry.templates and name not in registry.resources:
+        raise McpError(
+            jsonrpc.INVALID_PARAMS, f"Invalid params: unknown resource template {name!r}"
+        )
 
 
 def _find_resource(

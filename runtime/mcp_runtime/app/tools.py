@@ -58,6 +58,7 @@ class ToolSpec:
         "scopes",
         "_arguments",
         "_context_param",
+        "_conforms",
     )
 
     def __init__(
@@ -88,6 +89,13 @@ class ToolSpec:
         ) is not hints.get("return")
         self.signature: Signature = analyse(fn, context_type=Context, what="tool", hints=hints)
         self.output, self.output_schema = _output(fn, hints, structured_output)
+        # What checks a structured result against its outputSchema: a Struct is
+        # not validated when built, so its encoding is decoded as the declared type.
+        self._conforms = (
+            msgspec.json.Decoder(_awaited(hints["return"]))
+            if self.output in (_OBJECT, _WRAPPED)
+            else None
+        )
         self.scopes = frozenset(scopes)
         # An input_schema given replaces the derived one in tools/list (keywords
         # no signature spells: if/then/else, $anchor ...); arguments are still
@@ -146,15 +154,38 @@ class ToolSpec:
         output = self.output
         if output == _OBJECT:
             raw = msgspec.json.encode(value)
+            problem = self._nonconforming(raw, flavor)
+            if problem is not None:
+                return flavor.text_result(problem, is_error=True)
             return flavor.structured_result(raw, raw.decode())
         if output == _TEXT:
             return flavor.text_result(value)
         if output == _WRAPPED:
             raw = msgspec.json.encode(value)
+            problem = self._nonconforming(raw, flavor)
+            if problem is not None:
+                return flavor.text_result(problem, is_error=True)
             return flavor.structured_result(b'{"result":' + raw + b"}", raw.decode())
         if output == _NONE:
             return flavor.call_tool_result(content=[])
         return _dynamic_result(value, flavor)
+
+    def _nonconforming(self, raw: bytes, flavor: Flavor) -> str | None:
+        """Why the encoded result does not conform to the tool's outputSchema, if it
+        does not (revisions without structuredContent advertise no schema to break)."""
+        if not flavor.structured or self._conforms is None:
+            return None
+        try:
+            self._conforms.decode(raw)
+        except msgspec.ValidationError as error:
+            logger.error(
+                "tool %r returned a result outside its output schema: %s", self.name, error
+            )
+            return (
+                f"Tool {self.name!r} returned a result that does not conform to its output "
+                f"schema: {_join_paths(str(error))}"
+            )
+        return None
 
 
 def check_scopes(request: RequestContext, scopes: frozenset[str]) -> None:

@@ -2,19 +2,38 @@
 HTTP+SSE transport) and the client transports for both.
 
 ``http_app(server)`` is the one ASGI application to serve; ``connect_http(url)`` opens a
-client session, choosing Streamable HTTP or falling back to HTTP+SSE.
+client session, choosing Streamable HTTP or falling back to HTTP+SSE. The client side needs
+the ``http`` extra (aiohttp) and is imported on first use, so that serving needs no client
+library.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .app import UVICORN_OPTIONS, HttpApp, http_app
-from .client import (
-    LegacySSEClientTransport,
-    StreamableHTTPClientTransport,
-    connect_http,
-    connect_sse,
-    connect_streamable_http,
-)
 from .legacy_sse import LegacySSEApp
 from .streamable import StreamableHTTPApp
+
+if TYPE_CHECKING:
+    from .client import (
+        LegacySSEClientTransport,
+        StreamableHTTPClientTransport,
+        connect_http,
+        connect_sse,
+        connect_streamable_http,
+    )
+
+_CLIENT_NAMES = frozenset(
+    {
+        "LegacySSEClientTransport",
+        "StreamableHTTPClientTransport",
+        "connect_http",
+        "connect_sse",
+        "connect_streamable_http",
+    }
+)
 
 __all__ = [
     "UVICORN_OPTIONS",
@@ -28,3 +47,9 @@ __all__ = [
     "connect_streamable_http",
     "http_app",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CLIENT_NAMES:
+        return getattr(importlib.import_module(".client", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

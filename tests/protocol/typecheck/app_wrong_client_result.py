@@ -18,9 +18,7 @@ class Hits(msgspec.Struct):
 
 
 async def first_note(session: ClientSession) -> Note:
-    return await call_tool_typed(
-        session, "search_notes", {"query": "milk"}, result_type=Hits
-    )  # E: arg-type expected "type[Note]"
+    return await call_tool_typed(session, "search_notes", {"query": "milk"}, result_type=Hits)  # E: arg-type expected "type[Note]"
 
 
 async def count(session: ClientSession) -> None:

@@ -12,7 +12,5 @@ from mcp_runtime.methods import RequestContext
 
 class Elicits(ClientHandlers):
     @override
-    async def elicit(
-        self, params: Any, ctx: RequestContext
-    ) -> Any:  # E: misc "elicit" is marked as an override, but no base method was found
+    async def elicit(self, params: Any, ctx: RequestContext) -> Any:  # E: misc "elicit" is marked as an override, but no base method was found
         return None

@@ -73,19 +73,11 @@ async def demo() -> tuple[str, list[str], int, list[str]]:
     fake = FakeCaller(
         {
             "tools/call": [{"content": [{"type": "text", "text": "hi"}]}],
-            "tools/list": [
-                {"tools": [tool], "nextCursor": "2"},
-                {"tools": [{**tool, "name": "add"}]},
-            ],
+            "tools/list": [{"tools": [tool], "nextCursor": "2"}, {"tools": [{**tool, "name": "add"}]}],
             "tasks/list": [{"tasks": []}],
         }
     )
     caller: Caller = fake
     stub = ClientStub(caller)
     await stub.notify_roots_list_changed()
-    return (
-        await call_echo(stub),
-        await tool_names(stub),
-        await task_count(stub),
-        [m for m, _ in fake.sent],
-    )
+    return await call_echo(stub), await tool_names(stub), await task_count(stub), [m for m, _ in fake.sent]

@@ -29,14 +29,10 @@ class EchoServer(ServerHandlers):
         return CallToolResult(content=[TextContent(text=f"{params.name}: {arguments!r}")])
 
     @override
-    async def list_tools(
-        self, params: PaginatedRequestParams, ctx: RequestContext
-    ) -> ListToolsResult:
+    async def list_tools(self, params: PaginatedRequestParams, ctx: RequestContext) -> ListToolsResult:
         schema = ToolInputSchema(properties={"text": {"type": "string"}}, required=["text"])
         return ListToolsResult(tools=[Tool(name="echo", input_schema=schema)])
 
     @override
-    async def read_resource(
-        self, params: ReadResourceRequestParams, ctx: RequestContext
-    ) -> ReadResourceResult:
+    async def read_resource(self, params: ReadResourceRequestParams, ctx: RequestContext) -> ReadResourceResult:
         return ReadResourceResult(contents=[TextResourceContents(uri=params.uri, text="hello")])

@@ -10,7 +10,5 @@ from mcp_runtime.methods import RequestContext
 
 class WrongParams(ServerHandlers):
     @override
-    async def call_tool(
-        self, params: PaginatedRequestParams, ctx: RequestContext
-    ) -> CallToolResult:  # E: override
+    async def call_tool(self, params: PaginatedRequestParams, ctx: RequestContext) -> CallToolResult:  # E: override
         return CallToolResult(content=[])

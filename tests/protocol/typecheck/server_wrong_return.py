@@ -10,7 +10,5 @@ from mcp_runtime.methods import RequestContext
 
 class WrongReturn(ServerHandlers):
     @override
-    async def call_tool(
-        self, params: CallToolRequestParams, ctx: RequestContext
-    ) -> ListToolsResult:  # E: override
+    async def call_tool(self, params: CallToolRequestParams, ctx: RequestContext) -> ListToolsResult:  # E: override
         return ListToolsResult(tools=[])
