@@ -56,14 +56,8 @@ if TYPE_CHECKING:
     from .client import Client, ClientSession, connect_stdio
     from .extras import MissingExtra
     from .host import Host, HostHandlers
-    from .http import (
-        UVICORN_OPTIONS,
-        HttpApp,
-        connect_http,
-        connect_sse,
-        connect_streamable_http,
-        http_app,
-    )
+    from .http import UVICORN_OPTIONS, HttpApp, http_app
+    from .http.client import connect_http, connect_sse, connect_streamable_http
     from .jsonrpc import (
         INTERNAL_ERROR,
         INVALID_PARAMS,
@@ -85,9 +79,8 @@ if TYPE_CHECKING:
 # imports above say the same to type checkers; tests/project/test_front_door.py keeps the
 # two in step and checks every extra named here against an environment without extras.
 _MODULES: dict[str, tuple[str | None, tuple[str, ...]]] = {
-    # The app imports the HTTP wing, whose face imports the aiohttp client transports.
     ".app": (
-        "http",
+        None,
         (
             "App",
             "Context",
@@ -109,17 +102,8 @@ _MODULES: dict[str, tuple[str | None, tuple[str, ...]]] = {
     ".server": (None, ("Server", "run_stdio", "serve_stdio")),
     ".methods": (None, ("RequestContext",)),
     ".serving": (None, ("run_http",)),
-    ".http": (
-        "http",
-        (
-            "UVICORN_OPTIONS",
-            "HttpApp",
-            "connect_http",
-            "connect_sse",
-            "connect_streamable_http",
-            "http_app",
-        ),
-    ),
+    ".http": (None, ("UVICORN_OPTIONS", "HttpApp", "http_app")),
+    ".http.client": ("http", ("connect_http", "connect_sse", "connect_streamable_http")),
     ".jsonrpc": (
         None,
         (

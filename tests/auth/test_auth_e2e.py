@@ -219,8 +219,8 @@ def test_refresh_on_401(short_lived: ThreadedServer) -> None:
     assert len(user.authorizations) == 1 and len(storage.kept) == 2
 
 
-@pytest.mark.peers
 @pytest.mark.node
+@pytest.mark.peers
 def test_our_client_against_a_server_the_sdk_protects(issuer: AuthorizationServer) -> None:
     user = User("heidi")
     with sdk_protected(issuer) as url:
