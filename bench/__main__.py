@@ -740,8 +740,9 @@ What is measured (see the module docstrings in bench/ for details):
   `ttlMs`, `cacheScope`, `isError`); ours re-encodes the corpus byte for byte.
 * Round trips: `tools/call` of an `echo` tool; each library's own client and
   server (ours: `Client` + `connect_stdio` / `connect_streamable_http`, server
-  on `mcp_runtime`; SDK: `mcp.Client(mode="legacy")`, `MCPServer`), protocol
-  2025-11-25 for both. Latency: sequential calls, p50/p99. Throughput: N workers
+  on `mcp_runtime`; SDK: `mcp.Client(mode="legacy")`, `MCPServer` with the
+  tool an `async def`, its fastest equivalent of ours: a plain `def` costs a
+  worker-thread hop per call), protocol 2025-11-25 for both. Latency: sequential calls, p50/p99. Throughput: N workers
   calling in a loop for a fixed time. CPU per request: user + system time of
   the client and of the server process over the throughput run, per request
   (less sensitive than wall time to other work on the machine). Each trial is

@@ -36,6 +36,7 @@ from .http_wire import (
     INITIALIZE,
     INITIALIZED,
     PATH,
+    SAME_AS,
     WIRES,
     answer_text,
     call_body,
@@ -231,6 +232,8 @@ def main() -> None:
     rows = []
     for wire in options.wires.split(","):
         for impl in options.impls.split(","):
+            if (impl, wire) in SAME_AS:
+                continue
             rows.append(run(measure(impl, wire, options.requests, options.in_flight)))
     loop = "uvloop" if run is not asyncio.run else "asyncio"
     print(json.dumps({"loop": loop, "rows": rows}))

@@ -10,12 +10,22 @@ One ``tools/call echo`` request in each of the two shapes the issue compares:
   headers mirroring the body (``Mcp-Method``, ``Mcp-Name``,
   ``MCP-Protocol-Version``), as clients send it.
 
-Applications (``make_app``): ``ours`` (``mcp_runtime.http.http_app`` of the
-echo server in bench/servers/ours_stdio.py, 2026-07-28 handlers for the
-modern wire), ``sdk`` (the official SDK's ``MCPServer.streamable_http_app``
-of bench/servers/sdk_stdio.py, which speaks both) and ``echo``, a bare ASGI
-app that decodes the JSON-RPC body and answers a text result (the floor any
-MCP server on the same stack stays above).
+Applications (``make_app``), in two pairs compared like with like:
+
+* ``ours`` (``mcp_runtime.http.http_app`` of the echo server in
+  bench/servers/ours_stdio.py, 2026-07-28 handlers for the modern wire) and
+  ``sdk`` (the official SDK's ``MCPServer.streamable_http_app`` of the
+  ``async def`` tool in bench/servers/sdk_stdio.py, which speaks both), both
+  answering with one JSON body: the SDK's fastest equivalent configuration, the
+  main rows;
+* ``ours_sse`` and ``sdk_def``: each library's default settings, which answer a
+  handshake session's request with an SSE stream, the SDK's tool a plain
+  ``def`` (run in a worker thread, one hop per call): the second rows. A
+  2026-07-28 request is answered with JSON either way, so ``ours_sse`` is
+  ``ours`` there (``SAME_AS``);
+
+and ``echo``, a bare ASGI app that decodes the JSON-RPC body and answers a
+text result (the floor any MCP server on the same stack stays above).
 """
 
 from __future__ import annotations
@@ -30,7 +40,9 @@ import msgspec
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 WIRES = ("handshake", "modern")
-IMPLS = ("ours", "sdk", "echo")
+IMPLS = ("ours", "sdk", "ours_sse", "sdk_def", "echo")
+# (impl, wire) measured by another impl: the same application answering the same way.
+SAME_AS = {("ours_sse", "modern"): "ours"}
 PATH = "/mcp"
 HANDSHAKE_VERSION = "2025-11-25"
 MODERN_VERSION = "2026-07-28"
@@ -165,10 +177,13 @@ def make_app(impl: str, wire: str) -> Any:
     """The ASGI application of ``impl`` serving the echo tool for ``wire``."""
     if impl == "echo":
         return echo_app
-    if impl == "ours":
-        from mcp_runtime.http import http_app
+    if impl in ("ours", "ours_sse"):
+        from mcp_runtime import http_app
 
-        return http_app(_load("ours_stdio").server(wire == "modern"), legacy_sse=False)
+        server = _load("ours_stdio").server(wire == "modern")
+        return http_app(server, legacy_sse=False, json_response=impl == "ours")
     if impl == "sdk":
-        return _load("sdk_stdio").mcp.streamable_http_app(host="127.0.0.1")
+        return _load("sdk_stdio").mcp.streamable_http_app(host="127.0.0.1", json_response=True)
+    if impl == "sdk_def":
+        return _load("sdk_stdio").mcp_def.streamable_http_app(host="127.0.0.1")
     raise ValueError(f"unknown application {impl!r} (one of {', '.join(IMPLS)})")

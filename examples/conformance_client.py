@@ -46,20 +46,23 @@ from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as legacy
 from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime.auth.client import (
+from mcp_runtime import (
+    Client,
     ClientCredentialsProvider,
     ClientMetadata,
-    HTTPRedirectFollower,
-    IdentityAssertionExchange,
+    ClientSession,
     JWTBearerProvider,
     OAuthClientProvider,
+    RequestContext,
+    connect_streamable_http,
+)
+from mcp_runtime.auth.client import (
+    HTTPRedirectFollower,
+    IdentityAssertionExchange,
     PreRegisteredClient,
 )
-from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.codec import UNSET, encode
-from mcp_runtime.http.client import connect_streamable_http
 from mcp_runtime.lifecycle import has_capability
-from mcp_runtime.methods import RequestContext
 
 ARGUMENTS: dict[str, dict[str, Any]] = {"add_numbers": {"a": 1, "b": 2}}
 MODERN = "2026-07-28"

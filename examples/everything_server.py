@@ -36,10 +36,18 @@ import uvicorn
 
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime.app import App, Context, Message, ToolError
-from mcp_runtime.http import UVICORN_OPTIONS
-from mcp_runtime.jsonrpc import INTERNAL_ERROR, McpError
-from mcp_runtime.tasks import TaskContext, Tasks, TaskSupport
+from mcp_runtime import (
+    INTERNAL_ERROR,
+    UVICORN_OPTIONS,
+    App,
+    Context,
+    McpError,
+    Message,
+    TaskContext,
+    Tasks,
+    TaskSupport,
+    ToolError,
+)
 
 logger = logging.getLogger("everything_server")
 

@@ -16,10 +16,8 @@ import sys
 from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime.client import Client
-from mcp_runtime.http.client import StreamableHTTPClientTransport, connect_http
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
+from mcp_runtime import Client, McpError, RequestContext, connect_http
+from mcp_runtime.http.client import StreamableHTTPClientTransport
 
 DEFAULT_URL = "http://127.0.0.1:8000/mcp"
 

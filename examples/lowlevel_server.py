@@ -17,9 +17,7 @@ from typing import Any
 from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime.jsonrpc import INVALID_PARAMS, McpError
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server, run_stdio
+from mcp_runtime import INVALID_PARAMS, McpError, RequestContext, Server, run_stdio
 
 ECHO = mcp.Tool(
     name="echo",

@@ -19,10 +19,14 @@ from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as legacy
 from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime.client import Client, ClientSession, connect_stdio
-from mcp_runtime.http.client import connect_streamable_http
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.stdio import StdioServerParameters
+from mcp_runtime import (
+    Client,
+    ClientSession,
+    RequestContext,
+    StdioServerParameters,
+    connect_stdio,
+    connect_streamable_http,
+)
 
 
 class ExampleClient(mcp.ClientHandlers):

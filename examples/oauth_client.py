@@ -18,10 +18,14 @@ from typing import Any
 
 from mcp_protocol import v2025_11_25 as legacy
 from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime.auth.client import ClientMetadata, LoopbackRedirect, OAuthClientProvider
-from mcp_runtime.client import Client
-from mcp_runtime.http.client import connect_http
-from mcp_runtime.jsonrpc import McpError
+from mcp_runtime import (
+    Client,
+    ClientMetadata,
+    LoopbackRedirect,
+    McpError,
+    OAuthClientProvider,
+    connect_http,
+)
 
 
 async def main(url: str) -> None:

@@ -19,10 +19,7 @@ from msgspec import UNSET
 from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime.client import Client, connect_stdio
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.stdio import StdioServerParameters
+from mcp_runtime import Client, McpError, RequestContext, StdioServerParameters, connect_stdio
 
 
 class ExampleClient(mcp.ClientHandlers):

@@ -16,7 +16,7 @@ from typing import Annotated
 
 import msgspec
 
-from mcp_runtime.app import App, Context
+from mcp_runtime import App, Context
 
 app = App(
     "mcp-codegen-example",

@@ -85,6 +85,7 @@ async def drive(client: Any, protocol_version: str) -> None:
     assert again.is_error is True and again.content[0].text == f"no note {note['id']}"
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
 def test_sdk_client_over_stdio(mode: str, version: str) -> None:
     async def main() -> None:
@@ -98,6 +99,7 @@ def test_sdk_client_over_stdio(mode: str, version: str) -> None:
     run(main())
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
 def test_sdk_client_over_streamable_http(mode: str, version: str) -> None:
     app = notes_module().app
@@ -125,6 +127,7 @@ def typescript_client(*target: str) -> dict[str, Any]:
     return seen
 
 
+@pytest.mark.node
 @pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
 def test_typescript_client(transport: str) -> None:
     if transport == "stdio":
@@ -179,6 +182,7 @@ def test_our_client_over_legacy_sse_and_stateless_http() -> None:
         run(stateless(server.url()))
 
 
+@pytest.mark.peers
 def test_input_rounds_over_stateless_http() -> None:
     """Elicitation, sampling and roots from inside a tool, each request of
     the 2026-07-28 rounds a POST of its own (any worker could take it)."""
@@ -200,6 +204,7 @@ def test_input_rounds_over_stateless_http() -> None:
     assert handlers.asked == ["Who is Ann", "Who is Bob"]
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
 def test_sdk_client_answers_what_a_tool_asks(mode: str, version: str) -> None:
     """Elicitation, sampling and roots from inside a tool, answered by the

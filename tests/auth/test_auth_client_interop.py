@@ -19,6 +19,8 @@ from mcp_runtime.auth.client import ClientMetadata, HTTPRedirectFollower, OAuthC
 from mcp_runtime.client import Client
 from mcp_runtime.http.client import connect_http
 
+pytestmark = pytest.mark.peers
+
 SDK_AUTH_SERVER = Path(__file__).resolve().parents[1] / "support" / "sdk_introspected_server.py"
 
 

@@ -113,6 +113,7 @@ async def whoami(session: ClientSession) -> dict[str, Any]:
     return seen
 
 
+@pytest.mark.node
 @pytest.mark.parametrize(
     ("transport", "version", "tool"),
     [
@@ -168,6 +169,7 @@ def test_discovery_registration_authorization_call_and_step_up(
     assert "/.well-known/oauth-protected-resource" in paths  # from the 401's resource_metadata
 
 
+@pytest.mark.node
 def test_refresh_before_expiry(short_lived: ThreadedServer) -> None:
     user = User("frank")
     storage = RecordingStorage()
@@ -193,6 +195,7 @@ def test_refresh_before_expiry(short_lived: ThreadedServer) -> None:
     )  # oidc-provider rotates them
 
 
+@pytest.mark.node
 def test_refresh_on_401(short_lived: ThreadedServer) -> None:
     user = User("grace")
     storage = ForgetfulStorage()
@@ -216,6 +219,8 @@ def test_refresh_on_401(short_lived: ThreadedServer) -> None:
     assert len(user.authorizations) == 1 and len(storage.kept) == 2
 
 
+@pytest.mark.node
+@pytest.mark.peers
 def test_our_client_against_a_server_the_sdk_protects(issuer: AuthorizationServer) -> None:
     user = User("heidi")
     with sdk_protected(issuer) as url:
@@ -234,6 +239,7 @@ def test_our_client_against_a_server_the_sdk_protects(issuer: AuthorizationServe
     assert query["code_challenge_method"] == "S256"
 
 
+@pytest.mark.node
 def test_metadata_for_another_resource_is_refused(issuer: AuthorizationServer) -> None:
     """A server that publishes metadata for another resource (misconfigured,
     or hostile: it would receive tokens meant for that one) is refused before

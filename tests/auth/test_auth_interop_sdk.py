@@ -41,7 +41,11 @@ from support.protected import resource_server, serving_protected
 
 from mcp_runtime.auth.server import JWTVerifier, ResourceServer
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [
+    pytest.mark.node,
+    pytest.mark.peers,
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+]
 
 
 @pytest.fixture(scope="module")

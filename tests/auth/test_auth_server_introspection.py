@@ -27,6 +27,8 @@ from support.protected import resource_server, serving_protected
 from mcp_runtime.auth.server import IntrospectionVerifier, ResourceServer
 from mcp_runtime.auth.server.verifier import InvalidToken
 
+pytestmark = pytest.mark.node
+
 
 @pytest.fixture(scope="module")
 def issuer() -> Iterator[AuthorizationServer]:

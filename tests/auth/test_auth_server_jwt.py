@@ -92,6 +92,7 @@ def whoami(text: str) -> dict[str, Any]:
 # ---------------------------------------------------------------- metadata and challenges
 
 
+@pytest.mark.node
 def test_metadata_is_served_without_a_token_at_both_well_known_urls(
     protected: ThreadedServer, issuer: AuthorizationServer
 ) -> None:
@@ -109,6 +110,7 @@ def test_metadata_is_served_without_a_token_at_both_well_known_urls(
         }
 
 
+@pytest.mark.node
 def test_no_token_gets_401_naming_the_metadata_and_the_scope(protected: ThreadedServer) -> None:
     async def main() -> None:
         session = HandshakeSession(protected.url(), None)
@@ -137,6 +139,7 @@ def test_no_token_gets_401_naming_the_metadata_and_the_scope(protected: Threaded
 # ---------------------------------------------------------------- accepted tokens
 
 
+@pytest.mark.node
 def test_token_from_the_authorization_server_is_accepted_on_both_wires(
     protected: ThreadedServer, issuer: AuthorizationServer
 ) -> None:
@@ -167,6 +170,7 @@ def test_token_from_the_authorization_server_is_accepted_on_both_wires(
     run(main())
 
 
+@pytest.mark.node
 def test_client_credentials_and_refreshed_tokens_are_accepted(
     protected: ThreadedServer, issuer: AuthorizationServer
 ) -> None:
@@ -223,6 +227,7 @@ def refused_tokens(issuer: AuthorizationServer, resource: str) -> dict[str, tupl
     }
 
 
+@pytest.mark.node
 def test_refused_tokens_get_401_invalid_token(
     protected: ThreadedServer, issuer: AuthorizationServer
 ) -> None:
@@ -249,6 +254,7 @@ def _handshake_open(url: str, token: str) -> httpx.Response:
     return run(main())
 
 
+@pytest.mark.node
 def test_sender_constrained_token_is_refused_as_a_bearer_token(
     protected: ThreadedServer, issuer: AuthorizationServer
 ) -> None:
@@ -264,6 +270,7 @@ def test_sender_constrained_token_is_refused_as_a_bearer_token(
     assert "bound to a key" in challenge(response)["error_description"]
 
 
+@pytest.mark.node
 def test_expired_token_is_refused(protected: ThreadedServer, issuer: AuthorizationServer) -> None:
     issuer.register_resource(protected.url(), ttl=2)
     try:
@@ -277,6 +284,7 @@ def test_expired_token_is_refused(protected: ThreadedServer, issuer: Authorizati
     assert challenge(response)["error_description"] == "the access token has expired"
 
 
+@pytest.mark.node
 def test_token_of_another_issuer_with_the_same_keys_is_refused(
     protected: ThreadedServer, issuer: AuthorizationServer
 ) -> None:
@@ -288,6 +296,7 @@ def test_token_of_another_issuer_with_the_same_keys_is_refused(
     assert "issued by another authorization server" in challenge(response)["error_description"]
 
 
+@pytest.mark.node
 def test_authorization_header_that_is_not_one_bearer_token_is_a_bad_request(
     protected: ThreadedServer,
 ) -> None:
@@ -301,6 +310,7 @@ def test_authorization_header_that_is_not_one_bearer_token_is_a_bad_request(
 # ---------------------------------------------------------------- scopes
 
 
+@pytest.mark.node
 def test_missing_declared_scope_gets_403_with_every_scope_the_request_needs(
     protected: ThreadedServer, issuer: AuthorizationServer
 ) -> None:
@@ -327,6 +337,7 @@ def test_missing_declared_scope_gets_403_with_every_scope_the_request_needs(
     assert tool_text(modern_call(protected.url(), admin, "admin_reset")) == "reset"
 
 
+@pytest.mark.node
 def test_insufficient_scope_raised_by_a_handler(
     protected: ThreadedServer, issuer: AuthorizationServer
 ) -> None:
@@ -357,6 +368,7 @@ def test_insufficient_scope_raised_by_a_handler(
     run(main())
 
 
+@pytest.mark.node
 @pytest.mark.parametrize(
     "options", [{"json_response": True}, {"stateless": True, "json_response": True}]
 )
@@ -386,6 +398,7 @@ def test_handshake_answers_in_json_turn_a_raised_insufficient_scope_into_403(
         run(main())
 
 
+@pytest.mark.node
 def test_insufficient_scope_on_stdio_stays_a_jsonrpc_error() -> None:
     async def main() -> None:
         server = StdioServerParameters(command=sys.executable, args=[str(SUPPORT / "protected.py")])
@@ -402,6 +415,7 @@ def test_insufficient_scope_on_stdio_stays_a_jsonrpc_error() -> None:
     run(main())
 
 
+@pytest.mark.node
 def test_scope_hierarchy_lets_a_broader_scope_stand_for_narrower_ones(
     issuer: AuthorizationServer,
 ) -> None:
@@ -423,6 +437,7 @@ def test_scope_hierarchy_lets_a_broader_scope_stand_for_narrower_ones(
 # ---------------------------------------------------------------- the principal of each request
 
 
+@pytest.mark.node
 def test_each_request_of_a_session_has_the_principal_of_its_own_post(
     protected: ThreadedServer, issuer: AuthorizationServer
 ) -> None:
@@ -452,6 +467,7 @@ def test_each_request_of_a_session_has_the_principal_of_its_own_post(
     run(main())
 
 
+@pytest.mark.node
 def test_a_session_serves_only_the_principal_that_opened_it(
     protected: ThreadedServer, issuer: AuthorizationServer
 ) -> None:
@@ -480,6 +496,7 @@ def test_a_session_serves_only_the_principal_that_opened_it(
     run(main())
 
 
+@pytest.mark.node
 def test_legacy_sse_posts_need_the_token_of_the_principal_that_opened_the_stream(
     protected: ThreadedServer, issuer: AuthorizationServer
 ) -> None:
@@ -512,6 +529,7 @@ def test_legacy_sse_posts_need_the_token_of_the_principal_that_opened_the_stream
 # ---------------------------------------------------------------- keys and the verifier itself
 
 
+@pytest.mark.node
 def test_verifier_fetches_the_keys_again_when_the_server_rotates_them() -> None:
     fetches: list[str] = []
 
@@ -555,6 +573,7 @@ def test_verifier_fetches_the_keys_again_when_the_server_rotates_them() -> None:
             server.stop()
 
 
+@pytest.mark.node
 def test_unknown_key_ids_do_not_make_the_verifier_refetch_within_the_interval(
     issuer: AuthorizationServer,
 ) -> None:
@@ -580,6 +599,7 @@ def test_unknown_key_ids_do_not_make_the_verifier_refetch_within_the_interval(
     run(main())
 
 
+@pytest.mark.node
 def test_unreachable_authorization_server_gets_503() -> None:
     closed = "http://127.0.0.1:9"  # discard port: nothing listens
 
@@ -617,6 +637,7 @@ def test_bad_configuration_is_refused_with_a_clear_error() -> None:
 # ---------------------------------------------------------------- secrets stay out of logs
 
 
+@pytest.mark.node
 def test_tokens_never_reach_logs_or_error_messages(
     protected: ThreadedServer, issuer: AuthorizationServer, caplog: pytest.LogCaptureFixture
 ) -> None:

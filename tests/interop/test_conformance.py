@@ -17,6 +17,8 @@ from pathlib import Path
 import conformance
 import pytest
 
+pytestmark = pytest.mark.node
+
 # What the pinned suite (0.2.0-alpha.12) runs for a server: required, not scored.
 SERVER_COUNTS = {"2025-11-25": (30, 3), "2026-07-28": (37, 13)}
 CLIENT_COUNTS = {"2025-11-25": (18, 7), "2026-07-28": (32, 7)}

@@ -37,7 +37,7 @@ from mcp_runtime.http.client import (
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [pytest.mark.peers, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 
 # ---------------------------------------------------------------- the SDK's clients, our server

@@ -25,7 +25,7 @@ from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.stdio import ProcessTransport
 
-pytestmark = pytest.mark.usefixtures("no_leaked_processes")
+pytestmark = [pytest.mark.node, pytest.mark.usefixtures("no_leaked_processes")]
 
 
 class Listener(mcp.ClientHandlers):

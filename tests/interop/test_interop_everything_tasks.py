@@ -31,7 +31,7 @@ from mcp_runtime.client import Client, ClientSession, connect_stdio
 from mcp_runtime.http.client import connect_streamable_http
 from mcp_runtime.methods import RequestContext
 
-pytestmark = pytest.mark.usefixtures("no_leaked_processes")
+pytestmark = [pytest.mark.node, pytest.mark.usefixtures("no_leaked_processes")]
 
 TOOL = "simulate-research-query"
 LOOPBACK = Path(__file__).resolve().parents[1] / "support" / "loopback.cjs"

@@ -681,6 +681,7 @@ def test_our_client_falls_back_to_initialize_with_our_2025_11_25_server(legacy_p
     run(scenario())
 
 
+@pytest.mark.node
 def test_our_client_falls_back_to_initialize_with_server_everything() -> None:
     async def scenario() -> None:
         transport = await spawn(everything_server())
@@ -746,6 +747,7 @@ def request_methods(messages: list[Message]) -> list[str]:
     return [m["method"] for m in messages if "id" in m and "method" in m]
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_the_sdk_client_in_auto_mode_speaks_2026_07_28_to_our_server(
     transport: str, tmp_path: Path
@@ -827,6 +829,7 @@ def test_the_sdk_client_in_auto_mode_speaks_2026_07_28_to_our_server(
         run(scenario(target, received))
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_the_sdk_client_in_legacy_mode_speaks_2025_11_25_to_our_server(
     transport: str, tmp_path: Path
@@ -919,6 +922,7 @@ async def open_sdk_server(transport: str) -> AsyncIterator[Callable[[], Any]]:
         await asyncio.to_thread(server.stop)
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_our_client_speaks_2026_07_28_to_the_sdk_server(transport: str) -> None:
     handlers = Handlers()
@@ -993,6 +997,7 @@ def test_our_client_speaks_2026_07_28_to_the_sdk_server(transport: str) -> None:
     run(scenario())
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_our_client_speaks_2025_11_25_to_the_sdk_server_when_asked(transport: str) -> None:
     handlers = Handlers()

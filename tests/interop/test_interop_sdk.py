@@ -32,7 +32,7 @@ from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.stdio import ProcessTransport
 
-pytestmark = pytest.mark.usefixtures("no_leaked_processes")
+pytestmark = [pytest.mark.peers, pytest.mark.usefixtures("no_leaked_processes")]
 
 
 @pytest.fixture(autouse=True)

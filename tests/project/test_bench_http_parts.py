@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -32,6 +34,7 @@ def test_without_wrk_the_server_part_says_why(tmp_path: Path) -> None:
     assert f"not measured: {reason}" in done.stderr
 
 
+@pytest.mark.peers
 def test_each_part_runs_with_tiny_counts(tmp_path: Path) -> None:
     # wrk on PATH, or installed with apt-get (CI runs as root); else the reason.
     found = subprocess.run(

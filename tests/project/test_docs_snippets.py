@@ -11,7 +11,7 @@ A fenced block is runnable when the line just before it is an HTML comment
   printed line, such as a timing, is not compared).
 
 Each document's blocks go into a scratch directory of their own outside the
-repository and run there against the installed packages, in the order of the
+repository and run there against the packages of this tree, in the order of the
 document once all its files are saved; then mypy --strict checks them all, so
 the typed claims of the documents hold too. docs/contributing.md describes the
 convention to writers.
@@ -87,7 +87,11 @@ def test_the_readme_quick_start_is_runnable() -> None:
 
 
 def _environment() -> dict[str, str]:
+    # The blocks import the packages of this tree (its source roots, as an editable install
+    # puts them on the path), not whichever checkout the environment happens to have installed.
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    roots = os.pathsep.join(str(ROOT / root) for root in ("codegen", "generated", "runtime"))
+    env["PYTHONPATH"] = env["MYPYPATH"] = roots
     env["PYTHONUNBUFFERED"] = "1"
     return env
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from support.peers import everything_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,6 +36,7 @@ def test_against_the_example_server() -> None:
     assert "complete review(language='p') -> ['python']" in out
 
 
+@pytest.mark.node
 def test_against_server_everything() -> None:
     server = everything_server()
     out = run_example(server.command, *server.args)

@@ -182,6 +182,7 @@ def test_in_process_server_does_not_send_what_the_client_did_not_declare(
     run(scenario())
 
 
+@pytest.mark.peers
 def test_sdk_client_without_sampling_tools_gets_no_tool_enabled_sampling() -> None:
     """Servers **MUST NOT** send tool-enabled sampling requests to Clients that have not
     declared support for tool use via the `sampling.tools` capability. (client/sampling,

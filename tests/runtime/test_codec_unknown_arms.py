@@ -70,6 +70,7 @@ def test_what_we_send_stays_strict() -> None:
         )
 
 
+@pytest.mark.node
 @pytest.mark.usefixtures("no_leaked_processes")
 def test_server_everything_at_2024_11_05_sending_resource_links() -> None:
     async def scenario() -> None:

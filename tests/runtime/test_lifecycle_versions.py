@@ -205,6 +205,7 @@ async def sdk_handshake(version: str) -> tuple[str, list[str], str]:
         return result.protocol_version, [tool.name for tool in tools.tools], text
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize(
     ("asked", "answered"),
     [("2024-11-05", "2024-11-05"), ("2025-06-18", "2025-06-18"), ("2099-01-01", "2025-11-25")],
@@ -283,6 +284,7 @@ def test_a_client_refuses_an_answer_outside_the_versions_it_speaks() -> None:
     run(scenario())
 
 
+@pytest.mark.node
 def test_our_client_against_server_everything_answering_2024_11_05() -> None:
     async def scenario() -> None:
         wire = RecordingTransport(await spawn(everything_server()))

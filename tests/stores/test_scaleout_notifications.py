@@ -23,6 +23,8 @@ from support.scaleout import (
     session_headers,
 )
 
+pytestmark = pytest.mark.redis
+
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Workers]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from support.scaleout import (
     SseReader,
     call,
@@ -19,6 +20,8 @@ from support.scaleout import (
     result_of,
 )
 from test_scaleout_notifications import listen
+
+pytestmark = pytest.mark.redis
 
 UNREACHABLE = "the shared store (Redis) is unreachable"
 

@@ -28,6 +28,8 @@ from support.scaleout import (
     session_headers,
 )
 
+pytestmark = pytest.mark.redis
+
 SESSIONS, STREAMS, REQUESTS, LEASE_TTL = 3, 2, 2, 3.0
 
 

@@ -33,6 +33,8 @@ from mcp_runtime.server import Server
 from mcp_runtime.stores.redis_store import RedisStore
 from mcp_runtime.tasks import Tasks
 
+pytestmark = pytest.mark.redis
+
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Workers]:

@@ -17,6 +17,8 @@ from support.scaleout import (
     result_of,
 )
 
+pytestmark = pytest.mark.redis
+
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Workers]:

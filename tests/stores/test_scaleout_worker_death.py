@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 
+import pytest
 from support.scaleout import (
     SseReader,
     call,
@@ -15,6 +16,8 @@ from support.scaleout import (
     on_both_workers,
     session_headers,
 )
+
+pytestmark = pytest.mark.redis
 
 
 def test_a_request_stream_of_a_dead_worker_ends_with_an_error_on_a_survivor() -> None:

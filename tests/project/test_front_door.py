@@ -1,0 +1,194 @@
+"""``mcp_runtime`` is the front door: every name it lists resolves, to the same object as
+the module that defines it, type checkers see each one, ``import mcp_runtime`` costs no
+import of its own modules, and without the optional extras the core names still load
+while the others fail with the one-line MissingExtra error naming their extra."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.metadata
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import mcp_runtime
+
+ROOT = Path(__file__).resolve().parents[2]
+FRONT_DOOR = ROOT / "runtime" / "mcp_runtime" / "__init__.py"
+SOURCE_ROOTS = [ROOT / "runtime", ROOT / "generated", ROOT / "codegen"]
+
+
+def declared() -> dict[str, tuple[str, str | None]]:
+    """Each exported name: the module it loads from and the extra that module needs."""
+    return {
+        name: ("mcp_runtime" + module, extra)
+        for module, (extra, names) in mcp_runtime._MODULES.items()
+        for name in names
+    }
+
+
+def optional_modules() -> set[str]:
+    """Top-level modules of the distributions the extras bring (the core ones excepted)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+    def distribution(requirement: str) -> str:
+        found = re.match(r"[A-Za-z0-9._-]+", requirement)
+        assert found is not None, requirement
+        return re.sub(r"[-_.]+", "-", found.group()).lower()
+
+    core = {distribution(r) for r in project["dependencies"]}
+    extras = (
+        {
+            distribution(r)
+            for requirements in project["optional-dependencies"].values()
+            for r in requirements
+        }
+        - core
+        - {"mcp-codegen"}
+    )
+    return {
+        module
+        for module, distributions in importlib.metadata.packages_distributions().items()
+        if any(distribution(d) in extras for d in distributions)
+    }
+
+
+def run_python(code: str) -> str:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in SOURCE_ROOTS)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+# Run first in a fresh interpreter: a finder that refuses every module of an extra.
+WITHOUT_EXTRAS = """
+import importlib.abc, json, sys
+BLOCKED = set(json.loads(sys.argv[1]))
+
+class Uninstalled(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.partition(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, Uninstalled())
+"""
+
+
+def test_every_listed_name_resolves_to_its_modules_object() -> None:
+    names = declared()
+    assert len(mcp_runtime.__all__) == len(set(mcp_runtime.__all__)), "listed twice"
+    assert set(mcp_runtime.__all__) == set(names)
+    for name, (module, _extra) in names.items():
+        assert getattr(mcp_runtime, name) is getattr(importlib.import_module(module), name), name
+    assert set(mcp_runtime.__all__) <= set(dir(mcp_runtime))
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'Sever'"):
+        mcp_runtime.Sever  # type: ignore[attr-defined]  # noqa: B018
+
+
+def test_type_checkers_are_told_the_same_modules() -> None:
+    """The ``if TYPE_CHECKING`` imports, which mypy and IDEs read, match the lazy table."""
+    tree = ast.parse(FRONT_DOOR.read_text())
+    guarded = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+        if node.test.id == "TYPE_CHECKING"
+    )
+    seen = {
+        alias.name: "mcp_runtime." + (node.module or "")
+        for node in guarded.body
+        if isinstance(node, ast.ImportFrom) and node.level == 1
+        for alias in node.names
+    }
+    assert seen == {name: module for name, (module, _extra) in declared().items()}
+
+
+def test_importing_the_package_imports_none_of_its_modules_nor_an_extra() -> None:
+    loaded = json.loads(run_python("""
+import json, sys
+before = set(sys.modules)
+import mcp_runtime
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""))  # fmt: skip
+    assert [m for m in loaded if m.startswith("mcp_runtime.")] == []
+    assert {m.partition(".")[0] for m in loaded} & optional_modules() == set()
+
+
+def test_without_extras_core_names_load_and_others_name_their_extra() -> None:
+    blocked = sorted(optional_modules())
+    # The check would prove nothing if the finder had nothing to refuse.
+    assert {"aiohttp", "httpx2", "redis", "joserfc", "uvicorn"} <= set(blocked)
+    code = WITHOUT_EXTRAS + """
+import mcp_runtime
+from mcp_runtime import MissingExtra
+found = {}
+for name in mcp_runtime.__all__:
+    try:
+        getattr(mcp_runtime, name)
+        found[name] = None
+    except MissingExtra as error:
+        assert str(error).count("\\n") == 0, str(error)
+        found[name] = error.extra
+print(json.dumps(found))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(blocked)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in SOURCE_ROOTS)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    expected = {name: extra for name, (_module, extra) in declared().items()}
+    assert found == expected, {n: (found[n], expected[n]) for n in found if found[n] != expected[n]}
+
+
+def test_mypy_sees_every_name(tmp_path: Path) -> None:
+    names = sorted(mcp_runtime.__all__)
+    source = "import mcp_runtime\nfrom mcp_runtime import (\n"
+    source += "".join(f"    {name},\n" for name in names) + ")\n\n"
+    source += "".join(f"reveal_type({name})\n" for name in names)
+    source += "reveal_type(mcp_runtime.App)\n"
+    (tmp_path / "front_door_use.py").write_text(source)
+    env = {
+        **os.environ,
+        "MYPYPATH": os.pathsep.join(str(p) for p in SOURCE_ROOTS),
+    }
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-error-summary",
+            "--no-pretty",
+            "--cache-dir",
+            str(ROOT / "build" / "mypy-docs"),
+            "front_door_use.py",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    revealed = re.findall(r'Revealed type is "(.*)"', done.stdout)
+    assert len(revealed) == len(names) + 1, done.stdout
+    assert "Any" not in revealed, done.stdout
+    assert "mcp_runtime.app.app.App" in revealed[-1]
