@@ -23,25 +23,44 @@ from .resources import ResourceSpec
 
 if TYPE_CHECKING:
     from .registry import Registry
+    from .visibility import Visibility
 
 
-def build_handlers(registry: Registry, flavor: Flavor) -> object:
-    """A ``ServerHandlers`` instance of ``flavor``'s revision serving ``registry``."""
+def build_handlers(
+    registry: Registry, flavor: Flavor, visibility: Visibility, notifications: bool = False
+) -> object:
+    """A ``ServerHandlers`` instance of ``flavor``'s revision serving
+    ``registry``, showing what ``visibility`` shows each session.
+    ``notifications``: handle the client's notifications (for middleware to see them)."""
     types = flavor.types
     methods = flavor.revision.all_methods
     hints = flavor.cache_hints
     namespace: dict[str, Any] = {}
 
+    def listing(kind: str, ctx: RequestContext) -> list[Any]:
+        if not visibility.active:
+            return registry.listing(kind, flavor)
+        session = _session(ctx)
+        specs: dict[str, Any] = getattr(registry, kind)
+        return [
+            item
+            for (key, spec), item in zip(specs.items(), registry.listing(kind, flavor))
+            if visibility.visible(session, key, spec.tags)
+        ]
+
+    def hidden(key: str, spec: Any, ctx: RequestContext) -> bool:
+        return visibility.active and not visibility.visible(_session(ctx), key, spec.tags)
+
     if registry.tools:
 
         async def list_tools(self: object, params: Any, ctx: RequestContext) -> Any:
             _first_page_only(params)
-            return types.ListToolsResult(tools=registry.listing("tools", flavor), **hints)
+            return types.ListToolsResult(tools=listing("tools", ctx), **hints)
 
         def call_tool(self: object, params: Any, ctx: RequestContext) -> Awaitable[Any]:
             # The tool's own coroutine is the handler's: one frame fewer per call.
             tool = registry.tools.get(params.name)
-            if tool is None:
+            if tool is None or (visibility.active and hidden(params.name, tool, ctx)):
                 raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {params.name}")
             return tool.call(params, ctx, flavor)
 
@@ -51,18 +70,22 @@ def build_handlers(registry: Registry, flavor: Flavor) -> object:
 
         async def list_resources(self: object, params: Any, ctx: RequestContext) -> Any:
             _first_page_only(params)
-            return types.ListResourcesResult(
-                resources=registry.listing("resources", flavor), **hints
-            )
+            return types.ListResourcesResult(resources=listing("resources", ctx), **hints)
 
         async def list_resource_templates(self: object, params: Any, ctx: RequestContext) -> Any:
             _first_page_only(params)
             return types.ListResourceTemplatesResult(
-                resource_templates=registry.listing("templates", flavor), **hints
+                resource_templates=listing("templates", ctx), **hints
             )
 
         async def read_resource(self: object, params: Any, ctx: RequestContext) -> Any:
             spec, variables = _find_resource(registry, params.uri, flavor)
+            if visibility.active and hidden(spec.uri, spec, ctx):
+                raise McpError(
+                    flavor.resource_not_found,
+                    f"Resource not found: {params.uri}",
+                    {"uri": params.uri},
+                )
             return await spec.read(params.uri, variables, params, ctx, flavor)
 
         namespace.update(
@@ -92,11 +115,11 @@ def build_handlers(registry: Registry, flavor: Flavor) -> object:
 
         async def list_prompts(self: object, params: Any, ctx: RequestContext) -> Any:
             _first_page_only(params)
-            return types.ListPromptsResult(prompts=registry.listing("prompts", flavor), **hints)
+            return types.ListPromptsResult(prompts=listing("prompts", ctx), **hints)
 
         async def get_prompt(self: object, params: Any, ctx: RequestContext) -> Any:
             prompt = registry.prompts.get(params.name)
-            if prompt is None:
+            if prompt is None or hidden(params.name, prompt, ctx):
                 raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown prompt: {params.name}")
             return await prompt.get(params, ctx, flavor)
 
@@ -114,10 +137,22 @@ def build_handlers(registry: Registry, flavor: Flavor) -> object:
 
         namespace["complete"] = complete
 
+    if notifications and "notifications/roots/list_changed" in methods:
+
+        async def on_roots_list_changed(self: object, params: Any, ctx: RequestContext) -> None:
+            return None  # nothing to do but let middleware see it
+
+        namespace["on_roots_list_changed"] = on_roots_list_changed
+
     handlers_type = type(
         f"AppHandlers_{flavor.version.replace('-', '_')}", (types.ServerHandlers,), namespace
     )
     return handlers_type()
+
+
+def _session(ctx: RequestContext) -> Any:
+    """The session of a request for visibility (None at 2026-07-28: no session)."""
+    return None if ctx.modern else ctx.peer
 
 
 def _first_page_only(params: Any) -> None:

@@ -13,6 +13,7 @@ from .client import (
     connect_sse,
     connect_streamable_http,
 )
+from .current import request_headers
 from .legacy_sse import LegacySSEApp
 from .streamable import StreamableHTTPApp
 
@@ -26,5 +27,6 @@ __all__ = [
     "connect_http",
     "connect_sse",
     "connect_streamable_http",
+    "request_headers",
     "http_app",
 ]
