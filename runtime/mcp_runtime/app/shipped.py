@@ -17,16 +17,20 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..jsonrpc import INTERNAL_ERROR, McpError
-from ..stores import MemoryStore, Store
+from ..stores import Store
 from .middleware import Call, Next
 
 # The JSON-RPC error of a call refused by RateLimit (implementation-defined server errors are -32000 to -32099).
 RATE_LIMITED = -32029
+
+# Clients counted in this process before those idle for a whole window are forgotten.
+_SWEEP_AT = 4096
 
 _LISTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
 
@@ -162,19 +166,25 @@ class RateLimit:
         self.per = per
         self.key = key
         self.methods = frozenset(methods) if methods is not None else None
-        self.store: Store = MemoryStore()
+        self.store: Store | None = None
+        # In this process: the times of each client's requests in the window, oldest first.
+        self._windows: dict[str, deque[float]] = {}
 
     def use_store(self, store: Store) -> None:
-        """Count in ``store`` (the app calls this with its store)."""
-        self.store = store
+        """Count in ``store`` when it is shared (the app calls this with its store)."""
+        self.store = store if store.shared else None
 
     async def __call__(self, call: Call, call_next: Next) -> Any:
         if call.notification or (self.methods is not None and call.method not in self.methods):
             return await call_next(call)
         who = self.key(call) if self.key is not None else call.client
-        taken = await self.store.take_lease(
-            f"app-rate:{who}", secrets.token_hex(8), self.limit, self.per
-        )
+        if self.store is not None:
+            # App-wide: one lease per request, living as long as the window.
+            taken = await self.store.take_lease(
+                f"app-rate:{who}", secrets.token_hex(8), self.limit, self.per
+            )
+        else:
+            taken = self._take_here(who)
         if not taken:
             raise McpError(
                 RATE_LIMITED,
@@ -182,6 +192,27 @@ class RateLimit:
                 {"retryAfterSeconds": self.per},
             )
         return await call_next(call)
+
+    def _take_here(self, who: str) -> bool:
+        now = time.monotonic()
+        window = self._windows.get(who)
+        if window is None:
+            if len(self._windows) >= _SWEEP_AT:
+                self._sweep(now)
+            window = self._windows[who] = deque()
+        start = now - self.per
+        while window and window[0] <= start:
+            window.popleft()
+        if len(window) >= self.limit:
+            return False
+        window.append(now)
+        return True
+
+    def _sweep(self, now: float) -> None:
+        """Forget the clients with no request in the window (they would pile up)."""
+        start = now - self.per
+        for who in [who for who, window in self._windows.items() if window[-1] <= start]:
+            del self._windows[who]
 
 
 class Cache:
