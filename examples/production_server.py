@@ -7,8 +7,9 @@
 - per-session state: the notes added in this session (``recent``);
 - an image and a file in a result (``note_card``), sent as each revision can take them;
 - visibility by tag: the ``admin`` tools are hidden until a session unlocks them;
-- a task-capable tool (``export_notes``): a task for 2026-07-28 clients that
-  declare the tasks extension, an ordinary call for the others.
+- a task-capable tool (``export_notes``): a task for 2025-11-25 clients that ask
+  for one and for 2026-07-28 clients that declare the tasks extension, an
+  ordinary call for the others.
 
 ``python examples/production_server.py`` serves stdio; ``MCP_TRANSPORT=http
 MCP_PORT=8000`` serves Streamable HTTP at http://127.0.0.1:8000/mcp (see the
@@ -34,7 +35,6 @@ from typing import Annotated
 import aiosqlite
 import msgspec
 
-from mcp_protocol import v2026_07_28 as modern
 from mcp_runtime.app import (
     App,
     Content,
@@ -45,7 +45,7 @@ from mcp_runtime.app import (
     StructuredLogging,
     ToolError,
 )
-from mcp_runtime.tasks import TaskContext, Tasks
+from mcp_runtime.tasks import Tasks
 
 
 @dataclass
@@ -84,14 +84,13 @@ async def lifespan(app: App[State]) -> AsyncIterator[State]:
         await db.close()
 
 
-tasks = Tasks(tools={"export_notes": "optional"})
 versions = os.environ.get("NOTES_VERSIONS")
 app = App(
     "production-notes",
     "1.0",
     lifespan=lifespan,
     middleware=[StructuredLogging(), RateLimit(600, per=60.0)],
-    extensions=[tasks],
+    extensions=[Tasks()],
     versions=versions.split(",") if versions else None,
 )
 app.disable(tags={"admin"})
@@ -155,21 +154,14 @@ async def purge_notes(ctx: Context[State]) -> int:
     return cursor.rowcount
 
 
-@app.tool(title="Export the tenant's notes (may run as a task)")
-async def export_notes(ctx: Context[State]) -> modern.CallToolResult:
-    db = ctx.lifespan.db
-    tenant = tenant_of(ctx)
-
-    async def work(task: TaskContext) -> modern.CallToolResult:
-        await asyncio.sleep(0.05)  # a long export, as far as the client knows
-        async with db.execute(
-            "SELECT id, text FROM notes WHERE tenant = ? ORDER BY id", (tenant,)
-        ) as cursor:
-            rows = await cursor.fetchall()
-        text = "\n".join(f"{row[0]}: {row[1]}" for row in rows)
-        return modern.CallToolResult(content=[modern.TextContent(text=text or "(no notes)")])
-
-    return await tasks.start(ctx.request_context, work)
+@app.tool(title="Export the tenant's notes (may run as a task)", task_support="optional")
+async def export_notes(ctx: Context[State]) -> str:
+    await asyncio.sleep(0.05)  # a long export, as far as the client knows
+    async with ctx.lifespan.db.execute(
+        "SELECT id, text FROM notes WHERE tenant = ? ORDER BY id", (tenant_of(ctx),)
+    ) as cursor:
+        rows = await cursor.fetchall()
+    return "\n".join(f"{row[0]}: {row[1]}" for row in rows) or "(no notes)"
 
 
 @app.resource("note://{id}", mime_type="application/json")

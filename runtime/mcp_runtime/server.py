@@ -819,12 +819,15 @@ class _ServerRouter:
         self.adopt(version, params.capabilities, params.client_info)
         revision, handlers, handler_revision = self.revision, self.handlers, self.handler_revision
         assert revision is not None
+        # A handlers object may add capabilities of its own revision
+        # (``extra_capabilities``: 2025-11-25 tasks, which no method implies).
+        own = getattr(handlers, "extra_capabilities", None)
         declared = lifecycle.capabilities(
             handlers,
             _BASE,
             handler_revision,
             "CLIENT_REQUESTS",
-            {"logging": {}, **self.server.extra_capabilities},
+            {"logging": {}, **self.server.extra_capabilities, **(own or {})},
         )
         self.session.declared_capabilities = declared
         self.server._legacy_sessions.add(self.session)

@@ -7,7 +7,8 @@ both at 2024-11-05 and 2025-11-25.
 Each run sees the lifespan's SQLite database, the tenant taken from the
 ``X-Tenant`` header over HTTP, the session's state, an image and a CSV file as
 the revision's blocks, the admin tools hidden until the session unlocks them,
-and the task-capable export answered in place (these clients declare no tasks)."""
+and the task-capable export answered in place, and (by the TypeScript client at
+2025-11-25, the one of these clients with tasks) as a task."""
 
 from __future__ import annotations
 
@@ -197,6 +198,12 @@ def test_typescript_client(transport: str, version: str, tmp_path: Path) -> None
     assert seen["unlocked"]["content"][0]["text"] == "admin tools unlocked"
     assert seen["listChanged"] >= 1
     assert "from node" in seen["exported"]["content"][0]["text"]
+    if version == "2025-11-25":  # the same export as a task of 2025-11-25
+        kinds = [message["type"] for message in seen["asTask"]]
+        assert kinds[0] == "taskCreated" and kinds[-1] == "result", seen["asTask"]
+        assert "from node" in seen["asTask"][-1]["result"]["content"][0]["text"]
+    else:
+        assert seen["asTask"] == []  # 2024-11-05 has no tasks
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])

@@ -26,12 +26,23 @@ async function main() {
   const unlocked = await client.callTool({ name: "unlock_admin", arguments: { code: "letmein" } });
   const after = await client.listTools();
   const exported = await client.callTool({ name: "export_notes", arguments: {} });
+  // As a task, where the server declares tasks (2025-11-25): the stream's messages, in order.
+  const asTask = [];
+  if (client.getServerCapabilities().tasks) {
+    const stream = client.experimental.tasks.callToolStream(
+      { name: "export_notes", arguments: {} }, undefined, { task: { ttl: 60000 } });
+    for await (const message of stream) {
+      asTask.push(message.type === "result" ? { type: "result", result: message.result }
+        : message.type === "error" ? { type: "error", error: String(message.error) }
+        : { type: message.type, status: message.task && message.task.status });
+    }
+  }
   const seen = {
     version: transport.protocolVersion || null,
     server: client.getServerVersion(),
     before: before.tools.map((tool) => tool.name),
     after: after.tools.map((tool) => tool.name),
-    first, recent, card, read, unlocked, exported, listChanged,
+    first, recent, card, read, unlocked, exported, asTask, listChanged,
   };
   process.stdout.write(JSON.stringify(seen));
   await client.close();

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from msgspec import UNSET
 
 from .. import jsonrpc
+from ..http import request_headers
+from ..http.current import set_request_headers
 from ..jsonrpc import McpError
 from ..methods import RequestContext
 from ..session import Session
@@ -22,16 +24,23 @@ from .flavor import Flavor
 from .resources import ResourceSpec
 
 if TYPE_CHECKING:
+    from ..tasks import TaskContext, Tasks
+    from .core_tasks import CoreTasks
     from .registry import Registry
     from .visibility import Visibility
 
 
 def build_handlers(
-    registry: Registry, flavor: Flavor, visibility: Visibility, notifications: bool = False
+    registry: Registry,
+    flavor: Flavor,
+    visibility: Visibility,
+    notifications: bool = False,
+    tasks: Tasking | None = None,
 ) -> object:
     """A ``ServerHandlers`` instance of ``flavor``'s revision serving
     ``registry``, showing what ``visibility`` shows each session.
-    ``notifications``: handle the client's notifications (for middleware to see them)."""
+    ``notifications``: handle the client's notifications (for middleware to see them).
+    ``tasks``: how task-capable tools run as tasks (see :mod:`.core_tasks`)."""
     types = flavor.types
     methods = flavor.revision.all_methods
     hints = flavor.cache_hints
@@ -57,14 +66,45 @@ def build_handlers(
             _first_page_only(params)
             return types.ListToolsResult(tools=listing("tools", ctx), **hints)
 
+        core = tasks.core if tasks is not None and "tasks/result" in methods else None
+        extension = tasks.extension if tasks is not None and flavor.modern else None
+
         def call_tool(self: object, params: Any, ctx: RequestContext) -> Awaitable[Any]:
             # The tool's own coroutine is the handler's: one frame fewer per call.
             tool = registry.tools.get(params.name)
             if tool is None or (visibility.active and hidden(params.name, tool, ctx)):
                 raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {params.name}")
+            if core is not None:
+                return core.call(tool, params, ctx, flavor)
+            if extension is not None and tool.task_support is not None:
+                return _as_extension_task(extension, tool, params, ctx, flavor)
             return tool.call(params, ctx, flavor)
 
         namespace.update(list_tools=list_tools, call_tool=call_tool)
+        if core is not None:
+
+            async def get_task(self: object, params: Any, ctx: RequestContext) -> Any:
+                return await core.get(params, ctx, flavor)
+
+            async def get_task_payload(self: object, params: Any, ctx: RequestContext) -> Any:
+                return await core.result(params, ctx, flavor)
+
+            async def list_tasks(self: object, params: Any, ctx: RequestContext) -> Any:
+                return await core.list(params, ctx, flavor)
+
+            async def cancel_task(self: object, params: Any, ctx: RequestContext) -> Any:
+                return await core.cancel(params, ctx, flavor)
+
+            namespace.update(
+                get_task=get_task,
+                get_task_payload=get_task_payload,
+                list_tasks=list_tasks,
+                cancel_task=cancel_task,
+                # Declared with the handshake (2025-11-25 derives no tasks capability from methods).
+                extra_capabilities={
+                    "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+                },
+            )
 
     if registry.resources or registry.templates:
 
@@ -148,6 +188,32 @@ def build_handlers(
         f"AppHandlers_{flavor.version.replace('-', '_')}", (types.ServerHandlers,), namespace
     )
     return handlers_type()
+
+
+class Tasking:
+    """How an app's task-capable tools become tasks: its 2025-11-25 tasks, and
+    the 2026-07-28 tasks extension it serves (if any)."""
+
+    __slots__ = ("core", "extension")
+
+    def __init__(self, core: CoreTasks, extension: Tasks | None) -> None:
+        self.core = core
+        self.extension = extension
+
+
+async def _as_extension_task(
+    extension: Tasks, tool: Any, params: Any, ctx: RequestContext, flavor: Flavor
+) -> Any:
+    """A task-capable tool's call at 2026-07-28: a task of the extension for a
+    client that declared it, else the call itself."""
+
+    headers = request_headers()
+
+    async def work(task: TaskContext) -> Any:
+        set_request_headers(headers)  # the task's own context: ctx.headers stays the request's
+        return await tool.call(params, ctx, flavor)
+
+    return await extension.start(ctx, work)
 
 
 def _session(ctx: RequestContext) -> Any:

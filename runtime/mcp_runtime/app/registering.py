@@ -15,7 +15,7 @@ from .completion import Completer
 from .prompts import Message, PromptSpec
 from .registry import Registry
 from .resources import ResourceSpec
-from .tools import ToolAnnotations, ToolSpec
+from .tools import TaskSupport, ToolAnnotations, ToolSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,6 +54,7 @@ class Registering:
         structured_output: bool | None = None,
         input_schema: Mapping[str, Any] | None = None,
         tags: Iterable[str] = (),
+        task_support: TaskSupport | None = None,
     ) -> Callable[[F], F]:
         """Register a function as a tool (the function is returned unchanged).
 
@@ -66,6 +67,9 @@ class Registering:
         derived schema in ``tools/list`` (the signature still decodes the arguments).
         ``tags``: for :meth:`enable` and :meth:`disable`. ``annotations`` is a
         :class:`ToolAnnotations` (a misspelled hint is a mypy error, and refused here).
+        ``task_support`` ("optional" or "required"): the tool may run as a task
+        (2025-11-25 core tasks, and the 2026-07-28 tasks extension when the app
+        has one); see :mod:`mcp_runtime.app.core_tasks`.
         """
         _needs_call("tool", name)
 
@@ -82,6 +86,7 @@ class Registering:
                 structured_output=structured_output,
                 input_schema=input_schema,
                 tags=tags,
+                task_support=task_support,
             )
             return fn
 
@@ -101,6 +106,7 @@ class Registering:
         structured_output: bool | None = None,
         input_schema: Mapping[str, Any] | None = None,
         tags: Iterable[str] = (),
+        task_support: TaskSupport | None = None,
     ) -> None:
         """Register a tool without the decorator (the options of :meth:`tool`);
         clients are told the list changed."""
@@ -116,6 +122,7 @@ class Registering:
             structured_output=structured_output,
             input_schema=input_schema,
             tags=tags,
+            task_support=task_support,
         )
         self.registry.tools[spec.name] = spec
         self._changed("tools")

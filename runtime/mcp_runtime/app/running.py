@@ -16,8 +16,10 @@ from ..server import Extension, Server, serve_stdio
 from ..serving import run_http, run_stdio_loop
 from ..stdio import configure_stdio_logging
 from ..stores import Store
+from ..tasks import Tasks
+from .core_tasks import CoreTasks
 from .flavor import Flavor
-from .handlers import build_handlers
+from .handlers import Tasking, build_handlers
 from .lifespan import Lifespan, LifespanASGI, LifespanError
 from .middleware import Middleware, chain
 from .registry import Registry
@@ -29,11 +31,12 @@ from .visibility import Visibility
 class AppServices:
     """What the app lends its functions' contexts, reached through their Flavor."""
 
-    __slots__ = ("lifespan", "states")
+    __slots__ = ("lifespan", "states", "core_tasks")
 
     def __init__(self, lifespan: Lifespan[Any], states: SessionStates) -> None:
         self.lifespan = lifespan
         self.states = states
+        self.core_tasks = CoreTasks()
 
 
 class Running:
@@ -59,14 +62,32 @@ class Running:
 
     def handlers(self) -> list[object]:
         """A generated ``ServerHandlers`` object per revision, over this app's registry."""
+        tasking = self._tasking()
         found = []
         for version in self.versions:
             flavor = Flavor(version, ttl_ms=self.cache_ttl_ms, cache_scope=self.cache_scope)
             flavor.services = self.services
             found.append(
-                build_handlers(self.registry, flavor, self.visibility, bool(self.middleware))
+                build_handlers(
+                    self.registry, flavor, self.visibility, bool(self.middleware), tasking
+                )
             )
         return found
+
+    def _tasking(self) -> Tasking | None:
+        """How task-capable tools run as tasks, if the app has any."""
+        capable = {
+            name: tool.task_support
+            for name, tool in self.registry.tools.items()
+            if tool.task_support is not None
+        }
+        if not capable:
+            return None
+        extension = next((each for each in self.extensions if isinstance(each, Tasks)), None)
+        if extension is not None:
+            for name, support in capable.items():
+                extension.tools.setdefault(name, support)
+        return Tasking(self.services.core_tasks, extension)
 
     def server(self) -> Server:
         """The low-level :class:`~mcp_runtime.server.Server` serving this app

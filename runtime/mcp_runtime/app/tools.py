@@ -14,7 +14,7 @@ import re
 import types
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 import msgspec
 from msgspec import UNSET
@@ -44,6 +44,10 @@ _TEXT, _NONE, _OBJECT, _WRAPPED, _PASS, _DYNAMIC = (
     "pass",
     "dynamic",
 )
+
+
+# How a tool runs as a task (see .core_tasks): None, it does not.
+TaskSupport = Literal["optional", "required"]
 
 
 class ToolAnnotations(TypedDict, total=False):
@@ -77,6 +81,7 @@ class ToolSpec:
         "name",
         "fn",
         "tags",
+        "task_support",
         "is_async",
         "signature",
         "wire",
@@ -103,9 +108,13 @@ class ToolSpec:
         structured_output: bool | None = None,
         input_schema: Mapping[str, Any] | None = None,
         tags: Iterable[str] = (),
+        task_support: TaskSupport | None = None,
     ) -> None:
         self.name = name or fn.__name__
         self.tags = frozenset(tags)
+        if task_support not in (None, "optional", "required"):
+            raise ValueError(f"tool {self.name!r}: task_support is 'optional', 'required' or None")
+        self.task_support: TaskSupport | None = task_support
         if not _TOOL_NAME.match(self.name):
             logger.warning(
                 "tool name %r is not 1 to 128 of A-Z, a-z, 0-9, '_', '-', '.': some clients refuse it",
@@ -146,6 +155,8 @@ class ToolSpec:
             wire["icons"] = [dict(icon) for icon in icons]
         if meta is not None:
             wire["_meta"] = dict(meta)
+        if task_support is not None:
+            wire["execution"] = {"taskSupport": task_support}  # 2025-11-25 only: others drop it
         self.wire = wire
         self._arguments = self.signature.arguments
         self._context_param = self.signature.context_param
