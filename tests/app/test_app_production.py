@@ -697,3 +697,87 @@ def test_run_settings_come_from_arguments_then_environment_then_defaults() -> No
         RunSettings.resolve(environ={"MCP_PORT": "eighty"})
     with pytest.raises(SettingsError, match="expected stdio or http"):
         RunSettings.resolve(environ={"MCP_TRANSPORT": "carrier-pigeon"})
+
+
+# ------------------------------------------------------------------ across workers
+
+
+def test_session_state_and_rate_limits_are_shared_by_workers_on_a_shared_store() -> None:
+    """Two workers (two apps over one store, as two processes behind a load balancer
+    would be) serve one HTTP session: what one request stored, the other reads, and
+    the rate limit counts both workers' requests."""
+    import fakeredis
+
+    from mcp_runtime.stores.redis_store import RedisStore
+
+    store = RedisStore(fakeredis.FakeAsyncRedis(server=fakeredis.FakeServer()))
+
+    def worker() -> App[Any]:
+        app = App("carts", middleware=[RateLimit(4, per=60.0)], store=store)
+
+        @app.tool()
+        async def add(item: str, ctx: Context) -> list[str]:
+            cart = await ctx.session.get("cart", list[str]) or []
+            cart.append(item)
+            await ctx.session.set("cart", cart)
+            return cart
+
+        return app
+
+    one, two = worker().asgi(), worker().asgi()
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+    }
+
+    def message(id: int | None, method: str, params: dict[str, Any]) -> bytes:
+        body: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        if id is not None:
+            body["id"] = id
+        return msgspec.json.encode(body)
+
+    def text_of(body: bytes) -> Any:
+        """The JSON-RPC answer in a JSON body or in the last event of an SSE body."""
+        if body.lstrip().startswith(b"{"):
+            return msgspec.json.decode(body)
+        events = [line[6:] for line in body.split(b"\n") if line.startswith(b"data: {")]
+        return msgspec.json.decode(events[-1])
+
+    async def main() -> None:
+        opened = await request(
+            one,
+            "POST",
+            "/mcp",
+            headers,
+            message(
+                1,
+                "initialize",
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "c", "version": "1"},
+                },
+            ),
+        )
+        session = {**headers, "mcp-session-id": opened.headers["mcp-session-id"]}
+        session["mcp-protocol-version"] = "2025-11-25"
+        await request(one, "POST", "/mcp", session, message(None, "notifications/initialized", {}))
+        answers = []
+        for n, (app, item) in enumerate([(one, "a"), (two, "b"), (one, "c"), (two, "d")]):
+            call = message(10 + n, "tools/call", {"name": "add", "arguments": {"item": item}})
+            answers.append(text_of((await request(app, "POST", "/mcp", session, call)).body))
+        assert answers[-1]["result"]["structuredContent"] == {"result": ["a", "b", "c", "d"]}
+        refused = text_of(
+            (
+                await request(
+                    two,
+                    "POST",
+                    "/mcp",
+                    session,
+                    message(20, "tools/call", {"name": "add", "arguments": {"item": "e"}}),
+                )
+            ).body
+        )
+        assert refused["error"]["code"] == RATE_LIMITED
+
+    asyncio.run(main())
