@@ -189,8 +189,11 @@ def middleware_costs(calls: int, repeats: int) -> dict[str, Any]:
     from mcp_runtime.server import ServerSession
     from mcp_runtime.session import RequestContext
 
-    logging.getLogger("bench.calls").addHandler(logging.NullHandler())
-    logging.getLogger("bench.calls").propagate = False
+    # StructuredLogging's records are made and handed to a handler that drops them.
+    calls_logger = logging.getLogger("bench.calls")
+    calls_logger.addHandler(logging.NullHandler())
+    calls_logger.setLevel(logging.INFO)
+    calls_logger.propagate = False
     configs: dict[str, list[Middleware]] = {
         "none": [],
         "Timing": [Timing()],

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..tasks import TaskContext, Tasks
     from .core_tasks import CoreTasks
     from .registry import Registry
+    from .tools import ToolSpec
     from .visibility import Visibility
 
 
@@ -69,16 +70,32 @@ def build_handlers(
         core = tasks.core if tasks is not None and "tasks/result" in methods else None
         extension = tasks.extension if tasks is not None and flavor.modern else None
 
+        def find_tool(params: Any, ctx: RequestContext) -> ToolSpec:
+            tool = registry.tools.get(params.name)
+            if tool is None or (visibility.active and hidden(params.name, tool, ctx)):
+                raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {params.name}")
+            return tool
+
         def call_tool(self: object, params: Any, ctx: RequestContext) -> Awaitable[Any]:
             # The tool's own coroutine is the handler's: one frame fewer per call.
             tool = registry.tools.get(params.name)
             if tool is None or (visibility.active and hidden(params.name, tool, ctx)):
                 raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {params.name}")
-            if core is not None:
-                return core.call(tool, params, ctx, flavor)
-            if extension is not None and tool.task_support is not None:
-                return _as_extension_task(extension, tool, params, ctx, flavor)
             return tool.call(params, ctx, flavor)
+
+        # Tasks (chosen here, once: an app without task-capable tools checks nothing per call).
+        if core is not None:
+
+            def call_tool(self: object, params: Any, ctx: RequestContext) -> Awaitable[Any]:
+                return core.call(find_tool(params, ctx), params, ctx, flavor)
+
+        elif extension is not None:
+
+            def call_tool(self: object, params: Any, ctx: RequestContext) -> Awaitable[Any]:
+                tool = find_tool(params, ctx)
+                if tool.task_support is not None:
+                    return _as_extension_task(extension, tool, params, ctx, flavor)
+                return tool.call(params, ctx, flavor)
 
         namespace.update(list_tools=list_tools, call_tool=call_tool)
         if core is not None:
@@ -202,7 +219,7 @@ class Tasking:
 
 
 async def _as_extension_task(
-    extension: Tasks, tool: Any, params: Any, ctx: RequestContext, flavor: Flavor
+    extension: Tasks, tool: ToolSpec, params: Any, ctx: RequestContext, flavor: Flavor
 ) -> Any:
     """A task-capable tool's call at 2026-07-28: a task of the extension for a
     client that declared it, else the call itself."""
