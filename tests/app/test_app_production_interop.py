@@ -227,3 +227,67 @@ def test_a_lifespan_that_cannot_start_ends_the_process_with_one_line(
         f"FileNotFoundError: no directory {tmp_path / 'missing'} for the database"
     ), completed.stderr
     assert "Traceback" not in completed.stderr
+
+
+TEARDOWN_SERVER = """
+import contextlib, sys
+from pathlib import Path
+from mcp_runtime.app import App
+
+@contextlib.asynccontextmanager
+async def lifespan(app):
+    Path(sys.argv[1]).write_text("started")
+    try:
+        yield None
+    finally:
+        Path(sys.argv[1]).write_text("stopped")
+
+app = App("teardown", lifespan=lifespan)
+
+@app.tool()
+def ping() -> str:
+    return "pong"
+
+app.run()
+"""
+
+
+@pytest.mark.parametrize(
+    ("transport", "way_out"), [("stdio", "SIGTERM"), ("stdio", "end of input"), ("http", "SIGTERM")]
+)
+def test_the_lifespan_tears_down_on_every_way_out(
+    transport: str, way_out: str, tmp_path: Path
+) -> None:
+    script = tmp_path / "server.py"
+    script.write_text(TEARDOWN_SERVER)
+    marker = tmp_path / "marker"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = server_env(tmp_path, None, MCP_TRANSPORT=transport, MCP_PORT=str(port))
+    process = subprocess.Popen(
+        [sys.executable, str(script), str(marker)],
+        env=env,
+        stdin=subprocess.PIPE,
+        # A pipe, as an MCP client gives it (uvloop aborts on a stdout of /dev/null).
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (marker.exists() and marker.read_text() == "started"):
+            assert process.poll() is None and time.monotonic() < deadline, "it did not start"
+            time.sleep(0.05)
+        if way_out == "SIGTERM":
+            process.send_signal(signal.SIGTERM)
+        else:
+            assert process.stdin is not None
+            process.stdin.close()
+        process.wait(30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+    assert marker.read_text() == "stopped"
