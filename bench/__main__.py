@@ -428,6 +428,17 @@ def app_rows(part: dict[str, Any], shortened: bool) -> tuple[list[list[str]], li
             f"{per_call['app'] / per_call['generated']:.3f}",
             "",
         ],
+        *(
+            [
+                f"tools/call in process through the route: middleware {label}",
+                _us(cost),
+                "",
+                "",
+                "",
+                "",
+            ]
+            for label, cost in part.get("middleware", {}).get("per_call_s", {}).items()
+        ),
         [
             "cold start, spawn to first tools/list answer",
             _ms(cold["app"]["median_s"]),

@@ -11,6 +11,10 @@ bench/servers/app_stdio.py).
   against ``@MCPServer.tool()``), and validating one set of its arguments
   (``msgspec.convert`` into the derived Struct against the SDK's
   ``FuncMetadata.validate_arguments``).
+* middleware: one ``tools/call`` of ``echo`` through the route the session
+  resolves (``Server.wrapped``), with no middleware and with each shipped one
+  alone (``Cache`` also on a ``tools/list`` it answers from memory): what each
+  adds per call.
 * cold start: spawn a stdio server (app_stdio.py, sdk_stdio.py) and time until
   the answer to its first ``tools/list`` (after initialize), raw JSON lines.
 
@@ -166,6 +170,75 @@ def handler_overhead(calls: int, repeats: int) -> dict[str, Any]:
     return {"per_call_s": asyncio.run(measure())}
 
 
+def middleware_costs(calls: int, repeats: int) -> dict[str, Any]:
+    """Per-call time of a routed tools/call with no middleware and with each shipped one."""
+    import logging
+
+    from mcp_protocol import v2025_11_25 as mcp
+    from mcp_runtime import lifecycle
+    from mcp_runtime.app import (
+        App,
+        Cache,
+        ErrorMapping,
+        Middleware,
+        RateLimit,
+        StructuredLogging,
+        Timing,
+    )
+    from mcp_runtime.memory import memory_pair
+    from mcp_runtime.server import ServerSession
+    from mcp_runtime.session import RequestContext
+
+    # StructuredLogging's records are made and handed to a handler that drops them.
+    calls_logger = logging.getLogger("bench.calls")
+    calls_logger.addHandler(logging.NullHandler())
+    calls_logger.setLevel(logging.INFO)
+    calls_logger.propagate = False
+    configs: dict[str, list[Middleware]] = {
+        "none": [],
+        "Timing": [Timing()],
+        "StructuredLogging": [StructuredLogging("bench.calls")],
+        "ErrorMapping": [ErrorMapping({KeyError: -32602})],
+        "RateLimit": [RateLimit(10**9, per=60.0)],
+        "Cache": [Cache(ttl=60.0)],
+    }
+    methods = lifecycle.revision("2025-11-25").all_methods
+    params = mcp.CallToolRequestParams(name="echo", arguments={"text": "hello"})
+    listing = mcp.PaginatedRequestParams()
+
+    async def timed(route: Any, argument: Any, ctx: Any) -> float:
+        await route(argument, ctx)
+        best = float("inf")
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for _ in range(calls):
+                await route(argument, ctx)
+            best = min(best, (time.perf_counter() - start) / calls)
+        return best
+
+    async def measure() -> dict[str, float]:
+        results: dict[str, float] = {}
+        for label, middleware in configs.items():
+            app = App("bench", middleware=middleware)
+
+            @app.tool()
+            def echo(text: str) -> str:
+                return text
+
+            server = app.server()
+            handlers = next(h for h in app.handlers() if isinstance(h, mcp.ServerHandlers))
+            server_end, _ = memory_pair()
+            ctx = RequestContext(ServerSession(server, server_end), 1, None)
+            route = server.wrapped(methods["tools/call"], handlers.call_tool)
+            results[label] = await timed(route, params, ctx)
+            if label == "Cache":
+                lister = server.wrapped(methods["tools/list"], handlers.list_tools)
+                results["Cache (tools/list, kept)"] = await timed(lister, listing, ctx)
+        return results
+
+    return {"per_call_s": asyncio.run(measure())}
+
+
 # ------------------------------------------------------------------ cold start
 
 
@@ -223,6 +296,7 @@ def main() -> None:
     result = {
         "schema": schema_and_validation(options.repeats, options.number),
         "handler": handler_overhead(options.handler_calls, options.repeats),
+        "middleware": middleware_costs(options.handler_calls, options.repeats),
         "cold_start": {impl: cold_start(impl, options.cold_trials) for impl in ("app", "sdk")},
     }
     print(json.dumps(result))

@@ -43,6 +43,7 @@ from .ownership import connection_owner
 from .request_state import StateError, StateSealer
 from .session import (
     LOG_LEVELS,
+    Handler,
     RequestContext,
     RequestEnvelope,
     Route,
@@ -57,6 +58,9 @@ _BASE = "ServerHandlers"
 # The revision's table of the requests whose result may be input-required
 # (multi round-trip requests); a revision without one has none.
 _INPUT_REQUIRED = "INPUT_REQUIRED_METHODS"
+
+# Given a route's method spec and handler once, returns the handler to use.
+RouteWrapper = Callable[[MethodSpec[Any, Any], Handler], Handler]
 
 # The lists whose changes a subscriptions/listen stream can ask for, with the
 # member of its notifications filter that asks.
@@ -114,6 +118,9 @@ class Server:
     ``store`` (e.g. ``RedisStore.from_url(url)``) shares sessions, resumable
     events, tasks and change notifications between workers; see
     docs/guides/scaling.md. Default: this process only.
+    ``wrap_route(spec, handler)`` returns the handler to use for each route
+    (once, when a session or revision resolves it): a hook around every
+    request and notification the handlers and extensions answer.
     """
 
     def __init__(
@@ -131,6 +138,7 @@ class Server:
         encrypt_state: bool = False,
         extensions: Sequence[Extension] = (),
         store: Store | None = None,
+        wrap_route: RouteWrapper | None = None,
     ) -> None:
         items = list(handlers) if isinstance(handlers, Sequence) else [handlers]
         if not items:
@@ -182,6 +190,7 @@ class Server:
         self.store: Store | None = None
         if store is not None:
             self.use_store(store)
+        self.wrap_route = wrap_route
 
     def use_store(self, store: Store) -> None:
         """Share state through ``store`` (once; the same store again is a no-op)."""
@@ -192,6 +201,15 @@ class Server:
         self.store = store
         if store.shared:
             store.subscribe(self._on_published)
+
+    def wrapped(self, spec: MethodSpec[Any, Any], handler: Handler) -> Handler:
+        """``handler`` as ``wrap_route`` makes it (itself without one)."""
+        wrap = self.wrap_route
+        return handler if wrap is None else wrap(spec, handler)
+
+    def handshake_sessions(self) -> list[ServerSession]:
+        """The live sessions of the handshake revisions served by this process."""
+        return [session for session in self._legacy_sessions if not session.is_closed]
 
     def handlers_for(self, version: str) -> tuple[object, Revision]:
         """The handlers that serve a session of ``version``: the same revision, else the oldest newer one."""
@@ -222,12 +240,20 @@ class Server:
 
     async def _list_changed(self, kind: str) -> None:
         """Deliver a list change to this process's streams and sessions."""
+        await self.notify_list_changed_to(kind, list(self._legacy_sessions), streams=True)
+
+    async def notify_list_changed_to(
+        self, kind: str, sessions: Sequence[ServerSession], *, streams: bool = False
+    ) -> None:
+        """Tell only ``sessions`` (handshake sessions of this process, those
+        declared listChanged to) that the list of ``kind`` changed; with
+        ``streams``, also this process's subscriptions/listen streams that asked."""
         flag = _LIST_KINDS[kind]
         method = f"notifications/{kind}/list_changed"
-        for subscription in list(self._subscriptions):
+        for subscription in list(self._subscriptions) if streams else ():
             if subscription.accepted.get(flag) is True:
                 await subscription.send(method, {})
-        for session in list(self._legacy_sessions):
+        for session in sessions:
             if lifecycle.has_capability(session.declared_capabilities, (kind, "listChanged")):
                 await _send(session, method, None, None)
 
@@ -296,10 +322,16 @@ class Server:
             handler = getattr(handlers, typed.handler)
             for extension in self.extensions:
                 handler = extension.wrap(method, handler)
-            routes[method] = (typed, self._stateless_handler(typed, handler, revision))
+            routes[method] = (
+                typed,
+                self._stateless_handler(typed, self.wrapped(typed, handler), revision),
+            )
         for extension in self.extensions:
             for method, (spec, handler) in extension.routes().items():
-                routes[method] = (spec, self._stateless_handler(spec, handler, revision))
+                routes[method] = (
+                    spec,
+                    self._stateless_handler(spec, self.wrapped(spec, handler), revision),
+                )
         self._modern_routes[version] = routes
         return routes
 
@@ -452,26 +484,7 @@ class Server:
                 jsonrpc.INTERNAL_ERROR,
                 f"{method} cannot ask for input: only {', '.join(sorted(may_ask)) or 'no request'} may",
             )
-        table = revision.table("INPUT_REQUESTS")
-        missing: set[tuple[str, ...]] = set()
-        requests = result.input_requests if isinstance(result.input_requests, Mapping) else {}
-        for request in requests.values():
-            spec = table.get(getattr(request, "method", ""))
-            if spec is None:
-                continue
-            if spec.capability and not lifecycle.has_capability(
-                ctx.client_capabilities, spec.capability
-            ):
-                missing.add(spec.capability)
-                continue  # the capability itself is missing: no need to name its parts
-            for need in capabilities.unmet(
-                revision,
-                capabilities.SERVER,
-                spec.method,
-                getattr(request, "params", UNSET),
-                ctx.client_capabilities,
-            ):
-                missing.add(need.path)
+        missing = _unmet_by_client(revision, result.input_requests, ctx.client_capabilities)
         if missing:
             raise lifecycle.missing_capabilities(missing)
         if isinstance(result.request_state, str):
@@ -482,6 +495,31 @@ class Server:
                 ),
             )
         return result
+
+
+def _unmet_by_client(
+    revision: Revision, input_requests: Any, client_capabilities: Any
+) -> set[tuple[str, ...]]:
+    """The client capabilities that the input requests of an input-required result need and lack."""
+    table = revision.table("INPUT_REQUESTS")
+    missing: set[tuple[str, ...]] = set()
+    requests = input_requests if isinstance(input_requests, Mapping) else {}
+    for request in requests.values():
+        spec = table.get(getattr(request, "method", ""))
+        if spec is None:
+            continue
+        if spec.capability and not lifecycle.has_capability(client_capabilities, spec.capability):
+            missing.add(spec.capability)
+            continue  # the capability itself is missing: no need to name its parts
+        for need in capabilities.unmet(
+            revision,
+            capabilities.SERVER,
+            spec.method,
+            getattr(request, "params", UNSET),
+            client_capabilities,
+        ):
+            missing.add(need.path)
+    return missing
 
 
 class _Subscription:
@@ -785,12 +823,15 @@ class _ServerRouter:
         self.adopt(version, params.capabilities, params.client_info)
         revision, handlers, handler_revision = self.revision, self.handlers, self.handler_revision
         assert revision is not None
+        # A handlers object may add capabilities of its own revision
+        # (``extra_capabilities``: 2025-11-25 tasks, which no method implies).
+        own = getattr(handlers, "extra_capabilities", None)
         declared = lifecycle.capabilities(
             handlers,
             _BASE,
             handler_revision,
             "CLIENT_REQUESTS",
-            {"logging": {}, **self.server.extra_capabilities},
+            {"logging": {}, **self.server.extra_capabilities, **(own or {})},
         )
         self.session.declared_capabilities = declared
         self.server._legacy_sessions.add(self.session)
@@ -811,16 +852,22 @@ class _ServerRouter:
             if method in ("initialize", "ping"):
                 continue
             if method == "logging/setLevel":
-                self._routes[method] = (handler_methods.get(method, spec), self._set_level)
+                level_spec = handler_methods.get(method, spec)
+                self._routes[method] = (
+                    level_spec,
+                    self.server.wrapped(level_spec, self._set_level),
+                )
                 continue
             typed = handler_methods.get(method)
             if typed is None or not lifecycle.overridden(self.handlers, _BASE, typed.handler):
                 continue
-            self._routes[method] = (typed, getattr(self.handlers, typed.handler))
+            handler = getattr(self.handlers, typed.handler)
+            self._routes[method] = (typed, self.server.wrapped(typed, handler))
         for method, spec in self.revision.table("CLIENT_NOTIFICATIONS").items():
             typed = handler_methods.get(method)
             if typed is not None and lifecycle.overridden(self.handlers, _BASE, typed.handler):
-                self._notifications[method] = (typed, getattr(self.handlers, typed.handler))
+                handler = getattr(self.handlers, typed.handler)
+                self._notifications[method] = (typed, self.server.wrapped(typed, handler))
 
     async def _set_level(self, params: Any, ctx: RequestContext) -> Any:
         self.log_level = params.level

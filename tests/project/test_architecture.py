@@ -91,7 +91,6 @@ KNOWN_PRIVATE: set[tuple[str, str]] = {
     ("mcp_runtime.stores.shared_tasks", "mcp_runtime.tasks._now"),
 }
 KNOWN_LARGE: set[str] = {
-    "mcp_runtime.app.app.App",
     "mcp_runtime.http.shared_sessions.SharedSessions",
     "mcp_runtime.http.streamable",
     "mcp_runtime.http.streamable.StreamableHTTPApp",

@@ -23,11 +23,34 @@ from .client import (
 )
 from .context import Context, Elicited, LogLevel, Root, Sampled
 from .errors import PromptError, ResourceError, ToolError
+from .lifespan import LifespanError
+from .media import Audio, Content, File, Image, Link
+from .middleware import Call, Middleware, Next
 from .prompts import Message
 from .resources import UriTemplate
+from .shipped import RATE_LIMITED, Cache, ErrorMapping, RateLimit, StructuredLogging, Timing
+from .state import SessionState
+from .tools import ToolAnnotations
 
 __all__ = [
+    "RATE_LIMITED",
     "App",
+    "Audio",
+    "Cache",
+    "Call",
+    "Content",
+    "ErrorMapping",
+    "File",
+    "Image",
+    "LifespanError",
+    "Link",
+    "Middleware",
+    "Next",
+    "RateLimit",
+    "SessionState",
+    "StructuredLogging",
+    "Timing",
+    "ToolAnnotations",
     "Context",
     "Elicited",
     "LogLevel",

@@ -9,7 +9,8 @@ the candidates; at most 100 go back, with ``hasMore`` when there were more.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+import typing
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ..jsonrpc import INVALID_PARAMS, McpError
@@ -32,11 +33,20 @@ class Completer:
                 f"completion {fn.__qualname__}: takes (value) or (value, arguments), not {count} parameters"
             )
         self.wants_arguments = count == 2
+        if _returns_str(fn):
+            raise TypeError(
+                f"completion {fn.__qualname__}: returns one str, which would be split into "
+                "characters; return a list of candidates"
+            )
 
     async def complete(self, value: str, arguments: Mapping[str, str], flavor: Flavor) -> Any:
         found = self.fn(value, dict(arguments)) if self.wants_arguments else self.fn(value)
         if self.is_async:
             found = await found
+        if isinstance(found, str):
+            raise TypeError(
+                f"completion {self.fn.__qualname__} returned one str: return a list of candidates"
+            )
         values = [str(item) for item in found]
         completion: dict[str, Any] = {"values": values[:MAX_VALUES], "total": len(values)}
         if len(values) > MAX_VALUES:
@@ -60,3 +70,15 @@ def filled_arguments(params: Any) -> Mapping[str, str]:
     context = getattr(params, "context", None)
     arguments = getattr(context, "arguments", None)
     return arguments if isinstance(arguments, Mapping) else {}
+
+
+def _returns_str(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` is annotated to return (or resolve to) one ``str``."""
+    try:
+        returned = typing.get_type_hints(fn).get("return")
+    except Exception:  # unresolvable hints: judged by the value returned instead
+        return False
+    origin = typing.get_origin(returned)
+    if isinstance(origin, type) and issubclass(origin, Awaitable):
+        returned = typing.get_args(returned)[-1]
+    return returned is str

@@ -15,19 +15,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal
 
 import msgspec
 from msgspec import UNSET
+from typing_extensions import TypeVar
 
 from .. import capabilities, codec, jsonrpc, lifecycle
+from ..http import request_headers
 from ..jsonrpc import McpError
 from ..methods import RequestContext
 from .errors import InputRequired, ToolError
 from .flavor import Flavor
 from .schema import object_schema
+from .state import SessionState, SessionStates
 
 T = TypeVar("T")
+# The type of what the app's lifespan yields (Context[State]); Any when not given.
+S = TypeVar("S", default=Any)
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 Role = Literal["user", "assistant"]
@@ -70,10 +75,13 @@ class Root:
     name: str | None = None
 
 
-class Context:
-    """What a function of the application layer knows of its request, and can do."""
+class Context(Generic[S]):
+    """What a function of the application layer knows of its request, and can do.
 
-    __slots__ = ("_request", "_params", "_flavor", "_rounds", "_asked")
+    Annotate the parameter ``Context[State]`` to have :attr:`lifespan` typed
+    as ``State``, what the app's lifespan yields."""
+
+    __slots__ = ("_request", "_params", "_flavor", "_rounds", "_asked", "_session")
 
     def __init__(
         self, request: RequestContext, params: Any, flavor: Flavor, rounds: InputRounds | None
@@ -83,6 +91,7 @@ class Context:
         self._flavor = flavor
         self._rounds = rounds
         self._asked = 0
+        self._session: SessionState | None = None
 
     # ------------------------------------------------------------ the request
 
@@ -133,6 +142,42 @@ class Context:
             return meta
         built: Mapping[str, Any] = msgspec.to_builtins(meta)
         return built
+
+    @property
+    def headers(self) -> Mapping[str, str] | None:
+        """The HTTP request's headers (lower-cased names: ``ctx.headers["x-tenant"]``);
+        None off HTTP (stdio, in memory), so code must say what it does then."""
+        return request_headers()
+
+    @property
+    def lifespan(self) -> S:
+        """What the app's lifespan yielded (``Context[State]`` types it);
+        RuntimeError outside a running lifespan."""
+        services = self._flavor.services
+        if services is None:
+            raise RuntimeError("this context belongs to no app")
+        state: S = services.lifespan.state
+        return state
+
+    @property
+    def session(self) -> SessionState:
+        """This session's state (see :mod:`mcp_runtime.app.state`): values
+        that last across the session's requests."""
+        found = self._session
+        if found is None:
+            found = self._session = self._session_state()
+        return found
+
+    def _session_state(self) -> SessionState:
+        services = self._flavor.services
+        states: SessionStates | None = services.states if services is not None else None
+        headers = request_headers()
+        session_id = headers.get("mcp-session-id") if headers is not None else None
+        if states is None or (self._flavor.modern and not session_id):
+            return SessionState(None, None, None)  # no session: this request's alone
+        if session_id:
+            return states.for_http(session_id)
+        return states.for_connection(self._request.peer)
 
     def client_supports(self, *path: str) -> bool:
         """Whether the client declared a capability: ``ctx.client_supports("elicitation")``."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .. import codec, jsonrpc, lifecycle
+from .media import to_block
 
 if TYPE_CHECKING:
     from .context import InputRounds
@@ -47,6 +48,35 @@ class Flavor:
         self.cache_hints: dict[str, Any] = (
             {"ttl_ms": ttl_ms, "cache_scope": cache_scope} if self.modern else {}
         )
+        # This revision's content block types: a block of one of them is sent as it is.
+        self.own_blocks = frozenset(
+            type_
+            for name in _BLOCK_NAMES
+            if isinstance(type_ := getattr(self.types, name, None), type)
+        )
+        # Other revisions' CallToolResult types: converted to this one's when returned.
+        self.foreign_call_results = tuple(
+            type_
+            for other in lifecycle.revisions().values()
+            if isinstance(type_ := getattr(other.package, "CallToolResult", None), type)
+            and type_ is not self.call_tool_result
+        )
+        # What the app lends its functions' contexts (lifespan, session state ...): set by the App.
+        self.services: Any = None
+
+    def has_block(self, name: str) -> bool:
+        """Whether this revision has the content block type ``name`` (``AudioContent`` ...)."""
+        return isinstance(getattr(self.types, name, None), type)
+
+    def own_result(self, value: Any) -> Any:
+        """A CallToolResult of another revision as this revision's: its blocks
+        converted (with media fallbacks), members this revision lacks
+        (``resultType`` before 2026-07-28 ...) dropped."""
+        wire = msgspec.to_builtins(value)
+        blocks = [to_block(block, self) for block in getattr(value, "content", [])]
+        wire["content"] = []
+        result = self.convert(wire, "CallToolResult")
+        return msgspec.structs.replace(result, content=blocks)
 
     def convert(self, wire: Mapping[str, Any], type_name: str) -> Any:
         """A wire-shaped dict as this revision's type: members the revision
@@ -87,6 +117,9 @@ _INPUT_REQUEST_TYPES = {
 }
 
 
+_BLOCK_NAMES = ("TextContent", "ImageContent", "AudioContent", "EmbeddedResource", "ResourceLink")
+
+
 @cache
 def result_types() -> tuple[type, ...]:
     """Every revision's CallToolResult and InputRequiredResult: returned as they are."""
@@ -102,10 +135,9 @@ def result_types() -> tuple[type, ...]:
 @cache
 def content_types() -> tuple[type, ...]:
     """Every revision's content block types (text, image, audio, embedded resource, resource link)."""
-    names = ("TextContent", "ImageContent", "AudioContent", "EmbeddedResource", "ResourceLink")
     found: list[type] = []
     for revision in lifecycle.revisions().values():
-        for name in names:
+        for name in _BLOCK_NAMES:
             type_ = getattr(revision.package, name, None)
             if isinstance(type_, type):
                 found.append(type_)

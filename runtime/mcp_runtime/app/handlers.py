@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from msgspec import UNSET
 
 from .. import jsonrpc
+from ..http import request_headers
+from ..http.current import set_request_headers
 from ..jsonrpc import McpError
 from ..methods import RequestContext
 from ..session import Session
@@ -22,47 +24,125 @@ from .flavor import Flavor
 from .resources import ResourceSpec
 
 if TYPE_CHECKING:
+    from ..tasks import TaskContext, Tasks
+    from .core_tasks import CoreTasks
     from .registry import Registry
+    from .tools import ToolSpec
+    from .visibility import Visibility
 
 
-def build_handlers(registry: Registry, flavor: Flavor) -> object:
-    """A ``ServerHandlers`` instance of ``flavor``'s revision serving ``registry``."""
+def build_handlers(
+    registry: Registry,
+    flavor: Flavor,
+    visibility: Visibility,
+    notifications: bool = False,
+    tasks: Tasking | None = None,
+) -> object:
+    """A ``ServerHandlers`` instance of ``flavor``'s revision serving
+    ``registry``, showing what ``visibility`` shows each session.
+    ``notifications``: handle the client's notifications (for middleware to see them).
+    ``tasks``: how task-capable tools run as tasks (see :mod:`.core_tasks`)."""
     types = flavor.types
     methods = flavor.revision.all_methods
     hints = flavor.cache_hints
     namespace: dict[str, Any] = {}
 
+    def listing(kind: str, ctx: RequestContext) -> list[Any]:
+        if not visibility.active:
+            return registry.listing(kind, flavor)
+        session = _session(ctx)
+        specs: dict[str, Any] = getattr(registry, kind)
+        return [
+            item
+            for (key, spec), item in zip(specs.items(), registry.listing(kind, flavor))
+            if visibility.visible(session, key, spec.tags)
+        ]
+
+    def hidden(key: str, spec: Any, ctx: RequestContext) -> bool:
+        return visibility.active and not visibility.visible(_session(ctx), key, spec.tags)
+
     if registry.tools:
 
         async def list_tools(self: object, params: Any, ctx: RequestContext) -> Any:
             _first_page_only(params)
-            return types.ListToolsResult(tools=registry.listing("tools", flavor), **hints)
+            return types.ListToolsResult(tools=listing("tools", ctx), **hints)
+
+        core = tasks.core if tasks is not None and "tasks/result" in methods else None
+        extension = tasks.extension if tasks is not None and flavor.modern else None
+
+        def find_tool(params: Any, ctx: RequestContext) -> ToolSpec:
+            tool = registry.tools.get(params.name)
+            if tool is None or (visibility.active and hidden(params.name, tool, ctx)):
+                raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {params.name}")
+            return tool
 
         def call_tool(self: object, params: Any, ctx: RequestContext) -> Awaitable[Any]:
             # The tool's own coroutine is the handler's: one frame fewer per call.
             tool = registry.tools.get(params.name)
-            if tool is None:
+            if tool is None or (visibility.active and hidden(params.name, tool, ctx)):
                 raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {params.name}")
             return tool.call(params, ctx, flavor)
 
+        # Tasks (chosen here, once: an app without task-capable tools checks nothing per call).
+        if core is not None:
+
+            def call_tool(self: object, params: Any, ctx: RequestContext) -> Awaitable[Any]:
+                return core.call(find_tool(params, ctx), params, ctx, flavor)
+
+        elif extension is not None:
+
+            def call_tool(self: object, params: Any, ctx: RequestContext) -> Awaitable[Any]:
+                tool = find_tool(params, ctx)
+                if tool.task_support is not None:
+                    return _as_extension_task(extension, tool, params, ctx, flavor)
+                return tool.call(params, ctx, flavor)
+
         namespace.update(list_tools=list_tools, call_tool=call_tool)
+        if core is not None:
+
+            async def get_task(self: object, params: Any, ctx: RequestContext) -> Any:
+                return await core.get(params, ctx, flavor)
+
+            async def get_task_payload(self: object, params: Any, ctx: RequestContext) -> Any:
+                return await core.result(params, ctx, flavor)
+
+            async def list_tasks(self: object, params: Any, ctx: RequestContext) -> Any:
+                return await core.list(params, ctx, flavor)
+
+            async def cancel_task(self: object, params: Any, ctx: RequestContext) -> Any:
+                return await core.cancel(params, ctx, flavor)
+
+            namespace.update(
+                get_task=get_task,
+                get_task_payload=get_task_payload,
+                list_tasks=list_tasks,
+                cancel_task=cancel_task,
+                # Declared with the handshake (2025-11-25 derives no tasks capability from methods).
+                extra_capabilities={
+                    "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+                },
+            )
 
     if registry.resources or registry.templates:
 
         async def list_resources(self: object, params: Any, ctx: RequestContext) -> Any:
             _first_page_only(params)
-            return types.ListResourcesResult(
-                resources=registry.listing("resources", flavor), **hints
-            )
+            return types.ListResourcesResult(resources=listing("resources", ctx), **hints)
 
         async def list_resource_templates(self: object, params: Any, ctx: RequestContext) -> Any:
             _first_page_only(params)
             return types.ListResourceTemplatesResult(
-                resource_templates=registry.listing("templates", flavor), **hints
+                resource_templates=listing("templates", ctx), **hints
             )
 
         async def read_resource(self: object, params: Any, ctx: RequestContext) -> Any:
             spec, variables = _find_resource(registry, params.uri, flavor)
+            if visibility.active and hidden(spec.uri, spec, ctx):
+                raise McpError(
+                    flavor.resource_not_found,
+                    f"Resource not found: {params.uri}",
+                    {"uri": params.uri},
+                )
             return await spec.read(params.uri, variables, params, ctx, flavor)
 
         namespace.update(
@@ -92,11 +172,11 @@ def build_handlers(registry: Registry, flavor: Flavor) -> object:
 
         async def list_prompts(self: object, params: Any, ctx: RequestContext) -> Any:
             _first_page_only(params)
-            return types.ListPromptsResult(prompts=registry.listing("prompts", flavor), **hints)
+            return types.ListPromptsResult(prompts=listing("prompts", ctx), **hints)
 
         async def get_prompt(self: object, params: Any, ctx: RequestContext) -> Any:
             prompt = registry.prompts.get(params.name)
-            if prompt is None:
+            if prompt is None or hidden(params.name, prompt, ctx):
                 raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown prompt: {params.name}")
             return await prompt.get(params, ctx, flavor)
 
@@ -114,10 +194,48 @@ def build_handlers(registry: Registry, flavor: Flavor) -> object:
 
         namespace["complete"] = complete
 
+    if notifications and "notifications/roots/list_changed" in methods:
+
+        async def on_roots_list_changed(self: object, params: Any, ctx: RequestContext) -> None:
+            return None  # nothing to do but let middleware see it
+
+        namespace["on_roots_list_changed"] = on_roots_list_changed
+
     handlers_type = type(
         f"AppHandlers_{flavor.version.replace('-', '_')}", (types.ServerHandlers,), namespace
     )
     return handlers_type()
+
+
+class Tasking:
+    """How an app's task-capable tools become tasks: its 2025-11-25 tasks, and
+    the 2026-07-28 tasks extension it serves (if any)."""
+
+    __slots__ = ("core", "extension")
+
+    def __init__(self, core: CoreTasks, extension: Tasks | None) -> None:
+        self.core = core
+        self.extension = extension
+
+
+async def _as_extension_task(
+    extension: Tasks, tool: ToolSpec, params: Any, ctx: RequestContext, flavor: Flavor
+) -> Any:
+    """A task-capable tool's call at 2026-07-28: a task of the extension for a
+    client that declared it, else the call itself."""
+
+    headers = request_headers()
+
+    async def work(task: TaskContext) -> Any:
+        set_request_headers(headers)  # the task's own context: ctx.headers stays the request's
+        return await tool.call(params, ctx, flavor)
+
+    return await extension.start(ctx, work)
+
+
+def _session(ctx: RequestContext) -> Any:
+    """The session of a request for visibility (None at 2026-07-28: no session)."""
+    return None if ctx.modern else ctx.peer
 
 
 def _first_page_only(params: Any) -> None:

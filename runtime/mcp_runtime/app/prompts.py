@@ -9,7 +9,7 @@ optional. The function returns a string (one user message), a
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -20,7 +20,8 @@ from ..codec import _join_paths
 from ..methods import RequestContext
 from .context import Context, InputRounds
 from .errors import InputRequired, PromptError, ToolError
-from .flavor import Flavor, content_types
+from .flavor import Flavor
+from .media import to_block
 from .schema import Signature, analyse
 from .tools import check_scopes
 
@@ -33,12 +34,13 @@ class Message:
 
     role: Literal["user", "assistant"]
     content: Any
+    """A string, an Image, Audio, File or Link, or a content block of any revision."""
 
 
 class PromptSpec:
     """One prompt: what ``prompts/list`` shows and how ``prompts/get`` renders it."""
 
-    __slots__ = ("name", "fn", "is_async", "signature", "wire", "description", "scopes")
+    __slots__ = ("name", "fn", "tags", "is_async", "signature", "wire", "description", "scopes")
 
     def __init__(
         self,
@@ -50,9 +52,11 @@ class PromptSpec:
         icons: Sequence[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         scopes: Sequence[str] = (),
+        tags: Iterable[str] = (),
     ) -> None:
         self.name = name or fn.__name__
         self.fn = fn
+        self.tags = frozenset(tags)
         self.is_async = inspect.iscoroutinefunction(fn)
         self.signature: Signature = analyse(fn, context_type=Context, what="prompt")
         self.scopes = frozenset(scopes)
@@ -128,16 +132,11 @@ def _message(item: Any, flavor: Flavor) -> Any:
     if isinstance(item, str):
         return types.PromptMessage(role="user", content=types.TextContent(text=item))
     if isinstance(item, Message):
-        content = item.content
-        if isinstance(content, str):
-            content = types.TextContent(text=content)
-        elif not isinstance(content, content_types()):
-            raise TypeError(
-                f"a prompt message's content must be a string or a content block, not {type(content).__name__}"
-            )
-        return types.PromptMessage(role=item.role, content=content)
-    if hasattr(item, "role") and hasattr(item, "content"):
-        return item  # a PromptMessage of any revision
+        return types.PromptMessage(role=item.role, content=to_block(item.content, flavor))
+    if isinstance(item, types.PromptMessage):
+        return item
+    if hasattr(item, "role") and hasattr(item, "content"):  # a PromptMessage of another revision
+        return types.PromptMessage(role=item.role, content=to_block(item.content, flavor))
     raise TypeError(
         f"a prompt returns strings, Message or PromptMessage values, not {type(item).__name__}"
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import inspect
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
@@ -22,6 +22,7 @@ from ..methods import RequestContext
 from .context import Context, InputRounds
 from .errors import InputRequired, ResourceError, ToolError
 from .flavor import Flavor
+from .media import Audio, File, Image, resource_contents
 from .schema import Signature, analyse
 from .tools import check_scopes
 
@@ -75,7 +76,17 @@ class UriTemplate:
 class ResourceSpec:
     """A static resource (``template`` None) or a resource template."""
 
-    __slots__ = ("uri", "template", "fn", "is_async", "signature", "mime_type", "wire", "scopes")
+    __slots__ = (
+        "uri",
+        "template",
+        "fn",
+        "tags",
+        "is_async",
+        "signature",
+        "mime_type",
+        "wire",
+        "scopes",
+    )
 
     def __init__(
         self,
@@ -91,9 +102,11 @@ class ResourceSpec:
         annotations: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         scopes: Sequence[str] = (),
+        tags: Iterable[str] = (),
     ) -> None:
         self.uri = uri
         self.fn = fn
+        self.tags = frozenset(tags)
         self.is_async = inspect.iscoroutinefunction(fn)
         self.signature: Signature = analyse(fn, context_type=Context, what="resource")
         self.template = UriTemplate(uri) if "{" in uri else None
@@ -172,6 +185,8 @@ class ResourceSpec:
                     uri=uri, blob=blob, mime_type=self.mime_type or "application/octet-stream"
                 )
             ]
+        if isinstance(value, (Image, Audio, File)):
+            return [resource_contents(uri, value, flavor)]
         if isinstance(value, list) and all(hasattr(item, "uri") for item in value):
             return value  # TextResourceContents / BlobResourceContents of any revision
         text = msgspec.json.encode(value).decode()

@@ -134,18 +134,18 @@ def _default(value: Any) -> Any:
 
 
 def _is_context(annotation: Any, context_type: type) -> bool:
-    """``Context``, or ``Context | None`` (for a function also called without one)."""
+    """``Context`` (or ``Context[State]``), or ``Context | None`` (for a function also called without one)."""
     members = (
         typing.get_args(annotation)
         if typing.get_origin(annotation) in (typing.Union, types.UnionType)
         else (annotation,)
     )
     concrete = [member for member in members if member is not type(None)]
-    return (
-        len(concrete) == 1
-        and isinstance(concrete[0], type)
-        and issubclass(concrete[0], context_type)
-    )
+    if len(concrete) != 1:
+        return False
+    # Context[State] (the lifespan state's type) is the Context class at run time.
+    found = typing.get_origin(concrete[0]) or concrete[0]
+    return isinstance(found, type) and issubclass(found, context_type)
 
 
 def _qualname(fn: Callable[..., Any]) -> str:

@@ -7,13 +7,14 @@ function, and one encode of what it returned.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import re
 import types
 import typing
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, TypedDict
 
 import msgspec
 from msgspec import UNSET
@@ -26,6 +27,7 @@ from ..methods import RequestContext
 from .context import Context, InputRounds
 from .errors import InputRequired, ToolError
 from .flavor import Flavor, content_types, result_types
+from .media import MEDIA_TYPES, to_block
 from .schema import JSON_SCHEMA_DIALECT, Signature, analyse, object_schema, type_hints
 
 logger = logging.getLogger("mcp_runtime.app")
@@ -44,12 +46,42 @@ _TEXT, _NONE, _OBJECT, _WRAPPED, _PASS, _DYNAMIC = (
 )
 
 
+# How a tool runs as a task (see .core_tasks): None, it does not.
+TaskSupport = Literal["optional", "required"]
+
+
+class ToolAnnotations(TypedDict, total=False):
+    """Hints about a tool's behaviour (``annotations=``); a misspelled key is a mypy error."""
+
+    title: str
+    readOnlyHint: bool
+    destructiveHint: bool
+    idempotentHint: bool
+    openWorldHint: bool
+
+
+_ANNOTATION_KEYS = frozenset(ToolAnnotations.__annotations__)
+
+
+def checked_annotations(annotations: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``annotations`` as a dict, or TypeError naming a key no revision defines."""
+    unknown = sorted(set(annotations) - _ANNOTATION_KEYS)
+    if unknown:
+        raise TypeError(
+            f"{where}: unknown tool annotation {', '.join(map(repr, unknown))} "
+            f"(known: {', '.join(sorted(_ANNOTATION_KEYS))})"
+        )
+    return dict(annotations)
+
+
 class ToolSpec:
     """One tool: what ``tools/list`` shows and how ``tools/call`` runs it."""
 
     __slots__ = (
         "name",
         "fn",
+        "tags",
+        "task_support",
         "is_async",
         "signature",
         "wire",
@@ -59,6 +91,7 @@ class ToolSpec:
         "_arguments",
         "_context_param",
         "_conforms",
+        "_declared",
     )
 
     def __init__(
@@ -68,14 +101,20 @@ class ToolSpec:
         name: str | None = None,
         title: str | None = None,
         description: str | None = None,
-        annotations: Mapping[str, Any] | None = None,
+        annotations: ToolAnnotations | Mapping[str, Any] | None = None,
         icons: Sequence[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         scopes: Sequence[str] = (),
         structured_output: bool | None = None,
         input_schema: Mapping[str, Any] | None = None,
+        tags: Iterable[str] = (),
+        task_support: TaskSupport | None = None,
     ) -> None:
         self.name = name or fn.__name__
+        self.tags = frozenset(tags)
+        if task_support not in (None, "optional", "required"):
+            raise ValueError(f"tool {self.name!r}: task_support is 'optional', 'required' or None")
+        self.task_support: TaskSupport | None = task_support
         if not _TOOL_NAME.match(self.name):
             logger.warning(
                 "tool name %r is not 1 to 128 of A-Z, a-z, 0-9, '_', '-', '.': some clients refuse it",
@@ -91,11 +130,12 @@ class ToolSpec:
         self.output, self.output_schema = _output(fn, hints, structured_output)
         # What checks a structured result against its outputSchema: a Struct is
         # not validated when built, so its encoding is decoded as the declared type.
-        self._conforms = (
-            msgspec.json.Decoder(_awaited(hints["return"]))
-            if self.output in (_OBJECT, _WRAPPED)
-            else None
-        )
+        declared = _awaited(hints["return"]) if self.output in (_OBJECT, _WRAPPED) else None
+        self._conforms = msgspec.json.Decoder(declared) if declared is not None else None
+        # A value of exactly the declared class encodes as the declared type; any
+        # other (a subclass, a dict for a TypedDict) is re-encoded from its decoding,
+        # so members the output type does not declare never reach the client.
+        self._declared = declared if isinstance(declared, type) else None
         self.scopes = frozenset(scopes)
         # An input_schema given replaces the derived one in tools/list (keywords
         # no signature spells: if/then/else, $anchor ...); arguments are still
@@ -110,11 +150,13 @@ class ToolSpec:
         if self.output_schema is not None:
             wire["outputSchema"] = self.output_schema
         if annotations is not None:
-            wire["annotations"] = dict(annotations)
+            wire["annotations"] = checked_annotations(annotations, f"tool {self.name!r}")
         if icons is not None:
             wire["icons"] = [dict(icon) for icon in icons]
         if meta is not None:
             wire["_meta"] = dict(meta)
+        if task_support is not None:
+            wire["execution"] = {"taskSupport": task_support}  # 2025-11-25 only: others drop it
         self.wire = wire
         self._arguments = self.signature.arguments
         self._context_param = self.signature.context_param
@@ -154,7 +196,7 @@ class ToolSpec:
         output = self.output
         if output == _OBJECT:
             raw = msgspec.json.encode(value)
-            problem = self._nonconforming(raw, flavor)
+            raw, problem = self._as_declared(raw, value, flavor)
             if problem is not None:
                 return flavor.text_result(problem, is_error=True)
             return flavor.structured_result(raw, raw.decode())
@@ -162,7 +204,7 @@ class ToolSpec:
             return flavor.text_result(value)
         if output == _WRAPPED:
             raw = msgspec.json.encode(value)
-            problem = self._nonconforming(raw, flavor)
+            raw, problem = self._as_declared(raw, value, flavor)
             if problem is not None:
                 return flavor.text_result(problem, is_error=True)
             return flavor.structured_result(b'{"result":' + raw + b"}", raw.decode())
@@ -170,22 +212,33 @@ class ToolSpec:
             return flavor.call_tool_result(content=[])
         return _dynamic_result(value, flavor)
 
-    def _nonconforming(self, raw: bytes, flavor: Flavor) -> str | None:
-        """Why the encoded result does not conform to the tool's outputSchema, if it
-        does not (revisions without structuredContent advertise no schema to break)."""
-        if not flavor.structured or self._conforms is None:
-            return None
+    def _as_declared(self, raw: bytes, value: Any, flavor: Flavor) -> tuple[bytes, str | None]:
+        """The encoded result as the declared output type (undeclared members
+        dropped), and why it does not conform to the outputSchema, if it does
+        not (revisions without structuredContent advertise no schema to break)."""
+        if self._conforms is None:
+            return raw, None
         try:
-            self._conforms.decode(raw)
+            decoded = self._conforms.decode(raw)
         except msgspec.ValidationError as error:
+            if not flavor.structured:
+                return raw, None
             logger.error(
                 "tool %r returned a result outside its output schema: %s", self.name, error
             )
-            return (
+            return raw, (
                 f"Tool {self.name!r} returned a result that does not conform to its output "
                 f"schema: {_join_paths(str(error))}"
             )
-        return None
+        if self._declared is not None and type(value) is self._declared:
+            return raw, None
+        return msgspec.json.encode(decoded), None
+
+
+@functools.cache
+def _blocks() -> tuple[type, ...]:
+    """What a tool may return as content: blocks of any revision and the media helpers."""
+    return content_types() + MEDIA_TYPES
 
 
 def check_scopes(request: RequestContext, scopes: frozenset[str]) -> None:
@@ -203,15 +256,20 @@ def _dynamic_result(value: Any, flavor: Flavor) -> Any:
     if value is None:
         return flavor.call_tool_result(content=[])
     if isinstance(value, result_types()):
-        return value
-    if isinstance(value, content_types()):
-        return flavor.call_tool_result(content=[value])
+        if isinstance(value, flavor.call_tool_result) or not isinstance(
+            value, flavor.foreign_call_results
+        ):
+            return value  # this revision's (or a subclass), or an input-required result
+        return flavor.own_result(value)
+    if isinstance(value, _blocks()):
+        return flavor.call_tool_result(content=[to_block(value, flavor)])
     if (
         isinstance(value, (list, tuple))
         and value
-        and all(isinstance(item, content_types()) for item in value)
+        and all(isinstance(item, (str, *_blocks())) for item in value)
+        and not all(isinstance(item, str) for item in value)
     ):
-        return flavor.call_tool_result(content=list(value))
+        return flavor.call_tool_result(content=[to_block(item, flavor) for item in value])
     raw = msgspec.json.encode(value)
     if raw[:1] == b"{":
         return flavor.structured_result(raw, raw.decode())
@@ -278,15 +336,19 @@ def _is_passthrough(annotation: Any) -> bool:
 
 
 def _is_passthrough_member(annotation: Any) -> bool:
-    if isinstance(annotation, type) and issubclass(annotation, result_types() + content_types()):
+    if isinstance(annotation, type) and issubclass(annotation, result_types() + _blocks()):
         return True
     origin = typing.get_origin(annotation)
     if origin in (list, Sequence, tuple):
         args = [arg for arg in typing.get_args(annotation) if arg is not Ellipsis]
-        return bool(args) and all(
-            isinstance(member, type) and issubclass(member, content_types())
-            for arg in args
-            for member in _union_members(arg)
+        members = [member for arg in args for member in _union_members(arg)]
+        return (
+            bool(members)
+            and all(
+                isinstance(member, type) and issubclass(member, (str, *_blocks()))
+                for member in members
+            )
+            and any(member is not str for member in members)
         )
     return False
 

@@ -13,6 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .app import UVICORN_OPTIONS, HttpApp, http_app
+from .current import request_headers
 from .legacy_sse import LegacySSEApp
 from .streamable import StreamableHTTPApp
 
@@ -45,6 +46,7 @@ __all__ = [
     "connect_http",
     "connect_sse",
     "connect_streamable_http",
+    "request_headers",
     "http_app",
 ]
 

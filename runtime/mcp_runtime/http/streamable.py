@@ -58,6 +58,7 @@ from ..stores import Store, StoreUnavailable
 from ..stores.quotas import SharedQuota
 from ..wire import RESPONSE
 from . import headers as http_headers
+from .current import reset_request_headers, set_request_headers
 from .headers import InvalidAnnotation, ParamHeader
 
 if TYPE_CHECKING:  # the auth package needs joserfc, which serving without auth does not
@@ -1225,7 +1226,7 @@ class StreamableHTTPApp:
                 "Too many requests in flight for this session",
             )
             return
-        await self._answer(http_session, body, requests, send, receive, principal, single)
+        await self._answer(http_session, body, requests, send, receive, principal, single, headers)
 
     def _new_session(self, session_id: str, owner: str | None, client: str = "") -> HttpSession:
         """``client``: with a shared store, the client key the session counts against."""
@@ -1248,8 +1249,10 @@ class StreamableHTTPApp:
         receive: Receive,
         principal: Principal | None,
         single: _Probe | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
-        """``single``: the POST's one message, as decoded (None for a batch)."""
+        """``single``: the POST's one message, as decoded (None for a batch);
+        ``headers``: the POST's, for the handlers (see mcp_runtime.http.current)."""
         transport = http_session.transport
         extra = http_session.id_headers
         if not requests:
@@ -1282,7 +1285,12 @@ class StreamableHTTPApp:
         queue = stream.attach(0)
         http_session.in_flight += len(requests)
         try:
-            http_session.feed(body, principal, single)
+            # The handlers' tasks start in feed: they keep these headers, this POST's.
+            token = set_request_headers(headers)
+            try:
+                http_session.feed(body, principal, single)
+            finally:
+                reset_request_headers(token)
             if self.json_response:
                 await self._reply_json(
                     stream,
@@ -1313,7 +1321,9 @@ class StreamableHTTPApp:
         if not initializing:
             http_session.session.adopt(headers.get("mcp-protocol-version", DEFAULT_HEADER_VERSION))
         try:
-            await self._answer(http_session, body, requests, send, receive, principal, single)
+            await self._answer(
+                http_session, body, requests, send, receive, principal, single, headers
+            )
         finally:
             await http_session.close()
 
@@ -1373,6 +1383,7 @@ class StreamableHTTPApp:
         post = _RequestPost(self, body, known, principal, send, receive, takes_json, takes_sse)
         if listen:
             self._listening += 1
+        token = set_request_headers(headers)
         try:
             # The one message goes straight to the handler (no reader task),
             # which runs in this task (no task of its own).
@@ -1412,6 +1423,7 @@ class StreamableHTTPApp:
         except OSError:
             pass  # the connection broke
         finally:
+            reset_request_headers(token)
             post.end()
             if listen:
                 self._listening -= 1

@@ -1,0 +1,143 @@
+"""Middleware: code around every request and notification an app answers.
+
+    async def timing(call: Call, call_next: Next) -> Any:
+        started = time.perf_counter()
+        try:
+            return await call_next(call)
+        finally:
+            print(call.method, time.perf_counter() - started)
+
+    app = App("notes", middleware=[timing, RateLimit(per_minute=600)])
+
+A middleware gets the :class:`Call` (method, the params decoded as the
+negotiated revision's type, the request's context, principal, revision and
+HTTP headers) and ``call_next``. It may return what ``call_next`` returned,
+return something else of the method's result type (a cached result, say),
+never call it (short-circuit), change the params (``call.replace(params=...)``)
+or raise :class:`~mcp_runtime.jsonrpc.McpError` (the client gets that error).
+
+The list is in order from the outside in: the first middleware sees the
+request first and the result last. The chain is built once per route (when a
+session or a revision first resolves the method), not per request; an app
+without middleware installs none and pays nothing. It runs the same on
+stdio, Streamable HTTP, legacy SSE and in memory, at every revision: around
+the app's requests, ``logging/setLevel``, the tasks extension's methods,
+and the notifications the app handles (``notifications/roots/list_changed``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from ..http import request_headers
+from ..methods import MethodSpec
+from ..session import Handler, RequestContext
+
+Next = Callable[["Call"], Awaitable[Any]]
+
+
+class Call:
+    """One incoming request or notification, as middleware sees it."""
+
+    __slots__ = ("method", "params", "request", "notification", "_headers")
+
+    def __init__(
+        self,
+        method: str,
+        params: Any,
+        request: RequestContext,
+        notification: bool,
+        headers: Mapping[str, str] | None,
+    ) -> None:
+        self.method = method
+        self.params = params
+        """The params as the revision's generated type (``CallToolRequestParams`` ...)."""
+        self.request = request
+        """The runtime's context of the request (progress, logging, the peer)."""
+        self.notification = notification
+        """Whether it is a notification (its handler's result is dropped)."""
+        self._headers = headers
+
+    @property
+    def principal(self) -> Any:
+        """The authenticated caller (:class:`~mcp_runtime.auth.principal.Principal`), or None."""
+        return self.request.principal
+
+    @property
+    def protocol_version(self) -> str:
+        return self.request.protocol_version
+
+    @property
+    def headers(self) -> Mapping[str, str] | None:
+        """The HTTP request's headers (lower-cased names); None off HTTP."""
+        return self._headers
+
+    @property
+    def name(self) -> str | None:
+        """The tool or prompt name, or the resource URI, the call is about (if any)."""
+        for field in ("name", "uri"):
+            value = getattr(self.params, field, None)
+            if isinstance(value, str):
+                return value
+        return None
+
+    @property
+    def client(self) -> str:
+        """Who is calling, for counting: the principal's key if authenticated,
+        else the HTTP session, else the client's address, else ``"local"``
+        (stdio and in memory: one client per process)."""
+        principal = self.request.principal
+        if principal is not None:
+            return f"principal:{principal.key}"
+        headers = self._headers
+        if headers is not None:
+            session = headers.get("mcp-session-id")
+            if session:
+                return f"session:{session}"
+            forwarded = headers.get("x-forwarded-for")
+            if forwarded:
+                return f"address:{forwarded.split(',')[0].strip()}"
+        return "local"
+
+    def replace(self, *, params: Any) -> Call:
+        """This call with other params (of the same type) for the rest of the chain."""
+        return Call(self.method, params, self.request, self.notification, self._headers)
+
+
+class Middleware(Protocol):
+    """What a middleware is: an async callable of the call and the rest of the chain."""
+
+    def __call__(self, call: Call, call_next: Next, /) -> Awaitable[Any]: ...
+
+
+def chain(middleware: Sequence[Middleware]) -> Callable[[MethodSpec[Any, Any], Handler], Handler]:
+    """The route wrapper (see :class:`~mcp_runtime.server.Server`) running ``middleware``."""
+    ordered = tuple(middleware)
+
+    def wrap(spec: MethodSpec[Any, Any], handler: Handler) -> Handler:
+        async def innermost(call: Call) -> Any:
+            result = handler(call.params, call.request)
+            if inspect.isawaitable(result):
+                result = await result
+            return result
+
+        step: Next = innermost
+        for outer in reversed(ordered):
+            step = _link(outer, step)
+        method, notification = spec.method, spec.kind == "notification"
+
+        async def route(params: Any, ctx: RequestContext) -> Any:
+            return await step(Call(method, params, ctx, notification, request_headers()))
+
+        return route
+
+    return wrap
+
+
+def _link(middleware: Middleware, call_next: Next) -> Next:
+    def run(call: Call) -> Awaitable[Any]:
+        return middleware(call, call_next)
+
+    return run

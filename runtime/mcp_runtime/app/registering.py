@@ -1,0 +1,305 @@
+"""Registering what an app serves: the decorators and their add/remove twins.
+
+The decorators are typed: a prompt or completion function returning what
+the wire cannot carry, or a misspelled tool annotation, is a mypy error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar, Union
+
+import msgspec
+
+from .completion import Completer
+from .prompts import Message, PromptSpec
+from .registry import Registry
+from .resources import ResourceSpec
+from .tools import TaskSupport, ToolAnnotations, ToolSpec
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# What a prompt function may return (generated PromptMessage and GetPromptResult are Structs).
+PromptReturn = Union[str, Message, msgspec.Struct, Sequence[Union[str, Message, msgspec.Struct]]]
+PromptF = TypeVar("PromptF", bound=Callable[..., Union[PromptReturn, Awaitable[PromptReturn]]])
+# What a completion function may return: candidates (one str is refused when registered).
+CompleteF = TypeVar(
+    "CompleteF", bound=Callable[..., Union[Iterable[str], Awaitable[Iterable[str]]]]
+)
+
+
+def _needs_call(kind: str, name: object) -> None:
+    if callable(name):  # @app.tool instead of @app.tool()
+        raise TypeError(f"@app.{kind} is called to make the decorator: write @app.{kind}()")
+
+
+class Registering:
+    """The registering half of :class:`~mcp_runtime.app.App`."""
+
+    registry: Registry
+
+    def _changed(self, kind: str) -> None:
+        raise NotImplementedError
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] = (),
+        structured_output: bool | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        tags: Iterable[str] = (),
+        task_support: TaskSupport | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function as a tool (the function is returned unchanged).
+
+        The input schema comes from the parameters, the description from the
+        docstring, the outputSchema from the return annotation (``str`` is
+        plain text; ``structured_output=False`` turns structured output off).
+        A parameter annotated :class:`~mcp_runtime.app.Context` gets the
+        request's context. ``scopes``: OAuth scopes the caller's token must
+        grant (``InsufficientScope`` otherwise). ``input_schema`` replaces the
+        derived schema in ``tools/list`` (the signature still decodes the arguments).
+        ``tags``: for :meth:`enable` and :meth:`disable`. ``annotations`` is a
+        :class:`ToolAnnotations` (a misspelled hint is a mypy error, and refused here).
+        ``task_support`` ("optional" or "required"): the tool may run as a task
+        (2025-11-25 core tasks, and the 2026-07-28 tasks extension when the app
+        has one); see :mod:`mcp_runtime.app.core_tasks`.
+        """
+        _needs_call("tool", name)
+
+        def register(fn: F) -> F:
+            self.add_tool(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+                scopes=scopes,
+                structured_output=structured_output,
+                input_schema=input_schema,
+                tags=tags,
+                task_support=task_support,
+            )
+            return fn
+
+        return register
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] = (),
+        structured_output: bool | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        tags: Iterable[str] = (),
+        task_support: TaskSupport | None = None,
+    ) -> None:
+        """Register a tool without the decorator (the options of :meth:`tool`);
+        clients are told the list changed."""
+        spec = ToolSpec(
+            fn,
+            name=name,
+            title=title,
+            description=description,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+            scopes=scopes,
+            structured_output=structured_output,
+            input_schema=input_schema,
+            tags=tags,
+            task_support=task_support,
+        )
+        self.registry.tools[spec.name] = spec
+        self._changed("tools")
+
+    def remove_tool(self, name: str) -> None:
+        """Stop serving a tool; clients are told the list changed."""
+        if self.registry.tools.pop(name, None) is None:
+            raise KeyError(f"no tool {name!r}")
+        self._changed("tools")
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] = (),
+        tags: Iterable[str] = (),
+    ) -> Callable[[F], F]:
+        """Register a resource (``uri``) or a resource template (``"note://{id}"``).
+
+        The template's variables must be the function's parameters (those
+        with defaults may be left out). The function returns ``str`` (text),
+        ``bytes`` (a blob), a list of resource contents, or any JSON value
+        (sent as ``application/json`` text).
+        """
+        if not isinstance(uri, str):
+            raise TypeError('@app.resource needs the URI or template: @app.resource("note://{id}")')
+
+        def register(fn: F) -> F:
+            self.add_resource(
+                uri,
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                size=size,
+                icons=icons,
+                annotations=annotations,
+                meta=meta,
+                scopes=scopes,
+                tags=tags,
+            )
+            return fn
+
+        return register
+
+    def add_resource(
+        self,
+        uri: str,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] = (),
+        tags: Iterable[str] = (),
+    ) -> None:
+        """Register a resource or template without the decorator (the options of :meth:`resource`)."""
+        spec = ResourceSpec(
+            uri,
+            fn,
+            name=name,
+            title=title,
+            description=description,
+            mime_type=mime_type,
+            size=size,
+            icons=icons,
+            annotations=annotations,
+            meta=meta,
+            scopes=scopes,
+            tags=tags,
+        )
+        kind = "templates" if spec.template is not None else "resources"
+        getattr(self.registry, kind)[uri] = spec
+        self._changed(kind)
+
+    def remove_resource(self, uri: str) -> None:
+        """Stop serving a resource or template (by its URI or template)."""
+        for kind in ("resources", "templates"):
+            if getattr(self.registry, kind).pop(uri, None) is not None:
+                self._changed(kind)
+                return
+        raise KeyError(f"no resource {uri!r}")
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] = (),
+        tags: Iterable[str] = (),
+    ) -> Callable[[PromptF], PromptF]:
+        """Register a prompt; its arguments are the function's parameters. It
+        returns a string, a :class:`Message`, a list of them, or a generated
+        ``GetPromptResult`` (another return type is a mypy error)."""
+        _needs_call("prompt", name)
+
+        def register(fn: PromptF) -> PromptF:
+            self.add_prompt(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                icons=icons,
+                meta=meta,
+                scopes=scopes,
+                tags=tags,
+            )
+            return fn
+
+        return register
+
+    def add_prompt(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] = (),
+        tags: Iterable[str] = (),
+    ) -> None:
+        """Register a prompt without the decorator (the options of :meth:`prompt`)."""
+        spec = PromptSpec(
+            fn,
+            name=name,
+            title=title,
+            description=description,
+            icons=icons,
+            meta=meta,
+            scopes=scopes,
+            tags=tags,
+        )
+        self.registry.prompts[spec.name] = spec
+        self._changed("prompts")
+
+    def remove_prompt(self, name: str) -> None:
+        """Stop serving a prompt; clients are told the list changed."""
+        if self.registry.prompts.pop(name, None) is None:
+            raise KeyError(f"no prompt {name!r}")
+        self._changed("prompts")
+
+    def completion(
+        self, *, argument: str, prompt: str | None = None, template: str | None = None
+    ) -> Callable[[CompleteF], CompleteF]:
+        """Register the completion of a prompt's ``argument`` or a template's
+        variable: the function takes the partial value (and, optionally, the
+        arguments filled in so far) and returns candidates, a list of strings
+        (another type is a mypy error; one ``str`` is refused here)."""
+        if (prompt is None) == (template is None):
+            raise TypeError("completion() needs exactly one of prompt= and template=")
+        key = (
+            ("ref/prompt", prompt, argument)
+            if prompt is not None
+            else ("ref/resource", template or "", argument)
+        )
+
+        def register(fn: CompleteF) -> CompleteF:
+            self.registry.completions[key] = Completer(fn)
+            return fn
+
+        return register

@@ -1,0 +1,231 @@
+"""Serving an app: the low-level server, the ASGI app, ``run`` and the test client."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+from ..client import Client, ClientSession
+from ..http import http_app
+from ..memory import memory_pair
+from ..server import Extension, Server, serve_stdio
+from ..serving import run_http, run_stdio_loop
+from ..stdio import configure_stdio_logging
+from ..stores import Store
+from ..tasks import Tasks
+from .core_tasks import CoreTasks
+from .flavor import Flavor
+from .handlers import Tasking, build_handlers
+from .lifespan import Lifespan, LifespanASGI, LifespanError
+from .middleware import Middleware, chain
+from .registry import Registry
+from .settings import RunSettings, SettingsError
+from .state import SessionStates
+from .visibility import Visibility
+
+
+class AppServices:
+    """What the app lends its functions' contexts, reached through their Flavor."""
+
+    __slots__ = ("lifespan", "states", "core_tasks")
+
+    def __init__(self, lifespan: Lifespan[Any], states: SessionStates) -> None:
+        self.lifespan = lifespan
+        self.states = states
+        self.core_tasks = CoreTasks()
+
+
+class Running:
+    """The serving half of :class:`~mcp_runtime.app.App`."""
+
+    name: str
+    version: str
+    title: str | None
+    instructions: str | None
+    versions: tuple[str, ...]
+    extensions: tuple[Extension, ...]
+    state_key: bytes | None
+    default_timeout: float | None
+    capabilities: dict[str, Any]
+    cache_ttl_ms: int
+    cache_scope: Literal["private", "public"]
+    registry: Registry
+    middleware: tuple[Middleware, ...]
+    store: Store | None
+    visibility: Visibility
+    services: AppServices
+    _server: Server | None
+
+    def handlers(self) -> list[object]:
+        """A generated ``ServerHandlers`` object per revision, over this app's registry."""
+        tasking = self._tasking()
+        found = []
+        for version in self.versions:
+            flavor = Flavor(version, ttl_ms=self.cache_ttl_ms, cache_scope=self.cache_scope)
+            flavor.services = self.services
+            found.append(
+                build_handlers(
+                    self.registry, flavor, self.visibility, bool(self.middleware), tasking
+                )
+            )
+        return found
+
+    def _tasking(self) -> Tasking | None:
+        """How task-capable tools run as tasks, if the app has any."""
+        capable = {
+            name: tool.task_support
+            for name, tool in self.registry.tools.items()
+            if tool.task_support is not None
+        }
+        if not capable:
+            return None
+        extension = next((each for each in self.extensions if isinstance(each, Tasks)), None)
+        if extension is not None:
+            for name, support in capable.items():
+                extension.tools.setdefault(name, support)
+        return Tasking(self.services.core_tasks, extension)
+
+    def server(self) -> Server:
+        """The low-level :class:`~mcp_runtime.server.Server` serving this app
+        (built on first use, then the same one). What the app serves is
+        declared when it is built: register before serving."""
+        if self._server is None:
+            capabilities = dict(self.capabilities)
+            for kind, present in (
+                ("tools", self.registry.tools),
+                ("resources", self.registry.resources or self.registry.templates),
+                ("prompts", self.registry.prompts),
+            ):
+                if present:
+                    capabilities[kind] = {"listChanged": True, **capabilities.get(kind, {})}
+            self._server = Server(
+                self.handlers(),
+                name=self.name,
+                version=self.version,
+                title=self.title,
+                instructions=self.instructions,
+                capabilities=capabilities,
+                versions=self.versions,
+                default_timeout=self.default_timeout,
+                state_key=self.state_key,
+                extensions=self.extensions,
+                store=self.store,
+                wrap_route=chain(self.middleware) if self.middleware else None,
+            )
+        return self._server
+
+    def asgi(self, **options: Any) -> LifespanASGI:
+        """The ASGI application serving the app over Streamable HTTP (``/mcp``)
+        and legacy HTTP+SSE, running the app's lifespan around the ASGI
+        lifespan; ``options`` go to :func:`mcp_runtime.http.http_app`."""
+        if self.store is not None:
+            options.setdefault("store", self.store)
+        return LifespanASGI(http_app(self.server(), **options), self.services.lifespan)
+
+    def run(
+        self,
+        transport: Literal["stdio", "http"] | None = None,
+        *,
+        host: str | None = None,
+        port: int | None = None,
+        path: str | None = None,
+        log_level: str | None = None,
+        **options: Any,
+    ) -> None:
+        """Serve until stopped (blocking): over stdio until stdin closes, or
+        over HTTP. Each setting comes from its argument, else its environment
+        variable (``MCP_TRANSPORT``, ``MCP_HOST``, ``MCP_PORT``, ``MCP_PATH``,
+        ``MCP_LOG_LEVEL``), else the default: see :mod:`mcp_runtime.app.settings`.
+        ``options`` go to :meth:`asgi` (HTTP). A lifespan that fails to start,
+        or a setting that cannot be used, ends the process with one line on
+        stderr and exit status 1."""
+        try:
+            settings = RunSettings.resolve(
+                transport=transport, host=host, port=port, path=path, log_level=log_level
+            )
+        except SettingsError as error:
+            print(f"{self.name}: {error}", file=sys.stderr)
+            raise SystemExit(1) from None
+        settings.configure_logging()
+        if settings.transport == "http":
+            app = self.asgi(path=settings.path, **options)
+            try:
+                run_http(app, host=settings.host, port=settings.port, log_level=settings.log_level)
+            except SystemExit:
+                if self.services.lifespan.failed is None:
+                    raise
+            if self.services.lifespan.failed is not None:
+                print(f"{self.name}: {self.services.lifespan.failed}", file=sys.stderr)
+                raise SystemExit(1)
+            return
+        configure_stdio_logging()
+        try:
+            run_stdio_loop(self._serve_stdio())
+        except LifespanError as error:
+            print(f"{self.name}: {error}", file=sys.stderr)
+            raise SystemExit(1) from None
+        except KeyboardInterrupt:
+            pass
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        """Serve over HTTP (blocking): ``run("http", host=..., port=...)``."""
+        self.run("http", host=host, port=port, **options)
+
+    async def _serve_stdio(self) -> None:
+        lifespan = self.services.lifespan
+        await lifespan.start()
+        main = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        if main is not None:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                # SIGTERM ends serving as end of input does: the lifespan's teardown runs.
+                loop.add_signal_handler(signal.SIGTERM, main.cancel)
+        try:
+            await serve_stdio(self.server())
+        except asyncio.CancelledError:
+            pass
+        finally:
+            await lifespan.stop()
+
+    @contextlib.asynccontextmanager
+    async def test_client(
+        self,
+        *,
+        protocol_version: str | None = None,
+        handlers: object | None = None,
+        client: Client | None = None,
+        principal: Any = None,
+    ) -> AsyncIterator[ClientSession]:
+        """A real client session connected to this app in memory: the way to
+        unit-test a server (the app's lifespan runs around it).
+        ``protocol_version`` picks the revision (default: the newest);
+        ``handlers`` answer what the server asks (a generated
+        ``ClientHandlers`` object: elicitation, sampling, roots);
+        ``principal`` is the authenticated caller functions see (``ctx.principal``)."""
+        lifespan = self.services.lifespan
+        await lifespan.start()
+        try:
+            server_end, client_end = memory_pair(principal)
+            serving = asyncio.get_running_loop().create_task(self.server().serve(server_end))
+            if client is None:
+                client = Client(
+                    name="test-client",
+                    version="0",
+                    protocol_version=protocol_version,
+                    handlers=handlers,
+                )
+            try:
+                session = await client.connect(client_end)
+                try:
+                    yield session
+                finally:
+                    await session.close()
+            finally:
+                await client_end.close()
+                await serving
+        finally:
+            await lifespan.stop()

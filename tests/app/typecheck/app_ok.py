@@ -1,0 +1,78 @@
+"""A production-style server written with the app layer: mypy --strict finds nothing."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_runtime.app import (
+    App,
+    Call,
+    Content,
+    Context,
+    File,
+    Image,
+    Message,
+    Next,
+    RateLimit,
+    Timing,
+)
+
+
+@dataclass
+class State:
+    db_path: str
+    greeting: str
+
+
+@asynccontextmanager
+async def lifespan(app: App[State]) -> AsyncIterator[State]:
+    yield State("notes.db", "hello")
+
+
+async def tenant_header(call: Call, call_next: Next) -> Any:
+    if call.headers is not None and "x-blocked" in call.headers:
+        return None
+    return await call_next(call)
+
+
+app = App("typed", lifespan=lifespan, middleware=[Timing(), tenant_header, RateLimit(100)])
+
+
+@app.tool(annotations={"readOnlyHint": True, "openWorldHint": False}, tags={"public"})
+async def greet(name: str, ctx: Context[State]) -> str:
+    tenant = ctx.headers.get("x-tenant", "none") if ctx.headers is not None else "stdio"
+    visits = await ctx.session.get("visits", int) or 0
+    await ctx.session.set("visits", visits + 1)
+    return f"{ctx.lifespan.greeting} {name} from {tenant} ({visits})"
+
+
+@app.tool()
+def picture() -> list[Content]:
+    return ["a dot:", Image(b"\x89PNG\r\n\x1a\n"), File(b"a,b\n", name="dot.csv")]
+
+
+@app.prompt()
+def summarize(topic: str) -> list[Message]:
+    return [Message("user", f"Summarize {topic}")]
+
+
+@app.prompt()
+async def plain(topic: str) -> str:
+    return topic
+
+
+@app.completion(prompt="summarize", argument="topic")
+def topics(value: str) -> list[str]:
+    return [t for t in ("mcp", "msgspec") if t.startswith(value)]
+
+
+@app.completion(prompt="plain", argument="topic")
+async def more_topics(value: str, filled: dict[str, str]) -> tuple[str, ...]:
+    return (value,)
+
+
+def hide_admin(app: App[State]) -> None:
+    app.disable(tags={"admin"})
