@@ -144,19 +144,19 @@ class Server:
         self.bindings = lifecycle.bindings(roots[0])
         self.handlers = {r.version: h for h, r in found.items()}
         newest = max(self.handlers)
-        handshake, modern = self.bindings.handshake_versions, self.bindings.modern_versions
+        handshake, stateless = self.bindings.handshake_versions, self.bindings.modern_versions
         wanted = (
             list(versions)
             if versions is not None
-            else [v for v in handshake + modern if v <= newest]
+            else [v for v in handshake + stateless if v <= newest]
         )
-        unknown = set(wanted) - set(handshake) - set(modern)
+        unknown = set(wanted) - set(handshake) - set(stateless)
         if unknown or not wanted:
             raise ValueError(f"unsupported protocol versions: {sorted(unknown) or 'none given'}")
         # The handshake revisions, negotiated by initialize:
         self.versions = sorted(v for v in wanted if v in handshake)
         # Named by each request (2026-07-28 on); they need handlers of that revision or newer.
-        self.modern_versions = sorted(v for v in wanted if v in modern and v <= newest)
+        self.stateless_versions = sorted(v for v in wanted if v in stateless and v <= newest)
         self.name = name
         self.version = version
         self.title = title
@@ -168,7 +168,7 @@ class Server:
         self.info: dict[str, Any] = {"name": name, "version": version}
         if title is not None:
             self.info["title"] = title
-        self._modern_routes: dict[str, dict[str, Route]] = {}
+        self._stateless_routes: dict[str, dict[str, Route]] = {}
         self._discover_results: dict[str, Any] = {}
         self._declared: dict[str, dict[str, Any]] = {}
         self.initialize_spec: MethodSpec[Any, Any] | None = (
@@ -177,10 +177,15 @@ class Server:
             else None
         )
         self._subscriptions: set[_Subscription] = set()
-        self._legacy_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self._handshake_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self.store: Store | None = None
         if store is not None:
             self.use_store(store)
+
+    @property
+    def modern_versions(self) -> list[str]:
+        """Deprecated name of :attr:`stateless_versions`."""
+        return self.stateless_versions
 
     def use_store(self, store: Store) -> None:
         """Share state through ``store`` (once; the same store again is a no-op)."""
@@ -226,7 +231,7 @@ class Server:
         for subscription in list(self._subscriptions):
             if subscription.accepted.get(flag) is True:
                 await subscription.send(method, {})
-        for session in list(self._legacy_sessions):
+        for session in list(self._handshake_sessions):
             if lifecycle.has_capability(session.declared_capabilities, (kind, "listChanged")):
                 await _send(session, method, None, None)
 
@@ -273,9 +278,9 @@ class Server:
 
     # ------------------------------------------------------------ stateless revisions
 
-    def modern_routes(self, version: str) -> dict[str, Route]:
+    def stateless_routes(self, version: str) -> dict[str, Route]:
         """Every request method a stateless request of ``version`` may name, resolved once per server."""
-        routes = self._modern_routes.get(version)
+        routes = self._stateless_routes.get(version)
         if routes is not None:
             return routes
         handlers, handler_revision = self.handlers_for(version)
@@ -299,7 +304,7 @@ class Server:
         for extension in self.extensions:
             for method, (spec, handler) in extension.routes().items():
                 routes[method] = (spec, self._stateless_handler(spec, handler, revision))
-        self._modern_routes[version] = routes
+        self._stateless_routes[version] = routes
         return routes
 
     def requested_version(self, params: msgspec.Raw | UnsetType) -> str:
@@ -321,11 +326,11 @@ class Server:
             raise McpError(
                 jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{VERSION_KEY}` is required"
             )
-        if version not in self.modern_versions:
+        if version not in self.stateless_versions:
             raise McpError(
                 jsonrpc.UNSUPPORTED_PROTOCOL_VERSION,
                 f"Unsupported protocol version: {version}",
-                {"requested": version, "supported": list(self.modern_versions)},
+                {"requested": version, "supported": list(self.stateless_versions)},
             )
         if meta.capabilities is UNSET:
             raise McpError(
@@ -367,7 +372,7 @@ class Server:
         result = self._discover_results.get(version)
         if result is None:
             body: dict[str, Any] = {
-                "supportedVersions": list(self.modern_versions),
+                "supportedVersions": list(self.stateless_versions),
                 "capabilities": self._capabilities_of(version),
                 "resultType": "complete",
                 "ttlMs": 0,
@@ -588,8 +593,8 @@ class ServerSession(Session):
         the request's ``_meta``, if it is one this server speaks."""
         self.server = server
         self._server_router = _ServerRouter(self)
-        self._server_router.modern = stateless and bool(server.modern_versions)
-        if version is not None and version in server.modern_versions:
+        self._server_router.modern = stateless and bool(server.stateless_versions)
+        if version is not None and version in server.stateless_versions:
             self._server_router.known_version = version
         super().__init__(
             transport,
@@ -626,6 +631,37 @@ class ServerSession(Session):
     def modern(self) -> bool:
         """Whether this connection is served request by request (2026-07-28 on)."""
         return self._server_router.modern
+
+    @property
+    def requests_running(self) -> int:
+        """The client's requests whose handlers are running."""
+        return len(self._in_flight)
+
+    @property
+    def log_level(self) -> str:
+        """The least level of log messages the client asked for (logging/setLevel)."""
+        return self._server_router.log_level
+
+    @log_level.setter
+    def log_level(self, level: str) -> None:
+        self._server_router.log_level = level
+
+    def restore(
+        self,
+        version: str,
+        client_capabilities: Any,
+        client_info: Any,
+        log_level: str | None,
+        declared_capabilities: Any,
+    ) -> None:
+        """Take up a handshake session another process started, from what it stored: the
+        negotiated ``version``, what the client and the server declared, the log level."""
+        self._server_router.adopt(version, client_capabilities, client_info)
+        if log_level is not None:
+            self._server_router.log_level = log_level
+        self.declared_capabilities = declared_capabilities
+        self.server._handshake_sessions.add(self)
+        self.initialized.set()
 
     def adopt(self, version: str) -> None:
         """Serve ``version`` without an initialize handshake (stateless HTTP of the handshake revisions)."""
@@ -667,7 +703,7 @@ class _ServerRouter:
         if self.modern or (self.revision is None and self._is_stateless(method, params)):
             self.modern = True
             version = self.known_version or self.server.requested_version(params)
-            route = self.server.modern_routes(version).get(method)
+            route = self.server.stateless_routes(version).get(method)
             if route is None:
                 if self.known_version is not None:
                     self.server.requested_version(params)  # what is wrong with _meta comes first
@@ -688,7 +724,7 @@ class _ServerRouter:
 
     def _is_stateless(self, method: str, params: msgspec.Raw | UnsetType) -> bool:
         """Whether the first request of a connection starts it on a stateless revision."""
-        if not self.server.modern_versions:
+        if not self.server.stateless_versions:
             return False
         if method != "initialize" or not self.server.versions:
             return True
@@ -758,7 +794,7 @@ class _ServerRouter:
             {"logging": {}, **self.server.extra_capabilities},
         )
         self.session.declared_capabilities = declared
-        self.server._legacy_sessions.add(self.session)
+        self.server._handshake_sessions.add(self.session)
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": declared,

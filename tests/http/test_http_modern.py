@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
 from collections.abc import AsyncGenerator, Iterator
 from typing import Any
@@ -28,7 +29,6 @@ from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime import jsonrpc, stepping
 from mcp_runtime.client import Client
 from mcp_runtime.http import http_app
-from mcp_runtime.http import streamable as streamable_http
 from mcp_runtime.http.client import (
     SSEParser,
     StreamableHTTPClientTransport,
@@ -883,7 +883,8 @@ def test_closing_the_app_ends_listen_streams_with_their_result() -> None:
 def test_a_quiet_listen_stream_gets_keepalive_comments(
     peer: Peer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(streamable_http, "KEEPALIVE_SECONDS", 0.05)
+    path = peer.streamable.per_request
+    monkeypatch.setattr(path, "options", dataclasses.replace(path.options, keepalive=0.05))
 
     async def main() -> None:
         message = request(61, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
@@ -984,7 +985,7 @@ def test_first_step_answers_at_once_or_hands_the_handler_over() -> None:
     gives the response, or the handler to carry on; params that do not
     decode are left to a session's dispatch, which says what is wrong."""
     handlers = ModernHandlers()
-    route = Server([handlers], name="m", version="1").modern_routes(MODERN)["tools/call"]
+    route = Server([handlers], name="m", version="1").stateless_routes(MODERN)["tools/call"]
 
     def summon() -> Any:
         raise AssertionError("none of these handlers needs a session")

@@ -54,7 +54,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "memory",
         "auth.principal",
     ),
-    ("jsonrpc", "codec", "logsafe", "extras"),
+    ("jsonrpc", "codec", "logsafe", "extras", "asgi"),
 )
 
 # What the runtime still does against the rules above, each to be removed, never added to:
@@ -65,7 +65,6 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
 }
 KNOWN_CYCLES: set[frozenset[str]] = {
     frozenset({"mcp_runtime.app.context", "mcp_runtime.app.flavor"}),
-    frozenset({"mcp_runtime.http.shared_sessions", "mcp_runtime.http.streamable"}),
     frozenset({"mcp_runtime.server", "mcp_runtime.serving"}),
     frozenset({"mcp_runtime.stores.shared_tasks", "mcp_runtime.tasks"}),
 }
@@ -73,16 +72,6 @@ KNOWN_PRIVATE: set[tuple[str, str]] = {
     ("mcp_runtime.app.prompts", "mcp_runtime.codec._join_paths"),
     ("mcp_runtime.app.resources", "mcp_runtime.codec._join_paths"),
     ("mcp_runtime.app.tools", "mcp_runtime.codec._join_paths"),
-    ("mcp_runtime.http.legacy_sse", "mcp_runtime.http.streamable._body_refused"),
-    ("mcp_runtime.http.legacy_sse", "mcp_runtime.http.streamable._headers"),
-    ("mcp_runtime.http.legacy_sse", "mcp_runtime.http.streamable._host_allowed"),
-    ("mcp_runtime.http.legacy_sse", "mcp_runtime.http.streamable._json_error"),
-    ("mcp_runtime.http.legacy_sse", "mcp_runtime.http.streamable._origin_allowed"),
-    ("mcp_runtime.http.legacy_sse", "mcp_runtime.http.streamable._plain"),
-    ("mcp_runtime.http.legacy_sse", "mcp_runtime.http.streamable._probe"),
-    ("mcp_runtime.http.legacy_sse", "mcp_runtime.http.streamable._requests_in"),
-    ("mcp_runtime.http.shared_sessions", "mcp_runtime.http.streamable._SSE_HEADERS"),
-    ("mcp_runtime.http.shared_sessions", "mcp_runtime.http.streamable._plain"),
     ("mcp_runtime.server", "mcp_runtime.codec._join_paths"),
     ("mcp_runtime.session", "mcp_runtime.codec._join_paths"),
     ("mcp_runtime.stores.shared_tasks", "mcp_runtime.tasks._Record"),
@@ -93,9 +82,6 @@ KNOWN_LARGE: set[str] = {
     "mcp_runtime.app.app.App",
     "mcp_runtime.http.client",
     "mcp_runtime.http.client.StreamableHTTPClientTransport",
-    "mcp_runtime.http.shared_sessions.SharedSessions",
-    "mcp_runtime.http.streamable",
-    "mcp_runtime.http.streamable.StreamableHTTPApp",
     "mcp_runtime.server",
     "mcp_runtime.session",
     "mcp_runtime.session.Session",

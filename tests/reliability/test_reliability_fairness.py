@@ -323,7 +323,9 @@ def test_listen_streams_have_their_own_cap_and_leave_requests_free() -> None:
             )
             listens.append(Held(app, "POST", "/mcp", head, body, ATTACKER))
         await eventually(
-            lambda: app.streamable._streams == streams, timeout=60, what="every listen stream open"
+            lambda: app.streamable.streams_open == streams,
+            timeout=60,
+            what="every listen stream open",
         )
         figures["rss_kib_during"] = settled_rss_kib()
         head, body = modern_request(
@@ -343,13 +345,13 @@ def test_listen_streams_have_their_own_cap_and_leave_requests_free() -> None:
         assert answered == {200: 50}
         for held in listens:
             await held.leave()
-        assert app.streamable._streams == 0
+        assert app.streamable.streams_open == 0
         head, body = modern_request(
             7000, "subscriptions/listen", {"notifications": {"toolsListChanged": True}}
         )
         again = Held(app, "POST", "/mcp", head, body, HONEST)
         await eventually(
-            lambda: app.streamable._streams == 1, what="a new stream once the others closed"
+            lambda: app.streamable.streams_open == 1, what="a new stream once the others closed"
         )
         await again.leave()
         await app.streamable.close()

@@ -21,6 +21,7 @@ from typing_extensions import override
 from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime import lifecycle
 from mcp_runtime.http import HttpApp, http_app
+from mcp_runtime.http.shared_sessions import SharedSessions
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
 from mcp_runtime.stores import Store, quotas
@@ -72,8 +73,10 @@ class Tools(mcp.ServerHandlers):
             roots = await ctx.peer.request(spec, None, timeout=20)
             return text(f"{os.getpid()} {len(roots.roots)}")
         if params.name == "holds_stream":
-            shared = self.app.streamable._shared if self.app is not None else None
-            holds = shared is not None and str(arguments["session"]) in shared._followed
+            table = self.app.streamable.table if self.app is not None else None
+            holds = isinstance(table, SharedSessions) and table.holds_stream(
+                str(arguments["session"])
+            )
             return text(f"{os.getpid()} {holds}")
         if params.name == "wait_job":
 

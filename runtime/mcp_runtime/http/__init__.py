@@ -14,11 +14,13 @@ from .client import (
     connect_streamable_http,
 )
 from .legacy_sse import LegacySSEApp
+from .options import HttpOptions
 from .streamable import StreamableHTTPApp
 
 __all__ = [
     "UVICORN_OPTIONS",
     "HttpApp",
+    "HttpOptions",
     "LegacySSEApp",
     "LegacySSEClientTransport",
     "StreamableHTTPApp",
