@@ -17,8 +17,8 @@ input-required results.
 from __future__ import annotations
 
 import asyncio
-import gc
 import secrets
+import warnings
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
@@ -829,25 +829,16 @@ class _ServerRouter:
         return codec.convert({}, self.revision.all_methods["logging/setLevel"].result)
 
 
-async def serve_stdio(server: Server) -> None:
-    """Serve one session over this process's stdin and stdout."""
-    from .stdio import process_stdio
+def __getattr__(name: str) -> Any:
+    # run_stdio and serve_stdio lived here once and are documented at this path; the
+    # server does not run itself, so they are found where they live now.
+    if name in ("run_stdio", "serve_stdio"):
+        warnings.warn(
+            f"mcp_runtime.server.{name} is deprecated: import it from mcp_runtime.serving",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        from . import running
 
-    transport = await process_stdio()
-    await server.serve(transport)
-
-
-def run_stdio(server: Server) -> None:
-    """Run ``server`` over stdio until stdin closes (blocking; the usual entry point)."""
-    from .serving import run_stdio_loop
-    from .stdio import configure_stdio_logging
-
-    configure_stdio_logging()
-    # What exists now (modules, types, handlers) lives as long as the process:
-    # out of the cyclic collector's way (see mcp_runtime.serving).
-    gc.collect()
-    gc.freeze()
-    try:
-        run_stdio_loop(serve_stdio(server))
-    except KeyboardInterrupt:
-        pass
+        return getattr(running, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

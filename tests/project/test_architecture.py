@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "streamable_http",
     ),
     ("server", "client", "tasks"),
-    ("session", "stdio", "stores"),
+    ("session", "stdio", "stores", "running"),
     (
         "lifecycle",
         "methods",
@@ -60,12 +60,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 # What the runtime still does against the rules above, each to be removed, never added to:
 # the test fails when one is fixed and still listed, so the list only shrinks.
 KNOWN_UPWARD: set[tuple[str, str]] = {
-    ("mcp_runtime.server", "mcp_runtime.serving"),
     ("mcp_runtime.stores.shared_tasks", "mcp_runtime.tasks"),
 }
 KNOWN_CYCLES: set[frozenset[str]] = {
     frozenset({"mcp_runtime.app.context", "mcp_runtime.app.flavor"}),
-    frozenset({"mcp_runtime.server", "mcp_runtime.serving"}),
     frozenset({"mcp_runtime.stores.shared_tasks", "mcp_runtime.tasks"}),
 }
 KNOWN_PRIVATE: set[tuple[str, str]] = {

@@ -24,7 +24,8 @@ from .. import lifecycle
 from ..client import Client, ClientSession
 from ..http import UVICORN_OPTIONS, HttpApp, http_app
 from ..memory import memory_pair
-from ..server import Extension, Server, run_stdio
+from ..server import Extension, Server
+from ..serving import run_stdio
 from .completion import Completer
 from .flavor import Flavor
 from .handlers import build_handlers
