@@ -27,7 +27,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import codec, jsonrpc, lifecycle
-from .codec import _join_paths, encode
+from .codec import encode, join_paths
 from .jsonrpc import ConnectionClosed, McpError, RequestId
 from .lifecycle import (
     CAPABILITIES_KEY,
@@ -315,7 +315,7 @@ class Server:
             meta = _version_decoder.decode(params).meta
         except msgspec.ValidationError as error:
             raise McpError(
-                jsonrpc.INVALID_PARAMS, f"Invalid params: {_join_paths(str(error))}"
+                jsonrpc.INVALID_PARAMS, f"Invalid params: {join_paths(str(error))}"
             ) from None
         except jsonrpc.UNDECODABLE as error:
             raise McpError(jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error)) from None

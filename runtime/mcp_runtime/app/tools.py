@@ -20,7 +20,7 @@ from msgspec import UNSET
 
 from .. import jsonrpc
 from ..auth.principal import InsufficientScope
-from ..codec import _join_paths
+from ..codec import join_paths
 from ..jsonrpc import McpError
 from ..methods import RequestContext
 from .context import Context, InputRounds
@@ -121,7 +121,7 @@ class ToolSpec:
                 {} if arguments is UNSET or arguments is None else arguments, self._arguments
             )
         except msgspec.ValidationError as error:
-            message = f"Invalid arguments for tool {self.name!r}: {_join_paths(str(error))}"
+            message = f"Invalid arguments for tool {self.name!r}: {join_paths(str(error))}"
             if flavor.validation_as_tool_error:
                 return flavor.text_result(message, is_error=True)
             raise McpError(jsonrpc.INVALID_PARAMS, message) from None
@@ -139,7 +139,7 @@ class ToolSpec:
             return flavor.text_result(str(error), is_error=True)
         except InputRequired as asked:
             assert rounds is not None  # only a modern context asks this way
-            return flavor.input_required(asked, rounds)
+            return flavor.input_required(asked, rounds.state())
         return self._result(value, flavor)
 
     def _result(self, value: Any, flavor: Flavor) -> Any:
