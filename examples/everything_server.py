@@ -37,7 +37,7 @@ import uvicorn
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_protocol import v2026_07_28 as modern
 from mcp_runtime.app import App, Context, Message, ToolError
-from mcp_runtime.http import UVICORN_OPTIONS
+from mcp_runtime.http import UVICORN_OPTIONS, HttpOptions
 from mcp_runtime.jsonrpc import INTERNAL_ERROR, McpError
 from mcp_runtime.tasks import TaskContext, Tasks, TaskSupport
 
@@ -856,7 +856,7 @@ def main() -> None:
     )
     watched.interval = options.watch_interval
     # Clients resume a dropped SSE stream after 100 ms (SEP-1699 polling).
-    asgi = _Watching(app.asgi(retry_ms=100))
+    asgi = _Watching(app.asgi(options=HttpOptions(retry_ms=100)))
     # Bounded keep-alive, concurrency and request heads; open SSE streams (a
     # client's GET stream) never end by themselves: on SIGTERM or Ctrl+C give
     # in-flight requests a moment, then cut them.
