@@ -60,21 +60,6 @@ async def json_error(
     await send({"type": "http.response.body", "body": body})
 
 
-async def json_body(send: Send, status: int, body: bytes) -> None:
-    """One JSON body, with its length."""
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", b"%d" % len(body)),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
-
-
 async def send_answer(send: Send, answer: HttpAnswer) -> None:
     """Send an answer the resource server made (a refusal, the metadata document)."""
     await send(
