@@ -170,11 +170,6 @@ class EventStream:
             self.waiting = 0
 
 
-def event_text(stream_id: str, seq: int, message: bytes) -> bytes:
-    """The SSE text of one event of a resumable stream."""
-    return b"id: " + f"{stream_id}:{seq}".encode() + b"\nevent: message\ndata: " + message + b"\n\n"
-
-
 def priming_event(stream_id: str, after: int, retry_ms: int) -> bytes:
     """The first event of a stream: its id (to resume from) and the retry hint, no data."""
     return f"id: {stream_id}:{after}\nretry: {retry_ms}\ndata: \n\n".encode()
@@ -184,7 +179,9 @@ def event_chunk(stream: EventStream, queue: Events, event: tuple[int, bytes]) ->
     """The SSE text of ``event``, taken from ``queue``, and whether it is the stream's last."""
     stream.took(queue, event)
     seq, message = event
-    chunk = event_text(stream.id, seq, message)
+    chunk = (
+        b"id: " + f"{stream.id}:{seq}".encode() + b"\nevent: message\ndata: " + message + b"\n\n"
+    )
     if stream.live is not queue and queue.qsize() == 1:
         # Nothing is added to a queue the stream has let go, and the last
         # thing it got is its end.
