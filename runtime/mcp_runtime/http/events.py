@@ -225,7 +225,7 @@ async def send_stream(
     the answer is slow (the watch is made when it is not complete by then)."""
     watch = None if short else ClientWatch(receive)
     try:
-        head = [priming_event(stream.id, 0, retry_ms)] if prime else []
+        head = [f"id: {stream.id}:0\nretry: {retry_ms}\ndata: \n\n".encode()] if prime else []
         if short:
             await one_pass()  # a handler that answers without waiting has answered by then
             chunks, ended = events_ready(stream, queue)
