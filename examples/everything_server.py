@@ -41,6 +41,7 @@ from mcp_runtime import (
     UVICORN_OPTIONS,
     App,
     Context,
+    HttpOptions,
     McpError,
     Message,
     TaskContext,
@@ -864,7 +865,7 @@ def main() -> None:
     )
     watched.interval = options.watch_interval
     # Clients resume a dropped SSE stream after 100 ms (SEP-1699 polling).
-    asgi = _Watching(app.asgi(retry_ms=100))
+    asgi = _Watching(app.asgi(options=HttpOptions(retry_ms=100)))
     # Bounded keep-alive, concurrency and request heads; open SSE streams (a
     # client's GET stream) never end by themselves: on SIGTERM or Ctrl+C give
     # in-flight requests a moment, then cut them.

@@ -16,7 +16,8 @@ from typing import Any
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_protocol import v2026_07_28 as modern
 from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server, run_stdio
+from mcp_runtime.server import Server
+from mcp_runtime.serving import run_stdio
 
 ECHO = mcp.Tool(
     name="echo",

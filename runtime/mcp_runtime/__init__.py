@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from .client import Client, ClientSession, connect_stdio
     from .extras import MissingExtra
     from .host import Host, HostHandlers
-    from .http import UVICORN_OPTIONS, HttpApp, http_app
+    from .http import UVICORN_OPTIONS, HttpApp, HttpOptions, http_app
     from .http.client import connect_http, connect_sse, connect_streamable_http
     from .jsonrpc import (
         INTERNAL_ERROR,
@@ -68,8 +68,8 @@ if TYPE_CHECKING:
         McpError,
     )
     from .methods import RequestContext
-    from .server import Server, run_stdio, serve_stdio
-    from .serving import run_http
+    from .server import Server
+    from .serving import run_http, run_stdio, serve_stdio
     from .stdio import StdioServerParameters
     from .stores import MemoryStore, Store, StoreUnavailable
     from .stores.redis_store import RedisStore
@@ -99,10 +99,10 @@ _MODULES: dict[str, tuple[str | None, tuple[str, ...]]] = {
     ),
     ".client": (None, ("Client", "ClientSession", "connect_stdio")),
     ".stdio": (None, ("StdioServerParameters",)),
-    ".server": (None, ("Server", "run_stdio", "serve_stdio")),
+    ".server": (None, ("Server",)),
     ".methods": (None, ("RequestContext",)),
-    ".serving": (None, ("run_http",)),
-    ".http": (None, ("UVICORN_OPTIONS", "HttpApp", "http_app")),
+    ".serving": (None, ("run_http", "run_stdio", "serve_stdio")),
+    ".http": (None, ("UVICORN_OPTIONS", "HttpApp", "HttpOptions", "http_app")),
     ".http.client": ("http", ("connect_http", "connect_sse", "connect_streamable_http")),
     ".jsonrpc": (
         None,
@@ -169,6 +169,7 @@ __all__ = [
     "serve_stdio",
     "http_app",
     "HttpApp",
+    "HttpOptions",
     "run_http",
     "UVICORN_OPTIONS",
     "Tasks",

@@ -57,7 +57,9 @@ _PATH = re.compile(r"^(?P<msg>.*) - at `(?P<path>\$[^`]*)`$", re.S)
 _ROOT_NESTED_PATH = re.compile(r"^(?P<msg>.*) \(at `(?P<inner>\$[^`]*)`\)$", re.S)
 
 
-def _join_paths(message: str) -> str:
+def join_paths(message: str) -> str:
+    """A validation error's message with the path of a value decoded inside a hook spliced
+    into the outer one: ``... - at `$.outer.inner```, one path a reader can follow."""
     while True:
         match = _NESTED_PATH.match(message)
         if match is None:
@@ -66,10 +68,13 @@ def _join_paths(message: str) -> str:
         message = f"{match['msg']} - at `{match['outer']}{match['inner']}`"
 
 
+_join_paths = join_paths  # its name before it was public, for code not yet moved over
+
+
 def _nested_error(error: msgspec.ValidationError) -> ValueError:
     """Re-raise a validation error from inside a hook so that msgspec prefixes
-    the outer path and :func:`_join_paths` can splice both together."""
-    message = _join_paths(str(error))
+    the outer path and :func:`join_paths` can splice both together."""
+    message = join_paths(str(error))
     match = _PATH.match(message)
     if match is None:
         return ValueError(message)
@@ -471,7 +476,7 @@ def decode(data: bytes | str, type_: type[T]) -> T:
     try:
         result: T = decoder(type_).decode(data)
     except msgspec.ValidationError as error:
-        raise msgspec.ValidationError(_join_paths(str(error))) from None
+        raise msgspec.ValidationError(join_paths(str(error))) from None
     return result
 
 
@@ -480,7 +485,7 @@ def convert(obj: Any, type_: type[T]) -> T:
     try:
         result: T = msgspec.convert(obj, type_, dec_hook=dec_hook)
     except msgspec.ValidationError as error:
-        raise msgspec.ValidationError(_join_paths(str(error))) from None
+        raise msgspec.ValidationError(join_paths(str(error))) from None
     return result
 
 

@@ -11,11 +11,10 @@ rest of a short request (creating, scheduling and cancelling it), so a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any, Protocol, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar
 
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
+from .asgi import Receive
 
 ANSWER_GRACE = 0.05
 """Seconds an answer may take before its client is watched (up to twice

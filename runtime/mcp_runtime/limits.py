@@ -10,17 +10,18 @@ forgets keys that hold none, so it costs nothing for clients that left.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable
 from typing import Any
 
+from .asgi import Receive, Scope
 from .ownership import scope_principal_key
 from .stepping import Pending, step
 
-ClientKey = Callable[[MutableMapping[str, Any]], str]
+ClientKey = Callable[[Scope], str]
 """Names the client of an ASGI request from its scope."""
 
 
-def peer_key(scope: MutableMapping[str, Any]) -> str:
+def peer_key(scope: Scope) -> str:
     """The default client key: the authenticated principal where an
     authorization layer put one in the scope, else the peer's address (all
     ports of one host are one client)."""
@@ -91,9 +92,7 @@ class BodyBudget:
         self._watch: asyncio.TimerHandle | None = None
         self._watch_loop: asyncio.AbstractEventLoop | None = None
 
-    async def read(
-        self, receive: Callable[[], Awaitable[MutableMapping[str, Any]]], limit: int
-    ) -> bytes:
+    async def read(self, receive: Receive, limit: int) -> bytes:
         """The whole body (b"" if the client went away); BodyRefused past
         ``limit`` (413), the deadline (408) or the budget (503). The deadline
         is set when a ``receive()`` first has to wait: a body that has arrived

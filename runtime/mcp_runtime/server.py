@@ -17,8 +17,8 @@ input-required results.
 from __future__ import annotations
 
 import asyncio
-import gc
 import secrets
+import warnings
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
@@ -27,7 +27,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import capabilities, codec, jsonrpc, lifecycle, wire
-from .codec import _join_paths, encode
+from .codec import encode, join_paths
 from .jsonrpc import ConnectionClosed, McpError, RequestId
 from .lifecycle import (
     CAPABILITIES_KEY,
@@ -153,19 +153,19 @@ class Server:
         self.bindings = lifecycle.bindings(roots[0])
         self.handlers = {r.version: h for h, r in found.items()}
         newest = max(self.handlers)
-        handshake, modern = self.bindings.handshake_versions, self.bindings.modern_versions
+        handshake, stateless = self.bindings.handshake_versions, self.bindings.modern_versions
         wanted = (
             list(versions)
             if versions is not None
-            else [v for v in handshake + modern if v <= newest]
+            else [v for v in handshake + stateless if v <= newest]
         )
-        unknown = set(wanted) - set(handshake) - set(modern)
+        unknown = set(wanted) - set(handshake) - set(stateless)
         if unknown or not wanted:
             raise ValueError(f"unsupported protocol versions: {sorted(unknown) or 'none given'}")
         # The handshake revisions, negotiated by initialize:
         self.versions = sorted(v for v in wanted if v in handshake)
         # Named by each request (2026-07-28 on); they need handlers of that revision or newer.
-        self.modern_versions = sorted(v for v in wanted if v in modern and v <= newest)
+        self.stateless_versions = sorted(v for v in wanted if v in stateless and v <= newest)
         self.name = name
         self.version = version
         self.title = title
@@ -177,7 +177,7 @@ class Server:
         self.info: dict[str, Any] = {"name": name, "version": version}
         if title is not None:
             self.info["title"] = title
-        self._modern_routes: dict[str, dict[str, Route]] = {}
+        self._stateless_routes: dict[str, dict[str, Route]] = {}
         self._discover_results: dict[str, Any] = {}
         self._declared: dict[str, dict[str, Any]] = {}
         self.initialize_spec: MethodSpec[Any, Any] | None = (
@@ -186,11 +186,16 @@ class Server:
             else None
         )
         self._subscriptions: set[_Subscription] = set()
-        self._legacy_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self._handshake_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self.store: Store | None = None
         if store is not None:
             self.use_store(store)
         self.wrap_route = wrap_route
+
+    @property
+    def modern_versions(self) -> list[str]:
+        """Deprecated name of :attr:`stateless_versions`."""
+        return self.stateless_versions
 
     def use_store(self, store: Store) -> None:
         """Share state through ``store`` (once; the same store again is a no-op)."""
@@ -209,7 +214,7 @@ class Server:
 
     def handshake_sessions(self) -> list[ServerSession]:
         """The live sessions of the handshake revisions served by this process."""
-        return [session for session in self._legacy_sessions if not session.is_closed]
+        return [session for session in self._handshake_sessions if not session.is_closed]
 
     def handlers_for(self, version: str) -> tuple[object, Revision]:
         """The handlers that serve a session of ``version``: the same revision, else the oldest newer one."""
@@ -240,7 +245,7 @@ class Server:
 
     async def _list_changed(self, kind: str) -> None:
         """Deliver a list change to this process's streams and sessions."""
-        await self.notify_list_changed_to(kind, list(self._legacy_sessions), streams=True)
+        await self.notify_list_changed_to(kind, list(self._handshake_sessions), streams=True)
 
     async def notify_list_changed_to(
         self, kind: str, sessions: Sequence[ServerSession], *, streams: bool = False
@@ -300,9 +305,9 @@ class Server:
 
     # ------------------------------------------------------------ stateless revisions
 
-    def modern_routes(self, version: str) -> dict[str, Route]:
+    def stateless_routes(self, version: str) -> dict[str, Route]:
         """Every request method a stateless request of ``version`` may name, resolved once per server."""
-        routes = self._modern_routes.get(version)
+        routes = self._stateless_routes.get(version)
         if routes is not None:
             return routes
         handlers, handler_revision = self.handlers_for(version)
@@ -332,7 +337,7 @@ class Server:
                     spec,
                     self._stateless_handler(spec, self.wrapped(spec, handler), revision),
                 )
-        self._modern_routes[version] = routes
+        self._stateless_routes[version] = routes
         return routes
 
     def requested_version(self, params: msgspec.Raw | UnsetType) -> str:
@@ -343,7 +348,7 @@ class Server:
             meta = _version_decoder.decode(params).meta
         except msgspec.ValidationError as error:
             raise McpError(
-                jsonrpc.INVALID_PARAMS, f"Invalid params: {_join_paths(str(error))}"
+                jsonrpc.INVALID_PARAMS, f"Invalid params: {join_paths(str(error))}"
             ) from None
         except jsonrpc.UNDECODABLE as error:
             raise McpError(jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error)) from None
@@ -354,11 +359,11 @@ class Server:
             raise McpError(
                 jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{VERSION_KEY}` is required"
             )
-        if version not in self.modern_versions:
+        if version not in self.stateless_versions:
             raise McpError(
                 jsonrpc.UNSUPPORTED_PROTOCOL_VERSION,
                 f"Unsupported protocol version: {version}",
-                {"requested": version, "supported": list(self.modern_versions)},
+                {"requested": version, "supported": list(self.stateless_versions)},
             )
         if meta.capabilities is UNSET:
             raise McpError(
@@ -400,7 +405,7 @@ class Server:
         result = self._discover_results.get(version)
         if result is None:
             body: dict[str, Any] = {
-                "supportedVersions": list(self.modern_versions),
+                "supportedVersions": list(self.stateless_versions),
                 "capabilities": self._capabilities_of(version),
                 "resultType": "complete",
                 "ttlMs": 0,
@@ -649,8 +654,8 @@ class ServerSession(Session):
         the request's ``_meta``, if it is one this server speaks."""
         self.server = server
         self._server_router = _ServerRouter(self)
-        self._server_router.modern = stateless and bool(server.modern_versions)
-        if version is not None and version in server.modern_versions:
+        self._server_router.modern = stateless and bool(server.stateless_versions)
+        if version is not None and version in server.stateless_versions:
             self._server_router.known_version = version
         super().__init__(
             transport,
@@ -687,6 +692,37 @@ class ServerSession(Session):
     def modern(self) -> bool:
         """Whether this connection is served request by request (2026-07-28 on)."""
         return self._server_router.modern
+
+    @property
+    def requests_running(self) -> int:
+        """The client's requests whose handlers are running."""
+        return len(self._in_flight)
+
+    @property
+    def log_level(self) -> str:
+        """The least level of log messages the client asked for (logging/setLevel)."""
+        return self._server_router.log_level
+
+    @log_level.setter
+    def log_level(self, level: str) -> None:
+        self._server_router.log_level = level
+
+    def restore(
+        self,
+        version: str,
+        client_capabilities: Any,
+        client_info: Any,
+        log_level: str | None,
+        declared_capabilities: Any,
+    ) -> None:
+        """Take up a handshake session another process started, from what it stored: the
+        negotiated ``version``, what the client and the server declared, the log level."""
+        self._server_router.adopt(version, client_capabilities, client_info)
+        if log_level is not None:
+            self._server_router.log_level = log_level
+        self.declared_capabilities = declared_capabilities
+        self.server._handshake_sessions.add(self)
+        self.initialized.set()
 
     def adopt(self, version: str) -> None:
         """Serve ``version`` without an initialize handshake (stateless HTTP of the handshake revisions)."""
@@ -728,7 +764,7 @@ class _ServerRouter:
         if self.modern or (self.revision is None and self._is_stateless(method, params)):
             self.modern = True
             version = self.known_version or self.server.requested_version(params)
-            route = self.server.modern_routes(version).get(method)
+            route = self.server.stateless_routes(version).get(method)
             if route is None:
                 if self.known_version is not None:
                     self.server.requested_version(params)  # what is wrong with _meta comes first
@@ -749,7 +785,7 @@ class _ServerRouter:
 
     def _is_stateless(self, method: str, params: msgspec.Raw | UnsetType) -> bool:
         """Whether the first request of a connection starts it on a stateless revision."""
-        if not self.server.modern_versions:
+        if not self.server.stateless_versions:
             return False
         if method != "initialize" or not self.server.versions:
             return True
@@ -834,7 +870,7 @@ class _ServerRouter:
             {"logging": {}, **self.server.extra_capabilities, **(own or {})},
         )
         self.session.declared_capabilities = declared
-        self.server._legacy_sessions.add(self.session)
+        self.server._handshake_sessions.add(self.session)
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": declared,
@@ -875,25 +911,16 @@ class _ServerRouter:
         return codec.convert({}, self.revision.all_methods["logging/setLevel"].result)
 
 
-async def serve_stdio(server: Server) -> None:
-    """Serve one session over this process's stdin and stdout."""
-    from .stdio import process_stdio
+def __getattr__(name: str) -> Any:
+    # run_stdio and serve_stdio lived here once and are documented at this path; the
+    # server does not run itself, so they are found where they live now.
+    if name in ("run_stdio", "serve_stdio"):
+        warnings.warn(
+            f"mcp_runtime.server.{name} is deprecated: import it from mcp_runtime.serving",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        from . import running
 
-    transport = await process_stdio()
-    await server.serve(transport)
-
-
-def run_stdio(server: Server) -> None:
-    """Run ``server`` over stdio until stdin closes (blocking; the usual entry point)."""
-    from .serving import run_stdio_loop
-    from .stdio import configure_stdio_logging
-
-    configure_stdio_logging()
-    # What exists now (modules, types, handlers) lives as long as the process:
-    # out of the cyclic collector's way (see mcp_runtime.serving).
-    gc.collect()
-    gc.freeze()
-    try:
-        run_stdio_loop(serve_stdio(server))
-    except KeyboardInterrupt:
-        pass
+        return getattr(running, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,43 +13,32 @@ Once the application has started (ASGI lifespan startup), everything that
 exists is moved out of the cyclic garbage collector's generations
 (``gc.freeze()``): modules, types, method tables and decoders are never
 garbage, and without the freeze every full collection walks them all again,
-pausing requests for tens of milliseconds. ``run_stdio`` does the same before
-it starts serving, and runs on uvloop when it is installed and both standard
-streams are pipes (``run_stdio_loop``).
+pausing requests for tens of milliseconds.
+
+``run_stdio(server)`` serves stdio, freezing the heap the same way before it
+starts, on uvloop when it is installed and both standard streams are pipes
+(:mod:`mcp_runtime.running`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
-import importlib.util
-import os
 import signal
-import stat
-import sys
-from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
 from typing import Any
 
+from .asgi import App, Message, Receive, Scope, Send
+from .running import (
+    freeze_heap,
+    installed,
+    run_main,
+    run_stdio,
+    run_stdio_loop,
+    serve_stdio,
+    stdio_streams_are_pipes,
+)
 from .server import Server
 
 STACKS = ("uvicorn", "uvicorn-h11", "granian")
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-def installed(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
-
-
-def freeze_heap() -> None:
-    """Collect once, then leave what survives (the long-lived objects of
-    start-up) out of every later collection."""
-    gc.collect()
-    gc.freeze()
 
 
 class FreezeAfterStartup:
@@ -108,7 +97,7 @@ def run_http(
     if freeze:
         app = FreezeAfterStartup(app)
     if stack == "granian":
-        _run(_serve_granian(app, host, port, log_level))
+        run_main(_serve_granian(app, host, port, log_level))
         return
     import uvicorn
 
@@ -143,39 +132,15 @@ async def _serve_granian(app: App, host: str, port: int, log_level: str) -> None
     await server.serve()
 
 
-def stdio_streams_are_pipes() -> bool:
-    """Whether stdin and stdout are pipes, sockets or terminals: uvloop's
-    pipe transports abort the process on a regular file (asyncio refuses
-    one with ValueError, which the stdio transport handles)."""
-    for stream in (sys.stdin, sys.stdout):
-        try:
-            mode = os.fstat(stream.fileno()).st_mode
-        except (OSError, ValueError):
-            return False
-        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
-            return False
-    return True
-
-
-def run_stdio_loop(main: Coroutine[Any, Any, None]) -> None:
-    """Run a stdio server's ``main``: on uvloop when installed and both
-    streams are pipes (about a quarter less CPU per message), else asyncio."""
-    if installed("uvloop") and stdio_streams_are_pipes():
-        import uvloop
-
-        uvloop.run(main)
-    else:
-        asyncio.run(main)
-
-
-def _run(main: Coroutine[Any, Any, None]) -> None:
-    """Run ``main`` on uvloop when installed, else asyncio; Ctrl-C ends it quietly."""
-    try:
-        if installed("uvloop"):
-            import uvloop
-
-            uvloop.run(main)
-        else:
-            asyncio.run(main)
-    except KeyboardInterrupt:
-        pass
+__all__ = [
+    "STACKS",
+    "FreezeAfterStartup",
+    "freeze_heap",
+    "installed",
+    "run_http",
+    "run_stdio",
+    "run_stdio_loop",
+    "serve_stdio",
+    "stdio_streams_are_pipes",
+    "uvicorn_options",
+]

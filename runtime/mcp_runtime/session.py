@@ -27,7 +27,7 @@ from msgspec import UNSET, UnsetType
 
 from . import jsonrpc, lifecycle, wire
 from .auth.principal import InsufficientScope
-from .codec import JsonDecoder, _join_paths, decode_lenient, decoder, encode
+from .codec import JsonDecoder, decode_lenient, decoder, encode, join_paths
 from .jsonrpc import ConnectionClosed, Envelope, ErrorObject, McpError, RequestId
 from .logsafe import quoted
 from .methods import HandlerNotImplemented, MethodSpec, ProgressCallback
@@ -553,7 +553,7 @@ class Session:
             except msgspec.ValidationError:
                 raise McpError(
                     jsonrpc.INTERNAL_ERROR,
-                    f"invalid result for {spec.method}: {_join_paths(str(error))}",
+                    f"invalid result for {spec.method}: {join_paths(str(error))}",
                 ) from None
         except jsonrpc.UNDECODABLE as error:
             raise McpError(
@@ -874,7 +874,7 @@ class Session:
                 self._send_error(
                     request_id,
                     jsonrpc.INVALID_PARAMS,
-                    f"Invalid params for ping: {_join_paths(str(error))}",
+                    f"Invalid params for ping: {join_paths(str(error))}",
                 )
             except jsonrpc.UNDECODABLE as error:
                 self._send_error(
@@ -1143,7 +1143,7 @@ def _decode_params(spec: MethodSpec[Any, Any], params: msgspec.Raw | UnsetType) 
         return decoder(spec.params).decode(raw)
     except msgspec.ValidationError as error:
         raise McpError(
-            jsonrpc.INVALID_PARAMS, f"Invalid params for {spec.method}: {_join_paths(str(error))}"
+            jsonrpc.INVALID_PARAMS, f"Invalid params for {spec.method}: {join_paths(str(error))}"
         ) from None
     except (
         jsonrpc.UNDECODABLE

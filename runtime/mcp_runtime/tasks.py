@@ -110,6 +110,7 @@ from .jsonrpc import McpError
 from .methods import RequestContext
 from .session import RequestContext as SessionContext
 from .session import Route
+from .shared_tasks import SharedTasks
 
 __all__ = [
     "EXTENSION_ID",
@@ -430,9 +431,8 @@ class Tasks:
         self._expiry: list[tuple[float, str]] = []
         self._settled: dict[str, None] = {}  # ids of the terminal tasks kept, oldest settled first
         self._owned: dict[str, int] = {}  # tasks kept, by owner
-        self._shared: Any = (
-            None  # a SharedTasks once a request of a server with a shared store came
-        )
+        # Once a request of a server with a shared store came: the tasks shared through it.
+        self._shared: SharedTasks[GetTaskResult] | None = None
 
     # ------------------------------------------------------------ extension interface
 
@@ -599,27 +599,25 @@ class Tasks:
         """Who owns the tasks ``ctx``'s request makes (None: whoever has the id)."""
         return ownership.owner_of(ctx)
 
-    def _shared_for(self, ctx: RequestContext) -> Any:
+    def _shared_for(self, ctx: RequestContext) -> SharedTasks[GetTaskResult] | None:
         """The SharedTasks of a server whose store other workers share, else None."""
         if self._shared is None:
             store = getattr(getattr(ctx.peer, "server", None), "store", None)
             if store is None or not store.shared:
                 return None
-            from .stores.shared_tasks import SharedTasks
-
-            self._shared = SharedTasks(self, store)
+            self._shared = SharedTasks(_Table(self), store, GetTaskResult)
         return self._shared
 
     async def _get(self, params: GetTaskParams, ctx: RequestContext) -> GetTaskResult:
         shared = self._shared_for(ctx)
         if shared is not None:
-            return await shared.get(ctx, params.task_id)  # type: ignore[no-any-return]
+            return await shared.get(ctx, params.task_id)
         return self._find(ctx, params.task_id).detailed()
 
     async def _update(self, params: UpdateTaskParams, ctx: RequestContext) -> TaskAck:
         shared = self._shared_for(ctx)
         if shared is not None and params.task_id not in self._tasks:
-            await shared.update(ctx, params)
+            await shared.update(ctx, params.task_id, params.input_responses)
             return TaskAck()
         record = self._find(ctx, params.task_id)
         answers: list[tuple[str, Any]] = []
@@ -653,3 +651,30 @@ class Tasks:
             if record.runner is not None:
                 record.runner.cancel()
         return TaskAck()
+
+
+class _Table:
+    """The view of one worker's tasks that their sharing through a store works with."""
+
+    __slots__ = ("tasks",)
+
+    def __init__(self, tasks: Tasks) -> None:
+        self.tasks = tasks
+
+    def local(self, task_id: str) -> _Record | None:
+        return self.tasks._tasks.get(task_id)
+
+    def forget(self, task_id: str) -> None:
+        self.tasks._forget(task_id)
+
+    def owner_key(self, ctx: RequestContext) -> str | None:
+        return self.tasks._owner_key(ctx)
+
+    def require_extension(self, ctx: RequestContext) -> None:
+        if not client_supports_tasks(ctx.client_capabilities):
+            raise _missing_extension(f"the tasks/* methods belong to the {EXTENSION_ID} extension")
+
+    def cancelled(self, detail: GetTaskResult) -> GetTaskResult:
+        return msgspec.structs.replace(
+            detail, status="cancelled", last_updated_at=_now(), input_requests=UNSET
+        )

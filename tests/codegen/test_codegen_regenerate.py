@@ -81,7 +81,8 @@ from typing_extensions import override
 from scratch_mcp import v2025_12_01 as mcp
 from mcp_runtime.codec import UNSET
 from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server, run_stdio
+from mcp_runtime.server import Server
+from mcp_runtime.serving import run_stdio
 
 RESOURCES = [mcp.Resource(uri=f"file:///{n}.txt", name=f"r{n}") for n in range(5)]
 KEYWORDS: dict[str, Any] = {"$defs": {"X": {"type": "integer"}}, "additionalProperties": False}

@@ -22,7 +22,7 @@ from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime import jsonrpc
 from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.codec import encode
-from mcp_runtime.http import HttpApp, http_app
+from mcp_runtime.http import HttpApp, HttpOptions, http_app
 from mcp_runtime.http.client import (
     SSEEvent,
     SSEParser,
@@ -40,8 +40,10 @@ MODES = ("sse", "json", "stateless")
 @pytest.fixture(scope="module")
 def servers() -> Iterator[dict[str, ThreadedServer]]:
     with (
-        serving(http_app(lowlevel_server(), retry_ms=RETRY_MS)) as sse,
-        serving(http_app(lowlevel_server(), json_response=True, retry_ms=RETRY_MS)) as json,
+        serving(http_app(lowlevel_server(), options=HttpOptions(retry_ms=RETRY_MS))) as sse,
+        serving(
+            http_app(lowlevel_server(), json_response=True, options=HttpOptions(retry_ms=RETRY_MS))
+        ) as json,
         serving(http_app(lowlevel_server(), stateless=True)) as stateless,
     ):
         yield {"sse": sse, "json": json, "stateless": stateless}
@@ -575,7 +577,7 @@ async def reply(send: Any, status: int, body: bytes) -> None:
 
 @pytest.fixture(scope="module")
 def faulty() -> Iterator[ThreadedServer]:
-    with serving(Faulty(http_app(lowlevel_server(), retry_ms=50))) as server:
+    with serving(Faulty(http_app(lowlevel_server(), options=HttpOptions(retry_ms=50)))) as server:
         yield server
 
 

@@ -17,7 +17,7 @@ from typing_extensions import override
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime import jsonrpc
 from mcp_runtime.client import Client
-from mcp_runtime.http import http_app
+from mcp_runtime.http import HttpOptions, http_app
 from mcp_runtime.http.client import (
     LegacySSEClientTransport,
     SSEParser,
@@ -84,8 +84,10 @@ async def foreign_endpoint(scope: Any, receive: Any, send: Any) -> None:
 @pytest.fixture(scope="module")
 def servers() -> Iterator[dict[str, ThreadedServer]]:
     with (
-        serving(http_app(lowlevel_server(), max_body_size=LIMIT)) as both,
-        serving(LegacySSEApp(lowlevel_server(), max_body_size=LIMIT)) as legacy,
+        serving(http_app(lowlevel_server(), options=HttpOptions(max_body_size=LIMIT))) as both,
+        serving(
+            LegacySSEApp(lowlevel_server(), options=HttpOptions(max_body_size=LIMIT))
+        ) as legacy,
         serving(refuse_everything) as nothing,
         serving(needs_login) as login,
         serving(foreign_endpoint) as foreign,

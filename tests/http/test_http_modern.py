@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
 from collections.abc import AsyncGenerator, Iterator
 from typing import Any
@@ -27,8 +28,7 @@ from mcp_protocol import v2025_11_25 as legacy
 from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime import jsonrpc, stepping
 from mcp_runtime.client import Client
-from mcp_runtime.http import http_app
-from mcp_runtime.http import streamable as streamable_http
+from mcp_runtime.http import HttpOptions, http_app
 from mcp_runtime.http.client import (
     SSEParser,
     StreamableHTTPClientTransport,
@@ -215,7 +215,7 @@ class Peer:
     def __init__(self) -> None:
         self.handlers = ModernHandlers()
         self.server = Server([LegacyHandlers(), self.handlers], name="http-modern", version="1.0")
-        self.app = http_app(self.server, max_body_size=LIMIT)
+        self.app = http_app(self.server, options=HttpOptions(max_body_size=LIMIT))
         self.http = ThreadedServer(self.app).start()
 
     @property
@@ -763,7 +763,7 @@ def test_a_json_client_of_a_chatty_request_gets_its_response() -> None:
         assert response.json()["id"] == 53 and "result" in response.json()
 
     server = Server([LegacyHandlers(), ModernHandlers()], name="m", version="1")
-    with serving(http_app(server, max_stream_buffer=1024)) as small:
+    with serving(http_app(server, options=HttpOptions(max_stream_buffer=1024))) as small:
         run(main(small.url()))
 
 
@@ -883,7 +883,8 @@ def test_closing_the_app_ends_listen_streams_with_their_result() -> None:
 def test_a_quiet_listen_stream_gets_keepalive_comments(
     peer: Peer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(streamable_http, "KEEPALIVE_SECONDS", 0.05)
+    path = peer.streamable.per_request
+    monkeypatch.setattr(path, "options", dataclasses.replace(path.options, keepalive=0.05))
 
     async def main() -> None:
         message = request(61, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
@@ -984,7 +985,7 @@ def test_first_step_answers_at_once_or_hands_the_handler_over() -> None:
     gives the response, or the handler to carry on; params that do not
     decode are left to a session's dispatch, which says what is wrong."""
     handlers = ModernHandlers()
-    route = Server([handlers], name="m", version="1").modern_routes(MODERN)["tools/call"]
+    route = Server([handlers], name="m", version="1").stateless_routes(MODERN)["tools/call"]
 
     def summon() -> Any:
         raise AssertionError("none of these handlers needs a session")
@@ -1063,7 +1064,8 @@ def test_requests_in_flight_are_capped_like_a_sessions() -> None:
 
     handlers = ModernHandlers()
     app = http_app(
-        Server([LegacyHandlers(), handlers], name="m", version="1"), max_concurrent_requests=2
+        Server([LegacyHandlers(), handlers], name="m", version="1"),
+        options=HttpOptions(max_concurrent_requests=2),
     )
     with serving(app) as capped:
         run(main(capped.url()))

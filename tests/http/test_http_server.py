@@ -14,7 +14,7 @@ import pytest
 from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 
 from mcp_runtime.codec import encode
-from mcp_runtime.http import HttpApp, http_app
+from mcp_runtime.http import HttpApp, HttpOptions, http_app
 from mcp_runtime.http.client import SSEParser
 
 ACCEPT = "application/json, text/event-stream"
@@ -34,7 +34,9 @@ INIT = {
 @pytest.fixture(scope="module")
 def servers() -> Iterator[dict[str, ThreadedServer]]:
     with (
-        serving(http_app(lowlevel_server(), retry_ms=200, max_body_size=LIMIT)) as sse,
+        serving(
+            http_app(lowlevel_server(), options=HttpOptions(retry_ms=200, max_body_size=LIMIT))
+        ) as sse,
         serving(http_app(lowlevel_server(), json_response=True)) as json_mode,
         serving(http_app(lowlevel_server(), stateless=True)) as stateless,
         serving(
@@ -477,7 +479,7 @@ def test_an_answer_ready_at_once_goes_whole_and_a_slow_one_streams(
 def test_idle_sessions_are_reaped_but_listening_ones_kept() -> None:
     """session_timeout drops a session nobody uses; an open GET stream (or a
     running request) is use, however long since the last HTTP request."""
-    with serving(http_app(lowlevel_server(), session_timeout=0.4)) as server:
+    with serving(http_app(lowlevel_server(), options=HttpOptions(session_timeout=0.4))) as server:
         url = server.url()
         app = server.app
         assert isinstance(app, HttpApp)

@@ -30,7 +30,7 @@ from support.figures import record
 from support.http_servers import ThreadedServer, eventually, run, serving
 from support.reliability_server import ReliabilityServer, reliability_server
 
-from mcp_runtime.http import HttpApp, http_app
+from mcp_runtime.http import HttpApp, HttpOptions, http_app
 from mcp_runtime.http.client import SSEParser
 
 REPO = Path(__file__).resolve().parents[2]
@@ -350,7 +350,7 @@ async def refused_everywhere(raw: httpx.AsyncClient, url: str, session_id: str) 
 
 
 def test_session_ids_never_issued_deleted_or_expired_are_404() -> None:
-    app = http_app(reliability_server(), session_timeout=0.5, retry_ms=100)
+    app = http_app(reliability_server(), options=HttpOptions(session_timeout=0.5, retry_ms=100))
     with serving(app) as server:
         url = server.url()
 
@@ -424,7 +424,10 @@ def test_per_session_limits_on_body_size_and_requests_in_flight() -> None:
     in flight is 429 for that session only;
     once the four are answered, the session takes requests again."""
     handlers = ReliabilityServer()
-    app = http_app(reliability_server(handlers), max_body_size=64 * 1024, max_concurrent_requests=4)
+    app = http_app(
+        reliability_server(handlers),
+        options=HttpOptions(max_body_size=64 * 1024, max_concurrent_requests=4),
+    )
     with serving(app) as server:
         url = server.url()
 

@@ -28,7 +28,7 @@ from typing_extensions import override
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime import jsonrpc
 from mcp_runtime.client import Client, ClientSession
-from mcp_runtime.http import http_app
+from mcp_runtime.http import HttpOptions, http_app
 from mcp_runtime.http.client import (
     LegacySSEClientTransport,
     StreamableHTTPClientTransport,
@@ -46,7 +46,7 @@ pytestmark = [pytest.mark.peers, pytest.mark.filterwarnings("ignore::Deprecation
 @pytest.fixture(scope="module")
 def ours() -> Iterator[dict[str, ThreadedServer]]:
     with (
-        serving(http_app(lowlevel_server(), retry_ms=200)) as sse,
+        serving(http_app(lowlevel_server(), options=HttpOptions(retry_ms=200))) as sse,
         serving(http_app(lowlevel_server(), json_response=True)) as json,
         serving(http_app(lowlevel_server(), stateless=True)) as stateless,
     ):

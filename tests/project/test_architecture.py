@@ -40,8 +40,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "sse_legacy",
         "streamable_http",
     ),
-    ("server", "client", "tasks"),
-    ("session", "stdio", "stores"),
+    ("server", "client", "tasks", "shared_tasks"),
+    ("session", "stdio", "stores", "running"),
     (
         "lifecycle",
         "capabilities",
@@ -55,45 +55,15 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "memory",
         "auth.principal",
     ),
-    ("wire", "jsonrpc", "codec", "logsafe", "extras"),
+    ("wire", "jsonrpc", "codec", "logsafe", "extras", "asgi"),
 )
 
 # What the runtime still does against the rules above, each to be removed, never added to:
 # the test fails when one is fixed and still listed, so the list only shrinks.
-KNOWN_UPWARD: set[tuple[str, str]] = {
-    ("mcp_runtime.server", "mcp_runtime.serving"),
-    ("mcp_runtime.stores.shared_tasks", "mcp_runtime.tasks"),
-}
-KNOWN_CYCLES: set[frozenset[str]] = {
-    frozenset({"mcp_runtime.app.context", "mcp_runtime.app.flavor"}),
-    frozenset({"mcp_runtime.http.shared_sessions", "mcp_runtime.http.streamable"}),
-    frozenset({"mcp_runtime.server", "mcp_runtime.serving"}),
-    frozenset({"mcp_runtime.stores.shared_tasks", "mcp_runtime.tasks"}),
-}
-KNOWN_PRIVATE: set[tuple[str, str]] = {
-    ("mcp_runtime.app.prompts", "mcp_runtime.codec._join_paths"),
-    ("mcp_runtime.app.resources", "mcp_runtime.codec._join_paths"),
-    ("mcp_runtime.app.tools", "mcp_runtime.codec._join_paths"),
-    ("mcp_runtime.http.legacy_sse", "mcp_runtime.http.streamable._body_refused"),
-    ("mcp_runtime.http.legacy_sse", "mcp_runtime.http.streamable._headers"),
-    ("mcp_runtime.http.legacy_sse", "mcp_runtime.http.streamable._host_allowed"),
-    ("mcp_runtime.http.legacy_sse", "mcp_runtime.http.streamable._json_error"),
-    ("mcp_runtime.http.legacy_sse", "mcp_runtime.http.streamable._origin_allowed"),
-    ("mcp_runtime.http.legacy_sse", "mcp_runtime.http.streamable._plain"),
-    ("mcp_runtime.http.legacy_sse", "mcp_runtime.http.streamable._probe"),
-    ("mcp_runtime.http.legacy_sse", "mcp_runtime.http.streamable._requests_in"),
-    ("mcp_runtime.http.shared_sessions", "mcp_runtime.http.streamable._SSE_HEADERS"),
-    ("mcp_runtime.http.shared_sessions", "mcp_runtime.http.streamable._plain"),
-    ("mcp_runtime.server", "mcp_runtime.codec._join_paths"),
-    ("mcp_runtime.session", "mcp_runtime.codec._join_paths"),
-    ("mcp_runtime.stores.shared_tasks", "mcp_runtime.tasks._Record"),
-    ("mcp_runtime.stores.shared_tasks", "mcp_runtime.tasks._missing_extension"),
-    ("mcp_runtime.stores.shared_tasks", "mcp_runtime.tasks._now"),
-}
+KNOWN_UPWARD: set[tuple[str, str]] = set()
+KNOWN_CYCLES: set[frozenset[str]] = set()
+KNOWN_PRIVATE: set[tuple[str, str]] = set()
 KNOWN_LARGE: set[str] = {
-    "mcp_runtime.http.shared_sessions.SharedSessions",
-    "mcp_runtime.http.streamable",
-    "mcp_runtime.http.streamable.StreamableHTTPApp",
     "mcp_runtime.server",
     "mcp_runtime.session",
     "mcp_runtime.session.Session",

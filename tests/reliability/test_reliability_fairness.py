@@ -35,7 +35,7 @@ from support.reliability_server import ReliabilityServer, reliability_server
 from typing_extensions import override
 
 from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime.http import http_app
+from mcp_runtime.http import HttpOptions, http_app
 from mcp_runtime.http.legacy_sse import LegacySSEApp
 from mcp_runtime.http.streamable import StreamableHTTPApp
 from mcp_runtime.methods import RequestContext
@@ -98,7 +98,7 @@ def test_a_flood_of_sessions_does_not_lock_out_an_honest_client() -> None:
     async def scenario() -> None:
         figures["rss_kib_before"] = settled_rss_kib()
         handlers = ReliabilityServer()
-        app = StreamableHTTPApp(reliability_server(handlers), max_sessions=cap)
+        app = StreamableHTTPApp(reliability_server(handlers), options=HttpOptions(max_sessions=cap))
         for _ in range(cap):
             await initialize(app, ATTACKER)
         assert len(app.sessions) == cap
@@ -153,7 +153,7 @@ def test_a_flood_of_sessions_does_not_lock_out_an_honest_client() -> None:
 
         # 3. Every session busy: then, and only then, 503.
         await app.close()
-        small = StreamableHTTPApp(reliability_server(handlers), max_sessions=3)
+        small = StreamableHTTPApp(reliability_server(handlers), options=HttpOptions(max_sessions=3))
         tokens = []
         held = []
         for index in range(3):
@@ -186,7 +186,9 @@ def test_a_flood_of_sessions_does_not_lock_out_an_honest_client() -> None:
 
 def test_a_per_client_session_quota_bounds_what_one_client_holds() -> None:
     async def scenario() -> dict[str, Any]:
-        app = StreamableHTTPApp(reliability_server(), max_sessions=100, max_sessions_per_client=10)
+        app = StreamableHTTPApp(
+            reliability_server(), options=HttpOptions(max_sessions=100, max_sessions_per_client=10)
+        )
         statuses: Counter[int] = Counter()
         for port in range(300):  # every port of one host is one client
             statuses[(await initialize(app, (ATTACKER[0], 1000 + port))).status] += 1
@@ -323,7 +325,9 @@ def test_listen_streams_have_their_own_cap_and_leave_requests_free() -> None:
             )
             listens.append(Held(app, "POST", "/mcp", head, body, ATTACKER))
         await eventually(
-            lambda: app.streamable._streams == streams, timeout=60, what="every listen stream open"
+            lambda: app.streamable.streams_open == streams,
+            timeout=60,
+            what="every listen stream open",
         )
         figures["rss_kib_during"] = settled_rss_kib()
         head, body = modern_request(
@@ -343,13 +347,13 @@ def test_listen_streams_have_their_own_cap_and_leave_requests_free() -> None:
         assert answered == {200: 50}
         for held in listens:
             await held.leave()
-        assert app.streamable._streams == 0
+        assert app.streamable.streams_open == 0
         head, body = modern_request(
             7000, "subscriptions/listen", {"notifications": {"toolsListChanged": True}}
         )
         again = Held(app, "POST", "/mcp", head, body, HONEST)
         await eventually(
-            lambda: app.streamable._streams == 1, what="a new stream once the others closed"
+            lambda: app.streamable.streams_open == 1, what="a new stream once the others closed"
         )
         await again.leave()
         await app.streamable.close()
@@ -361,7 +365,9 @@ def test_listen_streams_have_their_own_cap_and_leave_requests_free() -> None:
 
 def test_get_streams_count_against_the_stream_cap_per_client() -> None:
     async def scenario() -> dict[str, Any]:
-        app = StreamableHTTPApp(reliability_server(), max_streams=20, max_streams_per_client=5)
+        app = StreamableHTTPApp(
+            reliability_server(), options=HttpOptions(max_streams=20, max_streams_per_client=5)
+        )
         held = []
         statuses: Counter[int] = Counter()
         for _ in range(8):
@@ -414,7 +420,9 @@ def test_get_streams_count_against_the_stream_cap_per_client() -> None:
 def test_handlers_still_running_after_their_post_closed_still_count() -> None:
     async def scenario() -> dict[str, Any]:
         handlers = ReliabilityServer()
-        app = StreamableHTTPApp(reliability_server(handlers), max_concurrent_requests=4)
+        app = StreamableHTTPApp(
+            reliability_server(handlers), options=HttpOptions(max_concurrent_requests=4)
+        )
         session_id = (await initialize(app, ATTACKER)).headers["mcp-session-id"]
         tokens = [f"left-{i}" for i in range(4)]
         for index, token in enumerate(tokens):
@@ -460,7 +468,9 @@ def test_one_posted_batch_cannot_start_thousands_of_handlers() -> None:
     async def scenario() -> dict[str, Any]:
         handlers = ReliabilityServer()
         stateless = StreamableHTTPApp(
-            reliability_server(handlers), stateless=True, max_concurrent_requests=100
+            reliability_server(handlers),
+            stateless=True,
+            options=HttpOptions(max_concurrent_requests=100),
         )
         head = headers(None) | {"mcp-protocol-version": "2025-03-26"}
         refused = await asgi.request(stateless, "POST", "/mcp", head, batch)
@@ -469,7 +479,9 @@ def test_one_posted_batch_cannot_start_thousands_of_handlers() -> None:
         assert served.status == 200
         await stateless.close()
 
-        legacy = LegacySSEApp(reliability_server(handlers), max_concurrent_requests=100)
+        legacy = LegacySSEApp(
+            reliability_server(handlers), options=HttpOptions(max_concurrent_requests=100)
+        )
         stream = Held(legacy, "GET", "/sse", {"accept": "text/event-stream"}, b"", ATTACKER)
         await eventually(lambda: bool(stream.chunks), what="the endpoint event")
         endpoint = stream.chunks[0].split(b"data: ", 1)[1].split(b"\n", 1)[0].decode()
@@ -521,7 +533,10 @@ def test_a_per_client_request_quota_leaves_room_for_the_others() -> None:
 
     async def scenario() -> dict[str, Any]:
         handlers = Listening()
-        app = http_app(Server(handlers, name="quota", version="1"), max_requests_per_client=5)
+        app = http_app(
+            Server(handlers, name="quota", version="1"),
+            options=HttpOptions(max_requests_per_client=5),
+        )
         held = []
         for index in range(5):
             head, body = modern_request(index, "tools/call", {"name": "wait"})

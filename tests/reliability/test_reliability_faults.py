@@ -39,7 +39,7 @@ from support.transports import memory_pair
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime import jsonrpc
 from mcp_runtime.client import Client, connect_stdio
-from mcp_runtime.http import http_app
+from mcp_runtime.http import HttpOptions, http_app
 from mcp_runtime.http.client import connect_sse, connect_streamable_http
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.server import ServerSession
@@ -164,7 +164,7 @@ def test_a_cut_sse_stream_is_resumed_with_last_event_id_and_loses_nothing() -> N
     result; the client resumes with Last-Event-ID each time. Every number
     arrives exactly once, in order, and so does the result."""
     count, cut_at = 60, (10, 25, 40)
-    with serving(http_app(reliability_server(), retry_ms=100)) as server:
+    with serving(http_app(reliability_server(), options=HttpOptions(retry_ms=100))) as server:
 
         async def scenario() -> dict[str, Any]:
             async with cuttable_proxy(server.port) as proxy:
@@ -331,7 +331,9 @@ def test_a_stdio_message_over_max_message_size_is_refused_and_the_session_goes_o
 
 
 def test_an_http_body_over_max_body_size_is_413_and_the_session_goes_on() -> None:
-    with serving(http_app(reliability_server(), max_body_size=64 * 1024)) as server:
+    with serving(
+        http_app(reliability_server(), options=HttpOptions(max_body_size=64 * 1024))
+    ) as server:
 
         async def scenario() -> dict[str, Any]:
             figures: dict[str, Any] = {}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import dataclasses
 import gc
 import json
 import socket
@@ -29,7 +30,7 @@ from support.figures import record, rss_kib
 from support.http_servers import eventually, run, serving
 from support.reliability_server import reliability_server
 
-from mcp_runtime.http import http_app
+from mcp_runtime.http import HttpOptions, http_app
 from mcp_runtime.http.streamable import StreamableHTTPApp
 
 ACCEPT = "application/json, text/event-stream"
@@ -105,7 +106,9 @@ def test_bodies_that_never_finish_are_cut_at_the_deadline() -> None:
     figures: dict[str, Any] = {"body_timeout_s": 0.3}
 
     async def scenario() -> None:
-        app = http_app(reliability_server(), body_timeout=0.3, max_bodies_buffered=MIB)
+        app = http_app(
+            reliability_server(), options=HttpOptions(body_timeout=0.3, max_bodies_buffered=MIB)
+        )
         cases = {
             "nothing sent": ([], 0.0),
             "half then stall": ([b'{"jsonrpc":"2.0","id":1,'], 0.0),
@@ -150,7 +153,7 @@ def test_bodies_that_never_finish_are_cut_at_the_deadline() -> None:
     run(scenario())
 
     # Over a real socket: uvicorn hands the app a body that stops coming.
-    with serving(http_app(reliability_server(), body_timeout=0.5)) as server:
+    with serving(http_app(reliability_server(), options=HttpOptions(body_timeout=0.5))) as server:
         with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw:
             raw.sendall(
                 b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: "
@@ -223,9 +226,9 @@ def test_answers_kept_for_resumption_are_purged_by_time_and_budgets() -> None:
         # retention is cut while the session sits idle.
         app = StreamableHTTPApp(
             reliability_server(),
-            event_retention=600,
-            max_body_size=4 * MIB,
-            max_session_replay=64 * MIB,
+            options=HttpOptions(
+                event_retention=600, max_body_size=4 * MIB, max_session_replay=64 * MIB
+            ),
         )
         idle = await session(app)
         await big_answers(app, idle, 40, MIB)
@@ -233,7 +236,7 @@ def test_answers_kept_for_resumption_are_purged_by_time_and_budgets() -> None:
         assert kept(app) > 30 * MIB
         figures["rss_kib_during"] = settled_rss_kib()
         started = time.monotonic()
-        app.event_retention = 0.5
+        app.table.options = dataclasses.replace(app.options, event_retention=0.5)
         # The session stays idle: nothing else finishes a stream, the purge still comes
         # (at the background pass, at most 5 s apart).
         await eventually(
@@ -247,9 +250,9 @@ def test_answers_kept_for_resumption_are_purged_by_time_and_budgets() -> None:
         # Budgets: 2 MiB a session, 5 MiB app-wide; retention long enough not to matter.
         budgeted = StreamableHTTPApp(
             reliability_server(),
-            event_retention=600,
-            max_session_replay=2 * MIB,
-            max_replay=5 * MIB,
+            options=HttpOptions(
+                event_retention=600, max_session_replay=2 * MIB, max_replay=5 * MIB
+            ),
         )
         sessions = [await session(budgeted) for _ in range(4)]
         for session_id in sessions:

@@ -28,6 +28,7 @@ from support.scaleout import (
 )
 from support.scaleout_app import Tools
 
+from mcp_runtime.http import HttpOptions
 from mcp_runtime.http.streamable import StreamableHTTPApp
 from mcp_runtime.server import Server
 from mcp_runtime.stores.redis_store import RedisStore
@@ -105,8 +106,8 @@ def test_the_session_cap_is_counted_across_workers() -> None:
             tasks = Tasks()
             return StreamableHTTPApp(
                 Server(Tools(tasks), name="w", version="1"),
-                max_sessions=2,
                 store=RedisStore.from_url(url),
+                options=HttpOptions(max_sessions=2),
             )
 
         first, second = worker(), worker()
@@ -175,7 +176,9 @@ def test_expiry_and_the_log_level_hold_across_workers() -> None:
         def worker() -> StreamableHTTPApp:
             tools = Tools(Tasks())
             server = Server(tools, name="w", version="1")
-            app = StreamableHTTPApp(server, session_timeout=1.0, store=RedisStore.from_url(url))
+            app = StreamableHTTPApp(
+                server, store=RedisStore.from_url(url), options=HttpOptions(session_timeout=1.0)
+            )
             tools.server = server
             return app
 

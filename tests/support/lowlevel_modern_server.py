@@ -22,7 +22,8 @@ from mcp_protocol import v2025_11_25 as legacy
 from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime.jsonrpc import INVALID_PARAMS, McpError
 from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server, run_stdio
+from mcp_runtime.server import Server
+from mcp_runtime.serving import run_stdio
 
 NAME = "mcp-codegen-modern-example"
 VERSION = "0.1.0"

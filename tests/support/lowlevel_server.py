@@ -19,7 +19,8 @@ from typing_extensions import override
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime.jsonrpc import INVALID_PARAMS, McpError
 from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server, run_stdio
+from mcp_runtime.server import Server
+from mcp_runtime.serving import run_stdio
 
 TOOLS = [
     mcp.Tool(

@@ -31,7 +31,8 @@ from mcp_runtime.auth.principal import InsufficientScope, Principal
 from mcp_runtime.auth.server import JWTVerifier, ResourceServer
 from mcp_runtime.http import http_app
 from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server, run_stdio
+from mcp_runtime.server import Server
+from mcp_runtime.serving import run_stdio
 
 if (
     str(Path(__file__).resolve().parents[1]) not in sys.path

@@ -192,18 +192,20 @@ class _WithStats:
 def _serve_http(options: argparse.Namespace) -> None:
     import uvicorn
 
-    from mcp_runtime.http import http_app
+    from mcp_runtime.http import HttpOptions, http_app
 
     extra: dict[str, Any] = {}
     if options.max_stream_buffer is not None:
         extra["max_stream_buffer"] = options.max_stream_buffer
     app = http_app(
         reliability_server(),
-        max_body_size=options.max_body_size,
-        max_concurrent_requests=options.max_concurrent,
-        retry_ms=options.retry_ms,
-        session_timeout=options.session_timeout,
         **extra,
+        options=HttpOptions(
+            max_body_size=options.max_body_size,
+            max_concurrent_requests=options.max_concurrent,
+            retry_ms=options.retry_ms,
+            session_timeout=options.session_timeout,
+        ),
     )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

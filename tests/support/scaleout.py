@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from support.everything_http import free_port
-from support.peers import TESTS
+from support.peers import REPO, TESTS
 from support.redis_server import RedisServer
 
 _ids = itertools.count()
@@ -59,7 +59,10 @@ class Workers:
     def start(self, timeout: float = 60.0) -> None:
         env = {
             **os.environ,
-            "PYTHONPATH": str(TESTS),
+            # The tests' helpers, then the tree under test (not whatever is installed).
+            "PYTHONPATH": os.pathsep.join(
+                [str(TESTS), *(str(REPO / part) for part in ("codegen", "generated", "runtime"))]
+            ),
             "MCP_TEST_STORE": self.store,
             "MCP_TEST_QUOTAS": self.quotas,
         }

@@ -20,7 +20,8 @@ from typing_extensions import override
 
 from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime import lifecycle
-from mcp_runtime.http import HttpApp, http_app
+from mcp_runtime.http import HttpApp, HttpOptions, http_app
+from mcp_runtime.http.shared_sessions import SharedSessions
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
 from mcp_runtime.stores import Store, quotas
@@ -72,8 +73,10 @@ class Tools(mcp.ServerHandlers):
             roots = await ctx.peer.request(spec, None, timeout=20)
             return text(f"{os.getpid()} {len(roots.roots)}")
         if params.name == "holds_stream":
-            shared = self.app.streamable._shared if self.app is not None else None
-            holds = shared is not None and str(arguments["session"]) in shared._followed
+            table = self.app.streamable.table if self.app is not None else None
+            holds = isinstance(table, SharedSessions) and table.holds_stream(
+                str(arguments["session"])
+            )
             return text(f"{os.getpid()} {holds}")
         if params.name == "wait_job":
 
@@ -124,8 +127,5 @@ def app() -> HttpApp:
             lease_ttl
         )  # short, so that a test sees a dead worker's places drain
     sessions, streams, requests = per_client
-    tools.app = http_app(
-        server, legacy_sse=False, store=store(), session_timeout=20,
-        max_sessions_per_client=sessions, max_streams_per_client=streams, max_requests_per_client=requests,
-    )  # fmt: skip
+    tools.app = http_app(server, legacy_sse=False, store=store(), options=HttpOptions(session_timeout=20, max_sessions_per_client=sessions, max_streams_per_client=streams, max_requests_per_client=requests))  # fmt: skip
     return tools.app

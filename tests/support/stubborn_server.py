@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lowlevel_server import LowLevelServer, mcp  # noqa: E402
 
 from mcp_runtime.methods import RequestContext  # noqa: E402
-from mcp_runtime.server import Server, serve_stdio  # noqa: E402
+from mcp_runtime.server import Server  # noqa: E402
+from mcp_runtime.serving import serve_stdio  # noqa: E402
 from mcp_runtime.stdio import configure_stdio_logging  # noqa: E402
 
 

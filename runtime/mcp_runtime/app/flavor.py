@@ -18,7 +18,6 @@ from .. import codec, jsonrpc, lifecycle
 from .media import to_block
 
 if TYPE_CHECKING:
-    from .context import InputRounds
     from .errors import InputRequired
 
 # Tool input validation errors are tool execution errors from 2025-11-25 on
@@ -96,10 +95,11 @@ class Flavor:
             )
         return self.call_tool_result(content=[self.text_content(text=text)])
 
-    def input_required(self, asked: InputRequired, rounds: InputRounds) -> Any:
-        """The input-required result asking what ``asked`` names, carrying the answers so far."""
+    def input_required(self, asked: InputRequired, request_state: str) -> Any:
+        """The input-required result asking what ``asked`` names, carrying
+        ``request_state`` (the answers so far, sealed)."""
         return self.types.InputRequiredResult(
-            input_requests={asked.key: asked.request}, request_state=rounds.state()
+            input_requests={asked.key: asked.request}, request_state=request_state
         )
 
     def input_request(self, method: str, params: Mapping[str, Any]) -> Any:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET
 
-from ..codec import _join_paths
+from ..codec import join_paths
 from ..methods import RequestContext
 from .context import Context, InputRounds
 from .errors import InputRequired, PromptError, ToolError
@@ -99,7 +99,7 @@ class PromptSpec:
             )
         except msgspec.ValidationError as error:
             raise PromptError(
-                f"Invalid arguments for prompt {self.name!r}: {_join_paths(str(error))}"
+                f"Invalid arguments for prompt {self.name!r}: {join_paths(str(error))}"
             ) from None
         rounds = None
         if self.signature.context_param is not None:
@@ -117,7 +117,7 @@ class PromptSpec:
             raise PromptError(str(error)) from None
         except InputRequired as asked:
             assert rounds is not None
-            return flavor.input_required(asked, rounds)
+            return flavor.input_required(asked, rounds.state())
         if isinstance(value, flavor.types.GetPromptResult):
             return value
         items = value if isinstance(value, (list, tuple)) else [value]

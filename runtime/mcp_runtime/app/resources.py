@@ -17,7 +17,7 @@ from urllib.parse import unquote
 
 import msgspec
 
-from ..codec import _join_paths
+from ..codec import join_paths
 from ..methods import RequestContext
 from .context import Context, InputRounds
 from .errors import InputRequired, ResourceError, ToolError
@@ -150,7 +150,7 @@ class ResourceSpec:
             )
         except msgspec.ValidationError as error:
             raise ResourceError(
-                f"Invalid resource URI {uri!r}: {_join_paths(str(error))}", {"uri": uri}
+                f"Invalid resource URI {uri!r}: {join_paths(str(error))}", {"uri": uri}
             ) from None
         rounds = None
         if self.signature.context_param is not None:
@@ -165,7 +165,7 @@ class ResourceSpec:
             raise ResourceError(str(error)) from None
         except InputRequired as asked:
             assert rounds is not None
-            return flavor.input_required(asked, rounds)
+            return flavor.input_required(asked, rounds.state())
         return flavor.types.ReadResourceResult(
             contents=self._contents(uri, value, flavor), **flavor.cache_hints
         )

@@ -12,8 +12,8 @@ from typing import Any, Literal
 from ..client import Client, ClientSession
 from ..http import http_app
 from ..memory import memory_pair
-from ..server import Extension, Server, serve_stdio
-from ..serving import run_http, run_stdio_loop
+from ..server import Extension, Server
+from ..serving import run_http, run_stdio_loop, serve_stdio
 from ..stdio import configure_stdio_logging
 from ..stores import Store
 from ..tasks import Tasks

@@ -21,7 +21,7 @@ from msgspec import UNSET
 
 from .. import jsonrpc
 from ..auth.principal import InsufficientScope
-from ..codec import _join_paths
+from ..codec import join_paths
 from ..jsonrpc import McpError
 from ..methods import RequestContext
 from .context import Context, InputRounds
@@ -171,7 +171,7 @@ class ToolSpec:
                 {} if arguments is UNSET or arguments is None else arguments, self._arguments
             )
         except msgspec.ValidationError as error:
-            message = f"Invalid arguments for tool {self.name!r}: {_join_paths(str(error))}"
+            message = f"Invalid arguments for tool {self.name!r}: {join_paths(str(error))}"
             if flavor.validation_as_tool_error:
                 return flavor.text_result(message, is_error=True)
             raise McpError(jsonrpc.INVALID_PARAMS, message) from None
@@ -189,7 +189,7 @@ class ToolSpec:
             return flavor.text_result(str(error), is_error=True)
         except InputRequired as asked:
             assert rounds is not None  # only a modern context asks this way
-            return flavor.input_required(asked, rounds)
+            return flavor.input_required(asked, rounds.state())
         return self._result(value, flavor)
 
     def _result(self, value: Any, flavor: Flavor) -> Any:
@@ -228,7 +228,7 @@ class ToolSpec:
             )
             return raw, (
                 f"Tool {self.name!r} returned a result that does not conform to its output "
-                f"schema: {_join_paths(str(error))}"
+                f"schema: {join_paths(str(error))}"
             )
         if self._declared is not None and type(value) is self._declared:
             return raw, None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .app import UVICORN_OPTIONS, HttpApp, http_app
 from .current import request_headers
 from .legacy_sse import LegacySSEApp
+from .options import HttpOptions
 from .streamable import StreamableHTTPApp
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ _CLIENT_NAMES = frozenset(
 __all__ = [
     "UVICORN_OPTIONS",
     "HttpApp",
+    "HttpOptions",
     "LegacySSEApp",
     "LegacySSEClientTransport",
     "StreamableHTTPApp",

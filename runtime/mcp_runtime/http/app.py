@@ -14,22 +14,13 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
+from ..asgi import Receive, Scope, Send
 from ..limits import ClientKey, peer_key
 from ..server import Server
 from ..stores import Store
 from .legacy_sse import LegacySSEApp
-from .streamable import (
-    DEFAULT_BODY_TIMEOUT,
-    DEFAULT_EVENT_RETENTION,
-    DEFAULT_MAX_BODIES_BUFFERED,
-    DEFAULT_MAX_BODY,
-    DEFAULT_MAX_REPLAY,
-    DEFAULT_MAX_STREAM_BUFFER,
-    Receive,
-    Scope,
-    Send,
-    StreamableHTTPApp,
-)
+from .options import HttpOptions, options_with
+from .streamable import StreamableHTTPApp
 
 if TYPE_CHECKING:
     from ..auth.server.resource_server import ResourceServer
@@ -62,31 +53,22 @@ def http_app(
     json_response: bool = False,
     allowed_hosts: Sequence[str] | None = None,
     allowed_origins: Sequence[str] | None = None,
-    max_body_size: int = DEFAULT_MAX_BODY,
-    max_concurrent_requests: int = 1024,
-    session_timeout: float | None = 30 * 60,
-    retry_ms: int = 1000,
-    max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
     auth: ResourceServer | None = None,
-    max_sessions: int = 10_000,
-    max_sessions_per_client: int | None = None,
-    max_streams: int = 1024,
-    max_streams_per_client: int | None = None,
-    max_requests_per_client: int | None = None,
     client_key: ClientKey = peer_key,
-    body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
-    max_bodies_buffered: int = DEFAULT_MAX_BODIES_BUFFERED,
-    event_retention: float = DEFAULT_EVENT_RETENTION,
-    max_session_replay: int = DEFAULT_MAX_STREAM_BUFFER,
-    max_replay: int = DEFAULT_MAX_REPLAY,
     store: Store | None = None,
+    options: HttpOptions | None = None,
+    **limits: Any,
 ) -> HttpApp:
     """The ASGI application serving ``server`` over HTTP (see the module
-    docstring; every limit is :class:`StreamableHTTPApp`'s; the legacy app
-    takes ``max_streams`` as its session cap).
+    docstring). ``options``: every limit and timeout, for both transports
+    (:class:`~mcp_runtime.http.HttpOptions`; the legacy app takes
+    ``max_streams`` as its session cap); the other settings are
+    :class:`StreamableHTTPApp`'s. Passing the limits as keywords
+    (``max_body_size=...``) still works, deprecated.
 
     ``store``: share state between workers (``RedisStore.from_url(url)``; see
     docs/guides/scaling.md); by default everything stays in this process."""
+    options = options_with(options, limits, "http_app")
     streamable = StreamableHTTPApp(
         server,
         path=path,
@@ -94,24 +76,10 @@ def http_app(
         json_response=json_response,
         allowed_hosts=allowed_hosts,
         allowed_origins=allowed_origins,
-        max_body_size=max_body_size,
-        max_concurrent_requests=max_concurrent_requests,
-        session_timeout=session_timeout,
-        retry_ms=retry_ms,
-        max_stream_buffer=max_stream_buffer,
         auth=auth,
-        max_sessions=max_sessions,
-        max_sessions_per_client=max_sessions_per_client,
-        max_streams=max_streams,
-        max_streams_per_client=max_streams_per_client,
-        max_requests_per_client=max_requests_per_client,
         client_key=client_key,
-        body_timeout=body_timeout,
-        max_bodies_buffered=max_bodies_buffered,
-        event_retention=event_retention,
-        max_session_replay=max_session_replay,
-        max_replay=max_replay,
         store=store,
+        options=options,
     )
     legacy = None
     if legacy_sse and not stateless:
@@ -119,13 +87,8 @@ def http_app(
             server,
             allowed_hosts=allowed_hosts,
             allowed_origins=allowed_origins,
-            max_body_size=max_body_size,
-            max_stream_buffer=max_stream_buffer,
             auth=auth,
-            max_concurrent_requests=max_concurrent_requests,
-            max_sessions=max_streams,
-            body_timeout=body_timeout,
-            max_bodies_buffered=max_bodies_buffered,
+            options=options,
         )
         legacy.bodies = streamable.bodies  # one budget of buffered bodies for the whole app
     return HttpApp(streamable, legacy)

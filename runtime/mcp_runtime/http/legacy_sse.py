@@ -11,36 +11,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-import msgspec
-
 from .. import jsonrpc, ownership, wire
+from ..asgi import Receive, Scope, Send
 from ..auth.principal import Principal
 from ..disconnect import ClientWatch, Gone, next_or_gone
 from ..jsonrpc import RequestId
 from ..limits import BodyBudget, BodyRefused
 from ..server import Server, ServerSession
-from .streamable import (
-    DEFAULT_BODY_TIMEOUT,
-    DEFAULT_MAX_BODIES_BUFFERED,
-    DEFAULT_MAX_BODY,
-    DEFAULT_MAX_STREAM_BUFFER,
-    Receive,
-    Scope,
-    Send,
-    _body_refused,
-    _headers,
-    _host_allowed,
-    _json_error,
-    _origin_allowed,
-    _plain,
-    _probe,
-    _requests_in,
-    send_answer,
-)
+from .answers import body_refused, headers_of, json_error, plain, send_answer
+from .options import DEFAULT_MAX_STREAM_BUFFER, HttpOptions, options_with
+from .probe import method_calls, requests_in
+from .security import RebindingGuard
 
 if TYPE_CHECKING:
     from ..auth.server.resource_server import ResourceServer
@@ -119,11 +104,17 @@ class LegacySSETransport:
 class LegacySSEApp:
     """An ASGI application serving ``server`` over the 2024-11-05 HTTP+SSE transport.
 
-    ``max_concurrent_requests`` bounds the requests of one session being
-    handled at once (a POST that would pass it, a batch included, gets 429
-    and starts nothing); ``max_sessions`` the sessions (GET streams) open at
-    once (503 past it). ``body_timeout`` and ``max_bodies_buffered`` are
-    as for :class:`~mcp_runtime.http.streamable.StreamableHTTPApp`.
+    Of its ``options`` (:class:`~mcp_runtime.http.HttpOptions`, shared with
+    :class:`~mcp_runtime.http.StreamableHTTPApp`): ``max_concurrent_requests``
+    bounds the requests of one session being handled at once (a POST that would
+    pass it, a batch included, gets 429 and starts nothing); ``max_streams`` the
+    sessions open at once, each one GET stream (503 past it);
+    ``max_stream_buffer`` the bytes waiting for a session's stream;
+    ``max_body_size``, ``body_timeout`` and ``max_bodies_buffered`` bound the POST
+    bodies. ``auth``: as for StreamableHTTPApp, the stream and every POST need a
+    bearer token it accepts, from the principal that opened the stream.
+    Passing the limits as keywords still works, deprecated (``max_sessions`` then
+    names ``max_streams``).
     """
 
     def __init__(
@@ -134,30 +125,28 @@ class LegacySSEApp:
         message_path: str = "/messages",
         allowed_hosts: Sequence[str] | None = None,
         allowed_origins: Sequence[str] | None = None,
-        max_body_size: int = DEFAULT_MAX_BODY,
-        max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
         auth: ResourceServer | None = None,
-        max_concurrent_requests: int = 1024,
-        max_sessions: int = 1024,
-        body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
-        max_bodies_buffered: int = DEFAULT_MAX_BODIES_BUFFERED,
+        options: HttpOptions | None = None,
+        **limits: Any,
     ) -> None:
-        """``auth``: as for StreamableHTTPApp, the stream and every POST need a
-        bearer token it accepts, from the principal that opened the stream."""
+        self.options = options = options_with(
+            options, limits, "LegacySSEApp", max_sessions="max_streams"
+        )
         self.server = server
         self.auth = auth
-        self.bodies = BodyBudget(max_bodies_buffered, body_timeout)
-        self.max_concurrent_requests = max_concurrent_requests
-        self.max_sessions = max_sessions
+        self.bodies = BodyBudget(options.max_bodies_buffered, options.body_timeout)
         self.sse_path = sse_path
         self.message_path = message_path
-        self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
-        self.allowed_origins = (
-            None if allowed_origins is None else {o.lower().rstrip("/") for o in allowed_origins}
-        )
-        self.max_body_size = max_body_size
-        self.max_stream_buffer = max_stream_buffer
+        self.guard = RebindingGuard(allowed_hosts, allowed_origins)
         self.sessions: dict[str, LegacySSETransport] = {}
+
+    @property
+    def allowed_hosts(self) -> set[str] | None:
+        return self.guard.allowed_hosts
+
+    @property
+    def allowed_origins(self) -> set[str] | None:
+        return self.guard.allowed_origins
 
     def handles(self, path: str) -> bool:
         return path in (self.sse_path, self.message_path)
@@ -165,16 +154,12 @@ class LegacySSEApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        headers = _headers(scope)
+        headers = headers_of(scope)
         if self.auth is not None and self.auth.serves_metadata(scope["path"]):
             await send_answer(send, self.auth.metadata_answer(scope["method"]))
             return
-        host = headers.get("host", "")
-        origin = headers.get("origin")
-        if not _host_allowed(host, self.allowed_hosts) or (
-            origin is not None and not _origin_allowed(origin, self.allowed_origins)
-        ):
-            await _plain(send, 403, "Forbidden: host or origin not allowed")
+        if self.guard.refusal(headers) is not None:
+            await plain(send, 403, "Forbidden: host or origin not allowed")
             return
         # Verified here with ``auth``, else by an authorization layer in front of the app, if any.
         principal = scope.get(ownership.PRINCIPAL_SCOPE_KEY)
@@ -189,19 +174,19 @@ class LegacySSEApp:
         elif scope["path"] == self.message_path and scope["method"] == "POST":
             await self._message(scope, receive, send, principal)
         elif self.handles(scope["path"]):
-            await _plain(send, 405, "Method Not Allowed")
+            await plain(send, 405, "Method Not Allowed")
         else:
-            await _plain(send, 404, "Not Found")
+            await plain(send, 404, "Not Found")
 
     async def _stream(
         self, scope: Scope, receive: Receive, send: Send, principal: Principal | None
     ) -> None:
-        if len(self.sessions) >= self.max_sessions:
-            await _plain(send, 503, "Service Unavailable: too many sessions")
+        if len(self.sessions) >= self.options.max_streams:
+            await plain(send, 503, "Service Unavailable: too many sessions")
             return
         session_id = secrets.token_hex(16)  # 128 bits from the OS CSPRNG
         transport = LegacySSETransport(
-            self.max_stream_buffer, principal.key if principal is not None else None
+            self.options.max_stream_buffer, principal.key if principal is not None else None
         )
         session = ServerSession(self.server, transport)
         transport.session = session
@@ -248,28 +233,28 @@ class LegacySSEApp:
         transport = self.sessions.get(session_id)
         owner = principal.key if principal is not None else None
         if transport is None or transport.closed or transport.owner != owner:
-            await _plain(send, 404, "Not Found: unknown session")
+            await plain(send, 404, "Not Found: unknown session")
             return
         try:
-            body = await self.bodies.read(receive, self.max_body_size)
+            body = await self.bodies.read(receive, self.options.max_body_size)
         except BodyRefused as refused:
-            await _body_refused(send, refused)
+            await body_refused(send, refused)
             return
         problem = jsonrpc.parse_error(body)
         if problem is not None:
-            await _json_error(send, 400, None, jsonrpc.PARSE_ERROR, problem)
+            await json_error(send, 400, None, jsonrpc.PARSE_ERROR, problem)
             return
         if self.auth is not None and principal is not None:
-            refusal = self.auth.authorize(principal, _calls(body))
+            refusal = self.auth.authorize(principal, method_calls(body))
             if refusal is not None:
                 await send_answer(send, refusal)
                 return
         # Handlers still running, and messages not yet read (each may be a request).
         running = transport.incoming.qsize() + (
-            len(transport.session._in_flight) if transport.session is not None else 0
+            transport.session.requests_running if transport.session is not None else 0
         )
-        if running + _requests_in(body) > self.max_concurrent_requests:
-            await _json_error(
+        if running + requests_in(body) > self.options.max_concurrent_requests:
+            await json_error(
                 send,
                 429,
                 None,
@@ -278,16 +263,4 @@ class LegacySSEApp:
             )
             return
         transport.incoming.put_nowait((body, principal))
-        await _plain(send, 202, "Accepted")
-
-
-def _calls(body: bytes) -> Iterator[tuple[str, msgspec.Raw | msgspec.UnsetType]]:
-    """The (method, params) of the requests and notifications in a body (none
-    if it is not JSON-RPC: the session answers that); decoded only if asked."""
-    try:
-        probe = _probe.decode(body)
-    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
-        return
-    for item in probe if isinstance(probe, list) else [probe]:
-        if isinstance(item.method, str):
-            yield item.method, item.params
+        await plain(send, 202, "Accepted")

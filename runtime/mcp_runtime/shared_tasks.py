@@ -13,20 +13,63 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
 
-from .. import codec, jsonrpc
-from ..codec import UNSET
-from ..jsonrpc import McpError
-from ..methods import RequestContext
-from .base import Store, StoreUnavailable
-
-if TYPE_CHECKING:
-    from ..tasks import GetTaskResult, Tasks, UpdateTaskParams, _Record
+from . import codec, jsonrpc
+from .jsonrpc import McpError
+from .methods import RequestContext
+from .stores.base import Store, StoreUnavailable
 
 logger = logging.getLogger("mcp_runtime.stores")
+
+Detail = TypeVar("Detail", bound=msgspec.Struct)
+"""A task as ``tasks/get`` answers it (the extension's GetTaskResult)."""
+Detail_co = TypeVar("Detail_co", bound=msgspec.Struct, covariant=True)
+
+
+class TaskRecord(Protocol[Detail_co]):
+    """A task as the worker running it keeps it."""
+
+    task_id: str
+    ttl_ms: int | None
+    owner: str | None
+    pending: dict[str, Any]  # input requests waiting for answers: a result_type and a future
+    runner: asyncio.Task[None] | None
+    mirror: Callable[[], None] | None
+
+    @property
+    def terminal(self) -> bool: ...
+
+    def detailed(self) -> Detail_co: ...
+
+    def settle(self, status: Any) -> None: ...
+
+    def after_answer(self) -> None: ...
+
+
+class TaskTable(Protocol[Detail]):
+    """What the sharing needs of the tasks extension of this worker."""
+
+    def local(self, task_id: str) -> TaskRecord[Detail] | None:
+        """The task if it runs (or ran) on this worker."""
+        ...
+
+    def forget(self, task_id: str) -> None: ...
+
+    def owner_key(self, ctx: RequestContext) -> str | None:
+        """Who owns the tasks ``ctx``'s request makes (None: whoever has the id)."""
+        ...
+
+    def require_extension(self, ctx: RequestContext) -> None:
+        """Raise the error of a client that did not declare the extension, if it did not."""
+        ...
+
+    def cancelled(self, detail: Detail) -> Detail:
+        """``detail`` as a task cancelled now."""
+        ...
 
 
 class _Note(msgspec.Struct):
@@ -38,39 +81,44 @@ class _Note(msgspec.Struct):
 _decode_note = msgspec.json.Decoder(_Note)
 
 
-class SharedTasks:
-    def __init__(self, tasks: Tasks, store: Store) -> None:
-        from ..tasks import GetTaskResult
+class SharedTasks(Generic[Detail]):
+    """The tasks of one worker's extension (``tasks``), shared through ``store``;
+    ``detail``: the type of a task as ``tasks/get`` answers it."""
 
+    def __init__(self, tasks: TaskTable[Detail], store: Store, detail: type[Detail]) -> None:
         self.tasks = tasks
         self.store = store
-        self._dirty: dict[str, _Record] = {}
+        self._dirty: dict[str, TaskRecord[Detail]] = {}
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
         self._down = False
-        self._snapshot = msgspec.json.Decoder(tuple[str | None, bool, GetTaskResult])
+        # (owner, terminal, detail): what the store keeps of a task.
+        snapshot: Any = tuple.__class_getitem__((str | None, bool, detail))
+        self._snapshot: msgspec.json.Decoder[tuple[str | None, bool, Detail]] = (
+            msgspec.json.Decoder(snapshot)
+        )
         store.subscribe(self._on_published)
 
     # ------------------------------------------------------------ the running worker
 
-    def _owner(self, record: _Record) -> str | None:
+    def _owner(self, record: TaskRecord[Detail]) -> str | None:
         owner = getattr(record, "owner", None)
         return owner if isinstance(owner, str) else None
 
-    def _encode(self, record: _Record) -> bytes:
+    def _encode(self, record: TaskRecord[Detail]) -> bytes:
         return msgspec.json.encode((self._owner(record), record.terminal, record.detailed()))
 
-    async def created(self, record: _Record) -> None:
+    async def created(self, record: TaskRecord[Detail]) -> None:
         """Store a new task before its creation is answered."""
         try:
             ttl = None if record.ttl_ms is None else record.ttl_ms / 1000
             await self.store.put_task(record.task_id, self._encode(record), record.terminal, ttl)
         except StoreUnavailable as error:
-            self.tasks._forget(record.task_id)
+            self.tasks.forget(record.task_id)
             raise McpError(jsonrpc.INTERNAL_ERROR, f"Task not created: {error}") from None
         record.mirror = lambda: self._changed(record)
 
-    def _changed(self, record: _Record) -> None:
+    def _changed(self, record: TaskRecord[Detail]) -> None:
         self._dirty[record.task_id] = record
         self._wake.set()
         if self._writer is None or self._writer.done():
@@ -99,7 +147,7 @@ class SharedTasks:
             note = _decode_note.decode(message)
         except msgspec.MsgspecError:
             return
-        record = self.tasks._tasks.get(note.t) if note.k in ("cancel", "update") else None
+        record = self.tasks.local(note.t) if note.k in ("cancel", "update") else None
         if record is None or record.terminal:
             return
         if note.k == "cancel":
@@ -123,18 +171,13 @@ class SharedTasks:
 
     # ------------------------------------------------------------ any worker
 
-    async def _stored(
-        self, ctx: RequestContext, task_id: str
-    ) -> tuple[str | None, bool, GetTaskResult]:
-        from ..tasks import EXTENSION_ID, _missing_extension, client_supports_tasks
-
-        if not client_supports_tasks(ctx.client_capabilities):
-            raise _missing_extension(f"the tasks/* methods belong to the {EXTENSION_ID} extension")
+    async def _stored(self, ctx: RequestContext, task_id: str) -> tuple[str | None, bool, Detail]:
+        self.tasks.require_extension(ctx)
         try:
             found = await self.store.get_task(task_id)
         except StoreUnavailable as error:
             raise McpError(jsonrpc.INTERNAL_ERROR, f"Tasks unavailable: {error}") from None
-        local = self.tasks._tasks.get(task_id)
+        local = self.tasks.local(task_id)
         if found is None and local is None:
             raise McpError(
                 jsonrpc.INVALID_PARAMS, f"Unknown task: {task_id!r} (never created, or expired)"
@@ -143,7 +186,7 @@ class SharedTasks:
             assert local is not None
             return self._owner(local), local.terminal, local.detailed()
         owner, terminal, detail = self._snapshot.decode(found)
-        if owner is not None and owner != self.tasks._owner_key(ctx):
+        if owner is not None and owner != self.tasks.owner_key(ctx):
             raise McpError(
                 jsonrpc.INVALID_PARAMS, f"Unknown task: {task_id!r} (never created, or expired)"
             )
@@ -152,18 +195,14 @@ class SharedTasks:
             return owner, local.terminal, local.detailed()
         return owner, terminal, detail
 
-    async def get(self, ctx: RequestContext, task_id: str) -> GetTaskResult:
+    async def get(self, ctx: RequestContext, task_id: str) -> Detail:
         return (await self._stored(ctx, task_id))[2]
 
     async def cancel(self, ctx: RequestContext, task_id: str) -> None:
-        from ..tasks import _now
-
         owner, terminal, detail = await self._stored(ctx, task_id)
         if terminal:
             return
-        cancelled = msgspec.structs.replace(
-            detail, status="cancelled", last_updated_at=_now(), input_requests=UNSET
-        )
+        cancelled = self.tasks.cancelled(detail)
         try:
             await self.store.put_task(
                 task_id, msgspec.json.encode((owner, True, cancelled)), True, None
@@ -172,13 +211,15 @@ class SharedTasks:
         except StoreUnavailable as error:
             raise McpError(jsonrpc.INTERNAL_ERROR, f"Task not cancelled: {error}") from None
 
-    async def update(self, ctx: RequestContext, params: UpdateTaskParams) -> None:
-        _, terminal, _ = await self._stored(ctx, params.task_id)
+    async def update(
+        self, ctx: RequestContext, task_id: str, input_responses: dict[str, Any]
+    ) -> None:
+        _, terminal, _ = await self._stored(ctx, task_id)
         if terminal:
             return
         try:
             await self.store.publish(
-                msgspec.json.encode(_Note(k="update", t=params.task_id, r=params.input_responses))
+                msgspec.json.encode(_Note(k="update", t=task_id, r=input_responses))
             )
         except StoreUnavailable as error:
             raise McpError(jsonrpc.INTERNAL_ERROR, f"Task not updated: {error}") from None

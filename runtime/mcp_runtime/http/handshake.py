@@ -1,0 +1,372 @@
+"""POST, GET and DELETE for the revisions with a handshake (before 2026-07-28).
+
+A POST of ``initialize`` opens a session (an unguessable ``Mcp-Session-Id``); later POSTs
+name it, and are answered with an SSE stream of the request's messages (or, with
+``json_response``, one JSON body). GET opens the session's standalone stream, or resumes
+one with ``Last-Event-ID``; DELETE ends the session. In the stateless mode every POST is
+served on its own, without a session, so that any worker can take it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from .. import jsonrpc, lifecycle
+from ..asgi import Receive, Scope, Send
+from ..auth.principal import Principal
+from ..disconnect import ClientWatch, Gone, SlowAnswers, next_or_gone
+from ..jsonrpc import RequestId
+from ..limits import ClientKey
+from ..server import Server
+from .answers import json_error, plain, scope_refusal, send_answer, utf8_or_refused
+from .current import reset_request_headers, set_request_headers
+from .events import Events, EventStream, send_stream
+from .options import HttpOptions
+from .probe import Probe, is_response
+from .sessions import HttpSession, SessionTable
+
+if TYPE_CHECKING:
+    from ..auth.server.resource_server import ResourceServer
+
+# A client that sends no MCP-Protocol-Version is taken to speak this (spec).
+DEFAULT_HEADER_VERSION = "2025-03-26"
+
+
+def owner_of(principal: Principal | None) -> str | None:
+    return principal.key if principal is not None else None
+
+
+class HandshakePath:
+    """How one app answers the requests of the handshake revisions, in the sessions of
+    ``table`` (or, ``stateless``, in none)."""
+
+    def __init__(
+        self,
+        server: Server,
+        options: HttpOptions,
+        table: SessionTable,
+        slow_answers: SlowAnswers,
+        auth: ResourceServer | None,
+        client_key: ClientKey,
+        stateless: bool,
+        json_response: bool,
+    ) -> None:
+        self.server = server
+        self.options = options
+        self.table = table
+        self.slow_answers = slow_answers
+        self.auth = auth
+        self.client_key = client_key
+        self.stateless = stateless
+        self.json_response = json_response
+        self.stateless_running = 0  # requests of the stateless mode in flight
+
+    def check_version(self, headers: dict[str, str]) -> str | None:
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in self.server.versions:
+            return f"Bad Request: unsupported MCP-Protocol-Version {version!r} (supported: {', '.join(self.server.versions)})"
+        return None
+
+    def version_of(self, headers: dict[str, str]) -> str:
+        """The revision a POST speaks: its session's, else its header's."""
+        session = self.table.sessions.get(headers.get("mcp-session-id", ""))
+        if session is not None and session.session.protocol_version:
+            return session.session.protocol_version
+        return headers.get("mcp-protocol-version", DEFAULT_HEADER_VERSION).strip(" \t")
+
+    # ------------------------------------------------------------ POST
+
+    async def post(
+        self,
+        probe: Probe | list[Probe],
+        body: bytes,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        principal: Principal | None,
+    ) -> None:
+        items = probe if isinstance(probe, list) else [probe]
+        single = None if isinstance(probe, list) else probe
+        if not items:
+            await json_error(
+                send, 400, None, jsonrpc.INVALID_REQUEST, "Invalid request: empty batch"
+            )
+            return
+        if isinstance(probe, list) and not lifecycle.allows_batches(self.version_of(headers)):
+            await json_error(
+                send,
+                400,
+                None,
+                jsonrpc.INVALID_REQUEST,
+                "Invalid request: this protocol revision has no JSON-RPC batches",
+            )
+            return
+        for item in items:
+            problem = item.problem()
+            if problem is not None:
+                reply_to = (
+                    item.id
+                    if isinstance(item.id, (str, int)) and isinstance(item.method, str)
+                    else None
+                )
+                await json_error(send, 400, reply_to, jsonrpc.INVALID_REQUEST, problem)
+                return
+        requests = [
+            i.id
+            for i in items
+            if isinstance(i.method, str) and i.id is not msgspec.UNSET and i.id is not None
+        ]
+        initializing = any(i.method == "initialize" for i in items)
+        if initializing and len(items) > 1:
+            await json_error(
+                send,
+                400,
+                None,
+                jsonrpc.INVALID_REQUEST,
+                "Invalid request: initialize must be sent alone",
+            )
+            return
+        if not initializing:
+            problem = self.check_version(headers)
+            if problem is not None:
+                await json_error(send, 400, None, jsonrpc.INVALID_REQUEST, problem)
+                return
+
+        if self.stateless:
+            if self.stateless_running + len(requests) > self.options.max_concurrent_requests:
+                await json_error(
+                    send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight"
+                )
+                return
+            self.stateless_running += len(requests)
+            try:
+                await self._post_alone(
+                    body, requests, initializing, headers, send, receive, principal, single
+                )
+            finally:
+                self.stateless_running -= len(requests)
+            return
+        table = self.table
+        if initializing:
+            opened = await table.open(
+                secrets.token_urlsafe(32),  # 256 bits from the OS CSPRNG
+                owner_of(principal),
+                self.client_key(scope),
+            )
+            if isinstance(opened, str):
+                await plain(send, 503, opened)
+                return
+            http_session = opened
+        else:
+            found, status, reason = await table.find(headers, owner_of(principal))
+            if found is None:
+                code = jsonrpc.INTERNAL_ERROR if status == 503 else jsonrpc.INVALID_REQUEST
+                await json_error(send, status, None, code, reason)
+                return
+            http_session = found
+            if requests and not http_session.used:
+                table.used(http_session)
+        if http_session.transport.unanswered + len(requests) > self.options.max_concurrent_requests:
+            await json_error(
+                send,
+                429,
+                None,
+                jsonrpc.INVALID_REQUEST,
+                "Too many requests in flight for this session",
+            )
+            return
+        await self._answer(http_session, body, requests, send, receive, principal, single, headers)
+
+    async def _answer(
+        self,
+        http_session: HttpSession,
+        body: bytes,
+        requests: list[RequestId],
+        send: Send,
+        receive: Receive,
+        principal: Principal | None,
+        single: Probe | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """``single``: the POST's one message, as decoded (None for a batch);
+        ``headers``: the POST's, for the handlers (see mcp_runtime.http.current)."""
+        transport = http_session.transport
+        extra = http_session.id_headers
+        if not requests:
+            if not await utf8_or_refused(body, send):
+                return
+            refused = await self.table.deliver(http_session, body, principal)
+            if refused is not None:
+                await plain(send, 503, refused)
+                return
+            await plain(send, 202, "", extra)
+            return
+        taken = transport.taken_id(requests)
+        if taken is not None:
+            # Its stream would take the place of the one waiting for the
+            # request that has the id, which would then never be answered.
+            await json_error(
+                send,
+                400,
+                taken,
+                jsonrpc.INVALID_REQUEST,
+                f"Invalid request: id {taken!r} is already in use",
+            )
+            return
+        stream = transport.open_stream(requests, json=self.json_response)
+        queue = stream.attach(0)
+        http_session.in_flight += len(requests)
+        try:
+            # The handlers' tasks start in feed: they keep these headers, this POST's.
+            token = set_request_headers(headers)
+            try:
+                http_session.feed(body, principal, single)
+            finally:
+                reset_request_headers(token)
+            if self.json_response:
+                await self._reply_json(
+                    stream,
+                    queue,
+                    len(requests),
+                    send,
+                    receive,
+                    extra,
+                    batch=body.lstrip()[:1] == b"[",
+                )
+            else:
+                await send_stream(
+                    stream,
+                    queue,
+                    send,
+                    receive,
+                    extra,
+                    retry_ms=self.options.retry_ms,
+                    slow_answers=self.slow_answers,
+                    prime=True,
+                    short=True,
+                )
+        finally:
+            http_session.in_flight -= len(requests)
+
+    async def _post_alone(
+        self,
+        body: bytes,
+        requests: list[RequestId],
+        initializing: bool,
+        headers: dict[str, str],
+        send: Send,
+        receive: Receive,
+        principal: Principal | None,
+        single: Probe | None,
+    ) -> None:
+        """A POST of the stateless mode: served by a session made for it alone."""
+        http_session = HttpSession(None, self.server, self.options)
+        if not initializing:
+            http_session.session.adopt(headers.get("mcp-protocol-version", DEFAULT_HEADER_VERSION))
+        try:
+            await self._answer(
+                http_session, body, requests, send, receive, principal, single, headers
+            )
+        finally:
+            await http_session.close()
+
+    async def _reply_json(
+        self,
+        stream: EventStream,
+        queue: Events,
+        expected: int,
+        send: Send,
+        receive: Receive,
+        extra: Sequence[tuple[bytes, bytes]],
+        batch: bool,
+    ) -> None:
+        """``expected``: how many responses make the answer."""
+        responses: list[bytes] = []
+        watch = ClientWatch(receive, self.slow_answers)
+        try:
+            while len(responses) < expected:
+                event = await next_or_gone(queue, watch)
+                if isinstance(event, Gone):
+                    return  # the client went away: nobody to answer
+                if event is None:
+                    break
+                stream.took(queue, event)
+                message = event[1]
+                if is_response(message):
+                    responses.append(message)
+        finally:
+            watch.close()
+        refusal = (
+            scope_refusal(self.auth, responses[0]) if len(responses) == 1 and not batch else None
+        )
+        if refusal is not None:
+            await send_answer(send, refusal)
+            return
+        body = b"[" + b",".join(responses) + b"]" if batch else (responses[0] if responses else b"")
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/json"), *extra],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    # ------------------------------------------------------------ GET and DELETE
+
+    async def get(
+        self,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        principal: Principal | None,
+        client: str,
+    ) -> None:
+        if "text/event-stream" not in headers.get("accept", "") and "*/*" not in headers.get(
+            "accept", ""
+        ):
+            await plain(send, 406, "Not Acceptable: Accept must list text/event-stream")
+            return
+        if self.stateless:
+            await plain(
+                send,
+                405,
+                "Method Not Allowed: stateless server has no GET stream",
+                [(b"allow", b"POST")],
+            )
+            return
+        http_session, status, reason = await self.table.find(headers, owner_of(principal))
+        if http_session is None:
+            await plain(send, status, reason)
+            return
+        problem = self.check_version(headers)
+        if problem is not None:
+            await plain(send, 400, problem)
+            return
+        await self.table.serve_get(http_session, headers, send, receive, client)
+
+    async def delete(
+        self, send: Send, headers: dict[str, str], principal: Principal | None
+    ) -> None:
+        if self.stateless:
+            await plain(
+                send,
+                405,
+                "Method Not Allowed: stateless server has no sessions",
+                [(b"allow", b"POST")],
+            )
+            return
+        http_session, status, reason = await self.table.find(headers, owner_of(principal))
+        if http_session is None:
+            await plain(send, status, reason)
+            return
+        refused = await self.table.end(http_session)
+        if refused is not None:
+            await plain(send, 503, refused)
+            return
+        await plain(send, 200, "")

@@ -1,0 +1,130 @@
+"""Every limit and timeout of the HTTP apps, in one documented, frozen object.
+
+``http_app(server, options=HttpOptions(max_body_size=1 << 20, session_timeout=600))``:
+:class:`HttpOptions` is taken by :func:`~mcp_runtime.http.http_app`,
+:class:`~mcp_runtime.http.StreamableHTTPApp` and :class:`~mcp_runtime.http.LegacySSEApp`
+alike, so a deployment states its limits once. The defaults bound what one client can hold
+(memory, connections, places) on a server of a few GiB; see
+docs/guides/deployment-hardening.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+MIB = 1024 * 1024
+DEFAULT_MAX_BODY = 4 * MIB
+DEFAULT_MAX_BODIES_BUFFERED = 64 * MIB
+DEFAULT_BODY_TIMEOUT = 30.0
+DEFAULT_EVENT_RETENTION = 60.0
+DEFAULT_MAX_REPLAY = 256 * MIB
+DEFAULT_MAX_STREAM_BUFFER = 16 * MIB
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpOptions:
+    """The limits and timeouts of an HTTP app (sizes in bytes, times in seconds).
+
+    Requests and bodies:
+
+    * ``max_body_size``: larger POST bodies get 413.
+    * ``max_bodies_buffered``: bytes of request bodies being read at once, app-wide (503 for
+      the body that would pass it).
+    * ``body_timeout``: seconds a POST body has to arrive in full (408 after; None: no limit).
+    * ``max_concurrent_requests``: requests in flight per handshake session, and the
+      2026-07-28 requests of the whole app (and the requests of the stateless mode); more
+      get 429. It counts handlers still running, whether or not their POST is still open.
+    * ``max_requests_per_client``: 2026-07-28 requests of one client in flight at once (429
+      past it; app-wide with a shared store).
+
+    Handshake sessions (the revisions before 2026-07-28):
+
+    * ``max_sessions``: sessions kept at once. When it is reached, a new session first takes
+      the place of an idle one (never used after initialize first, else the least recently
+      seen); 503 only when every session is busy. ``max_sessions_per_client``: the same,
+      per client.
+    * ``session_timeout``: idle seconds after which a session is dropped (None: never).
+
+    Long-lived streams (GET streams, 2026-07-28 ``subscriptions/listen``, and the sessions
+    of the 2024-11-05 HTTP+SSE transport, each one stream):
+
+    * ``max_streams``: open at once, counted apart from requests so that they cannot starve
+      them; ``max_streams_per_client`` per client; more get 429 (503 for HTTP+SSE).
+    * ``keepalive``: quiet seconds after which a 2026-07-28 SSE stream gets a comment line,
+      so that proxies and idle timeouts leave long ones open.
+
+    SSE streams and their resumption:
+
+    * ``retry_ms``: the ``retry`` a client waits before resuming a dropped stream.
+    * ``event_history``: events each stream keeps for resumption, at most.
+    * ``max_stream_buffer``: bytes each stream keeps for replay and lets wait for a client
+      that does not read; past it that connection is dropped (the client may resume).
+    * ``event_retention``: seconds an event is kept for resumption, purged in the
+      background; ``max_session_replay`` and ``max_replay``: bytes kept per session and
+      app-wide (past them the oldest go, finished streams' first).
+    * ``finished_stream_retention``: seconds a stream whose requests are all answered stays
+      resumable, and ``finished_streams_kept`` how many such streams a session keeps (the
+      newest).
+
+    The app itself:
+
+    * ``shutdown_grace``: seconds ``close()`` lets 2026-07-28 requests in flight finish
+      before it ends them.
+    * ``tool_schemas_ttl``: seconds the ``x-mcp-header`` annotations of the server's tools
+      are trusted before they are listed again (to check ``Mcp-Param-*`` headers), and
+      ``tool_schemas_retry`` the least seconds between two listings.
+    """
+
+    max_body_size: int = DEFAULT_MAX_BODY
+    max_bodies_buffered: int = DEFAULT_MAX_BODIES_BUFFERED
+    body_timeout: float | None = DEFAULT_BODY_TIMEOUT
+    max_concurrent_requests: int = 1024
+    max_requests_per_client: int | None = None
+    max_sessions: int = 10_000
+    max_sessions_per_client: int | None = None
+    session_timeout: float | None = 30 * 60
+    max_streams: int = 1024
+    max_streams_per_client: int | None = None
+    keepalive: float = 15.0
+    retry_ms: int = 1000
+    event_history: int = 1024
+    max_stream_buffer: int = DEFAULT_MAX_STREAM_BUFFER
+    event_retention: float = DEFAULT_EVENT_RETENTION
+    max_session_replay: int = DEFAULT_MAX_STREAM_BUFFER
+    max_replay: int = DEFAULT_MAX_REPLAY
+    finished_stream_retention: float = 60.0
+    finished_streams_kept: int = 1024
+    shutdown_grace: float = 1.0
+    tool_schemas_ttl: float = 30.0
+    tool_schemas_retry: float = 1.0
+
+
+DEFAULT_OPTIONS: Final = HttpOptions()
+LIMITS: Final = frozenset(field.name for field in dataclasses.fields(HttpOptions))
+"""The names of the options, each once a keyword of the apps' constructors."""
+
+
+def options_with(
+    options: HttpOptions | None, limits: Mapping[str, Any], caller: str, **renamed: str
+) -> HttpOptions:
+    """``options`` (the defaults when None) with the limits passed as keywords, the
+    deprecated way; ``renamed``: keywords of ``caller`` that name another option."""
+    chosen = DEFAULT_OPTIONS if options is None else options
+    if not limits:
+        return chosen
+    unknown = sorted(name for name in limits if name not in LIMITS and name not in renamed)
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+    warnings.warn(
+        f"{caller}({', '.join(f'{name}=...' for name in limits)}) is deprecated: pass "
+        "options=HttpOptions(...) (mcp_runtime.http.HttpOptions)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return dataclasses.replace(
+        chosen, **{renamed.get(name, name): value for name, value in limits.items()}
+    )

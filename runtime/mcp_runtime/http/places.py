@@ -1,0 +1,135 @@
+"""Fairness: the places that long-lived streams and 2026-07-28 requests hold.
+
+A long-lived stream (a GET stream, ``subscriptions/listen``) or a 2026-07-28 request in
+flight holds a place: against this process's cap (``max_streams``,
+``max_concurrent_requests``), and against its client's quota, app-wide (a lease in the
+store) when the store is shared. Streams are counted apart from requests so that they
+cannot starve them. A refusal is an HTTP status and why.
+"""
+
+from __future__ import annotations
+
+from ..asgi import Scope
+from ..limits import ClientKey, Quota
+from ..stores import Store, StoreUnavailable
+from ..stores.quotas import SharedQuota
+from .options import HttpOptions
+
+# Refused by the per-client quota of 2026-07-28 requests, in this process or app-wide.
+CLIENT_REQUESTS_FULL = "Too many requests in flight for this client"
+
+Refusal = tuple[int, str]
+"""An HTTP status and why."""
+
+
+class Places:
+    """The places of one app. ``shared``: the store other workers share, if any (the
+    per-client quotas are then leases in it; the caps stay this process's own)."""
+
+    def __init__(
+        self,
+        options: HttpOptions,
+        client_key: ClientKey,
+        shared: Store | None,
+        sessions: bool = True,
+    ) -> None:
+        """``sessions``: whether the app serves GET streams (not in stateless mode)."""
+        self.options = options
+        self.client_key = client_key
+        self.stream_quota = Quota(options.max_streams_per_client)
+        self.request_quota = Quota(options.max_requests_per_client)  # 2026-07-28 requests
+        self.streams = 0  # long-lived streams open (GET streams, subscriptions/listen)
+        self.requests = 0  # other 2026-07-28 requests in flight (places held)
+        self.stream_leases = None
+        if shared is not None and options.max_streams_per_client is not None and sessions:
+            self.stream_leases = SharedQuota(shared, "streams", options.max_streams_per_client)
+        self.request_leases = None
+        if shared is not None and options.max_requests_per_client is not None:
+            self.request_leases = SharedQuota(shared, "requests", options.max_requests_per_client)
+
+    async def hold_stream(self, client: str) -> tuple[Refusal | None, str | None]:
+        if self.streams >= self.options.max_streams:
+            return (429, "Too many streams open"), None
+        refused, lease = await take_place(self.stream_quota, self.stream_leases, client)
+        if refused is not None:
+            return (refused[0], refused[1] or "Too many streams open for this client"), None
+        self.streams += 1
+        return None, lease
+
+    def release_stream(self, client: str, lease: str | None) -> None:
+        self.streams -= 1
+        give_place(self.stream_quota, self.stream_leases, client, lease)
+
+    def client_of(self, scope: Scope, listen: bool) -> str:
+        """The client key a 2026-07-28 request's place counts against (a
+        stream's for subscriptions/listen); "" when no per-client limit counts them."""
+        quota, leases = (
+            (self.stream_quota, self.stream_leases)
+            if listen
+            else (self.request_quota, self.request_leases)
+        )
+        return self.client_key(scope) if quota.limit is not None or leases is not None else ""
+
+    def hold_request_here(self, client: str) -> Refusal | None:
+        """A place for a 2026-07-28 request in this process's own counts (no
+        shared store: nothing to wait for, not even a coroutine to make)."""
+        refused = self.too_many_requests()
+        if refused is None:
+            quota = self.request_quota
+            if quota.limit is not None:
+                if quota.full(client):
+                    return 429, CLIENT_REQUESTS_FULL
+                quota.take(client)
+            self.requests += 1
+        return refused
+
+    async def hold_request(self, client: str) -> tuple[Refusal | None, str | None]:
+        """A place for a 2026-07-28 request: a lease of the shared store's."""
+        refused = self.too_many_requests()
+        if refused is not None:
+            return refused, None
+        taken, lease = await take_place(self.request_quota, self.request_leases, client)
+        if taken is not None:
+            return (taken[0], taken[1] or CLIENT_REQUESTS_FULL), None
+        self.requests += 1
+        return None, lease
+
+    def too_many_requests(self) -> Refusal | None:
+        if self.requests >= self.options.max_concurrent_requests:
+            return 429, "Too many requests in flight"
+        return None
+
+    def release_request(self, client: str, lease: str | None) -> None:
+        self.requests -= 1
+        if lease is not None or self.request_quota.limit is not None:
+            give_place(self.request_quota, self.request_leases, client, lease)
+
+    async def close(self) -> None:
+        for leases in (self.stream_leases, self.request_leases):
+            if leases is not None:
+                await leases.close()
+
+
+async def take_place(
+    quota: Quota, leases: SharedQuota | None, client: str
+) -> tuple[Refusal | None, str | None]:
+    """A place of ``client``: in this process's ``quota``, or a lease of the
+    shared ``leases`` when there are; the refusal (429 when full, with the
+    reason left to the caller; 503 with the store's) or the lease."""
+    if leases is None:
+        if quota.full(client):
+            return (429, ""), None
+        quota.take(client)
+        return None, None
+    try:
+        lease = await leases.take(client)
+    except StoreUnavailable as error:
+        return (503, f"Service Unavailable: {error}"), None
+    return ((429, ""), None) if lease is None else (None, lease)
+
+
+def give_place(quota: Quota, leases: SharedQuota | None, client: str, lease: str | None) -> None:
+    if leases is None:
+        quota.give(client)
+    elif lease is not None:
+        leases.give(client, lease)

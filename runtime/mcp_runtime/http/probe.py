@@ -1,0 +1,69 @@
+"""Just enough of a POSTed message to route it, decoded once for every HTTP app: is it a
+request, a notification or a response, with which id, method and (undecoded) params."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+
+from .. import jsonrpc
+from ..jsonrpc import RequestId
+
+
+class Probe(msgspec.Struct):
+    """One message, its params and result left as raw JSON."""
+
+    id: RequestId | None | msgspec.UnsetType = msgspec.UNSET
+    method: str | msgspec.UnsetType = msgspec.UNSET
+    params: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    jsonrpc: Any = msgspec.UNSET
+    result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    error: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+    def problem(self) -> str | None:
+        """Why this is not a JSON-RPC message a POST may carry, if it is not."""
+        if self.jsonrpc != "2.0":
+            return 'Invalid request: "jsonrpc" must be "2.0"'
+        if isinstance(self.method, str):
+            return "Invalid request: id must not be null" if self.id is None else None
+        if self.id is None or self.id is msgspec.UNSET:
+            return "Invalid request: not a JSON-RPC message"
+        if (self.result is msgspec.UNSET) == (self.error is msgspec.UNSET):
+            return "Invalid request: a response has exactly one of result and error"
+        return None
+
+
+decode_probe = msgspec.json.Decoder(Probe | list[Probe]).decode
+"""A message or a batch as Probes (raises as msgspec does on what is neither)."""
+
+
+def requests_in(body: bytes) -> int:
+    """How many requests a message or batch holds (what cannot be probed counts as one)."""
+    try:
+        probe = decode_probe(body)
+    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+        return 1
+    items = probe if isinstance(probe, list) else [probe]
+    return sum(1 for i in items if isinstance(i.method, str) and isinstance(i.id, (str, int)))
+
+
+def is_response(message: bytes) -> bool:
+    try:
+        probe = decode_probe(message)
+    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+        return False
+    return isinstance(probe, Probe) and probe.method is msgspec.UNSET
+
+
+def method_calls(body: bytes) -> Iterator[tuple[str, msgspec.Raw | msgspec.UnsetType]]:
+    """The (method, params) of the requests and notifications in a body (none
+    if it is not JSON-RPC: the session answers that); decoded only if asked."""
+    try:
+        probe = decode_probe(body)
+    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+        return
+    for item in probe if isinstance(probe, list) else [probe]:
+        if isinstance(item.method, str):
+            yield item.method, item.params

@@ -1,0 +1,166 @@
+"""Writing a worker's stream events to the shared store, and ending what a dead worker
+left unanswered.
+
+Events are written in the background, in order per stream, so that a request is never
+slowed by a round trip to the store; while the store is unreachable they are not kept for
+resumption (a warning says so once, and once again when it is back).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import msgspec
+
+from .. import jsonrpc
+from ..jsonrpc import RequestId
+from ..stores.base import Store, StoreUnavailable, current_note
+
+logger = logging.getLogger("mcp_runtime.stores")
+
+STANDALONE = "g"
+"""The id of every session's GET stream (its events are numbered by the store)."""
+# More queued writes sent together, at most (bounds the store connections a worker opens).
+_WRITE_BATCH = 63
+
+
+class About(msgspec.Struct):
+    """What a request stream answers (kept beside its log)."""
+
+    r: list[RequestId]
+
+
+class _Answer(msgspec.Struct):
+    id: RequestId | None = None
+    method: str | None = None
+
+
+decode_about = msgspec.json.Decoder(About)
+_decode_answer = msgspec.json.Decoder(_Answer | list[_Answer])
+
+
+class StoreWriter:
+    """The background writes of one worker to ``store``; entries expire after ``ttl``
+    seconds, and a stream's log keeps its newest ``history`` events."""
+
+    def __init__(self, store: Store, ttl: float, history: int) -> None:
+        self.store = store
+        self.ttl = ttl
+        self.history = history
+        self._writes: asyncio.Queue[tuple[str, Callable[[], Coroutine[Any, Any, Any]]]] = (
+            asyncio.Queue()
+        )
+        self._writer: asyncio.Task[None] | None = None
+        self._down = False
+
+    def start(self) -> None:
+        self._writer = asyncio.get_running_loop().create_task(
+            self._write_in_order(), name="mcp-store-writer"
+        )
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            self._writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._writer
+        self._writer = None
+
+    def enqueue(self, key: str, write: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+        """Write in the background; the writes of one ``key`` in order (the
+        events of a stream stay in sequence), those of different keys together."""
+        self._writes.put_nowait((key, write))
+
+    async def _write_in_order(self) -> None:
+        # One write at a time cannot keep up with a busy worker (a round trip
+        # each): what is queued goes out at once, a chain per key, in parallel.
+        while True:
+            chains: dict[str, list[Callable[[], Coroutine[Any, Any, Any]]]] = {}
+            key, write = await self._writes.get()
+            chains[key] = [write]
+            for _ in range(_WRITE_BATCH):
+                if self._writes.empty():
+                    break
+                key, write = self._writes.get_nowait()
+                chains.setdefault(key, []).append(write)
+            await asyncio.gather(*(self._write_chain(chain) for chain in chains.values()))
+
+    async def _write_chain(self, chain: list[Callable[[], Coroutine[Any, Any, Any]]]) -> None:
+        for write in chain:
+            try:
+                await write()
+                if self._down:
+                    logger.warning(
+                        "the shared store is reachable again; stream events are kept again"
+                    )
+                    self._down = False
+            except StoreUnavailable as error:
+                if not self._down:
+                    logger.warning("stream events are not kept for resumption while %s", error)
+                    self._down = True
+
+    def remember(self, mark: str, handed: int) -> None:
+        self.enqueue(mark, lambda: self.store.set_mark(mark, handed, self.ttl))
+
+    def log_event(
+        self,
+        key: str,
+        seq: int,
+        message: bytes | None,
+        end: bool = False,
+        about: bytes | None = None,
+    ) -> None:
+        self.enqueue(
+            key,
+            lambda: self.store.append_at(key, seq, message, self.ttl, self.history, end, about),
+        )
+
+    def log_standalone(self, key: str, message: bytes) -> None:
+        note = current_note.get()
+        once = None if note is None else f"{note}"
+        self.enqueue(key, lambda: self.store.append(key, message, self.ttl, self.history, once))
+
+
+async def end_orphan(store: Store, key: str, after: int, ttl: float, history: int) -> None:
+    """End the log of a request stream whose worker died: a JSON-RPC
+    error for each request it has not answered, then the end mark."""
+    about = await store.stream_about(key)
+    if about is None:
+        waiting: list[RequestId] = []
+    else:
+        waiting = list(decode_about.decode(about).r)
+        events, _ = await store.read_after(key, 0, 0)
+        for _, message in events:
+            for answered in _answers_in(message):
+                if answered in waiting:
+                    waiting.remove(answered)
+    error = (
+        "the server worker running this request stopped before answering it; send the request again"
+    )
+    messages = [
+        jsonrpc.error_bytes(request_id, jsonrpc.INTERNAL_ERROR, error) for request_id in waiting
+    ]
+    for offset, message in enumerate(messages, 1):
+        await store.append_at(
+            key,
+            after + offset,
+            message,
+            ttl,
+            history,
+            offset == len(messages),
+        )
+    if not messages:
+        await store.append_at(key, after + 1, None, ttl, history)
+
+
+def _answers_in(message: bytes) -> list[RequestId]:
+    """The ids of the responses in a logged message (or batch)."""
+    try:
+        found = _decode_answer.decode(message)
+    except msgspec.MsgspecError:
+        return []
+    items = found if isinstance(found, list) else [found]
+    return [item.id for item in items if item.method is None and item.id is not None]
