@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "sse_legacy",
         "streamable_http",
     ),
-    ("server", "client", "tasks"),
+    ("server", "client", "renewal", "tasks"),
     ("session", "stdio", "stores"),
     (
         "lifecycle",

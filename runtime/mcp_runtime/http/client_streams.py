@@ -87,6 +87,17 @@ class Owner(Protocol):
     def expire(self) -> None:
         """The server forgot the session (HTTP 404)."""
 
+    async def admitted(self) -> None:
+        """Wait while a new session is being started (requests then name it)."""
+
+    def lost(self, sent: str) -> asyncio.Future[bool]:
+        """The server answered 404 to what named session ``sent``: True once
+        a new session replaced it, False when the session is over (every
+        pending call then has its error)."""
+
+    def served(self) -> None:
+        """A request's POST was accepted: the session works."""
+
 
 def envelope_of(data: bytes) -> Envelope | None:
     """The envelope of a message read; None for what is not one JSON-RPC
@@ -145,9 +156,23 @@ async def consume(
 
 class Exchange:
     """One request's exchange with the server, from its POST until it is
-    answered (by the server, or with the error that ended the exchange)."""
+    answered (by the server, or with the error that ended the exchange).
 
-    __slots__ = ("owner", "message", "request_id", "initialize", "extra", "modern", "state")
+    A POST answered 404 was refused unread: the request is sent again in the
+    session that replaces the ended one. A request whose POST was accepted
+    is never sent again: if the session ends before it is answered, it fails
+    (it may have run)."""
+
+    __slots__ = (
+        "owner",
+        "message",
+        "request_id",
+        "initialize",
+        "extra",
+        "modern",
+        "state",
+        "refused",
+    )
 
     def __init__(
         self, owner: Owner, message: Message, extra: Mapping[str, str], modern: bool
@@ -160,11 +185,15 @@ class Exchange:
         self.extra = extra  # the headers mirroring the body
         self.modern = modern  # a 2026-07-28 request: no session, no resuming
         self.state = StreamState()
+        self.refused = False  # the POST was answered 404 and a new session replaced the old
 
     async def run(self) -> None:
         owner, state, request_id = self.owner, self.state, self.request_id
         try:
             await self._post()
+            while self.refused and not owner.ended:
+                self.refused = False
+                await self._post()
             attempts = 0
             while not state.answered and not owner.ended:
                 if self.modern:
@@ -215,16 +244,24 @@ class Exchange:
     async def _post(self) -> None:
         owner, state, modern, initialize = self.owner, self.state, self.modern, self.initialize
         url = owner.url
+        if not (initialize or modern):
+            await owner.admitted()
+            if owner.ended:
+                return
         headers = owner.headers_for(ACCEPT_ANY, content=True, modern=modern)
         headers.update(self.extra)
+        sent = None if initialize or modern else headers.get("mcp-session-id")
         try:
             async with owner.http.open("POST", url, headers, self.message.data) as response:
                 status = response.status
                 if initialize:
                     owner.session_id = response.headers.get("mcp-session-id") or owner.session_id
-                if status == 404 and owner.session_id is not None and not initialize and not modern:
-                    owner.expire()
+                if status == 404 and sent is not None:
+                    # Shielded: cancelling this call must not stop the new session for the others.
+                    self.refused = await asyncio.shield(owner.lost(sent))
                     return
+                if sent is not None and status < 300:
+                    owner.served()
                 if status >= 300 or status == 202:
                     body = await read_limited(response, MAX_ERROR_BODY)
                     # An authentication status stays one (a client does not fall back on it).
@@ -303,12 +340,23 @@ class Exchange:
         headers = owner.headers_for(ACCEPT_SSE)
         assert state.last_id is not None
         headers["last-event-id"] = state.last_id
+        sent = headers.get("mcp-session-id")
         try:
             async with owner.http.open("GET", owner.url, headers) as response:
                 status = response.status
-                if status == 404 and owner.session_id is not None:
-                    owner.expire()
-                    return
+                if status == 404 and sent is not None:
+                    owner.lost(sent)
+                    if owner.ended:
+                        return  # the session is over: every call has its error
+                    # The POST was accepted, so the request may have run: never sent again.
+                    raise Failure(
+                        McpError(
+                            jsonrpc.CONNECTION_CLOSED,
+                            f"the server ended MCP session {sent} (HTTP 404) before answering; "
+                            "the request may have run, so it is not sent again",
+                            {"httpStatus": 404},
+                        )
+                    )
                 if status >= 500:
                     state.failure = f"HTTP {status} {response.reason or ''}".rstrip()
                     return  # try again later
