@@ -164,14 +164,17 @@ async def opened(
 # ---------------------------------------------------------------- our server
 
 
+@pytest.mark.parametrize("json_response", [False, True], ids=["sse", "json"])
 @pytest.mark.parametrize("version", REVISIONS)
-def test_a_restarted_server_gets_a_new_initialize_and_the_refused_calls(version: str) -> None:
+def test_a_restarted_server_gets_a_new_initialize_and_the_refused_calls(
+    version: str, json_response: bool
+) -> None:
     """Our server restarted on the same port answers 404 to the old session:
     the client sends a new InitializeRequest without a session id (once, for
     three calls made at once), then the three calls whose POST got the 404;
     the application hears of it. (Spec statement: see the module docstring.)"""
     renewals = Renewals()
-    first, _ = our_server()
+    first, _ = our_server(json_response=json_response)
     port = first.port
 
     async def main() -> None:
@@ -181,7 +184,7 @@ def test_a_restarted_server_gets_a_new_initialize_and_the_refused_calls(version:
             old = transport.session_id
             assert texts(await stub.call_tool("echo", arguments={"text": "before"})) == ["before"]
             await restart(first)
-            second, wire = our_server(port)
+            second, wire = our_server(port, json_response=json_response)
             try:
                 answers = await asyncio.gather(
                     *(stub.call_tool("echo", arguments={"text": f"after {i}"}) for i in range(3))

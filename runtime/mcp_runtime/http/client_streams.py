@@ -163,16 +163,7 @@ class Exchange:
     is never sent again: if the session ends before it is answered, it fails
     (it may have run)."""
 
-    __slots__ = (
-        "owner",
-        "message",
-        "request_id",
-        "initialize",
-        "extra",
-        "modern",
-        "state",
-        "refused",
-    )
+    __slots__ = ("owner", "message", "request_id", "initialize", "extra", "modern", "state")
 
     def __init__(
         self, owner: Owner, message: Message, extra: Mapping[str, str], modern: bool
@@ -185,15 +176,14 @@ class Exchange:
         self.extra = extra  # the headers mirroring the body
         self.modern = modern  # a 2026-07-28 request: no session, no resuming
         self.state = StreamState()
-        self.refused = False  # the POST was answered 404 and a new session replaced the old
 
     async def run(self) -> None:
         owner, state, request_id = self.owner, self.state, self.request_id
         try:
-            await self._post()
-            while self.refused and not owner.ended:
-                self.refused = False
-                await self._post()
+            lost = await self._post()
+            # Shielded: cancelling this call must not stop the new session for the others.
+            while lost is not None and await asyncio.shield(lost) and not owner.ended:
+                lost = await self._post()  # in the new session
             attempts = 0
             while not state.answered and not owner.ended:
                 if self.modern:
@@ -241,13 +231,16 @@ class Exchange:
                 request_id, McpError(jsonrpc.INTERNAL_ERROR, "internal error in the HTTP transport")
             )
 
-    async def _post(self) -> None:
+    async def _post(self) -> asyncio.Future[bool] | None:
+        """POST the request, and deliver its answer if it comes in that
+        response. If the server answered 404 for the session: whether a new
+        session replaced it, to come."""
         owner, state, modern, initialize = self.owner, self.state, self.modern, self.initialize
         url = owner.url
         if not (initialize or modern):
             await owner.admitted()
             if owner.ended:
-                return
+                return None
         headers = owner.headers_for(ACCEPT_ANY, content=True, modern=modern)
         headers.update(self.extra)
         sent = None if initialize or modern else headers.get("mcp-session-id")
@@ -257,9 +250,7 @@ class Exchange:
                 if initialize:
                     owner.session_id = response.headers.get("mcp-session-id") or owner.session_id
                 if status == 404 and sent is not None:
-                    # Shielded: cancelling this call must not stop the new session for the others.
-                    self.refused = await asyncio.shield(owner.lost(sent))
-                    return
+                    return owner.lost(sent)
                 if sent is not None and status < 300:
                     owner.served()
                 if status >= 300 or status == 202:
@@ -272,7 +263,7 @@ class Exchange:
                         and self._answer_with_error_body(body)
                     ):
                         state.answered = True
-                        return
+                        return None
                     if initialize and status in FALLBACK_STATUSES:
                         owner.fallback_reason = f"HTTP {status}"
                     raise Failure(http_failure(status, response.reason or "", body, f"POST {url}"))
@@ -297,6 +288,7 @@ class Exchange:
                     McpError(jsonrpc.CONNECTION_CLOSED, f"POST {url} failed: {error}")
                 ) from None
             state.failure = str(error)  # the stream dropped after it started: resumed by run()
+        return None
 
     def _answer_with_error_body(self, body: bytes) -> bool:
         """Answer the call with the JSON-RPC error an error status carries, if it carries one."""
