@@ -37,6 +37,7 @@ from .lifecycle import (
     Revision,
 )
 from .methods import MethodSpec, ProgressCallback
+from .renewal import KEPT, RenewalCallback, Renewer, SessionRenewal  # noqa: F401  (offered here)
 from .session import RequestContext, Route, Session, Transport
 
 _BASE = "ClientHandlers"
@@ -68,7 +69,10 @@ class Client:
     revisions the client speaks when it has no handlers to tell (default
     ``mcp_protocol``). ``log_level`` asks stateless servers for log
     messages of that level and above; ``cache`` keeps list and read results
-    for the time the server says they stay fresh.
+    for the time the server says they stay fresh. ``on_renewed`` is called
+    with the session and a :class:`~mcp_runtime.renewal.SessionRenewal` when
+    the server ended a session (HTTP 404) and a new one replaced it (see
+    :mod:`mcp_runtime.renewal`).
     """
 
     def __init__(
@@ -87,8 +91,10 @@ class Client:
         max_input_rounds: int = 8,
         discover_timeout: float = 10.0,
         package: str | None = None,
+        on_renewed: RenewalCallback | None = None,
     ) -> None:
         self.handlers = handlers
+        self.on_renewed = on_renewed
         self.handler_revision = (
             lifecycle.revision_of_handlers(handlers, _BASE) if handlers is not None else None
         )
@@ -174,6 +180,7 @@ class ClientSession(Session):
         self._cache: dict[tuple[str, bytes], tuple[float, Any]] = {}
         # Bumped by invalidate(): a result asked for before a change is not cached after it.
         self._cache_generation: dict[str, int] = {}
+        self.renewer = Renewer(self, client.on_renewed)
 
     @property
     def modern(self) -> bool:
@@ -249,11 +256,18 @@ class ClientSession(Session):
                 jsonrpc.INVALID_REQUEST,
                 "the server does not speak a stateless revision and this client speaks no other",
             )
-        asked_version = (
+        await self.handshake(
             client.protocol_version
             if client.protocol_version in client.handshake_versions
             else max(client.handshake_versions)
         )
+        renew_by = getattr(self.transport, "renew_by", None)
+        if renew_by is not None:  # a transport whose server can end the session (HTTP)
+            renew_by(self.renewer.renew)
+
+    async def handshake(self, asked_version: str) -> None:
+        """initialize, asking for ``asked_version``, then notifications/initialized."""
+        client = self.client
         asked = client.bindings.revision(asked_version)
         spec = asked.all_methods["initialize"]
         params = codec.convert(
@@ -312,9 +326,12 @@ class ClientSession(Session):
     ) -> R:
         envelope = self._envelope
         if envelope is None:
-            return await super().request(
+            answer = await super().request(
                 spec, params, timeout=timeout, on_progress=on_progress, request_id=request_id
             )
+            if spec.method in KEPT:
+                self.renewer.note(spec, params)
+            return answer
         params = self._with_envelope(spec, params, envelope)
         key = self._cache_key(spec, params) if self.client.cache else None
         generation = 0

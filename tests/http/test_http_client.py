@@ -388,10 +388,12 @@ def test_http_error_fails_the_call_with_the_servers_message(
 
 
 def test_session_ended_by_server_fails_pending_calls(servers: dict[str, ThreadedServer]) -> None:
+    """Without renewal (``renew_session=False``; tests/http/test_http_client_renewal.py
+    has it on), a session the server ended ends the client session."""
     server = servers["sse"]
 
     async def main() -> None:
-        async with open_session(server) as (session, stub, _):
+        async with open_session(server, renew_session=False) as (session, stub, _):
             session_id = transport_of(session).session_id
             pending = asyncio.ensure_future(stub.call_tool("sleep", arguments={"seconds": 30}))
             await asyncio.sleep(0.2)
@@ -412,10 +414,11 @@ def test_session_ended_by_server_fails_pending_calls(servers: dict[str, Threaded
 
 
 def test_session_expiry_seen_on_the_next_post(servers: dict[str, ThreadedServer]) -> None:
+    """Without renewal, as above."""
     server = servers["sse"]
 
     async def main() -> None:
-        async with open_session(server, listen=False) as (session, stub, _):
+        async with open_session(server, listen=False, renew_session=False) as (session, stub, _):
             session_id = transport_of(session).session_id
             async with httpx.AsyncClient() as raw:
                 await raw.delete(server.url(), headers={"mcp-session-id": session_id or ""})

@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "sse_legacy",
         "streamable_http",
     ),
-    ("server", "client", "tasks", "shared_tasks"),
+    ("server", "client", "renewal", "tasks", "shared_tasks"),
     ("session", "stdio", "stores", "running"),
     (
         "lifecycle",

@@ -80,11 +80,11 @@ def lowlevel_server() -> Server:
     )
 
 
-def _bind() -> socket.socket:
+def _bind(port: int = 0) -> socket.socket:
     # proto IPPROTO_TCP, or asyncio leaves Nagle on for accepted connections (40 ms stalls)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     return sock
 
 
@@ -115,11 +115,13 @@ class Recorder:
 class ThreadedServer:
     """An ASGI app served by uvicorn in a daemon thread."""
 
-    def __init__(self, app: Any, **options: Any) -> None:
-        """``options``: more of uvicorn's settings, e.g. ``ssl_certfile``."""
+    def __init__(self, app: Any, port: int = 0, **options: Any) -> None:
+        """``port``: 0 for an ephemeral one (a server restarted takes the port
+        of the one it replaces); ``options``: more of uvicorn's settings, e.g.
+        ``ssl_certfile``."""
         self.app = app
         self.recorder = Recorder(app)
-        self._socket = _bind()
+        self._socket = _bind(port)
         self.port: int = self._socket.getsockname()[1]
         self.scheme = "https" if options.get("ssl_certfile") else "http"
         config = uvicorn.Config(
@@ -170,8 +172,8 @@ class ThreadedServer:
 
 
 @contextlib.contextmanager
-def serving(app: Any, **options: Any) -> Iterator[ThreadedServer]:
-    server = ThreadedServer(app, **options).start()
+def serving(app: Any, port: int = 0, **options: Any) -> Iterator[ThreadedServer]:
+    server = ThreadedServer(app, port, **options).start()
     try:
         yield server
     finally:

@@ -1,8 +1,8 @@
 """An HTTP server built with the official Python SDK (mcp 2.3.0, MCPServer),
 for the interop tests of our HTTP client.
 
-``python sdk_http_server.py [streamable|json|stateless|sse]`` binds 127.0.0.1 on
-an ephemeral port, prints ``PORT <n>`` on stdout once listening, and serves
+``python sdk_http_server.py [streamable|json|stateless|sse] [port]`` binds
+127.0.0.1 on ``port`` (default: an ephemeral one), prints ``PORT <n>`` on stdout once listening, and serves
 Streamable HTTP at /mcp (resumable: an in-memory event store, retry 200 ms),
 or the legacy HTTP+SSE transport at /sse and /messages/.
 """
@@ -118,7 +118,7 @@ def main() -> None:
     # proto IPPROTO_TCP, or asyncio leaves Nagle on for accepted connections (40 ms stalls)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", int(sys.argv[2]) if len(sys.argv) > 2 else 0))
     sock.listen(128)  # connections wait in the backlog until uvicorn accepts them
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))

@@ -16,8 +16,21 @@ concurrently, each answered by a JSON body or an SSE stream. A stream that
 ends or drops before the request is answered is resumed with GET and
 ``Last-Event-ID`` after the server's ``retry`` delay. After initialization an
 optional standalone GET stream carries what the server sends outside any
-request. A server answering 404 for the session ends the session: every
-pending call fails with a clear error.
+request.
+
+A server answering 404 for the session has ended it, and the client "MUST
+start a new session by sending a new InitializeRequest without a session ID
+attached" (2025-03-26 on). So it does (``renew_session``, on by default):
+requests wait while the client session initializes again
+(:mod:`~mcp_runtime.renewal`), then the requests whose POST got the 404 are
+sent again in the new session, and the standalone GET stream is opened
+again. A request whose POST was accepted is never sent again (it may have
+run): if the session ends before it is answered, it fails with -32000.
+Notifications and responses refused with 404 belonged to the ended session:
+they are not sent again. ``max_renewals`` new sessions in a row with no
+request accepted in between, or a new session that cannot be started, end
+the session as ``renew_session=False`` does: every pending call fails with a
+clear error, and later calls with ConnectionClosed.
 
 Requests of MCP 2026-07-28 (those whose ``_meta`` names it) go without a
 session: their headers mirror the body (``MCP-Protocol-Version``,
@@ -35,8 +48,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Mapping
-from typing import Final
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, Final
 
 import msgspec
 
@@ -82,6 +95,8 @@ logger = logging.getLogger("mcp_runtime.http.client")
 
 DEFAULT_MAX_RECONNECTS: Final = 5
 """Consecutive failed attempts to resume a stream before giving up."""
+DEFAULT_MAX_RENEWALS: Final = 3
+"""New sessions started in a row, with no request accepted in between, before giving up."""
 
 
 # ---------------------------------------------------------------- Streamable HTTP
@@ -103,6 +118,10 @@ class StreamableHTTPClientTransport:
     * ``terminate_on_close``: DELETE the session on close.
     * ``auth``: an ``httpx2.Auth`` for every request, e.g. an
       :class:`~mcp_runtime.auth.client.OAuthClientProvider`.
+    * ``renew_session``: when the server answers 404 for the session, start
+      a new one and carry on (see the module docstring); False: the session
+      ends there. ``max_renewals``: new sessions in a row, with no request
+      accepted in between, before giving up.
 
     Each request is an :class:`~mcp_runtime.http.client_streams.Exchange`
     of its own; the headers mirroring a body come from a
@@ -121,6 +140,8 @@ class StreamableHTTPClientTransport:
         max_reconnects: int = DEFAULT_MAX_RECONNECTS,
         terminate_on_close: bool = True,
         auth: httpx2.Auth | None = None,
+        renew_session: bool = True,
+        max_renewals: int = DEFAULT_MAX_RENEWALS,
     ) -> None:
         self.url = url
         self.headers = {name.lower(): value for name, value in (headers or {}).items()}
@@ -144,6 +165,15 @@ class StreamableHTTPClientTransport:
         self._modern_requests: set[RequestId] = set()
         self._tool_lists: set[RequestId] = set()  # modern tools/list requests in flight
         self._mirror = http_headers.Mirror()
+        self.renew_session = renew_session
+        self.max_renewals = max_renewals
+        self._renewer: Callable[[str | None], Awaitable[None]] | None = None
+        self._renewal: asyncio.Task[bool] | None = None
+        self._renewals = 0  # in a row, with no request accepted since
+        self._generation = 0  # sessions that replaced the first one
+        self._admit = asyncio.Event()  # cleared while a new session is being started
+        self._admit.set()
+        self._held: set[asyncio.Task[None]] = set()  # posts waiting for the new session
 
     # Transport -------------------------------------------------------
 
@@ -179,9 +209,13 @@ class StreamableHTTPClientTransport:
                 self._modern_requests.discard(cancelled)
                 self._tool_lists.discard(cancelled)
                 return  # closing the request's stream was the cancellation
-        post = loop.create_task(self._post_message(message.data, method))
-        self._posts.add(post)
-        post.add_done_callback(self._posts.discard)
+        # Written while a new session is being started: for the new session,
+        # once it is there (and not waited for by drain(), which that start awaits).
+        held = not self._admit.is_set() and method != "notifications/initialized"
+        post = loop.create_task(self._post_message(message.data, method, held, self._generation))
+        posts = self._held if held else self._posts
+        posts.add(post)
+        post.add_done_callback(posts.discard)
 
     async def drain(self) -> None:
         """Wait until the notifications and responses written so far were accepted."""
@@ -196,9 +230,11 @@ class StreamableHTTPClientTransport:
         pending = [task for task in self._posts if not task.done()]
         if pending:  # a last notification (e.g. a cancellation) still gets out
             await asyncio.wait(pending, timeout=2.0)
-        tasks = [*self._requests.values(), *self._posts]
+        tasks: list[asyncio.Task[Any]] = [*self._requests.values(), *self._posts, *self._held]
         if self._listener is not None:
             tasks.append(self._listener)
+        if self._renewal is not None:
+            tasks.append(self._renewal)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -274,7 +310,7 @@ class StreamableHTTPClientTransport:
             data = jsonrpc.error_bytes(request_id, error.code, error.message, error.data)
             self._incoming.put_nowait(wire.incoming(data, envelope))
 
-    def expire(self) -> None:
+    def expire(self, why: str = "open a new session") -> None:
         """The server forgot the session: fail every pending call, end reading."""
         if self._expired or self._closed:
             return
@@ -282,7 +318,7 @@ class StreamableHTTPClientTransport:
         error = McpError(
             jsonrpc.CONNECTION_CLOSED,
             f"the MCP session {self.session_id} has expired or was ended by the server (HTTP 404); "
-            "open a new session",
+            + why,
             {"httpStatus": 404},
         )
         current = asyncio.current_task()
@@ -291,9 +327,69 @@ class StreamableHTTPClientTransport:
             if task is not current:
                 task.cancel()
         self._requests.clear()
+        for held in list(self._held):
+            held.cancel()
         if self._listener is not None and self._listener is not current:
             self._listener.cancel()
+        self._admit.set()
         self._incoming.put_nowait(None)
+
+    # a new session when the server ended this one -----------------------
+
+    def renew_by(self, renew: Callable[[str | None], Awaitable[None]]) -> None:
+        """Called by the client session once initialized: ``renew(previous
+        session id)`` starts a new session (initialize again) or raises."""
+        self._renewer = renew
+
+    async def admitted(self) -> None:
+        await self._admit.wait()
+
+    def served(self) -> None:
+        self._renewals = 0
+
+    def lost(self, sent: str) -> asyncio.Future[bool]:
+        loop = asyncio.get_running_loop()
+        if self._renewal is not None and not self._renewal.done():
+            return self._renewal
+        outcome: asyncio.Future[bool] = loop.create_future()
+        if self.ended:
+            outcome.set_result(False)
+        elif sent != self.session_id:
+            outcome.set_result(True)  # already replaced: send again in the new session
+        elif not self.renew_session or self._renewer is None:
+            self.expire()
+            outcome.set_result(False)
+        elif self._renewals >= self.max_renewals:
+            self.expire(f"gave up after {self._renewals} new sessions in a row")
+            outcome.set_result(False)
+        else:
+            self._renewal = loop.create_task(self._renew(sent))
+            return self._renewal
+        return outcome
+
+    async def _renew(self, previous: str) -> bool:
+        assert self._renewer is not None
+        self._renewals += 1
+        self._admit.clear()
+        # The new InitializeRequest goes "without a session ID attached".
+        self.session_id = self.protocol_version = None
+        listener, self._listener = self._listener, None
+        if listener is not None and listener is not asyncio.current_task():
+            listener.cancel()  # negotiated() opens the new session's stream
+        logger.warning(
+            "%s ended MCP session %s (HTTP 404); starting a new session", self.url, previous
+        )
+        try:
+            await self._renewer(previous)
+        except Exception as error:  # whatever it was, the session cannot go on
+            reason = error.message if isinstance(error, McpError) else str(error)
+            self.session_id = previous
+            self.expire(f"a new session could not be started: {reason or type(error).__name__}")
+            return False
+        finally:
+            self._admit.set()
+        self._generation += 1
+        return True
 
     # requests --------------------------------------------------------
 
@@ -313,9 +409,19 @@ class StreamableHTTPClientTransport:
             task.cancel()
         return request_id
 
-    async def _post_message(self, message: bytes, method: str | None) -> None:
+    async def _post_message(
+        self, message: bytes, method: str | None, held: bool, generation: int
+    ) -> None:
         """POST a notification or a response; the server accepts it with 202."""
+        if held:
+            await self._admit.wait()
+            if self.ended:
+                return
+        if method is None and generation != self._generation:
+            logger.debug("not sending a response to a request of an ended session")
+            return
         headers = self.headers_for(ACCEPT_ANY, content=True, modern=self.modern)
+        sent = None if self.modern else headers.get("mcp-session-id")
         if method is not None:
             headers[http_headers.METHOD] = method
         if self.modern and self.protocol_version is not None:
@@ -330,8 +436,9 @@ class StreamableHTTPClientTransport:
         except McpError as error:  # from the auth provider: authorization failed
             logger.warning("could not send a message to %s: %s", self.url, error.message)
             return
-        if status == 404 and self.session_id is not None:
-            self.expire()
+        if status == 404 and sent is not None:
+            # Not sent again: it belonged to the ended session.
+            self.lost(sent)
         elif status >= 300:
             logger.warning(
                 "%s refused a message: %s",
@@ -343,10 +450,12 @@ class StreamableHTTPClientTransport:
         """The standalone GET stream: opened once, resumed when it drops."""
         state = StreamState()
         attempts = 0
+        opened = False
         while not self._closed and not self._expired:
             headers = self.headers_for(ACCEPT_SSE)
             if state.last_id is not None:
                 headers["last-event-id"] = state.last_id
+            sent = headers.get("mcp-session-id")
             before = state.events
             try:
                 async with self.http.open("GET", self.url, headers) as response:
@@ -354,10 +463,14 @@ class StreamableHTTPClientTransport:
                     if status == 405:
                         logger.debug("%s offers no standalone SSE stream", self.url)
                         return
-                    if status == 404 and self.session_id is not None:
-                        self.expire()
-                        return
+                    if status == 404 and sent is not None:
+                        if opened or not self.renew_session:
+                            self.lost(sent)  # renewal opens the new session's stream
+                            return
+                        # Refused on a session just started: a new session would be
+                        # refused its stream too, and no request says the session is gone.
                     if status == 200 and media_type(response) == "text/event-stream":
+                        opened = True
                         await consume(self, response, None, state)
                     elif status < 500:
                         body = await read_limited(response, MAX_ERROR_BODY)
@@ -400,11 +513,19 @@ async def connect_streamable_http(
     timeout: float | None = 30.0,
     listen: bool = True,
     auth: httpx2.Auth | None = None,
+    renew_session: bool = True,
 ) -> AsyncIterator[ClientSession]:
     """An initialized session over Streamable HTTP; closed (and the session
-    DELETEd) on exit."""
+    DELETEd) on exit. ``renew_session``: start a new session when the server
+    ends this one (HTTP 404) and carry on (see the module docstring)."""
     transport = StreamableHTTPClientTransport(
-        url, headers, timeout=timeout, http_client=http_client, listen=listen, auth=auth
+        url,
+        headers,
+        timeout=timeout,
+        http_client=http_client,
+        listen=listen,
+        auth=auth,
+        renew_session=renew_session,
     )
     session = await client.connect(transport)
     try:
@@ -449,12 +570,15 @@ async def connect_http(
     timeout: float | None = 30.0,
     listen: bool = True,
     auth: httpx2.Auth | None = None,
+    renew_session: bool = True,
 ) -> AsyncIterator[ClientSession]:
     """An initialized session to the server at ``url``, over Streamable HTTP,
     or over the legacy HTTP+SSE transport if the server answers the
     initialize POST with 400, 404 or 405 (or neither JSON nor SSE).
-    ``auth`` (e.g. an OAuthClientProvider) authorizes every request."""
-    session = await _probe_connect(client, url, headers, timeout, listen, auth)
+    ``auth`` (e.g. an OAuthClientProvider) authorizes every request.
+    ``renew_session``: over Streamable HTTP, start a new session when the
+    server ends this one (HTTP 404) and carry on (see the module docstring)."""
+    session = await _probe_connect(client, url, headers, timeout, listen, auth, renew_session)
     try:
         yield session
     finally:
@@ -468,9 +592,10 @@ async def _probe_connect(
     timeout: float | None,
     listen: bool,
     auth: httpx2.Auth | None = None,
+    renew_session: bool = True,
 ) -> ClientSession:
     streamable = StreamableHTTPClientTransport(
-        url, headers, timeout=timeout, listen=listen, auth=auth
+        url, headers, timeout=timeout, listen=listen, auth=auth, renew_session=renew_session
     )
     try:
         return await client.connect(streamable)

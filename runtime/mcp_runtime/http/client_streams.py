@@ -87,6 +87,17 @@ class Owner(Protocol):
     def expire(self) -> None:
         """The server forgot the session (HTTP 404)."""
 
+    async def admitted(self) -> None:
+        """Wait while a new session is being started (requests then name it)."""
+
+    def lost(self, sent: str) -> asyncio.Future[bool]:
+        """The server answered 404 to what named session ``sent``: True once
+        a new session replaced it, False when the session is over (every
+        pending call then has its error)."""
+
+    def served(self) -> None:
+        """A request's POST was accepted: the session works."""
+
 
 def envelope_of(data: bytes) -> Envelope | None:
     """The envelope of a message read; None for what is not one JSON-RPC
@@ -145,7 +156,12 @@ async def consume(
 
 class Exchange:
     """One request's exchange with the server, from its POST until it is
-    answered (by the server, or with the error that ended the exchange)."""
+    answered (by the server, or with the error that ended the exchange).
+
+    A POST answered 404 was refused unread: the request is sent again in the
+    session that replaces the ended one. A request whose POST was accepted
+    is never sent again: if the session ends before it is answered, it fails
+    (it may have run)."""
 
     __slots__ = ("owner", "message", "request_id", "initialize", "extra", "modern", "state")
 
@@ -164,7 +180,10 @@ class Exchange:
     async def run(self) -> None:
         owner, state, request_id = self.owner, self.state, self.request_id
         try:
-            await self._post()
+            lost = await self._post()
+            # Shielded: cancelling this call must not stop the new session for the others.
+            while lost is not None and await asyncio.shield(lost) and not owner.ended:
+                lost = await self._post()  # in the new session
             attempts = 0
             while not state.answered and not owner.ended:
                 if self.modern:
@@ -212,19 +231,28 @@ class Exchange:
                 request_id, McpError(jsonrpc.INTERNAL_ERROR, "internal error in the HTTP transport")
             )
 
-    async def _post(self) -> None:
+    async def _post(self) -> asyncio.Future[bool] | None:
+        """POST the request, and deliver its answer if it comes in that
+        response. If the server answered 404 for the session: whether a new
+        session replaced it, to come."""
         owner, state, modern, initialize = self.owner, self.state, self.modern, self.initialize
         url = owner.url
+        if not (initialize or modern):
+            await owner.admitted()
+            if owner.ended:
+                return None
         headers = owner.headers_for(ACCEPT_ANY, content=True, modern=modern)
         headers.update(self.extra)
+        sent = None if initialize or modern else headers.get("mcp-session-id")
         try:
             async with owner.http.open("POST", url, headers, self.message.data) as response:
                 status = response.status
                 if initialize:
                     owner.session_id = response.headers.get("mcp-session-id") or owner.session_id
-                if status == 404 and owner.session_id is not None and not initialize and not modern:
-                    owner.expire()
-                    return
+                if status == 404 and sent is not None:
+                    return owner.lost(sent)
+                if sent is not None and status < 300:
+                    owner.served()
                 if status >= 300 or status == 202:
                     body = await read_limited(response, MAX_ERROR_BODY)
                     # An authentication status stays one (a client does not fall back on it).
@@ -235,7 +263,7 @@ class Exchange:
                         and self._answer_with_error_body(body)
                     ):
                         state.answered = True
-                        return
+                        return None
                     if initialize and status in FALLBACK_STATUSES:
                         owner.fallback_reason = f"HTTP {status}"
                     raise Failure(http_failure(status, response.reason or "", body, f"POST {url}"))
@@ -260,6 +288,7 @@ class Exchange:
                     McpError(jsonrpc.CONNECTION_CLOSED, f"POST {url} failed: {error}")
                 ) from None
             state.failure = str(error)  # the stream dropped after it started: resumed by run()
+        return None
 
     def _answer_with_error_body(self, body: bytes) -> bool:
         """Answer the call with the JSON-RPC error an error status carries, if it carries one."""
@@ -303,12 +332,23 @@ class Exchange:
         headers = owner.headers_for(ACCEPT_SSE)
         assert state.last_id is not None
         headers["last-event-id"] = state.last_id
+        sent = headers.get("mcp-session-id")
         try:
             async with owner.http.open("GET", owner.url, headers) as response:
                 status = response.status
-                if status == 404 and owner.session_id is not None:
-                    owner.expire()
-                    return
+                if status == 404 and sent is not None:
+                    owner.lost(sent)
+                    if owner.ended:
+                        return  # the session is over: every call has its error
+                    # The POST was accepted, so the request may have run: never sent again.
+                    raise Failure(
+                        McpError(
+                            jsonrpc.CONNECTION_CLOSED,
+                            f"the server ended MCP session {sent} (HTTP 404) before answering; "
+                            "the request may have run, so it is not sent again",
+                            {"httpStatus": 404},
+                        )
+                    )
                 if status >= 500:
                     state.failure = f"HTTP {status} {response.reason or ''}".rstrip()
                     return  # try again later
