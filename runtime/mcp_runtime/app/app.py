@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeVar
 
 from .. import lifecycle
 from ..client import Client, ClientSession
-from ..http import UVICORN_OPTIONS, HttpApp, http_app
+from ..http import HttpApp, http_app
 from ..memory import memory_pair
 from ..server import Extension, Server, run_stdio
 from .completion import Completer
@@ -31,6 +31,7 @@ from .handlers import build_handlers
 from .prompts import PromptSpec
 from .registry import Registry
 from .resources import ResourceSpec
+from .served import run_uvicorn
 from .tools import ToolSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -414,12 +415,12 @@ class App:
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve over HTTP with uvicorn (blocking); ``options`` go to :meth:`asgi`.
         uvicorn runs with :data:`mcp_runtime.http.UVICORN_OPTIONS` (bounded
-        keep-alive, concurrency and request heads, a short graceful shutdown)."""
-        import uvicorn
-
-        uvicorn.run(
-            self.asgi(**options), host=host, port=port, log_level="warning", **UVICORN_OPTIONS
-        )
+        keep-alive, concurrency and request heads, a short graceful shutdown). Once
+        it listens, the endpoint's URL is printed on stderr; without the ``http``
+        extra, one line names it and the program exits 1."""
+        asgi = self.asgi(**options)
+        path = str(options.get("path", "/mcp"))
+        run_uvicorn(asgi, host, port, path=path, name=self.name)
 
     @contextlib.asynccontextmanager
     async def test_client(

@@ -9,11 +9,13 @@ attempt: a server that cannot be reached is an error at once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
+import webbrowser
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -29,6 +31,9 @@ from ..host import (
 )
 from ..jsonrpc import ConnectionClosed, McpError
 from .output import Terminal
+
+if TYPE_CHECKING:  # needs the 'http' extra, which the 'cli' extra brings
+    from ..host.authorization import HostAuthorization
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -195,9 +200,7 @@ def call(options: Options, tool: str, arguments: tuple[str, ...]) -> int:
         params = {"name": tool, "arguments": _tool_arguments(arguments, found[0])}
         terminal.label = tool
         try:
-            result = await host.request(
-                name, "tools/call", params, options.timeout, terminal.progress
-            )
+            result = await host.request(name, "tools/call", params, None, terminal.progress)
         finally:
             terminal.done()
         terminal.tool_result(result)
@@ -213,7 +216,7 @@ def read(options: Options, uri: str) -> int:
     """Read the resource at URI."""
 
     async def work(host: Host, name: str, terminal: Terminal) -> int:
-        terminal.contents(await host.request(name, "resources/read", {"uri": uri}, options.timeout))
+        terminal.contents(await host.request(name, "resources/read", {"uri": uri}))
         return 0
 
     return _run(options, work)
@@ -228,7 +231,7 @@ def prompt(options: Options, prompt: str, arguments: tuple[str, ...]) -> int:
 
     async def work(host: Host, name: str, terminal: Terminal) -> int:
         params = {"name": prompt, "arguments": _pairs(arguments)}
-        terminal.prompt(await host.request(name, "prompts/get", params, options.timeout))
+        terminal.prompt(await host.request(name, "prompts/get", params))
         return 0
 
     return _run(options, work)
@@ -270,9 +273,7 @@ def complete(
         params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": _pairs(context)}
-        terminal.completion(
-            await host.request(name, "completion/complete", params, options.timeout)
-        )
+        terminal.completion(await host.request(name, "completion/complete", params))
         return 0
 
     return _run(options, work)
@@ -287,7 +288,13 @@ def _run(options: Options, work: Work) -> int:
     server = _target(options)
     terminal = Terminal(options.json)
     try:
-        return asyncio.run(_connected(options, server, work, terminal))
+        with terminal.library_warnings():
+            return asyncio.run(_connected(options, server, work, terminal))
+    except TimeoutError:
+        # mcpx gave up (and cancelled the request); the server never answered.
+        terminal.error(
+            f"no answer within {options.timeout:g} s (--timeout); the request was cancelled"
+        )
     except (Failed, HostError) as error:
         terminal.error(str(error))
     except ConnectionClosed as error:
@@ -300,19 +307,38 @@ def _run(options: Options, work: Work) -> int:
 
 
 async def _connected(options: Options, server: ServerConfig, work: Work, terminal: Terminal) -> int:
-    host = Host(
-        HostConfig((server,)),
-        _Handlers(terminal),
-        name="mcpx",
-        retry=RetryPolicy(max_attempts=1),
-        log_level=options.log_level,
-        server_stderr=None if options.show_stderr else asyncio.subprocess.DEVNULL,
-    )
-    async with host:
+    async with contextlib.AsyncExitStack() as stack:
+        host = Host(
+            HostConfig((server,)),
+            _Handlers(terminal),
+            name="mcpx",
+            retry=RetryPolicy(max_attempts=1),
+            oauth=_oauth(terminal, stack) if server.oauth is not None else None,
+            log_level=options.log_level,
+            server_stderr=None if options.show_stderr else asyncio.subprocess.DEVNULL,
+        )
+        await stack.enter_async_context(host)
         status = host.status()[server.name]
         if status.state != "ready":
             raise Failed(f"cannot connect to {_describe(server)}: {status.error}")
-        return await work(host, server.name, terminal)
+        # The request's deadline is mcpx's own, so that its expiry is not taken for an answer.
+        async with asyncio.timeout(options.timeout):
+            return await work(host, server.name, terminal)
+    raise AssertionError("unreachable")  # for mypy: the block above returns or raises
+
+
+def _oauth(terminal: Terminal, stack: contextlib.AsyncExitStack) -> HostAuthorization:
+    """The authorization code flow for a person at a terminal: the browser opened
+    on the authorization URL (also printed), the answer caught on a loopback port."""
+    from ..auth.client import LoopbackRedirect
+    from ..host.authorization import HostAuthorization
+
+    def show(url: str) -> None:
+        terminal.notice(f"authorize in your browser: {url}")
+        webbrowser.open(url)
+
+    redirect = stack.enter_context(LoopbackRedirect(open_browser=show))
+    return HostAuthorization(redirect, client_name="mcpx")
 
 
 def _target(options: Options) -> ServerConfig:
@@ -333,8 +359,6 @@ def _target(options: Options) -> ServerConfig:
     server = _server(options, argv)
     if options.connect_timeout is not None:
         server = replace(server, connect_timeout=options.connect_timeout)
-    if options.timeout is not None:
-        server = replace(server, request_timeout=options.timeout)
     return server
 
 
@@ -347,14 +371,15 @@ def _server(options: Options, argv: list[str]) -> ServerConfig:
         return ServerConfig("server", "auto", url=options.url, headers=_headers(options.headers))
     assert options.config is not None
     try:
-        config = load_config(options.config)
+        # Another entry's unset variable does not stop the one asked for.
+        config = load_config(options.config, keep_broken=True)
         if options.server is None:
-            if len(config.servers) != 1:
-                names = ", ".join(config.names)
+            names = config.names
+            if len(names) != 1:
                 raise click.UsageError(
-                    f"--config has {len(config.servers)} servers; pick one with --server ({names})"
+                    f"--config has {len(names)} servers; pick one with --server ({', '.join(names)})"
                 )
-            return config.servers[0]
+            return config[names[0]]
         return config[options.server]
     except ConfigError as error:
         raise click.UsageError(str(error)) from None

@@ -4,8 +4,10 @@ stderr, apart from them, progress bars and the server's log messages (dimmed).""
 from __future__ import annotations
 
 import base64
+import contextlib
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import msgspec
@@ -31,6 +33,9 @@ class Terminal:
     def __init__(self, json_output: bool) -> None:
         self.json = json_output
         self.out = Console(highlight=False, soft_wrap=True)
+        if not self.out.is_terminal:
+            # Piped: one row a line, however long, for grep and cut (rich would assume 80 columns).
+            self.out = Console(highlight=False, soft_wrap=True, width=PIPED_WIDTH)
         self.err = Console(stderr=True, highlight=False, soft_wrap=True)
         self._progress: Progress | None = None
         self._task: TaskID | None = None
@@ -41,6 +46,23 @@ class Terminal:
 
     def error(self, message: str) -> None:
         self.err.print(Text(f"mcpx: error: {message}", style="bold red"))
+
+    def notice(self, message: str) -> None:
+        self.err.print(Text(f"mcpx: {message}"))
+
+    def warning(self, message: str) -> None:
+        self.err.print(Text(f"mcpx: warning: {message}", style="yellow"))
+
+    @contextlib.contextmanager
+    def library_warnings(self) -> Iterator[None]:
+        """The runtime's own warnings, as one mcpx line each, while mcpx runs."""
+        handler = _TerminalHandler(self)
+        runtime = logging.getLogger("mcp_runtime")
+        runtime.addHandler(handler)
+        try:
+            yield
+        finally:
+            runtime.removeHandler(handler)
 
     def log(self, server: str, level: str, logger: str | None, data: Any) -> None:
         shown = data if isinstance(data, str) else codec.encode(data).decode()
@@ -88,7 +110,13 @@ class Terminal:
         table = Table(*(title for title, _ in columns), box=None, header_style="bold")
         for item in items:
             table.add_row(*(_field(item, attribute) for _, attribute in columns))
-        self.out.print(table)
+        if self.out.is_terminal:
+            self.out.print(table)
+            return
+        with self.out.capture() as captured:
+            self.out.print(table)
+        sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
+        sys.stdout.flush()
 
     def tool_result(self, result: Any) -> None:
         if self.json:
@@ -160,6 +188,19 @@ class Terminal:
                     style="cyan",
                 )
             )
+
+
+PIPED_WIDTH = 100_000
+"""Columns of stdout when it is not a terminal: rows are never wrapped."""
+
+
+class _TerminalHandler(logging.Handler):
+    def __init__(self, terminal: Terminal) -> None:
+        super().__init__(logging.WARNING)
+        self.terminal = terminal
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.terminal.warning(record.getMessage())
 
 
 # kind: (column title, attribute)

@@ -98,26 +98,39 @@ class OAuthEntry:
 
 @dataclass(frozen=True)
 class HostConfig:
-    """The servers of a configuration, in the order the file lists them."""
+    """The servers of a configuration, in the order the file lists them.
+
+    ``broken`` holds the entries that could not be read (an unset variable, a
+    field of the wrong type), by name, with the error naming the entry and
+    field; only :func:`parse_config` with ``keep_broken=True`` fills it."""
 
     servers: tuple[ServerConfig, ...]
+    broken: Mapping[str, str] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> ServerConfig:
         for server in self.servers:
             if server.name == name:
                 return server
-        known = ", ".join(server.name for server in self.servers) or "none"
+        if name in self.broken:
+            raise ConfigError(self.broken[name])
+        known = ", ".join(self.names) or "none"
         raise ConfigError(f"no server named {name!r} in the configuration (servers: {known})")
 
     @property
     def names(self) -> list[str]:
-        return [server.name for server in self.servers]
+        """Every entry's name, the broken ones included."""
+        return [server.name for server in self.servers] + [
+            name for name in self.broken if name not in {s.name for s in self.servers}
+        ]
 
 
 def load_config(
-    path: str | os.PathLike[str], environ: Mapping[str, str] | None = None
+    path: str | os.PathLike[str],
+    environ: Mapping[str, str] | None = None,
+    *,
+    keep_broken: bool = False,
 ) -> HostConfig:
-    """Read a configuration file (JSON)."""
+    """Read a configuration file (JSON); see :func:`parse_config` for ``keep_broken``."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
@@ -126,11 +139,18 @@ def load_config(
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise ConfigError(f"{os.fspath(path)} is not JSON: {error}") from None
-    return parse_config(document, environ)
+    return parse_config(document, environ, keep_broken=keep_broken)
 
 
-def parse_config(document: Any, environ: Mapping[str, str] | None = None) -> HostConfig:
-    """Read a configuration already decoded from JSON."""
+def parse_config(
+    document: Any, environ: Mapping[str, str] | None = None, *, keep_broken: bool = False
+) -> HostConfig:
+    """Read a configuration already decoded from JSON.
+
+    An entry that cannot be read raises :class:`ConfigError`, unless
+    ``keep_broken``: then it is left out of ``servers`` and its error kept in
+    :attr:`HostConfig.broken`, so that one entry (an unset ``${TOKEN}``, say)
+    does not stop the others. A document of the wrong shape always raises."""
     env = os.environ if environ is None else environ
     if not isinstance(document, Mapping):
         raise ConfigError("a configuration is a JSON object with 'mcpServers' or 'servers'")
@@ -141,18 +161,24 @@ def parse_config(document: Any, environ: Mapping[str, str] | None = None) -> Hos
     if not isinstance(entries, Mapping):
         raise ConfigError(f"{key} must be an object of server entries")
     servers = []
+    broken: dict[str, str] = {}
     for name, entry in entries.items():
         where = f"{key}.{name}"
-        if not isinstance(entry, Mapping):
-            raise ConfigError(f"{where}: an entry must be an object")
-        if _get(entry, where, "disabled", bool, False):
-            continue
-        servers.append(_server(name, entry, where, env))
-    for first, second in clashing_servers(server.name for server in servers):
+        try:
+            if not isinstance(entry, Mapping):
+                raise ConfigError(f"{where}: an entry must be an object")
+            if _get(entry, where, "disabled", bool, False):
+                continue
+            servers.append(_server(name, entry, where, env))
+        except ConfigError as error:
+            if not keep_broken or not name:
+                raise
+            broken[name] = str(error)
+    for first, second in clashing_servers([server.name for server in servers] + list(broken)):
         raise ConfigError(
             f"{key}.{second}: the name gives the same tool prefix as {first!r} (see mcp_runtime.host.names)"
         )
-    return HostConfig(tuple(servers))
+    return HostConfig(tuple(servers), broken)
 
 
 def _server(

@@ -104,6 +104,7 @@ class Connection:
         self._stderr = stderr
         self._rng = random.Random()
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     @property
     def name(self) -> str:
@@ -117,6 +118,9 @@ class Connection:
     async def stop(self) -> None:
         """Close the session (ending a stdio server's process) and stop retrying."""
         task, self._task = self._task, None
+        # A cancellation that lands while the session closes can be absorbed there; the
+        # flag still ends the loop before it sleeps towards another attempt.
+        self._stopping = True
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -134,6 +138,8 @@ class Connection:
                 error = _describe(failed)
                 logger.info("server %s: %s", self.name, error)
             failures += 1
+            if self._stopping:
+                return
             if self.retry.max_attempts is not None and failures >= self.retry.max_attempts:
                 self._set(ServerStatus(self.name, "failed", failures, error))
                 self.settled.set()

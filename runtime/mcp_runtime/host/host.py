@@ -16,21 +16,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 from collections.abc import Callable, Coroutine, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-from msgspec import UNSET
 
 from .. import codec, lifecycle
 from ..client import Client, ClientSession
-from ..jsonrpc import McpError
+from ..jsonrpc import ConnectionClosed, McpError
 from ..methods import ProgressCallback
+from .catalogue import (
+    KINDS,
+    LISTS,
+    Catalogue,
+    HostPrompt,
+    HostResource,
+    HostResourceTemplate,
+    HostTool,
+    list_kind,
+)
 from .config import ConfigError, HostConfig, load_config, parse_config
 from .connection import Authorize, Connection, RetryPolicy, ServerStatus
 from .handlers import HostHandlers, handlers_factory
-from .names import qualified_names
+from .names import SEPARATOR, sanitise
 
 if (
     TYPE_CHECKING
@@ -39,78 +45,12 @@ if (
 
 logger = logging.getLogger("mcp_runtime.host")
 
-KINDS = ("tools", "resources", "resource_templates", "prompts")
 CALLBACK_GRACE = 1.0
 """Seconds a closing host waits for the application's callbacks still running."""
-
-# kind: (list method, result field, capability)
-_LISTS = {
-    "tools": ("tools/list", "tools", "tools"),
-    "resources": ("resources/list", "resources", "resources"),
-    "resource_templates": ("resources/templates/list", "resource_templates", "resources"),
-    "prompts": ("prompts/list", "prompts", "prompts"),
-}
 
 
 class HostError(Exception):
     """A call the host cannot route: an unknown name, an ambiguous URI, a server not connected."""
-
-
-@dataclass(frozen=True)
-class HostTool:
-    """A tool in the host's catalogue: ``name`` is the host's, ``tool`` the server's own."""
-
-    name: str
-    server: str
-    tool: Any
-
-    @property
-    def original(self) -> str:
-        return str(self.tool.name)
-
-
-@dataclass(frozen=True)
-class HostPrompt:
-    name: str
-    server: str
-    prompt: Any
-
-    @property
-    def original(self) -> str:
-        return str(self.prompt.name)
-
-
-@dataclass(frozen=True)
-class HostResource:
-    server: str
-    resource: Any
-
-    @property
-    def uri(self) -> str:
-        return str(self.resource.uri)
-
-
-@dataclass(frozen=True)
-class HostResourceTemplate:
-    server: str
-    template: Any
-
-    @property
-    def uri_template(self) -> str:
-        return str(self.template.uri_template)
-
-    def matches(self, uri: str) -> bool:
-        return _template_pattern(self.uri_template).fullmatch(uri) is not None
-
-
-@dataclass
-class _Catalogue:
-    """One server's entries, by kind."""
-
-    tools: dict[str, HostTool] = field(default_factory=dict)
-    prompts: dict[str, HostPrompt] = field(default_factory=dict)
-    resources: list[HostResource] = field(default_factory=list)
-    resource_templates: list[HostResourceTemplate] = field(default_factory=list)
 
 
 class Host:
@@ -139,16 +79,17 @@ class Host:
         log_level: str | None = None,
         server_stderr: int | None = None,
     ) -> None:
+        # One entry that cannot be read (an unset ${VAR}) fails alone, as a lost server would.
         if isinstance(config, HostConfig):
             self.config = config
         elif isinstance(config, Mapping):
-            self.config = parse_config(config)
+            self.config = parse_config(config, keep_broken=True)
         else:
-            self.config = load_config(config)
+            self.config = load_config(config, keep_broken=True)
         self.handlers = handlers if handlers is not None else HostHandlers()
         self.log_level = log_level
         self._make_handlers = handlers_factory(self.handlers)
-        self._catalogues: dict[str, _Catalogue] = {}
+        self._catalogues: dict[str, Catalogue] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._refresh_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._changed: asyncio.Condition | None = None
@@ -163,6 +104,7 @@ class Host:
                     f"server {server.name!r} is authorized with OAuth: the Host needs oauth=HostAuthorization(...)"
                 )
         self._server_stderr = server_stderr
+        self._closing = False
 
     # ------------------------------------------------------------ lifetime
 
@@ -212,6 +154,7 @@ class Host:
 
     async def aclose(self) -> None:
         """Close every session and end every server process."""
+        self._closing = True
         await asyncio.gather(*(connection.stop() for connection in self._connections.values()))
         # The application hears of the last changes (every server stopped), for a moment at most.
         if self._tasks:
@@ -224,8 +167,12 @@ class Host:
     # ------------------------------------------------------------ what is there
 
     def status(self) -> dict[str, ServerStatus]:
-        """Each server's status, by name."""
-        return {name: connection.status for name, connection in self._connections.items()}
+        """Each server's status, by name; an entry that could not be read is ``failed``."""
+        broken = {
+            name: ServerStatus(name, "failed", error=error)
+            for name, error in self.config.broken.items()
+        }
+        return broken | {name: connection.status for name, connection in self._connections.items()}
 
     @property
     def tools(self) -> list[HostTool]:
@@ -249,8 +196,12 @@ class Host:
         """The open session to ``server``; HostError if it is not connected."""
         connection = self._connections.get(server)
         if connection is None:
+            if server in self.config.broken:
+                raise HostError(
+                    f"server {server!r} is not connected (failed: {self.config.broken[server]})"
+                )
             raise HostError(
-                f"no server named {server!r} (servers: {', '.join(self._connections) or 'none'})"
+                f"no server named {server!r} (servers: {', '.join(self.config.names) or 'none'})"
             )
         if connection.session is None:
             status = connection.status
@@ -371,13 +322,15 @@ class Host:
             spec, codec.convert(params, spec.params), timeout=timeout, on_progress=on_progress
         )
 
-    def _find(
-        self, name: str, what: str, entries: Callable[[_Catalogue], Mapping[str, Any]]
-    ) -> Any:
+    def _find(self, name: str, what: str, entries: Callable[[Catalogue], Mapping[str, Any]]) -> Any:
         for catalogue in self._catalogues.values():
             found = entries(catalogue).get(name)
             if found is not None:
                 return found
+        # A name under the prefix of a server that is down: say so, rather than "no such tool".
+        for server in self.config.names:
+            if name.startswith(sanitise(server) + SEPARATOR) and server not in self._catalogues:
+                self.session(server)  # raises: not connected, and why
         raise HostError(
             f"no {what} named {name!r} (servers not connected: {self._down() or 'none'})"
         )
@@ -385,7 +338,7 @@ class Host:
     def _down(self) -> str:
         return ", ".join(name for name, c in self._connections.items() if c.session is None)
 
-    def _ordered(self) -> Iterator[_Catalogue]:
+    def _ordered(self) -> Iterator[Catalogue]:
         for name in self._connections:
             catalogue = self._catalogues.get(name)
             if catalogue is not None:
@@ -398,7 +351,7 @@ class Host:
         for list changes where the revision needs a stream for them."""
         session = connection.session
         assert session is not None
-        self._catalogues[connection.name] = _Catalogue()
+        self._catalogues[connection.name] = Catalogue()
         capabilities = session.server_capabilities
         if (
             self.log_level is not None
@@ -437,7 +390,7 @@ class Host:
         """A server said a list changed: list it again (called by its client's handlers)."""
         connection = self._connections.get(server)
         session = connection.session if connection is not None else None
-        if session is None:
+        if session is None or self._closing:
             return
         for kind in kinds:
             self._spawn(self._refresh(server, session, kind, announce=True))
@@ -448,37 +401,24 @@ class Host:
         # One listing of a kind at a time per server, so the last change's listing is the one kept.
         lock = self._refresh_locks.setdefault((server, kind), asyncio.Lock())
         async with lock:
-            method, attribute, capability = _LISTS[kind]
-            items: list[Any] = []
-            if lifecycle.has_capability(session.server_capabilities, (capability,)):
-                try:
-                    items = await _list_all(session, method, attribute)
-                except McpError as error:
-                    if (
-                        announce
-                    ):  # a later change may do better; an initial failure fails the connection
-                        logger.warning("server %s: %s failed: %s", server, method, error.message)
-                        return
-                    raise
+            method = LISTS[kind][0]
+            try:
+                items = await list_kind(session, kind)
+            except ConnectionClosed:
+                if announce:  # a change heard as the session closed: nothing left to list
+                    return
+                raise
+            except McpError as error:
+                if (
+                    announce
+                ):  # a later change may do better; an initial failure fails the connection
+                    logger.warning("server %s: %s failed: %s", server, method, error.message)
+                    return
+                raise
             catalogue = self._catalogues.get(server)
             if catalogue is None or self._connections[server].session is not session:
                 return  # lost meanwhile
-            if kind == "tools":
-                names = qualified_names(server, [item.name for item in items])
-                catalogue.tools = {
-                    name: HostTool(name, server, item) for name, item in zip(names, items)
-                }
-            elif kind == "prompts":
-                names = qualified_names(server, [item.name for item in items])
-                catalogue.prompts = {
-                    name: HostPrompt(name, server, item) for name, item in zip(names, items)
-                }
-            elif kind == "resources":
-                catalogue.resources = [HostResource(server, item) for item in items]
-            else:
-                catalogue.resource_templates = [
-                    HostResourceTemplate(server, item) for item in items
-                ]
+            catalogue.fill(server, kind, items)
         if announce:
             await self._announce(server, (kind,))
 
@@ -505,39 +445,10 @@ async def _logged(work: Coroutine[Any, Any, Any]) -> None:
         logger.exception("host callback failed")
 
 
-async def _list_all(session: ClientSession, method: str, attribute: str) -> list[Any]:
-    """Every page of a list method."""
-    spec = lifecycle.revision(session.protocol_version).all_methods[method]
-    items: list[Any] = []
-    cursor: Any = UNSET
-    while True:
-        params = codec.convert({} if cursor is UNSET else {"cursor": cursor}, spec.params)
-        page = await session.request(spec, params)
-        items.extend(getattr(page, attribute))
-        cursor = page.next_cursor
-        if not isinstance(cursor, str) or not cursor:
-            return items
-
-
 def _ownership(what: str, owners: list[str]) -> str:
     if not owners:
         return f"no connected server offers {what}; name the server"
     return f"{what} is offered by several servers ({', '.join(owners)}); name the server"
-
-
-def _template_pattern(template: str) -> re.Pattern[str]:
-    """A URI template (RFC 6570) as a pattern: {var} matches one path segment,
-    {+var}, {#var} and the other operators anything."""
-    parts = re.split(r"(\{[^}]*\})", template)
-    pattern = "".join(
-        (
-            (".*" if part[1:2] and part[1] in "+#./;?&" else "[^/]*")
-            if part.startswith("{")
-            else re.escape(part)
-        )
-        for part in parts
-    )
-    return re.compile(pattern)
 
 
 __all__ = [
