@@ -90,6 +90,26 @@ class Terminal:
             self._task, completed=progress, total=total, description=message or self.label
         )
 
+    def task_status(self, task_id: str, status: str, message: str | None) -> None:
+        """A task's status changed: the bar's label on a terminal, a line elsewhere."""
+        line = f"task {task_id}: {status}" + (f" - {message}" if message else "")
+        if not self.err.is_terminal:
+            self.err.print(Text(line, style="dim"))
+            return
+        if self._progress is None:
+            self.progress(0, None, line)
+        else:
+            assert self._task is not None
+            self._progress.update(self._task, description=line)
+
+    def updated(self, uri: str) -> None:
+        """A resource watched changed (stderr: the new contents follow on stdout)."""
+        self.err.print(Text(f"updated {uri}", style="dim"))
+
+    def pause(self) -> None:
+        """Take the progress bar away while the user is asked something."""
+        self.done()
+
     def done(self) -> None:
         """The call ended: take the progress bar away."""
         if self._progress is not None:
@@ -138,6 +158,28 @@ class Terminal:
             return
         for item in result.contents:
             self._resource(item)
+
+    def server_info(self, info: dict[str, Any]) -> None:
+        if self.json:
+            self.json_value(info)
+            return
+        server = info["serverInfo"]
+        self.out.print(Text(f"{server.name} {server.version}", style="bold"))
+        self.out.print(Text(f"protocol version: {info['protocolVersion']}"))
+        capabilities = msgspec.json.decode(codec.encode(info["capabilities"]))
+        self.out.print(Text("capabilities: " + (", ".join(capabilities) or "none")))
+        if info["instructions"]:
+            self.out.print(Text(f"instructions: {info['instructions']}"))
+
+    def raw_contents(self, result: Any, output: str) -> None:
+        """The bytes of every content of a read, one after the other, to a file or stdout (-)."""
+        data = b"".join(_bytes(item) for item in result.contents)
+        if output == "-":
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        else:
+            with open(output, "wb") as file:
+                file.write(data)
 
     def prompt(self, result: Any) -> None:
         if self.json:
@@ -224,6 +266,13 @@ def _field(item: Any, attribute: str) -> str:
         return ", ".join(a.name + ("" if a.required is True else "?") for a in value)
     text = str(value)
     return text.splitlines()[0] if text else ""
+
+
+def _bytes(item: Any) -> bytes:
+    text = getattr(item, "text", None)
+    if isinstance(text, str):
+        return text.encode()
+    return base64.b64decode(getattr(item, "blob", ""))
 
 
 def _kind(block: Any) -> str:

@@ -64,6 +64,8 @@ class Host:
     (:mod:`.authorization`). ``log_level``
     asks servers for log messages of that level and above. ``server_stderr``
     is where stdio servers' stderr goes (None: this process's).
+    ``protocol_version`` is the revision each client asks for (default: the
+    newest, met at an older one by servers that do not speak it).
     """
 
     def __init__(
@@ -78,6 +80,7 @@ class Host:
         oauth: HostAuthorization | None = None,
         log_level: str | None = None,
         server_stderr: int | None = None,
+        protocol_version: str | None = None,
     ) -> None:
         # One entry that cannot be read (an unset ${VAR}) fails alone, as a lost server would.
         if isinstance(config, HostConfig):
@@ -88,6 +91,7 @@ class Host:
             self.config = load_config(config, keep_broken=True)
         self.handlers = handlers if handlers is not None else HostHandlers()
         self.log_level = log_level
+        self.protocol_version = protocol_version
         self._make_handlers = handlers_factory(self.handlers)
         self._catalogues: dict[str, Catalogue] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -130,6 +134,7 @@ class Host:
                 handlers=self._make_handlers(server.name, self),
                 default_timeout=server.request_timeout,
                 log_level=self.log_level,
+                protocol_version=self.protocol_version,
             )
             connection = Connection(
                 server,
