@@ -151,9 +151,13 @@ def _form(schema: Mapping[str, Any], ask: Callable[[str], str]) -> dict[str, Any
 
 
 def _choices(field: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(value, title) of an enumeration, in either of the schema's spellings."""
-    if isinstance(field.get("oneOf"), list):
-        return [(str(o.get("const")), str(o.get("title", o.get("const")))) for o in field["oneOf"]]
+    """(value, title) of an enumeration, in any of the schema's spellings (a
+    multiple choice's are those of its items)."""
+    if field.get("type") == "array" and isinstance(field.get("items"), Mapping):
+        return _choices(field["items"])
+    for key in ("oneOf", "anyOf"):
+        if isinstance(field.get(key), list):
+            return [(str(o.get("const")), str(o.get("title", o.get("const")))) for o in field[key]]
     if isinstance(field.get("enum"), list):
         titles = field.get("enumNames") or field["enum"]
         return [(str(v), str(t)) for v, t in zip(field["enum"], titles)]
@@ -167,12 +171,23 @@ def _label(name: str, field: Mapping[str, Any], required: bool, first: bool) -> 
         parts.append(f"- {field['description']}")
     choices = _choices(field)
     if choices:
-        parts.append("[" + ", ".join(f"{i + 1}={t}" for i, (_, t) in enumerate(choices)) + "]")
+        several = " (several: 1,3)" if field.get("type") == "array" else ""
+        parts.append(
+            "[" + ", ".join(f"{i + 1}={t}" for i, (_, t) in enumerate(choices)) + "]" + several
+        )
     elif field.get("type") == "boolean":
         parts.append("[y/n]")
     if first:
         parts.append("('-' declines)")
     return " ".join(parts)
+
+
+def _choice(values: list[str], raw: str) -> str:
+    if raw.isdigit() and 1 <= int(raw) <= len(values):
+        return values[int(raw) - 1]
+    if raw in values:
+        return raw
+    raise ValueError(f"one of {', '.join(values)} (or its number)")
 
 
 def _value(field: Mapping[str, Any], raw: str) -> Any:
@@ -182,11 +197,12 @@ def _value(field: Mapping[str, Any], raw: str) -> Any:
     choices = _choices(field)
     if choices:
         values = [v for v, _ in choices]
-        if raw.isdigit() and 1 <= int(raw) <= len(choices):
-            return values[int(raw) - 1]
-        if raw in values:
-            return raw
-        raise ValueError(f"one of {', '.join(values)} (or its number)")
+        picked = [_choice(values, part.strip()) for part in raw.split(",")]
+        if field.get("type") == "array":
+            return picked
+        if len(picked) != 1:
+            raise ValueError("one choice only")
+        return picked[0]
     kind = field.get("type")
     if kind == "boolean":
         if raw.lower() in ("y", "yes", "true"):
