@@ -28,6 +28,7 @@ and the field.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -82,6 +83,18 @@ class ServerConfig:
     """The entry's ``auth`` value, for :attr:`mcp_runtime.host.Host` ``authorize``."""
     oauth: OAuthEntry | None = None
     """What an ``auth`` of type ``oauth`` says."""
+    allow_tools: tuple[str, ...] | None = None
+    """``allowTools``: the only tools the host offers (names or fnmatch patterns); None: all."""
+    deny_tools: tuple[str, ...] = ()
+    """``denyTools``: tools the host never offers (names or fnmatch patterns)."""
+
+    def permits(self, tool: str) -> bool:
+        """Whether the host offers the server's tool ``tool``."""
+        if any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.deny_tools):
+            return False
+        return self.allow_tools is None or any(
+            fnmatch.fnmatchcase(tool, pattern) for pattern in self.allow_tools
+        )
 
 
 @dataclass(frozen=True)
@@ -218,6 +231,7 @@ def _server(
             auth=entry.get("auth"),
             connect_timeout=connect_timeout,
             request_timeout=request_timeout,
+            **_tool_lists(entry, where),
         )
     for other in ("command", "args", "env", "cwd"):
         if other in entry:
@@ -238,7 +252,29 @@ def _server(
         oauth=_oauth(entry, where, expand),
         connect_timeout=connect_timeout,
         request_timeout=request_timeout,
+        **_tool_lists(entry, where),
     )
+
+
+def _tool_lists(entry: Mapping[str, Any], where: str) -> dict[str, Any]:
+    lists: dict[str, Any] = {}
+    for key, attribute in (("allowTools", "allow_tools"), ("denyTools", "deny_tools")):
+        if key in entry:
+            values = _get(entry, where, key, list, [])
+            lists[attribute] = tuple(
+                _string(value, f"{where}.{key}[{i}]") for i, value in enumerate(values)
+            )
+    return lists
+
+
+def changed_entries(old: HostConfig, new: HostConfig) -> tuple[list[str], list[ServerConfig]]:
+    """What turns ``old`` into ``new``: the names to stop, and the entries to start
+    (a changed entry is both); an entry left as it was is in neither."""
+    before = {server.name: server for server in old.servers}
+    after = {server.name: server for server in new.servers}
+    stop = [name for name, server in before.items() if after.get(name) != server]
+    start = [server for name, server in after.items() if before.get(name) != server]
+    return stop, start
 
 
 _OAUTH_KEYS = frozenset({"type", "clientId", "clientSecret", "scopes"})

@@ -105,6 +105,7 @@ class Connection:
         self._rng = random.Random()
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
+        self._wake = asyncio.Event()
 
     @property
     def name(self) -> str:
@@ -114,6 +115,14 @@ class Connection:
         self._task = asyncio.get_running_loop().create_task(
             self._run(), name=f"mcp-host:{self.name}"
         )
+
+    def retry_now(self) -> None:
+        """Try again at once: a server waiting for its next attempt, or one given up."""
+        if self._task is None or self._task.done():
+            if not self._stopping:
+                self.start()
+        else:
+            self._wake.set()
 
     async def stop(self) -> None:
         """Close the session (ending a stdio server's process) and stop retrying."""
@@ -149,7 +158,9 @@ class Connection:
                 ServerStatus(self.name, "retrying", failures, error, time.monotonic() + delay)
             )
             self.settled.set()
-            await asyncio.sleep(delay)
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):  # retry_now() cuts the wait short
+                await asyncio.wait_for(self._wake.wait(), delay)
 
     async def _session_lifetime(self) -> str:
         """Connect, serve until the session ends, and say why it ended."""

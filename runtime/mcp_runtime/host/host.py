@@ -14,6 +14,7 @@ closes every session and ends every server process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Callable, Coroutine, Iterator, Mapping
@@ -33,10 +34,20 @@ from .catalogue import (
     HostTool,
     list_kind,
 )
-from .config import ConfigError, HostConfig, load_config, parse_config
+from .config import (
+    ConfigError,
+    HostConfig,
+    ServerConfig,
+    changed_entries,
+    load_config,
+    parse_config,
+)
 from .connection import Authorize, Connection, RetryPolicy, ServerStatus
 from .handlers import HostHandlers, handlers_factory
-from .names import SEPARATOR, sanitise
+from .routing import Approve, HostError, Routing
+from .stderr import PrefixedStderr
+from .subscriptions import Subscriptions, Updates
+from .watch import stamp, watch_file
 
 if (
     TYPE_CHECKING
@@ -49,11 +60,7 @@ CALLBACK_GRACE = 1.0
 """Seconds a closing host waits for the application's callbacks still running."""
 
 
-class HostError(Exception):
-    """A call the host cannot route: an unknown name, an ambiguous URI, a server not connected."""
-
-
-class Host:
+class Host(Routing):
     """Many MCP servers behind one object; see the module's description.
 
     ``config`` is a :class:`HostConfig`, a decoded configuration or a path to
@@ -63,7 +70,10 @@ class Host:
     authorizes the entries whose ``auth`` is of type ``oauth``
     (:mod:`.authorization`). ``log_level``
     asks servers for log messages of that level and above. ``server_stderr``
-    is where stdio servers' stderr goes (None: this process's).
+    is where stdio servers' stderr goes (None: this process's, each line
+    prefixed with ``[server]``). ``approve`` is asked before each tool call
+    (:data:`~mcp_runtime.host.routing.Approve`). ``watch_config``, for a
+    configuration read from a file, reloads it whenever the file changes.
     ``protocol_version`` is the revision each client asks for (default: the
     newest, met at an older one by servers that do not speak it).
     """
@@ -81,8 +91,16 @@ class Host:
         log_level: str | None = None,
         server_stderr: int | None = None,
         protocol_version: str | None = None,
+        approve: Approve | None = None,
+        watch_config: bool = False,
     ) -> None:
         # One entry that cannot be read (an unset ${VAR}) fails alone, as a lost server would.
+        self.path = None if isinstance(config, (HostConfig, Mapping)) else os.fspath(config)
+        self.approve = approve
+        self._watch_config = watch_config and self.path is not None
+        self._stamp = stamp(self.path) if self.path is not None else None
+        self._stderr_pipes: dict[str, PrefixedStderr] = {}
+        self._subscriptions = Subscriptions()
         if isinstance(config, HostConfig):
             self.config = config
         elif isinstance(config, Mapping):
@@ -103,10 +121,7 @@ class Host:
         self._authorize = authorize
         self._oauth = oauth
         for server in self.config.servers:
-            if server.oauth is not None and oauth is None:
-                raise ConfigError(
-                    f"server {server.name!r} is authorized with OAuth: the Host needs oauth=HostAuthorization(...)"
-                )
+            self._check(server)
         self._server_stderr = server_stderr
         self._closing = False
 
@@ -125,42 +140,132 @@ class Host:
 
     async def start(self) -> None:
         """Connect to every server; returns once each has connected or failed once."""
-        name, version = self._identity
         self._changed = asyncio.Condition()
         for server in self.config.servers:
-            client = Client(
-                name=name,
-                version=version,
-                handlers=self._make_handlers(server.name, self),
-                default_timeout=server.request_timeout,
-                log_level=self.log_level,
-                protocol_version=self.protocol_version,
-            )
-            connection = Connection(
-                server,
-                client,
-                retry=self._retry,
-                on_ready=self._ready,
-                on_lost=self._lost,
-                on_status=self._status_changed,
-                authorize=self._authorize,
-                auth=(
-                    self._oauth.provider(server)
-                    if self._oauth is not None and server.oauth is not None
-                    else None
-                ),
-                stderr=self._server_stderr,
-            )
-            self._connections[server.name] = connection
-            connection.start()
+            self._connect(server)
         await asyncio.gather(
             *(connection.settled.wait() for connection in self._connections.values())
         )
+        if self._watch_config:
+            assert self.path is not None
+            self._spawn(watch_file(self.path, self.reload, self._stamp))
+
+    def _check(self, server: ServerConfig) -> None:
+        if server.oauth is not None and self._oauth is None:
+            raise ConfigError(
+                f"server {server.name!r} is authorized with OAuth: the Host needs oauth=HostAuthorization(...)"
+            )
+
+    def _connect(self, server: ServerConfig) -> Connection:
+        name, version = self._identity
+        client = Client(
+            name=name,
+            version=version,
+            handlers=self._make_handlers(server.name, self),
+            default_timeout=server.request_timeout,
+            log_level=self.log_level,
+            protocol_version=self.protocol_version,
+        )
+        stderr = self._server_stderr
+        if stderr is None and server.transport == "stdio":
+            pipe = self._stderr_pipes.get(server.name) or PrefixedStderr(server.name)
+            if server.name not in self._stderr_pipes:
+                self._stderr_pipes[server.name] = pipe
+                pipe.start()
+            stderr = pipe.fd
+        connection = Connection(
+            server,
+            client,
+            retry=self._retry,
+            on_ready=self._ready,
+            on_lost=self._lost,
+            on_status=self._status_changed,
+            authorize=self._authorize,
+            auth=(
+                self._oauth.provider(server)
+                if self._oauth is not None and server.oauth is not None
+                else None
+            ),
+            stderr=stderr,
+        )
+        self._connections[server.name] = connection
+        connection.start()
+        return connection
+
+    # ------------------------------------------------------------ changing the servers
+
+    async def add(self, server: ServerConfig) -> ServerStatus:
+        """Start a server while the host runs; its status once it connected or failed once."""
+        if server.name in self._connections:
+            raise HostError(f"there is already a server named {server.name!r}")
+        self._check(server)
+        self.config = HostConfig(
+            (*self.config.servers, server),
+            {k: v for k, v in self.config.broken.items() if k != server.name},
+        )
+        connection = self._connect(server)
+        await connection.settled.wait()
+        return connection.status
+
+    async def remove(self, name: str) -> None:
+        """Stop a server and take its entries out of the catalogue."""
+        connection = self._connections.pop(name, None)
+        if connection is None and name not in self.config.broken:
+            raise HostError(f"no server named {name!r}")
+        self.config = HostConfig(
+            tuple(s for s in self.config.servers if s.name != name),
+            {k: v for k, v in self.config.broken.items() if k != name},
+        )
+        if connection is not None:
+            await connection.stop()
+            self._lost(connection)
+        pipe = self._stderr_pipes.pop(name, None)
+        if pipe is not None:
+            await pipe.close()
+
+    async def reload(self, config: HostConfig | Mapping[str, Any] | None = None) -> None:
+        """Apply a new configuration (default: the file read again): entries gone are
+        stopped, new ones started, changed ones restarted; the others are untouched."""
+        if config is None:
+            if self.path is None:
+                raise HostError("the host was not given a file to read again")
+            new = load_config(self.path, keep_broken=True)
+        else:
+            new = (
+                config if isinstance(config, HostConfig) else parse_config(config, keep_broken=True)
+            )
+        stop, start = changed_entries(self.config, new)
+        for name in stop:
+            await self.remove(name)
+        for name in [n for n in self.config.broken if n not in new.broken]:
+            await self.remove(name)
+        self.config = HostConfig(self.config.servers, dict(new.broken))
+        await asyncio.gather(*(self.add(server) for server in start))
+        await self._notify()
+
+    def subscribe(
+        self, uri: str, *, server: str | None = None
+    ) -> contextlib.AbstractAsyncContextManager[Updates]:
+        """``async with host.subscribe(uri) as updates: async for params in updates:``
+        each update of the resource (see :mod:`.subscriptions`)."""
+        owner = server or self.server_of(uri)
+        return self._subscriptions.subscribe(uri, owner, self.session(owner), self.request)
+
+    def resource_updated(self, server: str, params: object) -> None:
+        self._subscriptions.updated(server, params)
+
+    def retry_now(self, name: str) -> None:
+        """Connect to ``name`` again at once, without waiting for its next attempt."""
+        connection = self._connections.get(name)
+        if connection is None:
+            raise HostError(f"no server named {name!r}")
+        connection.retry_now()
 
     async def aclose(self) -> None:
         """Close every session and end every server process."""
         self._closing = True
         await asyncio.gather(*(connection.stop() for connection in self._connections.values()))
+        await asyncio.gather(*(pipe.close() for pipe in self._stderr_pipes.values()))
         # The application hears of the last changes (every server stopped), for a moment at most.
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=CALLBACK_GRACE)
@@ -221,96 +326,6 @@ class Host:
         async with asyncio.timeout(timeout), self._changed:
             await self._changed.wait_for(lambda: check(self))
 
-    # ------------------------------------------------------------ routing
-
-    async def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-    ) -> Any:
-        """Call a tool by its host name; the result is the server's CallToolResult."""
-        tool = self._find(name, "tool", lambda c: c.tools)
-        params: dict[str, Any] = {"name": tool.original}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
-        return await self.request(tool.server, "tools/call", params, timeout, on_progress)
-
-    async def get_prompt(
-        self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: float | None = None
-    ) -> Any:
-        """Get a prompt by its host name; the server's GetPromptResult."""
-        prompt = self._find(name, "prompt", lambda c: c.prompts)
-        params: dict[str, Any] = {"name": prompt.original}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
-        return await self.request(prompt.server, "prompts/get", params, timeout)
-
-    async def read_resource(
-        self, uri: str, *, server: str | None = None, timeout: float | None = None
-    ) -> Any:
-        """Read a resource; the server is the one listing ``uri`` (or a template
-        matching it) unless named. The server's ReadResourceResult."""
-        return await self.request(
-            server or self.server_of(uri), "resources/read", {"uri": uri}, timeout
-        )
-
-    async def complete(
-        self,
-        argument: str,
-        value: str,
-        *,
-        prompt: str | None = None,
-        template: str | None = None,
-        server: str | None = None,
-        context: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> Any:
-        """Complete an argument of a prompt (by host name) or of a resource
-        template (by URI template, with ``server`` when several offer it)."""
-        if (prompt is None) == (template is None):
-            raise HostError("complete needs a prompt or a resource template, not both")
-        if prompt is not None:
-            found = self._find(prompt, "prompt", lambda c: c.prompts)
-            target, ref = found.server, {"type": "ref/prompt", "name": found.original}
-        else:
-            owners = [
-                t.server
-                for t in self.resource_templates
-                if t.uri_template == template and server in (None, t.server)
-            ]
-            if len(owners) != 1:
-                raise HostError(_ownership(f"resource template {template!r}", owners))
-            target, ref = owners[0], {"type": "ref/resource", "uri": template}
-        params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
-        if context:
-            params["context"] = {"arguments": dict(context)}
-        return await self.request(target, "completion/complete", params, timeout)
-
-    async def roots_changed(self) -> None:
-        """Tell every connected server that speaks a handshake revision that the
-        application's roots changed (at 2026-07-28 servers ask for them with each request)."""
-        for connection in list(self._connections.values()):
-            session = connection.session
-            if session is None:
-                continue
-            spec = lifecycle.revision(session.protocol_version).all_methods.get(
-                "notifications/roots/list_changed"
-            )
-            if spec is not None:
-                await session.notify(spec, None)
-
-    def server_of(self, uri: str) -> str:
-        """The server that lists ``uri``, or else the one with a template matching it."""
-        owners = sorted({r.server for r in self.resources if r.uri == uri})
-        if not owners:
-            owners = sorted({t.server for t in self.resource_templates if t.matches(uri)})
-        if len(owners) != 1:
-            raise HostError(_ownership(f"resource {uri!r}", owners))
-        return owners[0]
-
     async def request(
         self,
         server: str,
@@ -327,21 +342,18 @@ class Host:
             spec, codec.convert(params, spec.params), timeout=timeout, on_progress=on_progress
         )
 
-    def _find(self, name: str, what: str, entries: Callable[[Catalogue], Mapping[str, Any]]) -> Any:
-        for catalogue in self._catalogues.values():
-            found = entries(catalogue).get(name)
-            if found is not None:
-                return found
-        # A name under the prefix of a server that is down: say so, rather than "no such tool".
-        for server in self.config.names:
-            if name.startswith(sanitise(server) + SEPARATOR) and server not in self._catalogues:
-                self.session(server)  # raises: not connected, and why
-        raise HostError(
-            f"no {what} named {name!r} (servers not connected: {self._down() or 'none'})"
-        )
-
-    def _down(self) -> str:
-        return ", ".join(name for name, c in self._connections.items() if c.session is None)
+    async def roots_changed(self) -> None:
+        """Tell every connected server that speaks a handshake revision that the
+        application's roots changed (at 2026-07-28 servers ask for them with each request)."""
+        for connection in list(self._connections.values()):
+            session = connection.session
+            if session is None:
+                continue
+            spec = lifecycle.revision(session.protocol_version).all_methods.get(
+                "notifications/roots/list_changed"
+            )
+            if spec is not None:
+                await session.notify(spec, None)
 
     def _ordered(self) -> Iterator[Catalogue]:
         for name in self._connections:
@@ -423,6 +435,9 @@ class Host:
             catalogue = self._catalogues.get(server)
             if catalogue is None or self._connections[server].session is not session:
                 return  # lost meanwhile
+            if kind == "tools":  # the entry's allow and deny lists
+                config = self._connections[server].config
+                items = [item for item in items if config.permits(str(item.name))]
             catalogue.fill(server, kind, items)
         if announce:
             await self._announce(server, (kind,))
@@ -448,12 +463,6 @@ async def _logged(work: Coroutine[Any, Any, Any]) -> None:
         await work
     except Exception:  # an application's callback failing must not go unnoticed, nor stop the host
         logger.exception("host callback failed")
-
-
-def _ownership(what: str, owners: list[str]) -> str:
-    if not owners:
-        return f"no connected server offers {what}; name the server"
-    return f"{what} is offered by several servers ({', '.join(owners)}); name the server"
 
 
 __all__ = [
