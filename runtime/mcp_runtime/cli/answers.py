@@ -55,8 +55,6 @@ class Handlers(HostHandlers):
         self.answers = answers
         self._ask = ask or _prompt
         self._asking = asyncio.Lock()  # one question on the terminal at a time
-        self.watched: dict[str, asyncio.Queue[None]] = {}
-        """Resources watched (mcpx watch), by URI: each update is put in its queue."""
 
     async def on_log(self, server: str, params: Any) -> None:
         logger = params.logger if isinstance(params.logger, str) else None
@@ -64,9 +62,6 @@ class Handlers(HostHandlers):
 
     async def on_resource_updated(self, server: str, params: Any) -> None:
         self.terminal.updated(params.uri)
-        queue = self.watched.get(params.uri)
-        if queue is not None:
-            queue.put_nowait(None)
 
     async def create_message(
         self, server: str, params: mcp.CreateMessageRequestParams, ctx: RequestContext

@@ -5,17 +5,14 @@ completion script for mcpx)."""
 
 from __future__ import annotations
 
-import asyncio
 import time
-from typing import Any
 
 import click
 from click.shell_completion import get_completion_class
 
 from .. import lifecycle
 from ..host import Host
-from .answers import Handlers
-from .commands import Failed, Options, main, run_work, target_options, with_meta
+from .commands import Failed, Options, main, run_work, target_options
 from .output import Terminal
 
 SHELLS = ("bash", "zsh", "fish")
@@ -78,27 +75,13 @@ def watch(options: Options, uri: str, count: int | None) -> int:
         session = host.session(name)
         if not lifecycle.has_capability(session.server_capabilities, ("resources", "subscribe")):
             raise Failed("the server does not offer resource subscriptions")
-        handlers = host.handlers
-        assert isinstance(handlers, Handlers)
-        updates: asyncio.Queue[None] = asyncio.Queue()
-        handlers.watched[uri] = updates
-        listener: Any = None
-        if session.modern:
-            listener = await session.listen(resource_subscriptions=[uri])
-        else:
-            await host.request(name, "resources/subscribe", with_meta(options, {"uri": uri}))
-        terminal.contents(await host.request(name, "resources/read", {"uri": uri}))
-        seen = 0
-        try:
+        async with host.subscribe(uri, server=name) as updates:
+            terminal.contents(await host.request(name, "resources/read", {"uri": uri}))
+            seen = 0
             while count is None or seen < count:
-                await updates.get()
+                await anext(updates)
                 seen += 1
                 terminal.contents(await host.request(name, "resources/read", {"uri": uri}))
-        finally:
-            if listener is not None:
-                await listener.close()
-            elif not session.closed.is_set():
-                await host.request(name, "resources/unsubscribe", {"uri": uri})
         return 0
 
     return run_work(options, work)
