@@ -158,10 +158,14 @@ class Host(Routing):
 
     def _connect(self, server: ServerConfig) -> Connection:
         name, version = self._identity
+        handlers = self._make_handlers(server.name, self)
+        # An application that answers roots/list can say they changed (roots_changed).
+        answers_roots = "list_roots" in type(handlers).__dict__
         client = Client(
             name=name,
             version=version,
-            handlers=self._make_handlers(server.name, self),
+            handlers=handlers,
+            capabilities={"roots": {"listChanged": True}} if answers_roots else None,
             default_timeout=server.request_timeout,
             log_level=self.log_level,
             protocol_version=self.protocol_version,
