@@ -1,8 +1,8 @@
 """The 2026-07-28 per-request path: a request needs no session.
 
-From MCP 2026-07-28 on (servers with handlers of that revision) a POST without
-``Mcp-Session-Id`` whose ``MCP-Protocol-Version`` (or, without one, whose ``_meta``)
-names no handshake revision is served on its own, by a session made for it alone. Its
+From MCP 2026-07-28 on (servers with handlers of that revision) a POST whose
+``MCP-Protocol-Version`` or ``_meta`` names no handshake revision is served on its own,
+by a session made for it alone (an ``Mcp-Session-Id`` it carries is ignored). Its
 headers must mirror its body (``Mcp-Method``, ``Mcp-Name``, ``MCP-Protocol-Version`` and
 the tool's ``Mcp-Param-*``; else 400 and HeaderMismatch). The answer is JSON when the
 first thing the request produces is its response (with 404 for an unknown method and 400
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .. import jsonrpc, wire
+from .. import jsonrpc, lifecycle, wire
 from ..asgi import Receive, Scope, Send
 from ..auth.principal import Principal
 from ..disconnect import ClientWatch, SlowAnswers
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcp_runtime.http.streamable")
 
 _INTERNAL_TIMEOUT = 10.0
+_VERSION_KEY = lifecycle.VERSION_KEY.encode()
 # The HTTP status of a 2026-07-28 answer that is an error, by JSON-RPC code.
 _ERROR_STATUS = {
     jsonrpc.PARSE_ERROR: 400,
@@ -294,37 +295,42 @@ class PerRequestPath:
         self.tool_params = ToolParams(server, options, self._ask)
 
     def named_by(self, headers: dict[str, str]) -> bool:
-        """Whether the request names a 2026-07-28 revision this server speaks, and no session."""
+        """Whether the request names a 2026-07-28 revision this server speaks
+        (an ``Mcp-Session-Id`` beside it is ignored, as that revision says)."""
         version = headers.get("mcp-protocol-version")
-        return (
-            version is not None
-            and "mcp-session-id" not in headers
-            and version.strip(" \t") in self.server.stateless_versions
-        )
+        return version is not None and version.strip(" \t") in self.server.stateless_versions
 
     def fields(
-        self, headers: dict[str, str], probe: Probe | list[Probe]
+        self, headers: dict[str, str], probe: Probe | list[Probe], body: bytes
     ) -> tuple[http_headers.MirroredFields, Any] | None:
         """The header-mirrored fields of a 2026-07-28 request or notification,
         and the version its ``_meta`` names (decoded once: reading it decodes
         ``_meta``); None for what belongs to a session or to the older
-        revisions' stateless mode."""
-        if (
-            not self.server.stateless_versions
-            or "mcp-session-id" in headers
-            or isinstance(probe, list)
-        ):
+        revisions' stateless mode.
+
+        The body decides over the headers: a request whose ``_meta`` names a
+        revision without handshake is one of 2026-07-28, whatever its
+        ``MCP-Protocol-Version`` says (which must then match, else
+        HeaderMismatch) and whatever ``Mcp-Session-Id`` it carries (ignored)."""
+        if not self.server.stateless_versions or isinstance(probe, list):
             return None
         if not isinstance(probe.method, str):
             return None
+        handshake = self.server.bindings.handshake_versions
         header = headers.get("mcp-protocol-version")
-        if header is not None and header.strip(" \t") in self.server.bindings.handshake_versions:
-            return None
+        if header is not None and header.strip(" \t") in handshake:
+            # A handshake request carries no such _meta: its params are not
+            # decoded twice on every POST of a session for the rare one that does.
+            if _VERSION_KEY not in body:
+                return None
+            fields = http_headers.mirrored_fields(probe.params)
+            version = fields.version
+            if not isinstance(version, str) or version in handshake:
+                return None
+            return fields, version
         fields = http_headers.mirrored_fields(probe.params)
         version = fields.version
-        if header is None and (
-            not isinstance(version, str) or version in self.server.bindings.handshake_versions
-        ):
+        if header is None and (not isinstance(version, str) or version in handshake):
             # No header: a request of the older revisions (initialize among
             # them), unless its _meta says otherwise; an initialize that does
             # is refused as a method 2026-07-28 removed.

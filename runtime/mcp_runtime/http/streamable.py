@@ -281,7 +281,7 @@ class StreamableHTTPApp:
             if refusal is not None:
                 await send_answer(send, refusal)
                 return
-        mirrored = self.per_request.fields(headers, probe)
+        mirrored = self.per_request.fields(headers, probe, body)
         if mirrored is not None:
             assert isinstance(probe, Probe)
             fields, version = mirrored
