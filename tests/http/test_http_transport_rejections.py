@@ -18,7 +18,7 @@ from support.http_servers import ThreadedServer, run, serving
 from mcp_protocol import v2025_11_25 as legacy
 from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime import jsonrpc, lifecycle
-from mcp_runtime.http import http_app
+from mcp_runtime.http import HttpOptions, http_app
 from mcp_runtime.http.sse_parser import SSEParser
 from mcp_runtime.server import Server
 
@@ -113,7 +113,12 @@ def test_a_modern_body_under_an_older_version_header_is_a_header_mismatch(
     `400 Bad Request` and a `HeaderMismatch` JSON-RPC error"."""
 
     async def main() -> None:
-        message = {"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {"_meta": META}}
+        message = {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "server/discover",
+            "params": {"_meta": META},
+        }
         headers = modern_headers("server/discover", **{"mcp-protocol-version": header})
         async with httpx.AsyncClient(timeout=10) as raw:
             response = await raw.post(served.url(), content=json.dumps(message), headers=headers)
@@ -130,7 +135,12 @@ def test_a_stray_session_id_does_not_turn_a_modern_request_away(served: Threaded
     `Mcp-Session-Id` header on a request: ignore it, and do not mint or echo session IDs"."""
 
     async def main() -> None:
-        message = {"jsonrpc": "2.0", "id": 5, "method": "server/discover", "params": {"_meta": META}}
+        message = {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "server/discover",
+            "params": {"_meta": META},
+        }
         headers = modern_headers("server/discover", **{"mcp-session-id": "left-over-session"})
         async with httpx.AsyncClient(timeout=10) as raw:
             response = await raw.post(served.url(), content=json.dumps(message), headers=headers)
@@ -233,3 +243,25 @@ def test_a_batch_is_answered_member_by_member(
             assert messages_of(response) == [{"jsonrpc": "2.0", "id": 4, "result": {}}]
 
     run(main())
+
+
+def test_a_legacy_sse_rejection_carries_the_request_id() -> None:
+    """2024-11-05, basic/messages: "Responses **MUST** include the same ID as the request
+    they correspond to". A POST to the HTTP+SSE message endpoint turned away for want of
+    room names the request it turns away."""
+
+    async def main(url: str) -> None:
+        async with httpx.AsyncClient(timeout=10) as raw:
+            async with raw.stream("GET", url + "/sse") as stream:
+                chunks = stream.aiter_bytes()
+                events = SSEParser().feed(await anext(chunks))
+                assert events[0].event == "endpoint"
+                target = url + events[0].data
+                ping = {"jsonrpc": "2.0", "id": "p-1", "method": "ping"}
+                response = await raw.post(target, json=ping)
+                assert response.status_code == 429
+                assert response.json()["id"] == "p-1"
+
+    app = http_app(both_eras(), options=HttpOptions(max_concurrent_requests=0))
+    with serving(app) as server:
+        run(main(server.url("")))

@@ -34,8 +34,8 @@ from ..wire import RESPONSE
 from . import headers as http_headers
 from .answers import (
     SSE_HEADERS,
-    json_error,
     plain,
+    refuse,
     scope_refusal,
     send_answer,
     utf8_or_refused,
@@ -308,19 +308,25 @@ class PerRequestPath:
         ``_meta``); None for what belongs to a session or to the older
         revisions' stateless mode.
 
-        The body decides over the headers: a request whose ``_meta`` names a
-        revision without handshake is one of 2026-07-28, whatever its
-        ``MCP-Protocol-Version`` says (which must then match, else
-        HeaderMismatch) and whatever ``Mcp-Session-Id`` it carries (ignored)."""
+        A request whose ``MCP-Protocol-Version`` names a revision without
+        handshake, or whose ``_meta`` does, is one of that revision: an
+        ``Mcp-Session-Id`` it carries is ignored (as 2026-07-28 says), and a
+        header naming another revision than ``_meta`` is a HeaderMismatch."""
         if not self.server.stateless_versions or isinstance(probe, list):
             return None
         if not isinstance(probe.method, str):
             return None
         handshake = self.server.bindings.handshake_versions
         header = headers.get("mcp-protocol-version")
-        if header is not None and header.strip(" \t") in handshake:
-            # A handshake request carries no such _meta: its params are not
-            # decoded twice on every POST of a session for the rare one that does.
+        if header is not None:
+            header = header.strip(" \t")
+            if header in self.server.stateless_versions:
+                fields = http_headers.mirrored_fields(probe.params)
+                return fields, fields.version
+        if (header is not None and header in handshake) or "mcp-session-id" in headers:
+            # One of a handshake revision or session, unless its _meta names a later
+            # revision (and then its header mismatches). Such a _meta is rare here: the
+            # params are not decoded on every POST of a session for it.
             if _VERSION_KEY not in body:
                 return None
             fields = http_headers.mirrored_fields(probe.params)
@@ -369,9 +375,7 @@ class PerRequestPath:
             if params:  # most tools mirror no argument
                 problem = param_headers_problem(headers, fields, params)
         if problem is not None:
-            await json_error(
-                send, 400, request_id, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}"
-            )
+            await refuse(send, 400, probe, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}")
             return
         listen = method == "subscriptions/listen"
         places = self.places
@@ -385,7 +389,7 @@ class PerRequestPath:
         if refused is not None:
             status, reason = refused
             code = jsonrpc.INTERNAL_ERROR if status == 503 else jsonrpc.INVALID_REQUEST
-            await json_error(send, status, request_id, code, reason)
+            await refuse(send, status, probe, code, reason)
             return
         server = self.server
         known = (
