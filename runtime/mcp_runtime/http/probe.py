@@ -63,11 +63,12 @@ def probe_body(body: bytes) -> Probe | list[Probe]:
     others can be served (JSON-RPC 2.0 answers a batch member by member).
     Raises as decode_probe does on what is neither a message nor an array."""
     try:
-        return decode_probe(body)
+        probe: Probe | list[Probe] = decode_probe(body)
     except msgspec.ValidationError:
         if body.lstrip()[:1] != b"[" or jsonrpc.parse_error(body) is not None:
             raise
         return [_probe_member(member) for member in _members(body)]
+    return probe
 
 
 def _probe_member(member: msgspec.Raw) -> Probe:
