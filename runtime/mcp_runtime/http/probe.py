@@ -24,6 +24,12 @@ class Probe(msgspec.Struct):
 
     def problem(self) -> str | None:
         """Why this is not a JSON-RPC message a POST may carry, if it is not."""
+        if (
+            self.jsonrpc is msgspec.UNSET
+            and self.method is msgspec.UNSET
+            and self.id is msgspec.UNSET
+        ):
+            return "Invalid request: not a JSON-RPC message"
         if self.jsonrpc != "2.0":
             return 'Invalid request: "jsonrpc" must be "2.0"'
         if isinstance(self.method, str):
@@ -34,9 +40,56 @@ class Probe(msgspec.Struct):
             return "Invalid request: a response has exactly one of result and error"
         return None
 
+    def reply_id(self) -> RequestId | None:
+        """The id an error about this message goes under: a request's own when
+        it can be read, else null (a notification, a response: its id is the
+        peer's own call, and an error under it would reach that call)."""
+        if isinstance(self.method, str) and isinstance(self.id, (str, int)):
+            return self.id
+        return None
+
 
 decode_probe = msgspec.json.Decoder(Probe | list[Probe]).decode
 """A message or a batch as Probes (raises as msgspec does on what is neither)."""
+
+_members = msgspec.json.Decoder(list[msgspec.Raw]).decode
+_member = msgspec.json.Decoder(Probe).decode
+
+
+def probe_body(body: bytes) -> Probe | list[Probe]:
+    """A POSTed body as Probes, as :data:`decode_probe` makes them, except for a
+    batch some of whose members are no message at all (``[{...}, 5]``): each
+    of those is an empty Probe, whose problem() says what it is, so that the
+    others can be served (JSON-RPC 2.0 answers a batch member by member).
+    Raises as decode_probe does on what is neither a message nor an array."""
+    try:
+        probe: Probe | list[Probe] = decode_probe(body)
+    except msgspec.ValidationError:
+        if body.lstrip()[:1] != b"[" or jsonrpc.parse_error(body) is not None:
+            raise
+        return [_probe_member(member) for member in _members(body)]
+    return probe
+
+
+def _probe_member(member: msgspec.Raw) -> Probe:
+    try:
+        return _member(member)
+    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+        return Probe()
+
+
+def batch_members(body: bytes) -> list[msgspec.Raw]:
+    """The members of a batch, undecoded, in order (one per Probe of :func:`probe_body`)."""
+    return _members(body)
+
+
+def probed(body: bytes) -> Probe | list[Probe] | None:
+    """:func:`probe_body`, None for what it cannot probe (a path that reads
+    the body only when it refuses it: the session answers what is wrong)."""
+    try:
+        return probe_body(body)
+    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+        return None
 
 
 def requests_in(body: bytes) -> int:
