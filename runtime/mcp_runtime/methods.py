@@ -98,6 +98,13 @@ class RequestContext(Protocol):
     ) -> None:
         """Send a progress notification, if the caller asked for progress."""
 
+    def hold_progress(self) -> None:
+        """Keep this request's progress open after its response, until
+        ``end_progress``: the request created a task that reports under its token."""
+
+    def end_progress(self) -> None:
+        """No more progress for this request (its task reached a terminal status)."""
+
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send a log message to the peer, if its level passes the one it set."""
 

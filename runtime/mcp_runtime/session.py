@@ -203,12 +203,14 @@ class _ProgressState:
     last reported, and whether the request is still in progress (its handler
     has not returned). Shared by every context of the request."""
 
-    __slots__ = ("token", "last", "open")
+    __slots__ = ("token", "last", "open", "held")
 
     def __init__(self, token: str | int) -> None:
         self.token = token
         self.last: float | None = None
         self.open = True
+        # Held by a task the request created: open after the response, until the task ends.
+        self.held = False
 
 
 class RequestContext:
@@ -312,6 +314,22 @@ class RequestContext:
             envelope,
             self._principal,
         )
+
+    def hold_progress(self) -> None:
+        """This request's progress goes on after its response, until ``end_progress``:
+        a task-augmented request whose task now runs. (2025-11-25: "the
+        ``progressToken`` provided in the original request MUST continue to be used
+        for progress notifications throughout the task's lifetime, even after the
+        ``CreateTaskResult`` has been returned.")"""
+        if self._progress is not None:
+            self._progress.held = True
+
+    def end_progress(self) -> None:
+        """No more progress for this request: its task reached a terminal status
+        ("Progress notifications for tasks MUST stop after the task reaches a
+        terminal status")."""
+        if self._progress is not None:
+            self._progress.open = False
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -1087,7 +1105,8 @@ async def _ending_progress(outcome: Awaitable[Any], progress: _ProgressState) ->
     try:
         return await outcome
     finally:
-        progress.open = False
+        if not progress.held:
+            progress.open = False
 
 
 def _token_of(params: msgspec.Raw | UnsetType, data: bytes) -> str | int | None:

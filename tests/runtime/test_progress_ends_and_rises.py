@@ -109,3 +109,41 @@ def test_in_process_progress_stops_at_the_response_and_only_rises(version: str) 
         assert sent == [5, 6] and reported == [5, 6], (sent, reported)
 
     run(scenario())
+
+
+TASK_PROGRESS_SERVER = [sys.executable, str(SUPPORT / "task_progress_server.py")]
+
+
+def test_a_tasks_progress_goes_on_after_its_create_task_result_and_stops_at_its_end() -> None:
+    """2025-11-25 progress: "For task-augmented requests, the `progressToken` provided in
+    the original request **MUST** continue to be used for progress notifications
+    throughout the task's lifetime, even after the `CreateTaskResult` has been returned",
+    and "Progress notifications for tasks **MUST** stop after the task reaches a terminal
+    status (`completed`, `failed`, or `cancelled`)"."""
+
+    async def scenario() -> None:
+        wire = await RawServer.start(TASK_PROGRESS_SERVER)
+        try:
+            await wire.initialize("2025-11-25")
+            seen: list[Any] = []
+            params = {"name": "export", "arguments": {}, "task": {}, "_meta": {"progressToken": 9}}
+            await wire.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+            created = await _collect_until(wire, 1, seen)
+            task_id = created["result"]["task"]["taskId"]
+            go = {"name": "go", "arguments": {}}
+            await wire.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": go})
+            await _collect_until(wire, 2, seen)
+            result = {"taskId": task_id}
+            await wire.send({"jsonrpc": "2.0", "id": 3, "method": "tasks/result", "params": result})
+            finished = await _collect_until(wire, 3, seen)
+            assert finished["result"]["content"][0]["text"] == "exported"
+            assert [(p["progressToken"], p["progress"]) for p in seen] == [(9, 1), (9, 2)], seen
+            after: list[Any] = []
+            late = {"name": "after", "arguments": {}}
+            await wire.send({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": late})
+            await _collect_until(wire, 4, after)
+            assert after == [], after  # reported after the task completed: never sent
+        finally:
+            await wire.close()
+
+    run(scenario())

@@ -136,6 +136,7 @@ class CoreTasks:
         # part of it; it keeps the request's HTTP headers (ctx.headers).
         context = contextvars.Context()
         context.run(set_request_headers, request_headers())
+        request.hold_progress()  # the task reports under the request's token until it ends
         task.runner = asyncio.get_running_loop().create_task(
             self._run(task, tool, inner, request, flavor), context=context
         )
@@ -162,6 +163,7 @@ class CoreTasks:
             )
         finally:
             task.runner = None
+            request.end_progress()
         if changed:
             await self._notify(task)
 
