@@ -44,6 +44,7 @@ from mcp_protocol import v2026_07_28 as mcp
 from .. import codec, jsonrpc, lifecycle
 from ..client import Client, ClientSession, connect_stdio
 from ..jsonrpc import McpError
+from ..lifecycle import SERVER_INFO_KEY
 from ..methods import RequestContext
 from ..stdio import StdioServerParameters
 from .completion import Completer, completion_key
@@ -347,7 +348,13 @@ class ProxiedTool:
 
     async def _call(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
         result = await self.proxy.forward("tools/call", _wire(params, name=self.inner), request)
-        return flavor.own_result(result)
+        own = flavor.own_result(result)
+        meta = getattr(own, "meta", None)
+        if isinstance(meta, dict) and SERVER_INFO_KEY in meta:
+            # The backend's identity is not the front's: the front's own is added on the way out.
+            rest = {key: value for key, value in meta.items() if key != SERVER_INFO_KEY}
+            own = msgspec.structs.replace(own, meta=rest or msgspec.UNSET)
+        return own
 
 
 class ProxiedPrompt:
