@@ -13,7 +13,6 @@ from typing import Any
 import mcp as sdk
 import pytest
 from mcp import StdioServerParameters as SdkStdioParameters
-from mcp_protocol import v2026_07_28
 from support.peers import (
     SERVER_EVERYTHING,
     SUPPORT,
@@ -23,6 +22,7 @@ from support.peers import (
     run,
 )
 
+from mcp_protocol import v2026_07_28
 from mcp_runtime.app import App
 from mcp_runtime.stdio import StdioServerParameters
 

@@ -9,7 +9,13 @@ from pathlib import Path
 from mcp_runtime.app import App
 from mcp_runtime.stdio import StdioServerParameters
 
-EVERYTHING = Path(__file__).resolve().parents[1] / "peers" / "node_modules" / ".bin" / "mcp-server-everything"
+EVERYTHING = (
+    Path(__file__).resolve().parents[1]
+    / "peers"
+    / "node_modules"
+    / ".bin"
+    / "mcp-server-everything"
+)
 
 app = App("front")
 

@@ -39,6 +39,7 @@ from collections.abc import AsyncIterator, Awaitable, Mapping
 from typing import Any
 
 import msgspec
+
 from mcp_protocol import v2026_07_28 as mcp
 
 from .. import codec, jsonrpc, lifecycle
@@ -66,7 +67,12 @@ _LISTS = {
     "templates": ("resources/templates/list", "resourceTemplates"),
 }
 # The capability that says the backend serves each list.
-_CAPABILITY = {"tools": "tools", "prompts": "prompts", "resources": "resources", "templates": "resources"}
+_CAPABILITY = {
+    "tools": "tools",
+    "prompts": "prompts",
+    "resources": "resources",
+    "templates": "resources",
+}
 # Front request members that belong to the front hop only.
 _HOP_MEMBERS = ("_meta", "inputResponses", "requestState")
 
@@ -189,7 +195,9 @@ class Proxy:
     def _request(self, method: str, wire: Mapping[str, Any]) -> tuple[Any, Any]:
         session = self.session
         if session is None:
-            raise McpError(jsonrpc.INTERNAL_ERROR, f"the server behind {self.prefix!r} is not connected")
+            raise McpError(
+                jsonrpc.INTERNAL_ERROR, f"the server behind {self.prefix!r} is not connected"
+            )
         spec = lifecycle.revision(session.protocol_version).all_methods.get(method)
         if spec is None:
             raise McpError(
@@ -199,7 +207,9 @@ class Proxy:
         params = codec.convert(dict(wire), spec.params) if spec.params is not None else None
         return spec, params
 
-    async def forward(self, method: str, wire: Mapping[str, Any], ctx: RequestContext | None) -> Any:
+    async def forward(
+        self, method: str, wire: Mapping[str, Any], ctx: RequestContext | None
+    ) -> Any:
         """The backend's answer to ``method`` with ``wire`` params; progress and
         log messages go to ``ctx``; cancelling the caller cancels the backend call."""
         spec, params = self._request(method, wire)
@@ -274,7 +284,11 @@ class Proxy:
         for key, item in items.items():
             if kind == "tools" and not self._permits(key):
                 continue
-            outer = prefixed_name(self.prefix, key) if kind in ("tools", "prompts") else prefixed_uri(self.prefix, key)
+            outer = (
+                prefixed_name(self.prefix, key)
+                if kind in ("tools", "prompts")
+                else prefixed_uri(self.prefix, key)
+            )
             if outer in parent_items and outer not in ours:
                 continue  # the parent's own item of that name wins
             try:
@@ -372,7 +386,9 @@ class ProxiedPrompt:
         result = await self.proxy.forward("prompts/get", _wire(params, name=self.inner), request)
         wire = msgspec.to_builtins(result)
         blocks = [to_block(message.content, flavor) for message in result.messages]
-        wire["messages"] = [{**m, "content": {"type": "text", "text": ""}} for m in wire["messages"]]
+        wire["messages"] = [
+            {**m, "content": {"type": "text", "text": ""}} for m in wire["messages"]
+        ]
         own = flavor.convert(wire, "GetPromptResult")
         messages = [
             msgspec.structs.replace(message, content=block)
@@ -411,7 +427,9 @@ class ProxiedResource:
             for each in wire.get("contents", [])
         ]
         if flavor.modern:
-            wire.update(ttlMs=flavor.cache_hints["ttl_ms"], cacheScope=flavor.cache_hints["cache_scope"])
+            wire.update(
+                ttlMs=flavor.cache_hints["ttl_ms"], cacheScope=flavor.cache_hints["cache_scope"]
+            )
         return flavor.convert(wire, "ReadResourceResult")
 
 

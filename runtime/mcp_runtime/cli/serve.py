@@ -122,9 +122,7 @@ def serve_command(
         except ValueError as error:
             raise click.UsageError(f"{config}: {error}") from None
     if not use_http:
-        click.echo(
-            f"{gateway.name}: serving {len(entries.servers)} servers over stdio", err=True
-        )
+        click.echo(f"{gateway.name}: serving {len(entries.servers)} servers over stdio", err=True)
     gateway.run("http" if use_http else "stdio", host=host, port=port, path=path)
     return 0
 
