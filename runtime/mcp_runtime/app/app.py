@@ -30,6 +30,7 @@ from .context import Context
 from .lifespan import Lifespan, LifespanFactory
 from .middleware import Middleware
 from .mount import Mount, prefixed_uri
+from .proxy import Proxy
 from .registering import Registering
 from .registry import Registry
 from .running import AppServices, Running
@@ -108,6 +109,7 @@ class App(Registering, Running, Generic[S]):
         self._notifying: set[asyncio.Task[None]] = set()
         self._mounts: list[Mount] = []  # the apps mounted in this one
         self._mounted_in: list[Mount] = []  # where this app is mounted
+        self._proxies: list[Proxy] = []  # the servers proxied by this one
 
     def mount(self, app: App[Any], *, prefix: str) -> None:
         """Serve ``app``'s tools, resources, prompts and completions as part of
@@ -126,6 +128,34 @@ class App(Registering, Running, Generic[S]):
         for kind in ("tools", "resources", "templates", "prompts", "completions"):
             if mount.sync(kind):
                 self._changed(kind)
+
+    def proxy(
+        self,
+        source: Any,
+        *,
+        prefix: str,
+        allow_tools: Sequence[str] | None = None,
+        deny_tools: Sequence[str] = (),
+    ) -> None:
+        """Serve another MCP server as part of this app, under ``prefix`` (the
+        rule of :meth:`mount`). ``source``: a
+        :class:`~mcp_runtime.stdio.StdioServerParameters`, an http(s) URL or an
+        ``mcpServers`` entry (a mapping, or a host ``ServerConfig``). The
+        server is connected with the app's lifespan; ``allow_tools`` and
+        ``deny_tools`` (names or fnmatch patterns) choose its tools served.
+        See :mod:`mcp_runtime.app.proxy`."""
+        taken = {each.prefix for each in self._mounts} | {each.prefix for each in self._proxies}
+        if prefix in taken:
+            raise ValueError(f"an app or server is already served with prefix {prefix!r}")
+        proxy = Proxy(
+            self,
+            source,
+            prefix,
+            allow_tools=tuple(allow_tools) if allow_tools is not None else None,
+            deny_tools=tuple(deny_tools),
+        )
+        self._proxies.append(proxy)
+        self.services.lifespan.children.append(proxy.lifespan)
 
     @property
     def lifespan_state(self) -> S:

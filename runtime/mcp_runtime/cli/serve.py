@@ -96,6 +96,37 @@ def _run_entry(target: Target, use_http: bool) -> int:
         raise click.UsageError(f"cannot run {entry.command!r}: {error.strerror or error}") from None
 
 
+@main.command(name="serve")
+@click.argument("config", type=click.Path(dir_okay=False))
+@http_options
+def serve_command(
+    config: str, use_http: bool, host: str, port: int, path: str, cwd: str | None
+) -> int:
+    """Serve every server of the mcpServers file CONFIG as one server (a gateway):
+    each entry's tools, prompts and resources under the entry's name as prefix
+    (tool echo of entry everything: everything_echo). Over stdio unless --http."""
+    from ..host.config import ConfigError, load_config
+
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        entries = load_config(config)
+    except ConfigError as error:
+        raise click.UsageError(str(error)) from None
+    gateway: App = App(Path(config).stem or "gateway")
+    for entry in entries.servers:
+        try:
+            gateway.proxy(
+                entry, prefix=entry.name, allow_tools=entry.allow_tools, deny_tools=entry.deny_tools
+            )
+        except ValueError as error:
+            raise click.UsageError(f"{config}: {error}") from None
+    if not use_http:
+        click.echo(f"{gateway.name}: serving {len(entries.servers)} servers over stdio", err=True)
+    gateway.run("http" if use_http else "stdio", host=host, port=port, path=path)
+    return 0
+
+
 @main.command()
 @click.argument("target")
 @http_options

@@ -1,0 +1,450 @@
+"""Proxying: any MCP server served as part of an app, under a prefix.
+
+    app = App("gateway")
+    app.proxy(StdioServerParameters("npx", ["@modelcontextprotocol/server-everything"]),
+              prefix="everything")
+    app.proxy("https://example.com/mcp", prefix="remote")
+    app.proxy({"command": "uvx", "args": ["mcp-server-time"]}, prefix="time")
+
+The backend is reached by a client session of ours (stdio, Streamable HTTP or
+an ``mcpServers`` entry, read as the host reads it), opened with the app's
+lifespan and closed with it. What it serves is listed under the prefix rule
+of :mod:`.mount` (tool ``echo`` → ``everything_echo``, resource
+``demo://r/1`` → ``demo://everything/r/1``); calls, reads, prompts and
+completions are forwarded with the backend's own names.
+
+Each side speaks its own revision. The backend's answers are rebuilt as the
+front revision's types: members the front revision lacks are dropped, and a
+content block it lacks goes through the app layer's content rule
+(:func:`mcp_runtime.app.media.to_block`: audio becomes an embedded resource
+blob before 2025-03-26, a resource link becomes text before 2025-06-18).
+Progress and log messages the backend sends while answering go to the front
+request that caused them; cancelling the front request cancels the backend
+call; the backend's list-changed notifications refresh the app's lists and
+reach its clients as its own.
+
+The proxy declares no sampling, elicitation or roots capability to the
+backend, so a backend asking for them is refused by the session (-32601,
+method not found): relaying them to the front client is not done yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fnmatch
+import logging
+import re
+from collections.abc import AsyncIterator, Awaitable, Mapping
+from typing import Any
+
+import msgspec
+
+from mcp_protocol import v2026_07_28 as mcp
+
+from .. import codec, jsonrpc, lifecycle
+from ..client import Client, ClientSession, connect_stdio
+from ..jsonrpc import McpError
+from ..lifecycle import SERVER_INFO_KEY
+from ..methods import RequestContext
+from ..stdio import StdioServerParameters
+from .completion import Completer, completion_key
+from .flavor import Flavor
+from .lifespan import Lifespan
+from .media import to_block
+from .mount import prefixed_name, prefixed_uri, unprefixed_uri
+from .resources import UriTemplate
+
+logger = logging.getLogger("mcp_runtime.app")
+
+_PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]*$")  # the rule of mount prefixes
+
+# Each list: its method, the result member holding the items, the registry kind.
+_LISTS = {
+    "tools": ("tools/list", "tools"),
+    "prompts": ("prompts/list", "prompts"),
+    "resources": ("resources/list", "resources"),
+    "templates": ("resources/templates/list", "resourceTemplates"),
+}
+# The capability that says the backend serves each list.
+_CAPABILITY = {
+    "tools": "tools",
+    "prompts": "prompts",
+    "resources": "resources",
+    "templates": "resources",
+}
+# Front request members that belong to the front hop only.
+_HOP_MEMBERS = ("_meta", "inputResponses", "requestState")
+
+
+def _open(source: Any, prefix: str) -> contextlib.AbstractAsyncContextManager[ClientSession]:
+    """The client session to ``source`` (opened when entered)."""
+    from ..host.config import ServerConfig, parse_config
+
+    if isinstance(source, Mapping):
+        source = parse_config({"mcpServers": {prefix: dict(source)}})[prefix]
+    client = Client(
+        name="mcp-runtime-proxy", version="1", handlers=_BackendHandlers(), package=None
+    )
+    if isinstance(source, StdioServerParameters):
+        return connect_stdio(client, source)
+    if isinstance(source, ServerConfig):
+        if source.transport == "stdio":
+            assert source.command is not None
+            parameters = StdioServerParameters(
+                source.command,
+                list(source.args),
+                env=dict(source.env) or None,
+                cwd=source.cwd,
+                stderr=asyncio.subprocess.DEVNULL,
+            )
+            return connect_stdio(client, parameters)
+        assert source.url is not None
+        return _http(client, source.url, dict(source.headers))
+    if isinstance(source, str) and source.startswith(("http://", "https://")):
+        return _http(client, source, {})
+    raise TypeError(
+        "proxy() serves a StdioServerParameters, an http(s) URL, an mcpServers entry "
+        f"(a mapping) or a host ServerConfig, not {type(source).__name__}"
+    )
+
+
+@contextlib.asynccontextmanager
+async def _http(client: Client, url: str, headers: dict[str, str]) -> AsyncIterator[ClientSession]:
+    from ..http.client import connect_http
+
+    async with connect_http(client, url, headers=headers) as session:
+        yield session
+
+
+class _BackendHandlers(mcp.ClientHandlers):
+    """What the backend's session tells the proxy (set once the proxy exists)."""
+
+    proxy: Proxy | None = None
+
+    async def on_tool_list_changed(self, params: Any, ctx: RequestContext) -> None:
+        if self.proxy is not None:
+            self.proxy.refresh_later(("tools",))
+
+    async def on_prompt_list_changed(self, params: Any, ctx: RequestContext) -> None:
+        if self.proxy is not None:
+            self.proxy.refresh_later(("prompts",))
+
+    async def on_resource_list_changed(self, params: Any, ctx: RequestContext) -> None:
+        if self.proxy is not None:
+            self.proxy.refresh_later(("resources", "templates"))
+
+    async def on_logging_message(self, params: Any, ctx: RequestContext) -> None:
+        if self.proxy is not None:
+            await self.proxy.relay_log(params)
+
+
+class Proxy:
+    """One backend server served as part of an app: keeps the app's registry in step with it."""
+
+    # The parent is an App (typed Any: .app imports this module).
+    def __init__(
+        self,
+        parent: Any,
+        source: Any,
+        prefix: str,
+        *,
+        allow_tools: tuple[str, ...] | None = None,
+        deny_tools: tuple[str, ...] = (),
+    ) -> None:
+        if not isinstance(prefix, str) or not _PREFIX.match(prefix):
+            raise ValueError(
+                f"proxy prefix {prefix!r}: letters, digits, '.' and '-', starting with a letter or digit"
+            )
+        self.parent = parent
+        self.source = source
+        self.prefix = prefix
+        self.allow_tools = allow_tools
+        self.deny_tools = deny_tools
+        self.session: ClientSession | None = None
+        self._keys: dict[str, set[str]] = {kind: set() for kind in _LISTS}
+        self._completions: set[tuple[str, str, str]] = set()
+        self._in_flight: list[RequestContext] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.lifespan: Lifespan[Any] = Lifespan(lambda app: self._connected(), parent)
+
+    # ------------------------------------------------------------ connection
+
+    @contextlib.asynccontextmanager
+    async def _connected(self) -> AsyncIterator[None]:
+        try:
+            opened = _open(self.source, self.prefix)
+            session = await opened.__aenter__()
+        except McpError as error:
+            raise RuntimeError(f"proxy {self.prefix!r}: {error.message}") from None
+        handlers = session.client.handlers
+        if isinstance(handlers, _BackendHandlers):
+            handlers.proxy = self
+        self.session = session
+        try:
+            await self.refresh(tuple(_LISTS))
+            yield None
+        finally:
+            self.session = None
+            for task in list(self._tasks):
+                task.cancel()
+            for kind in _LISTS:
+                self._replace(kind, {})
+            await opened.__aexit__(None, None, None)
+
+    def _request(self, method: str, wire: Mapping[str, Any]) -> tuple[Any, Any]:
+        session = self.session
+        if session is None:
+            raise McpError(
+                jsonrpc.INTERNAL_ERROR, f"the server behind {self.prefix!r} is not connected"
+            )
+        spec = lifecycle.revision(session.protocol_version).all_methods.get(method)
+        if spec is None:
+            raise McpError(
+                jsonrpc.METHOD_NOT_FOUND,
+                f"the server behind {self.prefix!r} speaks {session.protocol_version}, without {method}",
+            )
+        params = codec.convert(dict(wire), spec.params) if spec.params is not None else None
+        return spec, params
+
+    async def forward(
+        self, method: str, wire: Mapping[str, Any], ctx: RequestContext | None
+    ) -> Any:
+        """The backend's answer to ``method`` with ``wire`` params; progress and
+        log messages go to ``ctx``; cancelling the caller cancels the backend call."""
+        spec, params = self._request(method, wire)
+        assert self.session is not None
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            if ctx is not None:
+                await ctx.report_progress(value, total, message)
+
+        if ctx is not None:
+            self._in_flight.append(ctx)
+        try:
+            return await self.session.request(spec, params, on_progress=progress)
+        finally:
+            if ctx is not None:
+                self._in_flight.remove(ctx)
+
+    async def relay_log(self, params: Any) -> None:
+        """A backend's log message, to the front request in flight (the newest)."""
+        if not self._in_flight:
+            return
+        ctx = self._in_flight[-1]
+        name = params.logger if isinstance(params.logger, str) else self.prefix
+        await ctx.log(params.level, msgspec.to_builtins(params.data), name)
+
+    # ------------------------------------------------------------ lists
+
+    def refresh_later(self, kinds: tuple[str, ...]) -> None:
+        task = asyncio.get_running_loop().create_task(self.refresh(kinds))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def refresh(self, kinds: tuple[str, ...]) -> None:
+        """Read the backend's ``kinds`` lists and serve them under the prefix."""
+        session = self.session
+        if session is None:
+            return
+        offered = msgspec.to_builtins(session.server_capabilities or {})
+        for kind in kinds:
+            items: list[dict[str, Any]] = []
+            if _CAPABILITY[kind] in offered:
+                method, member = _LISTS[kind]
+                cursor: Any = None
+                while True:
+                    result = msgspec.to_builtins(
+                        await self.forward(method, {"cursor": cursor} if cursor else {}, None)
+                    )
+                    items += result.get(member, [])
+                    cursor = result.get("nextCursor")
+                    if not cursor:
+                        break
+            self._replace(kind, {self._key(kind, item): item for item in items})
+        if "completions" in offered:
+            self._sync_completions()
+
+    def _key(self, kind: str, item: Mapping[str, Any]) -> str:
+        if kind == "templates":
+            return str(item["uriTemplate"])
+        return str(item["uri" if kind == "resources" else "name"])
+
+    def _permits(self, tool: str) -> bool:
+        if any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.deny_tools):
+            return False
+        return self.allow_tools is None or any(
+            fnmatch.fnmatchcase(tool, pattern) for pattern in self.allow_tools
+        )
+
+    def _replace(self, kind: str, items: Mapping[str, dict[str, Any]]) -> None:
+        parent_items: dict[str, Any] = getattr(self.parent.registry, kind)
+        ours = self._keys[kind]
+        wanted: dict[str, Any] = {}
+        for key, item in items.items():
+            if kind == "tools" and not self._permits(key):
+                continue
+            outer = (
+                prefixed_name(self.prefix, key)
+                if kind in ("tools", "prompts")
+                else prefixed_uri(self.prefix, key)
+            )
+            if outer in parent_items and outer not in ours:
+                continue  # the parent's own item of that name wins
+            try:
+                wanted[outer] = _wrap(kind, self, key, outer, item)
+            except ValueError as error:  # a template our matcher cannot read
+                logger.warning("proxy %r: %s is not served: %s", self.prefix, key, error)
+        changed = ours != set(wanted) or any(
+            parent_items[outer].wire != each.wire for outer, each in wanted.items() if outer in ours
+        )
+        for outer in ours - set(wanted):
+            parent_items.pop(outer, None)
+        parent_items.update(wanted)
+        self._keys[kind] = set(wanted)
+        if changed:
+            self.parent._changed(kind)
+
+    def _sync_completions(self) -> None:
+        completions = self.parent.registry.completions
+        for key in self._completions:
+            completions.pop(key, None)
+        self._completions = set()
+        registry = self.parent.registry
+        found: list[tuple[str, str, str, str]] = []
+        for outer in self._keys["prompts"]:
+            prompt = registry.prompts[outer]
+            for argument in prompt.wire.get("arguments", []):
+                found.append(("ref/prompt", outer, prompt.inner, argument["name"]))
+        for outer in self._keys["templates"]:
+            template = registry.templates[outer]
+            assert template.template is not None
+            for variable in template.template.variables:
+                found.append(("ref/resource", outer, template.inner, variable))
+        for kind, outer, inner, argument in found:
+            key = (kind, outer, argument)
+            if key not in completions:
+                completions[key] = ProxiedCompleter(self, inner)
+                self._completions.add(key)
+
+
+def _wire(params: Any, **replaced: Any) -> dict[str, Any]:
+    """A front request's params as the backend's wire dict, without the front hop's members."""
+    wire: dict[str, Any] = msgspec.to_builtins(params)
+    for member in _HOP_MEMBERS:
+        wire.pop(member, None)
+    wire.update(replaced)
+    return wire
+
+
+def _wrap(kind: str, proxy: Proxy, key: str, outer: str, item: dict[str, Any]) -> Any:
+    if kind == "tools":
+        return ProxiedTool(proxy, key, outer, item)
+    if kind == "prompts":
+        return ProxiedPrompt(proxy, key, outer, item)
+    return ProxiedResource(proxy, key, outer, item, kind == "templates")
+
+
+class ProxiedTool:
+    """A backend's tool as the app lists and calls it."""
+
+    __slots__ = ("proxy", "inner", "name", "spec", "tags", "task_support", "scopes", "wire")
+
+    def __init__(self, proxy: Proxy, inner: str, outer: str, item: dict[str, Any]) -> None:
+        self.proxy, self.inner, self.name, self.spec = proxy, inner, outer, self
+        self.tags: frozenset[str] = frozenset()
+        self.task_support = None  # tasks of a backend are not forwarded yet
+        self.scopes: frozenset[str] = frozenset()
+        self.wire: dict[str, Any] = {**item, "name": outer}
+
+    def call(self, params: Any, request: RequestContext, flavor: Flavor) -> Awaitable[Any]:
+        return self._call(params, request, flavor)
+
+    async def _call(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+        result = await self.proxy.forward("tools/call", _wire(params, name=self.inner), request)
+        own = flavor.own_result(result)
+        meta = getattr(own, "meta", None)
+        if isinstance(meta, dict) and SERVER_INFO_KEY in meta:
+            # The backend's identity is not the front's: the front's own is added on the way out.
+            rest = {key: value for key, value in meta.items() if key != SERVER_INFO_KEY}
+            own = msgspec.structs.replace(own, meta=rest or msgspec.UNSET)
+        return own
+
+
+class ProxiedPrompt:
+    """A backend's prompt as the app lists and gets it."""
+
+    __slots__ = ("proxy", "inner", "name", "spec", "tags", "scopes", "wire")
+
+    def __init__(self, proxy: Proxy, inner: str, outer: str, item: dict[str, Any]) -> None:
+        self.proxy, self.inner, self.name, self.spec = proxy, inner, outer, self
+        self.tags: frozenset[str] = frozenset()
+        self.scopes: frozenset[str] = frozenset()
+        self.wire: dict[str, Any] = {**item, "name": outer}
+
+    async def get(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+        result = await self.proxy.forward("prompts/get", _wire(params, name=self.inner), request)
+        wire = msgspec.to_builtins(result)
+        blocks = [to_block(message.content, flavor) for message in result.messages]
+        wire["messages"] = [
+            {**m, "content": {"type": "text", "text": ""}} for m in wire["messages"]
+        ]
+        own = flavor.convert(wire, "GetPromptResult")
+        messages = [
+            msgspec.structs.replace(message, content=block)
+            for message, block in zip(own.messages, blocks)
+        ]
+        return msgspec.structs.replace(own, messages=messages)
+
+
+class ProxiedResource:
+    """A backend's resource or template as the app lists and reads it."""
+
+    __slots__ = ("proxy", "inner", "uri", "spec", "tags", "scopes", "template", "wire")
+
+    def __init__(
+        self, proxy: Proxy, inner: str, outer: str, item: dict[str, Any], template: bool
+    ) -> None:
+        self.proxy, self.inner, self.uri, self.spec = proxy, inner, outer, self
+        self.tags: frozenset[str] = frozenset()
+        self.scopes: frozenset[str] = frozenset()
+        self.template = UriTemplate(outer) if template else None
+        self.wire: dict[str, Any] = {**item, ("uriTemplate" if template else "uri"): outer}
+
+    async def read(
+        self,
+        uri: str,
+        variables: Mapping[str, str],
+        params: Any,
+        request: RequestContext,
+        flavor: Flavor,
+    ) -> Any:
+        inner = unprefixed_uri(self.proxy.prefix, uri) or uri
+        result = await self.proxy.forward("resources/read", _wire(params, uri=inner), request)
+        wire = msgspec.to_builtins(result)
+        wire["contents"] = [
+            {**each, "uri": prefixed_uri(self.proxy.prefix, each["uri"])}
+            for each in wire.get("contents", [])
+        ]
+        if flavor.modern:
+            wire.update(
+                ttlMs=flavor.cache_hints["ttl_ms"], cacheScope=flavor.cache_hints["cache_scope"]
+            )
+        return flavor.convert(wire, "ReadResourceResult")
+
+
+class ProxiedCompleter(Completer):
+    """A completion of a backend's prompt or template, answered by the backend."""
+
+    __slots__ = ("proxy", "inner")
+
+    def __init__(self, proxy: Proxy, inner: str) -> None:
+        self.proxy = proxy
+        self.inner = inner
+
+    async def answer(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+        kind, _, _ = completion_key(params)
+        wire = _wire(params)
+        wire["ref"] = {**wire["ref"], ("name" if kind == "ref/prompt" else "uri"): self.inner}
+        result = await self.proxy.forward("completion/complete", wire, request)
+        return flavor.convert(msgspec.to_builtins(result), "CompleteResult")
