@@ -16,11 +16,17 @@ import httpx
 import pytest
 from support.audit_server import app as audit_app
 from support.http_servers import ThreadedServer, run, serving
+from support.raw_http_peer import RawHttpPeer
+from typing_extensions import override
 
+from mcp_protocol import v2025_11_25 as legacy
 from mcp_runtime import jsonrpc
-from mcp_runtime.http import http_app
+from mcp_runtime.client import Client, ClientSession
+from mcp_runtime.http import connect_http, http_app
 from mcp_runtime.http.headers import encode_value
 from mcp_runtime.http.sse_parser import SSEParser
+from mcp_runtime.jsonrpc import McpError
+from mcp_runtime.methods import RequestContext
 
 HANDSHAKE = "2025-11-25"
 MODERN = "2026-07-28"
@@ -374,5 +380,142 @@ def test_http_request_state_is_bound_to_its_arguments(audit: ThreadedServer) -> 
                 "tools/call", {"name": "ask", "arguments": {"kind": "form"}, **retry}
             )
             assert same["result"]["content"][0]["text"] == "answered", same
+
+    run(scenario())
+
+
+# ---------------------------------------------------------------- items 11-13: our client
+
+URL_ELICITATION = {
+    "method": "elicitation/create",
+    "params": {
+        "mode": "url",
+        "message": "Sign in",
+        "url": "https://example.com/sign-in",
+        "elicitationId": "e-1",
+    },
+}
+TOOLS_ONLY = "tools"
+WITH_TASKS = "tasks"
+
+
+@pytest.fixture(scope="module")
+def raw_peers() -> Iterator[dict[str, ThreadedServer]]:
+    tasks = {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}}
+    with (
+        serving(RawHttpPeer({"tools": {}})) as tools_only,
+        serving(RawHttpPeer(tasks)) as with_tasks,
+    ):
+        yield {TOOLS_ONLY: tools_only, WITH_TASKS: with_tasks}
+
+
+class Handlers(legacy.ClientHandlers):
+    """Answers every elicitation with accept: what a client must not do for a mode it
+    did not declare."""
+
+    def __init__(self) -> None:
+        self.asked: list[Any] = []
+
+    @override
+    async def elicit(self, params: Any, ctx: RequestContext) -> Any:
+        self.asked.append(params)
+        return legacy.ElicitResult(action="accept", content={})
+
+    @override
+    async def list_roots(self, params: Any, ctx: RequestContext) -> Any:
+        return legacy.ListRootsResult(roots=[])
+
+
+def _our_client(handlers: Any = None, capabilities: dict[str, Any] | None = None) -> Client:
+    return Client(
+        name="t",
+        version="0",
+        protocol_version=HANDSHAKE,
+        handlers=handlers,
+        capabilities=capabilities,
+    )
+
+
+async def _text_of(session: ClientSession, name: str, arguments: dict[str, Any]) -> Any:
+    result = await legacy.ClientStub(session).call_tool(name, arguments=arguments)
+    return json.loads(result.content[0].text)
+
+
+def test_http_client_refuses_an_elicitation_mode_it_did_not_declare(
+    raw_peers: dict[str, ThreadedServer],
+) -> None:
+    """Clients **MUST** return -32602 when the server sends an elicitation/create request
+    with a mode not declared in client capabilities. (client/elicitation, 2025-11-25:
+    "Server sends an `elicitation/create` request with a mode not declared in client
+    capabilities: `-32602` (Invalid params)")
+
+    Over Streamable HTTP: the request comes on the SSE answer of a call, the client's
+    answer goes back in a POST of its own."""
+
+    async def scenario() -> None:
+        for declared, allowed in (
+            (None, False),  # the handler alone declares elicitation: {} (form only)
+            ({"elicitation": {"form": {}}}, False),
+            ({"elicitation": {"url": {}}}, True),
+        ):
+            handlers = Handlers()
+            client = _our_client(handlers, declared)
+            async with connect_http(client, raw_peers[TOOLS_ONLY].url(), listen=False) as session:
+                answer = await _text_of(session, "probe", {"request": URL_ELICITATION})
+            if allowed:
+                assert answer["result"]["action"] == "accept" and len(handlers.asked) == 1
+            else:
+                assert answer["error"]["code"] == jsonrpc.INVALID_PARAMS, answer
+                assert "elicitation.url" in answer["error"]["message"]
+                assert handlers.asked == []
+
+    run(scenario())
+
+
+def test_http_client_sends_no_task_augmentation_the_server_did_not_declare(
+    raw_peers: dict[str, ThreadedServer],
+) -> None:
+    """If a server's capabilities do not include `tasks.requests.tools.call`, then clients
+    **MUST NOT** attempt to use task augmentation on that server's tools, regardless of
+    the `execution.taskSupport` value. (basic/utilities/tasks, 2025-11-25)
+
+    Over Streamable HTTP, against a server that checks nothing."""
+
+    async def scenario() -> None:
+        url = raw_peers[TOOLS_ONLY].url()
+        async with connect_http(_our_client(), url, listen=False) as session:
+            with pytest.raises(McpError, match="tasks.requests.tools.call") as refused:
+                await legacy.ClientStub(session).call_tool_as_task("slow")
+            assert refused.value.code == jsonrpc.METHOD_NOT_FOUND
+            seen = await _text_of(session, "seen", {})
+        assert all(entry[1] is None for entry in seen if isinstance(entry, list)), seen
+        url = raw_peers[WITH_TASKS].url()
+        async with connect_http(_our_client(), url, listen=False) as session:
+            await legacy.ClientStub(session).call_tool_as_task("slow")
+            seen = await _text_of(session, "seen", {})
+        assert any(isinstance(entry, list) and entry[1] is not None for entry in seen), seen
+
+    run(scenario())
+
+
+def test_http_client_announces_no_roots_change_it_did_not_declare(
+    raw_peers: dict[str, ThreadedServer],
+) -> None:
+    """`listChanged` indicates whether the client will emit notifications when the list of
+    roots changes. (client/roots, 2025-11-25): over Streamable HTTP, a client that
+    declared ``roots: {}`` POSTs no notifications/roots/list_changed."""
+
+    async def scenario() -> None:
+        url = raw_peers[TOOLS_ONLY].url()
+        async with connect_http(_our_client(Handlers()), url, listen=False) as session:
+            with pytest.raises(McpError, match="roots.listChanged"):
+                await legacy.ClientStub(session).notify_roots_list_changed()
+            seen = await _text_of(session, "seen", {})
+        assert "notifications/roots/list_changed" not in seen, seen
+        declared = {"roots": {"listChanged": True}}
+        async with connect_http(_our_client(Handlers(), declared), url, listen=False) as session:
+            await legacy.ClientStub(session).notify_roots_list_changed()
+            seen = await _text_of(session, "seen", {})
+        assert "notifications/roots/list_changed" in seen, seen
 
     run(scenario())
