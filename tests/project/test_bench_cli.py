@@ -38,3 +38,21 @@ def test_a_shortened_run_says_so(tmp_path: Path) -> None:
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["settings"]["shortened"] is True
     assert "SHORTENED RUN" in (tmp_path / "results.md").read_text()
+
+
+def test_the_bindings_part_generates_a_facade_and_reports_both_calls() -> None:
+    """The part generates and imports a facade, checks it answers what the untyped
+    call answers, and prints both rows and the target (not judged: shortened)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--parts", "bindings", "--quick", "--bindings-calls", "20"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("SHORTENED RUN (typed server bindings)")
+    assert "tools/call through the generated facade" in done.stdout
+    assert "the same call untyped" in done.stdout
+    assert "a facade call within 10% of the untyped call" in done.stdout
+    assert "FAIL" not in done.stdout
