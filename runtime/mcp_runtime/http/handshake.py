@@ -19,14 +19,14 @@ from .. import jsonrpc, lifecycle
 from ..asgi import Receive, Scope, Send
 from ..auth.principal import Principal
 from ..disconnect import ClientWatch, Gone, SlowAnswers, next_or_gone
-from ..jsonrpc import RequestId
+from ..jsonrpc import Envelope, RequestId
 from ..limits import ClientKey
 from ..server import Server
 from .answers import json_error, plain, scope_refusal, send_answer, utf8_or_refused
 from .current import reset_request_headers, set_request_headers
 from .events import Events, EventStream, send_stream
 from .options import HttpOptions
-from .probe import Probe, is_response
+from .probe import is_response, post_problem
 from .sessions import HttpSession, SessionTable
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class HandshakePath:
 
     async def post(
         self,
-        probe: Probe | list[Probe],
+        probe: Envelope | list[Envelope],
         body: bytes,
         scope: Scope,
         receive: Receive,
@@ -107,14 +107,14 @@ class HandshakePath:
             )
             return
         for item in items:
-            problem = item.problem()
-            if problem is not None:
+            refused = post_problem(item)
+            if refused is not None:
                 reply_to = (
                     item.id
                     if isinstance(item.id, (str, int)) and isinstance(item.method, str)
                     else None
                 )
-                await json_error(send, 400, reply_to, jsonrpc.INVALID_REQUEST, problem)
+                await json_error(send, 400, reply_to, jsonrpc.INVALID_REQUEST, refused)
                 return
         requests = [
             i.id
@@ -190,7 +190,7 @@ class HandshakePath:
         send: Send,
         receive: Receive,
         principal: Principal | None,
-        single: Probe | None = None,
+        single: Envelope | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
         """``single``: the POST's one message, as decoded (None for a batch);
@@ -262,7 +262,7 @@ class HandshakePath:
         send: Send,
         receive: Receive,
         principal: Principal | None,
-        single: Probe | None,
+        single: Envelope | None,
     ) -> None:
         """A POST of the stateless mode: served by a session made for it alone."""
         http_session = HttpSession(None, self.server, self.options)

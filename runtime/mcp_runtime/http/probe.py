@@ -1,42 +1,41 @@
-"""Just enough of a POSTed message to route it, decoded once for every HTTP app: is it a
-request, a notification or a response, with which id, method and (undecoded) params."""
+"""Just enough of a POSTed message to route it, decoded once for every HTTP app: the
+JSON-RPC envelope (is it a request, a notification or a response, with which id,
+method and undecoded params), the same the session dispatches, so a request's
+envelope is decoded once between the POST and its handler."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import msgspec
 
 from .. import jsonrpc
-from ..jsonrpc import RequestId
+from ..jsonrpc import Envelope
+
+decode_probe = msgspec.json.Decoder(Envelope | list[Envelope]).decode
+"""A message or a batch as envelopes (raises as msgspec does on what is neither)."""
 
 
-class Probe(msgspec.Struct):
-    """One message, its params and result left as raw JSON."""
-
-    id: RequestId | None | msgspec.UnsetType = msgspec.UNSET
-    method: str | msgspec.UnsetType = msgspec.UNSET
-    params: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-    jsonrpc: Any = msgspec.UNSET
-    result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-    error: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-
-    def problem(self) -> str | None:
-        """Why this is not a JSON-RPC message a POST may carry, if it is not."""
-        if self.jsonrpc != "2.0":
-            return 'Invalid request: "jsonrpc" must be "2.0"'
-        if isinstance(self.method, str):
-            return "Invalid request: id must not be null" if self.id is None else None
-        if self.id is None or self.id is msgspec.UNSET:
-            return "Invalid request: not a JSON-RPC message"
-        if (self.result is msgspec.UNSET) == (self.error is msgspec.UNSET):
-            return "Invalid request: a response has exactly one of result and error"
-        return None
+def post_problem(envelope: Envelope) -> str | None:
+    """Why this is not a JSON-RPC message a POST may carry, if it is not."""
+    if envelope.jsonrpc != "2.0":
+        return 'Invalid request: "jsonrpc" must be "2.0"'
+    if isinstance(envelope.method, str):
+        return "Invalid request: id must not be null" if envelope.id is None else None
+    if envelope.id is None or envelope.id is msgspec.UNSET:
+        return "Invalid request: not a JSON-RPC message"
+    if (envelope.result is msgspec.UNSET) == (envelope.error is msgspec.UNSET):
+        return "Invalid request: a response has exactly one of result and error"
+    return None
 
 
-decode_probe = msgspec.json.Decoder(Probe | list[Probe]).decode
-"""A message or a batch as Probes (raises as msgspec does on what is neither)."""
+def is_request(envelope: Envelope) -> bool:
+    """Whether the envelope is a JSON-RPC 2.0 request (a method and an id that is not null)."""
+    return (
+        envelope.jsonrpc == "2.0"
+        and isinstance(envelope.method, str)
+        and isinstance(envelope.id, (str, int))
+    )
 
 
 def requests_in(body: bytes) -> int:
@@ -54,7 +53,7 @@ def is_response(message: bytes) -> bool:
         probe = decode_probe(message)
     except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
         return False
-    return isinstance(probe, Probe) and probe.method is msgspec.UNSET
+    return isinstance(probe, Envelope) and probe.method is msgspec.UNSET
 
 
 def method_calls(body: bytes) -> Iterator[tuple[str, msgspec.Raw | msgspec.UnsetType]]:

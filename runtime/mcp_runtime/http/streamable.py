@@ -52,7 +52,7 @@ from .options import (
     options_with,
 )
 from .places import Places
-from .probe import Probe, decode_probe
+from .probe import decode_probe
 from .security import LOCAL_HOSTS, RebindingGuard
 from .sessions import (
     REQUEST_CANCELLED,
@@ -283,7 +283,7 @@ class StreamableHTTPApp:
                 return
         mirrored = self.per_request.fields(headers, probe)
         if mirrored is not None:
-            assert isinstance(probe, Probe)
+            assert not isinstance(probe, list)
             fields, version = mirrored
             await self.per_request.post(
                 probe,
