@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 from typing import Any
 
 from .asgi import App, Message, Receive, Scope, Send
+from .extras import MissingExtra
 from .running import (
     freeze_heap,
     installed,
@@ -79,17 +81,22 @@ def run_http(
     stack: str = "uvicorn",
     freeze: bool = True,
     log_level: str = "warning",
+    name: str = "mcp",
+    path: str = "/mcp",
     **options: Any,
 ) -> None:
     """Serve ``target`` (a Server, served by ``http_app``, or any ASGI app)
     on ``host:port`` with ``stack`` (see the module docstring) until
-    interrupted. ``options`` go to ``http_app`` when ``target`` is a Server."""
+    interrupted. ``options`` go to ``http_app`` when ``target`` is a Server.
+    Under uvicorn, once it listens, ``"{name}: serving MCP at {url}"`` (the
+    endpoint at ``path``) is written on stderr; without uvicorn (the ``http``
+    extra), one line names it and the program exits 1."""
     if stack not in STACKS:
         raise ValueError(f"unknown server stack {stack!r} (one of {', '.join(STACKS)})")
     if isinstance(target, Server):
         from .http import http_app
 
-        app: App = http_app(target, **options)
+        app: App = http_app(target, path=path, **options)
     elif options:
         raise TypeError(f"options for http_app given with an application: {', '.join(options)}")
     else:
@@ -99,11 +106,35 @@ def run_http(
     if stack == "granian":
         run_main(_serve_granian(app, host, port, log_level))
         return
-    import uvicorn
+    _serve_uvicorn(app, host, port, stack, log_level, name, path)
+
+
+def _serve_uvicorn(
+    app: App, host: str, port: int, stack: str, log_level: str, name: str, path: str
+) -> None:
+    try:
+        import uvicorn
+    except ImportError as error:
+        # Called from a program's main: SystemExit prints this one line and exits 1.
+        raise SystemExit(
+            f"{name}: {MissingExtra('serving over HTTP', 'http', error.name)}"
+        ) from None
 
     from .http import UVICORN_OPTIONS
 
-    uvicorn.run(
+    class Announcing(uvicorn.Server):
+        """Says where it listens once the socket is bound (port 0 resolved)."""
+
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.should_exit:
+                return
+            bound = self.servers[0].sockets[0].getsockname() if self.servers else (host, port)
+            authority = f"[{bound[0]}]" if ":" in str(bound[0]) else str(bound[0])
+            sys.stderr.write(f"{name}: serving MCP at http://{authority}:{bound[1]}{path}\n")
+            sys.stderr.flush()
+
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -111,6 +142,7 @@ def run_http(
         access_log=False,
         **{**UVICORN_OPTIONS, **uvicorn_options(stack)},
     )
+    Announcing(config).run()
 
 
 async def _serve_granian(app: App, host: str, port: int, log_level: str) -> None:

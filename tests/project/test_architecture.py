@@ -29,17 +29,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli",),
     ("app", "bindings"),
     ("host",),
-    # (the flat http_* modules are the http wing until they move into it)
-    (
-        "http",
-        "auth",
-        "serving",
-        "http_client",
-        "http_fetch",
-        "http_headers",
-        "sse_legacy",
-        "streamable_http",
-    ),
+    # (http_client, sse_legacy, streamable_http: deprecated paths into the http wing)
+    ("http", "auth", "serving", "http_client", "sse_legacy", "streamable_http"),
     ("server", "client", "renewal", "tasks", "shared_tasks"),
     ("session", "stdio", "stores", "running"),
     (

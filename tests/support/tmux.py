@@ -42,6 +42,12 @@ class Terminal:
         )
         return done.stdout
 
+    def send(self, text: str) -> None:
+        """Type ``text`` and Enter."""
+        if text:
+            self._run("send-keys", "-t", "main", "-l", text)
+        self._run("send-keys", "-t", "main", "Enter")
+
     def screen(self) -> str:
         """What the window shows now."""
         return self._run("capture-pane", "-p", "-t", "main")

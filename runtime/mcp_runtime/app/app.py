@@ -29,6 +29,7 @@ from ..stores import Store
 from .context import Context
 from .lifespan import Lifespan, LifespanFactory
 from .middleware import Middleware
+from .mount import Mount, prefixed_uri
 from .registering import Registering
 from .registry import Registry
 from .running import AppServices, Running
@@ -105,6 +106,26 @@ class App(Registering, Running, Generic[S]):
                     use_store(store)
         self._server: Server | None = None
         self._notifying: set[asyncio.Task[None]] = set()
+        self._mounts: list[Mount] = []  # the apps mounted in this one
+        self._mounted_in: list[Mount] = []  # where this app is mounted
+
+    def mount(self, app: App[Any], *, prefix: str) -> None:
+        """Serve ``app``'s tools, resources, prompts and completions as part of
+        this app, under ``prefix`` (tool ``add`` → ``<prefix>_add``, resource
+        ``note://1`` → ``note://<prefix>/1``); ``app`` keeps its lifespan,
+        middleware and visibility rules. See :mod:`mcp_runtime.app.mount`."""
+        if any(each.prefix == prefix for each in self._mounts):
+            raise ValueError(f"an app is already mounted with prefix {prefix!r}")
+        if any(each.app is app for each in self._mounts):
+            raise ValueError(f"app {app.name!r} is already mounted here")
+        mount = Mount(self, app, prefix)
+        self._mounts.append(mount)
+        app._mounted_in.append(mount)
+        self.visibility.delegates.append(mount)
+        self.services.lifespan.children.append(app.services.lifespan)
+        for kind in ("tools", "resources", "templates", "prompts", "completions"):
+            if mount.sync(kind):
+                self._changed(kind)
 
     @property
     def lifespan_state(self) -> S:
@@ -115,6 +136,11 @@ class App(Registering, Running, Generic[S]):
     # ------------------------------------------------------------ notifications
 
     def _changed(self, kind: str) -> None:
+        for mount in self._mounted_in:
+            if mount.sync(kind):
+                mount.parent._changed(kind)
+        if kind == "completions":
+            return  # no list, no notification
         self.registry.changed(kind)
         self._invalidate(None)
         server = self._server
@@ -151,6 +177,18 @@ class App(Registering, Running, Generic[S]):
             await session.notify(spec, spec.params(uri=uri))
         if self._server is not None:
             await self._server.notify_resource_updated(uri)
+        for mount in self._mounted_in:
+            await mount.parent.notify_resource_updated(prefixed_uri(mount.prefix, uri))
+
+    def _notifier(self) -> Server | None:
+        """The server that tells this app's clients (a mounting app's when mounted)."""
+        if self._server is not None:
+            return self._server
+        for mount in self._mounted_in:
+            found: Server | None = mount.parent._notifier()
+            if found is not None:
+                return found
+        return None
 
     # ------------------------------------------------------------ visibility
 
@@ -186,7 +224,7 @@ class App(Registering, Running, Generic[S]):
     ) -> None:
         names, tags = _strings(names, "names"), _strings(tags, "tags")
         peer = _peer(session)
-        server = self._server
+        server = self._notifier()
         # Whose view may change: one session, or every session and the listen streams.
         watched: list[Any] = [peer] if peer is not None else [None]
         if peer is None and server is not None:

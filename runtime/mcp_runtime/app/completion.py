@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ..jsonrpc import INVALID_PARAMS, McpError
+from ..methods import RequestContext
 from .flavor import Flavor
 
 MAX_VALUES = 100
@@ -38,6 +39,10 @@ class Completer:
                 f"completion {fn.__qualname__}: returns one str, which would be split into "
                 "characters; return a list of candidates"
             )
+
+    async def answer(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+        """The CompleteResult of a completion/complete request."""
+        return await self.complete(params.argument.value, filled_arguments(params), flavor)
 
     async def complete(self, value: str, arguments: Mapping[str, str], flavor: Flavor) -> Any:
         found = self.fn(value, dict(arguments)) if self.wants_arguments else self.fn(value)

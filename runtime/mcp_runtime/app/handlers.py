@@ -19,7 +19,7 @@ from ..http.current import set_request_headers
 from ..jsonrpc import McpError
 from ..methods import RequestContext
 from ..session import Session
-from .completion import completion_key, filled_arguments
+from .completion import completion_key
 from .flavor import Flavor
 from .resources import ResourceSpec
 
@@ -190,7 +190,7 @@ def build_handlers(
             completer = registry.completions.get(key)
             if completer is None:
                 return flavor.convert({"completion": {"values": []}}, "CompleteResult")
-            return await completer.complete(params.argument.value, filled_arguments(params), flavor)
+            return await completer.answer(params, ctx, flavor)
 
         namespace["complete"] = complete
 

@@ -51,6 +51,8 @@ class Lifespan(Generic[S]):
         self._state: S | None = None
         self._users = 0
         self.failed: str | None = None  # why the last start failed, if it did
+        # The lifespans of mounted apps: entered after this one, left before it.
+        self.children: list[Lifespan[Any]] = []
 
     @property
     def running(self) -> bool:
@@ -74,11 +76,17 @@ class Lifespan(Generic[S]):
         try:
             if self._factory is not None:
                 self._state = await stack.enter_async_context(self._factory(self._app))
+            for child in self.children:
+                await child.start()
+                stack.push_async_callback(child.stop)
         except BaseException as error:
             self._users -= 1
             await stack.aclose()
             if not isinstance(error, Exception):
                 raise  # a cancellation or an interrupt is not a failure to report
+            if isinstance(error, LifespanError):  # a mounted app's, already said in one line
+                self.failed = str(error)
+                raise
             self.failed = f"the app's lifespan failed to start: {_one_line(error)}"
             raise LifespanError(self.failed) from error
         self._stack = stack

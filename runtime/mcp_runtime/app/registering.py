@@ -300,6 +300,7 @@ class Registering:
 
         def register(fn: CompleteF) -> CompleteF:
             self.registry.completions[key] = Completer(fn)
+            self._changed("completions")  # for the apps this one is mounted in
             return fn
 
         return register

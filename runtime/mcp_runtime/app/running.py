@@ -154,7 +154,14 @@ class Running:
         if settings.transport == "http":
             app = self.asgi(path=settings.path, **options)
             try:
-                run_http(app, host=settings.host, port=settings.port, log_level=settings.log_level)
+                run_http(
+                    app,
+                    host=settings.host,
+                    port=settings.port,
+                    log_level=settings.log_level,
+                    name=self.name,
+                    path=settings.path,
+                )
             except SystemExit:
                 if self.services.lifespan.failed is None:
                     raise

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 # The lists of the app, and the list-changed notification ("tools" ...) of each.
 KINDS = {"tools": "tools", "resources": "resources", "templates": "resources", "prompts": "prompts"}
@@ -55,13 +55,29 @@ class Rules:
         return all(verdicts)  # a hidden tag hides, unless every tag of the item is shown
 
 
+class Delegate(Protocol):
+    """Rules kept elsewhere on some of the items (a mounted app's, on its own names)."""
+
+    @property
+    def active(self) -> bool: ...
+
+    def verdict(self, session: Any | None, name: str, tags: frozenset[str]) -> bool | None: ...
+
+
 class Visibility:
     """The app's rules and each session's."""
 
     def __init__(self) -> None:
         self.app = Rules()
         self._sessions: weakref.WeakKeyDictionary[Any, Rules] = weakref.WeakKeyDictionary()
-        self.active = False  # whether any rule exists: without one, nothing is filtered
+        self._own = False  # whether any rule of ours exists
+        # The rules of mounted apps on their own items (see .mount), after ours.
+        self.delegates: list[Delegate] = []
+
+    @property
+    def active(self) -> bool:
+        """Whether any rule exists (here or in a mounted app): without one, nothing is filtered."""
+        return self._own or any(each.active for each in self.delegates)
 
     def rules(self, session: Any | None) -> Rules:
         if session is None:
@@ -75,11 +91,17 @@ class Visibility:
         self, session: Any | None, names: Iterable[str], tags: Iterable[str], shown: bool
     ) -> None:
         self.rules(session).set(names, tags, shown)
-        self.active = bool(self.app) or any(self._sessions.values())
+        self._own = bool(self.app) or any(self._sessions.values())
 
     def visible(self, session: Any | None, name: str, tags: frozenset[str]) -> bool:
         if not self.active:
             return True
+        verdict = self.verdict(session, name, tags)
+        return True if verdict is None else verdict
+
+    def verdict(self, session: Any | None, name: str, tags: frozenset[str]) -> bool | None:
+        """Shown, hidden, or no rule for it (None): the session's rules, the
+        app's, then those of the mounted app the item comes from."""
         if session is not None:
             own = self._sessions.get(session)
             if own is not None:
@@ -87,7 +109,13 @@ class Visibility:
                 if verdict is not None:
                     return verdict
         verdict = self.app.verdict(name, tags)
-        return True if verdict is None else verdict
+        if verdict is not None:
+            return verdict
+        for delegate in self.delegates:
+            verdict = delegate.verdict(session, name, tags)
+            if verdict is not None:
+                return verdict
+        return None
 
     def view(self, session: Any | None, specs: Mapping[str, Any]) -> frozenset[str]:
         """The keys of ``specs`` (name → spec with ``tags``) that ``session`` sees."""

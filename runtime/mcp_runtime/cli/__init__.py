@@ -15,7 +15,7 @@ EXTRA_MODULES = ("click", "rich")
 def main(argv: list[str] | None = None) -> None:
     """The console script: one line and exit 1 when the ``cli`` extra is missing."""
     try:
-        from .commands import run
+        from .entry import run
     except ImportError as error:
         missing = (error.name or "").partition(".")[0]
         if missing not in EXTRA_MODULES:

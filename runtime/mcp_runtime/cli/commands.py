@@ -9,26 +9,36 @@ attempt: a server that cannot be reached is an error at once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
+import sys
+import webbrowser
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from .. import lifecycle
+from ..extras import DISTRIBUTION
 from ..host import (
     ConfigError,
     Host,
     HostConfig,
     HostError,
-    HostHandlers,
+    OAuthEntry,
     RetryPolicy,
     ServerConfig,
     load_config,
 )
 from ..jsonrpc import ConnectionClosed, McpError
+from .answers import Answers, Handlers
 from .output import Terminal
+from .tasks import TASK_REVISIONS, call_as_task, task_support
+
+if TYPE_CHECKING:  # needs the 'http' extra, which the 'cli' extra brings
+    from ..host.authorization import HostAuthorization
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,27 +68,20 @@ class Options:
     connect_timeout: float | None
     log_level: str | None
     show_stderr: bool
-
-
-def run(argv: list[str]) -> int:
-    """Run mcpx; the exit status. Bad input is one line on stderr and status 2."""
-    command: list[str] = []
-    if "--" in argv:
-        split = argv.index("--")
-        argv, command = argv[:split], argv[split + 1 :]
-    try:
-        status = main.main(
-            args=argv, prog_name="mcpx", standalone_mode=False, obj=Invocation(command)
-        )
-    except click.ClickException as error:
-        Terminal(False).error(error.format_message().replace("\n", " "))
-        return error.exit_code
-    except click.Abort:
-        return 130
-    return status if isinstance(status, int) else 0
+    env: tuple[str, ...] = ()
+    cwd: str | None = None
+    transport: str = "auto"
+    protocol_version: str | None = None
+    oauth: bool = False
+    meta: tuple[str, ...] = ()
+    roots: tuple[str, ...] = ()
+    sampling_reply: str | None = None
+    elicit_answer: str | None = None
+    decline: bool = False
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name=DISTRIBUTION, prog_name="mcpx", message="%(prog)s %(version)s")
 def main() -> None:
     """Talk to one MCP server: a command after --, a --url, or --config FILE --server NAME.
 
@@ -89,63 +92,102 @@ def main() -> None:
     """
 
 
-def target_options(command: F) -> F:
-    """The options every command shares, gathered into an Options."""
-
-    @click.option("--url", help="The server's URL (Streamable HTTP, or legacy HTTP+SSE).")
-    @click.option(
+_TARGET_OPTIONS = (
+    click.option("--url", help="The server's URL (Streamable HTTP, or legacy HTTP+SSE)."),
+    click.option(
         "--header",
         "headers",
         multiple=True,
         metavar="'NAME: VALUE'",
         help="An HTTP header (repeatable).",
-    )
-    @click.option(
+    ),
+    click.option(
+        "--transport",
+        type=click.Choice(["auto", "http", "sse"]),
+        default="auto",
+        help="For --url: Streamable HTTP (http), legacy HTTP+SSE (sse), or http falling back to sse (auto).",
+    ),
+    click.option("--oauth", is_flag=True, help="For --url: authorize with OAuth in the browser."),
+    click.option(
+        "-e",
+        "--env",
+        "env",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="An environment variable of the server command (repeatable).",
+    ),
+    click.option("--cwd", type=click.Path(file_okay=False), help="The server command's directory."),
+    click.option(
         "--config",
         type=click.Path(dir_okay=False),
         help="A host configuration (mcpServers or servers).",
-    )
-    @click.option("--server", help="The entry of --config to use (optional if it has one).")
-    @click.option("--json", "json_output", is_flag=True, help="Print results as JSON, for scripts.")
-    @click.option("--timeout", type=float, help="Seconds for the request (default: no limit).")
-    @click.option(
+    ),
+    click.option("--server", help="The entry of --config to use (optional if it has one)."),
+    click.option(
+        "--protocol-version",
+        type=click.Choice([*lifecycle.handshake_versions(), *lifecycle.modern_versions()]),
+        help="The revision to ask for (default: the newest; older servers are met at theirs).",
+    ),
+    click.option("--json", "json_output", is_flag=True, help="Print results as JSON, for scripts."),
+    click.option("--timeout", type=float, help="Seconds for the request (default: no limit)."),
+    click.option(
         "--connect-timeout",
         type=float,
         help="Seconds for connecting (default: 30, or the entry's).",
-    )
-    @click.option(
+    ),
+    click.option(
         "--log-level",
         type=click.Choice(LEVELS),
         help="Ask the server for log messages of this level and above.",
-    )
-    @click.option("--show-stderr", is_flag=True, help="Let a stdio server's stderr through.")
-    @functools.wraps(command)
-    def wrapper(
-        url: str | None,
-        headers: tuple[str, ...],
-        config: str | None,
-        server: str | None,
-        json_output: bool,
-        timeout: float | None,
-        connect_timeout: float | None,
-        log_level: str | None,
-        show_stderr: bool,
-        **kwargs: Any,
-    ) -> Any:
-        options = Options(
-            url,
-            headers,
-            config,
-            server,
-            json_output,
-            timeout,
-            connect_timeout,
-            log_level,
-            show_stderr,
-        )
-        return command(options, **kwargs)
+    ),
+    click.option("--show-stderr", is_flag=True, help="Let a stdio server's stderr through."),
+    click.option(
+        "--meta",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="A _meta entry of the request (value JSON, else a string; repeatable).",
+    ),
+    click.option(
+        "--root",
+        "roots",
+        multiple=True,
+        metavar="PATH|URI",
+        help="A root to answer roots/list with (repeatable).",
+    ),
+    click.option(
+        "--sampling-reply",
+        metavar="TEXT",
+        help="Answer the server's sampling requests with TEXT (else ask, on a terminal).",
+    ),
+    click.option(
+        "--elicit-answer",
+        metavar="JSON",
+        help="Accept the server's elicitations with this content (else a form, on a terminal).",
+    ),
+    click.option(
+        "--decline", is_flag=True, help="Decline the server's sampling and elicitation requests."
+    ),
+)
 
+
+def target_options(command: F) -> F:
+    """The options every command shares, gathered into an Options."""
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> Any:
+        shared = {name: kwargs.pop(name) for name in _OPTION_NAMES}
+        shared["json"] = shared.pop("json_output")
+        return command(Options(**shared), **kwargs)
+
+    for option in reversed(_TARGET_OPTIONS):
+        wrapper = option(wrapper)
     return wrapper  # type: ignore[return-value]
+
+
+_OPTION_NAMES = (
+    *(f.name for f in fields(Options) if f.name != "json"),
+    "json_output",
+)
 
 
 # ------------------------------------------------------------------ commands
@@ -175,14 +217,20 @@ def list_command(options: Options, kind: str) -> int:
         terminal.listing(kind, [getattr(entry, attribute) for entry in entries])
         return 0
 
-    return _run(options, work)
+    return run_work(options, work)
 
 
 @main.command()
 @click.argument("tool")
 @click.argument("arguments", nargs=-1)
+@click.option(
+    "--task/--no-task",
+    "as_task",
+    default=None,
+    help="Run the call as a task, showing its status (default: when the tool requires it).",
+)
 @target_options
-def call(options: Options, tool: str, arguments: tuple[str, ...]) -> int:
+def call(options: Options, tool: str, arguments: tuple[str, ...], as_task: bool | None) -> int:
     """Call TOOL with ARGUMENTS: key=value pairs (values JSON unless the tool wants a string) or one JSON object.
 
     Exits with 1 if the tool reports an error."""
@@ -192,31 +240,53 @@ def call(options: Options, tool: str, arguments: tuple[str, ...]) -> int:
         if not found:
             known = ", ".join(entry.original for entry in host.tools) or "none"
             raise Failed(f"the server has no tool {tool!r} (tools: {known})")
-        params = {"name": tool, "arguments": _tool_arguments(arguments, found[0])}
+        values = _tool_arguments(arguments, found[0])
         terminal.label = tool
+        tasked = task_support(found[0]) == "required" if as_task is None else as_task
+        if tasked:
+            session = host.session(name)
+            if session.protocol_version not in TASK_REVISIONS:
+                raise Failed(
+                    f"task-augmented calls need a server speaking {', '.join(TASK_REVISIONS)} "
+                    f"(this one speaks {session.protocol_version})"
+                )
+            result = await call_as_task(session, tool, values, terminal)
+            terminal.tool_result(result)
+            return 1 if result.is_error is True else 0
+        params = with_meta(options, {"name": tool, "arguments": values})
         try:
-            result = await host.request(
-                name, "tools/call", params, options.timeout, terminal.progress
-            )
+            result = await host.request(name, "tools/call", params, None, terminal.progress)
         finally:
             terminal.done()
         terminal.tool_result(result)
         return 1 if result.is_error is True else 0
 
-    return _run(options, work)
+    return run_work(options, work)
 
 
 @main.command()
 @click.argument("uri")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the contents as raw bytes (blobs decoded) to FILE, or - for stdout.",
+)
 @target_options
-def read(options: Options, uri: str) -> int:
+def read(options: Options, uri: str, output: str | None) -> int:
     """Read the resource at URI."""
 
     async def work(host: Host, name: str, terminal: Terminal) -> int:
-        terminal.contents(await host.request(name, "resources/read", {"uri": uri}, options.timeout))
+        if output is not None:
+            result = await host.request(name, "resources/read", with_meta(options, {"uri": uri}))
+            terminal.raw_contents(result, output)
+            return 0
+        terminal.contents(
+            await host.request(name, "resources/read", with_meta(options, {"uri": uri}))
+        )
         return 0
 
-    return _run(options, work)
+    return run_work(options, work)
 
 
 @main.command()
@@ -227,11 +297,11 @@ def prompt(options: Options, prompt: str, arguments: tuple[str, ...]) -> int:
     """Get PROMPT with ARGUMENTS (key=value pairs)."""
 
     async def work(host: Host, name: str, terminal: Terminal) -> int:
-        params = {"name": prompt, "arguments": _pairs(arguments)}
-        terminal.prompt(await host.request(name, "prompts/get", params, options.timeout))
+        params = with_meta(options, {"name": prompt, "arguments": _pairs(arguments)})
+        terminal.prompt(await host.request(name, "prompts/get", params))
         return 0
 
-    return _run(options, work)
+    return run_work(options, work)
 
 
 @main.command()
@@ -271,11 +341,11 @@ def complete(
         if context:
             params["context"] = {"arguments": _pairs(context)}
         terminal.completion(
-            await host.request(name, "completion/complete", params, options.timeout)
+            await host.request(name, "completion/complete", with_meta(options, params))
         )
         return 0
 
-    return _run(options, work)
+    return run_work(options, work)
 
 
 # ------------------------------------------------------------------ running
@@ -283,11 +353,18 @@ def complete(
 Work = Callable[[Host, str, Terminal], Awaitable[int]]
 
 
-def _run(options: Options, work: Work) -> int:
+def run_work(options: Options, work: Work) -> int:
+    """Connect to the server the options name, do ``work``, and say what failed in one line."""
     server = _target(options)
     terminal = Terminal(options.json)
     try:
-        return asyncio.run(_connected(options, server, work, terminal))
+        with terminal.library_warnings():
+            return asyncio.run(_connected(options, server, work, terminal))
+    except TimeoutError:
+        # mcpx gave up (and cancelled the request); the server never answered.
+        terminal.error(
+            f"no answer within {options.timeout:g} s (--timeout); the request was cancelled"
+        )
     except (Failed, HostError) as error:
         terminal.error(str(error))
     except ConnectionClosed as error:
@@ -300,19 +377,39 @@ def _run(options: Options, work: Work) -> int:
 
 
 async def _connected(options: Options, server: ServerConfig, work: Work, terminal: Terminal) -> int:
-    host = Host(
-        HostConfig((server,)),
-        _Handlers(terminal),
-        name="mcpx",
-        retry=RetryPolicy(max_attempts=1),
-        log_level=options.log_level,
-        server_stderr=None if options.show_stderr else asyncio.subprocess.DEVNULL,
-    )
-    async with host:
+    async with contextlib.AsyncExitStack() as stack:
+        host = Host(
+            HostConfig((server,)),
+            Handlers(terminal, _answers(options)),
+            name="mcpx",
+            protocol_version=options.protocol_version,
+            retry=RetryPolicy(max_attempts=1),
+            oauth=_oauth(terminal, stack) if server.oauth is not None else None,
+            log_level=options.log_level,
+            server_stderr=None if options.show_stderr else asyncio.subprocess.DEVNULL,
+        )
+        await stack.enter_async_context(host)
         status = host.status()[server.name]
         if status.state != "ready":
             raise Failed(f"cannot connect to {_describe(server)}: {status.error}")
-        return await work(host, server.name, terminal)
+        # The request's deadline is mcpx's own, so that its expiry is not taken for an answer.
+        async with asyncio.timeout(options.timeout):
+            return await work(host, server.name, terminal)
+    raise AssertionError("unreachable")  # for mypy: the block above returns or raises
+
+
+def _oauth(terminal: Terminal, stack: contextlib.AsyncExitStack) -> HostAuthorization:
+    """The authorization code flow for a person at a terminal: the browser opened
+    on the authorization URL (also printed), the answer caught on a loopback port."""
+    from ..auth.client import LoopbackRedirect
+    from ..host.authorization import HostAuthorization
+
+    def show(url: str) -> None:
+        terminal.notice(f"authorize in your browser: {url}")
+        webbrowser.open(url)
+
+    redirect = stack.enter_context(LoopbackRedirect(open_browser=show))
+    return HostAuthorization(redirect, client_name="mcpx")
 
 
 def _target(options: Options) -> ServerConfig:
@@ -328,33 +425,54 @@ def _target(options: Options) -> ServerConfig:
         )
     if options.server is not None and options.config is None:
         raise click.UsageError("--server needs --config")
-    if options.headers and options.url is None:
-        raise click.UsageError("--header is for --url")
+    for flag, given_here, wanted in (
+        ("--header", bool(options.headers), options.url),
+        ("--oauth", options.oauth, options.url),
+        ("--transport", options.transport != "auto", options.url),
+        ("-e/--env", bool(options.env), argv),
+        ("--cwd", options.cwd is not None, argv),
+    ):
+        if given_here and not wanted:
+            raise click.UsageError(
+                f"{flag} is for {'--url' if wanted is options.url else 'a command after --'}"
+            )
     server = _server(options, argv)
     if options.connect_timeout is not None:
         server = replace(server, connect_timeout=options.connect_timeout)
-    if options.timeout is not None:
-        server = replace(server, request_timeout=options.timeout)
     return server
 
 
 def _server(options: Options, argv: list[str]) -> ServerConfig:
     if argv:
-        return ServerConfig("server", "stdio", command=argv[0], args=tuple(argv[1:]))
+        return ServerConfig(
+            "server",
+            "stdio",
+            command=argv[0],
+            args=tuple(argv[1:]),
+            env=_pairs(options.env, "-e"),
+            cwd=options.cwd,
+        )
     if options.url is not None:
         if not options.url.startswith(("http://", "https://")):
             raise click.UsageError(f"--url: {options.url!r} is not an http:// or https:// URL")
-        return ServerConfig("server", "auto", url=options.url, headers=_headers(options.headers))
+        return ServerConfig(
+            "server",
+            options.transport,  # type: ignore[arg-type]  # one of click's choices
+            url=options.url,
+            headers=_headers(options.headers),
+            oauth=OAuthEntry() if options.oauth else None,
+        )
     assert options.config is not None
     try:
-        config = load_config(options.config)
+        # Another entry's unset variable does not stop the one asked for.
+        config = load_config(options.config, keep_broken=True)
         if options.server is None:
-            if len(config.servers) != 1:
-                names = ", ".join(config.names)
+            names = config.names
+            if len(names) != 1:
                 raise click.UsageError(
-                    f"--config has {len(config.servers)} servers; pick one with --server ({names})"
+                    f"--config has {len(names)} servers; pick one with --server ({', '.join(names)})"
                 )
-            return config.servers[0]
+            return config[names[0]]
         return config[options.server]
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
@@ -376,12 +494,13 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
     return headers
 
 
-def _pairs(arguments: tuple[str, ...]) -> dict[str, str]:
+def _pairs(arguments: tuple[str, ...], flag: str | None = None) -> dict[str, str]:
     pairs = {}
     for argument in arguments:
         key, equals, value = argument.partition("=")
         if not equals or not key:
-            raise click.UsageError(f"{argument!r}: expected key=value")
+            where = f"{flag} " if flag else ""
+            raise click.UsageError(f"{where}{argument!r}: expected key=value")
         pairs[key] = value
     return pairs
 
@@ -417,12 +536,35 @@ def _tool_arguments(arguments: tuple[str, ...], tool: Any) -> dict[str, Any]:
     return values
 
 
-class _Handlers(HostHandlers):
-    """Server log messages go to stderr, dimmed, apart from results."""
+def _answers(options: Options) -> Answers:
+    answer = None
+    if options.elicit_answer is not None:
+        try:
+            answer = json.loads(options.elicit_answer)
+        except json.JSONDecodeError as error:
+            raise click.UsageError(f"--elicit-answer is not JSON: {error}") from None
+        if not isinstance(answer, dict):
+            raise click.UsageError("--elicit-answer is not a JSON object")
+    return Answers(
+        sampling_reply=options.sampling_reply,
+        elicit_answer=answer,
+        decline=options.decline,
+        roots=options.roots,
+        interactive=sys.stdin.isatty() and sys.stderr.isatty(),
+    )
 
-    def __init__(self, terminal: Terminal) -> None:
-        self.terminal = terminal
 
-    async def on_log(self, server: str, params: Any) -> None:
-        logger = params.logger if isinstance(params.logger, str) else None
-        self.terminal.log(server, params.level, logger, params.data)
+def meta(options: Options) -> dict[str, Any]:
+    """``--meta`` pairs as a request's ``_meta``: values JSON where they parse."""
+    values: dict[str, Any] = {}
+    for key, value in _pairs(options.meta, "--meta").items():
+        try:
+            values[key] = json.loads(value)
+        except json.JSONDecodeError:
+            values[key] = value
+    return values
+
+
+def with_meta(options: Options, params: dict[str, Any]) -> dict[str, Any]:
+    extra = meta(options)
+    return {**params, "_meta": extra} if extra else params

@@ -4,8 +4,10 @@ stderr, apart from them, progress bars and the server's log messages (dimmed).""
 from __future__ import annotations
 
 import base64
+import contextlib
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import msgspec
@@ -31,6 +33,9 @@ class Terminal:
     def __init__(self, json_output: bool) -> None:
         self.json = json_output
         self.out = Console(highlight=False, soft_wrap=True)
+        if not self.out.is_terminal:
+            # Piped: one row a line, however long, for grep and cut (rich would assume 80 columns).
+            self.out = Console(highlight=False, soft_wrap=True, width=PIPED_WIDTH)
         self.err = Console(stderr=True, highlight=False, soft_wrap=True)
         self._progress: Progress | None = None
         self._task: TaskID | None = None
@@ -41,6 +46,23 @@ class Terminal:
 
     def error(self, message: str) -> None:
         self.err.print(Text(f"mcpx: error: {message}", style="bold red"))
+
+    def notice(self, message: str) -> None:
+        self.err.print(Text(f"mcpx: {message}"))
+
+    def warning(self, message: str) -> None:
+        self.err.print(Text(f"mcpx: warning: {message}", style="yellow"))
+
+    @contextlib.contextmanager
+    def library_warnings(self) -> Iterator[None]:
+        """The runtime's own warnings, as one mcpx line each, while mcpx runs."""
+        handler = _TerminalHandler(self)
+        runtime = logging.getLogger("mcp_runtime")
+        runtime.addHandler(handler)
+        try:
+            yield
+        finally:
+            runtime.removeHandler(handler)
 
     def log(self, server: str, level: str, logger: str | None, data: Any) -> None:
         shown = data if isinstance(data, str) else codec.encode(data).decode()
@@ -68,6 +90,26 @@ class Terminal:
             self._task, completed=progress, total=total, description=message or self.label
         )
 
+    def task_status(self, task_id: str, status: str, message: str | None) -> None:
+        """A task's status changed: the bar's label on a terminal, a line elsewhere."""
+        line = f"task {task_id}: {status}" + (f" - {message}" if message else "")
+        if not self.err.is_terminal:
+            self.err.print(Text(line, style="dim"))
+            return
+        if self._progress is None:
+            self.progress(0, None, line)
+        else:
+            assert self._task is not None
+            self._progress.update(self._task, description=line)
+
+    def updated(self, uri: str) -> None:
+        """A resource watched changed (stderr: the new contents follow on stdout)."""
+        self.err.print(Text(f"updated {uri}", style="dim"))
+
+    def pause(self) -> None:
+        """Take the progress bar away while the user is asked something."""
+        self.done()
+
     def done(self) -> None:
         """The call ended: take the progress bar away."""
         if self._progress is not None:
@@ -88,7 +130,13 @@ class Terminal:
         table = Table(*(title for title, _ in columns), box=None, header_style="bold")
         for item in items:
             table.add_row(*(_field(item, attribute) for _, attribute in columns))
-        self.out.print(table)
+        if self.out.is_terminal:
+            self.out.print(table)
+            return
+        with self.out.capture() as captured:
+            self.out.print(table)
+        sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
+        sys.stdout.flush()
 
     def tool_result(self, result: Any) -> None:
         if self.json:
@@ -110,6 +158,28 @@ class Terminal:
             return
         for item in result.contents:
             self._resource(item)
+
+    def server_info(self, info: dict[str, Any]) -> None:
+        if self.json:
+            self.json_value(info)
+            return
+        server = info["serverInfo"]
+        self.out.print(Text(f"{server.name} {server.version}", style="bold"))
+        self.out.print(Text(f"protocol version: {info['protocolVersion']}"))
+        capabilities = msgspec.json.decode(codec.encode(info["capabilities"]))
+        self.out.print(Text("capabilities: " + (", ".join(capabilities) or "none")))
+        if info["instructions"]:
+            self.out.print(Text(f"instructions: {info['instructions']}"))
+
+    def raw_contents(self, result: Any, output: str) -> None:
+        """The bytes of every content of a read, one after the other, to a file or stdout (-)."""
+        data = b"".join(_bytes(item) for item in result.contents)
+        if output == "-":
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        else:
+            with open(output, "wb") as file:
+                file.write(data)
 
     def prompt(self, result: Any) -> None:
         if self.json:
@@ -162,6 +232,19 @@ class Terminal:
             )
 
 
+PIPED_WIDTH = 100_000
+"""Columns of stdout when it is not a terminal: rows are never wrapped."""
+
+
+class _TerminalHandler(logging.Handler):
+    def __init__(self, terminal: Terminal) -> None:
+        super().__init__(logging.WARNING)
+        self.terminal = terminal
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.terminal.warning(record.getMessage())
+
+
 # kind: (column title, attribute)
 _COLUMNS = {
     "tools": (("name", "name"), ("description", "description")),
@@ -183,6 +266,13 @@ def _field(item: Any, attribute: str) -> str:
         return ", ".join(a.name + ("" if a.required is True else "?") for a in value)
     text = str(value)
     return text.splitlines()[0] if text else ""
+
+
+def _bytes(item: Any) -> bytes:
+    text = getattr(item, "text", None)
+    if isinstance(text, str):
+        return text.encode()
+    return base64.b64decode(getattr(item, "blob", ""))
 
 
 def _kind(block: Any) -> str:

@@ -28,6 +28,7 @@ and the field.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -82,6 +83,18 @@ class ServerConfig:
     """The entry's ``auth`` value, for :attr:`mcp_runtime.host.Host` ``authorize``."""
     oauth: OAuthEntry | None = None
     """What an ``auth`` of type ``oauth`` says."""
+    allow_tools: tuple[str, ...] | None = None
+    """``allowTools``: the only tools the host offers (names or fnmatch patterns); None: all."""
+    deny_tools: tuple[str, ...] = ()
+    """``denyTools``: tools the host never offers (names or fnmatch patterns)."""
+
+    def permits(self, tool: str) -> bool:
+        """Whether the host offers the server's tool ``tool``."""
+        if any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.deny_tools):
+            return False
+        return self.allow_tools is None or any(
+            fnmatch.fnmatchcase(tool, pattern) for pattern in self.allow_tools
+        )
 
 
 @dataclass(frozen=True)
@@ -98,26 +111,39 @@ class OAuthEntry:
 
 @dataclass(frozen=True)
 class HostConfig:
-    """The servers of a configuration, in the order the file lists them."""
+    """The servers of a configuration, in the order the file lists them.
+
+    ``broken`` holds the entries that could not be read (an unset variable, a
+    field of the wrong type), by name, with the error naming the entry and
+    field; only :func:`parse_config` with ``keep_broken=True`` fills it."""
 
     servers: tuple[ServerConfig, ...]
+    broken: Mapping[str, str] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> ServerConfig:
         for server in self.servers:
             if server.name == name:
                 return server
-        known = ", ".join(server.name for server in self.servers) or "none"
+        if name in self.broken:
+            raise ConfigError(self.broken[name])
+        known = ", ".join(self.names) or "none"
         raise ConfigError(f"no server named {name!r} in the configuration (servers: {known})")
 
     @property
     def names(self) -> list[str]:
-        return [server.name for server in self.servers]
+        """Every entry's name, the broken ones included."""
+        return [server.name for server in self.servers] + [
+            name for name in self.broken if name not in {s.name for s in self.servers}
+        ]
 
 
 def load_config(
-    path: str | os.PathLike[str], environ: Mapping[str, str] | None = None
+    path: str | os.PathLike[str],
+    environ: Mapping[str, str] | None = None,
+    *,
+    keep_broken: bool = False,
 ) -> HostConfig:
-    """Read a configuration file (JSON)."""
+    """Read a configuration file (JSON); see :func:`parse_config` for ``keep_broken``."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
@@ -126,11 +152,18 @@ def load_config(
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise ConfigError(f"{os.fspath(path)} is not JSON: {error}") from None
-    return parse_config(document, environ)
+    return parse_config(document, environ, keep_broken=keep_broken)
 
 
-def parse_config(document: Any, environ: Mapping[str, str] | None = None) -> HostConfig:
-    """Read a configuration already decoded from JSON."""
+def parse_config(
+    document: Any, environ: Mapping[str, str] | None = None, *, keep_broken: bool = False
+) -> HostConfig:
+    """Read a configuration already decoded from JSON.
+
+    An entry that cannot be read raises :class:`ConfigError`, unless
+    ``keep_broken``: then it is left out of ``servers`` and its error kept in
+    :attr:`HostConfig.broken`, so that one entry (an unset ``${TOKEN}``, say)
+    does not stop the others. A document of the wrong shape always raises."""
     env = os.environ if environ is None else environ
     if not isinstance(document, Mapping):
         raise ConfigError("a configuration is a JSON object with 'mcpServers' or 'servers'")
@@ -141,18 +174,24 @@ def parse_config(document: Any, environ: Mapping[str, str] | None = None) -> Hos
     if not isinstance(entries, Mapping):
         raise ConfigError(f"{key} must be an object of server entries")
     servers = []
+    broken: dict[str, str] = {}
     for name, entry in entries.items():
         where = f"{key}.{name}"
-        if not isinstance(entry, Mapping):
-            raise ConfigError(f"{where}: an entry must be an object")
-        if _get(entry, where, "disabled", bool, False):
-            continue
-        servers.append(_server(name, entry, where, env))
-    for first, second in clashing_servers(server.name for server in servers):
+        try:
+            if not isinstance(entry, Mapping):
+                raise ConfigError(f"{where}: an entry must be an object")
+            if _get(entry, where, "disabled", bool, False):
+                continue
+            servers.append(_server(name, entry, where, env))
+        except ConfigError as error:
+            if not keep_broken or not name:
+                raise
+            broken[name] = str(error)
+    for first, second in clashing_servers([server.name for server in servers] + list(broken)):
         raise ConfigError(
             f"{key}.{second}: the name gives the same tool prefix as {first!r} (see mcp_runtime.host.names)"
         )
-    return HostConfig(tuple(servers))
+    return HostConfig(tuple(servers), broken)
 
 
 def _server(
@@ -192,6 +231,7 @@ def _server(
             auth=entry.get("auth"),
             connect_timeout=connect_timeout,
             request_timeout=request_timeout,
+            **_tool_lists(entry, where),
         )
     for other in ("command", "args", "env", "cwd"):
         if other in entry:
@@ -212,7 +252,29 @@ def _server(
         oauth=_oauth(entry, where, expand),
         connect_timeout=connect_timeout,
         request_timeout=request_timeout,
+        **_tool_lists(entry, where),
     )
+
+
+def _tool_lists(entry: Mapping[str, Any], where: str) -> dict[str, Any]:
+    lists: dict[str, Any] = {}
+    for key, attribute in (("allowTools", "allow_tools"), ("denyTools", "deny_tools")):
+        if key in entry:
+            values = _get(entry, where, key, list, [])
+            lists[attribute] = tuple(
+                _string(value, f"{where}.{key}[{i}]") for i, value in enumerate(values)
+            )
+    return lists
+
+
+def changed_entries(old: HostConfig, new: HostConfig) -> tuple[list[str], list[ServerConfig]]:
+    """What turns ``old`` into ``new``: the names to stop, and the entries to start
+    (a changed entry is both); an entry left as it was is in neither."""
+    before = {server.name: server for server in old.servers}
+    after = {server.name: server for server in new.servers}
+    stop = [name for name, server in before.items() if after.get(name) != server]
+    start = [server for name, server in after.items() if before.get(name) != server]
+    return stop, start
 
 
 _OAUTH_KEYS = frozenset({"type", "clientId", "clientSecret", "scopes"})

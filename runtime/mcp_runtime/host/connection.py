@@ -104,6 +104,8 @@ class Connection:
         self._stderr = stderr
         self._rng = random.Random()
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._wake = asyncio.Event()
 
     @property
     def name(self) -> str:
@@ -114,9 +116,20 @@ class Connection:
             self._run(), name=f"mcp-host:{self.name}"
         )
 
+    def retry_now(self) -> None:
+        """Try again at once: a server waiting for its next attempt, or one given up."""
+        if self._task is None or self._task.done():
+            if not self._stopping:
+                self.start()
+        else:
+            self._wake.set()
+
     async def stop(self) -> None:
         """Close the session (ending a stdio server's process) and stop retrying."""
         task, self._task = self._task, None
+        # A cancellation that lands while the session closes can be absorbed there; the
+        # flag still ends the loop before it sleeps towards another attempt.
+        self._stopping = True
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -134,6 +147,8 @@ class Connection:
                 error = _describe(failed)
                 logger.info("server %s: %s", self.name, error)
             failures += 1
+            if self._stopping:
+                return
             if self.retry.max_attempts is not None and failures >= self.retry.max_attempts:
                 self._set(ServerStatus(self.name, "failed", failures, error))
                 self.settled.set()
@@ -143,7 +158,9 @@ class Connection:
                 ServerStatus(self.name, "retrying", failures, error, time.monotonic() + delay)
             )
             self.settled.set()
-            await asyncio.sleep(delay)
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):  # retry_now() cuts the wait short
+                await asyncio.wait_for(self._wake.wait(), delay)
 
     async def _session_lifetime(self) -> str:
         """Connect, serve until the session ends, and say why it ended."""

@@ -66,6 +66,8 @@ class ListChanges(Protocol):
 
     def list_changed(self, server: str, kinds: tuple[str, ...]) -> None: ...
 
+    def resource_updated(self, server: str, params: object) -> None: ...
+
 
 class _ServerHandlers(mcp.ClientHandlers):
     """The handlers of one server's client: forward to the application, naming the server."""
@@ -93,6 +95,7 @@ class _ServerHandlers(mcp.ClientHandlers):
     async def on_resource_updated(
         self, params: mcp.ResourceUpdatedNotificationParams, ctx: RequestContext
     ) -> None:
+        self.changes.resource_updated(self.server, params)
         await self.app.on_resource_updated(self.server, params)
 
     async def on_logging_message(

@@ -14,23 +14,40 @@ closes every session and ends every server process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
-import re
 from collections.abc import Callable, Coroutine, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-from msgspec import UNSET
 
 from .. import codec, lifecycle
 from ..client import Client, ClientSession
-from ..jsonrpc import McpError
+from ..jsonrpc import ConnectionClosed, McpError
 from ..methods import ProgressCallback
-from .config import ConfigError, HostConfig, load_config, parse_config
+from .catalogue import (
+    KINDS,
+    LISTS,
+    Catalogue,
+    HostPrompt,
+    HostResource,
+    HostResourceTemplate,
+    HostTool,
+    list_kind,
+)
+from .config import (
+    ConfigError,
+    HostConfig,
+    ServerConfig,
+    changed_entries,
+    load_config,
+    parse_config,
+)
 from .connection import Authorize, Connection, RetryPolicy, ServerStatus
 from .handlers import HostHandlers, handlers_factory
-from .names import qualified_names
+from .routing import Approve, HostError, Routing
+from .stderr import PrefixedStderr
+from .subscriptions import Subscriptions, Updates
+from .watch import stamp, watch_file
 
 if (
     TYPE_CHECKING
@@ -39,81 +56,11 @@ if (
 
 logger = logging.getLogger("mcp_runtime.host")
 
-KINDS = ("tools", "resources", "resource_templates", "prompts")
 CALLBACK_GRACE = 1.0
 """Seconds a closing host waits for the application's callbacks still running."""
 
-# kind: (list method, result field, capability)
-_LISTS = {
-    "tools": ("tools/list", "tools", "tools"),
-    "resources": ("resources/list", "resources", "resources"),
-    "resource_templates": ("resources/templates/list", "resource_templates", "resources"),
-    "prompts": ("prompts/list", "prompts", "prompts"),
-}
 
-
-class HostError(Exception):
-    """A call the host cannot route: an unknown name, an ambiguous URI, a server not connected."""
-
-
-@dataclass(frozen=True)
-class HostTool:
-    """A tool in the host's catalogue: ``name`` is the host's, ``tool`` the server's own."""
-
-    name: str
-    server: str
-    tool: Any
-
-    @property
-    def original(self) -> str:
-        return str(self.tool.name)
-
-
-@dataclass(frozen=True)
-class HostPrompt:
-    name: str
-    server: str
-    prompt: Any
-
-    @property
-    def original(self) -> str:
-        return str(self.prompt.name)
-
-
-@dataclass(frozen=True)
-class HostResource:
-    server: str
-    resource: Any
-
-    @property
-    def uri(self) -> str:
-        return str(self.resource.uri)
-
-
-@dataclass(frozen=True)
-class HostResourceTemplate:
-    server: str
-    template: Any
-
-    @property
-    def uri_template(self) -> str:
-        return str(self.template.uri_template)
-
-    def matches(self, uri: str) -> bool:
-        return _template_pattern(self.uri_template).fullmatch(uri) is not None
-
-
-@dataclass
-class _Catalogue:
-    """One server's entries, by kind."""
-
-    tools: dict[str, HostTool] = field(default_factory=dict)
-    prompts: dict[str, HostPrompt] = field(default_factory=dict)
-    resources: list[HostResource] = field(default_factory=list)
-    resource_templates: list[HostResourceTemplate] = field(default_factory=list)
-
-
-class Host:
+class Host(Routing):
     """Many MCP servers behind one object; see the module's description.
 
     ``config`` is a :class:`HostConfig`, a decoded configuration or a path to
@@ -123,7 +70,12 @@ class Host:
     authorizes the entries whose ``auth`` is of type ``oauth``
     (:mod:`.authorization`). ``log_level``
     asks servers for log messages of that level and above. ``server_stderr``
-    is where stdio servers' stderr goes (None: this process's).
+    is where stdio servers' stderr goes (None: this process's, each line
+    prefixed with ``[server]``). ``approve`` is asked before each tool call
+    (:data:`~mcp_runtime.host.routing.Approve`). ``watch_config``, for a
+    configuration read from a file, reloads it whenever the file changes.
+    ``protocol_version`` is the revision each client asks for (default: the
+    newest, met at an older one by servers that do not speak it).
     """
 
     def __init__(
@@ -138,17 +90,28 @@ class Host:
         oauth: HostAuthorization | None = None,
         log_level: str | None = None,
         server_stderr: int | None = None,
+        protocol_version: str | None = None,
+        approve: Approve | None = None,
+        watch_config: bool = False,
     ) -> None:
+        # One entry that cannot be read (an unset ${VAR}) fails alone, as a lost server would.
+        self.path = None if isinstance(config, (HostConfig, Mapping)) else os.fspath(config)
+        self.approve = approve
+        self._watch_config = watch_config and self.path is not None
+        self._stamp = stamp(self.path) if self.path is not None else None
+        self._stderr_pipes: dict[str, PrefixedStderr] = {}
+        self._subscriptions = Subscriptions()
         if isinstance(config, HostConfig):
             self.config = config
         elif isinstance(config, Mapping):
-            self.config = parse_config(config)
+            self.config = parse_config(config, keep_broken=True)
         else:
-            self.config = load_config(config)
+            self.config = load_config(config, keep_broken=True)
         self.handlers = handlers if handlers is not None else HostHandlers()
         self.log_level = log_level
+        self.protocol_version = protocol_version
         self._make_handlers = handlers_factory(self.handlers)
-        self._catalogues: dict[str, _Catalogue] = {}
+        self._catalogues: dict[str, Catalogue] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._refresh_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._changed: asyncio.Condition | None = None
@@ -158,11 +121,9 @@ class Host:
         self._authorize = authorize
         self._oauth = oauth
         for server in self.config.servers:
-            if server.oauth is not None and oauth is None:
-                raise ConfigError(
-                    f"server {server.name!r} is authorized with OAuth: the Host needs oauth=HostAuthorization(...)"
-                )
+            self._check(server)
         self._server_stderr = server_stderr
+        self._closing = False
 
     # ------------------------------------------------------------ lifetime
 
@@ -179,40 +140,136 @@ class Host:
 
     async def start(self) -> None:
         """Connect to every server; returns once each has connected or failed once."""
-        name, version = self._identity
         self._changed = asyncio.Condition()
         for server in self.config.servers:
-            client = Client(
-                name=name,
-                version=version,
-                handlers=self._make_handlers(server.name, self),
-                default_timeout=server.request_timeout,
-                log_level=self.log_level,
-            )
-            connection = Connection(
-                server,
-                client,
-                retry=self._retry,
-                on_ready=self._ready,
-                on_lost=self._lost,
-                on_status=self._status_changed,
-                authorize=self._authorize,
-                auth=(
-                    self._oauth.provider(server)
-                    if self._oauth is not None and server.oauth is not None
-                    else None
-                ),
-                stderr=self._server_stderr,
-            )
-            self._connections[server.name] = connection
-            connection.start()
+            self._connect(server)
         await asyncio.gather(
             *(connection.settled.wait() for connection in self._connections.values())
         )
+        if self._watch_config:
+            assert self.path is not None
+            self._spawn(watch_file(self.path, self.reload, self._stamp))
+
+    def _check(self, server: ServerConfig) -> None:
+        if server.oauth is not None and self._oauth is None:
+            raise ConfigError(
+                f"server {server.name!r} is authorized with OAuth: the Host needs oauth=HostAuthorization(...)"
+            )
+
+    def _connect(self, server: ServerConfig) -> Connection:
+        name, version = self._identity
+        handlers = self._make_handlers(server.name, self)
+        # An application that answers roots/list can say they changed (roots_changed).
+        answers_roots = "list_roots" in type(handlers).__dict__
+        client = Client(
+            name=name,
+            version=version,
+            handlers=handlers,
+            capabilities={"roots": {"listChanged": True}} if answers_roots else None,
+            default_timeout=server.request_timeout,
+            log_level=self.log_level,
+            protocol_version=self.protocol_version,
+        )
+        stderr = self._server_stderr
+        if stderr is None and server.transport == "stdio":
+            pipe = self._stderr_pipes.get(server.name) or PrefixedStderr(server.name)
+            if server.name not in self._stderr_pipes:
+                self._stderr_pipes[server.name] = pipe
+                pipe.start()
+            stderr = pipe.fd
+        connection = Connection(
+            server,
+            client,
+            retry=self._retry,
+            on_ready=self._ready,
+            on_lost=self._lost,
+            on_status=self._status_changed,
+            authorize=self._authorize,
+            auth=(
+                self._oauth.provider(server)
+                if self._oauth is not None and server.oauth is not None
+                else None
+            ),
+            stderr=stderr,
+        )
+        self._connections[server.name] = connection
+        connection.start()
+        return connection
+
+    # ------------------------------------------------------------ changing the servers
+
+    async def add(self, server: ServerConfig) -> ServerStatus:
+        """Start a server while the host runs; its status once it connected or failed once."""
+        if server.name in self._connections:
+            raise HostError(f"there is already a server named {server.name!r}")
+        self._check(server)
+        self.config = HostConfig(
+            (*self.config.servers, server),
+            {k: v for k, v in self.config.broken.items() if k != server.name},
+        )
+        connection = self._connect(server)
+        await connection.settled.wait()
+        return connection.status
+
+    async def remove(self, name: str) -> None:
+        """Stop a server and take its entries out of the catalogue."""
+        connection = self._connections.pop(name, None)
+        if connection is None and name not in self.config.broken:
+            raise HostError(f"no server named {name!r}")
+        self.config = HostConfig(
+            tuple(s for s in self.config.servers if s.name != name),
+            {k: v for k, v in self.config.broken.items() if k != name},
+        )
+        if connection is not None:
+            await connection.stop()
+            self._lost(connection)
+        pipe = self._stderr_pipes.pop(name, None)
+        if pipe is not None:
+            await pipe.close()
+
+    async def reload(self, config: HostConfig | Mapping[str, Any] | None = None) -> None:
+        """Apply a new configuration (default: the file read again): entries gone are
+        stopped, new ones started, changed ones restarted; the others are untouched."""
+        if config is None:
+            if self.path is None:
+                raise HostError("the host was not given a file to read again")
+            new = load_config(self.path, keep_broken=True)
+        else:
+            new = (
+                config if isinstance(config, HostConfig) else parse_config(config, keep_broken=True)
+            )
+        stop, start = changed_entries(self.config, new)
+        for name in stop:
+            await self.remove(name)
+        for name in [n for n in self.config.broken if n not in new.broken]:
+            await self.remove(name)
+        self.config = HostConfig(self.config.servers, dict(new.broken))
+        await asyncio.gather(*(self.add(server) for server in start))
+        await self._notify()
+
+    def subscribe(
+        self, uri: str, *, server: str | None = None
+    ) -> contextlib.AbstractAsyncContextManager[Updates]:
+        """``async with host.subscribe(uri) as updates: async for params in updates:``
+        each update of the resource (see :mod:`.subscriptions`)."""
+        owner = server or self.server_of(uri)
+        return self._subscriptions.subscribe(uri, owner, self.session(owner), self.request)
+
+    def resource_updated(self, server: str, params: object) -> None:
+        self._subscriptions.updated(server, params)
+
+    def retry_now(self, name: str) -> None:
+        """Connect to ``name`` again at once, without waiting for its next attempt."""
+        connection = self._connections.get(name)
+        if connection is None:
+            raise HostError(f"no server named {name!r}")
+        connection.retry_now()
 
     async def aclose(self) -> None:
         """Close every session and end every server process."""
+        self._closing = True
         await asyncio.gather(*(connection.stop() for connection in self._connections.values()))
+        await asyncio.gather(*(pipe.close() for pipe in self._stderr_pipes.values()))
         # The application hears of the last changes (every server stopped), for a moment at most.
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=CALLBACK_GRACE)
@@ -224,8 +281,12 @@ class Host:
     # ------------------------------------------------------------ what is there
 
     def status(self) -> dict[str, ServerStatus]:
-        """Each server's status, by name."""
-        return {name: connection.status for name, connection in self._connections.items()}
+        """Each server's status, by name; an entry that could not be read is ``failed``."""
+        broken = {
+            name: ServerStatus(name, "failed", error=error)
+            for name, error in self.config.broken.items()
+        }
+        return broken | {name: connection.status for name, connection in self._connections.items()}
 
     @property
     def tools(self) -> list[HostTool]:
@@ -249,8 +310,12 @@ class Host:
         """The open session to ``server``; HostError if it is not connected."""
         connection = self._connections.get(server)
         if connection is None:
+            if server in self.config.broken:
+                raise HostError(
+                    f"server {server!r} is not connected (failed: {self.config.broken[server]})"
+                )
             raise HostError(
-                f"no server named {server!r} (servers: {', '.join(self._connections) or 'none'})"
+                f"no server named {server!r} (servers: {', '.join(self.config.names) or 'none'})"
             )
         if connection.session is None:
             status = connection.status
@@ -264,96 +329,6 @@ class Host:
         assert self._changed is not None, "the host is not started"
         async with asyncio.timeout(timeout), self._changed:
             await self._changed.wait_for(lambda: check(self))
-
-    # ------------------------------------------------------------ routing
-
-    async def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-    ) -> Any:
-        """Call a tool by its host name; the result is the server's CallToolResult."""
-        tool = self._find(name, "tool", lambda c: c.tools)
-        params: dict[str, Any] = {"name": tool.original}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
-        return await self.request(tool.server, "tools/call", params, timeout, on_progress)
-
-    async def get_prompt(
-        self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: float | None = None
-    ) -> Any:
-        """Get a prompt by its host name; the server's GetPromptResult."""
-        prompt = self._find(name, "prompt", lambda c: c.prompts)
-        params: dict[str, Any] = {"name": prompt.original}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
-        return await self.request(prompt.server, "prompts/get", params, timeout)
-
-    async def read_resource(
-        self, uri: str, *, server: str | None = None, timeout: float | None = None
-    ) -> Any:
-        """Read a resource; the server is the one listing ``uri`` (or a template
-        matching it) unless named. The server's ReadResourceResult."""
-        return await self.request(
-            server or self.server_of(uri), "resources/read", {"uri": uri}, timeout
-        )
-
-    async def complete(
-        self,
-        argument: str,
-        value: str,
-        *,
-        prompt: str | None = None,
-        template: str | None = None,
-        server: str | None = None,
-        context: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> Any:
-        """Complete an argument of a prompt (by host name) or of a resource
-        template (by URI template, with ``server`` when several offer it)."""
-        if (prompt is None) == (template is None):
-            raise HostError("complete needs a prompt or a resource template, not both")
-        if prompt is not None:
-            found = self._find(prompt, "prompt", lambda c: c.prompts)
-            target, ref = found.server, {"type": "ref/prompt", "name": found.original}
-        else:
-            owners = [
-                t.server
-                for t in self.resource_templates
-                if t.uri_template == template and server in (None, t.server)
-            ]
-            if len(owners) != 1:
-                raise HostError(_ownership(f"resource template {template!r}", owners))
-            target, ref = owners[0], {"type": "ref/resource", "uri": template}
-        params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
-        if context:
-            params["context"] = {"arguments": dict(context)}
-        return await self.request(target, "completion/complete", params, timeout)
-
-    async def roots_changed(self) -> None:
-        """Tell every connected server that speaks a handshake revision that the
-        application's roots changed (at 2026-07-28 servers ask for them with each request)."""
-        for connection in list(self._connections.values()):
-            session = connection.session
-            if session is None:
-                continue
-            spec = lifecycle.revision(session.protocol_version).all_methods.get(
-                "notifications/roots/list_changed"
-            )
-            if spec is not None:
-                await session.notify(spec, None)
-
-    def server_of(self, uri: str) -> str:
-        """The server that lists ``uri``, or else the one with a template matching it."""
-        owners = sorted({r.server for r in self.resources if r.uri == uri})
-        if not owners:
-            owners = sorted({t.server for t in self.resource_templates if t.matches(uri)})
-        if len(owners) != 1:
-            raise HostError(_ownership(f"resource {uri!r}", owners))
-        return owners[0]
 
     async def request(
         self,
@@ -371,21 +346,20 @@ class Host:
             spec, codec.convert(params, spec.params), timeout=timeout, on_progress=on_progress
         )
 
-    def _find(
-        self, name: str, what: str, entries: Callable[[_Catalogue], Mapping[str, Any]]
-    ) -> Any:
-        for catalogue in self._catalogues.values():
-            found = entries(catalogue).get(name)
-            if found is not None:
-                return found
-        raise HostError(
-            f"no {what} named {name!r} (servers not connected: {self._down() or 'none'})"
-        )
+    async def roots_changed(self) -> None:
+        """Tell every connected server that speaks a handshake revision that the
+        application's roots changed (at 2026-07-28 servers ask for them with each request)."""
+        for connection in list(self._connections.values()):
+            session = connection.session
+            if session is None:
+                continue
+            spec = lifecycle.revision(session.protocol_version).all_methods.get(
+                "notifications/roots/list_changed"
+            )
+            if spec is not None:
+                await session.notify(spec, None)
 
-    def _down(self) -> str:
-        return ", ".join(name for name, c in self._connections.items() if c.session is None)
-
-    def _ordered(self) -> Iterator[_Catalogue]:
+    def _ordered(self) -> Iterator[Catalogue]:
         for name in self._connections:
             catalogue = self._catalogues.get(name)
             if catalogue is not None:
@@ -398,7 +372,7 @@ class Host:
         for list changes where the revision needs a stream for them."""
         session = connection.session
         assert session is not None
-        self._catalogues[connection.name] = _Catalogue()
+        self._catalogues[connection.name] = Catalogue()
         capabilities = session.server_capabilities
         if (
             self.log_level is not None
@@ -437,7 +411,7 @@ class Host:
         """A server said a list changed: list it again (called by its client's handlers)."""
         connection = self._connections.get(server)
         session = connection.session if connection is not None else None
-        if session is None:
+        if session is None or self._closing:
             return
         for kind in kinds:
             self._spawn(self._refresh(server, session, kind, announce=True))
@@ -448,37 +422,27 @@ class Host:
         # One listing of a kind at a time per server, so the last change's listing is the one kept.
         lock = self._refresh_locks.setdefault((server, kind), asyncio.Lock())
         async with lock:
-            method, attribute, capability = _LISTS[kind]
-            items: list[Any] = []
-            if lifecycle.has_capability(session.server_capabilities, (capability,)):
-                try:
-                    items = await _list_all(session, method, attribute)
-                except McpError as error:
-                    if (
-                        announce
-                    ):  # a later change may do better; an initial failure fails the connection
-                        logger.warning("server %s: %s failed: %s", server, method, error.message)
-                        return
-                    raise
+            method = LISTS[kind][0]
+            try:
+                items = await list_kind(session, kind)
+            except ConnectionClosed:
+                if announce:  # a change heard as the session closed: nothing left to list
+                    return
+                raise
+            except McpError as error:
+                if (
+                    announce
+                ):  # a later change may do better; an initial failure fails the connection
+                    logger.warning("server %s: %s failed: %s", server, method, error.message)
+                    return
+                raise
             catalogue = self._catalogues.get(server)
             if catalogue is None or self._connections[server].session is not session:
                 return  # lost meanwhile
-            if kind == "tools":
-                names = qualified_names(server, [item.name for item in items])
-                catalogue.tools = {
-                    name: HostTool(name, server, item) for name, item in zip(names, items)
-                }
-            elif kind == "prompts":
-                names = qualified_names(server, [item.name for item in items])
-                catalogue.prompts = {
-                    name: HostPrompt(name, server, item) for name, item in zip(names, items)
-                }
-            elif kind == "resources":
-                catalogue.resources = [HostResource(server, item) for item in items]
-            else:
-                catalogue.resource_templates = [
-                    HostResourceTemplate(server, item) for item in items
-                ]
+            if kind == "tools":  # the entry's allow and deny lists
+                config = self._connections[server].config
+                items = [item for item in items if config.permits(str(item.name))]
+            catalogue.fill(server, kind, items)
         if announce:
             await self._announce(server, (kind,))
 
@@ -503,41 +467,6 @@ async def _logged(work: Coroutine[Any, Any, Any]) -> None:
         await work
     except Exception:  # an application's callback failing must not go unnoticed, nor stop the host
         logger.exception("host callback failed")
-
-
-async def _list_all(session: ClientSession, method: str, attribute: str) -> list[Any]:
-    """Every page of a list method."""
-    spec = lifecycle.revision(session.protocol_version).all_methods[method]
-    items: list[Any] = []
-    cursor: Any = UNSET
-    while True:
-        params = codec.convert({} if cursor is UNSET else {"cursor": cursor}, spec.params)
-        page = await session.request(spec, params)
-        items.extend(getattr(page, attribute))
-        cursor = page.next_cursor
-        if not isinstance(cursor, str) or not cursor:
-            return items
-
-
-def _ownership(what: str, owners: list[str]) -> str:
-    if not owners:
-        return f"no connected server offers {what}; name the server"
-    return f"{what} is offered by several servers ({', '.join(owners)}); name the server"
-
-
-def _template_pattern(template: str) -> re.Pattern[str]:
-    """A URI template (RFC 6570) as a pattern: {var} matches one path segment,
-    {+var}, {#var} and the other operators anything."""
-    parts = re.split(r"(\{[^}]*\})", template)
-    pattern = "".join(
-        (
-            (".*" if part[1:2] and part[1] in "+#./;?&" else "[^/]*")
-            if part.startswith("{")
-            else re.escape(part)
-        )
-        for part in parts
-    )
-    return re.compile(pattern)
 
 
 __all__ = [

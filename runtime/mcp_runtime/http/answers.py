@@ -10,8 +10,9 @@ import msgspec
 
 from .. import jsonrpc
 from ..asgi import Scope, Send
-from ..jsonrpc import RequestId
+from ..jsonrpc import Envelope, RequestId
 from ..limits import BodyRefused
+from .probe import reply_id
 
 if TYPE_CHECKING:  # the auth package needs joserfc, which serving without auth does not
     from ..auth.server.resource_server import HttpAnswer, ResourceServer
@@ -55,6 +56,31 @@ async def json_error(
             "type": "http.response.start",
             "status": status,
             "headers": [(b"content-type", b"application/json")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def refuse(
+    send: Send,
+    status: int,
+    about: Envelope | list[Envelope] | None,
+    code: int,
+    message: str,
+    extra: Sequence[tuple[bytes, bytes]] = (),
+) -> None:
+    """Turn away what a POST brought, before any handler saw it (no session,
+    an unknown one, a version not spoken, no room...): a JSON-RPC error under
+    the id of the request ``about`` when it can be read, so that the caller
+    waiting on that id fails now; null for a batch, a notification, or what
+    was not read."""
+    request_id = reply_id(about) if isinstance(about, Envelope) else None
+    body = jsonrpc.error_bytes(request_id, code, message)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), *extra],
         }
     )
     await send({"type": "http.response.body", "body": body})

@@ -22,11 +22,11 @@ from ..disconnect import ClientWatch, Gone, SlowAnswers, next_or_gone
 from ..jsonrpc import Envelope, RequestId
 from ..limits import ClientKey
 from ..server import Server
-from .answers import json_error, plain, scope_refusal, send_answer, utf8_or_refused
+from .answers import plain, refuse, scope_refusal, send_answer, utf8_or_refused
 from .current import reset_request_headers, set_request_headers
 from .events import Events, EventStream, send_stream
 from .options import HttpOptions
-from .probe import is_response, post_problem
+from .probe import batch_members, is_response, post_problem, reply_id
 from .sessions import HttpSession, SessionTable
 
 if TYPE_CHECKING:
@@ -92,29 +92,28 @@ class HandshakePath:
     ) -> None:
         items = probe if isinstance(probe, list) else [probe]
         single = None if isinstance(probe, list) else probe
+        errors: list[bytes] = []  # the answers to a batch's members that are no valid message
         if not items:
-            await json_error(
-                send, 400, None, jsonrpc.INVALID_REQUEST, "Invalid request: empty batch"
-            )
+            await refuse(send, 400, probe, jsonrpc.INVALID_REQUEST, "Invalid request: empty batch")
             return
-        if isinstance(probe, list) and not lifecycle.allows_batches(self.version_of(headers)):
-            await json_error(
+        if single is None and not lifecycle.allows_batches(self.version_of(headers)):
+            await refuse(
                 send,
                 400,
-                None,
+                probe,
                 jsonrpc.INVALID_REQUEST,
                 "Invalid request: this protocol revision has no JSON-RPC batches",
             )
             return
-        for item in items:
-            refused = post_problem(item)
-            if refused is not None:
-                reply_to = (
-                    item.id
-                    if isinstance(item.id, (str, int)) and isinstance(item.method, str)
-                    else None
-                )
-                await json_error(send, 400, reply_to, jsonrpc.INVALID_REQUEST, refused)
+        if single is not None:
+            problem = post_problem(single)
+            if problem is not None:
+                await refuse(send, 400, single, jsonrpc.INVALID_REQUEST, problem)
+                return
+        elif any(post_problem(item) is not None for item in items):
+            body, items, errors = _sort_batch(body, items)
+            if not items:
+                await _send_errors(send, 400, errors)
                 return
         requests = [
             i.id
@@ -123,10 +122,10 @@ class HandshakePath:
         ]
         initializing = any(i.method == "initialize" for i in items)
         if initializing and len(items) > 1:
-            await json_error(
+            await refuse(
                 send,
                 400,
-                None,
+                probe,
                 jsonrpc.INVALID_REQUEST,
                 "Invalid request: initialize must be sent alone",
             )
@@ -134,19 +133,19 @@ class HandshakePath:
         if not initializing:
             problem = self.check_version(headers)
             if problem is not None:
-                await json_error(send, 400, None, jsonrpc.INVALID_REQUEST, problem)
+                await refuse(send, 400, probe, jsonrpc.INVALID_REQUEST, problem)
                 return
 
         if self.stateless:
             if self.stateless_running + len(requests) > self.options.max_concurrent_requests:
-                await json_error(
-                    send, 429, None, jsonrpc.INVALID_REQUEST, "Too many requests in flight"
+                await refuse(
+                    send, 429, probe, jsonrpc.INVALID_REQUEST, "Too many requests in flight"
                 )
                 return
             self.stateless_running += len(requests)
             try:
                 await self._post_alone(
-                    body, requests, initializing, headers, send, receive, principal, single
+                    body, requests, initializing, headers, send, receive, principal, single, errors
                 )
             finally:
                 self.stateless_running -= len(requests)
@@ -159,28 +158,30 @@ class HandshakePath:
                 self.client_key(scope),
             )
             if isinstance(opened, str):
-                await plain(send, 503, opened)
+                await refuse(send, 503, probe, jsonrpc.INTERNAL_ERROR, opened)
                 return
             http_session = opened
         else:
             found, status, reason = await table.find(headers, owner_of(principal))
             if found is None:
                 code = jsonrpc.INTERNAL_ERROR if status == 503 else jsonrpc.INVALID_REQUEST
-                await json_error(send, status, None, code, reason)
+                await refuse(send, status, probe, code, reason)
                 return
             http_session = found
             if requests and not http_session.used:
                 table.used(http_session)
         if http_session.transport.unanswered + len(requests) > self.options.max_concurrent_requests:
-            await json_error(
+            await refuse(
                 send,
                 429,
-                None,
+                probe,
                 jsonrpc.INVALID_REQUEST,
                 "Too many requests in flight for this session",
             )
             return
-        await self._answer(http_session, body, requests, send, receive, principal, single, headers)
+        await self._answer(
+            http_session, body, requests, send, receive, principal, single, headers, errors
+        )
 
     async def _answer(
         self,
@@ -192,9 +193,12 @@ class HandshakePath:
         principal: Principal | None,
         single: Envelope | None = None,
         headers: dict[str, str] | None = None,
+        errors: Sequence[bytes] = (),
     ) -> None:
         """``single``: the POST's one message, as decoded (None for a batch);
-        ``headers``: the POST's, for the handlers (see mcp_runtime.http.current)."""
+        ``headers``: the POST's, for the handlers (see mcp_runtime.http.current);
+        ``errors``: the answers to the batch's members that are no valid message,
+        sent with the responses to the others."""
         transport = http_session.transport
         extra = http_session.id_headers
         if not requests:
@@ -203,23 +207,27 @@ class HandshakePath:
             refused = await self.table.deliver(http_session, body, principal)
             if refused is not None:
                 await plain(send, 503, refused)
-                return
-            await plain(send, 202, "", extra)
+            elif errors:  # the batch's other members were delivered
+                await _send_errors(send, 400, errors, extra)
+            else:
+                await plain(send, 202, "", extra)
             return
         taken = transport.taken_id(requests)
         if taken is not None:
             # Its stream would take the place of the one waiting for the
             # request that has the id, which would then never be answered.
-            await json_error(
+            await refuse(
                 send,
                 400,
-                taken,
+                single or Envelope(id=taken, method=""),  # a batch: under the member's id
                 jsonrpc.INVALID_REQUEST,
                 f"Invalid request: id {taken!r} is already in use",
             )
             return
         stream = transport.open_stream(requests, json=self.json_response)
         queue = stream.attach(0)
+        for error in errors:  # first on the stream: they are known before any handler runs
+            stream.send(error)
         http_session.in_flight += len(requests)
         try:
             # The handlers' tasks start in feed: they keep these headers, this POST's.
@@ -232,7 +240,7 @@ class HandshakePath:
                 await self._reply_json(
                     stream,
                     queue,
-                    len(requests),
+                    len(requests) + len(errors),
                     send,
                     receive,
                     extra,
@@ -263,6 +271,7 @@ class HandshakePath:
         receive: Receive,
         principal: Principal | None,
         single: Envelope | None,
+        errors: Sequence[bytes],
     ) -> None:
         """A POST of the stateless mode: served by a session made for it alone."""
         http_session = HttpSession(None, self.server, self.options)
@@ -270,7 +279,7 @@ class HandshakePath:
             http_session.session.adopt(headers.get("mcp-protocol-version", DEFAULT_HEADER_VERSION))
         try:
             await self._answer(
-                http_session, body, requests, send, receive, principal, single, headers
+                http_session, body, requests, send, receive, principal, single, headers, errors
             )
         finally:
             await http_session.close()
@@ -370,3 +379,34 @@ class HandshakePath:
             await plain(send, 503, refused)
             return
         await plain(send, 200, "")
+
+
+def _sort_batch(body: bytes, items: list[Envelope]) -> tuple[bytes, list[Envelope], list[bytes]]:
+    """A batch some of whose members are no valid message, sorted as JSON-RPC 2.0 answers
+    it: the others (as a batch, and their envelopes), and an error for each invalid one
+    (under its id when a request's can be read, else null)."""
+    kept: list[msgspec.Raw] = []
+    valid: list[Envelope] = []
+    errors: list[bytes] = []
+    for member, item in zip(batch_members(body), items, strict=True):
+        problem = post_problem(item)
+        if problem is None:
+            kept.append(member)
+            valid.append(item)
+        else:
+            errors.append(jsonrpc.error_bytes(reply_id(item), jsonrpc.INVALID_REQUEST, problem))
+    return b"[" + b",".join(kept) + b"]", valid, errors
+
+
+async def _send_errors(
+    send: Send, status: int, errors: Sequence[bytes], extra: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
+    """The answer to a batch with no request left to serve: its members' errors, as an array."""
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), *extra],
+        }
+    )
+    await send({"type": "http.response.body", "body": b"[" + b",".join(errors) + b"]"})

@@ -22,9 +22,9 @@ from ..disconnect import ClientWatch, Gone, next_or_gone
 from ..jsonrpc import RequestId
 from ..limits import BodyBudget, BodyRefused
 from ..server import Server, ServerSession
-from .answers import body_refused, headers_of, json_error, plain, send_answer
+from .answers import body_refused, headers_of, plain, refuse, send_answer
 from .options import DEFAULT_MAX_STREAM_BUFFER, HttpOptions, options_with
-from .probe import method_calls, requests_in
+from .probe import method_calls, probed, requests_in
 from .security import RebindingGuard
 
 if TYPE_CHECKING:
@@ -242,7 +242,7 @@ class LegacySSEApp:
             return
         problem = jsonrpc.parse_error(body)
         if problem is not None:
-            await json_error(send, 400, None, jsonrpc.PARSE_ERROR, problem)
+            await refuse(send, 400, None, jsonrpc.PARSE_ERROR, problem)
             return
         if self.auth is not None and principal is not None:
             refusal = self.auth.authorize(principal, method_calls(body))
@@ -254,10 +254,10 @@ class LegacySSEApp:
             transport.session.requests_running if transport.session is not None else 0
         )
         if running + requests_in(body) > self.options.max_concurrent_requests:
-            await json_error(
+            await refuse(
                 send,
                 429,
-                None,
+                probed(body),
                 jsonrpc.INVALID_REQUEST,
                 "Too many requests in flight for this session",
             )

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import msgspec
 
 from .. import jsonrpc
-from ..jsonrpc import Envelope
+from ..jsonrpc import Envelope, RequestId
 
 decode_probe = msgspec.json.Decoder(Envelope | list[Envelope]).decode
 """A message or a batch as envelopes (raises as msgspec does on what is neither)."""
@@ -18,6 +18,12 @@ decode_probe = msgspec.json.Decoder(Envelope | list[Envelope]).decode
 
 def post_problem(envelope: Envelope) -> str | None:
     """Why this is not a JSON-RPC message a POST may carry, if it is not."""
+    if (
+        envelope.jsonrpc is msgspec.UNSET
+        and envelope.method is msgspec.UNSET
+        and envelope.id is msgspec.UNSET
+    ):
+        return "Invalid request: not a JSON-RPC message"
     if envelope.jsonrpc != "2.0":
         return 'Invalid request: "jsonrpc" must be "2.0"'
     if isinstance(envelope.method, str):
@@ -29,6 +35,15 @@ def post_problem(envelope: Envelope) -> str | None:
     return None
 
 
+def reply_id(envelope: Envelope) -> RequestId | None:
+    """The id an error about this message goes under: a request's own when
+    it can be read, else null (a notification, a response: its id is the
+    peer's own call, and an error under it would reach that call)."""
+    if isinstance(envelope.method, str) and isinstance(envelope.id, (str, int)):
+        return envelope.id
+    return None
+
+
 def is_request(envelope: Envelope) -> bool:
     """Whether the envelope is a JSON-RPC 2.0 request (a method and an id that is not null)."""
     return (
@@ -36,6 +51,46 @@ def is_request(envelope: Envelope) -> bool:
         and isinstance(envelope.method, str)
         and isinstance(envelope.id, (str, int))
     )
+
+
+_members = msgspec.json.Decoder(list[msgspec.Raw]).decode
+_member = msgspec.json.Decoder(Envelope).decode
+
+
+def probe_body(body: bytes) -> Envelope | list[Envelope]:
+    """A POSTed body as envelopes, as :data:`decode_probe` makes them, except for a
+    batch some of whose members are no message at all (``[{...}, 5]``): each
+    of those is an empty envelope, of which :func:`post_problem` says what it is,
+    so that the others can be served (JSON-RPC 2.0 answers a batch member by member).
+    Raises as decode_probe does on what is neither a message nor an array."""
+    try:
+        probe: Envelope | list[Envelope] = decode_probe(body)
+    except msgspec.ValidationError:
+        if body.lstrip()[:1] != b"[" or jsonrpc.parse_error(body) is not None:
+            raise
+        return [_probe_member(member) for member in _members(body)]
+    return probe
+
+
+def _probe_member(member: msgspec.Raw) -> Envelope:
+    try:
+        return _member(member)
+    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+        return Envelope()
+
+
+def batch_members(body: bytes) -> list[msgspec.Raw]:
+    """The members of a batch, undecoded, in order (one per envelope of :func:`probe_body`)."""
+    return _members(body)
+
+
+def probed(body: bytes) -> Envelope | list[Envelope] | None:
+    """:func:`probe_body`, None for what it cannot probe (a path that reads
+    the body only when it refuses it: the session answers what is wrong)."""
+    try:
+        return probe_body(body)
+    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+        return None
 
 
 def requests_in(body: bytes) -> int:

