@@ -40,9 +40,13 @@ class ErrorObject(msgspec.Struct, omit_defaults=True):
 
 
 class Envelope(msgspec.Struct, omit_defaults=True):
-    """Any JSON-RPC message, with params and result left undecoded."""
+    """Any JSON-RPC message, with params and result left undecoded.
 
-    jsonrpc: str | UnsetType = UNSET
+    ``jsonrpc`` is whatever the member holds, so that the HTTP transport,
+    which decodes a POST into envelopes to route it, can say what is wrong
+    with a message whose version is not "2.0" (see :func:`well_formed`)."""
+
+    jsonrpc: Any = UNSET
     id: RequestId | None | UnsetType = UNSET
     method: str | UnsetType = UNSET
     params: msgspec.Raw | UnsetType = UNSET
@@ -78,6 +82,13 @@ _decoder = msgspec.json.Decoder(Envelope)
 _batch_decoder = msgspec.json.Decoder(list[Envelope])
 _encoder = msgspec.json.Encoder()
 encode = _encoder.encode
+
+
+def well_formed(envelope: Envelope) -> bool:
+    """Whether the envelope has the shape of a JSON-RPC message: its
+    ``jsonrpc`` member, if any, a string (which :class:`Envelope` leaves unchecked)."""
+    version = envelope.jsonrpc
+    return version is UNSET or type(version) is str
 
 
 def decode_envelope(data: bytes) -> Envelope:

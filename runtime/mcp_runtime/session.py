@@ -429,14 +429,7 @@ class Session:
                 message = await self.transport.read()
                 if message is None:
                     break
-                try:
-                    envelope = message.envelope
-                    if envelope is None:
-                        self._dispatch(message.data)
-                    else:  # decoded by the transport: no second pass
-                        self._dispatch_envelope(envelope, message.data)
-                except Exception:  # a bug here must not take the session down
-                    logger.exception("failed to dispatch a message")
+                self.feed(message)
         finally:
             reason = getattr(self.transport, "closed_reason", None)
             detail = reason() if reason is not None else None
@@ -444,51 +437,57 @@ class Session:
                 f"Connection closed: {detail}" if detail else "Connection closed by peer"
             )
 
-    def feed(self, data: bytes) -> None:
-        """Dispatch one message that came by other means than ``transport.read``
-        (a transport of one request: no reader task to start and switch to)."""
+    def feed(self, message: Message) -> None:
+        """Dispatch one incoming message: what ``run`` does with each message
+        it reads, for a transport that hands messages over by other means (one
+        per HTTP request: no reader task to start and switch to). A message
+        whose envelope the transport decoded (to route it) is not decoded again."""
         try:
-            self._dispatch(data)
-        except Exception:  # as in run(): a bug here must not take the session down
+            envelope = message.envelope
+            if envelope is None:
+                self._dispatch(message.data)
+            else:
+                self._dispatch_envelope(envelope, message.data)
+        except Exception:  # a bug here must not take the session down
             logger.exception("failed to dispatch a message")
 
-    def dispatch_request(
-        self, request_id: RequestId, method: str, params: msgspec.Raw | UnsetType, data: bytes
-    ) -> None:
-        """Dispatch the request ``data`` as ``feed`` would, when the transport
-        already took it apart (a JSON-RPC 2.0 request with that id, method
-        and params): no second pass over its envelope."""
-        try:
-            self._on_request(request_id, method, params, data)
-        except Exception:  # as in run()
-            logger.exception("failed to dispatch a message")
-
-    def take_request(
+    def serve(
         self,
-        request_id: RequestId,
-        method: str,
-        params: msgspec.Raw | UnsetType,
-        data: bytes,
+        message: Message,
         task: asyncio.Task[Any],
+        started: tuple[MethodSpec[Any, Any], Awaitable[Any]] | None = None,
     ) -> Coroutine[Any, Any, None] | None:
-        """Dispatch the request ``data``, which the transport already took
-        apart (a JSON-RPC 2.0 request with that id, method and params: no
-        second pass over its envelope), for the calling task to answer: the
+        """Dispatch the incoming request ``message`` for the calling task
+        (``task``) to answer, rather than a task of its own: for a transport
+        of one request, whose task has nothing else to do. Returns the
         coroutine that runs the handler and writes the response, to await
         now, or None when the response is written already (an error, a
-        plain-function handler). Until it is answered, the calling task is
-        the request in flight: closing the session cancels it.
+        plain-function handler) or the message is no request (then it is
+        dispatched as ``feed`` does). Until it is answered, the calling task
+        is the request in flight: closing the session cancels it.
 
-        For a transport of one request, whose task has nothing else to do:
-        no task of its own for the handler. ``task``: the calling task (the
-        caller has it at hand; looking it up again is a system call on CPython 3.11)."""
-        try:
-            started = self._start_handler(request_id, method, params, data)
-        except Exception:  # as in run()
-            logger.exception("failed to dispatch a message")
+        ``started``: the request's method and its handler's outcome, when the
+        handler was begun without the session (see :func:`first_step`).
+        ``task`` is passed in because looking it up again is a system call
+        on CPython 3.11."""
+        envelope = message.envelope
+        if envelope is None or envelope.jsonrpc != "2.0" or type(envelope.method) is not str:
+            self.feed(message)
+            return None
+        request_id = envelope.id
+        if request_id is None or request_id is UNSET:
+            self.feed(message)
             return None
         if started is None:
-            return None
+            try:
+                started = self._start_handler(
+                    request_id, envelope.method, envelope.params, message.data
+                )
+            except Exception:  # as in feed()
+                logger.exception("failed to dispatch a message")
+                return None
+            if started is None:
+                return None
         self._in_flight[request_id] = task
         return self._answer(request_id, *started)
 
@@ -797,12 +796,22 @@ class Session:
         if not batch:
             self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: empty batch")
             return
+        if not all(jsonrpc.well_formed(envelope) for envelope in batch):
+            self._send_error(
+                None, jsonrpc.INVALID_REQUEST, "Invalid request: not a JSON-RPC message"
+            )
+            return
         for envelope in batch:
             self._dispatch_envelope(envelope, data)
 
     def _dispatch_envelope(self, envelope: Envelope, data: bytes) -> None:
         request_id = envelope.id
         if envelope.jsonrpc != "2.0":
+            if not jsonrpc.well_formed(envelope):
+                self._send_error(
+                    None, jsonrpc.INVALID_REQUEST, "Invalid request: not a JSON-RPC message"
+                )
+                return
             problem = '"jsonrpc" must be "2.0"'
             if (
                 envelope.method is UNSET
@@ -921,20 +930,6 @@ class Session:
             return None
         return spec, outcome
 
-    def take_started(
-        self,
-        request_id: RequestId,
-        spec: MethodSpec[Any, Any],
-        started: Awaitable[Any],
-        task: asyncio.Task[Any],
-    ) -> Coroutine[Any, Any, None]:
-        """take_request for a request begun by ``first_step`` whose handler
-        waits: ``started`` carries the handler on, and the coroutine returned
-        writes its response. Closing the session cancels ``task``, the
-        calling task, which answers it."""
-        self._in_flight[request_id] = task
-        return self._answer(request_id, spec, started)
-
     async def _answer(
         self, request_id: RequestId, spec: MethodSpec[Any, Any], outcome: Awaitable[Any]
     ) -> None:
@@ -1050,7 +1045,7 @@ def first_step(
 
     Returns the response when the handler answered within that step; else
     where the handler stopped, to carry on (``Pending.rest()``, see
-    Session.take_started); None when the params do not decode: a session's
+    Session.serve); None when the params do not decode: a session's
     own dispatch of the request says what is wrong with them."""
     spec, handler = route
     try:

@@ -527,7 +527,10 @@ _DRIVER = """
 import os, runpy, sys, uvicorn
 def fake_run(app, **options):
     print("HOST", options.get("host", "127.0.0.1"), flush=True)
+def fake_serve(self, sockets=None):
+    print("HOST", self.config.host, flush=True)
 uvicorn.run = fake_run
+uvicorn.Server.run = fake_serve
 path = sys.argv[1]
 sys.path.insert(0, os.path.dirname(path))
 sys.argv = [path]
@@ -537,8 +540,9 @@ runpy.run_path(path, run_name="__main__")
 
 @pytest.mark.parametrize("example", ["http_server.py", "everything_server.py"])
 def test_the_http_examples_bind_127_0_0_1_unless_told_otherwise(example: str) -> None:
-    """Run with no arguments (uvicorn.run replaced by a stub that reports
-    what it was asked to bind): 127.0.0.1. --help says --host is an option."""
+    """Run with no arguments (uvicorn.run, and uvicorn.Server.run which run_http
+    uses, replaced by stubs that report what they were asked to bind): 127.0.0.1.
+    --help says --host is an option."""
     path = REPO / "examples" / example
     ran = subprocess.run(
         [sys.executable, "-c", _DRIVER, str(path)], capture_output=True, text=True, timeout=60

@@ -10,9 +10,9 @@ import msgspec
 
 from .. import jsonrpc
 from ..asgi import Scope, Send
-from ..jsonrpc import RequestId
+from ..jsonrpc import Envelope, RequestId
 from ..limits import BodyRefused
-from .probe import Probe
+from .probe import reply_id
 
 if TYPE_CHECKING:  # the auth package needs joserfc, which serving without auth does not
     from ..auth.server.resource_server import HttpAnswer, ResourceServer
@@ -64,7 +64,7 @@ async def json_error(
 async def refuse(
     send: Send,
     status: int,
-    about: Probe | list[Probe] | None,
+    about: Envelope | list[Envelope] | None,
     code: int,
     message: str,
     extra: Sequence[tuple[bytes, bytes]] = (),
@@ -74,7 +74,7 @@ async def refuse(
     the id of the request ``about`` when it can be read, so that the caller
     waiting on that id fails now; null for a batch, a notification, or what
     was not read."""
-    request_id = about.reply_id() if isinstance(about, Probe) else None
+    request_id = reply_id(about) if isinstance(about, Envelope) else None
     body = jsonrpc.error_bytes(request_id, code, message)
     await send(
         {

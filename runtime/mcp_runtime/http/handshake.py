@@ -19,14 +19,14 @@ from .. import jsonrpc, lifecycle
 from ..asgi import Receive, Scope, Send
 from ..auth.principal import Principal
 from ..disconnect import ClientWatch, Gone, SlowAnswers, next_or_gone
-from ..jsonrpc import RequestId
+from ..jsonrpc import Envelope, RequestId
 from ..limits import ClientKey
 from ..server import Server
 from .answers import plain, refuse, scope_refusal, send_answer, utf8_or_refused
 from .current import reset_request_headers, set_request_headers
 from .events import Events, EventStream, send_stream
 from .options import HttpOptions
-from .probe import Probe, batch_members, is_response
+from .probe import batch_members, is_response, post_problem, reply_id
 from .sessions import HttpSession, SessionTable
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class HandshakePath:
 
     async def post(
         self,
-        probe: Probe | list[Probe],
+        probe: Envelope | list[Envelope],
         body: bytes,
         scope: Scope,
         receive: Receive,
@@ -106,11 +106,11 @@ class HandshakePath:
             )
             return
         if single is not None:
-            problem = single.problem()
+            problem = post_problem(single)
             if problem is not None:
                 await refuse(send, 400, single, jsonrpc.INVALID_REQUEST, problem)
                 return
-        elif any(item.problem() is not None for item in items):
+        elif any(post_problem(item) is not None for item in items):
             body, items, errors = _sort_batch(body, items)
             if not items:
                 await _send_errors(send, 400, errors)
@@ -191,7 +191,7 @@ class HandshakePath:
         send: Send,
         receive: Receive,
         principal: Principal | None,
-        single: Probe | None = None,
+        single: Envelope | None = None,
         headers: dict[str, str] | None = None,
         errors: Sequence[bytes] = (),
     ) -> None:
@@ -219,7 +219,7 @@ class HandshakePath:
             await refuse(
                 send,
                 400,
-                single or Probe(id=taken, method=""),  # a batch: under the member's id
+                single or Envelope(id=taken, method=""),  # a batch: under the member's id
                 jsonrpc.INVALID_REQUEST,
                 f"Invalid request: id {taken!r} is already in use",
             )
@@ -270,7 +270,7 @@ class HandshakePath:
         send: Send,
         receive: Receive,
         principal: Principal | None,
-        single: Probe | None,
+        single: Envelope | None,
         errors: Sequence[bytes],
     ) -> None:
         """A POST of the stateless mode: served by a session made for it alone."""
@@ -381,20 +381,20 @@ class HandshakePath:
         await plain(send, 200, "")
 
 
-def _sort_batch(body: bytes, items: list[Probe]) -> tuple[bytes, list[Probe], list[bytes]]:
+def _sort_batch(body: bytes, items: list[Envelope]) -> tuple[bytes, list[Envelope], list[bytes]]:
     """A batch some of whose members are no valid message, sorted as JSON-RPC 2.0 answers
-    it: the others (as a batch, and their Probes), and an error for each invalid one
+    it: the others (as a batch, and their envelopes), and an error for each invalid one
     (under its id when a request's can be read, else null)."""
     kept: list[msgspec.Raw] = []
-    valid: list[Probe] = []
+    valid: list[Envelope] = []
     errors: list[bytes] = []
     for member, item in zip(batch_members(body), items, strict=True):
-        problem = item.problem()
+        problem = post_problem(item)
         if problem is None:
             kept.append(member)
             valid.append(item)
         else:
-            errors.append(jsonrpc.error_bytes(item.reply_id(), jsonrpc.INVALID_REQUEST, problem))
+            errors.append(jsonrpc.error_bytes(reply_id(item), jsonrpc.INVALID_REQUEST, problem))
     return b"[" + b",".join(kept) + b"]", valid, errors
 
 

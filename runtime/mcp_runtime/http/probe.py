@@ -1,69 +1,70 @@
-"""Just enough of a POSTed message to route it, decoded once for every HTTP app: is it a
-request, a notification or a response, with which id, method and (undecoded) params."""
+"""Just enough of a POSTed message to route it, decoded once for every HTTP app: the
+JSON-RPC envelope (is it a request, a notification or a response, with which id,
+method and undecoded params), the same the session dispatches, so a request's
+envelope is decoded once between the POST and its handler."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import msgspec
 
 from .. import jsonrpc
-from ..jsonrpc import RequestId
+from ..jsonrpc import Envelope, RequestId
+
+decode_probe = msgspec.json.Decoder(Envelope | list[Envelope]).decode
+"""A message or a batch as envelopes (raises as msgspec does on what is neither)."""
 
 
-class Probe(msgspec.Struct):
-    """One message, its params and result left as raw JSON."""
-
-    id: RequestId | None | msgspec.UnsetType = msgspec.UNSET
-    method: str | msgspec.UnsetType = msgspec.UNSET
-    params: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-    jsonrpc: Any = msgspec.UNSET
-    result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-    error: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-
-    def problem(self) -> str | None:
-        """Why this is not a JSON-RPC message a POST may carry, if it is not."""
-        if (
-            self.jsonrpc is msgspec.UNSET
-            and self.method is msgspec.UNSET
-            and self.id is msgspec.UNSET
-        ):
-            return "Invalid request: not a JSON-RPC message"
-        if self.jsonrpc != "2.0":
-            return 'Invalid request: "jsonrpc" must be "2.0"'
-        if isinstance(self.method, str):
-            return "Invalid request: id must not be null" if self.id is None else None
-        if self.id is None or self.id is msgspec.UNSET:
-            return "Invalid request: not a JSON-RPC message"
-        if (self.result is msgspec.UNSET) == (self.error is msgspec.UNSET):
-            return "Invalid request: a response has exactly one of result and error"
-        return None
-
-    def reply_id(self) -> RequestId | None:
-        """The id an error about this message goes under: a request's own when
-        it can be read, else null (a notification, a response: its id is the
-        peer's own call, and an error under it would reach that call)."""
-        if isinstance(self.method, str) and isinstance(self.id, (str, int)):
-            return self.id
-        return None
+def post_problem(envelope: Envelope) -> str | None:
+    """Why this is not a JSON-RPC message a POST may carry, if it is not."""
+    if (
+        envelope.jsonrpc is msgspec.UNSET
+        and envelope.method is msgspec.UNSET
+        and envelope.id is msgspec.UNSET
+    ):
+        return "Invalid request: not a JSON-RPC message"
+    if envelope.jsonrpc != "2.0":
+        return 'Invalid request: "jsonrpc" must be "2.0"'
+    if isinstance(envelope.method, str):
+        return "Invalid request: id must not be null" if envelope.id is None else None
+    if envelope.id is None or envelope.id is msgspec.UNSET:
+        return "Invalid request: not a JSON-RPC message"
+    if (envelope.result is msgspec.UNSET) == (envelope.error is msgspec.UNSET):
+        return "Invalid request: a response has exactly one of result and error"
+    return None
 
 
-decode_probe = msgspec.json.Decoder(Probe | list[Probe]).decode
-"""A message or a batch as Probes (raises as msgspec does on what is neither)."""
+def reply_id(envelope: Envelope) -> RequestId | None:
+    """The id an error about this message goes under: a request's own when
+    it can be read, else null (a notification, a response: its id is the
+    peer's own call, and an error under it would reach that call)."""
+    if isinstance(envelope.method, str) and isinstance(envelope.id, (str, int)):
+        return envelope.id
+    return None
+
+
+def is_request(envelope: Envelope) -> bool:
+    """Whether the envelope is a JSON-RPC 2.0 request (a method and an id that is not null)."""
+    return (
+        envelope.jsonrpc == "2.0"
+        and isinstance(envelope.method, str)
+        and isinstance(envelope.id, (str, int))
+    )
+
 
 _members = msgspec.json.Decoder(list[msgspec.Raw]).decode
-_member = msgspec.json.Decoder(Probe).decode
+_member = msgspec.json.Decoder(Envelope).decode
 
 
-def probe_body(body: bytes) -> Probe | list[Probe]:
-    """A POSTed body as Probes, as :data:`decode_probe` makes them, except for a
+def probe_body(body: bytes) -> Envelope | list[Envelope]:
+    """A POSTed body as envelopes, as :data:`decode_probe` makes them, except for a
     batch some of whose members are no message at all (``[{...}, 5]``): each
-    of those is an empty Probe, whose problem() says what it is, so that the
-    others can be served (JSON-RPC 2.0 answers a batch member by member).
+    of those is an empty envelope, of which :func:`post_problem` says what it is,
+    so that the others can be served (JSON-RPC 2.0 answers a batch member by member).
     Raises as decode_probe does on what is neither a message nor an array."""
     try:
-        probe: Probe | list[Probe] = decode_probe(body)
+        probe: Envelope | list[Envelope] = decode_probe(body)
     except msgspec.ValidationError:
         if body.lstrip()[:1] != b"[" or jsonrpc.parse_error(body) is not None:
             raise
@@ -71,19 +72,19 @@ def probe_body(body: bytes) -> Probe | list[Probe]:
     return probe
 
 
-def _probe_member(member: msgspec.Raw) -> Probe:
+def _probe_member(member: msgspec.Raw) -> Envelope:
     try:
         return _member(member)
     except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
-        return Probe()
+        return Envelope()
 
 
 def batch_members(body: bytes) -> list[msgspec.Raw]:
-    """The members of a batch, undecoded, in order (one per Probe of :func:`probe_body`)."""
+    """The members of a batch, undecoded, in order (one per envelope of :func:`probe_body`)."""
     return _members(body)
 
 
-def probed(body: bytes) -> Probe | list[Probe] | None:
+def probed(body: bytes) -> Envelope | list[Envelope] | None:
     """:func:`probe_body`, None for what it cannot probe (a path that reads
     the body only when it refuses it: the session answers what is wrong)."""
     try:
@@ -107,7 +108,7 @@ def is_response(message: bytes) -> bool:
         probe = decode_probe(message)
     except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
         return False
-    return isinstance(probe, Probe) and probe.method is msgspec.UNSET
+    return isinstance(probe, Envelope) and probe.method is msgspec.UNSET
 
 
 def method_calls(body: bytes) -> Iterator[tuple[str, msgspec.Raw | msgspec.UnsetType]]:

@@ -21,15 +21,15 @@ from .. import jsonrpc, ownership, wire
 from ..asgi import Receive, Send
 from ..auth.principal import Principal
 from ..disconnect import SlowAnswers
-from ..jsonrpc import RequestId
+from ..jsonrpc import Envelope, RequestId
 from ..limits import Quota
 from ..server import Server, ServerSession
-from ..wire import RESPONSE
+from ..wire import RESPONSE, Message
 from .answers import plain
 from .events import EVENT_SEQ, EventStream, send_stream
 from .options import HttpOptions
 from .places import Places
-from .probe import Probe
+from .probe import is_request
 
 # The error a JSON answer carries for a request the client cancelled (it has
 # no response to carry); the same code the official SDK uses.
@@ -251,21 +251,18 @@ class HttpSession:
         self.client = ""  # limits.peer_key (or the app's client_key) of whoever opened it
         self.used = False  # whether a request came after initialize
 
-    def feed(self, message: bytes, principal: Principal | None, probe: Probe | None = None) -> None:
+    def feed(
+        self, message: bytes, principal: Principal | None, envelope: Envelope | None = None
+    ) -> None:
         """Dispatch a POSTed message with requests now, in the POST's task: not
         queued for the session's reader (a task switch less per request).
-        ``probe``: the message, a single request, as the POST decoded it
-        (the session then skips its own pass over the envelope)."""
+        ``envelope``: the message, a single request, as the POST decoded it
+        (the session then skips its own pass over it)."""
         self.transport.principal = principal
-        if (
-            probe is not None
-            and probe.jsonrpc == "2.0"
-            and isinstance(probe.method, str)
-            and isinstance(probe.id, (str, int))
-        ):
-            self.session.dispatch_request(probe.id, probe.method, probe.params, message)
+        if envelope is not None and is_request(envelope):
+            self.session.feed(Message(data=message, envelope=envelope))
             return
-        self.session.feed(message)
+        self.session.feed(Message(data=message))
         if b"notifications/cancelled" in message:  # one of a batch
             self.transport.end_cancelled(message)
 

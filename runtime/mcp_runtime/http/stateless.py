@@ -25,7 +25,7 @@ from .. import jsonrpc, lifecycle, wire
 from ..asgi import Receive, Scope, Send
 from ..auth.principal import Principal
 from ..disconnect import ClientWatch, SlowAnswers
-from ..jsonrpc import RequestId
+from ..jsonrpc import Envelope, RequestId
 from ..queues import OneReaderQueue
 from ..server import Server, ServerSession
 from ..session import first_step
@@ -45,7 +45,6 @@ from .current import reset_request_headers, set_request_headers
 from .mirroring import ToolParams, header_problem, param_headers_problem
 from .options import DEFAULT_MAX_STREAM_BUFFER, HttpOptions
 from .places import Places
-from .probe import Probe
 
 if TYPE_CHECKING:
     from ..auth.server.resource_server import ResourceServer
@@ -301,7 +300,7 @@ class PerRequestPath:
         return version is not None and version.strip(" \t") in self.server.stateless_versions
 
     def fields(
-        self, headers: dict[str, str], probe: Probe | list[Probe], body: bytes
+        self, headers: dict[str, str], probe: Envelope | list[Envelope], body: bytes
     ) -> tuple[http_headers.MirroredFields, Any] | None:
         """The header-mirrored fields of a 2026-07-28 request or notification,
         and the version its ``_meta`` names (decoded once: reading it decodes
@@ -345,7 +344,7 @@ class PerRequestPath:
 
     async def post(
         self,
-        probe: Probe,
+        probe: Envelope,
         fields: http_headers.MirroredFields,
         version: Any,
         body: bytes,
@@ -415,25 +414,23 @@ class PerRequestPath:
                         await self.respond(send, begun, takes_json)
                         return
                     post.summon().transport.write(wire.response(begun, request_id))
-                elif (
-                    begun is not None
-                ):  # the handler waits: on under the session and the client watch
-                    session = post.summon()
-                    assert route is not None
-                    task = post.task()
-                    await answer_here(
-                        session.take_started(request_id, route[0], begun.rest(), task),
-                        post.watched,
-                        session,
-                        task,
-                    )
-                else:  # what first_step leaves (an unknown method or revision, bad params): the session says why
+                else:
+                    # The handler waits (it carries on under the session and
+                    # the client watch), or first_step left the request (an
+                    # unknown method or revision, bad params) to the session,
+                    # which says what is wrong with it.
                     session, task = post.summon(), post.task()
-                    answer = session.take_request(request_id, method, probe.params, body, task)
+                    started = None
+                    if begun is not None:
+                        assert route is not None
+                        started = route[0], begun.rest()
+                    answer = session.serve(wire.incoming(body, probe), task, started)
                     if answer is not None:
                         await answer_here(answer, post.watched, session, task)
             else:
-                post.summon().feed(body)  # which answers what is wrong with it
+                # Which answers what is wrong with it (decoded again: the
+                # session decides on the bytes as it does for any transport).
+                post.summon().feed(wire.incoming(body))
             await (post.replying or self.reply(post))
         except OSError:
             pass  # the connection broke

@@ -52,7 +52,7 @@ from .options import (
     options_with,
 )
 from .places import Places
-from .probe import Probe, probe_body
+from .probe import probe_body
 from .security import LOCAL_HOSTS, RebindingGuard
 from .sessions import (
     REQUEST_CANCELLED,
@@ -281,7 +281,7 @@ class StreamableHTTPApp:
                 return
         mirrored = self.per_request.fields(headers, probe, body)
         if mirrored is not None:
-            assert isinstance(probe, Probe)
+            assert not isinstance(probe, list)
             fields, version = mirrored
             await self.per_request.post(
                 probe,
