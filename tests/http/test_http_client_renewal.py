@@ -40,7 +40,7 @@ from mcp_protocol import v2025_11_25 as mcp
 from mcp_runtime import jsonrpc
 from mcp_runtime.app import App
 from mcp_runtime.client import Client, ClientSession, SessionRenewal
-from mcp_runtime.http import HttpApp, http_app
+from mcp_runtime.http import HttpApp, HttpOptions, http_app
 from mcp_runtime.http.client import (
     DEFAULT_MAX_RENEWALS,
     StreamableHTTPClientTransport,
@@ -134,8 +134,11 @@ async def restart(server: ThreadedServer | SubprocessServer) -> None:
     await asyncio.to_thread(server.stop)
 
 
-def our_server(port: int = 0, **options: Any) -> tuple[ThreadedServer, Wire]:
-    wire = Wire(http_app(lowlevel_server(), retry_ms=RETRY_MS, **options))
+def our_server(
+    port: int = 0, json_response: bool = False, **limits: Any
+) -> tuple[ThreadedServer, Wire]:
+    options = HttpOptions(retry_ms=RETRY_MS, **limits)
+    wire = Wire(http_app(lowlevel_server(), json_response=json_response, options=options))
     return ThreadedServer(wire, port).start(), wire
 
 
@@ -304,7 +307,9 @@ def test_subscriptions_and_log_level_are_set_up_again_in_the_new_session() -> No
     resource on the restarted server reaches the client. (Spec statement:
     see the module docstring.)"""
     renewals = Renewals()
-    first = ThreadedServer(Wire(http_app(notes().server(), retry_ms=RETRY_MS))).start()
+    first = ThreadedServer(
+        Wire(http_app(notes().server(), options=HttpOptions(retry_ms=RETRY_MS)))
+    ).start()
     port = first.port
 
     async def main() -> None:
@@ -318,7 +323,7 @@ def test_subscriptions_and_log_level_are_set_up_again_in_the_new_session() -> No
             await stub.set_level(level="debug")
             await restart(first)
             app = notes()
-            wire = Wire(http_app(app.server(), retry_ms=RETRY_MS))
+            wire = Wire(http_app(app.server(), options=HttpOptions(retry_ms=RETRY_MS)))
             second = ThreadedServer(wire, port).start()
             try:
                 assert await stub.call_tool("echo", arguments={"text": "hi"})
