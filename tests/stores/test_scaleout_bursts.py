@@ -123,7 +123,7 @@ def test_a_burst_of_one_new_session_is_answered_on_both_workers_with_one_copy_ea
             assert failed == []
             assert len(copies) == 1
             assert table_of(second).sessions[session_id] is copies[0]
-            assert table_of(second)._finding == {}
+            assert table_of(second)._finding.pending == {}
         finally:
             await first.close()
             await second.close()

@@ -24,6 +24,7 @@ import itertools
 import logging
 import secrets
 import time
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import msgspec
@@ -107,7 +108,7 @@ class SharedSessions(SessionTable):
         """This worker's name in the store (its heartbeat, its request streams' ids)."""
         self.stream_ids = itertools.count(1)
         self._heart: asyncio.Task[None] | None = None
-        self._finding: dict[str, asyncio.Task[bytes | None]] = {}  # lookups under way, by id
+        self._finding = _Lookups()  # session lookups under way
         per_client = options.max_sessions_per_client
         # A session's place lives as long as the session: renewed when its expiry is pushed back.
         self.per_client = (
@@ -131,12 +132,7 @@ class SharedSessions(SessionTable):
         if self.per_client is not None:
             await self.per_client.close()
         await self.writer.close()
-        finding = list(self._finding.values())
-        for lookup in finding:
-            lookup.cancel()
-        for lookup in finding:
-            with contextlib.suppress(asyncio.CancelledError, StoreUnavailable):
-                await lookup
+        await self._finding.close()
         if self._heart is not None:
             self._heart.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -231,7 +227,9 @@ class SharedSessions(SessionTable):
             local.last_seen = now
             return local, 200, ""
         try:
-            found = await self._touch_once(session_id)
+            found = await self._finding.one(
+                session_id, lambda: self.store.touch_session(session_id, self.ttl)
+            )
         except StoreUnavailable as error:
             return None, 503, f"Service Unavailable: {error}"
         # Whatever copy a request of the session made while this one waited:
@@ -257,26 +255,6 @@ class SharedSessions(SessionTable):
             local.transport.touched = now
         local.last_seen = now
         return local, 200, ""
-
-    async def _touch_once(self, session_id: str) -> bytes | None:
-        """The stored record of a session, its expiry pushed back: one lookup
-        however many of its requests ask at once (a burst on a worker that has
-        not seen the session costs one round trip, and makes one copy)."""
-        pending = self._finding.get(session_id)
-        if pending is None:
-            pending = asyncio.get_running_loop().create_task(
-                self.store.touch_session(session_id, self.ttl)
-            )
-            self._finding[session_id] = pending
-            pending.add_done_callback(lambda done: self._found(session_id, done))
-        # Shielded: a request that goes away does not take the others' lookup with it.
-        return await asyncio.shield(pending)
-
-    def _found(self, session_id: str, done: asyncio.Task[bytes | None]) -> None:
-        if self._finding.get(session_id) is done:
-            del self._finding[session_id]
-        if not done.cancelled():
-            done.exception()  # retrieved: every waiter may have gone
 
     def _rebuild(self, session_id: str, record: _Record) -> HttpSession:
         """This worker's copy of a session another worker started."""
@@ -392,23 +370,6 @@ class SharedSessions(SessionTable):
         finally:
             self.places.release_stream(client, lease)
 
-    async def _logged(self, key: str, stream_id: str) -> bool:
-        """Whether a request stream's log is in the store. The events of an
-        instant answer are written just after it is sent, so a client may
-        resume before they are there: a stream named by a worker's id gets
-        a short while (``_LOG_RACE_WAIT``) to appear before it is unknown."""
-        if await self.store.has_stream(key):
-            return True
-        if "." not in stream_id:
-            return False
-        deadline = time.monotonic() + _LOG_RACE_WAIT
-        while (left := deadline - time.monotonic()) > 0:
-            # Returns as soon as the first event is written (or after the wait).
-            events, ended = await self.store.read_after(key, 0, min(left, 1.0))
-            if events or ended or await self.store.has_stream(key):
-                return True
-        return False
-
     async def _follow_log(
         self, http_session: HttpSession, headers: dict[str, str], send: Send, receive: Receive
     ) -> None:
@@ -421,7 +382,7 @@ class SharedSessions(SessionTable):
                 stream_id, _, seq = last.partition(":")
                 if not (seq.isascii() and seq.isdigit() and len(seq) <= _MAX_LAST_EVENT_DIGITS) or (
                     stream_id != STANDALONE
-                    and not await self._logged(f"{session_id}:{stream_id}", stream_id)
+                    and not await _logged(self.store, f"{session_id}:{stream_id}", stream_id)
                 ):
                     await plain(
                         send,
@@ -508,6 +469,59 @@ class SharedSessions(SessionTable):
             http_session.in_flight -= 1
             if standalone:
                 self._followed.discard(session_id)
+
+
+class _Lookups:
+    """Store lookups under way, by session id: one however many of a session's
+    requests ask at once (a burst on a worker that has not seen the session
+    costs one round trip, and makes one copy)."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, asyncio.Task[bytes | None]] = {}
+
+    async def one(
+        self, session_id: str, lookup: Callable[[], Coroutine[Any, Any, bytes | None]]
+    ) -> bytes | None:
+        pending = self.pending.get(session_id)
+        if pending is None:
+            pending = asyncio.get_running_loop().create_task(lookup())
+            self.pending[session_id] = pending
+            pending.add_done_callback(lambda done: self._done(session_id, done))
+        # Shielded: a request that goes away does not take the others' lookup with it.
+        return await asyncio.shield(pending)
+
+    def _done(self, session_id: str, done: asyncio.Task[bytes | None]) -> None:
+        if self.pending.get(session_id) is done:
+            del self.pending[session_id]
+        if not done.cancelled():
+            done.exception()  # retrieved: every waiter may have gone
+
+    async def close(self) -> None:
+        """Nothing left pending at shutdown."""
+        pending = list(self.pending.values())
+        for lookup in pending:
+            lookup.cancel()
+        for lookup in pending:
+            with contextlib.suppress(asyncio.CancelledError, StoreUnavailable):
+                await lookup
+
+
+async def _logged(store: Store, key: str, stream_id: str) -> bool:
+    """Whether a request stream's log is in the store. The events of an
+    instant answer are written just after it is sent, so a client may
+    resume before they are there: a stream named by a worker's id gets
+    a short while (``_LOG_RACE_WAIT``) to appear before it is unknown."""
+    if await store.has_stream(key):
+        return True
+    if "." not in stream_id:
+        return False
+    deadline = time.monotonic() + _LOG_RACE_WAIT
+    while (left := deadline - time.monotonic()) > 0:
+        # Returns as soon as the first event is written (or after the wait).
+        events, ended = await store.read_after(key, 0, min(left, 1.0))
+        if events or ended or await store.has_stream(key):
+            return True
+    return False
 
 
 def _touched(http_session: HttpSession) -> float:

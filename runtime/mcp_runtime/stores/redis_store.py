@@ -218,24 +218,15 @@ class RedisStore:
         try:
             yield
         except MaxConnectionsError as error:
-            raise StoreUnavailable(self._busy(error)) from None
+            raise StoreUnavailable(_busy(self.client, error)) from None
         except (RedisConnectionError, RedisTimeoutError, OSError) as error:
             if isinstance(error.__cause__, asyncio.TimeoutError) and "No connection" in str(error):
-                raise StoreUnavailable(self._busy(error)) from None
+                raise StoreUnavailable(_busy(self.client, error)) from None
             raise StoreUnavailable(f"the shared store (Redis) is unreachable: {error}") from None
         except ResponseError:
             raise
         except RedisError as error:
             raise StoreUnavailable(f"the shared store (Redis) failed: {error}") from None
-
-    def _busy(self, error: Exception) -> str:
-        pool = self.client.connection_pool
-        timeout = getattr(pool, "timeout", None)
-        waited = "" if timeout is None else f" within {timeout:g} s"
-        return (
-            "the shared store (Redis) is reachable but every connection of this worker is busy"
-            f" (max_connections={pool.max_connections}; none free{waited}): {error}"
-        )
 
     async def start(self) -> None:
         if self._subscriber is None:
@@ -403,7 +394,7 @@ class RedisStore:
         if count == 0:
             self._written[channel] = asyncio.Event()
             self._confirmed[channel] = asyncio.Event()
-            await self._ask("subscribe", channel)
+            await _ask(self._pubsub, "subscribe", channel)
         try:
             confirmed = self._confirmed[channel]
             if not confirmed.is_set():
@@ -421,19 +412,7 @@ class RedisStore:
             else:
                 del self._following[channel], self._written[channel], self._confirmed[channel]
                 with contextlib.suppress(StoreUnavailable):
-                    await self._ask("unsubscribe", channel)
-
-    async def _ask(self, verb: str, channel: str) -> None:
-        """Subscribe or unsubscribe on the pub/sub connection (while it is up:
-        when it comes back it subscribes to every channel followed then)."""
-        pubsub = self._pubsub
-        if pubsub is None:
-            return
-        with contextlib.suppress(RedisError, OSError):
-            if verb == "subscribe":
-                await pubsub.subscribe(channel)
-            else:
-                await pubsub.unsubscribe(channel)
+                    await _ask(self._pubsub, "unsubscribe", channel)
 
     async def set_mark(self, key: str, value: int, ttl: float) -> None:
         async with self._guard():
@@ -554,6 +533,28 @@ class RedisStore:
                 written = self._written.get(name)
                 if written is not None:
                     written.set()
+
+
+def _busy(client: aioredis.Redis, error: Exception) -> str:
+    pool = client.connection_pool
+    timeout = getattr(pool, "timeout", None)
+    waited = "" if timeout is None else f" within {timeout:g} s"
+    return (
+        "the shared store (Redis) is reachable but every connection of this worker is busy"
+        f" (max_connections={pool.max_connections}; none free{waited}): {error}"
+    )
+
+
+async def _ask(pubsub: aioredis.client.PubSub | None, verb: str, channel: str) -> None:
+    """Subscribe or unsubscribe on the pub/sub connection (while it is up:
+    when it comes back it subscribes to every channel followed then)."""
+    if pubsub is None:
+        return
+    with contextlib.suppress(RedisError, OSError):
+        if verb == "subscribe":
+            await pubsub.subscribe(channel)
+        else:
+            await pubsub.unsubscribe(channel)
 
 
 def _ms(seconds: float) -> int:
