@@ -98,7 +98,9 @@ def test_a_flood_of_sessions_does_not_lock_out_an_honest_client() -> None:
     async def scenario() -> None:
         figures["rss_kib_before"] = settled_rss_kib()
         handlers = ReliabilityServer()
-        app = StreamableHTTPApp(reliability_server(handlers), options=HttpOptions(max_sessions=cap))
+        # Without a per-client quota: the global cap alone against a flood.
+        options = HttpOptions(max_sessions=cap, max_sessions_per_client=None)
+        app = StreamableHTTPApp(reliability_server(handlers), options=options)
         for _ in range(cap):
             await initialize(app, ATTACKER)
         assert len(app.sessions) == cap
@@ -317,7 +319,11 @@ def test_listen_streams_have_their_own_cap_and_leave_requests_free() -> None:
 
     async def scenario() -> None:
         figures["rss_kib_before"] = settled_rss_kib()
-        app = http_app(Server(Listening(), name="listen", version="1"))
+        # Without a per-client quota: the global stream cap alone, from one client.
+        app = http_app(
+            Server(Listening(), name="listen", version="1"),
+            options=HttpOptions(max_streams_per_client=None),
+        )
         listens = []
         for index in range(streams):
             head, body = modern_request(
@@ -561,3 +567,36 @@ def test_a_per_client_request_quota_leaves_room_for_the_others() -> None:
         }
 
     record("fairness.request_quota", run(scenario()))
+
+
+def test_by_default_one_client_is_refused_streams_and_sessions_while_another_is_served() -> None:
+    """The per-client quotas are on by default: a client opening sessions and
+    GET streams holds its quota at most (past it its own idle sessions make
+    room, and a stream is refused) while a second client is served."""
+
+    async def scenario() -> None:
+        defaults = HttpOptions()
+        assert defaults.max_sessions_per_client is not None
+        assert defaults.max_streams_per_client is not None
+        app = StreamableHTTPApp(reliability_server(ReliabilityServer()))
+        limit = defaults.max_sessions_per_client
+        for _ in range(limit + 20):
+            await initialize(app, ATTACKER)  # past the quota: the client's own idle ones go
+        assert len(app.sessions) == limit
+        sessions = list(app.sessions)
+        held = [
+            Held(app, "GET", "/mcp", headers(session_id), b"", ATTACKER)
+            for session_id in sessions[: defaults.max_streams_per_client]
+        ]
+        await eventually(lambda: app.streams_open == len(held), what="the streams to open")
+        refused = await asgi.request(app, "GET", "/mcp", headers(sessions[-1]), client=ATTACKER)
+        assert refused.status == 429
+        honest = await initialize(app, HONEST)
+        assert honest.status == 200
+        stream = Held(app, "GET", "/mcp", headers(honest.headers["mcp-session-id"]), b"", HONEST)
+        await eventually(lambda: app.streams_open == len(held) + 1, what="the honest stream")
+        for one in [*held, stream]:
+            await one.leave()
+        await app.close()
+
+    run(scenario(), timeout=120)

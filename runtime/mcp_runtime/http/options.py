@@ -23,6 +23,13 @@ DEFAULT_BODY_TIMEOUT = 30.0
 DEFAULT_EVENT_RETENTION = 60.0
 DEFAULT_MAX_REPLAY = 256 * MIB
 DEFAULT_MAX_STREAM_BUFFER = 16 * MIB
+# Per client (the principal, else the peer's address): on by default so that one
+# client cannot take every place of a server, and far above what a real client
+# holds (a handful of sessions and streams), so that many users behind one
+# address are not refused. None turns a quota off.
+DEFAULT_MAX_SESSIONS_PER_CLIENT = 512
+DEFAULT_MAX_STREAMS_PER_CLIENT = 128
+DEFAULT_MAX_REQUESTS_PER_CLIENT = 256
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,7 +46,10 @@ class HttpOptions:
       2026-07-28 requests of the whole app (and the requests of the stateless mode); more
       get 429. It counts handlers still running, whether or not their POST is still open.
     * ``max_requests_per_client``: 2026-07-28 requests of one client in flight at once (429
-      past it; app-wide with a shared store).
+      past it; app-wide with a shared store). A client is the authenticated principal, else
+      the peer's address (behind a proxy, the forwarded address the server trusts, e.g.
+      uvicorn's ``forwarded_allow_ips``). Every per-client quota is on by default
+      (512 sessions, 128 streams, 256 requests); None turns one off.
 
     Handshake sessions (the revisions before 2026-07-28):
 
@@ -83,12 +93,12 @@ class HttpOptions:
     max_bodies_buffered: int = DEFAULT_MAX_BODIES_BUFFERED
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT
     max_concurrent_requests: int = 1024
-    max_requests_per_client: int | None = None
+    max_requests_per_client: int | None = DEFAULT_MAX_REQUESTS_PER_CLIENT
     max_sessions: int = 10_000
-    max_sessions_per_client: int | None = None
+    max_sessions_per_client: int | None = DEFAULT_MAX_SESSIONS_PER_CLIENT
     session_timeout: float | None = 30 * 60
     max_streams: int = 1024
-    max_streams_per_client: int | None = None
+    max_streams_per_client: int | None = DEFAULT_MAX_STREAMS_PER_CLIENT
     keepalive: float = 15.0
     retry_ms: int = 1000
     event_history: int = 1024

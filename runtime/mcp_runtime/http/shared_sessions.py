@@ -24,6 +24,7 @@ import itertools
 import logging
 import secrets
 import time
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import msgspec
@@ -56,6 +57,8 @@ HEARTBEAT_TTL = 3 * HEARTBEAT_EVERY
 # A request stream's follower looks at its worker this often while idle.
 _ORPHAN_CHECK = HEARTBEAT_TTL / 2
 _MAX_LAST_EVENT_DIGITS = 18
+# Seconds a resumption waits for the log of a stream whose events are still being written.
+_LOG_RACE_WAIT = 3.0
 
 
 class _Record(msgspec.Struct, omit_defaults=True):
@@ -105,6 +108,7 @@ class SharedSessions(SessionTable):
         """This worker's name in the store (its heartbeat, its request streams' ids)."""
         self.stream_ids = itertools.count(1)
         self._heart: asyncio.Task[None] | None = None
+        self._finding = _Lookups()  # session lookups under way
         per_client = options.max_sessions_per_client
         # A session's place lives as long as the session: renewed when its expiry is pushed back.
         self.per_client = (
@@ -128,6 +132,7 @@ class SharedSessions(SessionTable):
         if self.per_client is not None:
             await self.per_client.close()
         await self.writer.close()
+        await self._finding.close()
         if self._heart is not None:
             self._heart.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -222,9 +227,16 @@ class SharedSessions(SessionTable):
             local.last_seen = now
             return local, 200, ""
         try:
-            found = await self.store.touch_session(session_id, self.ttl)
+            found = await self._finding.one(
+                session_id, lambda: self.store.touch_session(session_id, self.ttl)
+            )
         except StoreUnavailable as error:
             return None, 503, f"Service Unavailable: {error}"
+        # Whatever copy a request of the session made while this one waited:
+        # from here to _rebuild nothing awaits, so a worker makes one copy.
+        local = self.sessions.get(session_id)
+        if local is not None and local.owner != owner:
+            return None, 404, "Not Found: unknown or expired session"
         if found is None:
             if local is not None:
                 self.sessions.pop(session_id, None)
@@ -370,7 +382,7 @@ class SharedSessions(SessionTable):
                 stream_id, _, seq = last.partition(":")
                 if not (seq.isascii() and seq.isdigit() and len(seq) <= _MAX_LAST_EVENT_DIGITS) or (
                     stream_id != STANDALONE
-                    and not await self.store.has_stream(f"{session_id}:{stream_id}")
+                    and not await _logged(self.store, f"{session_id}:{stream_id}", stream_id)
                 ):
                     await plain(
                         send,
@@ -457,6 +469,59 @@ class SharedSessions(SessionTable):
             http_session.in_flight -= 1
             if standalone:
                 self._followed.discard(session_id)
+
+
+class _Lookups:
+    """Store lookups under way, by session id: one however many of a session's
+    requests ask at once (a burst on a worker that has not seen the session
+    costs one round trip, and makes one copy)."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, asyncio.Task[bytes | None]] = {}
+
+    async def one(
+        self, session_id: str, lookup: Callable[[], Coroutine[Any, Any, bytes | None]]
+    ) -> bytes | None:
+        pending = self.pending.get(session_id)
+        if pending is None:
+            pending = asyncio.get_running_loop().create_task(lookup())
+            self.pending[session_id] = pending
+            pending.add_done_callback(lambda done: self._done(session_id, done))
+        # Shielded: a request that goes away does not take the others' lookup with it.
+        return await asyncio.shield(pending)
+
+    def _done(self, session_id: str, done: asyncio.Task[bytes | None]) -> None:
+        if self.pending.get(session_id) is done:
+            del self.pending[session_id]
+        if not done.cancelled():
+            done.exception()  # retrieved: every waiter may have gone
+
+    async def close(self) -> None:
+        """Nothing left pending at shutdown."""
+        pending = list(self.pending.values())
+        for lookup in pending:
+            lookup.cancel()
+        for lookup in pending:
+            with contextlib.suppress(asyncio.CancelledError, StoreUnavailable):
+                await lookup
+
+
+async def _logged(store: Store, key: str, stream_id: str) -> bool:
+    """Whether a request stream's log is in the store. The events of an
+    instant answer are written just after it is sent, so a client may
+    resume before they are there: a stream named by a worker's id gets
+    a short while (``_LOG_RACE_WAIT``) to appear before it is unknown."""
+    if await store.has_stream(key):
+        return True
+    if "." not in stream_id:
+        return False
+    deadline = time.monotonic() + _LOG_RACE_WAIT
+    while (left := deadline - time.monotonic()) > 0:
+        # Returns as soon as the first event is written (or after the wait).
+        events, ended = await store.read_after(key, 0, min(left, 1.0))
+        if events or ended or await store.has_stream(key):
+            return True
+    return False
 
 
 def _touched(http_session: HttpSession) -> float:

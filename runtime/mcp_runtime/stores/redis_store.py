@@ -21,7 +21,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import MaxConnectionsError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .base import Listener, StoreUnavailable
@@ -59,29 +59,50 @@ redis.call('ZREM', KEYS[1], ARGV[1])
 return redis.call('DEL', KEYS[2])
 """
 
-# KEYS: the stream, its counter, the once-key. ARGV: message, ttl ms, max events, once (0/1).
+# KEYS: the stream, its counter, the once-key. ARGV: message, ttl ms, max events, once (0/1),
+# the log's channel.
 _APPEND = """
 if ARGV[4] == '1' and not redis.call('SET', KEYS[3], '1', 'NX', 'PX', ARGV[2]) then return 0 end
 local n = redis.call('INCR', KEYS[2])
 redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[3], '0-' .. n, 'm', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('PUBLISH', ARGV[5], '')
 return n
 """
 
 # KEYS: the stream, its about-key. ARGV: seq, has message (0/1), message,
-# end (0/1), ttl ms, max events, about ('' for none). An id at or below the
-# last fails the XADD alone: written already (a retried or second writer).
-# One script rather than a MULTI block: one command to send and one reply to
-# parse, which is most of what a write costs the worker.
+# end (0/1), ttl ms, max events, about ('' for none), the log's channel,
+# push the expiry back (0/1). An id at or below the last fails the XADD
+# alone: written already (a retried or second writer). One script rather
+# than a MULTI block: one command to send and one reply to parse, which is
+# most of what a write costs the worker. The PUBLISH wakes the followers of
+# the log on every worker (one pub/sub connection each) in the same round trip.
 _APPEND_AT = """
 local fields = {}
 if ARGV[2] == '1' then fields[#fields + 1] = 'm'; fields[#fields + 1] = ARGV[3] end
 if ARGV[4] == '1' then fields[#fields + 1] = 'e'; fields[#fields + 1] = '1' end
-redis.pcall('XADD', KEYS[1], 'MAXLEN', ARGV[6], '0-' .. ARGV[1], unpack(fields))
-redis.call('PEXPIRE', KEYS[1], ARGV[5])
-if ARGV[7] ~= '' then redis.call('SET', KEYS[2], ARGV[7], 'PX', ARGV[5], 'NX') end
+local added = redis.pcall('XADD', KEYS[1], 'MAXLEN', ARGV[6], '0-' .. ARGV[1], unpack(fields))
+if ARGV[9] == '1' then
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+  if ARGV[7] ~= '' then redis.call('SET', KEYS[2], ARGV[7], 'PX', ARGV[5], 'NX') end
+end
+if type(added) ~= 'table' then redis.call('PUBLISH', ARGV[8], '') end
 return 1
+"""
+
+# KEYS: the stream. ARGV: after (the last id the reader has). The entries
+# after it, and whether the log is ended at or before ``after``: a stream
+# whose last event carried the end mark has nothing after it, yet is over.
+_READ_AFTER = """
+local entries = redis.call('XRANGE', KEYS[1], '(0-' .. ARGV[1], '+', 'COUNT', ARGV[2])
+if #entries > 0 then return {entries, 0} end
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+if #last > 0 then
+  local fields = last[1][2]
+  for i = 1, #fields, 2 do if fields[i] == 'e' then return {entries, 1} end end
+end
+return {entries, 0}
 """
 
 # KEYS: the lease set. ARGV: member, limit, ttl ms.
@@ -114,50 +135,93 @@ return 1
 
 _RETRY_FIRST = 0.2
 _RETRY_MOST = 2.0
+_READ_BATCH = 1024  # events of a log handed over per read, at most
+_CONFIRM_WAIT = 5.0  # seconds Redis has to confirm a subscription
+
+DEFAULT_MAX_CONNECTIONS = 32
+"""Connections to Redis per worker process (the pub/sub one included)."""
+DEFAULT_POOL_TIMEOUT = 5.0
+"""Seconds a command waits for a free connection before its request is refused."""
 
 
 class RedisStore:
     """State shared through one Redis (or a primary with replicas behind a
-    sentinel-aware URL). ``prefix`` keeps the keys of one deployment apart."""
+    sentinel-aware URL). ``prefix`` keeps the keys of one deployment apart
+    (the database number too); the channels carry both, since Redis pub/sub
+    spans databases.
+
+    A worker holds a bounded number of connections whatever it serves: one
+    pub/sub connection carries every subscription (the bus, and the event
+    logs that streams here follow), and commands share a blocking pool
+    (``max_connections``) in which a command waits up to ``pool_timeout``
+    seconds for a free connection instead of failing at once."""
 
     shared = True
 
     def __init__(self, client: aioredis.Redis, *, prefix: str = "mcp:") -> None:
         self.client = client
         self.prefix = prefix
+        db = client.connection_pool.connection_kwargs.get("db", 0)
         # Braces: Redis Cluster hash tags. A script's keys must share a slot,
         # so the session set and records live in one slot, and each event
         # log with its counter and once-keys in the log's own.
         self._sessions = f"{prefix}{{sessions}}"
-        self._channel = f"{prefix}bus"
+        self._channels = f"{prefix}{db}:"
+        self._channel = f"{self._channels}bus"
         self._listeners: list[Listener] = []
         self._subscriber: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
+        self._pubsub: aioredis.client.PubSub | None = None
+        # The log channels followed here: how many readers wait on each, the
+        # event set when something is written to it, and those Redis confirmed.
+        self._following: dict[str, int] = {}
+        self._written: dict[str, asyncio.Event] = {}
+        self._confirmed: dict[str, asyncio.Event] = {}
         self._create = client.register_script(_CREATE_SESSION)
         self._touch = client.register_script(_TOUCH_SESSION)
         self._delete = client.register_script(_DELETE_SESSION)
         self._append = client.register_script(_APPEND)
         self._append_at = client.register_script(_APPEND_AT)
+        self._read_after = client.register_script(_READ_AFTER)
         self._take_lease = client.register_script(_TAKE_LEASE)
         self._renew_leases = client.register_script(_RENEW_LEASES)
         self._put_task = client.register_script(_PUT_TASK)
 
     @classmethod
-    def from_url(cls, url: str, *, prefix: str = "mcp:", **options: Any) -> RedisStore:
-        """A store on the Redis at ``url`` (``redis://host:6379/0``, ``rediss://`` for TLS)."""
+    def from_url(
+        cls,
+        url: str,
+        *,
+        prefix: str = "mcp:",
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        pool_timeout: float = DEFAULT_POOL_TIMEOUT,
+        **options: Any,
+    ) -> RedisStore:
+        """A store on the Redis at ``url`` (``redis://host:6379/0``, ``rediss://`` for TLS).
+
+        ``max_connections``: command connections of this process at most (the
+        pub/sub connection is one of them); ``pool_timeout``: seconds a command
+        waits for one of them when all are busy, before the request is refused."""
         options.setdefault("socket_connect_timeout", 2.0)
-        options.setdefault("socket_timeout", 10.0)  # longer than any blocking read below
+        options.setdefault("socket_timeout", 10.0)
         # A pooled connection that Redis closed (a restart, a failover) is
         # replaced on the spot: a request fails only while Redis is down.
         options.setdefault("retry", Retry(ExponentialBackoff(cap=0.5, base=0.05), 2))
         options.setdefault("retry_on_error", [RedisConnectionError, RedisTimeoutError])
-        return cls(aioredis.from_url(url, **options), prefix=prefix)
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url, max_connections=max_connections, timeout=pool_timeout, **options
+        )
+        return cls(aioredis.Redis(connection_pool=pool), prefix=prefix)
 
     @contextlib.asynccontextmanager
     async def _guard(self) -> AsyncIterator[None]:
         try:
             yield
+        except MaxConnectionsError as error:
+            raise StoreUnavailable(_busy(self.client, error)) from None
         except (RedisConnectionError, RedisTimeoutError, OSError) as error:
+            if isinstance(error.__cause__, asyncio.TimeoutError) and "No connection" in str(error):
+                raise StoreUnavailable(_busy(self.client, error)) from None
             raise StoreUnavailable(f"the shared store (Redis) is unreachable: {error}") from None
         except ResponseError:
             raise
@@ -178,6 +242,8 @@ class RedisStore:
                 await self._subscriber
             self._subscriber = None
         await self.client.aclose()
+        with contextlib.suppress(Exception):
+            await self.client.connection_pool.disconnect()
 
     # sessions ---------------------------------------------------------
 
@@ -231,7 +297,14 @@ class RedisStore:
         async with self._guard():
             return int(
                 await self._append(
-                    keys=keys, args=[message, _ms(ttl), max_events, int(once is not None)]
+                    keys=keys,
+                    args=[
+                        message,
+                        _ms(ttl),
+                        max_events,
+                        int(once is not None),
+                        self._log_channel(stream),
+                    ],
                 )
             )
 
@@ -253,25 +326,20 @@ class RedisStore:
         fields: dict[Any, Any] = {} if message is None else {"m": message}
         if message is None or end:
             fields["e"] = b"1"
-        try:
-            async with self._guard():
-                if seq == 1 or "e" in fields or seq % 64 == 0 or about is not None:
-                    args: list[bytes | int] = [
-                        seq,
-                        int(message is not None),
-                        message or b"",
-                        int("e" in fields),
-                        _ms(ttl),
-                        max_events,
-                        about or b"",
-                    ]
-                    await self._append_at(keys=[key, key + ":about"], args=args)
-                else:
-                    await self.client.xadd(
-                        key, fields, id=f"0-{seq}", maxlen=max_events, approximate=False
-                    )
-        except ResponseError:
-            pass  # an id at or below the last: written already (a retried write)
+        renew = seq == 1 or "e" in fields or seq % 64 == 0 or about is not None
+        args: list[bytes | int | str] = [
+            seq,
+            int(message is not None),
+            message or b"",
+            int("e" in fields),
+            _ms(ttl),
+            max_events,
+            about or b"",
+            self._log_channel(stream),
+            int(renew),
+        ]
+        async with self._guard():
+            await self._append_at(keys=[key, key + ":about"], args=args)
 
     async def stream_about(self, stream: str) -> bytes | None:
         async with self._guard():
@@ -281,20 +349,70 @@ class RedisStore:
     async def read_after(
         self, stream: str, after: int, wait: float
     ) -> tuple[list[tuple[int, bytes]], bool]:
-        key = self._log_key(stream)
+        # No blocking XREAD: it would hold a pooled connection per open
+        # stream. The wait is on this worker's pub/sub connection instead,
+        # subscribed before the read so that no write after it goes unseen.
+        if wait <= 0:
+            return await self._read_now(stream, after)
+        channel = self._log_channel(stream)
+        async with self._follow(channel):
+            written = self._written[channel]
+            written.clear()
+            events, ended = await self._read_now(stream, after)
+            if events or ended:
+                return events, ended
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(written.wait(), wait)
+            return await self._read_now(stream, after)
+
+    async def _read_now(self, stream: str, after: int) -> tuple[list[tuple[int, bytes]], bool]:
         async with self._guard():
-            found: Any = await self.client.xread(
-                {key: f"0-{after}"}, block=max(1, int(wait * 1000)) if wait > 0 else None
+            found: Any = await self._read_after(
+                keys=[self._log_key(stream)], args=[after, _READ_BATCH]
             )
+        entries, ended_before = found
         events: list[tuple[int, bytes]] = []
-        ended = False
-        for _, entries in found or ():
-            for entry_id, fields in entries:
-                if b"m" in fields:
-                    events.append((int(entry_id.split(b"-", 1)[1]), fields[b"m"]))
-                if b"e" in fields:
-                    ended = True
+        ended = bool(ended_before)
+        for entry_id, raw in entries:
+            fields = dict(zip(raw[::2], raw[1::2], strict=True))
+            if b"m" in fields:
+                events.append((int(entry_id.split(b"-", 1)[1]), fields[b"m"]))
+            if b"e" in fields:
+                ended = True
         return events, ended
+
+    def _log_channel(self, stream: str) -> str:
+        return f"{self._channels}ev:{stream}"
+
+    @contextlib.asynccontextmanager
+    async def _follow(self, channel: str) -> AsyncIterator[None]:
+        """Hold a subscription to ``channel`` (counted: readers of one log share it)."""
+        if self._subscriber is None:
+            await self.start()  # the pub/sub connection carries the wait
+        count = self._following.get(channel, 0)
+        self._following[channel] = count + 1
+        if count == 0:
+            self._written[channel] = asyncio.Event()
+            self._confirmed[channel] = asyncio.Event()
+            await _ask(self._pubsub, "subscribe", channel)
+        try:
+            confirmed = self._confirmed[channel]
+            if not confirmed.is_set():
+                try:
+                    await asyncio.wait_for(confirmed.wait(), _CONFIRM_WAIT)
+                except TimeoutError:
+                    raise StoreUnavailable(
+                        "the shared store (Redis) did not confirm a subscription"
+                    ) from None
+            yield
+        finally:
+            left = self._following[channel] - 1
+            if left:
+                self._following[channel] = left
+            else:
+                del self._following[channel], self._written[channel], self._confirmed[channel]
+                with contextlib.suppress(StoreUnavailable):
+                    await _ask(self._pubsub, "unsubscribe", channel)
 
     async def set_mark(self, key: str, value: int, ttl: float) -> None:
         async with self._guard():
@@ -351,30 +469,30 @@ class RedisStore:
         self._listeners.append(listener)
 
     async def _deliver(self) -> None:
-        """Hand every published message to the listeners; across an outage,
-        reconnect with growing pauses and say so once, not per attempt."""
+        """Hand every published message to the listeners, and wake the readers
+        of a log written to; across an outage, reconnect with growing pauses
+        and say so once, not per attempt."""
         pause = _RETRY_FIRST
         down = False
         while True:
             try:
-                pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+                pubsub = self.client.pubsub()
                 try:
-                    await pubsub.subscribe(self._channel)
+                    await pubsub.subscribe(self._channel, *self._following)
+                    self._pubsub = pubsub
                     if down:
                         logger.warning(
                             "the shared store (Redis) is reachable again; change notifications resume"
                         )
                         down, pause = False, _RETRY_FIRST
-                    self._subscribed.set()
                     while True:
                         message = await pubsub.get_message(timeout=5.0)
-                        if message is not None and message.get("type") == "message":
-                            for listener in list(self._listeners):
-                                try:
-                                    await listener(message["data"])
-                                except Exception:
-                                    logger.exception("a listener of the shared store failed")
+                        if message is not None:
+                            await self._dispatch(message)
                 finally:
+                    self._pubsub = None
+                    for confirmed in self._confirmed.values():
+                        confirmed.clear()
                     with contextlib.suppress(Exception):
                         await pubsub.aclose()  # type: ignore[no-untyped-call]
             except asyncio.CancelledError:
@@ -384,8 +502,59 @@ class RedisStore:
                     logger.warning("the shared store (Redis) is unreachable (%s); retrying", error)
                     down = True
                 self._subscribed.set()  # requests get their own clear errors meanwhile
+                # Readers waiting on a log re-read it (and get the outage's error).
+                for written in self._written.values():
+                    written.set()
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, _RETRY_MOST)
+
+    async def _dispatch(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        channel = message.get("channel")
+        name = channel.decode() if isinstance(channel, bytes) else str(channel)
+        if kind == "subscribe":
+            if name == self._channel:
+                self._subscribed.set()
+            confirmed = self._confirmed.get(name)
+            if confirmed is not None:
+                confirmed.set()
+            # A write may have come before the subscription: readers look again.
+            written = self._written.get(name)
+            if written is not None:
+                written.set()
+        elif kind == "message":
+            if name == self._channel:
+                for listener in list(self._listeners):
+                    try:
+                        await listener(message["data"])
+                    except Exception:
+                        logger.exception("a listener of the shared store failed")
+            else:
+                written = self._written.get(name)
+                if written is not None:
+                    written.set()
+
+
+def _busy(client: aioredis.Redis, error: Exception) -> str:
+    pool = client.connection_pool
+    timeout = getattr(pool, "timeout", None)
+    waited = "" if timeout is None else f" within {timeout:g} s"
+    return (
+        "the shared store (Redis) is reachable but every connection of this worker is busy"
+        f" (max_connections={pool.max_connections}; none free{waited}): {error}"
+    )
+
+
+async def _ask(pubsub: aioredis.client.PubSub | None, verb: str, channel: str) -> None:
+    """Subscribe or unsubscribe on the pub/sub connection (while it is up:
+    when it comes back it subscribes to every channel followed then)."""
+    if pubsub is None:
+        return
+    with contextlib.suppress(RedisError, OSError):
+        if verb == "subscribe":
+            await pubsub.subscribe(channel)
+        else:
+            await pubsub.unsubscribe(channel)
 
 
 def _ms(seconds: float) -> int:
