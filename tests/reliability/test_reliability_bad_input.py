@@ -335,7 +335,7 @@ class Harness:
                 request(legit_id, "tools/call", {"name": "gate", "arguments": {"token": legit_id}})
             )
             await asyncio.wait_for(self.handlers.wait_entered(legit_id), 10)
-        self.wire.write(data)
+        self.wire.send(data)
         first = f"sentinel-{number}"
         self.wire.send(request(first, "ping"))
         seen = await self._read_until(lambda got: first in _ids(got), data)
