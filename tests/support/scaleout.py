@@ -290,9 +290,11 @@ def session_headers(session: str) -> dict[str, str]:
             "mcp-session-id": session, "mcp-protocol-version": HANDSHAKE}  # fmt: skip
 
 
-def on_both_workers(request: Callable[[int], str], least: int = 6, most: int = 80) -> list[str]:
+def on_both_workers(request: Callable[[int], str], least: int = 6, most: int = 400) -> list[str]:
     """Call ``request(n)`` (which answers a worker's pid) until both workers
-    have answered and at least ``least`` times; the pids, in order."""
+    have answered and at least ``least`` times; the pids, in order. Which worker
+    accepts a connection is the kernel's choice: on a loaded machine one worker can win
+    many accepts in a row, so the bound is generous."""
     pids: list[str] = []
     while len(set(pids)) < 2 or len(pids) < least:
         assert len(pids) < most, f"every request of {len(pids)} landed on one worker"
