@@ -11,59 +11,19 @@ and session state used wrongly); ``app_ok.py`` is a clean production-style serve
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from support.typecheck import Errors, expected_errors, mypy_strict
 
 FIXTURES = Path(__file__).resolve().parent / "typecheck"
 MODULES = sorted(FIXTURES.glob("*.py"))
-_MARK = re.compile(r"#\s*E:\s*(?P<code>[a-z-]+)(?:\s+(?P<text>.*\S))?\s*$")
-_ERROR = re.compile(
-    r"^(?P<path>[^:]+):(?P<line>\d+): error: (?P<message>.*?)\s+\[(?P<code>[a-z-]+)\]$"
-)
-
-
-def expected_errors(path: Path) -> dict[int, tuple[str, str | None]]:
-    marks = {}
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
-        match = _MARK.search(line)
-        if match:
-            marks[number] = (match["code"], match["text"])
-    return marks
 
 
 @pytest.fixture(scope="module")
-def mypy_errors(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> dict[str, dict[int, list[tuple[str, str]]]]:
-    env = {
-        **os.environ,
-        "MYPYPATH": os.pathsep.join(str(REPO / p) for p in ("generated", "runtime")),
-    }
-    command = [
-        sys.executable, "-m", "mypy", "--strict",
-        "--config-file", str(REPO / "pyproject.toml"),
-        "--cache-dir", str(tmp_path_factory.mktemp("mypy-cache")),
-        "--show-error-codes", "--no-error-summary", "--no-pretty", "--no-color-output",
-        *(str(p.relative_to(REPO)) for p in MODULES),
-    ]  # fmt: skip
-    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=env, timeout=300)
-    assert result.returncode in (0, 1), result.stdout + result.stderr
-    errors: dict[str, dict[int, list[tuple[str, str]]]] = {}
-    for line in result.stdout.splitlines():
-        if ": note: " in line:
-            continue
-        match = _ERROR.match(line)
-        assert match, f"unexpected mypy output: {line}"
-        errors.setdefault(Path(match["path"]).name, {}).setdefault(int(match["line"]), []).append(
-            (match["code"], match["message"])
-        )
-    return errors
+def mypy_errors(tmp_path_factory: pytest.TempPathFactory) -> Errors:
+    """mypy's errors, by fixture file name and line: (code, message)."""
+    return mypy_strict(MODULES, tmp_path_factory.mktemp("mypy-cache"))
 
 
 def test_every_planted_mistake_is_marked() -> None:

@@ -16,10 +16,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
-import os
-import re
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,9 +25,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import REPO
 from support.everything_http import EverythingHttp
 from support.peers import NODE, SERVER_EVERYTHING, SUPPORT, everything_server, require, run
+from support.typecheck import expected_errors, mypy_strict
 
 from mcp_codegen.cli import main
 from mcp_runtime.bindings import ToolCallFailed, expand_uri_template
@@ -40,10 +37,6 @@ from mcp_runtime.http import connect_http
 from mcp_runtime.stdio import StdioServerParameters
 
 TYPECHECK = Path(__file__).resolve().parent / "server_typecheck"
-_MARK = re.compile(r"#\s*E:\s*(?P<code>[a-z-]+)(?:\s+(?P<text>.*\S))?\s*$")
-_ERROR = re.compile(
-    r"^(?P<path>[^:]+):(?P<line>\d+): error: (?P<message>.*?)\s+\[(?P<code>[a-z-]+)\]$"
-)
 
 
 def python_server(script: str) -> list[str]:
@@ -133,28 +126,15 @@ def test_generated_bindings_pass_mypy_strict_and_mypy_catches_misuse(bindings: P
     unknown argument, a value outside an enum, wrong uses of result fields."""
     usage = bindings / "use_bindings.py"
     shutil.copy(TYPECHECK / "use_bindings.py", usage)
-    env = {
-        **os.environ,
-        "MYPYPATH": os.pathsep.join(str(REPO / p) for p in ("generated", "runtime")),
+    errors = mypy_strict(sorted(bindings.glob("*.py")), bindings / ".mypy_cache", bindings, False)
+    found = {
+        (name, number): problems[0]
+        for name, lines in errors.items()
+        for number, problems in lines.items()
     }
-    command = [
-        sys.executable, "-m", "mypy", "--strict", "--show-error-codes", "--no-error-summary",
-        "--no-pretty", "--no-color-output", "--cache-dir", str(bindings / ".mypy_cache"),
-        *(p.name for p in sorted(bindings.glob("*.py"))),
-    ]  # fmt: skip
-    checked = subprocess.run(command, cwd=bindings, env=env, capture_output=True, text=True)
-    found: dict[tuple[str, int], tuple[str, str]] = {}
-    for line in checked.stdout.splitlines():
-        if ": note: " in line:
-            continue
-        match = _ERROR.match(line)
-        assert match, f"unexpected mypy output: {line}\n{checked.stderr}"
-        found[(Path(match["path"]).name, int(match["line"]))] = (match["code"], match["message"])
-    expected = {}
-    for number, line in enumerate(usage.read_text().splitlines(), start=1):
-        mark = _MARK.search(line)
-        if mark:
-            expected[("use_bindings.py", number)] = (mark["code"], mark["text"])
+    expected = {
+        ("use_bindings.py", number): mark for number, mark in expected_errors(usage).items()
+    }
     assert set(found) == set(expected), f"mypy found {found}, marks say {expected}"
     for where, (code, text) in expected.items():
         assert found[where][0] == code, (where, found[where])
