@@ -19,7 +19,7 @@ import itertools
 import logging
 import math
 import types
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from typing import Any, Protocol, TypeVar, cast
 
 import msgspec
@@ -402,6 +402,8 @@ class Session:
         # The result decoder of each call made through request() (see _dispatch_typed_response).
         self._typed: dict[RequestId, JsonDecoder] = {}
         self._progress: dict[str | int, ProgressCallback] = {}
+        # Tokens followed beyond their request's answer (a task's): see follow_progress.
+        self._followed: dict[str | int, ProgressCallback] = {}
         self._progress_tasks: dict[str | int, asyncio.Task[None]] = {}
         self._progress_waiting: dict[str | int, int] = (
             {}
@@ -664,6 +666,22 @@ class Session:
     def next_id(self) -> int:
         """A fresh id for an outgoing request."""
         return next(self._ids)
+
+    @contextlib.contextmanager
+    def follow_progress(self, token: str | int, on_progress: ProgressCallback) -> Iterator[None]:
+        """Progress notifications with ``token`` go to ``on_progress`` while this
+        lasts, after the answer of the request that sent the token too: the token of
+        a task-augmented request stays valid until its task ends (2025-11-25 tasks:
+        "The ``progressToken`` provided in the initial request remains valid
+        throughout the task lifetime."). Send that request with
+        ``request_id=token`` and ``on_progress`` inside the block."""
+        self._followed[token] = on_progress
+        try:
+            yield
+        finally:
+            if self._followed.get(token) is on_progress:
+                del self._followed[token]
+                self._progress_tasks.pop(token, None)  # its callbacks still run (self._tasks)
 
     async def notify(self, spec: MethodSpec[P, None], params: P | None) -> None:
         self.router.check_outgoing(spec, params)
@@ -1001,7 +1019,9 @@ class Session:
             progress = _progress_decoder.decode(params)
         except (msgspec.ValidationError, *jsonrpc.UNDECODABLE):
             return
-        callback = self._progress.get(progress.progressToken)
+        callback = self._progress.get(progress.progressToken) or self._followed.get(
+            progress.progressToken
+        )
         if callback is None:
             return
         total = progress.total if isinstance(progress.total, (int, float)) else None

@@ -14,9 +14,11 @@ from support.peers import SUPPORT, run
 from support.rawstdio import RawServer
 from support.transports import RecordingTransport
 
+from mcp_protocol import v2025_11_25
 from mcp_runtime import lifecycle
-from mcp_runtime.client import Client
+from mcp_runtime.client import Client, connect_stdio
 from mcp_runtime.memory import memory_pair
+from mcp_runtime.stdio import StdioServerParameters
 
 AUDIT_SERVER = [sys.executable, str(SUPPORT / "audit_server.py")]
 HANDSHAKE = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -145,5 +147,40 @@ def test_a_tasks_progress_goes_on_after_its_create_task_result_and_stops_at_its_
             assert after == [], after  # reported after the task completed: never sent
         finally:
             await wire.close()
+
+    run(scenario())
+
+
+def test_a_client_follows_a_tasks_progress_after_its_create_task_result() -> None:
+    """2025-11-25 tasks: "Task-augmented requests support progress notifications as
+    defined in the progress specification. The `progressToken` provided in the
+    initial request remains valid throughout the task lifetime." The client keeps
+    the token while ``follow_progress`` lasts: the report made after the
+    CreateTaskResult reaches the callback."""
+
+    async def scenario() -> None:
+        reported: list[float] = []
+
+        def on_progress(value: float, total: float | None, message: str | None) -> None:
+            reported.append(value)
+
+        client = Client(name="t", version="0", protocol_version="2025-11-25")
+        server = StdioServerParameters(command=sys.executable, args=TASK_PROGRESS_SERVER[1:])
+        async with connect_stdio(client, server) as session:
+            stub = v2025_11_25.ClientStub(session)
+            token = session.next_id()
+            with session.follow_progress(token, on_progress):
+                created = await session.request(
+                    v2025_11_25.methods.TOOLS_CALL_AS_TASK,
+                    v2025_11_25.CallToolRequestParams(
+                        name="export", task=v2025_11_25.TaskMetadata()
+                    ),
+                    on_progress=on_progress,
+                    request_id=token,
+                )
+                await stub.call_tool("go")
+                result = await stub.call_tool_task_result(created.task.task_id)
+                assert result.content[0].text == "exported"
+            assert reported == [1, 2], reported
 
     run(scenario())
