@@ -626,6 +626,7 @@ async def slow_compute(ctx: Context, seconds: float = 1, label: str = "") -> mod
     """Sleeps `seconds` seconds, then answers; a task when the client supports tasks."""
 
     async def compute(task: TaskContext) -> modern.CallToolResult:
+        task.set_status_message(f"computing {label} for {seconds:g}s")
         # Cancelling the task cancels this sleep: the task settles as cancelled.
         await asyncio.sleep(seconds)
         return _done(f"computed {label} in {seconds:g}s")

@@ -361,7 +361,7 @@ class ClientSession(Session):
                     jsonrpc.INTERNAL_ERROR,
                     f"{spec.method}: the server still asks for input after {rounds - 1} rounds",
                 )
-            responses = await self._router.fulfil(result)
+            responses = await self._router.fulfil(result.input_requests)
             params = msgspec.structs.replace(
                 params,  # type: ignore[type-var]
                 input_responses=responses,
@@ -373,6 +373,11 @@ class ClientSession(Session):
                 self._remember(key, time.monotonic() + ttl / 1000, result)
         final: R = result
         return final
+
+    async def answer_input_requests(self, requests: Mapping[str, Any]) -> dict[str, Any]:
+        """The handlers' answers to decoded input requests, by key: those of a
+        task waiting for input (``inputRequests``), to send with ``tasks/update``."""
+        return await self._router.fulfil(requests)
 
     def _with_envelope(
         self, spec: MethodSpec[P, Any], params: P | None, envelope: dict[str, Any]
@@ -538,9 +543,9 @@ class _ClientRouter:
             if typed is not None and lifecycle.overridden(handlers, _BASE, typed.handler):
                 self._notifications[method] = (typed, getattr(handlers, typed.handler))
 
-    async def fulfil(self, result: Any) -> dict[str, Any]:
-        """The client's answers to an input-required result's requests, by key."""
-        requests = result.input_requests if isinstance(result.input_requests, Mapping) else {}
+    async def fulfil(self, requests: Any) -> dict[str, Any]:
+        """The client's answers to input requests (decoded, by key), by key."""
+        requests = requests if isinstance(requests, Mapping) else {}
         context = RequestContext(self.session, None, None)
 
         async def answer(request: Any) -> Any:

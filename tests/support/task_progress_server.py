@@ -5,12 +5,17 @@
 that reports 3 once ``after`` is called (which returns after that report was made), when
 the tool's task has already completed.
 
+``stepped`` (a task, required) reports step 1, 2 and 3 of 3, each once the file
+``GATE.<step before>`` exists (GATE: its argument), for a person (or a test) to
+watch a task's progress at their pace.
+
 ``python tests/support/task_progress_server.py`` serves it over stdio.
 """
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from mcp_runtime.app import App, Context
@@ -50,6 +55,19 @@ async def after() -> str:
     _gates["late"].set()
     await _gates["later"]
     return "after"
+
+
+@app.tool(task_support="required")
+async def stepped(ctx: Context, gate: str) -> str:
+    """Reports steps 1 to 3, step k+1 once the file GATE.k exists."""
+    for step in (1, 2, 3):
+        if step > 1:
+            while not Path(f"{gate}.{step - 1}").exists():
+                await asyncio.sleep(0.05)
+        await ctx.report_progress(step, 3, f"step {step}")
+    while not Path(f"{gate}.3").exists():
+        await asyncio.sleep(0.05)
+    return "stepped through"
 
 
 if __name__ == "__main__":

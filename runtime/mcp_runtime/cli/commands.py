@@ -34,8 +34,16 @@ from ..host import (
 )
 from ..jsonrpc import ConnectionClosed, McpError
 from .answers import Answers, Handlers
-from .output import Terminal
-from .tasks import TASK_REVISIONS, call_as_task, task_support
+from .output import Failed, Terminal
+from .tasks import (
+    EXTENSION_REVISIONS,
+    HANDSHAKE_TASKS,
+    TASK_REVISIONS,
+    call_as_task,
+    call_with_extension,
+    needs_the_extension,
+    task_support,
+)
 
 if TYPE_CHECKING:  # needs the 'http' extra, which the 'cli' extra brings
     from ..host.authorization import HostAuthorization
@@ -44,10 +52,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # Log levels of the specification, for --log-level.
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-
-
-class Failed(Exception):
-    """A failure that ends mcpx with one line and exit status 1."""
 
 
 @dataclass
@@ -242,24 +246,48 @@ def call(options: Options, tool: str, arguments: tuple[str, ...], as_task: bool 
             raise Failed(f"the server has no tool {tool!r} (tools: {known})")
         values = _tool_arguments(arguments, found[0])
         terminal.label = tool
-        tasked = task_support(found[0]) == "required" if as_task is None else as_task
-        if tasked:
-            session = host.session(name)
-            if session.protocol_version not in TASK_REVISIONS:
+        session = host.session(name)
+        if session.protocol_version in EXTENSION_REVISIONS and as_task is not False:
+            result = await extension_call(host, name, tool, values, as_task, terminal)
+        elif (task_support(found[0]) == "required") if as_task is None else as_task:
+            if session.protocol_version != HANDSHAKE_TASKS:
                 raise Failed(
                     f"task-augmented calls need a server speaking {', '.join(TASK_REVISIONS)} "
                     f"(this one speaks {session.protocol_version})"
                 )
-            result = await call_as_task(session, tool, values, terminal)
-            terminal.tool_result(result)
-            return 1 if result.is_error is True else 0
-        params = with_meta(options, {"name": tool, "arguments": values})
-        try:
-            result = await host.request(name, "tools/call", params, None, terminal.progress)
-        finally:
-            terminal.done()
+            result = await call_as_task(session, tool, values, terminal, meta(options))
+        else:
+            result = await plain_call(host, name, tool, values, terminal)
         terminal.tool_result(result)
         return 1 if result.is_error is True else 0
+
+    async def plain_call(
+        host: Host, name: str, tool: str, values: dict[str, Any], terminal: Terminal
+    ) -> Any:
+        params = with_meta(options, {"name": tool, "arguments": values})
+        try:
+            return await host.request(name, "tools/call", params, None, terminal.progress)
+        finally:
+            terminal.done()
+
+    async def extension_call(
+        host: Host,
+        name: str,
+        tool: str,
+        values: dict[str, Any],
+        as_task: bool | None,
+        terminal: Terminal,
+    ) -> Any:
+        """2026-07-28: tools do not say whether they need a task; the server refuses
+        (-32021, before the tool runs) a call that lacks the extension it needs."""
+        session = host.session(name)
+        if as_task is None:
+            try:
+                return await plain_call(host, name, tool, values, terminal)
+            except McpError as error:
+                if not needs_the_extension(error):
+                    raise
+        return await call_with_extension(session, tool, values, terminal, meta(options))
 
     return run_work(options, work)
 

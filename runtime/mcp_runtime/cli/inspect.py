@@ -12,8 +12,8 @@ from click.shell_completion import get_completion_class
 
 from .. import lifecycle
 from ..host import Host
-from .commands import Failed, Options, main, run_work, target_options
-from .output import Terminal
+from .commands import Options, main, run_work, target_options
+from .output import Failed, Terminal
 
 SHELLS = ("bash", "zsh", "fish")
 

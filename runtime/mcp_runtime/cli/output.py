@@ -27,6 +27,10 @@ from rich.text import Text
 from .. import codec
 
 
+class Failed(Exception):
+    """A failure that ends mcpx with one line and exit status 1."""
+
+
 class Terminal:
     """stdout for results, stderr for everything else."""
 
@@ -41,6 +45,8 @@ class Terminal:
         self._task: TaskID | None = None
         self.label = "working"
         """What the progress bar says when a notification has no message (the tool's name)."""
+        self._status: str | None = None  # a task's last status line, shown beside its progress
+        self._message: str | None = None  # the last progress message
 
     # ------------------------------------------------------------ stderr
 
@@ -73,6 +79,7 @@ class Terminal:
         """A progress notification of the call in flight: a bar on a terminal, nothing elsewhere."""
         if not self.err.is_terminal:
             return
+        self._message = message or self._message
         if self._progress is None:
             self._progress = Progress(
                 TextColumn("{task.description}"),
@@ -84,11 +91,17 @@ class Terminal:
                 transient=True,
             )
             self._progress.start()
-            self._task = self._progress.add_task(message or self.label, total=total)
+            self._task = self._progress.add_task(self._describe(), total=total)
         assert self._task is not None
         self._progress.update(
-            self._task, completed=progress, total=total, description=message or self.label
+            self._task, completed=progress, total=total, description=self._describe()
         )
+
+    def _describe(self) -> str:
+        message = self._message
+        if self._status is None:
+            return message or self.label
+        return f"{self._status} | {message}" if message else self._status
 
     def task_status(self, task_id: str, status: str, message: str | None) -> None:
         """A task's status changed: the bar's label on a terminal, a line elsewhere."""
@@ -96,11 +109,12 @@ class Terminal:
         if not self.err.is_terminal:
             self.err.print(Text(line, style="dim"))
             return
+        self._status = line
         if self._progress is None:
-            self.progress(0, None, line)
+            self.progress(0, None, None)
         else:
             assert self._task is not None
-            self._progress.update(self._task, description=line)
+            self._progress.update(self._task, description=self._describe())
 
     def updated(self, uri: str) -> None:
         """A resource watched changed (stderr: the new contents follow on stdout)."""
@@ -108,13 +122,14 @@ class Terminal:
 
     def pause(self) -> None:
         """Take the progress bar away while the user is asked something."""
-        self.done()
-
-    def done(self) -> None:
-        """The call ended: take the progress bar away."""
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+
+    def done(self) -> None:
+        """The call ended: take the progress bar away."""
+        self._status = self._message = None
+        self.pause()
 
     # ------------------------------------------------------------ stdout
 
