@@ -3,20 +3,22 @@
 requires a task included) listed and called; the session's initialize result,
 ping, --version, request _meta, raw blob output, the command's environment and
 directory, the revision asked for, the shell completion script; and, in a real
-terminal, an elicitation answered in a form and a task-augmented call showing
-its status."""
+terminal, an elicitation answered in a form, a sampling request answered (or
+declined) by the user, and a task-augmented call showing its status."""
 
 from __future__ import annotations
 
 import base64
 import gzip
 import json
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from support.peers import SDK_SERVER
+import pytest
+from support.peers import REPO, SDK_SERVER
 from support.tmux import terminal
 from test_host_cli import EXAMPLE, MCPX, everything_stdio, mcpx, mcpx_json
 
@@ -206,3 +208,31 @@ def test_watch_prints_the_resource_again_at_each_update() -> None:
     counts = [int(line) for line in done.stdout.split()]
     assert len(counts) == 3 and counts == sorted(counts) and counts[0] < counts[2]
     assert done.stderr.count("updated ticker://count") == 2
+
+
+@pytest.mark.parametrize("server", ["server-everything", "ours at 2026-07-28"])
+def test_a_sampling_request_answered_on_the_terminal(server: str) -> None:
+    """The server's sampling request is shown (its messages) and the user's reply
+    typed on the terminal is what the server gets: server-everything asks in the
+    middle of the call (2025-11-25), our example server with an input-required
+    result (2026-07-28); an empty reply declines."""
+    if server == "server-everything":
+        tool, target = ["trigger-sampling-request", "prompt=Name a colour"], everything_stdio()
+    else:
+        tool = ["test_sampling", "prompt=Name a colour"]
+        target = ["--", str(MCPX), "run", str(REPO / "examples" / "everything_server.py")]
+    with terminal([str(MCPX), "call", *tool, *target]) as tty:
+        shown = tty.wait_for(
+            lambda shown: "Reply (empty to decline):" in shown, timeout=60, what="the question"
+        )
+        assert "asks for a completion (sampling):" in shown
+        assert re.search(r"user: .*Name a colour", shown), shown
+        tty.send("Vermilion, typed by the user")
+        done = tty.wait_for(lambda shown: "EXIT=" in shown, timeout=60, what="the end of the call")
+    assert "EXIT=0" in done and "Vermilion, typed by the user" in done.split("decline):")[-1]
+
+    with terminal([str(MCPX), "call", *tool, *target]) as tty:
+        tty.wait_for(lambda shown: "Reply (empty to decline):" in shown, 60, "the question")
+        tty.send("")
+        done = tty.wait_for(lambda shown: "EXIT=" in shown, timeout=60, what="the end of the call")
+    assert "Vermilion" not in done and "declined" in done, done
