@@ -78,7 +78,7 @@ def test_a_tool_that_requires_a_task_runs_as_one_by_default(
     """ "If a server is unable to service a request to a client that does not declare
     this extension capability without returning `CreateTaskResult`, the server
     **MUST** return an error with the code `-32021`": mcpx then calls again, declaring
-    it (the refusal comes before the tool runs). test_tool_with_task asks for a name
+    it (a tool that requires a task is refused before it runs). test_tool_with_task asks for a name
     first (an input-required round), then greets from a task."""
     target = stdio() if transport == "stdio" else request.getfixturevalue("everything_http")
     answer = ["--elicit-answer", '{"name": "Ada"}']

@@ -279,7 +279,8 @@ def call(options: Options, tool: str, arguments: tuple[str, ...], as_task: bool 
         terminal: Terminal,
     ) -> Any:
         """2026-07-28: tools do not say whether they need a task; the server refuses
-        (-32021, before the tool runs) a call that lacks the extension it needs."""
+        (-32021 naming the extension) a call it cannot serve without one: a tool
+        declared to require it before running, another once it needs input."""
         session = host.session(name)
         if as_task is None:
             try:
