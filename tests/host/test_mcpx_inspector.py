@@ -156,6 +156,16 @@ def test_bad_flags_are_one_line() -> None:
         assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
 
 
+# A server log line on stderr (dimmed), which may come at any moment, even under a question.
+LOG_LINE = re.compile(r"^\s*(debug|info|notice|warning|error)\s+server/", re.MULTILINE)
+
+
+def asking(shown: str) -> bool:
+    """Whether the terminal waits for an answer: its last line, log lines aside, ends in ':'."""
+    lines = [line for line in shown.rstrip().splitlines() if not LOG_LINE.match(line)]
+    return bool(lines) and lines[-1].rstrip().endswith(":")
+
+
 def test_an_elicitation_answered_in_a_form_on_the_terminal() -> None:
     """A form on the terminal from the requested schema: each field asked by its
     title and description, enumerations by number, defaults kept on Enter."""
@@ -179,7 +189,7 @@ def test_an_elicitation_answered_in_a_form_on_the_terminal() -> None:
     with terminal(command, height=50) as tty:
         for description, typed in fields:
             tty.wait_for(
-                lambda shown, d=description: d in shown and shown.rstrip().endswith(":"),
+                lambda shown, d=description: d in shown and asking(shown),
                 timeout=120,
                 what=f"the field {description!r}",
             )
