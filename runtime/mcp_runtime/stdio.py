@@ -105,19 +105,14 @@ class StreamTransport:
         -32600 under its id; a response is replaced by an error response, which
         is returned for the session to read (the call waiting for it fails);
         anything else gets -32600 under a null id."""
-        members = jsonrpc.top_level_members(head)
-        request_id = jsonrpc.request_id_of(members)
+        request_id, response = jsonrpc.unreadable_sender(head)
         problem = f"message larger than {self._max} bytes (max_message_size)"
-        if (
-            "method" not in members
-            and request_id is not None
-            and ("result" in members or "error" in members)
-        ):
+        if response and request_id is not None:
             logger.error("dropping the response to request %s: %s", quoted(request_id), problem)
             return jsonrpc.error_bytes(
                 request_id, jsonrpc.INVALID_REQUEST, f"Invalid response: {problem}; it was dropped"
             )
-        reply_to = request_id if "method" in members else None
+        reply_to = request_id
         logger.error(
             "dropping a %s (%s)",
             problem,

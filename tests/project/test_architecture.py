@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # (http_client, sse_legacy, streamable_http: deprecated paths into the http wing)
     ("http", "auth", "serving", "http_client", "sse_legacy", "streamable_http"),
     ("server", "client", "renewal", "tasks", "shared_tasks"),
-    ("session", "stdio", "stores", "running"),
+    ("session", "stdio", "stores", "running", "outgoing", "answering"),
     (
         "lifecycle",
         "capabilities",
@@ -56,8 +56,6 @@ KNOWN_CYCLES: set[frozenset[str]] = set()
 KNOWN_PRIVATE: set[tuple[str, str]] = set()
 KNOWN_LARGE: set[str] = {
     "mcp_runtime.server",
-    "mcp_runtime.session",
-    "mcp_runtime.session.Session",
 }
 
 MAX_MODULE_LINES = 700
