@@ -37,11 +37,14 @@ def build_handlers(
     visibility: Visibility,
     notifications: bool = False,
     tasks: Tasking | None = None,
+    proxied: bool = False,
 ) -> object:
     """A ``ServerHandlers`` instance of ``flavor``'s revision serving
     ``registry``, showing what ``visibility`` shows each session.
     ``notifications``: handle the client's notifications (for middleware to see them).
-    ``tasks``: how task-capable tools run as tasks (see :mod:`.core_tasks`)."""
+    ``tasks``: how task-capable tools run as tasks (see :mod:`.core_tasks`).
+    ``proxied``: serve every kind of list, empty or not, because proxied
+    servers fill the registry only once they connect (after the server is built)."""
     types = flavor.types
     methods = flavor.revision.all_methods
     hints = flavor.cache_hints
@@ -61,7 +64,7 @@ def build_handlers(
     def hidden(key: str, spec: Any, ctx: RequestContext) -> bool:
         return visibility.active and not visibility.visible(_session(ctx), key, spec.tags)
 
-    if registry.tools:
+    if registry.tools or proxied:
 
         async def list_tools(self: object, params: Any, ctx: RequestContext) -> Any:
             _first_page_only(params)
@@ -123,7 +126,7 @@ def build_handlers(
                 },
             )
 
-    if registry.resources or registry.templates:
+    if registry.resources or registry.templates or proxied:
 
         async def list_resources(self: object, params: Any, ctx: RequestContext) -> Any:
             _first_page_only(params)
@@ -168,7 +171,7 @@ def build_handlers(
 
             namespace.update(subscribe=subscribe, unsubscribe=unsubscribe)
 
-    if registry.prompts:
+    if registry.prompts or proxied:
 
         async def list_prompts(self: object, params: Any, ctx: RequestContext) -> Any:
             _first_page_only(params)
@@ -182,7 +185,7 @@ def build_handlers(
 
         namespace.update(list_prompts=list_prompts, get_prompt=get_prompt)
 
-    if registry.completions and "completion/complete" in methods:
+    if (registry.completions or proxied) and "completion/complete" in methods:
 
         async def complete(self: object, params: Any, ctx: RequestContext) -> Any:
             key = completion_key(params)

@@ -23,9 +23,12 @@ request that caused them; cancelling the front request cancels the backend
 call; the backend's list-changed notifications refresh the app's lists and
 reach its clients as its own.
 
-The proxy declares no sampling, elicitation or roots capability to the
-backend, so a backend asking for them is refused by the session (-32601,
-method not found): relaying them to the front client is not done yet.
+The backend's sampling, elicitation and roots requests are asked of the
+front client (:mod:`.relay`). The session is supervised as a host's
+(:class:`~mcp_runtime.host.connection.Connection`): a backend that is lost,
+or fails the health checks of its ``pingInterval``, leaves the app's lists
+until it is connected again; a call it does not answer within its
+``requestTimeout`` fails with an error naming it.
 """
 
 from __future__ import annotations
@@ -40,10 +43,10 @@ from typing import Any
 
 import msgspec
 
-from mcp_protocol import v2026_07_28 as mcp
-
 from .. import codec, jsonrpc, lifecycle
-from ..client import Client, ClientSession, connect_stdio
+from ..client import Client, ClientSession
+from ..host.config import ServerConfig, parse_config
+from ..host.connection import Connection, RetryPolicy
 from ..jsonrpc import McpError
 from ..lifecycle import SERVER_INFO_KEY
 from ..methods import RequestContext
@@ -53,6 +56,7 @@ from .flavor import Flavor
 from .lifespan import Lifespan
 from .media import to_block
 from .mount import prefixed_name, prefixed_uri, unprefixed_uri
+from .relay import BackendHandlers
 from .resources import UriTemplate
 
 logger = logging.getLogger("mcp_runtime.app")
@@ -77,70 +81,39 @@ _CAPABILITY = {
 _HOP_MEMBERS = ("_meta", "inputResponses", "requestState")
 
 
-def _open(source: Any, prefix: str) -> contextlib.AbstractAsyncContextManager[ClientSession]:
-    """The client session to ``source`` (opened when entered)."""
-    from ..host.config import ServerConfig, parse_config
-
+def _config(source: Any, prefix: str) -> tuple[ServerConfig, int | None]:
+    """``source`` as a host configuration entry named ``prefix``, and where a
+    stdio server's stderr goes."""
     if isinstance(source, Mapping):
         source = parse_config({"mcpServers": {prefix: dict(source)}})[prefix]
-    client = Client(
-        name="mcp-runtime-proxy", version="1", handlers=_BackendHandlers(), package=None
-    )
-    if isinstance(source, StdioServerParameters):
-        return connect_stdio(client, source)
     if isinstance(source, ServerConfig):
-        if source.transport == "stdio":
-            assert source.command is not None
-            parameters = StdioServerParameters(
-                source.command,
-                list(source.args),
-                env=dict(source.env) or None,
-                cwd=source.cwd,
-                stderr=asyncio.subprocess.DEVNULL,
-            )
-            return connect_stdio(client, parameters)
-        assert source.url is not None
-        return _http(client, source.url, dict(source.headers))
+        # A configuration's servers are many: their stderr would drown the gateway's own.
+        return source, asyncio.subprocess.DEVNULL
+    if isinstance(source, StdioServerParameters):
+        config = ServerConfig(
+            name=prefix,
+            transport="stdio",
+            command=source.command,
+            args=tuple(source.args),
+            env=dict(source.env or {}),
+            cwd=str(source.cwd) if source.cwd is not None else None,
+        )
+        return config, source.stderr
     if isinstance(source, str) and source.startswith(("http://", "https://")):
-        return _http(client, source, {})
+        return ServerConfig(name=prefix, transport="auto", url=source), None
     raise TypeError(
         "proxy() serves a StdioServerParameters, an http(s) URL, an mcpServers entry "
         f"(a mapping) or a host ServerConfig, not {type(source).__name__}"
     )
 
 
-@contextlib.asynccontextmanager
-async def _http(client: Client, url: str, headers: dict[str, str]) -> AsyncIterator[ClientSession]:
-    from ..http.client import connect_http
-
-    async with connect_http(client, url, headers=headers) as session:
-        yield session
-
-
-class _BackendHandlers(mcp.ClientHandlers):
-    """What the backend's session tells the proxy (set once the proxy exists)."""
-
-    proxy: Proxy | None = None
-
-    async def on_tool_list_changed(self, params: Any, ctx: RequestContext) -> None:
-        if self.proxy is not None:
-            self.proxy.refresh_later(("tools",))
-
-    async def on_prompt_list_changed(self, params: Any, ctx: RequestContext) -> None:
-        if self.proxy is not None:
-            self.proxy.refresh_later(("prompts",))
-
-    async def on_resource_list_changed(self, params: Any, ctx: RequestContext) -> None:
-        if self.proxy is not None:
-            self.proxy.refresh_later(("resources", "templates"))
-
-    async def on_logging_message(self, params: Any, ctx: RequestContext) -> None:
-        if self.proxy is not None:
-            await self.proxy.relay_log(params)
-
-
 class Proxy:
-    """One backend server served as part of an app: keeps the app's registry in step with it."""
+    """One backend server served as part of an app: keeps the app's registry in step with it.
+
+    The backend's session is supervised as a host's are
+    (:class:`mcp_runtime.host.connection.Connection`): lost or failing its
+    health checks, its items leave the app's lists (its clients are told) and
+    it is connected again after a growing delay, its items coming back."""
 
     # The parent is an App (typed Any: .app imports this module).
     def __init__(
@@ -151,6 +124,7 @@ class Proxy:
         *,
         allow_tools: tuple[str, ...] | None = None,
         deny_tools: tuple[str, ...] = (),
+        retry: RetryPolicy | None = None,
     ) -> None:
         if not isinstance(prefix, str) or not _PREFIX.match(prefix):
             raise ValueError(
@@ -161,6 +135,12 @@ class Proxy:
         self.prefix = prefix
         self.allow_tools = allow_tools
         self.deny_tools = deny_tools
+        self.config, self._stderr = _config(source, prefix)
+        self.retry = retry or RetryPolicy()
+        self.client = Client(
+            name="mcp-runtime-proxy", version="1", handlers=BackendHandlers(self), package=None
+        )
+        self.connection: Connection | None = None
         self.session: ClientSession | None = None
         self._keys: dict[str, set[str]] = {kind: set() for kind in _LISTS}
         self._completions: set[tuple[str, str, str]] = set()
@@ -172,32 +152,64 @@ class Proxy:
 
     @contextlib.asynccontextmanager
     async def _connected(self) -> AsyncIterator[None]:
+        connection = Connection(
+            self.config,
+            self.client,
+            retry=self.retry,
+            on_ready=self._ready,
+            on_lost=self._lost,
+            on_status=lambda connection: None,
+            stderr=self._stderr,
+        )
+        self.connection = connection
+        connection.start()
+        await connection.settled.wait()
+        if connection.status.state != "ready":
+            # A backend that cannot be started at all stops the app, as a lifespan that fails.
+            await connection.stop()
+            raise RuntimeError(f"proxy {self.prefix!r}: {connection.status.error}")
         try:
-            opened = _open(self.source, self.prefix)
-            session = await opened.__aenter__()
-        except McpError as error:
-            raise RuntimeError(f"proxy {self.prefix!r}: {error.message}") from None
-        handlers = session.client.handlers
-        if isinstance(handlers, _BackendHandlers):
-            handlers.proxy = self
-        self.session = session
-        try:
-            await self.refresh(tuple(_LISTS))
             yield None
         finally:
-            self.session = None
-            for task in list(self._tasks):
-                task.cancel()
-            for kind in _LISTS:
-                self._replace(kind, {})
-            await opened.__aexit__(None, None, None)
+            await connection.stop()
+            self.connection = None
+            self._clear()
+
+    async def _ready(self, connection: Connection) -> None:
+        self.session = connection.session
+        await self.refresh(tuple(_LISTS))
+        if self.session is not None:
+            logger.info("proxy %r: connected (%s)", self.prefix, self.session.protocol_version)
+
+    def _lost(self, connection: Connection) -> None:
+        if self.session is None:
+            return
+        logger.warning(
+            "proxy %r: %s; its items are withdrawn until it is connected again",
+            self.prefix,
+            connection.status.error or "connection closed",
+        )
+        self._clear()
+
+    def _clear(self) -> None:
+        self.session = None
+        for task in list(self._tasks):
+            task.cancel()
+        for kind in _LISTS:
+            self._replace(kind, {})
+        self._sync_completions()
+
+    def _why_not_connected(self) -> str:
+        connection = self.connection
+        error = connection.status.error if connection is not None else None
+        return f"the server behind {self.prefix!r} is not connected" + (
+            f": {error}" if error else ""
+        )
 
     def _request(self, method: str, wire: Mapping[str, Any]) -> tuple[Any, Any]:
         session = self.session
         if session is None:
-            raise McpError(
-                jsonrpc.INTERNAL_ERROR, f"the server behind {self.prefix!r} is not connected"
-            )
+            raise McpError(jsonrpc.INTERNAL_ERROR, self._why_not_connected())
         spec = lifecycle.revision(session.protocol_version).all_methods.get(method)
         if spec is None:
             raise McpError(
@@ -211,9 +223,12 @@ class Proxy:
         self, method: str, wire: Mapping[str, Any], ctx: RequestContext | None
     ) -> Any:
         """The backend's answer to ``method`` with ``wire`` params; progress and
-        log messages go to ``ctx``; cancelling the caller cancels the backend call."""
+        log messages go to ``ctx``; cancelling the caller cancels the backend call.
+        A backend that does not answer within its ``requestTimeout``, or is lost
+        meanwhile, fails the call with an error naming it."""
         spec, params = self._request(method, wire)
-        assert self.session is not None
+        session = self.session
+        assert session is not None
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             if ctx is not None:
@@ -222,18 +237,34 @@ class Proxy:
         if ctx is not None:
             self._in_flight.append(ctx)
         try:
-            return await self.session.request(spec, params, on_progress=progress)
+            return await session.request(
+                spec, params, on_progress=progress, timeout=self.config.request_timeout
+            )
+        except McpError as error:
+            if error.code not in (jsonrpc.REQUEST_TIMEOUT, jsonrpc.CONNECTION_CLOSED):
+                raise  # the backend's own answer
+            raise McpError(
+                error.code, f"the server behind {self.prefix!r}: {error.message}", error.data
+            ) from None
         finally:
             if ctx is not None:
                 self._in_flight.remove(ctx)
 
+    def front(self) -> RequestContext | None:
+        """The front request a backend's question belongs to (the newest in flight)."""
+        return self._in_flight[-1] if self._in_flight else None
+
     async def relay_log(self, params: Any) -> None:
         """A backend's log message, to the front request in flight (the newest)."""
-        if not self._in_flight:
+        ctx = self.front()
+        if ctx is None:
             return
-        ctx = self._in_flight[-1]
         name = params.logger if isinstance(params.logger, str) else self.prefix
         await ctx.log(params.level, msgspec.to_builtins(params.data), name)
+
+    async def relay_resource_updated(self, uri: str) -> None:
+        """A backend's resource changed: the front's subscribers to its prefixed URI are told."""
+        await self.parent.notify_resource_updated(prefixed_uri(self.prefix, uri))
 
     # ------------------------------------------------------------ lists
 
