@@ -171,8 +171,8 @@ class Proxy:
         try:
             yield None
         finally:
+            self.connection = None  # closing: its loss is no news
             await connection.stop()
-            self.connection = None
             self._clear()
 
     async def _ready(self, connection: Connection) -> None:
@@ -182,7 +182,7 @@ class Proxy:
             logger.info("proxy %r: connected (%s)", self.prefix, self.session.protocol_version)
 
     def _lost(self, connection: Connection) -> None:
-        if self.session is None:
+        if self.session is None or self.connection is None:
             return
         logger.warning(
             "proxy %r: %s; its items are withdrawn until it is connected again",

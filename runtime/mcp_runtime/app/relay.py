@@ -11,9 +11,9 @@ flight), and is asked of that request's client in the client's own revision:
   not support roots: ``-32601`` (Method not found)", used for all three;
 - a 2026-07-28 front client is asked through input-required results, which
   the proxy does not relay yet: refused the same way;
-- a roots request while no front request is in flight (a backend asks at
-  connection) is answered with no roots, and sampling or elicitation then
-  is refused as above.
+- a request while no front request is in flight (a backend asking for roots
+  as it connects) is refused as above: there is no client to ask, and
+  answering "no roots" would be remembered by the backend as the truth.
 
 List-changed notifications refresh the proxied lists, log messages go to the
 front request in flight, and resource updates reach the front's subscribers.
@@ -91,8 +91,6 @@ async def ask_front(proxy: Relaying, method: str, params: Any) -> Any:
     capability, answer_type = _ASKED[method]
     front = proxy.front()
     if front is None:
-        if method == "roots/list":
-            return mcp.ListRootsResult(roots=[])
         raise _not_found(method, f"no request of a client of {proxy.prefix!r} is in flight to ask")
     if front.modern:
         raise _not_found(
