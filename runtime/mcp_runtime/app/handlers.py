@@ -76,14 +76,14 @@ def build_handlers(
         def find_tool(params: Any, ctx: RequestContext) -> ToolSpec:
             tool = registry.tools.get(params.name)
             if tool is None or (visibility.active and hidden(params.name, tool, ctx)):
-                raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {params.name}")
+                raise McpError(jsonrpc.INVALID_PARAMS, registry.unknown_tool(params.name))
             return tool
 
         def call_tool(self: object, params: Any, ctx: RequestContext) -> Awaitable[Any]:
             # The tool's own coroutine is the handler's: one frame fewer per call.
             tool = registry.tools.get(params.name)
             if tool is None or (visibility.active and hidden(params.name, tool, ctx)):
-                raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {params.name}")
+                raise McpError(jsonrpc.INVALID_PARAMS, registry.unknown_tool(params.name))
             return tool.call(params, ctx, flavor)
 
         # Tasks (chosen here, once: an app without task-capable tools checks nothing per call).

@@ -145,6 +145,7 @@ class Proxy:
         self._keys: dict[str, set[str]] = {kind: set() for kind in _LISTS}
         self._completions: set[tuple[str, str, str]] = set()
         self._in_flight: list[RequestContext] = []
+        self._withdrawn: set[str] = set()  # its tools while it is lost
         self._tasks: set[asyncio.Task[None]] = set()
         self.lifespan: Lifespan[Any] = Lifespan(lambda app: self._connected(), parent)
 
@@ -177,6 +178,9 @@ class Proxy:
 
     async def _ready(self, connection: Connection) -> None:
         self.session = connection.session
+        for outer in self._withdrawn:
+            self.parent.registry.withdrawn.pop(outer, None)
+        self._withdrawn = set()
         await self.refresh(tuple(_LISTS))
         if self.session is not None:
             logger.info("proxy %r: connected (%s)", self.prefix, self.session.protocol_version)
@@ -184,11 +188,15 @@ class Proxy:
     def _lost(self, connection: Connection) -> None:
         if self.session is None or self.connection is None:
             return
+        why = connection.status.error or "connection lost"
         logger.warning(
-            "proxy %r: %s; its items are withdrawn until it is connected again",
-            self.prefix,
-            connection.status.error or "connection closed",
+            "proxy %r: %s; its items are withdrawn until it is connected again", self.prefix, why
         )
+        self._withdrawn = set(self._keys["tools"])
+        for outer in self._withdrawn:
+            self.parent.registry.withdrawn[outer] = (
+                f"the server behind {self.prefix!r} is not connected: {why}"
+            )
         self._clear()
 
     def _clear(self) -> None:
