@@ -161,12 +161,16 @@ def build_handlers(
                 peer = ctx.peer
                 if isinstance(peer, Session):
                     registry.subscribe(params.uri, peer)
+                for watcher in registry.subscription_watchers:
+                    await watcher(params.uri, True)
                 return subscribe_result()
 
             async def unsubscribe(self: object, params: Any, ctx: RequestContext) -> Any:
                 peer = ctx.peer
                 if isinstance(peer, Session):
                     registry.unsubscribe(params.uri, peer)
+                for watcher in registry.subscription_watchers:
+                    await watcher(params.uri, False)
                 return unsubscribe_result()
 
             namespace.update(subscribe=subscribe, unsubscribe=unsubscribe)

@@ -35,11 +35,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fnmatch
 import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -78,7 +79,8 @@ _CAPABILITY = {
     "templates": "resources",
 }
 # Front request members that belong to the front hop only.
-_HOP_MEMBERS = ("_meta", "inputResponses", "requestState")
+# (A front's task is the app's own: the backend gets the call, or its own task.)
+_HOP_MEMBERS = ("_meta", "inputResponses", "requestState", "task")
 
 
 def _config(source: Any, prefix: str) -> tuple[ServerConfig, int | None]:
@@ -146,6 +148,8 @@ class Proxy:
         self._completions: set[tuple[str, str, str]] = set()
         self._in_flight: list[RequestContext] = []
         self._withdrawn: set[str] = set()  # its tools while it is lost
+        self._subscribed: set[str] = set()  # its URIs the front's clients subscribed to
+        parent.registry.subscription_watchers.append(self.subscription_changed)
         self._tasks: set[asyncio.Task[None]] = set()
         self.lifespan: Lifespan[Any] = Lifespan(lambda app: self._connected(), parent)
 
@@ -182,6 +186,8 @@ class Proxy:
             self.parent.registry.withdrawn.pop(outer, None)
         self._withdrawn = set()
         await self.refresh(tuple(_LISTS))
+        for inner in self._subscribed:  # a new session: subscribed to nothing yet
+            await self._subscribe(inner, True)
         if self.session is not None:
             logger.info("proxy %r: connected (%s)", self.prefix, self.session.protocol_version)
 
@@ -258,6 +264,28 @@ class Proxy:
             if ctx is not None:
                 self._in_flight.remove(ctx)
 
+    async def forward_task(self, wire: Mapping[str, Any], ctx: RequestContext | None) -> Any:
+        """The result of a backend tool that runs only as a task: called with
+        ``task``, then waited for with ``tasks/result`` (cancelled at the backend
+        when the caller gives up). A backend without 2025-11-25 tasks gets the call."""
+        spec, params = self._request("tools/call", {**wire, "task": {}})
+        session = self.session
+        assert session is not None
+        revision = lifecycle.revision(session.protocol_version)
+        if "tasks/result" not in revision.all_methods:
+            return await self.forward("tools/call", wire, ctx)
+        creating = dataclasses.replace(spec, result=revision.package.CreateTaskResult)
+        created = await session.request(creating, params, timeout=self.config.request_timeout)
+        task_id = created.task.task_id
+        try:
+            payload = await self.forward("tasks/result", {"taskId": task_id}, ctx)
+        except asyncio.CancelledError:
+            if self.session is session and not session.is_closed:
+                with contextlib.suppress(McpError):
+                    await asyncio.shield(self.forward("tasks/cancel", {"taskId": task_id}, None))
+            raise
+        return codec.convert(msgspec.to_builtins(payload), spec.result)
+
     def front(self) -> RequestContext | None:
         """The front request a backend's question belongs to (the newest in flight)."""
         return self._in_flight[-1] if self._in_flight else None
@@ -269,6 +297,32 @@ class Proxy:
             return
         name = params.logger if isinstance(params.logger, str) else self.prefix
         await ctx.log(params.level, msgspec.to_builtins(params.data), name)
+
+    async def subscription_changed(self, uri: str, subscribed: bool) -> None:
+        """A front client (un)subscribed to ``uri``: the backend is told, if it is
+        one of its resources, it takes subscriptions, and (to unsubscribe) no
+        other front client is still subscribed."""
+        inner = unprefixed_uri(self.prefix, uri)
+        if inner is None:
+            return
+        if subscribed:
+            self._subscribed.add(inner)
+        elif self.parent.registry.subscribers(uri):
+            return
+        else:
+            self._subscribed.discard(inner)
+        await self._subscribe(inner, subscribed)
+
+    async def _subscribe(self, inner: str, subscribed: bool) -> None:
+        session = self.session
+        method = "resources/subscribe" if subscribed else "resources/unsubscribe"
+        if (
+            session is None
+            or method not in lifecycle.revision(session.protocol_version).all_methods
+            or not lifecycle.has_capability(session.server_capabilities, ("resources", "subscribe"))
+        ):
+            return  # 2026-07-28 backends are listened to, which the proxy does not do yet
+        await self.forward(method, {"uri": inner}, None)
 
     async def relay_resource_updated(self, uri: str) -> None:
         """A backend's resource changed: the front's subscribers to its prefixed URI are told."""
@@ -392,7 +446,13 @@ class ProxiedTool:
     def __init__(self, proxy: Proxy, inner: str, outer: str, item: dict[str, Any]) -> None:
         self.proxy, self.inner, self.name, self.spec = proxy, inner, outer, self
         self.tags: frozenset[str] = frozenset()
-        self.task_support = None  # tasks of a backend are not forwarded yet
+        # The backend's taskSupport is the front's: a task-required tool runs as a
+        # task of the app (2025-11-25) whose work is the backend's own task.
+        execution = item.get("execution")
+        support = execution.get("taskSupport") if isinstance(execution, Mapping) else None
+        self.task_support: Literal["optional", "required"] | None = (
+            support if support in ("optional", "required") else None
+        )
         self.scopes: frozenset[str] = frozenset()
         self.wire: dict[str, Any] = {**item, "name": outer}
 
@@ -400,7 +460,11 @@ class ProxiedTool:
         return self._call(params, request, flavor)
 
     async def _call(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
-        result = await self.proxy.forward("tools/call", _wire(params, name=self.inner), request)
+        wire = _wire(params, name=self.inner)
+        if self.task_support == "required":
+            result = await self.proxy.forward_task(wire, request)
+        else:
+            result = await self.proxy.forward("tools/call", wire, request)
         own = flavor.own_result(result)
         meta = getattr(own, "meta", None)
         if isinstance(meta, dict) and SERVER_INFO_KEY in meta:

@@ -8,6 +8,7 @@ resource.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .completion import Completer
@@ -36,6 +37,8 @@ class Registry:
         self.withdrawn: dict[str, str] = {}
         self._listings: dict[tuple[str, str], list[Any]] = {}
         self._subscribers: dict[str, weakref.WeakSet[Any]] = {}
+        # Told of each subscribe (True) and unsubscribe (False): proxies pass them on.
+        self.subscription_watchers: list[Callable[[str, bool], Awaitable[None]]] = []
 
     def listing(self, kind: str, flavor: Flavor) -> list[Any]:
         """The items of list ``kind`` as ``flavor``'s types, built once per change."""

@@ -87,7 +87,7 @@ class Running:
             for name, tool in self.registry.tools.items()
             if tool.task_support is not None
         }
-        if not capable:
+        if not capable and not self._proxies:  # a proxied server's tools may run as tasks
             return None
         extension = next((each for each in self.extensions if isinstance(each, Tasks)), None)
         if extension is not None:
