@@ -23,7 +23,7 @@ from support.peers import (
     run,
 )
 
-from mcp_protocol import v2025_11_25
+from mcp_protocol import v2025_11_25, v2026_07_28
 from mcp_runtime.app import App
 from mcp_runtime.jsonrpc import METHOD_NOT_FOUND
 from mcp_runtime.stdio import StdioServerParameters
@@ -66,9 +66,13 @@ async def drive_questions(client: Any) -> None:
 
 
 @pytest.mark.peers
-def test_backend_questions_are_answered_by_the_front_sdk_client_over_stdio() -> None:
-    """The SDK client (2025-11-25) spawns an app proxying server-everything:
-    the backend's sampling, elicitation and roots requests reach its callbacks."""
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_backend_questions_are_answered_by_the_front_sdk_client_over_stdio(
+    mode: str, version: str
+) -> None:
+    """The SDK client spawns an app proxying server-everything: the backend's
+    sampling, elicitation and roots requests reach its callbacks, as requests
+    at 2025-11-25 and as input-required results, retried by the SDK, at 2026-07-28."""
     require(SERVER_EVERYTHING, "server-everything")
 
     async def main() -> None:
@@ -77,18 +81,22 @@ def test_backend_questions_are_answered_by_the_front_sdk_client_over_stdio() -> 
         )
         async with sdk.Client(
             parameters,
-            mode="legacy",
+            mode=mode,
             sampling_callback=on_sample,
             elicitation_callback=on_elicit,
             list_roots_callback=on_roots,
         ) as client:
+            assert client.protocol_version == version
             await drive_questions(client)
 
     run(main())
 
 
 @pytest.mark.peers
-def test_backend_questions_are_answered_by_the_front_sdk_client_over_http() -> None:
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_backend_questions_are_answered_by_the_front_sdk_client_over_http(
+    mode: str, version: str
+) -> None:
     require(SERVER_EVERYTHING, "server-everything")
     app = App("front")
     app.proxy(StdioServerParameters(str(SERVER_EVERYTHING), ["stdio"]), prefix="everything")
@@ -96,18 +104,20 @@ def test_backend_questions_are_answered_by_the_front_sdk_client_over_http() -> N
     async def main(url: str) -> None:
         async with sdk.Client(
             url,
-            mode="legacy",
+            mode=mode,
             sampling_callback=on_sample,
             elicitation_callback=on_elicit,
             list_roots_callback=on_roots,
         ) as client:
+            assert client.protocol_version == version
             await drive_questions(client)
 
     with serving(app.asgi()) as server:
         run(main(server.url()))
 
 
-def test_a_front_client_without_the_capability_is_not_asked() -> None:
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_front_client_without_the_capability_is_not_asked(version: str) -> None:
     """The backend gets the roots page's error for a client that lacks a
     capability: "Client does not support roots: `-32601` (Method not found)"
     (specification 2025-11-25, client/roots, Error Handling), the same for
@@ -118,8 +128,12 @@ def test_a_front_client_without_the_capability_is_not_asked() -> None:
 
     async def main() -> None:
         # A front client without handlers declares no sampling, elicitation or roots.
-        async with app.test_client(protocol_version="2025-11-25") as session:
-            stub = v2025_11_25.ClientStub(session)
+        async with app.test_client(protocol_version=version) as session:
+            stub = (
+                v2026_07_28.ClientStub(session)
+                if version == "2026-07-28"
+                else v2025_11_25.ClientStub(session)
+            )
             result = await stub.call_tool(
                 "everything_trigger-sampling-request", arguments={"prompt": "hi"}
             )

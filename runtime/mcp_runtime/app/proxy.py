@@ -39,7 +39,7 @@ import dataclasses
 import fnmatch
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -57,7 +57,7 @@ from .flavor import Flavor
 from .lifespan import Lifespan
 from .media import to_block
 from .mount import prefixed_name, prefixed_uri, unprefixed_uri
-from .relay import BackendHandlers
+from .relay import ROUND_TIMEOUT, STATE_PREFIX, BackendHandlers, Rounds
 from .resources import UriTemplate
 
 logger = logging.getLogger("mcp_runtime.app")
@@ -146,7 +146,8 @@ class Proxy:
         self.session: ClientSession | None = None
         self._keys: dict[str, set[str]] = {kind: set() for kind in _LISTS}
         self._completions: set[tuple[str, str, str]] = set()
-        self._in_flight: list[RequestContext] = []
+        self._in_flight: list[RequestContext | Rounds] = []
+        self._rounds: dict[str, Rounds] = {}  # 2026-07-28 calls waiting for the next round
         self._withdrawn: set[str] = set()  # its tools while it is lost
         self._subscribed: set[str] = set()  # its URIs the front's clients subscribed to
         parent.registry.subscription_watchers.append(self.subscription_changed)
@@ -234,7 +235,7 @@ class Proxy:
         return spec, params
 
     async def forward(
-        self, method: str, wire: Mapping[str, Any], ctx: RequestContext | None
+        self, method: str, wire: Mapping[str, Any], ctx: RequestContext | Rounds | None
     ) -> Any:
         """The backend's answer to ``method`` with ``wire`` params; progress and
         log messages go to ``ctx``; cancelling the caller cancels the backend call.
@@ -246,7 +247,8 @@ class Proxy:
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             if ctx is not None:
-                await ctx.report_progress(value, total, message)
+                target = ctx.ctx if isinstance(ctx, Rounds) else ctx
+                await target.report_progress(value, total, message)
 
         if ctx is not None:
             self._in_flight.append(ctx)
@@ -264,7 +266,9 @@ class Proxy:
             if ctx is not None:
                 self._in_flight.remove(ctx)
 
-    async def forward_task(self, wire: Mapping[str, Any], ctx: RequestContext | None) -> Any:
+    async def forward_task(
+        self, wire: Mapping[str, Any], ctx: RequestContext | Rounds | None
+    ) -> Any:
         """The result of a backend tool that runs only as a task: called with
         ``task``, then waited for with ``tasks/result`` (cancelled at the backend
         when the caller gives up). A backend without 2025-11-25 tasks gets the call."""
@@ -286,15 +290,66 @@ class Proxy:
             raise
         return codec.convert(msgspec.to_builtins(payload), spec.result)
 
-    def front(self) -> RequestContext | None:
+    def front(self) -> RequestContext | Rounds | None:
         """The front request a backend's question belongs to (the newest in flight)."""
         return self._in_flight[-1] if self._in_flight else None
 
+    async def in_rounds(
+        self,
+        start: Callable[[Rounds], Coroutine[Any, Any, Any]],
+        params: Any,
+        ctx: RequestContext,
+        flavor: Flavor,
+    ) -> tuple[Any, bool]:
+        """A 2026-07-28 front's call: (its result, True), or (an input-required
+        result asking the backend's question, False) while the backend call
+        waits for the round that answers (see :class:`.relay.Rounds`)."""
+        state = getattr(params, "request_state", None)
+        rounds = None
+        if isinstance(state, str) and state.startswith(STATE_PREFIX):
+            rounds = self._rounds.get(state.removeprefix(STATE_PREFIX))
+        if rounds is None:
+            rounds = Rounds(ctx, flavor)
+            rounds.call = asyncio.get_running_loop().create_task(start(rounds))
+            self._rounds[rounds.token] = rounds
+        else:
+            rounds.ctx = ctx
+            rounds.answer(getattr(params, "input_responses", None))
+        if rounds.expiry is not None:
+            rounds.expiry.cancel()
+        call = rounds.call
+        assert call is not None
+        question = asyncio.ensure_future(rounds.questions.get())
+        try:
+            await asyncio.wait({call, question}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not call.done():
+                # Asked, or the front gave up this round: the call waits for the next one.
+                rounds.expiry = asyncio.get_running_loop().call_later(
+                    ROUND_TIMEOUT, self._expire, rounds.token
+                )
+            if not question.done():
+                question.cancel()
+        if call.done():
+            self._rounds.pop(rounds.token, None)
+            return call.result(), True
+        key, request = question.result()
+        asked = flavor.types.InputRequiredResult(
+            input_requests={key: request}, request_state=rounds.state
+        )
+        return asked, False
+
+    def _expire(self, token: str) -> None:
+        rounds = self._rounds.pop(token, None)
+        if rounds is not None and rounds.call is not None:
+            rounds.call.cancel()
+
     async def relay_log(self, params: Any) -> None:
         """A backend's log message, to the front request in flight (the newest)."""
-        ctx = self.front()
-        if ctx is None:
+        front = self.front()
+        if front is None:
             return
+        ctx = front.ctx if isinstance(front, Rounds) else front
         name = params.logger if isinstance(params.logger, str) else self.prefix
         await ctx.log(params.level, msgspec.to_builtins(params.data), name)
 
@@ -461,10 +516,19 @@ class ProxiedTool:
 
     async def _call(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
         wire = _wire(params, name=self.inner)
-        if self.task_support == "required":
-            result = await self.proxy.forward_task(wire, request)
+        proxy = self.proxy
+
+        def start(front: RequestContext | Rounds) -> Coroutine[Any, Any, Any]:
+            if self.task_support == "required":
+                return proxy.forward_task(wire, front)
+            return proxy.forward("tools/call", wire, front)
+
+        if flavor.modern:  # the backend's questions are asked in rounds
+            result, final = await proxy.in_rounds(start, params, request, flavor)
+            if not final:
+                return result
         else:
-            result = await self.proxy.forward("tools/call", wire, request)
+            result = await start(request)
         own = flavor.own_result(result)
         meta = getattr(own, "meta", None)
         if isinstance(meta, dict) and SERVER_INFO_KEY in meta:
