@@ -23,27 +23,31 @@ request that caused them; cancelling the front request cancels the backend
 call; the backend's list-changed notifications refresh the app's lists and
 reach its clients as its own.
 
-The proxy declares no sampling, elicitation or roots capability to the
-backend, so a backend asking for them is refused by the session (-32601,
-method not found): relaying them to the front client is not done yet.
+The backend's sampling, elicitation and roots requests are asked of the
+front client (:mod:`.relay`). The session is supervised as a host's
+(:class:`~mcp_runtime.host.connection.Connection`): a backend that is lost,
+or fails the health checks of its ``pingInterval``, leaves the app's lists
+until it is connected again; a call it does not answer within its
+``requestTimeout`` fails with an error naming it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fnmatch
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from typing import Any, Literal
 
 import msgspec
 
-from mcp_protocol import v2026_07_28 as mcp
-
 from .. import codec, jsonrpc, lifecycle
-from ..client import Client, ClientSession, connect_stdio
+from ..client import Client, ClientSession
+from ..host.config import ServerConfig, parse_config
+from ..host.connection import Connection, RetryPolicy
 from ..jsonrpc import McpError
 from ..lifecycle import SERVER_INFO_KEY
 from ..methods import RequestContext
@@ -53,6 +57,7 @@ from .flavor import Flavor
 from .lifespan import Lifespan
 from .media import to_block
 from .mount import prefixed_name, prefixed_uri, unprefixed_uri
+from .relay import ROUND_TIMEOUT, STATE_PREFIX, BackendHandlers, Rounds
 from .resources import UriTemplate
 
 logger = logging.getLogger("mcp_runtime.app")
@@ -74,73 +79,43 @@ _CAPABILITY = {
     "templates": "resources",
 }
 # Front request members that belong to the front hop only.
-_HOP_MEMBERS = ("_meta", "inputResponses", "requestState")
+# (A front's task is the app's own: the backend gets the call, or its own task.)
+_HOP_MEMBERS = ("_meta", "inputResponses", "requestState", "task")
 
 
-def _open(source: Any, prefix: str) -> contextlib.AbstractAsyncContextManager[ClientSession]:
-    """The client session to ``source`` (opened when entered)."""
-    from ..host.config import ServerConfig, parse_config
-
+def _config(source: Any, prefix: str) -> tuple[ServerConfig, int | None]:
+    """``source`` as a host configuration entry named ``prefix``, and where a
+    stdio server's stderr goes."""
     if isinstance(source, Mapping):
         source = parse_config({"mcpServers": {prefix: dict(source)}})[prefix]
-    client = Client(
-        name="mcp-runtime-proxy", version="1", handlers=_BackendHandlers(), package=None
-    )
-    if isinstance(source, StdioServerParameters):
-        return connect_stdio(client, source)
     if isinstance(source, ServerConfig):
-        if source.transport == "stdio":
-            assert source.command is not None
-            parameters = StdioServerParameters(
-                source.command,
-                list(source.args),
-                env=dict(source.env) or None,
-                cwd=source.cwd,
-                stderr=asyncio.subprocess.DEVNULL,
-            )
-            return connect_stdio(client, parameters)
-        assert source.url is not None
-        return _http(client, source.url, dict(source.headers))
+        # A configuration's servers are many: their stderr would drown the gateway's own.
+        return source, asyncio.subprocess.DEVNULL
+    if isinstance(source, StdioServerParameters):
+        config = ServerConfig(
+            name=prefix,
+            transport="stdio",
+            command=source.command,
+            args=tuple(source.args),
+            env=dict(source.env or {}),
+            cwd=str(source.cwd) if source.cwd is not None else None,
+        )
+        return config, source.stderr
     if isinstance(source, str) and source.startswith(("http://", "https://")):
-        return _http(client, source, {})
+        return ServerConfig(name=prefix, transport="auto", url=source), None
     raise TypeError(
         "proxy() serves a StdioServerParameters, an http(s) URL, an mcpServers entry "
         f"(a mapping) or a host ServerConfig, not {type(source).__name__}"
     )
 
 
-@contextlib.asynccontextmanager
-async def _http(client: Client, url: str, headers: dict[str, str]) -> AsyncIterator[ClientSession]:
-    from ..http.client import connect_http
-
-    async with connect_http(client, url, headers=headers) as session:
-        yield session
-
-
-class _BackendHandlers(mcp.ClientHandlers):
-    """What the backend's session tells the proxy (set once the proxy exists)."""
-
-    proxy: Proxy | None = None
-
-    async def on_tool_list_changed(self, params: Any, ctx: RequestContext) -> None:
-        if self.proxy is not None:
-            self.proxy.refresh_later(("tools",))
-
-    async def on_prompt_list_changed(self, params: Any, ctx: RequestContext) -> None:
-        if self.proxy is not None:
-            self.proxy.refresh_later(("prompts",))
-
-    async def on_resource_list_changed(self, params: Any, ctx: RequestContext) -> None:
-        if self.proxy is not None:
-            self.proxy.refresh_later(("resources", "templates"))
-
-    async def on_logging_message(self, params: Any, ctx: RequestContext) -> None:
-        if self.proxy is not None:
-            await self.proxy.relay_log(params)
-
-
 class Proxy:
-    """One backend server served as part of an app: keeps the app's registry in step with it."""
+    """One backend server served as part of an app: keeps the app's registry in step with it.
+
+    The backend's session is supervised as a host's are
+    (:class:`mcp_runtime.host.connection.Connection`): lost or failing its
+    health checks, its items leave the app's lists (its clients are told) and
+    it is connected again after a growing delay, its items coming back."""
 
     # The parent is an App (typed Any: .app imports this module).
     def __init__(
@@ -151,6 +126,7 @@ class Proxy:
         *,
         allow_tools: tuple[str, ...] | None = None,
         deny_tools: tuple[str, ...] = (),
+        retry: RetryPolicy | None = None,
     ) -> None:
         if not isinstance(prefix, str) or not _PREFIX.match(prefix):
             raise ValueError(
@@ -161,10 +137,20 @@ class Proxy:
         self.prefix = prefix
         self.allow_tools = allow_tools
         self.deny_tools = deny_tools
+        self.config, self._stderr = _config(source, prefix)
+        self.retry = retry or RetryPolicy()
+        self.client = Client(
+            name="mcp-runtime-proxy", version="1", handlers=BackendHandlers(self), package=None
+        )
+        self.connection: Connection | None = None
         self.session: ClientSession | None = None
         self._keys: dict[str, set[str]] = {kind: set() for kind in _LISTS}
         self._completions: set[tuple[str, str, str]] = set()
-        self._in_flight: list[RequestContext] = []
+        self._in_flight: list[RequestContext | Rounds] = []
+        self._rounds: dict[str, Rounds] = {}  # 2026-07-28 calls waiting for the next round
+        self._withdrawn: set[str] = set()  # its tools while it is lost
+        self._subscribed: set[str] = set()  # its URIs the front's clients subscribed to
+        parent.registry.subscription_watchers.append(self.subscription_changed)
         self._tasks: set[asyncio.Task[None]] = set()
         self.lifespan: Lifespan[Any] = Lifespan(lambda app: self._connected(), parent)
 
@@ -172,32 +158,73 @@ class Proxy:
 
     @contextlib.asynccontextmanager
     async def _connected(self) -> AsyncIterator[None]:
+        connection = Connection(
+            self.config,
+            self.client,
+            retry=self.retry,
+            on_ready=self._ready,
+            on_lost=self._lost,
+            on_status=lambda connection: None,
+            stderr=self._stderr,
+        )
+        self.connection = connection
+        connection.start()
+        await connection.settled.wait()
+        if connection.status.state != "ready":
+            # A backend that cannot be started at all stops the app, as a lifespan that fails.
+            await connection.stop()
+            raise RuntimeError(f"proxy {self.prefix!r}: {connection.status.error}")
         try:
-            opened = _open(self.source, self.prefix)
-            session = await opened.__aenter__()
-        except McpError as error:
-            raise RuntimeError(f"proxy {self.prefix!r}: {error.message}") from None
-        handlers = session.client.handlers
-        if isinstance(handlers, _BackendHandlers):
-            handlers.proxy = self
-        self.session = session
-        try:
-            await self.refresh(tuple(_LISTS))
             yield None
         finally:
-            self.session = None
-            for task in list(self._tasks):
-                task.cancel()
-            for kind in _LISTS:
-                self._replace(kind, {})
-            await opened.__aexit__(None, None, None)
+            self.connection = None  # closing: its loss is no news
+            await connection.stop()
+            self._clear()
+
+    async def _ready(self, connection: Connection) -> None:
+        self.session = connection.session
+        for outer in self._withdrawn:
+            self.parent.registry.withdrawn.pop(outer, None)
+        self._withdrawn = set()
+        await self.refresh(tuple(_LISTS))
+        for inner in self._subscribed:  # a new session: subscribed to nothing yet
+            await self._subscribe(inner, True)
+        if self.session is not None:
+            logger.info("proxy %r: connected (%s)", self.prefix, self.session.protocol_version)
+
+    def _lost(self, connection: Connection) -> None:
+        if self.session is None or self.connection is None:
+            return
+        why = connection.status.error or "connection lost"
+        logger.warning(
+            "proxy %r: %s; its items are withdrawn until it is connected again", self.prefix, why
+        )
+        self._withdrawn = set(self._keys["tools"])
+        for outer in self._withdrawn:
+            self.parent.registry.withdrawn[outer] = (
+                f"the server behind {self.prefix!r} is not connected: {why}"
+            )
+        self._clear()
+
+    def _clear(self) -> None:
+        self.session = None
+        for task in list(self._tasks):
+            task.cancel()
+        for kind in _LISTS:
+            self._replace(kind, {})
+        self._sync_completions()
+
+    def _why_not_connected(self) -> str:
+        connection = self.connection
+        error = connection.status.error if connection is not None else None
+        return f"the server behind {self.prefix!r} is not connected" + (
+            f": {error}" if error else ""
+        )
 
     def _request(self, method: str, wire: Mapping[str, Any]) -> tuple[Any, Any]:
         session = self.session
         if session is None:
-            raise McpError(
-                jsonrpc.INTERNAL_ERROR, f"the server behind {self.prefix!r} is not connected"
-            )
+            raise McpError(jsonrpc.INTERNAL_ERROR, self._why_not_connected())
         spec = lifecycle.revision(session.protocol_version).all_methods.get(method)
         if spec is None:
             raise McpError(
@@ -208,32 +235,153 @@ class Proxy:
         return spec, params
 
     async def forward(
-        self, method: str, wire: Mapping[str, Any], ctx: RequestContext | None
+        self, method: str, wire: Mapping[str, Any], ctx: RequestContext | Rounds | None
     ) -> Any:
         """The backend's answer to ``method`` with ``wire`` params; progress and
-        log messages go to ``ctx``; cancelling the caller cancels the backend call."""
+        log messages go to ``ctx``; cancelling the caller cancels the backend call.
+        A backend that does not answer within its ``requestTimeout``, or is lost
+        meanwhile, fails the call with an error naming it."""
         spec, params = self._request(method, wire)
-        assert self.session is not None
+        session = self.session
+        assert session is not None
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             if ctx is not None:
-                await ctx.report_progress(value, total, message)
+                target = ctx.ctx if isinstance(ctx, Rounds) else ctx
+                await target.report_progress(value, total, message)
 
         if ctx is not None:
             self._in_flight.append(ctx)
         try:
-            return await self.session.request(spec, params, on_progress=progress)
+            return await session.request(
+                spec, params, on_progress=progress, timeout=self.config.request_timeout
+            )
+        except McpError as error:
+            if error.code not in (jsonrpc.REQUEST_TIMEOUT, jsonrpc.CONNECTION_CLOSED):
+                raise  # the backend's own answer
+            raise McpError(
+                error.code, f"the server behind {self.prefix!r}: {error.message}", error.data
+            ) from None
         finally:
             if ctx is not None:
                 self._in_flight.remove(ctx)
 
+    async def forward_task(
+        self, wire: Mapping[str, Any], ctx: RequestContext | Rounds | None
+    ) -> Any:
+        """The result of a backend tool that runs only as a task: called with
+        ``task``, then waited for with ``tasks/result`` (cancelled at the backend
+        when the caller gives up). A backend without 2025-11-25 tasks gets the call."""
+        spec, params = self._request("tools/call", {**wire, "task": {}})
+        session = self.session
+        assert session is not None
+        revision = lifecycle.revision(session.protocol_version)
+        if "tasks/result" not in revision.all_methods:
+            return await self.forward("tools/call", wire, ctx)
+        creating = dataclasses.replace(spec, result=revision.package.CreateTaskResult)
+        created = await session.request(creating, params, timeout=self.config.request_timeout)
+        task_id = created.task.task_id
+        try:
+            payload = await self.forward("tasks/result", {"taskId": task_id}, ctx)
+        except asyncio.CancelledError:
+            if self.session is session and not session.is_closed:
+                with contextlib.suppress(McpError):
+                    await asyncio.shield(self.forward("tasks/cancel", {"taskId": task_id}, None))
+            raise
+        return codec.convert(msgspec.to_builtins(payload), spec.result)
+
+    def front(self) -> RequestContext | Rounds | None:
+        """The front request a backend's question belongs to (the newest in flight)."""
+        return self._in_flight[-1] if self._in_flight else None
+
+    async def in_rounds(
+        self,
+        start: Callable[[Rounds], Coroutine[Any, Any, Any]],
+        params: Any,
+        ctx: RequestContext,
+        flavor: Flavor,
+    ) -> tuple[Any, bool]:
+        """A 2026-07-28 front's call: (its result, True), or (an input-required
+        result asking the backend's question, False) while the backend call
+        waits for the round that answers (see :class:`.relay.Rounds`)."""
+        state = getattr(params, "request_state", None)
+        rounds = None
+        if isinstance(state, str) and state.startswith(STATE_PREFIX):
+            rounds = self._rounds.get(state.removeprefix(STATE_PREFIX))
+        if rounds is None:
+            rounds = Rounds(ctx, flavor)
+            rounds.call = asyncio.get_running_loop().create_task(start(rounds))
+            self._rounds[rounds.token] = rounds
+        else:
+            rounds.ctx = ctx
+            rounds.answer(getattr(params, "input_responses", None))
+        if rounds.expiry is not None:
+            rounds.expiry.cancel()
+        call = rounds.call
+        assert call is not None
+        question = asyncio.ensure_future(rounds.questions.get())
+        try:
+            await asyncio.wait({call, question}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not call.done():
+                # Asked, or the front gave up this round: the call waits for the next one.
+                rounds.expiry = asyncio.get_running_loop().call_later(
+                    ROUND_TIMEOUT, self._expire, rounds.token
+                )
+            if not question.done():
+                question.cancel()
+        if call.done():
+            self._rounds.pop(rounds.token, None)
+            return call.result(), True
+        key, request = question.result()
+        asked = flavor.types.InputRequiredResult(
+            input_requests={key: request}, request_state=rounds.state
+        )
+        return asked, False
+
+    def _expire(self, token: str) -> None:
+        rounds = self._rounds.pop(token, None)
+        if rounds is not None and rounds.call is not None:
+            rounds.call.cancel()
+
     async def relay_log(self, params: Any) -> None:
         """A backend's log message, to the front request in flight (the newest)."""
-        if not self._in_flight:
+        front = self.front()
+        if front is None:
             return
-        ctx = self._in_flight[-1]
+        ctx = front.ctx if isinstance(front, Rounds) else front
         name = params.logger if isinstance(params.logger, str) else self.prefix
         await ctx.log(params.level, msgspec.to_builtins(params.data), name)
+
+    async def subscription_changed(self, uri: str, subscribed: bool) -> None:
+        """A front client (un)subscribed to ``uri``: the backend is told, if it is
+        one of its resources, it takes subscriptions, and (to unsubscribe) no
+        other front client is still subscribed."""
+        inner = unprefixed_uri(self.prefix, uri)
+        if inner is None:
+            return
+        if subscribed:
+            self._subscribed.add(inner)
+        elif self.parent.registry.subscribers(uri):
+            return
+        else:
+            self._subscribed.discard(inner)
+        await self._subscribe(inner, subscribed)
+
+    async def _subscribe(self, inner: str, subscribed: bool) -> None:
+        session = self.session
+        method = "resources/subscribe" if subscribed else "resources/unsubscribe"
+        if (
+            session is None
+            or method not in lifecycle.revision(session.protocol_version).all_methods
+            or not lifecycle.has_capability(session.server_capabilities, ("resources", "subscribe"))
+        ):
+            return  # 2026-07-28 backends are listened to, which the proxy does not do yet
+        await self.forward(method, {"uri": inner}, None)
+
+    async def relay_resource_updated(self, uri: str) -> None:
+        """A backend's resource changed: the front's subscribers to its prefixed URI are told."""
+        await self.parent.notify_resource_updated(prefixed_uri(self.prefix, uri))
 
     # ------------------------------------------------------------ lists
 
@@ -353,7 +501,13 @@ class ProxiedTool:
     def __init__(self, proxy: Proxy, inner: str, outer: str, item: dict[str, Any]) -> None:
         self.proxy, self.inner, self.name, self.spec = proxy, inner, outer, self
         self.tags: frozenset[str] = frozenset()
-        self.task_support = None  # tasks of a backend are not forwarded yet
+        # The backend's taskSupport is the front's: a task-required tool runs as a
+        # task of the app (2025-11-25) whose work is the backend's own task.
+        execution = item.get("execution")
+        support = execution.get("taskSupport") if isinstance(execution, Mapping) else None
+        self.task_support: Literal["optional", "required"] | None = (
+            support if support in ("optional", "required") else None
+        )
         self.scopes: frozenset[str] = frozenset()
         self.wire: dict[str, Any] = {**item, "name": outer}
 
@@ -361,7 +515,20 @@ class ProxiedTool:
         return self._call(params, request, flavor)
 
     async def _call(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
-        result = await self.proxy.forward("tools/call", _wire(params, name=self.inner), request)
+        wire = _wire(params, name=self.inner)
+        proxy = self.proxy
+
+        def start(front: RequestContext | Rounds) -> Coroutine[Any, Any, Any]:
+            if self.task_support == "required":
+                return proxy.forward_task(wire, front)
+            return proxy.forward("tools/call", wire, front)
+
+        if flavor.modern:  # the backend's questions are asked in rounds
+            result, final = await proxy.in_rounds(start, params, request, flavor)
+            if not final:
+                return result
+        else:
+            result = await start(request)
         own = flavor.own_result(result)
         meta = getattr(own, "meta", None)
         if isinstance(meta, dict) and SERVER_INFO_KEY in meta:

@@ -8,6 +8,7 @@ resource.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .completion import Completer
@@ -32,8 +33,12 @@ class Registry:
         self.templates: dict[str, ResourceSpec] = {}
         self.prompts: dict[str, PromptSpec] = {}
         self.completions: dict[tuple[str, str, str], Completer] = {}
+        # Tools withdrawn for a reason a caller should hear (a proxied server lost), by name.
+        self.withdrawn: dict[str, str] = {}
         self._listings: dict[tuple[str, str], list[Any]] = {}
         self._subscribers: dict[str, weakref.WeakSet[Any]] = {}
+        # Told of each subscribe (True) and unsubscribe (False): proxies pass them on.
+        self.subscription_watchers: list[Callable[[str, bool], Awaitable[None]]] = []
 
     def listing(self, kind: str, flavor: Flavor) -> list[Any]:
         """The items of list ``kind`` as ``flavor``'s types, built once per change."""
@@ -45,6 +50,11 @@ class Registry:
                 flavor.convert(spec.wire, _ITEMS[kind]) for spec in specs.values()
             ]
         return found
+
+    def unknown_tool(self, name: str) -> str:
+        """Why ``name`` cannot be called: unknown, or withdrawn and why."""
+        why = self.withdrawn.get(name)
+        return f"Unknown tool: {name}" + (f" ({why})" if why else "")
 
     def changed(self, kind: str) -> None:
         for key in [key for key in self._listings if key[0] == kind]:
