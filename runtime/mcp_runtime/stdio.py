@@ -61,6 +61,8 @@ class StreamTransport:
         self._writer = writer
         self._max = max_message_size
         self._max_buffered = max_buffered
+        limits = getattr(writer.transport, "get_write_buffer_limits", None)
+        self._low_water: int = limits()[0] if limits is not None else 0
         self._closed = False
 
     async def read(self) -> Message | None:
@@ -155,10 +157,15 @@ class StreamTransport:
         return None  # one stream for everything: nothing to close early
 
     async def drain(self) -> None:
-        if self._closed or self._writer.is_closing():
+        writer = self._writer
+        if self._closed or writer.is_closing():
+            return
+        if writer.transport.get_write_buffer_size() <= self._low_water:
+            # Not paused (a transport resumes writing at the low-water mark):
+            # writer.drain() would return at once, through two coroutine frames.
             return
         try:
-            await self._writer.drain()
+            await writer.drain()
         except (ConnectionError, OSError):
             self._closed = True
 
