@@ -27,6 +27,7 @@ from .lifespan import LifespanError
 from .media import Audio, Content, File, Image, Link
 from .middleware import Call, Middleware, Next
 from .prompts import Message
+from .registering import PromptOptions, ResourceOptions, ToolOptions
 from .resources import UriTemplate
 from .shipped import RATE_LIMITED, Cache, ErrorMapping, RateLimit, StructuredLogging, Timing
 from .state import SessionState
@@ -51,6 +52,9 @@ __all__ = [
     "StructuredLogging",
     "Timing",
     "ToolAnnotations",
+    "ToolOptions",
+    "PromptOptions",
+    "ResourceOptions",
     "Context",
     "Elicited",
     "LogLevel",

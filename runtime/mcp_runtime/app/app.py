@@ -107,8 +107,8 @@ class App(Registering, Running, Generic[S]):
                     use_store(store)
         self._server: Server | None = None
         self._notifying: set[asyncio.Task[None]] = set()
-        self._mounts: list[Mount] = []  # the apps mounted in this one
-        self._mounted_in: list[Mount] = []  # where this app is mounted
+        self._mounts: list[Mount[App[Any]]] = []  # the apps mounted in this one
+        self._mounted_in: list[Mount[App[Any]]] = []  # where this app is mounted
         self._proxies: list[Proxy] = []  # the servers proxied by this one
 
     def mount(self, app: App[Any], *, prefix: str) -> None:
