@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -33,11 +33,22 @@ MODERN = "2026-07-28"
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
 
+class RedisDeployment(Protocol):
+    """What the workers need of a Redis the tests started: the URL they share."""
+
+    @property
+    def url(self) -> str: ...
+
+
 class Workers:
     """``uvicorn --workers n`` serving support.scaleout_app on a free port."""
 
     def __init__(
-        self, redis: RedisServer | None, workers: int = 2, store: str = "redis", quotas: str = ""
+        self,
+        redis: RedisDeployment | None,
+        workers: int = 2,
+        store: str = "redis",
+        quotas: str = "",
     ) -> None:
         """``quotas``: "sessions,streams,requests,lease ttl" per client (see scaleout_app)."""
         self.redis = redis

@@ -4,7 +4,8 @@ Sessions are strings with a TTL plus a sorted set of ids by expiry (the cap
 is counted there, app-wide); event logs are Redis streams whose entry ids
 are the SSE event numbers (``0-<n>``); task snapshots are hashes; messages
 to every worker go over one pub/sub channel. Each change that touches more
-than one key is one Lua script, so nothing is half-written.
+than one key is one Lua script, so nothing is half-written; the keys of one
+script share a hash tag, so a Redis Cluster runs each on one shard.
 
 Needs the ``redis`` extra (``pip install 'mcp-codegen[redis]'``).
 """
@@ -16,9 +17,12 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
+from redis.asyncio.sentinel import Sentinel
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import MaxConnectionsError, RedisError, ResponseError
@@ -145,23 +149,40 @@ DEFAULT_POOL_TIMEOUT = 5.0
 
 
 class RedisStore:
-    """State shared through one Redis (or a primary with replicas behind a
-    sentinel-aware URL). ``prefix`` keeps the keys of one deployment apart
-    (the database number too); the channels carry both, since Redis pub/sub
-    spans databases.
+    """State shared through one Redis: a single server, a Redis Cluster, or
+    the primary a Sentinel names (see :meth:`from_url`). ``prefix`` keeps the
+    keys of one deployment apart (the database number too); the channels
+    carry both, since Redis pub/sub spans databases.
 
     A worker holds a bounded number of connections whatever it serves: one
     pub/sub connection carries every subscription (the bus, and the event
-    logs that streams here follow), and commands share a blocking pool
-    (``max_connections``) in which a command waits up to ``pool_timeout``
-    seconds for a free connection instead of failing at once."""
+    logs that streams here follow), and commands share at most
+    ``max_connections`` connections, for which a command waits up to
+    ``pool_timeout`` seconds instead of failing at once."""
 
     shared = True
 
-    def __init__(self, client: aioredis.Redis, *, prefix: str = "mcp:") -> None:
+    def __init__(
+        self,
+        client: aioredis.Redis | RedisCluster,
+        *,
+        prefix: str = "mcp:",
+        max_connections: int | None = None,
+        pool_timeout: float = DEFAULT_POOL_TIMEOUT,
+    ) -> None:
+        """``client``: a redis-py asyncio client. ``max_connections``: commands
+        in flight at once in this process (each holds a connection), waiting
+        up to ``pool_timeout`` seconds for their turn; None leaves the bound to
+        the client's pool (a ``BlockingConnectionPool`` waits by itself; the
+        pools of a cluster or a Sentinel fail at once when full)."""
+        if "{" in prefix or "}" in prefix:
+            raise ValueError(
+                f"a key prefix must not contain braces (Redis Cluster hash tags): {prefix!r}"
+            )
         self.client = client
         self.prefix = prefix
-        db = client.connection_pool.connection_kwargs.get("db", 0)
+        pool = getattr(client, "connection_pool", None)
+        db = pool.connection_kwargs.get("db", 0) if pool is not None else 0
         # Braces: Redis Cluster hash tags. A script's keys must share a slot,
         # so the session set and records live in one slot, and each event
         # log with its counter and once-keys in the log's own.
@@ -177,6 +198,9 @@ class RedisStore:
         self._following: dict[str, int] = {}
         self._written: dict[str, asyncio.Event] = {}
         self._confirmed: dict[str, asyncio.Event] = {}
+        self._max_connections = max_connections
+        self._pool_timeout = pool_timeout
+        self._turns = None if max_connections is None else asyncio.Semaphore(max_connections)
         self._create = client.register_script(_CREATE_SESSION)
         self._touch = client.register_script(_TOUCH_SESSION)
         self._delete = client.register_script(_DELETE_SESSION)
@@ -197,36 +221,89 @@ class RedisStore:
         pool_timeout: float = DEFAULT_POOL_TIMEOUT,
         **options: Any,
     ) -> RedisStore:
-        """A store on the Redis at ``url`` (``redis://host:6379/0``, ``rediss://`` for TLS).
+        """A store on the Redis that ``url`` names:
+
+        * ``redis://[[user]:password@]host:6379/0`` (``rediss://`` for TLS): one server;
+        * ``redis+cluster://[[user]:password@]host:port`` (``rediss+cluster://``): a Redis
+          Cluster, reached first through the node named (any one; the others are found);
+        * ``redis+sentinel://[[user]:password@]host:26379[,host:port...]/service[/db]``
+          (``rediss+sentinel://``): the primary that the Sentinels name for ``service``,
+          followed through failovers (the password is the primary's; the Sentinels' own
+          settings go in ``sentinel_kwargs``).
 
         ``max_connections``: command connections of this process at most (the
-        pub/sub connection is one of them); ``pool_timeout``: seconds a command
-        waits for one of them when all are busy, before the request is refused."""
+        pub/sub connection is one of them; per node of a cluster); ``pool_timeout``:
+        seconds a command waits for one of them when all are busy, before the
+        request is refused. ``options`` go to redis-py's client."""
+        scheme, _, rest = url.partition("://")
+        base, _, kind = scheme.partition("+")
+        if base not in ("redis", "rediss") or kind not in ("", "cluster", "sentinel"):
+            raise ValueError(
+                f"not a Redis URL: {url!r} (redis://, rediss://, redis+cluster://,"
+                " redis+sentinel:// and their rediss+ forms)"
+            )
         options.setdefault("socket_connect_timeout", 2.0)
         options.setdefault("socket_timeout", 10.0)
         # A pooled connection that Redis closed (a restart, a failover) is
         # replaced on the spot: a request fails only while Redis is down.
         options.setdefault("retry", Retry(ExponentialBackoff(cap=0.5, base=0.05), 2))
         options.setdefault("retry_on_error", [RedisConnectionError, RedisTimeoutError])
+        # One connection is the pub/sub one; the others take turns for commands.
+        turns = max(1, max_connections - 1)
+        if kind == "cluster":
+            cluster = RedisCluster.from_url(
+                f"{base}://{rest}", max_connections=max_connections, **options
+            )
+            return cls(cluster, prefix=prefix, max_connections=turns, pool_timeout=pool_timeout)
+        if kind == "sentinel":
+            sentinels, service, settings = _sentinel_url(base, rest)
+            options.setdefault(
+                "sentinel_kwargs",
+                {"socket_connect_timeout": 2.0, "socket_timeout": 2.0, "ssl": base == "rediss"},
+            )
+            # Through a failover the Sentinels take a few seconds to name the
+            # new primary: more, slower retries than for a restart.
+            options["retry"] = Retry(ExponentialBackoff(cap=1.0, base=0.1), 6)
+            sentinel = Sentinel(sentinels, **settings, **options)  # type: ignore[no-untyped-call]
+            primary = sentinel.master_for(service, max_connections=max_connections)
+            return cls(primary, prefix=prefix, max_connections=turns, pool_timeout=pool_timeout)
         pool = aioredis.BlockingConnectionPool.from_url(
             url, max_connections=max_connections, timeout=pool_timeout, **options
         )
-        return cls(aioredis.Redis(connection_pool=pool), prefix=prefix)
+        return cls(aioredis.Redis(connection_pool=pool), prefix=prefix, pool_timeout=pool_timeout)
 
     @contextlib.asynccontextmanager
     async def _guard(self) -> AsyncIterator[None]:
+        turns = self._turns
+        if turns is not None:
+            try:
+                await asyncio.wait_for(turns.acquire(), self._pool_timeout)
+            except TimeoutError:
+                raise StoreUnavailable(self._busy("no turn came")) from None
         try:
             yield
         except MaxConnectionsError as error:
-            raise StoreUnavailable(_busy(self.client, error)) from None
+            raise StoreUnavailable(self._busy(str(error))) from None
         except (RedisConnectionError, RedisTimeoutError, OSError) as error:
             if isinstance(error.__cause__, asyncio.TimeoutError) and "No connection" in str(error):
-                raise StoreUnavailable(_busy(self.client, error)) from None
+                raise StoreUnavailable(self._busy(str(error))) from None
             raise StoreUnavailable(f"the shared store (Redis) is unreachable: {error}") from None
         except ResponseError:
             raise
         except RedisError as error:
             raise StoreUnavailable(f"the shared store (Redis) failed: {error}") from None
+        finally:
+            if turns is not None:
+                turns.release()
+
+    def _busy(self, error: str) -> str:
+        limit = self._max_connections
+        if limit is None:
+            limit = getattr(getattr(self.client, "connection_pool", None), "max_connections", 0)
+        return (
+            "the shared store (Redis) is reachable but every connection of this worker is busy"
+            f" (max_connections={limit}; none free within {self._pool_timeout:g} s): {error}"
+        )
 
     async def start(self) -> None:
         if self._subscriber is None:
@@ -242,8 +319,10 @@ class RedisStore:
                 await self._subscriber
             self._subscriber = None
         await self.client.aclose()
-        with contextlib.suppress(Exception):
-            await self.client.connection_pool.disconnect()
+        pool = getattr(self.client, "connection_pool", None)
+        if pool is not None:
+            with contextlib.suppress(Exception):
+                await pool.disconnect()
 
     # sessions ---------------------------------------------------------
 
@@ -476,7 +555,7 @@ class RedisStore:
         down = False
         while True:
             try:
-                pubsub = self.client.pubsub()
+                pubsub = await self._new_pubsub()
                 try:
                     await pubsub.subscribe(self._channel, *self._following)
                     self._pubsub = pubsub
@@ -508,6 +587,16 @@ class RedisStore:
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, _RETRY_MOST)
 
+    async def _new_pubsub(self) -> aioredis.client.PubSub:
+        client = self.client
+        if isinstance(client, RedisCluster):
+            # Classic pub/sub messages reach every node of a cluster: one
+            # connection to any primary hears them all (after a node's loss the
+            # next one is to another).
+            await client.initialize()
+            return client.pubsub(node=client.get_random_node())
+        return client.pubsub()
+
     async def _dispatch(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
         channel = message.get("channel")
@@ -535,16 +624,6 @@ class RedisStore:
                     written.set()
 
 
-def _busy(client: aioredis.Redis, error: Exception) -> str:
-    pool = client.connection_pool
-    timeout = getattr(pool, "timeout", None)
-    waited = "" if timeout is None else f" within {timeout:g} s"
-    return (
-        "the shared store (Redis) is reachable but every connection of this worker is busy"
-        f" (max_connections={pool.max_connections}; none free{waited}): {error}"
-    )
-
-
 async def _ask(pubsub: aioredis.client.PubSub | None, verb: str, channel: str) -> None:
     """Subscribe or unsubscribe on the pub/sub connection (while it is up:
     when it comes back it subscribes to every channel followed then)."""
@@ -559,3 +638,33 @@ async def _ask(pubsub: aioredis.client.PubSub | None, verb: str, channel: str) -
 
 def _ms(seconds: float) -> int:
     return max(1, int(seconds * 1000))
+
+
+def _sentinel_url(base: str, rest: str) -> tuple[list[tuple[str, int]], str, dict[str, Any]]:
+    """The Sentinels, the service and the primary's connection settings of
+    ``redis+sentinel://[[user]:password@]host:port[,host:port...]/service[/db]``."""
+    parts = urlsplit(f"{base}://{rest}")
+    userinfo, _, hosts = parts.netloc.rpartition("@")
+    sentinels: list[tuple[str, int]] = []
+    for host in hosts.split(","):
+        name, _, port = host.rpartition(":")
+        if not name or "]" in port:  # no port, or the end of a bracketed IPv6 address
+            name, port = host, ""
+        sentinels.append((name.strip("[]"), int(port) if port else 26379))
+    path = [part for part in parts.path.split("/") if part]
+    if not path or len(path) > 2 or not hosts or parts.query:
+        raise ValueError(
+            "a Sentinel URL names its Sentinels and the service, and nothing else: "
+            "redis+sentinel://host:26379[,host:port...]/service[/db] (TLS settings go in"
+            " from_url's keywords)"
+        )
+    settings: dict[str, Any] = {"db": int(path[1]) if len(path) == 2 else 0}
+    if userinfo:
+        user, _, password = userinfo.partition(":")
+        if user:
+            settings["username"] = unquote(user)
+        if password:
+            settings["password"] = unquote(password)
+    if base == "rediss":
+        settings["ssl"] = True
+    return sentinels, path[0], settings
