@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import quote
 
 from support.everything_http import free_port
 
@@ -53,7 +54,7 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        auth = "" if self.password is None else f":{self.password}@"
+        auth = "" if self.password is None else f":{quote(self.password, safe='')}@"
         return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def arguments(self) -> list[str]:
@@ -198,7 +199,7 @@ class SentinelGroup:
 
     @property
     def url(self) -> str:
-        auth = "" if self.password is None else f":{self.password}@"
+        auth = "" if self.password is None else f":{quote(self.password, safe='')}@"
         return f"redis+sentinel://{auth}127.0.0.1:{self.sentinel_port}/{self.service}/0"
 
     def sentinel_command(self, *args: str) -> bytes:

@@ -24,8 +24,8 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
 from redis.backoff import ExponentialBackoff
+from redis.exceptions import AuthenticationError, MaxConnectionsError, RedisError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import MaxConnectionsError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .base import Listener, StoreUnavailable
@@ -284,6 +284,10 @@ class RedisStore:
             yield
         except MaxConnectionsError as error:
             raise StoreUnavailable(self._busy(str(error))) from None
+        except AuthenticationError as error:
+            raise StoreUnavailable(
+                f"the shared store (Redis) refused this worker's credentials: {error}"
+            ) from None
         except (RedisConnectionError, RedisTimeoutError, OSError) as error:
             if isinstance(error.__cause__, asyncio.TimeoutError) and "No connection" in str(error):
                 raise StoreUnavailable(self._busy(str(error))) from None
