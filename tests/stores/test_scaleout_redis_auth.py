@@ -100,7 +100,7 @@ async def exercise(store: RedisStore, name: str) -> None:
         assert await store.create_session(name, b"record", 60, 10)
         assert await store.touch_session(name, 60) == b"record"
         reader = asyncio.ensure_future(store.read_after(f"{name}:g", 0, 30))
-        while not store._following:
+        while not store.bus.following:
             await asyncio.sleep(0.01)
         await store.append(f"{name}:g", b"event", 60, 10)
         assert await reader == ([(1, b"event")], False)

@@ -49,8 +49,11 @@ class Workers:
         workers: int = 2,
         store: str = "redis",
         quotas: str = "",
+        trusted_proxies: str = "",
     ) -> None:
-        """``quotas``: "sessions,streams,requests,lease ttl" per client (see scaleout_app)."""
+        """``quotas``: "sessions,streams,requests,lease ttl" per client;
+        ``trusted_proxies``: comma-separated (see scaleout_app)."""
+        self.trusted_proxies = trusted_proxies
         self.redis = redis
         self.quotas = quotas
         self.workers = workers
@@ -76,6 +79,7 @@ class Workers:
             ),
             "MCP_TEST_STORE": self.store,
             "MCP_TEST_QUOTAS": self.quotas,
+            "MCP_TEST_TRUSTED_PROXIES": self.trusted_proxies,
         }
         if self.redis is not None:
             env["MCP_TEST_REDIS_URL"] = self.redis.url
@@ -84,6 +88,10 @@ class Workers:
             "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),
             "--log-level", "warning", "--timeout-graceful-shutdown", "1",
         ]  # fmt: skip
+        if self.trusted_proxies:
+            # uvicorn believes X-Forwarded-For from 127.0.0.1 by itself: off, so
+            # that the app's own trusted_proxies decide alone.
+            command.append("--no-proxy-headers")
         self.process = subprocess.Popen(
             command, env=env, cwd=TESTS, start_new_session=True, stderr=self.log
         )

@@ -29,6 +29,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .base import Listener, StoreUnavailable
+from .redis_bus import RedisBus
 
 logger = logging.getLogger("mcp_runtime.stores.redis")
 
@@ -137,10 +138,7 @@ if tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return 1
 """
 
-_RETRY_FIRST = 0.2
-_RETRY_MOST = 2.0
 _READ_BATCH = 1024  # events of a log handed over per read, at most
-_CONFIRM_WAIT = 5.0  # seconds Redis has to confirm a subscription
 
 DEFAULT_MAX_CONNECTIONS = 32
 """Connections to Redis per worker process (the pub/sub one included)."""
@@ -188,16 +186,7 @@ class RedisStore:
         # log with its counter and once-keys in the log's own.
         self._sessions = f"{prefix}{{sessions}}"
         self._channels = f"{prefix}{db}:"
-        self._channel = f"{self._channels}bus"
-        self._listeners: list[Listener] = []
-        self._subscriber: asyncio.Task[None] | None = None
-        self._subscribed = asyncio.Event()
-        self._pubsub: aioredis.client.PubSub | None = None
-        # The log channels followed here: how many readers wait on each, the
-        # event set when something is written to it, and those Redis confirmed.
-        self._following: dict[str, int] = {}
-        self._written: dict[str, asyncio.Event] = {}
-        self._confirmed: dict[str, asyncio.Event] = {}
+        self.bus = RedisBus(client, f"{self._channels}bus")
         self._max_connections = max_connections
         self._pool_timeout = pool_timeout
         self._turns = None if max_connections is None else asyncio.Semaphore(max_connections)
@@ -310,18 +299,10 @@ class RedisStore:
         )
 
     async def start(self) -> None:
-        if self._subscriber is None:
-            self._subscriber = asyncio.get_running_loop().create_task(
-                self._deliver(), name="mcp-store-bus"
-            )
-        await self._subscribed.wait()
+        await self.bus.start()
 
     async def close(self) -> None:
-        if self._subscriber is not None:
-            self._subscriber.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._subscriber
-            self._subscriber = None
+        await self.bus.close()
         await self.client.aclose()
         pool = getattr(self.client, "connection_pool", None)
         if pool is not None:
@@ -438,8 +419,8 @@ class RedisStore:
         if wait <= 0:
             return await self._read_now(stream, after)
         channel = self._log_channel(stream)
-        async with self._follow(channel):
-            written = self._written[channel]
+        async with self.bus.follow(channel):
+            written = self.bus.written[channel]
             written.clear()
             events, ended = await self._read_now(stream, after)
             if events or ended:
@@ -466,36 +447,6 @@ class RedisStore:
 
     def _log_channel(self, stream: str) -> str:
         return f"{self._channels}ev:{stream}"
-
-    @contextlib.asynccontextmanager
-    async def _follow(self, channel: str) -> AsyncIterator[None]:
-        """Hold a subscription to ``channel`` (counted: readers of one log share it)."""
-        if self._subscriber is None:
-            await self.start()  # the pub/sub connection carries the wait
-        count = self._following.get(channel, 0)
-        self._following[channel] = count + 1
-        if count == 0:
-            self._written[channel] = asyncio.Event()
-            self._confirmed[channel] = asyncio.Event()
-            await _ask(self._pubsub, "subscribe", channel)
-        try:
-            confirmed = self._confirmed[channel]
-            if not confirmed.is_set():
-                try:
-                    await asyncio.wait_for(confirmed.wait(), _CONFIRM_WAIT)
-                except TimeoutError:
-                    raise StoreUnavailable(
-                        "the shared store (Redis) did not confirm a subscription"
-                    ) from None
-            yield
-        finally:
-            left = self._following[channel] - 1
-            if left:
-                self._following[channel] = left
-            else:
-                del self._following[channel], self._written[channel], self._confirmed[channel]
-                with contextlib.suppress(StoreUnavailable):
-                    await _ask(self._pubsub, "unsubscribe", channel)
 
     async def set_mark(self, key: str, value: int, ttl: float) -> None:
         async with self._guard():
@@ -546,98 +497,10 @@ class RedisStore:
 
     async def publish(self, message: bytes) -> None:
         async with self._guard():
-            await self.client.publish(self._channel, message)
+            await self.client.publish(self.bus.channel, message)
 
     def subscribe(self, listener: Listener) -> None:
-        self._listeners.append(listener)
-
-    async def _deliver(self) -> None:
-        """Hand every published message to the listeners, and wake the readers
-        of a log written to; across an outage, reconnect with growing pauses
-        and say so once, not per attempt."""
-        pause = _RETRY_FIRST
-        down = False
-        while True:
-            try:
-                pubsub = await self._new_pubsub()
-                try:
-                    await pubsub.subscribe(self._channel, *self._following)
-                    self._pubsub = pubsub
-                    if down:
-                        logger.warning(
-                            "the shared store (Redis) is reachable again; change notifications resume"
-                        )
-                        down, pause = False, _RETRY_FIRST
-                    while True:
-                        message = await pubsub.get_message(timeout=5.0)
-                        if message is not None:
-                            await self._dispatch(message)
-                finally:
-                    self._pubsub = None
-                    for confirmed in self._confirmed.values():
-                        confirmed.clear()
-                    with contextlib.suppress(Exception):
-                        await pubsub.aclose()  # type: ignore[no-untyped-call]
-            except asyncio.CancelledError:
-                raise
-            except (RedisError, OSError) as error:
-                if not down:
-                    logger.warning("the shared store (Redis) is unreachable (%s); retrying", error)
-                    down = True
-                self._subscribed.set()  # requests get their own clear errors meanwhile
-                # Readers waiting on a log re-read it (and get the outage's error).
-                for written in self._written.values():
-                    written.set()
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, _RETRY_MOST)
-
-    async def _new_pubsub(self) -> aioredis.client.PubSub:
-        client = self.client
-        if isinstance(client, RedisCluster):
-            # Classic pub/sub messages reach every node of a cluster: one
-            # connection to any primary hears them all (after a node's loss the
-            # next one is to another).
-            await client.initialize()
-            return client.pubsub(node=client.get_random_node())
-        return client.pubsub()
-
-    async def _dispatch(self, message: dict[str, Any]) -> None:
-        kind = message.get("type")
-        channel = message.get("channel")
-        name = channel.decode() if isinstance(channel, bytes) else str(channel)
-        if kind == "subscribe":
-            if name == self._channel:
-                self._subscribed.set()
-            confirmed = self._confirmed.get(name)
-            if confirmed is not None:
-                confirmed.set()
-            # A write may have come before the subscription: readers look again.
-            written = self._written.get(name)
-            if written is not None:
-                written.set()
-        elif kind == "message":
-            if name == self._channel:
-                for listener in list(self._listeners):
-                    try:
-                        await listener(message["data"])
-                    except Exception:
-                        logger.exception("a listener of the shared store failed")
-            else:
-                written = self._written.get(name)
-                if written is not None:
-                    written.set()
-
-
-async def _ask(pubsub: aioredis.client.PubSub | None, verb: str, channel: str) -> None:
-    """Subscribe or unsubscribe on the pub/sub connection (while it is up:
-    when it comes back it subscribes to every channel followed then)."""
-    if pubsub is None:
-        return
-    with contextlib.suppress(RedisError, OSError):
-        if verb == "subscribe":
-            await pubsub.subscribe(channel)
-        else:
-            await pubsub.unsubscribe(channel)
+        self.bus.listeners.append(listener)
 
 
 def _ms(seconds: float) -> int:
