@@ -5,10 +5,13 @@ workers as on a single server, with the keys spread over the shards."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from support.peers import run
 from support.redis_server import RedisClusterNodes
 from support.scaleout import (
     MODERN,
@@ -23,6 +26,9 @@ from support.scaleout import (
     result_of,
     session_headers,
 )
+
+from mcp_runtime.stores.base import StoreUnavailable
+from mcp_runtime.stores.redis_store import RedisStore
 
 pytestmark = pytest.mark.redis
 
@@ -120,3 +126,38 @@ def test_a_list_change_announced_on_either_worker_reaches_every_listen_stream(
     finally:
         for listener in listeners:
             listener.close()
+
+
+def test_a_burst_of_one_session_s_requests_is_answered_on_the_cluster(cluster: Workers) -> None:
+    """100 requests of one session at once, over both workers: none refused
+    (the cluster's pools fail at once when full; the store makes commands
+    take turns instead)."""
+    session = initialize(cluster.url)
+    with ThreadPoolExecutor(max_workers=100) as pool:
+        answers = list(
+            pool.map(lambda n: call(cluster.url, session, 1000 + n, "pid", {}), range(100))
+        )
+    assert all("result" in answer for answer in answers)
+    assert len({pid_of(answer) for answer in answers}) == 2
+
+
+def test_a_command_waits_for_its_turn_then_says_every_connection_was_busy(
+    nodes: RedisClusterNodes,
+) -> None:
+    async def scenario() -> None:
+        # Two connections: the pub/sub one and one turn for commands.
+        store = RedisStore.from_url(nodes.url, max_connections=2, pool_timeout=0.5)
+        try:
+            async with store._guard():  # a command holding the one turn
+                waiting = asyncio.ensure_future(store.get_mark("busy"))
+                await asyncio.sleep(0)
+            assert await waiting == 0  # it waited and was served
+            async with store._guard():
+                with pytest.raises(
+                    StoreUnavailable, match="every connection of this worker is busy"
+                ):
+                    await store.get_mark("busy")
+        finally:
+            await store.close()
+
+    run(scenario(), timeout=30)

@@ -12,8 +12,12 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from support.peers import run
 from support.redis_server import SentinelGroup
 from support.scaleout import SseReader, Workers, call, initialize, post, session_headers
+
+from mcp_runtime.stores.base import StoreUnavailable
+from mcp_runtime.stores.redis_store import RedisStore
 
 pytestmark = pytest.mark.redis
 
@@ -88,3 +92,22 @@ def test_requests_keep_working_through_a_forced_failover(
     assert [data["params"]["data"]["n"] for _, data in rest if "method" in data] == [1, 2, 3]
     assert rest[-1][1]["id"] == 300
     assert "Traceback" not in cluster.output()
+
+
+def test_a_service_the_sentinels_do_not_know_is_refused_saying_so(group: SentinelGroup) -> None:
+    async def scenario() -> None:
+        store = RedisStore.from_url(group.url.replace(f"/{group.service}/", "/nosuch/"))
+        try:
+            with pytest.raises(StoreUnavailable, match="unreachable: No master found for 'nosuch'"):
+                await store.create_session("s", b"record", 60, 10)
+        finally:
+            await store.close()
+
+    run(scenario(), timeout=60)
+
+
+def test_a_sentinel_url_without_a_service_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="names its Sentinels and the service"):
+        RedisStore.from_url("redis+sentinel://127.0.0.1:26379")
+    with pytest.raises(ValueError, match="not a Redis URL"):
+        RedisStore.from_url("redis+shard://127.0.0.1:6379")

@@ -235,7 +235,10 @@ class RedisStore:
         options.setdefault("socket_timeout", 10.0)
         # A pooled connection that Redis closed (a restart, a failover) is
         # replaced on the spot: a request fails only while Redis is down.
-        options.setdefault("retry", Retry(ExponentialBackoff(cap=0.5, base=0.05), 2))
+        # Through a failover the Sentinels take a few seconds to name the new
+        # primary: more, slower retries there than for a restart.
+        attempts = Retry(ExponentialBackoff(cap=1.0, base=0.1), 6) if kind == "sentinel" else None
+        options.setdefault("retry", attempts or Retry(ExponentialBackoff(cap=0.5, base=0.05), 2))
         options.setdefault("retry_on_error", [RedisConnectionError, RedisTimeoutError])
         # One connection is the pub/sub one; the others take turns for commands.
         turns = max(1, max_connections - 1)
@@ -250,9 +253,6 @@ class RedisStore:
                 "sentinel_kwargs",
                 {"socket_connect_timeout": 2.0, "socket_timeout": 2.0, "ssl": base == "rediss"},
             )
-            # Through a failover the Sentinels take a few seconds to name the
-            # new primary: more, slower retries than for a restart.
-            options["retry"] = Retry(ExponentialBackoff(cap=1.0, base=0.1), 6)
             sentinel = Sentinel(sentinels, **settings, **options)  # type: ignore[no-untyped-call]
             primary = sentinel.master_for(service, max_connections=max_connections)
             return cls(primary, prefix=prefix, max_connections=turns, pool_timeout=pool_timeout)
