@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -33,13 +33,27 @@ MODERN = "2026-07-28"
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
 
+class RedisDeployment(Protocol):
+    """What the workers need of a Redis the tests started: the URL they share."""
+
+    @property
+    def url(self) -> str: ...
+
+
 class Workers:
     """``uvicorn --workers n`` serving support.scaleout_app on a free port."""
 
     def __init__(
-        self, redis: RedisServer | None, workers: int = 2, store: str = "redis", quotas: str = ""
+        self,
+        redis: RedisDeployment | None,
+        workers: int = 2,
+        store: str = "redis",
+        quotas: str = "",
+        trusted_proxies: str = "",
     ) -> None:
-        """``quotas``: "sessions,streams,requests,lease ttl" per client (see scaleout_app)."""
+        """``quotas``: "sessions,streams,requests,lease ttl" per client;
+        ``trusted_proxies``: comma-separated (see scaleout_app)."""
+        self.trusted_proxies = trusted_proxies
         self.redis = redis
         self.quotas = quotas
         self.workers = workers
@@ -65,6 +79,7 @@ class Workers:
             ),
             "MCP_TEST_STORE": self.store,
             "MCP_TEST_QUOTAS": self.quotas,
+            "MCP_TEST_TRUSTED_PROXIES": self.trusted_proxies,
         }
         if self.redis is not None:
             env["MCP_TEST_REDIS_URL"] = self.redis.url
@@ -73,6 +88,10 @@ class Workers:
             "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),
             "--log-level", "warning", "--timeout-graceful-shutdown", "1",
         ]  # fmt: skip
+        if self.trusted_proxies:
+            # uvicorn believes X-Forwarded-For from 127.0.0.1 by itself: off, so
+            # that the app's own trusted_proxies decide alone.
+            command.append("--no-proxy-headers")
         self.process = subprocess.Popen(
             command, env=env, cwd=TESTS, start_new_session=True, stderr=self.log
         )

@@ -127,5 +127,6 @@ def app() -> HttpApp:
             lease_ttl
         )  # short, so that a test sees a dead worker's places drain
     sessions, streams, requests = per_client
-    tools.app = http_app(server, legacy_sse=False, store=store(), options=HttpOptions(session_timeout=20, max_sessions_per_client=sessions, max_streams_per_client=streams, max_requests_per_client=requests))  # fmt: skip
+    trusted = tuple(filter(None, os.environ.get("MCP_TEST_TRUSTED_PROXIES", "").split(",")))
+    tools.app = http_app(server, legacy_sse=False, store=store(), options=HttpOptions(session_timeout=20, max_sessions_per_client=sessions, max_streams_per_client=streams, max_requests_per_client=requests, trusted_proxies=trusted))  # fmt: skip
     return tools.app
