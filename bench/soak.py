@@ -599,7 +599,11 @@ def soak(workers: int, requests: int, in_flight: int, haproxy: str) -> dict[str,
         started = time.monotonic()
 
         def sample() -> None:
-            for name, count in redis_connections(redis).items():
+            try:
+                connections = redis_connections(redis)
+            except OSError:
+                return  # Redis is restarting
+            for name, count in connections.items():
                 peak[name] = max(peak.get(name, 0), count)
 
         async def chaos(done: int) -> None:
