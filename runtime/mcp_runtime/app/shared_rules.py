@@ -30,15 +30,15 @@ import contextlib
 import logging
 import secrets
 from collections.abc import AsyncIterator, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import msgspec
 
+from ..server import Server
 from ..stores import Store, StoreUnavailable
 from ..stores.base import current_note
-
-if TYPE_CHECKING:
-    from .app import App
+from .registry import Registry
+from .visibility import Visibility
 
 logger = logging.getLogger("mcp_runtime.app")
 
@@ -69,10 +69,20 @@ _decode_note = msgspec.json.Decoder(_Note)
 Views = dict[Any, dict[str, frozenset[str]]]
 
 
+class RulesOf(Protocol):
+    """What the sharing needs of the app (an :class:`~mcp_runtime.app.App`)."""
+
+    name: str
+    registry: Registry
+    visibility: Visibility
+
+    def server(self) -> Server: ...
+
+
 class SharedRules:
     """The app-wide rules of ``app``, kept in ``store`` for every worker."""
 
-    def __init__(self, app: App[Any], store: Store) -> None:
+    def __init__(self, app: RulesOf, store: Store) -> None:
         self.app = app
         self.store = store
         self.log = f"app-rules:{app.name}"
