@@ -542,6 +542,7 @@ async def drive(
         outcomes: dict[str, Counter[str]] = {kind: Counter() for kind in KINDS}
         latencies: list[float] = []
         ends: list[float] = []  # when each request ended, from the start of the load
+        windows: dict[str, list[float]] = {}
         queue = iter(kinds)
         done = [0]
 
@@ -557,10 +558,13 @@ async def drive(
                 latencies.append(time.perf_counter() - started)
                 ends.append(time.perf_counter() - begun)
                 outcomes[kind][found] += 1
+                if found != "answered":  # when each cause was seen, first and last
+                    seen = windows.setdefault(found, [ends[-1], ends[-1]])
+                    seen[1] = ends[-1]
                 done[0] += 1
                 await chaos(done[0])
 
-        begun = time.perf_counter()
+        begun, begun_at = time.perf_counter(), time.monotonic()
         await asyncio.gather(*(worker() for _ in range(in_flight)))
         elapsed = time.perf_counter() - begun
     latencies.sort()
@@ -568,6 +572,8 @@ async def drive(
     return {
         "elapsed_s": elapsed,
         "first_99_percent_s": percentile(ends, 0.99),
+        "error_windows_s": windows,
+        "begun_at": begun_at,
         "latencies": latencies,
         "outcomes": {kind: dict(found) for kind, found in outcomes.items()},
         "duplicates": load.duplicates,
@@ -578,7 +584,10 @@ def percentile(values: list[float], share: float) -> float:
     return values[min(len(values) - 1, int(share * len(values)))]
 
 
-def soak(workers: int, requests: int, in_flight: int, haproxy: str) -> dict[str, Any]:
+def soak(
+    workers: int, requests: int, in_flight: int, haproxy: str, chaos_of: str = "kill,redis"
+) -> dict[str, Any]:
+    """One run; ``chaos_of``: what happens during it ("kill", "redis", both, or "")."""
     folder = Path(tempfile.mkdtemp(prefix="mcp-soak-"))
     redis = RedisServer()
     redis.start()
@@ -595,6 +604,7 @@ def soak(workers: int, requests: int, in_flight: int, haproxy: str) -> dict[str,
         commands_lost = [0]
         peak: dict[str, int] = {}
         chaos_at = {"kill": requests * 3 // 10, "redis": requests * 6 // 10}
+        chaos_at = {what: at for what, at in chaos_at.items() if what in chaos_of.split(",")}
         background: set[asyncio.Task[None]] = set()
         started = time.monotonic()
 
@@ -609,10 +619,10 @@ def soak(workers: int, requests: int, in_flight: int, haproxy: str) -> dict[str,
         async def chaos(done: int) -> None:
             if done % 200 == 0:
                 await asyncio.to_thread(sample)
-            if done == chaos_at["kill"]:
+            if done == chaos_at.get("kill"):
                 task = asyncio.get_running_loop().create_task(kill_and_restart())
                 background.add(task)
-            if done == chaos_at["redis"]:
+            if done == chaos_at.get("redis"):
                 task = asyncio.get_running_loop().create_task(bounce_redis())
                 background.add(task)
 
@@ -669,6 +679,11 @@ def soak(workers: int, requests: int, in_flight: int, haproxy: str) -> dict[str,
             "redis_connections_end": redis_connections(redis),
             "http_connections": balancer.stats(),
             "events": events,
+            # On the clock of the events: seconds from the start of the run.
+            "error_windows_s": {
+                cause: [round(at + result["begun_at"] - started, 1) for at in window]
+                for cause, window in result["error_windows_s"].items()
+            },
             "steady_state": steady,
         }
     finally:
@@ -717,16 +732,24 @@ def steady_state(url: str, backends: list[Backend], redis: Any, calls: int = 200
     }
 
 
-def run(requests: int, in_flight: int, worker_counts: tuple[int, ...] = (2, 4)) -> dict[str, Any]:
+def run(
+    requests: int,
+    in_flight: int,
+    worker_counts: tuple[int, ...] = (2, 4),
+    chaos: str = "kill,redis",
+) -> dict[str, Any]:
     haproxy = find_haproxy()
     version = subprocess.run([haproxy, "-v"], capture_output=True, text=True).stdout.split("\n")[0]
-    result: dict[str, Any] = {f"{n}w": soak(n, requests, in_flight, haproxy) for n in worker_counts}
+    result: dict[str, Any] = {
+        f"{n}w": soak(n, requests, in_flight, haproxy, chaos) for n in worker_counts
+    }
     result["settings"] = {
         "requests": requests,
         "in_flight": in_flight,
         "mix": KINDS,
         "balancer": version.strip(),
         "timeout_s": TIMEOUT,
+        "chaos": chaos,
     }
     return result
 
@@ -738,9 +761,12 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=10_000)
     parser.add_argument("--in-flight", type=int, default=512)
     parser.add_argument("--workers", default="2,4", help="worker counts, comma-separated")
+    parser.add_argument(
+        "--chaos", default="kill,redis", help='during the run: "kill", "redis", both, or ""'
+    )
     options = parser.parse_args()
     counts = tuple(int(n) for n in options.workers.split(","))
-    print(json.dumps(run(options.requests, options.in_flight, counts), indent=2))
+    print(json.dumps(run(options.requests, options.in_flight, counts, options.chaos), indent=2))
 
 
 if __name__ == "__main__":
