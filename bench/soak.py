@@ -487,8 +487,11 @@ class Load:
             status = state["result"].get("status")
             if status == "completed":
                 return "answered"
-            if status in ("failed", "cancelled"):
-                return f"task {status}: {state['result'].get('statusMessage', '')[:70]}"
+            if status == "failed":  # the task's error, as the tasks/get result carries it
+                error = state["result"].get("error", {})
+                return f"JSON-RPC error {error.get('code')} (the task failed): {error.get('message', '')[:70]}"
+            if status == "cancelled":
+                return "task cancelled"
 
     async def listen(self) -> str:
         request_id = f"l{next(self.ids)}"
@@ -578,6 +581,22 @@ async def drive(
         "outcomes": {kind: dict(found) for kind, found in outcomes.items()},
         "duplicates": load.duplicates,
     }
+
+
+def logged_errors(log: Path) -> dict[str, int]:
+    """The workers' tracebacks, by their last line (the exception), and warnings by text."""
+    found: Counter[str] = Counter()
+    in_traceback = False
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith("Traceback"):
+            in_traceback = True
+        elif in_traceback and line and not line.startswith((" ", "\t")):
+            if not line.startswith(("The above exception", "During handling")):
+                found[f"traceback: {line[:120]}"] += 1
+                in_traceback = False
+        elif not in_traceback and ("WARNING" in line or "ERROR" in line):
+            found[line[:120]] += 1
+    return dict(found.most_common(12))
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -679,6 +698,7 @@ def soak(
             "redis_connections_end": redis_connections(redis),
             "http_connections": balancer.stats(),
             "events": events,
+            "worker_logs": logged_errors(folder / "workers.log"),
             # On the clock of the events: seconds from the start of the run.
             "error_windows_s": {
                 cause: [round(at + result["begun_at"] - started, 1) for at in window]
