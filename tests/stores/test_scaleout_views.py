@@ -11,7 +11,9 @@ worker chosen), serve support/scaleout_views_app.py with a real redis-server.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -178,3 +180,23 @@ def test_a_tool_registered_while_serving_is_announced_only_by_the_worker_serving
     finally:
         on_a.close()
         on_b.close()
+
+
+def test_rules_made_at_once_on_two_workers_end_the_same_on_both(
+    pair: tuple[RedisServer, Worker, Worker],
+) -> None:
+    """Each worker applies the rules in the order of the shared log, so rules
+    racing on two workers leave both serving the same list."""
+    _, a, b = pair
+    # A hides and B shows, 16 times each, interleaved: alone, each would end its own way.
+    calls = [(worker.url, tool, {"names": ["greet"]}) for _ in range(16)
+             for worker, tool in ((a, "hide"), (b, "show"))]  # fmt: skip
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda call: modern_call(*call), calls))
+    assert all("result" in answer for answer in answers), answers
+    for _ in range(100):  # the last rules are still on their way through the store
+        seen = modern_tools(a.url), modern_tools(b.url)
+        if seen[0] == seen[1]:
+            break
+        time.sleep(0.1)
+    assert seen[0] == seen[1], seen
