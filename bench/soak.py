@@ -532,9 +532,11 @@ async def drive(
     requests: int,
     in_flight: int,
     chaos: Callable[[int], Coroutine[Any, Any, None]],
+    background: set[asyncio.Task[None]],
     seed: int = 35,
 ) -> dict[str, Any]:
-    """``requests`` requests at ``in_flight`` at once; ``chaos(done)`` is awaited after each."""
+    """``requests`` requests at ``in_flight`` at once; ``chaos(done)`` is awaited after
+    each, and the ``background`` tasks it starts before the end."""
     connector = aiohttp.TCPConnector(limit=0, force_close=False)
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=5)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
@@ -570,6 +572,8 @@ async def drive(
         begun, begun_at = time.perf_counter(), time.monotonic()
         await asyncio.gather(*(worker() for _ in range(in_flight)))
         elapsed = time.perf_counter() - begun
+        # A short run can end before the worker killed during it is back.
+        await asyncio.gather(*background)
     latencies.sort()
     ends.sort()
     return {
@@ -660,7 +664,7 @@ def soak(
                 f"{time.monotonic() - started:.1f} s: Redis restarted ({down:.2f} s down)"
             )
 
-        result = asyncio.run(drive(balancer.url, requests, in_flight, chaos))
+        result = asyncio.run(drive(balancer.url, requests, in_flight, chaos, background))
         commands = commands_lost[0] - commands_before + redis_commands(redis) - 1
         trips = sum(b.trips_before + b.trips() for b in backends) - sum(trips_start.values())
         latencies = result.pop("latencies")
