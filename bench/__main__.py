@@ -461,7 +461,10 @@ def soak_rows(soak: dict[str, Any] | None) -> list[list[str]]:
         if key == "settings":
             continue
         steady = run["steady_state"]
-        errors = "; ".join(f"{count} {cause}" for cause, count in run["errors"].items())
+        errors = "; ".join(
+            f"{count} {' '.join(cause.split()).replace('|', '/')}"
+            for cause, count in run["errors"].items()
+        )
         rows.append([
             f"soak: {run['workers']} workers behind HAProxy, {run['requests']:,} mixed requests at"
             f" {run['in_flight']} in flight, a worker killed and Redis restarted (p50"

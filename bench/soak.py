@@ -372,7 +372,11 @@ class Load:
                 message = json.loads(body)
                 if isinstance(message, dict) and "error" in message:
                     return f"JSON-RPC error {message['error']['code']} (HTTP {answer.status}): {message['error']['message'][:70]}"
-            return f"HTTP {answer.status}: {body.strip()[:70]}"
+            if answer.status == 502 and "<html>" in body:
+                return "HTTP 502 from HAProxy (its worker died before answering)"
+            if answer.status == 503 and "<html>" in body:
+                return "HTTP 503 from HAProxy (no worker up)"
+            return f"HTTP {answer.status}: {' '.join(body.split())[:70]}"
         if answer.content_type == "application/json":
             return self.settle(await answer.json(), request_id, state)
         found = None
