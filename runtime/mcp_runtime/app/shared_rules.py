@@ -19,8 +19,9 @@ What is shared is state (names, tags, shown or hidden), never code: a
 function registered with ``app.tool`` while serving exists in the worker
 that ran the registration only. That worker announces it to its own clients;
 no other worker does, since it does not serve it (see :mod:`.app`). Rules
-made before serving (at import, the same in every worker) and rules of one
-session (``session=ctx``) stay in the worker, as without a store.
+made before serving (at import, the same in every worker), rules of one
+session (``session=ctx``) and those of a mounted app (made on it) stay in
+the worker, as without a store.
 """
 
 from __future__ import annotations
