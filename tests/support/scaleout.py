@@ -125,6 +125,65 @@ class Workers:
             self.log.close()
 
 
+class Worker:
+    """One ``uvicorn`` worker on a port of its own, serving the app factory
+    ``target``: requests go to the worker chosen (the app is the same on all)."""
+
+    def __init__(self, redis: RedisServer, target: str) -> None:
+        self.redis = redis
+        self.target = target
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log = tempfile.NamedTemporaryFile(prefix="mcp-worker-", suffix=".log")  # noqa: SIM115
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def output(self) -> str:
+        return Path(self.log.name).read_text(errors="replace")
+
+    def start(self, timeout: float = 60.0) -> None:
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(
+                [str(TESTS), *(str(REPO / part) for part in ("codegen", "generated", "runtime"))]
+            ),
+            "MCP_TEST_REDIS_URL": self.redis.url,
+        }
+        command = [
+            sys.executable, "-m", "uvicorn", self.target, "--factory", "--host", "127.0.0.1",
+            "--port", str(self.port), "--log-level", "warning", "--timeout-graceful-shutdown", "1",
+        ]  # fmt: skip
+        self.process = subprocess.Popen(
+            command, env=env, cwd=TESTS, start_new_session=True, stderr=self.log
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"uvicorn exited with {self.process.returncode}: {self.output()}"
+                )
+            try:
+                modern_request(self.url, 0, "tools/list", {})
+                return
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        raise RuntimeError("the worker did not answer")
+
+    def stop(self) -> None:
+        """SIGTERM: a graceful stop (listen streams get their result)."""
+        if self.process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+            self.process = None
+
+
 @contextlib.contextmanager
 def deployment(workers: int = 2, quotas: str = "") -> Iterator[tuple[RedisServer, Workers]]:
     redis = RedisServer()

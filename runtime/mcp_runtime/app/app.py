@@ -34,6 +34,7 @@ from .proxy import Proxy
 from .registering import Registering
 from .registry import Registry
 from .running import AppServices, Running
+from .shared_rules import SharedRules
 from .state import SessionStates
 from .visibility import KINDS, Visibility
 
@@ -55,7 +56,9 @@ class App(Registering, Running, Generic[S]):
     ``ctx.lifespan`` (see :mod:`.lifespan`). ``middleware``: run around every
     request and notification, outermost first (see :mod:`.middleware`).
     ``store``: a shared store (``RedisStore.from_url(url)``) for sessions,
-    per-session state and rate limits across workers.
+    per-session state and rate limits across workers; app-wide
+    :meth:`enable` and :meth:`disable` made while serving then hold on every
+    worker (see :mod:`.shared_rules`).
     """
 
     def __init__(
@@ -105,6 +108,11 @@ class App(Registering, Running, Generic[S]):
                 use_store = getattr(each, "use_store", None)
                 if callable(use_store):
                     use_store(store)
+        # App-wide rules made while serving, shared by the workers (None: this process only).
+        self.shared_rules: SharedRules | None = None
+        if store is not None and store.shared:
+            self.shared_rules = SharedRules(self, store)
+            self.services.lifespan.children.append(Lifespan(self.shared_rules.serve, self))
         self._server: Server | None = None
         self._notifying: set[asyncio.Task[None]] = set()
         self._mounts: list[Mount[App[Any]]] = []  # the apps mounted in this one
@@ -175,6 +183,14 @@ class App(Registering, Running, Generic[S]):
         self._invalidate(None)
         server = self._server
         if server is None:
+            return
+        if self.shared_rules is not None and self.shared_rules.serving:
+            # A function registered while serving is served by this worker
+            # only: the other workers' clients are not told of it.
+            kind = _LIST_CAPABILITY[kind]
+            self._later(
+                server.notify_list_changed_to(kind, server.handshake_sessions(), streams=True)
+            )
             return
         self._later(server.notify_list_changed(_LIST_CAPABILITY[kind]))
 
@@ -254,6 +270,10 @@ class App(Registering, Running, Generic[S]):
     ) -> None:
         names, tags = _strings(names, "names"), _strings(tags, "tags")
         peer = _peer(session)
+        shared = self.shared_rules
+        if peer is None and shared is not None and shared.serving:
+            shared.change(names, tags, shown)  # it tells the clients once every worker has it
+            return
         server = self._notifier()
         # Whose view may change: one session, or every session and the listen streams.
         watched: list[Any] = [peer] if peer is not None else [None]
