@@ -48,11 +48,13 @@ from ..jsonrpc import McpError
 from ..lifecycle import SERVER_INFO_KEY
 from ..methods import RequestContext
 from ..stdio import StdioServerParameters
+from .audit import Audit
 from .completion import Completer, completion_key
 from .flavor import Flavor
 from .lifespan import Lifespan
 from .media import to_block
 from .mount import prefixed_name, prefixed_uri, unprefixed_uri
+from .pinning import Pins
 from .resources import UriTemplate
 
 logger = logging.getLogger("mcp_runtime.app")
@@ -151,6 +153,8 @@ class Proxy:
         *,
         allow_tools: tuple[str, ...] | None = None,
         deny_tools: tuple[str, ...] = (),
+        pins: Pins | None = None,
+        audit: Audit | None = None,
     ) -> None:
         if not isinstance(prefix, str) or not _PREFIX.match(prefix):
             raise ValueError(
@@ -161,6 +165,8 @@ class Proxy:
         self.prefix = prefix
         self.allow_tools = allow_tools
         self.deny_tools = deny_tools
+        self.pins = pins
+        self.audit = audit
         self.session: ClientSession | None = None
         self._keys: dict[str, set[str]] = {kind: set() for kind in _LISTS}
         self._completions: set[tuple[str, str, str]] = set()
@@ -181,6 +187,9 @@ class Proxy:
         if isinstance(handlers, _BackendHandlers):
             handlers.proxy = self
         self.session = session
+        if self.pins is not None:
+            info = msgspec.to_builtins(session.server_info) if session.server_info else {}
+            self.pins.connected(self.prefix, info, session.protocol_version)
         try:
             await self.refresh(tuple(_LISTS))
             yield None
@@ -222,7 +231,10 @@ class Proxy:
         if ctx is not None:
             self._in_flight.append(ctx)
         try:
-            return await self.session.request(spec, params, on_progress=progress)
+            answer = self.session.request(spec, params, on_progress=progress)
+            if self.audit is not None and ctx is not None:
+                return await self.audit.call(self.prefix, method, wire, ctx, answer)
+            return await answer
         finally:
             if ctx is not None:
                 self._in_flight.remove(ctx)
@@ -281,6 +293,9 @@ class Proxy:
         parent_items: dict[str, Any] = getattr(self.parent.registry, kind)
         ours = self._keys[kind]
         wanted: dict[str, Any] = {}
+        held = self.parent.registry.held[kind]
+        for outer in [outer for outer, (prefix, _) in held.items() if prefix == self.prefix]:
+            del held[outer]
         for key, item in items.items():
             if kind == "tools" and not self._permits(key):
                 continue
@@ -291,6 +306,10 @@ class Proxy:
             )
             if outer in parent_items and outer not in ours:
                 continue  # the parent's own item of that name wins
+            why = self.pins.admit(self.prefix, kind, key, item) if self.pins else None
+            if why is not None:
+                held[outer] = (self.prefix, why)
+                continue
             try:
                 wanted[outer] = _wrap(kind, self, key, outer, item)
             except ValueError as error:  # a template our matcher cannot read

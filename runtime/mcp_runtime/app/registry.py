@@ -32,6 +32,9 @@ class Registry:
         self.templates: dict[str, ResourceSpec] = {}
         self.prompts: dict[str, PromptSpec] = {}
         self.completions: dict[tuple[str, str, str], Completer] = {}
+        # Definitions a proxied server lists but the app holds back (see .pinning):
+        # kind -> name or URI template -> (the proxy's prefix, why).
+        self.held: dict[str, dict[str, tuple[str, str]]] = {kind: {} for kind in _ITEMS}
         self._listings: dict[tuple[str, str], list[Any]] = {}
         self._subscribers: dict[str, weakref.WeakSet[Any]] = {}
 
@@ -45,6 +48,11 @@ class Registry:
                 flavor.convert(spec.wire, _ITEMS[kind]) for spec in specs.values()
             ]
         return found
+
+    def unknown(self, kind: str, name: str, otherwise: str) -> str:
+        """The error message for ``name``, not served: why it is held back, else ``otherwise``."""
+        held = self.held[kind].get(name)
+        return held[1] if held is not None else otherwise
 
     def changed(self, kind: str) -> None:
         for key in [key for key in self._listings if key[0] == kind]:

@@ -5,6 +5,7 @@ MCP Inspector in front of it on ``--inspector``."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ..app import App
+from ..app import App, Audit, LifespanError, PinError, Pins
 from ..serving import run_http, run_stdio
 from .commands import main
 from .reload import proxy_stdio, restart_http
@@ -99,16 +100,69 @@ def _run_entry(target: Target, use_http: bool) -> int:
 @main.command(name="serve")
 @click.argument("config", type=click.Path(dir_okay=False))
 @http_options
+@click.option(
+    "--pin",
+    "pin",
+    type=click.Path(dir_okay=False),
+    help="Serve only the tool, prompt and template definitions approved in this pin file.",
+)
+@click.option(
+    "--approve",
+    is_flag=True,
+    help="With --pin: connect to every server, write what each lists as the pins, and exit.",
+)
+@click.option(
+    "--audit",
+    "audit_to",
+    metavar="FILE",
+    help="Append a JSON line per proxied call to FILE ('-': the mcp_runtime.audit logger).",
+)
+@click.option(
+    "--audit-arguments", is_flag=True, help="With --audit: write each call's arguments too."
+)
 def serve_command(
-    config: str, use_http: bool, host: str, port: int, path: str, cwd: str | None
+    config: str,
+    use_http: bool,
+    host: str,
+    port: int,
+    path: str,
+    cwd: str | None,
+    pin: str | None,
+    approve: bool,
+    audit_to: str | None,
+    audit_arguments: bool,
 ) -> int:
     """Serve every server of the mcpServers file CONFIG as one server (a gateway):
     each entry's tools, prompts and resources under the entry's name as prefix
     (tool echo of entry everything: everything_echo). Over stdio unless --http."""
-    from ..host.config import ConfigError, load_config
-
     if cwd is not None:
         os.chdir(cwd)
+    if approve and pin is None:
+        raise click.UsageError("--approve writes the pins of --pin FILE: give --pin")
+    pins = _pins(pin, approve)
+    audit = None
+    if audit_to is not None:
+        audit = Audit(None if audit_to == "-" else audit_to, arguments=audit_arguments)
+    gateway, names = gateway_app(config, pins=pins, audit=audit)
+    if approve:
+        assert pins is not None
+        return _approve(gateway, pins, names)
+    if not use_http:
+        click.echo(f"{gateway.name}: serving {len(names)} servers over stdio", err=True)
+    try:
+        gateway.run("http" if use_http else "stdio", host=host, port=port, path=path)
+    finally:
+        if audit is not None:
+            audit.close()
+    return 0
+
+
+def gateway_app(
+    config: str, *, pins: Pins | None = None, audit: Audit | None = None
+) -> tuple[App, list[str]]:
+    """The gateway over the mcpServers file ``config`` and its entries' names."""
+    from ..host.config import ConfigError, load_config
+
     try:
         entries = load_config(config)
     except ConfigError as error:
@@ -117,13 +171,43 @@ def serve_command(
     for entry in entries.servers:
         try:
             gateway.proxy(
-                entry, prefix=entry.name, allow_tools=entry.allow_tools, deny_tools=entry.deny_tools
+                entry,
+                prefix=entry.name,
+                allow_tools=entry.allow_tools,
+                deny_tools=entry.deny_tools,
+                pins=pins,
+                audit=audit,
             )
         except ValueError as error:
             raise click.UsageError(f"{config}: {error}") from None
-    if not use_http:
-        click.echo(f"{gateway.name}: serving {len(entries.servers)} servers over stdio", err=True)
-    gateway.run("http" if use_http else "stdio", host=host, port=port, path=path)
+    return gateway, [entry.name for entry in entries.servers]
+
+
+def _pins(pin: str | None, approve: bool) -> Pins | None:
+    if pin is None:
+        return None
+    try:
+        return Pins.load(pin, approving=approve)
+    except PinError as error:
+        raise click.ClickException(str(error)) from None
+
+
+def _approve(gateway: App, pins: Pins, names: list[str]) -> int:
+    async def listed() -> list[str]:
+        lifespan = gateway.services.lifespan
+        await lifespan.start()
+        try:
+            return pins.save(names)
+        finally:
+            await lifespan.stop()
+
+    try:
+        changes = asyncio.run(listed())
+    except LifespanError as error:
+        raise click.ClickException(str(error)) from None
+    for line in changes:
+        click.echo(line)
+    click.echo(f"{pins.path}: pins of {len(names)} servers written ({len(changes)} changes)")
     return 0
 
 
