@@ -140,6 +140,7 @@ class App(Registering, Running, Generic[S]):
         deny_tools: Sequence[str] = (),
         pins: Pins | None = None,
         audit: Audit | None = None,
+        scopes: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         """Serve another MCP server as part of this app, under ``prefix`` (the
         rule of :meth:`mount`). ``source``: a
@@ -149,7 +150,9 @@ class App(Registering, Running, Generic[S]):
         ``deny_tools`` (names or fnmatch patterns) choose its tools served;
         ``pins`` hold back definitions that changed since approved
         (:mod:`.pinning`); ``audit`` writes each call made through it
-        (:mod:`.audit`). See :mod:`mcp_runtime.app.proxy`."""
+        (:mod:`.audit`); ``scopes`` maps tool names or fnmatch patterns to the
+        OAuth scopes a caller's token needs to call them.
+        See :mod:`mcp_runtime.app.proxy`."""
         taken = {each.prefix for each in self._mounts} | {each.prefix for each in self._proxies}
         if prefix in taken:
             raise ValueError(f"an app or server is already served with prefix {prefix!r}")
@@ -161,6 +164,7 @@ class App(Registering, Running, Generic[S]):
             deny_tools=tuple(deny_tools),
             pins=pins,
             audit=audit,
+            scopes={pattern: tuple(needed) for pattern, needed in (scopes or {}).items()},
         )
         self._proxies.append(proxy)
         self.services.lifespan.children.append(proxy.lifespan)

@@ -56,6 +56,7 @@ from .media import to_block
 from .mount import prefixed_name, prefixed_uri, unprefixed_uri
 from .pinning import Pins
 from .resources import UriTemplate
+from .tools import check_scopes
 
 logger = logging.getLogger("mcp_runtime.app")
 
@@ -155,6 +156,7 @@ class Proxy:
         deny_tools: tuple[str, ...] = (),
         pins: Pins | None = None,
         audit: Audit | None = None,
+        scopes: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         if not isinstance(prefix, str) or not _PREFIX.match(prefix):
             raise ValueError(
@@ -167,6 +169,7 @@ class Proxy:
         self.deny_tools = deny_tools
         self.pins = pins
         self.audit = audit
+        self.scopes = dict(scopes or {})
         self.session: ClientSession | None = None
         self._keys: dict[str, set[str]] = {kind: set() for kind in _LISTS}
         self._completions: set[tuple[str, str, str]] = set()
@@ -289,6 +292,16 @@ class Proxy:
             fnmatch.fnmatchcase(tool, pattern) for pattern in self.allow_tools
         )
 
+    def scopes_of(self, tool: str) -> frozenset[str]:
+        """The OAuth scopes a front caller needs for the backend's ``tool``: those
+        of every pattern of ``scopes`` the name matches."""
+        return frozenset(
+            scope
+            for pattern, needed in self.scopes.items()
+            if fnmatch.fnmatchcase(tool, pattern)
+            for scope in needed
+        )
+
     def _replace(self, kind: str, items: Mapping[str, dict[str, Any]]) -> None:
         parent_items: dict[str, Any] = getattr(self.parent.registry, kind)
         ours = self._keys[kind]
@@ -373,13 +386,15 @@ class ProxiedTool:
         self.proxy, self.inner, self.name, self.spec = proxy, inner, outer, self
         self.tags: frozenset[str] = frozenset()
         self.task_support = None  # tasks of a backend are not forwarded yet
-        self.scopes: frozenset[str] = frozenset()
+        self.scopes: frozenset[str] = proxy.scopes_of(inner)
         self.wire: dict[str, Any] = {**item, "name": outer}
 
     def call(self, params: Any, request: RequestContext, flavor: Flavor) -> Awaitable[Any]:
         return self._call(params, request, flavor)
 
     async def _call(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+        if self.scopes:
+            check_scopes(request, self.scopes)
         result = await self.proxy.forward("tools/call", _wire(params, name=self.inner), request)
         own = flavor.own_result(result)
         meta = getattr(own, "meta", None)
