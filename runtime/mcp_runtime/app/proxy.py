@@ -52,13 +52,16 @@ from ..jsonrpc import McpError
 from ..lifecycle import SERVER_INFO_KEY
 from ..methods import RequestContext
 from ..stdio import StdioServerParameters
+from .audit import Audit
 from .completion import Completer, completion_key
 from .flavor import Flavor
 from .lifespan import Lifespan
 from .media import to_block
 from .mount import prefixed_name, prefixed_uri, unprefixed_uri
-from .relay import ROUND_TIMEOUT, STATE_PREFIX, BackendHandlers, Rounds
+from .pinning import Pins
+from .relay import BackendHandlers, Rounds, WaitingCalls
 from .resources import UriTemplate
+from .tools import check_scopes
 
 logger = logging.getLogger("mcp_runtime.app")
 
@@ -127,6 +130,9 @@ class Proxy:
         allow_tools: tuple[str, ...] | None = None,
         deny_tools: tuple[str, ...] = (),
         retry: RetryPolicy | None = None,
+        pins: Pins | None = None,
+        audit: Audit | None = None,
+        scopes: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         if not isinstance(prefix, str) or not _PREFIX.match(prefix):
             raise ValueError(
@@ -143,11 +149,14 @@ class Proxy:
             name="mcp-runtime-proxy", version="1", handlers=BackendHandlers(self), package=None
         )
         self.connection: Connection | None = None
+        self.pins = pins
+        self.audit = audit
+        self.scopes = dict(scopes or {})
         self.session: ClientSession | None = None
         self._keys: dict[str, set[str]] = {kind: set() for kind in _LISTS}
         self._completions: set[tuple[str, str, str]] = set()
         self._in_flight: list[RequestContext | Rounds] = []
-        self._rounds: dict[str, Rounds] = {}  # 2026-07-28 calls waiting for the next round
+        self.waiting = WaitingCalls()  # 2026-07-28 calls waiting for the next round
         self._withdrawn: set[str] = set()  # its tools while it is lost
         self._subscribed: set[str] = set()  # its URIs the front's clients subscribed to
         parent.registry.subscription_watchers.append(self.subscription_changed)
@@ -182,7 +191,10 @@ class Proxy:
             self._clear()
 
     async def _ready(self, connection: Connection) -> None:
-        self.session = connection.session
+        session = self.session = connection.session
+        if self.pins is not None and session is not None:
+            info = msgspec.to_builtins(session.server_info) if session.server_info else {}
+            self.pins.connected(self.prefix, info, session.protocol_version)
         for outer in self._withdrawn:
             self.parent.registry.withdrawn.pop(outer, None)
         self._withdrawn = set()
@@ -253,6 +265,23 @@ class Proxy:
         if ctx is not None:
             self._in_flight.append(ctx)
         try:
+            answer = self._answer(session, spec, params, progress)
+            if self.audit is not None and ctx is not None:
+                front = ctx.ctx if isinstance(ctx, Rounds) else ctx
+                return await self.audit.call(self.prefix, method, wire, front, answer)
+            return await answer
+        finally:
+            if ctx is not None:
+                self._in_flight.remove(ctx)
+
+    async def _answer(
+        self,
+        session: ClientSession,
+        spec: Any,
+        params: Any,
+        progress: Callable[[float, float | None, str | None], Awaitable[None]],
+    ) -> Any:
+        try:
             return await session.request(
                 spec, params, on_progress=progress, timeout=self.config.request_timeout
             )
@@ -262,9 +291,6 @@ class Proxy:
             raise McpError(
                 error.code, f"the server behind {self.prefix!r}: {error.message}", error.data
             ) from None
-        finally:
-            if ctx is not None:
-                self._in_flight.remove(ctx)
 
     async def forward_task(
         self, wire: Mapping[str, Any], ctx: RequestContext | Rounds | None
@@ -278,6 +304,21 @@ class Proxy:
         revision = lifecycle.revision(session.protocol_version)
         if "tasks/result" not in revision.all_methods:
             return await self.forward("tools/call", wire, ctx)
+        work = self._task(session, spec, params, revision, ctx)
+        if self.audit is not None and ctx is not None:
+            # One line for the front's call, however many requests the task took.
+            front = ctx.ctx if isinstance(ctx, Rounds) else ctx
+            return await self.audit.call(self.prefix, "tools/call", wire, front, work)
+        return await work
+
+    async def _task(
+        self,
+        session: ClientSession,
+        spec: Any,
+        params: Any,
+        revision: Any,
+        ctx: RequestContext | Rounds | None,
+    ) -> Any:
         creating = dataclasses.replace(spec, result=revision.package.CreateTaskResult)
         created = await session.request(creating, params, timeout=self.config.request_timeout)
         task_id = created.task.task_id
@@ -293,56 +334,6 @@ class Proxy:
     def front(self) -> RequestContext | Rounds | None:
         """The front request a backend's question belongs to (the newest in flight)."""
         return self._in_flight[-1] if self._in_flight else None
-
-    async def in_rounds(
-        self,
-        start: Callable[[Rounds], Coroutine[Any, Any, Any]],
-        params: Any,
-        ctx: RequestContext,
-        flavor: Flavor,
-    ) -> tuple[Any, bool]:
-        """A 2026-07-28 front's call: (its result, True), or (an input-required
-        result asking the backend's question, False) while the backend call
-        waits for the round that answers (see :class:`.relay.Rounds`)."""
-        state = getattr(params, "request_state", None)
-        rounds = None
-        if isinstance(state, str) and state.startswith(STATE_PREFIX):
-            rounds = self._rounds.get(state.removeprefix(STATE_PREFIX))
-        if rounds is None:
-            rounds = Rounds(ctx, flavor)
-            rounds.call = asyncio.get_running_loop().create_task(start(rounds))
-            self._rounds[rounds.token] = rounds
-        else:
-            rounds.ctx = ctx
-            rounds.answer(getattr(params, "input_responses", None))
-        if rounds.expiry is not None:
-            rounds.expiry.cancel()
-        call = rounds.call
-        assert call is not None
-        question = asyncio.ensure_future(rounds.questions.get())
-        try:
-            await asyncio.wait({call, question}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if not call.done():
-                # Asked, or the front gave up this round: the call waits for the next one.
-                rounds.expiry = asyncio.get_running_loop().call_later(
-                    ROUND_TIMEOUT, self._expire, rounds.token
-                )
-            if not question.done():
-                question.cancel()
-        if call.done():
-            self._rounds.pop(rounds.token, None)
-            return call.result(), True
-        key, request = question.result()
-        asked = flavor.types.InputRequiredResult(
-            input_requests={key: request}, request_state=rounds.state
-        )
-        return asked, False
-
-    def _expire(self, token: str) -> None:
-        rounds = self._rounds.pop(token, None)
-        if rounds is not None and rounds.call is not None:
-            rounds.call.cancel()
 
     async def relay_log(self, params: Any) -> None:
         """A backend's log message, to the front request in flight (the newest)."""
@@ -425,10 +416,23 @@ class Proxy:
             fnmatch.fnmatchcase(tool, pattern) for pattern in self.allow_tools
         )
 
+    def scopes_of(self, tool: str) -> frozenset[str]:
+        """The OAuth scopes a front caller needs for the backend's ``tool``: those
+        of every pattern of ``scopes`` the name matches."""
+        return frozenset(
+            scope
+            for pattern, needed in self.scopes.items()
+            if fnmatch.fnmatchcase(tool, pattern)
+            for scope in needed
+        )
+
     def _replace(self, kind: str, items: Mapping[str, dict[str, Any]]) -> None:
         parent_items: dict[str, Any] = getattr(self.parent.registry, kind)
         ours = self._keys[kind]
         wanted: dict[str, Any] = {}
+        held = self.parent.registry.held[kind]
+        for outer in [outer for outer, (prefix, _) in held.items() if prefix == self.prefix]:
+            del held[outer]
         for key, item in items.items():
             if kind == "tools" and not self._permits(key):
                 continue
@@ -439,6 +443,10 @@ class Proxy:
             )
             if outer in parent_items and outer not in ours:
                 continue  # the parent's own item of that name wins
+            why = self.pins.admit(self.prefix, kind, key, item) if self.pins else None
+            if why is not None:
+                held[outer] = (self.prefix, why)
+                continue
             try:
                 wanted[outer] = _wrap(kind, self, key, outer, item)
             except ValueError as error:  # a template our matcher cannot read
@@ -508,13 +516,15 @@ class ProxiedTool:
         self.task_support: Literal["optional", "required"] | None = (
             support if support in ("optional", "required") else None
         )
-        self.scopes: frozenset[str] = frozenset()
+        self.scopes: frozenset[str] = proxy.scopes_of(inner)
         self.wire: dict[str, Any] = {**item, "name": outer}
 
     def call(self, params: Any, request: RequestContext, flavor: Flavor) -> Awaitable[Any]:
         return self._call(params, request, flavor)
 
     async def _call(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+        if self.scopes:
+            check_scopes(request, self.scopes)
         wire = _wire(params, name=self.inner)
         proxy = self.proxy
 
@@ -524,7 +534,7 @@ class ProxiedTool:
             return proxy.forward("tools/call", wire, front)
 
         if flavor.modern:  # the backend's questions are asked in rounds
-            result, final = await proxy.in_rounds(start, params, request, flavor)
+            result, final = await proxy.waiting.run(start, params, request, flavor)
             if not final:
                 return result
         else:

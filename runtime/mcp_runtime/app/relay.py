@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Protocol
 
 import msgspec
@@ -91,6 +91,64 @@ class Rounds:
             found = self.waiting.pop(key, None)
             if found is not None and not found[0].done():
                 found[0].set_result(msgspec.to_builtins(value))
+
+
+class WaitingCalls:
+    """A proxy's 2026-07-28 calls whose backend asked a question, each waiting
+    for its client's next round, by the token of its ``requestState``."""
+
+    def __init__(self) -> None:
+        self._calls: dict[str, Rounds] = {}
+
+    async def run(
+        self,
+        start: Callable[[Rounds], Coroutine[Any, Any, Any]],
+        params: Any,
+        ctx: RequestContext,
+        flavor: Any,
+    ) -> tuple[Any, bool]:
+        """A 2026-07-28 front's call: (its result, True), or (an input-required
+        result asking the backend's question, False) while the backend call
+        waits for the round that answers (see :class:`Rounds`)."""
+        state = getattr(params, "request_state", None)
+        rounds = None
+        if isinstance(state, str) and state.startswith(STATE_PREFIX):
+            rounds = self._calls.get(state.removeprefix(STATE_PREFIX))
+        if rounds is None:
+            rounds = Rounds(ctx, flavor)
+            rounds.call = asyncio.get_running_loop().create_task(start(rounds))
+            self._calls[rounds.token] = rounds
+        else:
+            rounds.ctx = ctx
+            rounds.answer(getattr(params, "input_responses", None))
+        if rounds.expiry is not None:
+            rounds.expiry.cancel()
+        call = rounds.call
+        assert call is not None
+        question = asyncio.ensure_future(rounds.questions.get())
+        try:
+            await asyncio.wait({call, question}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not call.done():
+                # Asked, or the front gave up this round: the call waits for the next one.
+                rounds.expiry = asyncio.get_running_loop().call_later(
+                    ROUND_TIMEOUT, self._expire, rounds.token
+                )
+            if not question.done():
+                question.cancel()
+        if call.done():
+            self._calls.pop(rounds.token, None)
+            return call.result(), True
+        key, request = question.result()
+        asked = flavor.types.InputRequiredResult(
+            input_requests={key: request}, request_state=rounds.state
+        )
+        return asked, False
+
+    def _expire(self, token: str) -> None:
+        rounds = self._calls.pop(token, None)
+        if rounds is not None and rounds.call is not None:
+            rounds.call.cancel()
 
 
 class Relaying(Protocol):

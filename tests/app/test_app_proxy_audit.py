@@ -1,0 +1,89 @@
+"""The gateway's audit trail: every proxied call written as one JSON line (who,
+backend, name, outcome, duration), arguments only when configured."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+from support.peers import (
+    SUPPORT,
+    THIS_TREE,
+    no_leaked_processes,  # noqa: F401  (a fixture)
+    run,
+)
+
+from mcp_protocol import v2025_11_25 as legacy
+from mcp_runtime.app import App, Audit
+from mcp_runtime.auth.principal import Principal
+from mcp_runtime.stdio import StdioServerParameters
+
+pytestmark = pytest.mark.usefixtures("no_leaked_processes")
+
+
+def shifting() -> StdioServerParameters:
+    return StdioServerParameters(
+        sys.executable,
+        [str(SUPPORT / "shifting_server.py")],
+        env=THIS_TREE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+
+
+def test_every_proxied_call_is_one_json_line_with_who_backend_name_outcome_and_duration(
+    tmp_path: Path,
+) -> None:
+    trail = tmp_path / "audit.jsonl"
+    app = App("gateway")
+    app.proxy(shifting(), prefix="shifting", audit=Audit(trail))
+    alice = Principal("alice", client_id="desk", scopes=frozenset({"tools"}))
+
+    async def main() -> None:
+        async with app.test_client(protocol_version="2025-11-25", principal=alice) as session:
+            stub = legacy.ClientStub(session)
+            await stub.list_tools()
+            await stub.call_tool("shifting_stable", arguments={"text": "secret words"})
+            await stub.get_prompt("shifting_greet", arguments={"name": "Ada"})
+            failed = await stub.call_tool("shifting_convert", arguments={})  # amount missing
+            assert failed.is_error
+
+    run(main())
+    records = [json.loads(line) for line in trail.read_text().splitlines()]
+    assert [(r["method"], r["name"]) for r in records] == [
+        ("tools/call", "stable"),
+        ("prompts/get", "greet"),
+        ("tools/call", "convert"),
+    ]
+    for record in records:
+        assert record["who"] == "principal:sub:alice"
+        assert record["client"] == "test-client 0"
+        assert record["backend"] == "shifting"
+        assert record["time"].endswith("Z") and record["durationMs"] >= 0
+        assert "arguments" not in record
+    assert [r["outcome"] for r in records] == ["ok", "ok", "error"]
+    assert "secret words" not in trail.read_text()
+
+
+def test_arguments_are_written_only_when_configured_and_a_logger_can_take_the_lines(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    audit_logger = logging.getLogger("tests.audit")
+    app = App("gateway")
+    app.proxy(shifting(), prefix="shifting", audit=Audit(logger=audit_logger, arguments=True))
+
+    async def main() -> None:
+        async with app.test_client(protocol_version="2025-11-25") as session:
+            stub = legacy.ClientStub(session)
+            await stub.call_tool("shifting_stable", arguments={"text": "kept"})
+
+    with caplog.at_level(logging.INFO, logger="tests.audit"):
+        run(main())
+    lines = [record.getMessage() for record in caplog.records if record.name == "tests.audit"]
+    assert len(lines) == 1
+    record = json.loads(lines[0])
+    assert record["who"] == "local" and record["outcome"] == "ok"
+    assert record["arguments"] == {"text": "kept"}
