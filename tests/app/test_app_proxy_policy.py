@@ -15,7 +15,9 @@ from typing import Any
 
 import httpx
 import pytest
-from support.bearer import MODERN, auth, messages
+from support.bearer import MODERN, HandshakeSession, auth, messages, tool_text
+from support.everything_http import free_port
+from support.gateway import gateway_config, gateway_over_http
 from support.http_servers import ThreadedServer
 from support.oidc_provider import (
     AuthorizationServer,
@@ -142,6 +144,49 @@ def test_the_gateway_behind_oauth_asks_for_the_scopes_of_each_backend_tool(
         assert messages(allowed)[-1]["result"]["content"][0]["text"] == "reset"
     finally:
         served.stop()
+
+
+@pytest.mark.node
+def test_mcpx_serve_behind_oauth_asks_for_each_backend_tools_scopes_from_its_config(
+    issuer: AuthorizationServer, tmp_path: Path
+) -> None:
+    """The command line's resource server in front of the catalogue the backends
+    fill after the server is built: an entry's ``scopes`` guard its tools."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    issuer.register_resource(url)
+    entry = {
+        "command": sys.executable,
+        "args": [str(PROTECTED)],
+        "env": THIS_TREE,
+        "scopes": {"admin_*": ["mcp:admin"]},
+    }
+    config = gateway_config(tmp_path / "gateway.json", {"p": entry})
+    options = ("--auth-issuer", issuer.issuer, "--resource", url, "--required-scope", "mcp:tools")
+
+    async def listed(token: str) -> set[str]:
+        session = HandshakeSession(url, token)
+        try:
+            assert (await session.open()).status_code == 200
+            answer = messages(await session.post("tools/list", {}))[-1]
+            return {tool["name"] for tool in answer["result"]["tools"]}
+        finally:
+            await session.close()
+
+    with gateway_over_http(config, *options, port=port) as served:
+        assert served == url
+        assert raw_call(url, None, "p_whoami").status_code == 401
+        tools = authorize(issuer, register_client(issuer), url, scope="mcp:tools").access_token
+        assert {"p_whoami", "p_admin_reset"} <= run(listed(tools))
+        assert tool_text(raw_call(url, tools, "p_whoami")) == "null"  # stdio backend: no token
+        refused = raw_call(url, tools, "p_admin_reset")
+        assert refused.status_code == 403
+        challenge = refused.headers["www-authenticate"]
+        assert 'error="insufficient_scope"' in challenge and "mcp:admin" in challenge
+        admin = authorize(
+            issuer, register_client(issuer), url, scope="mcp:tools mcp:admin"
+        ).access_token
+        assert tool_text(raw_call(url, admin, "p_admin_reset")) == "reset"
 
 
 class Recording(RawServer):
