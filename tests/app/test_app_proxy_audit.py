@@ -18,11 +18,15 @@ from support.peers import (
 )
 
 from mcp_protocol import v2025_11_25 as legacy
+from mcp_runtime import jsonrpc
 from mcp_runtime.app import App, Audit
 from mcp_runtime.auth.principal import Principal
+from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.stdio import StdioServerParameters
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
+
+WAIT = 30.0  # a deadline against hanging, not a measure: the awaited event comes much sooner
 
 
 def shifting() -> StdioServerParameters:
@@ -87,3 +91,70 @@ def test_arguments_are_written_only_when_configured_and_a_logger_can_take_the_li
     record = json.loads(lines[0])
     assert record["who"] == "local" and record["outcome"] == "ok"
     assert record["arguments"] == {"text": "kept"}
+
+
+def test_a_call_the_backend_refuses_is_written_as_refused_with_its_code(tmp_path: Path) -> None:
+    trail = tmp_path / "audit.jsonl"
+    app = App("gateway")
+    app.proxy(shifting(), prefix="shifting", audit=Audit(trail))
+
+    async def main() -> None:
+        async with app.test_client(protocol_version="2025-11-25") as session:
+            stub = legacy.ClientStub(session)
+            with pytest.raises(McpError) as refused:
+                await stub.get_prompt("shifting_greet", arguments={})  # name missing
+            assert refused.value.code == jsonrpc.INVALID_PARAMS
+
+    run(main())
+    (record,) = [json.loads(line) for line in trail.read_text().splitlines()]
+    assert (record["method"], record["name"], record["outcome"]) == (
+        "prompts/get",
+        "greet",
+        "refused",
+    )
+    assert record["code"] == jsonrpc.INVALID_PARAMS and "name" in record["error"]
+
+
+def test_a_call_the_front_client_cancels_is_written_as_cancelled(tmp_path: Path) -> None:
+    trail = tmp_path / "audit.jsonl"
+    app = App("gateway")
+    backend = StdioServerParameters(
+        sys.executable,
+        [str(SUPPORT / "reliability_server.py"), "stdio"],
+        env=THIS_TREE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    app.proxy(backend, prefix="r", audit=Audit(trail))
+
+    async def main() -> None:
+        async with app.test_client(protocol_version="2025-11-25") as session:
+            stub = legacy.ClientStub(session)
+            started = asyncio.Event()
+
+            async def progress(value: float, total: float | None, message: str | None) -> None:
+                started.set()
+
+            # The first of two progress notifications, then a pause the call never sees the end of.
+            call = asyncio.ensure_future(
+                stub.call_tool(
+                    "r_numbered", arguments={"count": 2, "pause": 600}, on_progress=progress
+                )
+            )
+            async with asyncio.timeout(WAIT):
+                await started.wait()
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            async with asyncio.timeout(WAIT):
+                while not trail.exists() or "cancelled" not in trail.read_text():
+                    await asyncio.sleep(0.05)
+            echoed = await stub.call_tool("r_echo", arguments={"text": "after"})
+            assert not echoed.is_error
+
+    run(main())
+    records = [json.loads(line) for line in trail.read_text().splitlines()]
+    assert [(r["name"], r["outcome"]) for r in records] == [
+        ("numbered", "cancelled"),
+        ("echo", "ok"),
+    ]
+    assert "code" not in records[0] and records[0]["durationMs"] >= 0
