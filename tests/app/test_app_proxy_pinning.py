@@ -35,9 +35,12 @@ pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 SHIFTING = SUPPORT / "shifting_server.py"
 
 
-def shifting() -> StdioServerParameters:
+def shifting(revision: str = "2025-11-25") -> StdioServerParameters:
     return StdioServerParameters(
-        sys.executable, [str(SHIFTING)], env=THIS_TREE, stderr=asyncio.subprocess.DEVNULL
+        sys.executable,
+        [str(SHIFTING)],
+        env={**THIS_TREE, "SHIFTING_REVISION": revision},
+        stderr=asyncio.subprocess.DEVNULL,
     )
 
 
@@ -49,23 +52,29 @@ class Watching(legacy.ClientHandlers):
         self.tools_changed.set()
 
 
-async def approve(path: Path) -> None:
+async def approve(path: Path, revision: str = "2025-11-25") -> None:
     pins = Pins.load(path, approving=True)
     app = App("gateway")
-    app.proxy(shifting(), prefix="shifting", pins=pins)
+    app.proxy(shifting(revision), prefix="shifting", pins=pins)
     async with app.test_client():
         pins.save(["shifting"])
 
 
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
 def test_a_pinned_tool_that_changes_while_serving_is_held_back_and_the_others_keep_working(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    revision: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """At 2026-07-28 the backend tells of the change only on the
+    subscriptions/listen stream the proxy keeps open to it."""
     pin_file = tmp_path / "pins.json"
 
     async def main() -> None:
-        await approve(pin_file)
+        await approve(pin_file, revision)
+        assert (
+            json.loads(pin_file.read_text())["servers"]["shifting"]["protocolVersion"] == revision
+        )
         app = App("gateway")
-        app.proxy(shifting(), prefix="shifting", pins=Pins.load(pin_file))
+        app.proxy(shifting(revision), prefix="shifting", pins=Pins.load(pin_file))
         watching = Watching()
         async with app.test_client(protocol_version="2025-11-25", handlers=watching) as session:
             stub = legacy.ClientStub(session)

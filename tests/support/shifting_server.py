@@ -3,15 +3,17 @@ backend a gateway pins): ``shift`` rewrites the description and input schema
 of ``convert`` and announces the change; ``stable`` never changes. Over stdio,
 or Streamable HTTP on the port given as the first argument. It speaks
 2025-11-25, whose sessions carry list-changed notifications without a
-subscriptions/listen stream."""
+subscriptions/listen stream, or the revision in $SHIFTING_REVISION (2026-07-28:
+list changes reach only the clients listening for them)."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 from mcp_runtime.app import App
 
-app = App("shifting", "1.0", versions=["2025-11-25"])
+app = App("shifting", "1.0", versions=[os.environ.get("SHIFTING_REVISION", "2025-11-25")])
 
 
 @app.tool()

@@ -24,7 +24,9 @@ call; the backend's list-changed notifications refresh the app's lists and
 reach its clients as its own.
 
 The backend's sampling, elicitation and roots requests are asked of the
-front client (:mod:`.relay`). The session is supervised as a host's
+front client (:mod:`.relay`); the front's subscriptions reach the backend, and
+a 2026-07-28 backend is listened to for its changes
+(:mod:`.backend_subscriptions`). The session is supervised as a host's
 (:class:`~mcp_runtime.host.connection.Connection`): a backend that is lost,
 or fails the health checks of its ``pingInterval``, leaves the app's lists
 until it is connected again; a call it does not answer within its
@@ -53,6 +55,7 @@ from ..lifecycle import SERVER_INFO_KEY
 from ..methods import RequestContext
 from ..stdio import StdioServerParameters
 from .audit import Audit
+from .backend_subscriptions import Subscriptions
 from .completion import Completer, completion_key
 from .flavor import Flavor
 from .lifespan import Lifespan
@@ -158,8 +161,7 @@ class Proxy:
         self._in_flight: list[RequestContext | Rounds] = []
         self.waiting = WaitingCalls()  # 2026-07-28 calls waiting for the next round
         self._withdrawn: set[str] = set()  # its tools while it is lost
-        self._subscribed: set[str] = set()  # its URIs the front's clients subscribed to
-        parent.registry.subscription_watchers.append(self.subscription_changed)
+        self.subscriptions = Subscriptions(self, parent.registry)
         self._tasks: set[asyncio.Task[None]] = set()
         self.lifespan: Lifespan[Any] = Lifespan(lambda app: self._connected(), parent)
 
@@ -198,9 +200,9 @@ class Proxy:
         for outer in self._withdrawn:
             self.parent.registry.withdrawn.pop(outer, None)
         self._withdrawn = set()
+        await self.subscriptions.before_lists()
         await self.refresh(tuple(_LISTS))
-        for inner in self._subscribed:  # a new session: subscribed to nothing yet
-            await self._subscribe(inner, True)
+        await self.subscriptions.after_lists()
         if self.session is not None:
             logger.info("proxy %r: connected (%s)", self.prefix, self.session.protocol_version)
 
@@ -220,6 +222,7 @@ class Proxy:
 
     def _clear(self) -> None:
         self.session = None
+        self.subscriptions.lost()
         for task in list(self._tasks):
             task.cancel()
         for kind in _LISTS:
@@ -343,32 +346,6 @@ class Proxy:
         ctx = front.ctx if isinstance(front, Rounds) else front
         name = params.logger if isinstance(params.logger, str) else self.prefix
         await ctx.log(params.level, msgspec.to_builtins(params.data), name)
-
-    async def subscription_changed(self, uri: str, subscribed: bool) -> None:
-        """A front client (un)subscribed to ``uri``: the backend is told, if it is
-        one of its resources, it takes subscriptions, and (to unsubscribe) no
-        other front client is still subscribed."""
-        inner = unprefixed_uri(self.prefix, uri)
-        if inner is None:
-            return
-        if subscribed:
-            self._subscribed.add(inner)
-        elif self.parent.registry.subscribers(uri):
-            return
-        else:
-            self._subscribed.discard(inner)
-        await self._subscribe(inner, subscribed)
-
-    async def _subscribe(self, inner: str, subscribed: bool) -> None:
-        session = self.session
-        method = "resources/subscribe" if subscribed else "resources/unsubscribe"
-        if (
-            session is None
-            or method not in lifecycle.revision(session.protocol_version).all_methods
-            or not lifecycle.has_capability(session.server_capabilities, ("resources", "subscribe"))
-        ):
-            return  # 2026-07-28 backends are listened to, which the proxy does not do yet
-        await self.forward(method, {"uri": inner}, None)
 
     async def relay_resource_updated(self, uri: str) -> None:
         """A backend's resource changed: the front's subscribers to its prefixed URI are told."""
