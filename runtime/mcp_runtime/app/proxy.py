@@ -50,7 +50,8 @@ from .. import codec, jsonrpc, lifecycle
 from ..client import Client, ClientSession
 from ..host.config import ServerConfig, parse_config
 from ..host.connection import Connection, RetryPolicy
-from ..jsonrpc import McpError
+from ..http.client_streams import related_request
+from ..jsonrpc import McpError, RequestId
 from ..lifecycle import SERVER_INFO_KEY
 from ..methods import RequestContext
 from ..stdio import StdioServerParameters
@@ -62,7 +63,7 @@ from .lifespan import Lifespan
 from .media import to_block
 from .mount import prefixed_name, prefixed_uri, unprefixed_uri
 from .pinning import Pins
-from .relay import BackendHandlers, Rounds, WaitingCalls
+from .relay import ASKING, BackendHandlers, Rounds, WaitingCalls
 from .resources import UriTemplate
 from .tools import check_scopes
 
@@ -159,6 +160,7 @@ class Proxy:
         self._keys: dict[str, set[str]] = {kind: set() for kind in _LISTS}
         self._completions: set[tuple[str, str, str]] = set()
         self._in_flight: list[RequestContext | Rounds] = []
+        self._forwarded: dict[RequestId, RequestContext | Rounds] = {}  # by the backend call's id
         self.waiting = WaitingCalls()  # 2026-07-28 calls waiting for the next round
         self._withdrawn: set[str] = set()  # its tools while it is lost
         self.subscriptions = Subscriptions(self, parent.registry)
@@ -265,17 +267,22 @@ class Proxy:
                 target = ctx.ctx if isinstance(ctx, Rounds) else ctx
                 await target.report_progress(value, total, message)
 
+        request_id = session.next_id()
         if ctx is not None:
             self._in_flight.append(ctx)
+            self._forwarded[request_id] = ctx
+        asking = ASKING.set(ctx)
         try:
-            answer = self._answer(session, spec, params, progress)
+            answer = self._answer(session, spec, params, progress, request_id)
             if self.audit is not None and ctx is not None:
                 front = ctx.ctx if isinstance(ctx, Rounds) else ctx
                 return await self.audit.call(self.prefix, method, wire, front, answer)
             return await answer
         finally:
+            ASKING.reset(asking)
             if ctx is not None:
                 self._in_flight.remove(ctx)
+                del self._forwarded[request_id]
 
     async def _answer(
         self,
@@ -283,10 +290,15 @@ class Proxy:
         spec: Any,
         params: Any,
         progress: Callable[[float, float | None, str | None], Awaitable[None]],
+        request_id: RequestId,
     ) -> Any:
         try:
             return await session.request(
-                spec, params, on_progress=progress, timeout=self.config.request_timeout
+                spec,
+                params,
+                on_progress=progress,
+                timeout=self.config.request_timeout,
+                request_id=request_id,
             )
         except McpError as error:
             if error.code not in (jsonrpc.REQUEST_TIMEOUT, jsonrpc.CONNECTION_CLOSED):
@@ -334,8 +346,21 @@ class Proxy:
             raise
         return codec.convert(msgspec.to_builtins(payload), spec.result)
 
-    def front(self) -> RequestContext | Rounds | None:
-        """The front request a backend's question belongs to (the newest in flight)."""
+    def front(self, asked: RequestContext | None = None) -> RequestContext | Rounds | None:
+        """The front request a backend's question (``asked``: its request) belongs
+        to: the one whose call it came within (a 2026-07-28 backend's
+        input-required result) or on whose response stream (Streamable HTTP),
+        else the newest in flight to this backend (see :mod:`.relay`)."""
+        session = self.session
+        if session is not None and session.modern:
+            within: RequestContext | Rounds | None = ASKING.get()
+            if within is not None:
+                return within
+        elif session is not None and asked is not None:
+            carrying = related_request(session.transport, asked.request_id)
+            found = self._forwarded.get(carrying) if carrying is not None else None
+            if found is not None:
+                return found
         return self._in_flight[-1] if self._in_flight else None
 
     async def relay_log(self, params: Any) -> None:
