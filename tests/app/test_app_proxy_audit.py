@@ -158,3 +158,27 @@ def test_a_call_the_front_client_cancels_is_written_as_cancelled(tmp_path: Path)
         ("echo", "ok"),
     ]
     assert "code" not in records[0] and records[0]["durationMs"] >= 0
+
+
+def test_a_call_the_backend_does_not_answer_in_time_is_written_as_failed(tmp_path: Path) -> None:
+    trail = tmp_path / "audit.jsonl"
+    app = App("gateway")
+    entry = {
+        "command": sys.executable,
+        "args": [str(SUPPORT / "reliability_server.py"), "stdio"],
+        "env": THIS_TREE,
+        "requestTimeout": 1,
+    }
+    app.proxy(entry, prefix="r", audit=Audit(trail))
+
+    async def main() -> None:
+        async with app.test_client(protocol_version="2025-11-25") as session:
+            stub = legacy.ClientStub(session)
+            with pytest.raises(McpError) as failed:
+                await stub.call_tool("r_slow", arguments={"seconds": 600, "token": "t"})
+            assert failed.value.code == jsonrpc.REQUEST_TIMEOUT
+
+    run(main())
+    (record,) = [json.loads(line) for line in trail.read_text().splitlines()]
+    assert (record["name"], record["outcome"]) == ("slow", "failed")
+    assert record["code"] == jsonrpc.REQUEST_TIMEOUT and "'r'" in record["error"]
