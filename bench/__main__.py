@@ -27,6 +27,9 @@ Run from the repository root. Measures, in one run:
    ``mcp-codegen server`` (input and output Structs) against the same call
    made untyped (a dict in, the raw result out), in process over the
    in-memory transport (bench/bindings_bench.py),
+9. the gateway: a tools/call through ``mcpx serve`` against the same call made
+   directly to the backend (a stdio backend and a Streamable HTTP backend), and
+   the gateway's CPU per proxied call (bench/gateway_bench.py),
 
 prints a table of absolute figures and ratios (ours / SDK) and checks the
 targets of the issue. With ``--write`` it also writes bench/results.json and
@@ -36,7 +39,7 @@ repeats) is marked as such: its targets read "below (shortened run)" rather
 than FAIL, since its figures are too noisy to judge them.
 
 Parts: codec, stdio, stdio_modern, http, http_modern, imports, memory, app, asgi,
-server, client, scaleout, bindings; the groups ``roundtrip`` (the four round-trip parts),
+server, client, scaleout, bindings, gateway; the groups ``roundtrip`` (the four round-trip parts),
 ``modern`` (the two 2026-07-28 ones) and ``stack`` (asgi, server, client)
 stand for their parts, e.g. ``--parts roundtrip``. A run of
 some parts with ``--write`` keeps the other parts' figures from the
@@ -84,6 +87,7 @@ PARTS = (
     *http_stack.PARTS,
     "scaleout",
     "bindings",
+    "gateway",
 )
 GROUPS = {
     "all": PARTS,
@@ -104,6 +108,7 @@ PART_ROWS = {
     **http_stack.PART_ROWS,
     "scaleout": "scale-out (workers, Redis store)",
     "bindings": "typed server bindings",
+    "gateway": "gateway (mcpx serve)",
 }
 # Round-trip parts: transport, protocol revision, label in the tables, in-flight counts.
 ROUNDTRIPS = {
@@ -118,6 +123,9 @@ CODEC_REPEATS, TRIALS, SECONDS, CALLS, IMPORT_SAMPLES = 9, 5, 2.0, 1000, 9
 # Typed bindings: calls per batch and alternating batches of each path (quick: fewer).
 BINDINGS_CALLS, BINDINGS_TRIALS = 5000, 9
 QUICK_BINDINGS_CALLS, QUICK_BINDINGS_TRIALS = 500, 3
+# Gateway: calls per batch and alternating batches of each path (quick: fewer).
+GATEWAY_CALLS, GATEWAY_TRIALS = 2000, 5
+QUICK_GATEWAY_CALLS, QUICK_GATEWAY_TRIALS = 500, 3
 
 TARGETS = {
     "decode_vs_sdk": 4.0,  # SDK time / our time, every kind
@@ -386,6 +394,53 @@ def run_bindings(calls: int, trials: int) -> dict[str, Any]:
     )
     result: dict[str, Any] = json.loads(out.stdout)
     return result
+
+
+def run_gateway(calls: int, trials: int) -> dict[str, Any]:
+    """Part 9: bench/gateway_bench.py in a process of its own (it starts the
+    backends and the gateway as children and reads their CPU time)."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.gateway_bench",
+            "--json",
+            "--calls",
+            str(calls),
+            "--trials",
+            str(trials),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        check=True,
+        text=True,
+        timeout=900,
+    )
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+def gateway_rows(part: dict[str, Any]) -> list[list[str]]:
+    """Rows of the gateway part (ours only: the SDK has no gateway)."""
+    rows = []
+    for key, label in (("stdio", "stdio backend"), ("http", "Streamable HTTP backend")):
+        figures = part.get(key)
+        if not figures:
+            continue
+        rows += [
+            [f"gateway, {label}: tools/call direct to the backend", _us(figures["direct_s"])]
+            + [""] * 4,
+            [
+                f"gateway, {label}: the same call through mcpx serve (stdio front)",
+                _us(figures["gateway_s"]),
+            ]
+            + [""] * 4,
+            [f"gateway, {label}: added by the gateway per call", _us(figures["added_s"])]
+            + [""] * 4,
+            [f"gateway, {label}: gateway CPU per proxied call", _us(figures["gateway_cpu_s"])]
+            + [""] * 4,
+        ]
+    return rows
 
 
 def bindings_rows(part: dict[str, Any], shortened: bool) -> tuple[list[list[str]], list[list[str]]]:
@@ -806,6 +861,9 @@ def build_tables(results: dict[str, Any]) -> tuple[list[str], list[list[str]], l
         bindings_figures, bindings_targets = bindings_rows(bindings, "bindings" in shortened)
         rows += bindings_figures
         targets += bindings_targets
+    gateway = results.get("gateway")
+    if gateway:
+        rows += gateway_rows(gateway)
     return header, rows, targets
 
 
@@ -898,6 +956,13 @@ What is measured (see the module docstrings in bench/ for details):
   alternate, µs per call and the ratio are medians over trials. The round
   trip (session, transport, server) is in both; the difference is what the
   bindings add.
+* Gateway: bench/servers/app_stdio.py (an `echo` tool) as the backend, a stdio
+  child and a Streamable HTTP server (uvicorn, its own process); our client
+  (2025-11-25) calls it directly, then through `python -m mcp_runtime.cli
+  serve CONFIG` over stdio (the gateway's client negotiates the backend's
+  newest revision); one call in flight, batches alternate, µs per call are
+  medians over trials. The gateway's CPU per proxied call is its process's
+  user + system time (/proc, 10 ms ticks) over the gateway batches, per call.
 * When the parts were measured in different runs (the "Measured" table
   above), compare rows across parts with care: the load of the machine differs
   from run to run.
@@ -1147,6 +1212,8 @@ def main() -> None:
     )
     bindings_calls = options.bindings_calls or (QUICK_BINDINGS_CALLS if quick else BINDINGS_CALLS)
     bindings_trials = QUICK_BINDINGS_TRIALS if quick else BINDINGS_TRIALS
+    gateway_calls = QUICK_GATEWAY_CALLS if quick else GATEWAY_CALLS
+    gateway_trials = QUICK_GATEWAY_TRIALS if quick else GATEWAY_TRIALS
     parts = parse_parts(options.parts)
     shortened = (
         quick
@@ -1160,6 +1227,7 @@ def main() -> None:
         or client_requests < http_stack.CLIENT_REQUESTS
         or bindings_calls < BINDINGS_CALLS
         or bindings_trials < BINDINGS_TRIALS
+        or gateway_calls < GATEWAY_CALLS
     )
 
     results: dict[str, Any] = {
@@ -1180,6 +1248,8 @@ def main() -> None:
             "client_requests": client_requests,
             "bindings_calls": bindings_calls,
             "bindings_trials": bindings_trials,
+            "gateway_calls": gateway_calls,
+            "gateway_trials": gateway_trials,
             "stacks": options.stacks,
             "codec_env": CODEC_ENV,
             "shortened": shortened,
@@ -1241,6 +1311,12 @@ def main() -> None:
             f" {bindings_trials} trials)"
         )
         results["bindings"] = run_bindings(bindings_calls, bindings_trials)
+    if "gateway" in parts:
+        log(
+            f"9. the gateway against direct calls ({gateway_calls} calls per batch,"
+            f" {gateway_trials} trials)"
+        )
+        results["gateway"] = run_gateway(gateway_calls, gateway_trials)
     results["machine"]["load_average_at_end"] = os.getloadavg()
     results["elapsed_s"] = time.perf_counter() - started
     stamp = _stamp(results["machine"], results["settings"])

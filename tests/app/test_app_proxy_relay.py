@@ -4,6 +4,7 @@ with the specification's error when the front client lacks the capability."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import warnings
 from collections.abc import Iterator
@@ -24,8 +25,11 @@ from support.peers import (
 )
 
 from mcp_protocol import v2025_11_25, v2026_07_28
-from mcp_runtime.app import App
+from mcp_runtime.app import App, Context
+from mcp_runtime.client import Client
+from mcp_runtime.http.client import connect_http
 from mcp_runtime.jsonrpc import METHOD_NOT_FOUND
+from mcp_runtime.methods import RequestContext
 from mcp_runtime.stdio import StdioServerParameters
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
@@ -144,3 +148,64 @@ def test_a_front_client_without_the_capability_is_not_asked(version: str) -> Non
             assert echoed.content[0].text == "Echo: still"
 
     run(main())
+
+
+class Model(v2025_11_25.ClientHandlers):
+    """A front client whose model answers with its own name."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    async def create_message(self, params: Any, ctx: RequestContext) -> Any:
+        return v2025_11_25.CreateMessageResult(
+            role="assistant", model=self.name, content=v2025_11_25.TextContent(text="")
+        )
+
+
+def waiting_for_both(revision: str) -> App:
+    """A backend whose ``ask`` waits until two callers' calls are in, then asks
+    its client's model: both questions are in flight at once."""
+    backend = App("asking", versions=[revision])
+    callers: set[str] = set()
+    both: list[asyncio.Event] = []  # made in the server's own loop
+
+    @backend.tool()
+    async def ask(caller: str, ctx: Context) -> str:
+        if not both:
+            both.append(asyncio.Event())
+        callers.add(caller)  # a 2026-07-28 call runs again with the answer: a set
+        if len(callers) == 2:
+            both[0].set()
+        await both[0].wait()
+        sampled = await ctx.sample(f"for {caller}", max_tokens=5)
+        return f"{caller}: {sampled.model}"
+
+    return backend
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+def test_a_backends_question_reaches_the_client_whose_call_it_answers(revision: str) -> None:
+    """Two front clients call one Streamable HTTP backend at once, and it asks
+    each call's client: each question is asked of the client whose call it came
+    with. At 2025-11-25 by the response stream it came on ("The server MAY send
+    JSON-RPC requests and notifications before sending the JSON-RPC response.
+    These messages SHOULD relate to the originating client request."
+    specification 2025-11-25, basic/transports), at 2026-07-28 by the call whose
+    input-required result carries it."""
+    gateway = App("gateway")
+
+    async def main(url: str) -> None:
+        async with (
+            connect_http(Client(name="a", version="1", handlers=Model("model-a")), url) as a,
+            connect_http(Client(name="b", version="1", handlers=Model("model-b")), url) as b,
+        ):
+            answers = await asyncio.gather(
+                v2025_11_25.ClientStub(a).call_tool("asking_ask", arguments={"caller": "a"}),
+                v2025_11_25.ClientStub(b).call_tool("asking_ask", arguments={"caller": "b"}),
+            )
+        assert [answer.content[0].text for answer in answers] == ["a: model-a", "b: model-b"]
+
+    with serving(waiting_for_both(revision).asgi()) as backend:
+        gateway.proxy(backend.url(), prefix="asking")
+        with serving(gateway.asgi()) as front:
+            run(main(front.url()))

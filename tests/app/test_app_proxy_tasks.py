@@ -1,7 +1,8 @@
 """A proxied server's task-required tools run through the proxy (a task of
 the front whose work is the backend's own task), and the front's resource
 subscriptions reach the backend, whose updates come back under the prefix.
-server-everything behind an app, driven by a 2025-11-25 client."""
+server-everything behind an app (and a 2026-07-28 app for the listen stream),
+driven by a 2025-11-25 client."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from support.http_servers import serving
 from support.peers import (
     SERVER_EVERYTHING,
     no_leaked_processes,  # noqa: F401  (a fixture)
@@ -88,3 +90,35 @@ def test_a_front_subscription_reaches_the_backend_and_its_updates_come_back() ->
             await stub.unsubscribe(uri)
 
     run(main())
+
+
+def test_a_front_subscription_reaches_a_2026_07_28_backend_on_its_listen_stream() -> None:
+    """A 2026-07-28 backend tells of updates only on a subscriptions/listen
+    stream: the proxy's stream asks for the URIs the front's clients subscribe to."""
+    backend = App("notes", versions=["2026-07-28"])
+
+    @backend.resource("note://pad")
+    def pad() -> str:
+        return "the pad"
+
+    @backend.tool()
+    async def touch() -> str:
+        await backend.notify_resource_updated("note://pad")
+        return "touched"
+
+    app = App("front")
+    front = Subscriber()
+
+    async def main() -> None:
+        async with app.test_client(protocol_version="2025-11-25", handlers=front) as session:
+            stub = v2025_11_25.ClientStub(session)
+            uri = (await stub.list_resources()).resources[0].uri
+            assert uri == "note://notes/pad"
+            await stub.subscribe(uri)
+            await stub.call_tool("notes_touch", arguments={})
+            async with asyncio.timeout(WAIT):
+                assert await front.updated.get() == uri
+
+    with serving(backend.asgi()) as served:
+        app.proxy(served.url(), prefix="notes")
+        run(main())

@@ -18,11 +18,13 @@ ANNOUNCED = "serving MCP at "
 
 
 @contextlib.contextmanager
-def gateway_over_http(config: Path) -> Iterator[str]:
-    """``mcpx serve CONFIG --http`` on an ephemeral port: its URL once it listens
-    (uvicorn binds after the lifespan, so every backend has connected by then)."""
+def gateway_over_http(config: Path, *options: str, port: int = 0) -> Iterator[str]:
+    """``mcpx serve CONFIG --http [OPTIONS]`` on ``port`` (by default an ephemeral
+    one): its URL once it listens (uvicorn binds after the lifespan, so every
+    backend has connected by then)."""
+    command = ["serve", str(config), "--http", "--port", str(port), *options]
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcp_runtime.cli", "serve", str(config), "--http", "--port", "0"],
+        [sys.executable, "-m", "mcp_runtime.cli", *command],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

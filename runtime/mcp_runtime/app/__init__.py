@@ -14,6 +14,7 @@ handler interfaces stay underneath (``app.server()``).
 """
 
 from .app import App
+from .audit import Audit
 from .client import (
     OutputMismatch,
     ToolCallFailed,
@@ -26,6 +27,7 @@ from .errors import PromptError, ResourceError, ToolError
 from .lifespan import LifespanError
 from .media import Audio, Content, File, Image, Link
 from .middleware import Call, Middleware, Next
+from .pinning import PinError, Pins
 from .prompts import Message
 from .registering import PromptOptions, ResourceOptions, ToolOptions
 from .resources import UriTemplate
@@ -37,6 +39,7 @@ __all__ = [
     "RATE_LIMITED",
     "App",
     "Audio",
+    "Audit",
     "Cache",
     "Call",
     "Content",
@@ -47,6 +50,8 @@ __all__ = [
     "Link",
     "Middleware",
     "Next",
+    "PinError",
+    "Pins",
     "RateLimit",
     "SessionState",
     "StructuredLogging",

@@ -26,10 +26,12 @@ from .. import lifecycle
 from ..methods import RequestContext
 from ..server import Extension, Server
 from ..stores import Store
+from .audit import Audit
 from .context import Context
 from .lifespan import Lifespan, LifespanFactory
 from .middleware import Middleware
 from .mount import Mount, prefixed_uri
+from .pinning import Pins
 from .proxy import Proxy
 from .registering import Registering
 from .registry import Registry
@@ -144,13 +146,20 @@ class App(Registering, Running, Generic[S]):
         prefix: str,
         allow_tools: Sequence[str] | None = None,
         deny_tools: Sequence[str] = (),
+        pins: Pins | None = None,
+        audit: Audit | None = None,
+        scopes: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         """Serve another MCP server as part of this app, under ``prefix`` (the
         rule of :meth:`mount`). ``source``: a
         :class:`~mcp_runtime.stdio.StdioServerParameters`, an http(s) URL or an
         ``mcpServers`` entry (a mapping, or a host ``ServerConfig``). The
         server is connected with the app's lifespan; ``allow_tools`` and
-        ``deny_tools`` (names or fnmatch patterns) choose its tools served.
+        ``deny_tools`` (names or fnmatch patterns) choose its tools served;
+        ``pins`` hold back definitions that changed since approved
+        (:mod:`.pinning`); ``audit`` writes each call made through it
+        (:mod:`.audit`); ``scopes`` maps tool names or fnmatch patterns to the
+        OAuth scopes a caller's token needs to call them.
         See :mod:`mcp_runtime.app.proxy`."""
         taken = {each.prefix for each in self._mounts} | {each.prefix for each in self._proxies}
         if prefix in taken:
@@ -161,6 +170,9 @@ class App(Registering, Running, Generic[S]):
             prefix,
             allow_tools=tuple(allow_tools) if allow_tools is not None else None,
             deny_tools=tuple(deny_tools),
+            pins=pins,
+            audit=audit,
+            scopes={pattern: tuple(needed) for pattern, needed in (scopes or {}).items()},
         )
         self._proxies.append(proxy)
         self.services.lifespan.children.append(proxy.lifespan)

@@ -21,7 +21,7 @@ from ..methods import RequestContext
 from ..session import Session
 from .completion import completion_key
 from .flavor import Flavor
-from .resources import ResourceSpec
+from .resources import ResourceSpec, UriTemplate
 
 if TYPE_CHECKING:
     from ..tasks import TaskContext, Tasks
@@ -76,14 +76,20 @@ def build_handlers(
         def find_tool(params: Any, ctx: RequestContext) -> ToolSpec:
             tool = registry.tools.get(params.name)
             if tool is None or (visibility.active and hidden(params.name, tool, ctx)):
-                raise McpError(jsonrpc.INVALID_PARAMS, registry.unknown_tool(params.name))
+                raise McpError(
+                    jsonrpc.INVALID_PARAMS,
+                    registry.unknown("tools", params.name, f"Unknown tool: {params.name}"),
+                )
             return tool
 
         def call_tool(self: object, params: Any, ctx: RequestContext) -> Awaitable[Any]:
             # The tool's own coroutine is the handler's: one frame fewer per call.
             tool = registry.tools.get(params.name)
             if tool is None or (visibility.active and hidden(params.name, tool, ctx)):
-                raise McpError(jsonrpc.INVALID_PARAMS, registry.unknown_tool(params.name))
+                raise McpError(
+                    jsonrpc.INVALID_PARAMS,
+                    registry.unknown("tools", params.name, f"Unknown tool: {params.name}"),
+                )
             return tool.call(params, ctx, flavor)
 
         # Tasks (chosen here, once: an app without task-capable tools checks nothing per call).
@@ -184,7 +190,10 @@ def build_handlers(
         async def get_prompt(self: object, params: Any, ctx: RequestContext) -> Any:
             prompt = registry.prompts.get(params.name)
             if prompt is None or hidden(params.name, prompt, ctx):
-                raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown prompt: {params.name}")
+                raise McpError(
+                    jsonrpc.INVALID_PARAMS,
+                    registry.unknown("prompts", params.name, f"Unknown prompt: {params.name}"),
+                )
             return await prompt.get(params, ctx, flavor)
 
         namespace.update(list_prompts=list_prompts, get_prompt=get_prompt)
@@ -277,4 +286,8 @@ def _find_resource(
         variables = template.template.match(uri)
         if variables is not None:
             return template, variables
-    raise McpError(flavor.resource_not_found, f"Resource not found: {uri}", {"uri": uri})
+    message = f"Resource not found: {uri}"
+    for held, (_, why) in registry.held["templates"].items():
+        if UriTemplate(held).match(uri) is not None:
+            message = why  # a proxied template held back (see .pinning)
+    raise McpError(flavor.resource_not_found, message, {"uri": uri})

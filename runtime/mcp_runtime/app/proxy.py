@@ -24,7 +24,9 @@ call; the backend's list-changed notifications refresh the app's lists and
 reach its clients as its own.
 
 The backend's sampling, elicitation and roots requests are asked of the
-front client (:mod:`.relay`). The session is supervised as a host's
+front client (:mod:`.relay`); the front's subscriptions reach the backend, and
+a 2026-07-28 backend is listened to for its changes
+(:mod:`.backend_subscriptions`). The session is supervised as a host's
 (:class:`~mcp_runtime.host.connection.Connection`): a backend that is lost,
 or fails the health checks of its ``pingInterval``, leaves the app's lists
 until it is connected again; a call it does not answer within its
@@ -48,17 +50,22 @@ from .. import codec, jsonrpc, lifecycle
 from ..client import Client, ClientSession
 from ..host.config import ServerConfig, parse_config
 from ..host.connection import Connection, RetryPolicy
-from ..jsonrpc import McpError
+from ..http.client_streams import related_request
+from ..jsonrpc import McpError, RequestId
 from ..lifecycle import SERVER_INFO_KEY
 from ..methods import RequestContext
 from ..stdio import StdioServerParameters
+from .audit import Audit
+from .backend_subscriptions import Subscriptions
 from .completion import Completer, completion_key
 from .flavor import Flavor
 from .lifespan import Lifespan
 from .media import to_block
 from .mount import prefixed_name, prefixed_uri, unprefixed_uri
-from .relay import ROUND_TIMEOUT, STATE_PREFIX, BackendHandlers, Rounds
+from .pinning import Pins
+from .relay import ASKING, BackendHandlers, Rounds, WaitingCalls
 from .resources import UriTemplate
+from .tools import check_scopes
 
 logger = logging.getLogger("mcp_runtime.app")
 
@@ -127,6 +134,9 @@ class Proxy:
         allow_tools: tuple[str, ...] | None = None,
         deny_tools: tuple[str, ...] = (),
         retry: RetryPolicy | None = None,
+        pins: Pins | None = None,
+        audit: Audit | None = None,
+        scopes: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         if not isinstance(prefix, str) or not _PREFIX.match(prefix):
             raise ValueError(
@@ -143,14 +153,17 @@ class Proxy:
             name="mcp-runtime-proxy", version="1", handlers=BackendHandlers(self), package=None
         )
         self.connection: Connection | None = None
+        self.pins = pins
+        self.audit = audit
+        self.scopes = dict(scopes or {})
         self.session: ClientSession | None = None
         self._keys: dict[str, set[str]] = {kind: set() for kind in _LISTS}
         self._completions: set[tuple[str, str, str]] = set()
         self._in_flight: list[RequestContext | Rounds] = []
-        self._rounds: dict[str, Rounds] = {}  # 2026-07-28 calls waiting for the next round
+        self._forwarded: dict[RequestId, RequestContext | Rounds] = {}  # by the backend call's id
+        self.waiting = WaitingCalls()  # 2026-07-28 calls waiting for the next round
         self._withdrawn: set[str] = set()  # its tools while it is lost
-        self._subscribed: set[str] = set()  # its URIs the front's clients subscribed to
-        parent.registry.subscription_watchers.append(self.subscription_changed)
+        self.subscriptions = Subscriptions(self, parent.registry)
         self._tasks: set[asyncio.Task[None]] = set()
         self.lifespan: Lifespan[Any] = Lifespan(lambda app: self._connected(), parent)
 
@@ -182,13 +195,16 @@ class Proxy:
             self._clear()
 
     async def _ready(self, connection: Connection) -> None:
-        self.session = connection.session
+        session = self.session = connection.session
+        if self.pins is not None and session is not None:
+            info = msgspec.to_builtins(session.server_info) if session.server_info else {}
+            self.pins.connected(self.prefix, info, session.protocol_version)
         for outer in self._withdrawn:
             self.parent.registry.withdrawn.pop(outer, None)
         self._withdrawn = set()
+        await self.subscriptions.before_lists()
         await self.refresh(tuple(_LISTS))
-        for inner in self._subscribed:  # a new session: subscribed to nothing yet
-            await self._subscribe(inner, True)
+        await self.subscriptions.after_lists()
         if self.session is not None:
             logger.info("proxy %r: connected (%s)", self.prefix, self.session.protocol_version)
 
@@ -208,6 +224,7 @@ class Proxy:
 
     def _clear(self) -> None:
         self.session = None
+        self.subscriptions.lost()
         for task in list(self._tasks):
             task.cancel()
         for kind in _LISTS:
@@ -250,11 +267,38 @@ class Proxy:
                 target = ctx.ctx if isinstance(ctx, Rounds) else ctx
                 await target.report_progress(value, total, message)
 
+        request_id = session.next_id()
         if ctx is not None:
             self._in_flight.append(ctx)
+            self._forwarded[request_id] = ctx
+        asking = ASKING.set(ctx)
+        try:
+            answer = self._answer(session, spec, params, progress, request_id)
+            if self.audit is not None and ctx is not None:
+                front = ctx.ctx if isinstance(ctx, Rounds) else ctx
+                return await self.audit.call(self.prefix, method, wire, front, answer)
+            return await answer
+        finally:
+            ASKING.reset(asking)
+            if ctx is not None:
+                self._in_flight.remove(ctx)
+                del self._forwarded[request_id]
+
+    async def _answer(
+        self,
+        session: ClientSession,
+        spec: Any,
+        params: Any,
+        progress: Callable[[float, float | None, str | None], Awaitable[None]],
+        request_id: RequestId,
+    ) -> Any:
         try:
             return await session.request(
-                spec, params, on_progress=progress, timeout=self.config.request_timeout
+                spec,
+                params,
+                on_progress=progress,
+                timeout=self.config.request_timeout,
+                request_id=request_id,
             )
         except McpError as error:
             if error.code not in (jsonrpc.REQUEST_TIMEOUT, jsonrpc.CONNECTION_CLOSED):
@@ -262,9 +306,6 @@ class Proxy:
             raise McpError(
                 error.code, f"the server behind {self.prefix!r}: {error.message}", error.data
             ) from None
-        finally:
-            if ctx is not None:
-                self._in_flight.remove(ctx)
 
     async def forward_task(
         self, wire: Mapping[str, Any], ctx: RequestContext | Rounds | None
@@ -278,6 +319,21 @@ class Proxy:
         revision = lifecycle.revision(session.protocol_version)
         if "tasks/result" not in revision.all_methods:
             return await self.forward("tools/call", wire, ctx)
+        work = self._task(session, spec, params, revision, ctx)
+        if self.audit is not None and ctx is not None:
+            # One line for the front's call, however many requests the task took.
+            front = ctx.ctx if isinstance(ctx, Rounds) else ctx
+            return await self.audit.call(self.prefix, "tools/call", wire, front, work)
+        return await work
+
+    async def _task(
+        self,
+        session: ClientSession,
+        spec: Any,
+        params: Any,
+        revision: Any,
+        ctx: RequestContext | Rounds | None,
+    ) -> Any:
         creating = dataclasses.replace(spec, result=revision.package.CreateTaskResult)
         created = await session.request(creating, params, timeout=self.config.request_timeout)
         task_id = created.task.task_id
@@ -290,59 +346,22 @@ class Proxy:
             raise
         return codec.convert(msgspec.to_builtins(payload), spec.result)
 
-    def front(self) -> RequestContext | Rounds | None:
-        """The front request a backend's question belongs to (the newest in flight)."""
+    def front(self, asked: RequestContext | None = None) -> RequestContext | Rounds | None:
+        """The front request a backend's question (``asked``: its request) belongs
+        to: the one whose call it came within (a 2026-07-28 backend's
+        input-required result) or on whose response stream (Streamable HTTP),
+        else the newest in flight to this backend (see :mod:`.relay`)."""
+        session = self.session
+        if session is not None and session.modern:
+            within: RequestContext | Rounds | None = ASKING.get()
+            if within is not None:
+                return within
+        elif session is not None and asked is not None:
+            carrying = related_request(session.transport, asked.request_id)
+            found = self._forwarded.get(carrying) if carrying is not None else None
+            if found is not None:
+                return found
         return self._in_flight[-1] if self._in_flight else None
-
-    async def in_rounds(
-        self,
-        start: Callable[[Rounds], Coroutine[Any, Any, Any]],
-        params: Any,
-        ctx: RequestContext,
-        flavor: Flavor,
-    ) -> tuple[Any, bool]:
-        """A 2026-07-28 front's call: (its result, True), or (an input-required
-        result asking the backend's question, False) while the backend call
-        waits for the round that answers (see :class:`.relay.Rounds`)."""
-        state = getattr(params, "request_state", None)
-        rounds = None
-        if isinstance(state, str) and state.startswith(STATE_PREFIX):
-            rounds = self._rounds.get(state.removeprefix(STATE_PREFIX))
-        if rounds is None:
-            rounds = Rounds(ctx, flavor)
-            rounds.call = asyncio.get_running_loop().create_task(start(rounds))
-            self._rounds[rounds.token] = rounds
-        else:
-            rounds.ctx = ctx
-            rounds.answer(getattr(params, "input_responses", None))
-        if rounds.expiry is not None:
-            rounds.expiry.cancel()
-        call = rounds.call
-        assert call is not None
-        question = asyncio.ensure_future(rounds.questions.get())
-        try:
-            await asyncio.wait({call, question}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if not call.done():
-                # Asked, or the front gave up this round: the call waits for the next one.
-                rounds.expiry = asyncio.get_running_loop().call_later(
-                    ROUND_TIMEOUT, self._expire, rounds.token
-                )
-            if not question.done():
-                question.cancel()
-        if call.done():
-            self._rounds.pop(rounds.token, None)
-            return call.result(), True
-        key, request = question.result()
-        asked = flavor.types.InputRequiredResult(
-            input_requests={key: request}, request_state=rounds.state
-        )
-        return asked, False
-
-    def _expire(self, token: str) -> None:
-        rounds = self._rounds.pop(token, None)
-        if rounds is not None and rounds.call is not None:
-            rounds.call.cancel()
 
     async def relay_log(self, params: Any) -> None:
         """A backend's log message, to the front request in flight (the newest)."""
@@ -352,32 +371,6 @@ class Proxy:
         ctx = front.ctx if isinstance(front, Rounds) else front
         name = params.logger if isinstance(params.logger, str) else self.prefix
         await ctx.log(params.level, msgspec.to_builtins(params.data), name)
-
-    async def subscription_changed(self, uri: str, subscribed: bool) -> None:
-        """A front client (un)subscribed to ``uri``: the backend is told, if it is
-        one of its resources, it takes subscriptions, and (to unsubscribe) no
-        other front client is still subscribed."""
-        inner = unprefixed_uri(self.prefix, uri)
-        if inner is None:
-            return
-        if subscribed:
-            self._subscribed.add(inner)
-        elif self.parent.registry.subscribers(uri):
-            return
-        else:
-            self._subscribed.discard(inner)
-        await self._subscribe(inner, subscribed)
-
-    async def _subscribe(self, inner: str, subscribed: bool) -> None:
-        session = self.session
-        method = "resources/subscribe" if subscribed else "resources/unsubscribe"
-        if (
-            session is None
-            or method not in lifecycle.revision(session.protocol_version).all_methods
-            or not lifecycle.has_capability(session.server_capabilities, ("resources", "subscribe"))
-        ):
-            return  # 2026-07-28 backends are listened to, which the proxy does not do yet
-        await self.forward(method, {"uri": inner}, None)
 
     async def relay_resource_updated(self, uri: str) -> None:
         """A backend's resource changed: the front's subscribers to its prefixed URI are told."""
@@ -425,10 +418,23 @@ class Proxy:
             fnmatch.fnmatchcase(tool, pattern) for pattern in self.allow_tools
         )
 
+    def scopes_of(self, tool: str) -> frozenset[str]:
+        """The OAuth scopes a front caller needs for the backend's ``tool``: those
+        of every pattern of ``scopes`` the name matches."""
+        return frozenset(
+            scope
+            for pattern, needed in self.scopes.items()
+            if fnmatch.fnmatchcase(tool, pattern)
+            for scope in needed
+        )
+
     def _replace(self, kind: str, items: Mapping[str, dict[str, Any]]) -> None:
         parent_items: dict[str, Any] = getattr(self.parent.registry, kind)
         ours = self._keys[kind]
         wanted: dict[str, Any] = {}
+        held = self.parent.registry.held[kind]
+        for outer in [outer for outer, (prefix, _) in held.items() if prefix == self.prefix]:
+            del held[outer]
         for key, item in items.items():
             if kind == "tools" and not self._permits(key):
                 continue
@@ -439,6 +445,10 @@ class Proxy:
             )
             if outer in parent_items and outer not in ours:
                 continue  # the parent's own item of that name wins
+            why = self.pins.admit(self.prefix, kind, key, item) if self.pins else None
+            if why is not None:
+                held[outer] = (self.prefix, why)
+                continue
             try:
                 wanted[outer] = _wrap(kind, self, key, outer, item)
             except ValueError as error:  # a template our matcher cannot read
@@ -508,13 +518,15 @@ class ProxiedTool:
         self.task_support: Literal["optional", "required"] | None = (
             support if support in ("optional", "required") else None
         )
-        self.scopes: frozenset[str] = frozenset()
+        self.scopes: frozenset[str] = proxy.scopes_of(inner)
         self.wire: dict[str, Any] = {**item, "name": outer}
 
     def call(self, params: Any, request: RequestContext, flavor: Flavor) -> Awaitable[Any]:
         return self._call(params, request, flavor)
 
     async def _call(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+        if self.scopes:
+            check_scopes(request, self.scopes)
         wire = _wire(params, name=self.inner)
         proxy = self.proxy
 
@@ -524,7 +536,7 @@ class ProxiedTool:
             return proxy.forward("tools/call", wire, front)
 
         if flavor.modern:  # the backend's questions are asked in rounds
-            result, final = await proxy.in_rounds(start, params, request, flavor)
+            result, final = await proxy.waiting.run(start, params, request, flavor)
             if not final:
                 return result
         else:

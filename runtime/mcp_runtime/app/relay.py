@@ -1,10 +1,13 @@
 """What a proxied server sends the proxy, relayed to the front.
 
 The proxy's client session to a backend declares sampling, elicitation and
-roots, so a backend may ask for them. The backend's session does not say
-which of its requests a question belongs to, so it goes to the front request
-the proxy is forwarding to that backend (the newest, when several are in
-flight), and is asked of that request's client in the client's own revision:
+roots, so a backend may ask for them. A question goes to the front request it
+belongs to, where the backend says which: a 2026-07-28 backend asks within the
+answer to one call (an input-required result), a Streamable HTTP backend on
+the response stream of the call it is answering. A backend over stdio (or the
+legacy HTTP+SSE transport) does not say: its question goes to the newest front
+request in flight to it, which may be another client's when several call it
+at once. It is asked of that request's client in the client's own revision:
 
 - a front client that does not declare the capability is not asked: the
   backend gets ``-32601`` (Method not found), the roots page's "Client does
@@ -29,7 +32,8 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 import msgspec
@@ -46,6 +50,9 @@ _ASKED: dict[str, tuple[str, type[Any]]] = {
     "elicitation/create": ("elicitation", mcp.ElicitResult),
     "roots/list": ("roots", mcp.ListRootsResult),
 }
+ASKING: ContextVar[Any] = ContextVar("mcp_runtime.proxy.asking", default=None)
+"""The front request a call to a backend is forwarded for, in the task that
+waits for its answer: where a 2026-07-28 backend's questions are answered."""
 # Members of a backend's request that belong to its hop only.
 _HOP_MEMBERS = ("_meta", "task")
 # The key prefix of each question in an input-required result.
@@ -93,12 +100,70 @@ class Rounds:
                 found[0].set_result(msgspec.to_builtins(value))
 
 
+class WaitingCalls:
+    """A proxy's 2026-07-28 calls whose backend asked a question, each waiting
+    for its client's next round, by the token of its ``requestState``."""
+
+    def __init__(self) -> None:
+        self._calls: dict[str, Rounds] = {}
+
+    async def run(
+        self,
+        start: Callable[[Rounds], Coroutine[Any, Any, Any]],
+        params: Any,
+        ctx: RequestContext,
+        flavor: Any,
+    ) -> tuple[Any, bool]:
+        """A 2026-07-28 front's call: (its result, True), or (an input-required
+        result asking the backend's question, False) while the backend call
+        waits for the round that answers (see :class:`Rounds`)."""
+        state = getattr(params, "request_state", None)
+        rounds = None
+        if isinstance(state, str) and state.startswith(STATE_PREFIX):
+            rounds = self._calls.get(state.removeprefix(STATE_PREFIX))
+        if rounds is None:
+            rounds = Rounds(ctx, flavor)
+            rounds.call = asyncio.get_running_loop().create_task(start(rounds))
+            self._calls[rounds.token] = rounds
+        else:
+            rounds.ctx = ctx
+            rounds.answer(getattr(params, "input_responses", None))
+        if rounds.expiry is not None:
+            rounds.expiry.cancel()
+        call = rounds.call
+        assert call is not None
+        question = asyncio.ensure_future(rounds.questions.get())
+        try:
+            await asyncio.wait({call, question}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not call.done():
+                # Asked, or the front gave up this round: the call waits for the next one.
+                rounds.expiry = asyncio.get_running_loop().call_later(
+                    ROUND_TIMEOUT, self._expire, rounds.token
+                )
+            if not question.done():
+                question.cancel()
+        if call.done():
+            self._calls.pop(rounds.token, None)
+            return call.result(), True
+        key, request = question.result()
+        asked = flavor.types.InputRequiredResult(
+            input_requests={key: request}, request_state=rounds.state
+        )
+        return asked, False
+
+    def _expire(self, token: str) -> None:
+        rounds = self._calls.pop(token, None)
+        if rounds is not None and rounds.call is not None:
+            rounds.call.cancel()
+
+
 class Relaying(Protocol):
     """What the handlers need of the proxy."""
 
     prefix: str
 
-    def front(self) -> RequestContext | Rounds | None: ...
+    def front(self, asked: RequestContext | None = None) -> RequestContext | Rounds | None: ...
 
     def refresh_later(self, kinds: tuple[str, ...]) -> None: ...
 
@@ -129,19 +194,19 @@ class BackendHandlers(mcp.ClientHandlers):
         await self.proxy.relay_log(params)
 
     async def create_message(self, params: Any, ctx: RequestContext) -> Any:
-        return await ask_front(self.proxy, "sampling/createMessage", params)
+        return await ask_front(self.proxy, "sampling/createMessage", params, ctx)
 
     async def elicit(self, params: Any, ctx: RequestContext) -> Any:
-        return await ask_front(self.proxy, "elicitation/create", params)
+        return await ask_front(self.proxy, "elicitation/create", params, ctx)
 
     async def list_roots(self, params: Any, ctx: RequestContext) -> Any:
-        return await ask_front(self.proxy, "roots/list", params)
+        return await ask_front(self.proxy, "roots/list", params, ctx)
 
 
-async def ask_front(proxy: Relaying, method: str, params: Any) -> Any:
+async def ask_front(proxy: Relaying, method: str, params: Any, request: RequestContext) -> Any:
     """The front client's answer to a backend's ``method`` request (see the module docstring)."""
     capability, answer_type = _ASKED[method]
-    asking = proxy.front()
+    asking = proxy.front(request)
     if asking is None:
         raise _not_found(method, f"no request of a client of {proxy.prefix!r} is in flight to ask")
     front = asking.ctx if isinstance(asking, Rounds) else asking

@@ -64,6 +64,9 @@ class Owner(Protocol):
     session_id: str | None
     fallback_reason: str | None
     max_reconnects: int
+    carried: dict[RequestId, RequestId]
+    """The server's requests in flight that came on a request's stream: their
+    id -> that request's (see :func:`related_request`)."""
 
     @property
     def http(self) -> Fetcher: ...
@@ -99,6 +102,18 @@ class Owner(Protocol):
         """A request's POST was accepted: the session works."""
 
 
+def related_request(transport: object, request_id: RequestId | None) -> RequestId | None:
+    """The request of ours on whose response stream the server sent its request
+    ``request_id`` (2025-11-25, transports: such messages "SHOULD relate to the
+    originating client request"); None when it came on no request's stream (the
+    standalone stream, the legacy HTTP+SSE stream, stdio)."""
+    carried = getattr(transport, "carried", None)
+    if not isinstance(carried, dict) or request_id is None:
+        return None
+    found: RequestId | None = carried.get(request_id)
+    return found
+
+
 def envelope_of(data: bytes) -> Envelope | None:
     """The envelope of a message read; None for what is not one JSON-RPC
     message (a batch, or not JSON at all), which the session takes apart."""
@@ -130,6 +145,10 @@ def deliver(owner: Owner, data: bytes, request_id: RequestId | None) -> bool:
         return False
     envelope = envelope_of(data)
     answered = answers(data, envelope, request_id)
+    if not answered and envelope is not None and envelope.method is not UNSET:
+        asked = envelope.id
+        if isinstance(asked, (str, int)):
+            owner.carried[asked] = request_id
     owner.deliver(data, envelope, request_id if answered else None)
     return answered
 
@@ -230,6 +249,10 @@ class Exchange:
             owner.deliver_error(
                 request_id, McpError(jsonrpc.INTERNAL_ERROR, "internal error in the HTTP transport")
             )
+        finally:
+            carried = owner.carried
+            for asked in [asked for asked, on in carried.items() if on == request_id]:
+                del carried[asked]
 
     async def _post(self) -> asyncio.Future[bool] | None:
         """POST the request, and deliver its answer if it comes in that
