@@ -50,7 +50,7 @@ from .. import codec, jsonrpc, lifecycle
 from ..client import Client, ClientSession
 from ..host.config import ServerConfig, parse_config
 from ..host.connection import Connection, RetryPolicy
-from ..http.client_streams import related_request
+from ..http.related import related_request
 from ..jsonrpc import McpError, RequestId
 from ..lifecycle import SERVER_INFO_KEY
 from ..methods import RequestContext

@@ -66,7 +66,7 @@ class Owner(Protocol):
     max_reconnects: int
     carried: dict[RequestId, RequestId]
     """The server's requests in flight that came on a request's stream: their
-    id -> that request's (see :func:`related_request`)."""
+    id -> that request's (see :func:`mcp_runtime.http.related.related_request`)."""
 
     @property
     def http(self) -> Fetcher: ...
@@ -100,18 +100,6 @@ class Owner(Protocol):
 
     def served(self) -> None:
         """A request's POST was accepted: the session works."""
-
-
-def related_request(transport: object, request_id: RequestId | None) -> RequestId | None:
-    """The request of ours on whose response stream the server sent its request
-    ``request_id`` (2025-11-25, transports: such messages "SHOULD relate to the
-    originating client request"); None when it came on no request's stream (the
-    standalone stream, the legacy HTTP+SSE stream, stdio)."""
-    carried = getattr(transport, "carried", None)
-    if not isinstance(carried, dict) or request_id is None:
-        return None
-    found: RequestId | None = carried.get(request_id)
-    return found
 
 
 def envelope_of(data: bytes) -> Envelope | None:
