@@ -16,7 +16,7 @@ Two shapes of each message are measured:
 * ``message``: the whole JSON-RPC line, decoded the way each library's session
   does it. Ours: a response of 4 KiB or more to a typed call is decoded in one
   pass, its result bytes straight into the result type
-  (``Session._dispatch_typed_response``; ``session._result_bytes`` finds
+  (``Outgoing.deliver_typed``; ``outgoing.result_bytes`` finds
   them); smaller responses, requests and notifications go through
   ``jsonrpc.decode_envelope`` (params/result stay raw bytes), then
   ``decoder(T).decode(raw)``. SDK: ``jsonrpc_message_adapter.validate_json``
@@ -52,10 +52,10 @@ OPERATIONS = ("decode payload", "decode message", "encode payload", "encode mess
 
 def _ours(kind: Kind) -> dict[str, Callable[[], Any]]:
     import mcp_protocol.v2025_11_25 as v
-    from mcp_runtime import codec, jsonrpc, session
+    from mcp_runtime import codec, jsonrpc, outgoing
 
-    _result_bytes = getattr(session, "_result_bytes", None)
-    if len(kind.message) < getattr(session, "_TYPED_MIN_SIZE", 0):
+    _result_bytes: Callable[[bytes], Any] | None = outgoing.result_bytes
+    if len(kind.message) < outgoing.TYPED_MIN_SIZE:
         _result_bytes = None  # the session takes the envelope path for small responses
 
     type_ = getattr(v, kind.ours_type)

@@ -16,6 +16,10 @@ answers 404 (the row counts those answers and is marked not applicable);
 with Redis both serve it. wrk, the workers and Redis share this machine's
 cores.
 
+Then the soak run (bench/soak.py): 2 and 4 workers behind HAProxy on one
+Redis, ``soak_requests`` mixed requests at ``soak_in_flight`` at once, one
+worker SIGKILLed and restarted and Redis restarted during the run.
+
 ``python -m bench.scaleout_bench --json`` prints one JSON object.
 """
 
@@ -33,6 +37,7 @@ from typing import Any
 
 import msgspec
 
+from . import soak
 from .http_server_bench import LUA, find_wrk
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -154,7 +159,13 @@ def measure(wrk: str, store: str, workers: int, connections: int, seconds: float
         redis.close()
 
 
-def run(seconds: float, connections: int, wrk: str | None = None) -> dict[str, Any]:
+def run(
+    seconds: float,
+    connections: int,
+    wrk: str | None = None,
+    soak_requests: int = 10_000,
+    soak_in_flight: int = 512,
+) -> dict[str, Any]:
     found = find_wrk(wrk)
     started = time.time()
     result: dict[str, Any] = {
@@ -162,6 +173,11 @@ def run(seconds: float, connections: int, wrk: str | None = None) -> dict[str, A
         for store in ("memory", "redis")
         for workers in (1, 2)
     }
+    if soak_requests:
+        try:
+            result["soak"] = soak.run(soak_requests, soak_in_flight)
+        except soak.HaproxyMissing as missing:
+            result["soak"] = {"skipped": str(missing)}
     result["settings"] = {
         "seconds": seconds,
         "connections": connections,
@@ -178,14 +194,26 @@ def main() -> None:
     parser.add_argument(
         "--wrk", help="the wrk executable (default: on PATH, else installed with apt-get)"
     )
+    parser.add_argument(
+        "--soak-requests", type=int, default=10_000, help="requests of the soak run (0: none)"
+    )
+    parser.add_argument(
+        "--soak-in-flight", type=int, default=512, help="soak requests in flight at once"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     options = parser.parse_args()
-    result = run(options.seconds, options.connections, options.wrk)
+    result = run(
+        options.seconds,
+        options.connections,
+        options.wrk,
+        options.soak_requests,
+        options.soak_in_flight,
+    )
     if options.json:
         print(json.dumps(result))
         return
     for key, wires in result.items():
-        if key == "settings":
+        if key in ("settings", "soak"):
             continue
         for wire, row in wires.items():
             note = f"  (not applicable: {row['not_applicable']})" if "not_applicable" in row else ""
@@ -193,6 +221,7 @@ def main() -> None:
                 f"{key:10s} {wire:9s} {row['rps']:8.0f} req/s  p99 {row['p99_us'] / 1e3:6.2f} ms"
                 f"  {row['redis_commands_per_request']:.2f} Redis commands per request{note}"
             )
+    print(json.dumps(result.get("soak"), indent=2))
 
 
 if __name__ == "__main__":

@@ -100,6 +100,22 @@ def decode_batch(data: bytes) -> list[Envelope]:
     return _batch_decoder.decode(data)
 
 
+def batch_members(data: bytes) -> list[Envelope] | tuple[int, str]:
+    """The messages of the batch ``data``, or the error (code and message)
+    that refuses the whole batch: not JSON, not an array of messages, empty."""
+    try:
+        batch = _batch_decoder.decode(data)
+    except msgspec.ValidationError:
+        return INVALID_REQUEST, "Invalid request: not a JSON-RPC message"
+    except UNDECODABLE as error:
+        return PARSE_ERROR, parse_error_message(error)
+    if not batch:
+        return INVALID_REQUEST, "Invalid request: empty batch"
+    if not all(well_formed(envelope) for envelope in batch):
+        return INVALID_REQUEST, "Invalid request: not a JSON-RPC message"
+    return batch
+
+
 UNDECODABLE: Final = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 """What decoding bytes from a peer raises besides ValidationError: invalid
 JSON, invalid UTF-8 inside a string, nesting deeper than the decoder goes."""
@@ -189,6 +205,23 @@ def request_id_of(members: dict[str, Any]) -> RequestId | None:
     """The ``id`` among :func:`top_level_members`, if it is a valid request id."""
     value = members.get("id")
     return value if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+
+
+def unreadable_sender(data: bytes) -> tuple[RequestId | None, bool]:
+    """Whom to tell that the message ``data`` could not be read, going by its
+    first bytes: the id it shows, and whether it is a response (then the id is
+    of a call of ours, to fail; an error sent under it would reach the peer's
+    own call of that id). A message that names no method and is no response
+    gets (None, False): the error goes under a null id."""
+    members = top_level_members(data)
+    request_id = request_id_of(members)
+    if (
+        "method" not in members
+        and request_id is not None
+        and ("result" in members or "error" in members)
+    ):
+        return request_id, True
+    return (request_id if "method" in members else None), False
 
 
 # Method names encoded, by name: a session sends the same few again and again.

@@ -1,8 +1,9 @@
 """Per-client quotas, so that no one client takes every place of a shared cap.
 
 A client is named by a key: its authenticated principal (see
-``ownership.PRINCIPAL_SCOPE_KEY``), else its peer address, unless the app is
-given a ``client_key`` of its own. Each
+``ownership.PRINCIPAL_SCOPE_KEY``), else its peer address (behind a trusted
+proxy, the address the proxy forwarded: :class:`TrustedProxies`), unless the
+app is given a ``client_key`` of its own. Each
 :class:`Quota` counts the places a key holds (sessions, open streams) and
 forgets keys that hold none, so it costs nothing for clients that left.
 """
@@ -10,7 +11,8 @@ forgets keys that hold none, so it costs nothing for clients that left.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import ipaddress
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .asgi import Receive, Scope
@@ -32,6 +34,83 @@ def peer_key(scope: Scope) -> str:
     if isinstance(client, (tuple, list)) and client:
         return f"peer:{client[0]}"
     return "peer:unknown"
+
+
+class TrustedProxies:
+    """The proxies (addresses or networks, ``"10.0.0.0/8"``) whose forwarded
+    client address is believed.
+
+    A request whose peer is one of them is keyed by the address its proxies
+    forwarded: of ``X-Forwarded-For`` (every line of it, in order), else of
+    ``Forwarded``'s ``for=`` parameters, the right-most hop that is not itself
+    a trusted proxy. Hops to the left of it were written by whoever sent the
+    request and are never believed. A request from any other peer is keyed
+    by its peer address, whatever headers it carries."""
+
+    def __init__(self, proxies: Iterable[str]) -> None:
+        networks = []
+        for proxy in proxies:
+            try:
+                networks.append(ipaddress.ip_network(proxy.strip(), strict=False))
+            except ValueError:
+                raise ValueError(
+                    f"trusted_proxies: {proxy!r} is neither an IP address nor a network"
+                ) from None
+        self.networks = tuple(networks)
+
+    def trusts(self, address: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        return any(ip in network for network in self.networks)
+
+    def client_address(self, scope: Scope) -> str | None:
+        """The client's address: the forwarded one when the peer is trusted."""
+        client = scope.get("client")
+        peer = str(client[0]) if isinstance(client, (tuple, list)) and client else None
+        if peer is None or not self.trusts(peer):
+            return peer
+        hops = _forwarded_hops(scope.get("headers", ()))
+        for hop in reversed(hops):
+            if not self.trusts(hop):
+                return hop
+        return hops[0] if hops else peer
+
+    def key(self, scope: Scope) -> str:
+        """A :data:`ClientKey`: the principal, else the client's address (forwarded
+        by a trusted proxy)."""
+        principal = scope_principal_key(scope)
+        if principal is not None:
+            return principal
+        address = self.client_address(scope)
+        return "peer:unknown" if address is None else f"peer:{address}"
+
+
+def _forwarded_hops(headers: Iterable[tuple[bytes, bytes]]) -> list[str]:
+    """The addresses a request went through, first to last, as its proxies
+    wrote them (X-Forwarded-For when there is one, else Forwarded)."""
+    forwarded_for: list[str] = []
+    forwarded: list[str] = []
+    for name, value in headers:
+        if name == b"x-forwarded-for":
+            forwarded_for += [hop.strip() for hop in value.decode("latin-1").split(",")]
+        elif name == b"forwarded":
+            for element in value.decode("latin-1").split(","):
+                for pair in element.split(";"):
+                    key, _, hop = pair.strip().partition("=")
+                    if key.lower() == "for":
+                        forwarded.append(_bare_address(hop.strip().strip('"')))
+    return [hop for hop in (forwarded_for or forwarded) if hop]
+
+
+def _bare_address(node: str) -> str:
+    """The address of a Forwarded node (``"[2001:db8::1]:4711"``, ``192.0.2.1:80``)."""
+    if node.startswith("["):
+        return node[1:].partition("]")[0]
+    if node.count(":") == 1:
+        return node.partition(":")[0]
+    return node
 
 
 class Quota:

@@ -26,13 +26,9 @@ from typing import Any, Protocol
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from . import capabilities, codec, jsonrpc, lifecycle, wire
-from .codec import encode, join_paths
-from .jsonrpc import ConnectionClosed, McpError, RequestId
+from . import capabilities, codec, jsonrpc, lifecycle
+from .jsonrpc import McpError
 from .lifecycle import (
-    CAPABILITIES_KEY,
-    CLIENT_INFO_KEY,
-    LOG_LEVEL_KEY,
     SERVER_INFO_KEY,
     SUBSCRIPTION_ID_KEY,
     VERSION_KEY,
@@ -40,24 +36,19 @@ from .lifecycle import (
 )
 from .methods import MethodSpec
 from .ownership import connection_owner
-from .request_state import StateError, StateSealer
+from .request_state import StateSealer
 from .session import (
-    LOG_LEVELS,
     Handler,
     RequestContext,
-    RequestEnvelope,
     Route,
     Session,
     Transport,
     level_passes,
 )
+from .stateless_answers import PerRequestAnswers, Subscription, requested_version, send_change
 from .stores.base import Store, StoreUnavailable, current_note
 
 _BASE = "ServerHandlers"
-
-# The revision's table of the requests whose result may be input-required
-# (multi round-trip requests); a revision without one has none.
-_INPUT_REQUIRED = "INPUT_REQUIRED_METHODS"
 
 # Given a route's method spec and handler once, returns the handler to use.
 RouteWrapper = Callable[[MethodSpec[Any, Any], Handler], Handler]
@@ -69,21 +60,6 @@ _LIST_KINDS = {
     "prompts": "promptsListChanged",
     "resources": "resourcesListChanged",
 }
-
-
-class _VersionMeta(msgspec.Struct):
-    protocol_version: str | UnsetType = msgspec.field(name=VERSION_KEY, default=UNSET)
-    # Kept raw (skipped, not decoded): a request without it is invalid, whatever its method.
-    capabilities: msgspec.Raw | UnsetType = msgspec.field(name=CAPABILITIES_KEY, default=UNSET)
-
-
-class _VersionParams(msgspec.Struct):
-    meta: _VersionMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
-
-
-# Routing needs only the version (and that capabilities are there); the rest of
-# _meta is checked by the typed params decode that follows, and read from its result.
-_version_decoder = msgspec.json.Decoder(_VersionParams)
 
 
 class Extension(Protocol):
@@ -177,6 +153,7 @@ class Server:
         self.info: dict[str, Any] = {"name": name, "version": version}
         if title is not None:
             self.info["title"] = title
+        self.answers = PerRequestAnswers(self.sealer, self.info, self.bindings)
         self._stateless_routes: dict[str, dict[str, Route]] = {}
         self._discover_results: dict[str, Any] = {}
         self._declared: dict[str, dict[str, Any]] = {}
@@ -185,7 +162,7 @@ class Server:
             if self.versions
             else None
         )
-        self._subscriptions: set[_Subscription] = set()
+        self._subscriptions: set[Subscription] = set()
         self._handshake_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self.store: Store | None = None
         if store is not None:
@@ -260,7 +237,7 @@ class Server:
                 await subscription.send(method, {})
         for session in sessions:
             if lifecycle.has_capability(session.declared_capabilities, (kind, "listChanged")):
-                await _send(session, method, None, None)
+                await send_change(session, method, None, None)
 
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell the subscriptions/listen streams that asked for ``uri`` that it changed."""
@@ -316,10 +293,10 @@ class Server:
         routes = {}
         for method, spec in revision.table("CLIENT_REQUESTS").items():
             if method == "server/discover":
-                routes[method] = (spec, self._stateless_handler(spec, self._discover, revision))
+                routes[method] = (spec, self.answers.wrap(spec, self._discover, revision))
                 continue
             if method == "subscriptions/listen":
-                routes[method] = (spec, self._stateless_handler(spec, self._listen, revision))
+                routes[method] = (spec, self.answers.wrap(spec, self._listen, revision))
                 continue
             typed = handler_methods.get(method)
             if typed is None or not lifecycle.overridden(handlers, _BASE, typed.handler):
@@ -329,47 +306,20 @@ class Server:
                 handler = extension.wrap(method, handler)
             routes[method] = (
                 typed,
-                self._stateless_handler(typed, self.wrapped(typed, handler), revision),
+                self.answers.wrap(typed, self.wrapped(typed, handler), revision),
             )
         for extension in self.extensions:
             for method, (spec, handler) in extension.routes().items():
                 routes[method] = (
                     spec,
-                    self._stateless_handler(spec, self.wrapped(spec, handler), revision),
+                    self.answers.wrap(spec, self.wrapped(spec, handler), revision),
                 )
         self._stateless_routes[version] = routes
         return routes
 
     def requested_version(self, params: msgspec.Raw | UnsetType) -> str:
         """The stateless revision a request names in ``_meta``; McpError if it names none this server speaks."""
-        if params is UNSET:
-            raise McpError(jsonrpc.INVALID_PARAMS, "Invalid params: params with _meta are required")
-        try:
-            meta = _version_decoder.decode(params).meta
-        except msgspec.ValidationError as error:
-            raise McpError(
-                jsonrpc.INVALID_PARAMS, f"Invalid params: {join_paths(str(error))}"
-            ) from None
-        except jsonrpc.UNDECODABLE as error:
-            raise McpError(jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error)) from None
-        if meta is UNSET:
-            raise McpError(jsonrpc.INVALID_PARAMS, "Invalid params: `_meta` is required")
-        version = meta.protocol_version
-        if version is UNSET:
-            raise McpError(
-                jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{VERSION_KEY}` is required"
-            )
-        if version not in self.stateless_versions:
-            raise McpError(
-                jsonrpc.UNSUPPORTED_PROTOCOL_VERSION,
-                f"Unsupported protocol version: {version}",
-                {"requested": version, "supported": list(self.stateless_versions)},
-            )
-        if meta.capabilities is UNSET:
-            raise McpError(
-                jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{CAPABILITIES_KEY}` is required"
-            )
-        return version
+        return requested_version(params, self.stateless_versions)
 
     def _capabilities_of(self, version: str) -> dict[str, Any]:
         found = self._declared.get(version)
@@ -433,7 +383,7 @@ class Server:
                 key in ("resourcesListChanged", "resourceSubscriptions") and "resources" in declared
             )
         }
-        subscription = _Subscription(session, ctx.request_id, accepted)
+        subscription = Subscription(session, ctx.request_id, accepted)
         self._subscriptions.add(subscription)
         try:
             await subscription.send(
@@ -449,192 +399,6 @@ class Server:
         return codec.convert(
             body, self.bindings.revision(ctx.protocol_version).type("SubscriptionsListenResult")
         )
-
-    def _stateless_handler(
-        self,
-        spec: MethodSpec[Any, Any],
-        handler: Callable[[Any, RequestContext], Awaitable[Any]],
-        revision: Revision,
-    ) -> Callable[[Any, RequestContext], Awaitable[Any]]:
-        method = spec.method
-        may_ask = method in revision.table(_INPUT_REQUIRED)
-        typed_meta = revision.type("RequestMetaObject")
-
-        async def answer(params: Any, ctx: RequestContext) -> Any:
-            ctx = ctx.described(_envelope(revision, typed_meta, params))
-            if may_ask and getattr(params, "request_state", UNSET) is not UNSET:
-                params = self._open_state(method, params, ctx)
-            result = await handler(params, ctx)
-            if getattr(result, "result_type", None) == "input_required":
-                result = self._input_required(method, params, result, ctx)
-            return _with_server_info(result, self.info)
-
-        return answer
-
-    def _open_state(self, method: str, params: Any, ctx: RequestContext) -> Any:
-        state = getattr(params, "request_state", UNSET)
-        if not isinstance(state, str):
-            return params
-        try:
-            plain = self.sealer.open(state, _binding(method, params, ctx), _arguments(params))
-        except StateError as error:
-            raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: {error}") from None
-        return msgspec.structs.replace(params, request_state=plain)
-
-    def _input_required(self, method: str, params: Any, result: Any, ctx: RequestContext) -> Any:
-        revision = self.bindings.revision(ctx.protocol_version)
-        may_ask = revision.table(_INPUT_REQUIRED)
-        if method not in may_ask:
-            raise McpError(
-                jsonrpc.INTERNAL_ERROR,
-                f"{method} cannot ask for input: only {', '.join(sorted(may_ask)) or 'no request'} may",
-            )
-        missing = _unmet_by_client(revision, result.input_requests, ctx.client_capabilities)
-        if missing:
-            raise lifecycle.missing_capabilities(missing)
-        if isinstance(result.request_state, str):
-            result = msgspec.structs.replace(
-                result,
-                request_state=self.sealer.seal(
-                    result.request_state, _binding(method, params, ctx), _arguments(params)
-                ),
-            )
-        return result
-
-
-def _unmet_by_client(
-    revision: Revision, input_requests: Any, client_capabilities: Any
-) -> set[tuple[str, ...]]:
-    """The client capabilities that the input requests of an input-required result need and lack."""
-    table = revision.table("INPUT_REQUESTS")
-    missing: set[tuple[str, ...]] = set()
-    requests = input_requests if isinstance(input_requests, Mapping) else {}
-    for request in requests.values():
-        spec = table.get(getattr(request, "method", ""))
-        if spec is None:
-            continue
-        if spec.capability and not lifecycle.has_capability(client_capabilities, spec.capability):
-            missing.add(spec.capability)
-            continue  # the capability itself is missing: no need to name its parts
-        for need in capabilities.unmet(
-            revision,
-            capabilities.SERVER,
-            spec.method,
-            getattr(request, "params", UNSET),
-            client_capabilities,
-        ):
-            missing.add(need.path)
-    return missing
-
-
-class _Subscription:
-    """One open subscriptions/listen stream."""
-
-    def __init__(self, session: Session, request_id: RequestId, accepted: dict[str, Any]) -> None:
-        self.session = session
-        self.request_id = request_id
-        self.accepted = accepted
-        self.ended = asyncio.Event()
-
-    async def send(self, method: str, params: dict[str, Any]) -> None:
-        params["_meta"] = {SUBSCRIPTION_ID_KEY: self.request_id}
-        # Related to the listen request: on HTTP, that request's stream carries it.
-        await _send(self.session, method, encode(params), self.request_id)
-
-
-async def _send(
-    session: Session, method: str, params: bytes | None, related: RequestId | None
-) -> None:
-    """A change notification; a peer that is gone is not an error for the sender."""
-    if session.is_closed:
-        return
-    session.transport.write(
-        wire.notification(jsonrpc.notification_bytes(method, params), method, related, params)
-    )
-    try:
-        await session.transport.drain()
-    except ConnectionClosed:
-        pass
-
-
-def _binding(method: str, params: Any, ctx: RequestContext) -> tuple[str, ...]:
-    """What a sealed requestState is good for: this method on this tool,
-    prompt or resource, for this authenticated caller (if any)."""
-    name = getattr(params, "name", None)
-    if not isinstance(name, str):
-        name = str(getattr(params, "uri", ""))
-    principal = ctx.principal
-    return (method, name, str(principal.key)) if principal is not None else (method, name)
-
-
-def _arguments(params: Any) -> Any:
-    """The arguments a sealed requestState is bound to: a tool's or a prompt's
-    (a resource's URI is part of the binding already)."""
-    arguments = getattr(params, "arguments", None)
-    return None if arguments is UNSET else arguments
-
-
-def _envelope(revision: Revision, typed_meta: type, params: Any) -> RequestEnvelope:
-    """What a stateless request's decoded ``_meta`` says of its sender."""
-    meta = getattr(params, "meta", UNSET)
-    if not isinstance(meta, dict) and not isinstance(
-        meta, Mapping
-    ):  # the first test spares the ABC's
-        raise McpError(jsonrpc.INVALID_PARAMS, "Invalid params: `_meta` is required")
-    capabilities, info, level = (
-        meta.get(CAPABILITIES_KEY, UNSET),
-        meta.get(CLIENT_INFO_KEY),
-        meta.get(LOG_LEVEL_KEY),
-    )
-    if capabilities is UNSET:
-        raise McpError(
-            jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{CAPABILITIES_KEY}` is required"
-        )
-    if not isinstance(meta, typed_meta):
-        # Params typed with a looser _meta (an extension's): check what the revision's type checks.
-        capabilities = _convert_meta(
-            capabilities, revision.type("ClientCapabilities"), CAPABILITIES_KEY
-        )
-        if info is not None:
-            info = _convert_meta(info, revision.type("Implementation"), CLIENT_INFO_KEY)
-        if level is not None and level not in LOG_LEVELS:
-            raise McpError(
-                jsonrpc.INVALID_PARAMS,
-                f"Invalid params: unknown log level at `_meta.{LOG_LEVEL_KEY}`",
-            )
-    return RequestEnvelope(revision.version, capabilities, info, level)
-
-
-def _convert_meta(value: Any, type_: Any, key: str) -> Any:
-    try:
-        return codec.convert(value, type_)
-    except msgspec.ValidationError as error:
-        raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: `_meta.{key}`: {error}") from None
-
-
-def _with_server_info(result: Any, info: dict[str, Any]) -> Any:
-    """``result`` with the server's identity in its ``_meta`` (what the handler put there is kept)."""
-    if isinstance(result, msgspec.Struct):
-        meta = getattr(result, "meta", None)
-        if meta is None:
-            return result
-        merged = (
-            {SERVER_INFO_KEY: info, **meta}
-            if meta is not UNSET and isinstance(meta, Mapping)
-            else {SERVER_INFO_KEY: info}
-        )
-        return msgspec.structs.replace(result, meta=merged)
-    if isinstance(result, dict):
-        meta = result.get("_meta")
-        return {
-            **result,
-            "_meta": (
-                {SERVER_INFO_KEY: info, **meta}
-                if isinstance(meta, Mapping)
-                else {SERVER_INFO_KEY: info}
-            ),
-        }
-    return result
 
 
 class ServerSession(Session):

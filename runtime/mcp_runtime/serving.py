@@ -9,6 +9,13 @@ garbage collector kept out of the way.
 * ``"granian"``: granian's embedded server (the ``granian`` extra), the HTTP
   side in Rust, the application on uvloop when installed.
 
+Every connection has a deadline for each request head (``head_timeout``,
+10 s from the connection's start or the previous response) and body
+(``connection_body_timeout``, 60 s, a backstop behind the app's own 408 at
+``HttpOptions.body_timeout``): under uvicorn through the protocols of
+:mod:`mcp_runtime.http.deadlines`, under granian through its
+``header_read_timeout`` (the head only; the app bounds the body).
+
 Once the application has started (ASGI lifespan startup), everything that
 exists is moved out of the cyclic garbage collector's generations
 (``gc.freeze()``): modules, types, method tables and decoders are never
@@ -83,6 +90,8 @@ def run_http(
     log_level: str = "warning",
     name: str = "mcp",
     path: str = "/mcp",
+    head_timeout: float | None = None,
+    connection_body_timeout: float | None = None,
     **options: Any,
 ) -> None:
     """Serve ``target`` (a Server, served by ``http_app``, or any ASGI app)
@@ -90,7 +99,10 @@ def run_http(
     interrupted. ``options`` go to ``http_app`` when ``target`` is a Server.
     Under uvicorn, once it listens, ``"{name}: serving MCP at {url}"`` (the
     endpoint at ``path``) is written on stderr; without uvicorn (the ``http``
-    extra), one line names it and the program exits 1."""
+    extra), one line names it and the program exits 1. ``head_timeout`` and
+    ``connection_body_timeout``: the deadlines of each request's head and body
+    on a connection (see the module docstring; None: 10 s and 60 s, the
+    defaults of :mod:`mcp_runtime.http.deadlines`)."""
     if stack not in STACKS:
         raise ValueError(f"unknown server stack {stack!r} (one of {', '.join(STACKS)})")
     if isinstance(target, Server):
@@ -103,14 +115,28 @@ def run_http(
         app = target
     if freeze:
         app = FreezeAfterStartup(app)
+    from .http import deadlines as limits
+
+    head = limits.DEFAULT_HEAD_TIMEOUT if head_timeout is None else head_timeout
+    body = (
+        limits.DEFAULT_BODY_TIMEOUT if connection_body_timeout is None else connection_body_timeout
+    )
     if stack == "granian":
-        run_main(_serve_granian(app, host, port, log_level))
+        run_main(_serve_granian(app, host, port, log_level, head))
         return
-    _serve_uvicorn(app, host, port, stack, log_level, name, path)
+    deadlines = (head, body)
+    _serve_uvicorn(app, host, port, stack, log_level, name, path, deadlines)
 
 
 def _serve_uvicorn(
-    app: App, host: str, port: int, stack: str, log_level: str, name: str, path: str
+    app: App,
+    host: str,
+    port: int,
+    stack: str,
+    log_level: str,
+    name: str,
+    path: str,
+    deadlines: tuple[float, float],
 ) -> None:
     try:
         import uvicorn
@@ -121,6 +147,7 @@ def _serve_uvicorn(
         ) from None
 
     from .http import UVICORN_OPTIONS
+    from .http.deadlines import uvicorn_protocol
 
     class Announcing(uvicorn.Server):
         """Says where it listens once the socket is bound (port 0 resolved)."""
@@ -134,20 +161,21 @@ def _serve_uvicorn(
             sys.stderr.write(f"{name}: serving MCP at http://{authority}:{bound[1]}{path}\n")
             sys.stderr.flush()
 
+    chosen: dict[str, Any] = {**UVICORN_OPTIONS, **uvicorn_options(stack)}
+    head, body = deadlines
+    chosen["http"] = uvicorn_protocol(chosen["http"], head_timeout=head, body_timeout=body)
     config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level,
-        access_log=False,
-        **{**UVICORN_OPTIONS, **uvicorn_options(stack)},
+        app, host=host, port=port, log_level=log_level, access_log=False, **chosen
     )
     Announcing(config).run()
 
 
-async def _serve_granian(app: App, host: str, port: int, log_level: str) -> None:
+async def _serve_granian(
+    app: App, host: str, port: int, log_level: str, head_timeout: float
+) -> None:
     try:
         from granian.constants import Interfaces
+        from granian.http import HTTP1Settings
         from granian.log import LogLevels
         from granian.server.embed import Server as Granian
     except ImportError:
@@ -155,7 +183,12 @@ async def _serve_granian(app: App, host: str, port: int, log_level: str) -> None
             "serving with granian needs the granian extra: pip install 'mcp-codegen[granian]'"
         ) from None
     server = Granian(
-        app, address=host, port=port, interface=Interfaces.ASGI, log_level=LogLevels(log_level)
+        app,
+        address=host,
+        port=port,
+        interface=Interfaces.ASGI,
+        log_level=LogLevels(log_level),
+        http1_settings=HTTP1Settings(header_read_timeout=max(1, int(head_timeout * 1000))),
     )
     # The embedded server leaves signals to its host: stop gracefully (lifespan shutdown) on either.
     loop = asyncio.get_running_loop()

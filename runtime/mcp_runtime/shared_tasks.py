@@ -7,12 +7,21 @@ worker settles the stored task as cancelled at once (a task already terminal
 keeps its outcome: the store takes only the first terminal state) and tells
 the running worker over the bus to stop the work; ``tasks/update`` goes over
 the bus to the running worker, which checks and applies the answers.
+
+A worker running tasks writes a heartbeat to the store every
+``HEARTBEAT_EVERY`` seconds, and each copy of a task names it. A task whose
+worker died (SIGKILL, a lost host) would otherwise stay "working" forever: a
+worker answering ``tasks/get`` for it that sees no heartbeat of its runner,
+on polls spanning ``HEARTBEAT_TTL`` seconds, settles it as failed ("the
+server worker running this task stopped before it ended").
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
+import time
 from collections.abc import Callable
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -24,6 +33,12 @@ from .methods import RequestContext
 from .stores.base import Store, StoreUnavailable
 
 logger = logging.getLogger("mcp_runtime.stores")
+
+HEARTBEAT_EVERY = 2.0
+"""Seconds between the heartbeats of a worker running tasks."""
+HEARTBEAT_TTL = 6.0
+"""Seconds a heartbeat lives; a runner unseen that long on polls is taken as stopped."""
+STOPPED = "the server worker running this task stopped before it ended"
 
 Detail = TypeVar("Detail", bound=msgspec.Struct)
 """A task as ``tasks/get`` answers it (the extension's GetTaskResult)."""
@@ -71,6 +86,19 @@ class TaskTable(Protocol[Detail]):
         """``detail`` as a task cancelled now."""
         ...
 
+    def failed(self, detail: Detail, message: str) -> Detail:
+        """``detail`` as a task failed now with an internal error saying ``message``."""
+        ...
+
+
+class _Snapshot(msgspec.Struct, Generic[Detail], array_like=True):
+    """What the store keeps of a task."""
+
+    owner: str | None
+    terminal: bool
+    detail: Detail
+    worker: str = ""  # the worker running it (its heartbeat's name)
+
 
 class _Note(msgspec.Struct):
     k: str
@@ -92,11 +120,14 @@ class SharedTasks(Generic[Detail]):
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
         self._down = False
-        # (owner, terminal, detail): what the store keeps of a task.
-        snapshot: Any = tuple.__class_getitem__((str | None, bool, detail))
-        self._snapshot: msgspec.json.Decoder[tuple[str | None, bool, Detail]] = (
-            msgspec.json.Decoder(snapshot)
+        self._snapshot: msgspec.json.Decoder[_Snapshot[Detail]] = msgspec.json.Decoder(
+            _Snapshot[detail]  # type: ignore[valid-type]
         )
+        self.worker = secrets.token_hex(6)
+        self._running: set[str] = set()  # tasks running here, unsettled
+        self._heart: asyncio.Task[None] | None = None
+        # Tasks of other workers seen without their runner's heartbeat: (first, last) seen so.
+        self._unseen: dict[str, tuple[float, float]] = {}
         store.subscribe(self._on_published)
 
     # ------------------------------------------------------------ the running worker
@@ -106,7 +137,9 @@ class SharedTasks(Generic[Detail]):
         return owner if isinstance(owner, str) else None
 
     def _encode(self, record: TaskRecord[Detail]) -> bytes:
-        return msgspec.json.encode((self._owner(record), record.terminal, record.detailed()))
+        return msgspec.json.encode(
+            _Snapshot(self._owner(record), record.terminal, record.detailed(), self.worker)
+        )
 
     async def created(self, record: TaskRecord[Detail]) -> None:
         """Store a new task before its creation is answered."""
@@ -117,8 +150,25 @@ class SharedTasks(Generic[Detail]):
             self.tasks.forget(record.task_id)
             raise McpError(jsonrpc.INTERNAL_ERROR, f"Task not created: {error}") from None
         record.mirror = lambda: self._changed(record)
+        if not record.terminal:
+            self._running.add(record.task_id)
+            if self._heart is None or self._heart.done():
+                self._heart = asyncio.get_running_loop().create_task(
+                    self._beat(), name="mcp-task-heartbeat"
+                )
+
+    async def _beat(self) -> None:
+        """The heartbeat, while tasks run here (none left: it stops)."""
+        while self._running:
+            try:
+                await self.store.set_mark(f"task-worker:{self.worker}", 1, HEARTBEAT_TTL)
+            except StoreUnavailable:
+                pass  # the writer reports the outage
+            await asyncio.sleep(HEARTBEAT_EVERY)
 
     def _changed(self, record: TaskRecord[Detail]) -> None:
+        if record.terminal:
+            self._running.discard(record.task_id)
         self._dirty[record.task_id] = record
         self._wake.set()
         if self._writer is None or self._writer.done():
@@ -185,7 +235,8 @@ class SharedTasks(Generic[Detail]):
         if found is None:
             assert local is not None
             return self._owner(local), local.terminal, local.detailed()
-        owner, terminal, detail = self._snapshot.decode(found)
+        snapshot = self._snapshot.decode(found)
+        owner, terminal, detail = snapshot.owner, snapshot.terminal, snapshot.detail
         if owner is not None and owner != self.tasks.owner_key(ctx):
             raise McpError(
                 jsonrpc.INVALID_PARAMS, f"Unknown task: {task_id!r} (never created, or expired)"
@@ -193,7 +244,41 @@ class SharedTasks(Generic[Detail]):
         if local is not None and not (terminal and not local.terminal):
             # This worker runs it: its own state is the newest (the store's copy follows).
             return owner, local.terminal, local.detailed()
+        if not terminal and local is None and snapshot.worker:
+            try:
+                if await self._runner_stopped(task_id, snapshot.worker):
+                    return await self._settle_stopped(task_id, snapshot)
+            except StoreUnavailable as error:
+                raise McpError(jsonrpc.INTERNAL_ERROR, f"Tasks unavailable: {error}") from None
         return owner, terminal, detail
+
+    async def _runner_stopped(self, task_id: str, worker: str) -> bool:
+        """Whether the worker running a task has shown no heartbeat on polls
+        spanning HEARTBEAT_TTL seconds, none of them further apart than that
+        (a store that just came back has no heartbeats yet: a runner that
+        lives writes its own within HEARTBEAT_EVERY)."""
+        if await self.store.get_mark(f"task-worker:{worker}"):
+            self._unseen.pop(task_id, None)
+            return False
+        now = time.monotonic()
+        first, last = self._unseen.get(task_id, (now, now))
+        if now - last > HEARTBEAT_TTL:
+            first = now
+        self._unseen[task_id] = (first, now)
+        return now - first >= HEARTBEAT_TTL
+
+    async def _settle_stopped(
+        self, task_id: str, snapshot: _Snapshot[Detail]
+    ) -> tuple[str | None, bool, Detail]:
+        """Store the task of a stopped worker as failed (unless a terminal state came first)."""
+        self._unseen.pop(task_id, None)
+        failed = self.tasks.failed(snapshot.detail, STOPPED)
+        settled = _Snapshot(snapshot.owner, True, failed, snapshot.worker)
+        await self.store.put_task(task_id, msgspec.json.encode(settled), True, None)
+        found = await self.store.get_task(task_id)
+        if found is not None:
+            settled = self._snapshot.decode(found)
+        return settled.owner, settled.terminal, settled.detail
 
     async def get(self, ctx: RequestContext, task_id: str) -> Detail:
         return (await self._stored(ctx, task_id))[2]
@@ -205,7 +290,7 @@ class SharedTasks(Generic[Detail]):
         cancelled = self.tasks.cancelled(detail)
         try:
             await self.store.put_task(
-                task_id, msgspec.json.encode((owner, True, cancelled)), True, None
+                task_id, msgspec.json.encode(_Snapshot(owner, True, cancelled)), True, None
             )
             await self.store.publish(msgspec.json.encode(_Note(k="cancel", t=task_id)))
         except StoreUnavailable as error:

@@ -61,6 +61,8 @@ class StreamTransport:
         self._writer = writer
         self._max = max_message_size
         self._max_buffered = max_buffered
+        limits = getattr(writer.transport, "get_write_buffer_limits", None)
+        self._low_water: int = limits()[0] if limits is not None else 0
         self._closed = False
 
     async def read(self) -> Message | None:
@@ -105,19 +107,14 @@ class StreamTransport:
         -32600 under its id; a response is replaced by an error response, which
         is returned for the session to read (the call waiting for it fails);
         anything else gets -32600 under a null id."""
-        members = jsonrpc.top_level_members(head)
-        request_id = jsonrpc.request_id_of(members)
+        request_id, response = jsonrpc.unreadable_sender(head)
         problem = f"message larger than {self._max} bytes (max_message_size)"
-        if (
-            "method" not in members
-            and request_id is not None
-            and ("result" in members or "error" in members)
-        ):
+        if response and request_id is not None:
             logger.error("dropping the response to request %s: %s", quoted(request_id), problem)
             return jsonrpc.error_bytes(
                 request_id, jsonrpc.INVALID_REQUEST, f"Invalid response: {problem}; it was dropped"
             )
-        reply_to = request_id if "method" in members else None
+        reply_to = request_id
         logger.error(
             "dropping a %s (%s)",
             problem,
@@ -160,10 +157,15 @@ class StreamTransport:
         return None  # one stream for everything: nothing to close early
 
     async def drain(self) -> None:
-        if self._closed or self._writer.is_closing():
+        writer = self._writer
+        if self._closed or writer.is_closing():
+            return
+        if writer.transport.get_write_buffer_size() <= self._low_water:
+            # Not paused (a transport resumes writing at the low-water mark):
+            # writer.drain() would return at once, through two coroutine frames.
             return
         try:
-            await self._writer.drain()
+            await writer.drain()
         except (ConnectionError, OSError):
             self._closed = True
 

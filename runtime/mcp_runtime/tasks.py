@@ -678,3 +678,14 @@ class _Table:
         return msgspec.structs.replace(
             detail, status="cancelled", last_updated_at=_now(), input_requests=UNSET
         )
+
+    def failed(self, detail: GetTaskResult, message: str) -> GetTaskResult:
+        error = TaskError(code=jsonrpc.INTERNAL_ERROR, message=message)
+        return msgspec.structs.replace(
+            detail,
+            status="failed",
+            status_message=message,
+            error=error,
+            last_updated_at=_now(),
+            input_requests=UNSET,
+        )

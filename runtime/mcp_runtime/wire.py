@@ -17,7 +17,7 @@ from others (stdio) the session gets the bytes alone and decodes them, once.
 from __future__ import annotations
 
 import enum
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import msgspec
 
@@ -66,6 +66,35 @@ class Message(msgspec.Struct, kw_only=True, gc=False):
     """Incoming: the envelope, when the transport decoded it (else the session does)."""
 
 
+class Transport(Protocol):
+    """A bidirectional stream of JSON-RPC messages, one :class:`Message` each."""
+
+    async def read(self) -> Message | None:
+        """The next message, or None once the peer has gone. A transport that
+        decoded the message's envelope (to route it) hands it along; else the
+        session decodes the bytes."""
+
+    def write(self, message: Message) -> None:
+        """Queue one message for sending; never blocks.
+
+        Besides the bytes, the message says what the session knows of them:
+        its kind, id, method and params, and ``related``, the id of the
+        incoming request it belongs to (its response, or a notification or
+        request sent while handling it). Transports with a stream per request
+        (Streamable HTTP) route by them, others send the bytes alone.
+        """
+
+    async def drain(self) -> None:
+        """Wait until queued messages are handed to the peer (backpressure)."""
+
+    async def close(self) -> None:
+        """Stop sending and receiving; pending reads return None."""
+
+    def close_request_stream(self, request_id: RequestId) -> None:
+        """End the connection carrying ``request_id``'s messages early, where
+        the transport can resume it later (Streamable HTTP); else nothing."""
+
+
 def incoming(data: bytes, envelope: Envelope | None = None) -> Message:
     """A message read from the peer, decoded (``envelope``) or not."""
     return Message(data=data, envelope=envelope)
@@ -95,6 +124,7 @@ __all__ = [
     "UNKNOWN",
     "Kind",
     "Message",
+    "Transport",
     "incoming",
     "notification",
     "request",

@@ -8,11 +8,11 @@ import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import mcp as sdk
 import pytest
 from mcp import StdioServerParameters as SdkStdioParameters
+from support.gateway import drive_everything
 from support.peers import (
     SERVER_EVERYTHING,
     SUPPORT,
@@ -36,34 +36,6 @@ def quiet() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the SDK's deprecation notices of 2026-07-28
         yield
-
-
-async def drive_everything(client: Any) -> None:
-    """What a front client sees of server-everything behind the prefix ``everything``."""
-    tools = {tool.name for tool in (await client.list_tools()).tools}
-    assert {"everything_echo", "everything_trigger-long-running-operation"} <= tools
-    assert not any(name == "echo" for name in tools)
-    echoed = await client.call_tool("everything_echo", {"message": "through"})
-    assert echoed.content[0].text == "Echo: through"
-    seen: list[float] = []
-
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        seen.append(value)
-
-    done = await client.call_tool(
-        "everything_trigger-long-running-operation",
-        {"duration": 1, "steps": 2},
-        progress_callback=progress,
-    )
-    assert "completed" in done.content[0].text
-    assert seen == [1.0, 2.0]
-    resources = (await client.list_resources()).resources
-    first = str(resources[0].uri)
-    assert first.startswith("demo://everything/")
-    read = await client.read_resource(first)
-    assert str(read.contents[0].uri) == first and read.contents[0].text
-    prompt = await client.get_prompt("everything_args-prompt", {"city": "Paris"})
-    assert "Paris" in prompt.messages[0].content.text
 
 
 @pytest.mark.peers

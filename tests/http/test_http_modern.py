@@ -36,11 +36,12 @@ from mcp_runtime.http.client import (
     connect_streamable_http,
 )
 from mcp_runtime.http.headers import InvalidAnnotation, decode_value, encode_value, param_headers
+from mcp_runtime.http.stateless import first_step
 from mcp_runtime.http.streamable import StreamableHTTPApp
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
-from mcp_runtime.session import Session, first_step
+from mcp_runtime.session import Session
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"

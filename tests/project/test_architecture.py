@@ -31,8 +31,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("host",),
     # (http_client, sse_legacy, streamable_http: deprecated paths into the http wing)
     ("http", "auth", "serving", "http_client", "sse_legacy", "streamable_http"),
-    ("server", "client", "renewal", "tasks", "shared_tasks"),
-    ("session", "stdio", "stores", "running"),
+    ("server", "stateless_answers", "client", "renewal", "tasks", "shared_tasks"),
+    ("session", "stdio", "stores", "running", "outgoing", "answering"),
     (
         "lifecycle",
         "capabilities",
@@ -54,11 +54,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 KNOWN_UPWARD: set[tuple[str, str]] = set()
 KNOWN_CYCLES: set[frozenset[str]] = set()
 KNOWN_PRIVATE: set[tuple[str, str]] = set()
-KNOWN_LARGE: set[str] = {
-    "mcp_runtime.server",
-    "mcp_runtime.session",
-    "mcp_runtime.session.Session",
-}
+KNOWN_LARGE: set[str] = set()
 
 MAX_MODULE_LINES = 700
 MAX_CLASS_LINES = 400

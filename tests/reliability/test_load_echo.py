@@ -105,7 +105,7 @@ async def drive(session: ClientSession, total: int, in_flight: int, tag: str) ->
     assert sum(responses.values()) == total and set(responses.values()) == {
         1
     }, "a response arrived twice"
-    assert not session._pending and not session._progress
+    assert not session.outgoing.pending and not session.outgoing.progress
     return {
         "requests": total,
         "in_flight": peak,

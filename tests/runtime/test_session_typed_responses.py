@@ -18,6 +18,7 @@ from support.router import WORK, TableRouter, Work
 from support.transports import memory_pair
 
 from mcp_runtime.jsonrpc import McpError
+from mcp_runtime.outgoing import Outgoing
 from mcp_runtime.session import Session
 
 Respond = Callable[[int], bytes]
@@ -81,7 +82,7 @@ async def _outcome(
 ) -> tuple[Any, list[bytes]]:
     """How the call ends (or that it is still waiting), and what the session sent back."""
     if not shortcut:
-        monkeypatch.setattr(Session, "_dispatch_typed_response", lambda self, data: False)
+        monkeypatch.setattr(Outgoing, "deliver_typed", lambda self, data: False)
     ta, tb = memory_pair("a", "b")
     session = Session(ta, TableRouter(), protocol_version="2025-11-25")
     session.start()
@@ -121,13 +122,13 @@ def test_the_shortcut_changes_nothing(
 
 def test_the_shortcut_is_taken_for_well_formed_responses(monkeypatch: pytest.MonkeyPatch) -> None:
     taken: list[bool] = []
-    original = Session._dispatch_typed_response
+    original = Outgoing.deliver_typed
 
-    def spy(self: Session, data: bytes) -> bool:
+    def spy(self: Outgoing, data: bytes) -> bool:
         taken.append(original(self, data))
         return taken[-1]
 
-    monkeypatch.setattr(Session, "_dispatch_typed_response", spy)
+    monkeypatch.setattr(Outgoing, "deliver_typed", spy)
     outcome, _ = asyncio.run(
         _outcome(_padded(RESPONSES["well-formed, newline"]), True, pytest.MonkeyPatch())
     )

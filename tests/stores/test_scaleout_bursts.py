@@ -148,7 +148,7 @@ def test_open_get_streams_hold_no_command_connection_and_new_sessions_are_served
             ]
             store = app.table.store  # type: ignore[attr-defined]
             assert isinstance(store, RedisStore)
-            while len(store._following) < 120:  # every stream is waiting on its log
+            while len(store.bus.following) < 120:  # every stream is waiting on its log
                 await asyncio.sleep(0.05)
             pool = store.client.connection_pool
             assert len(pool._in_use_connections) <= 1  # the pub/sub one

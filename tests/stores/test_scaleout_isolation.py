@@ -33,7 +33,7 @@ def test_deployments_apart_by_database_or_prefix_never_hear_each_other() -> None
         try:
             # A waiting reader of one deployment's log is not woken by another's write.
             reader = asyncio.ensure_future(stores["a"].read_after("s:g", 0, 30))
-            while not stores["a"]._following:
+            while not stores["a"].bus.following:
                 await asyncio.sleep(0.01)
             for name in ("other db", "other prefix"):
                 await stores[name].append("s:g", name.encode(), 60, 10)

@@ -1,11 +1,15 @@
 """A worker dies while it answers a request over SSE: the client resumes the
 stream on a survivor, gets what the dead worker logged, then a JSON-RPC error
-for its request, and the stream ends (the client does not wait forever)."""
+for its request, and the stream ends (the client does not wait forever). A
+worker dies while it runs a task: the task fails on the survivors instead of
+staying "working" forever."""
 
 from __future__ import annotations
 
 import os
 import signal
+import time
+from typing import Any
 
 import pytest
 from support.scaleout import (
@@ -13,7 +17,10 @@ from support.scaleout import (
     call,
     deployment,
     initialize,
+    modern_call,
+    modern_request,
     on_both_workers,
+    result_of,
     session_headers,
 )
 
@@ -49,3 +56,36 @@ def test_a_request_stream_of_a_dead_worker_ends_with_an_error_on_a_survivor() ->
         # A second resumption from the same point ends the same way at once.
         events = SseReader("GET", cluster.url, resumed).rest()
         assert events[-1][1] == last
+
+
+def test_a_task_of_a_dead_worker_fails_on_the_survivors_instead_of_running_forever() -> None:
+    """A worker that died can no longer settle the tasks it ran: a survivor
+    does, so that the client polling one gets a terminal status."""
+    with deployment() as (_, cluster):
+        created = modern_call(cluster.url, 1, "wait_job", {"seconds": 600}, extensions=True)
+        task_id = created["taskId"]
+
+        def poll(n: int) -> Any:
+            answer = modern_request(
+                cluster.url, n, "tasks/get", {"taskId": task_id}, task_id, extensions=True
+            )
+            data = result_of(answer)
+            assert "result" in data, data
+            return data["result"]
+
+        got = poll(2)
+        for n in range(3, 200):
+            if "running on" in str(got.get("statusMessage", "")):
+                break
+            got = poll(n)
+        runner = int(got["statusMessage"].split()[-1])
+        os.kill(runner, signal.SIGKILL)
+        for n in range(200, 400):  # the survivors poll until the runner's heartbeat is gone
+            got = poll(n)
+            if got["status"] != "working":
+                break
+            time.sleep(0.25)
+        assert got["status"] == "failed", got
+        assert got["error"]["code"] == -32603
+        assert "stopped before it ended" in got["statusMessage"]
+        assert all(poll(400 + n)["status"] == "failed" for n in range(6))

@@ -1,7 +1,10 @@
-"""A real redis-server for the tests, on a free loopback port, no persistence.
+"""Real Redis deployments for the tests, on free loopback ports, no persistence:
+one ``redis-server`` (:class:`RedisServer`), a Redis Cluster of three primaries
+(:class:`RedisClusterNodes`) and a primary with a replica watched by a Sentinel
+(:class:`SentinelGroup`).
 
 Debian's ``redis-server`` is used where it is on PATH; as root it is
-installed (``apt-get install redis-server``) where it is missing. The server
+installed (``apt-get install redis-server``) where it is missing. A server
 can be stopped and started again on the same port (outage tests).
 """
 
@@ -13,7 +16,9 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import quote
 
 from support.everything_http import free_port
 
@@ -34,17 +39,26 @@ def redis_server_binary() -> str:
 
 
 class RedisServer:
-    def __init__(self) -> None:
-        self.port = free_port()
+    """One redis-server; ``extra`` are more of its command-line settings
+    (``--requirepass``, ``--cluster-enabled``, ``--replicaof``...), ``password``
+    the one its probes and :meth:`command` authenticate with."""
+
+    def __init__(
+        self, extra: Sequence[str] = (), port: int | None = None, password: str | None = None
+    ) -> None:
+        self.port = free_port() if port is None else port
         self.dir = Path(tempfile.mkdtemp(prefix="mcp-redis-"))
+        self.extra = list(extra)
+        self.password = password
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = "" if self.password is None else f":{quote(self.password, safe='')}@"
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
-    def start(self, timeout: float = 20.0) -> None:
-        command = [
+    def arguments(self) -> list[str]:
+        return [
             redis_server_binary(),
             "--port", str(self.port),
             "--bind", "127.0.0.1",
@@ -53,7 +67,11 @@ class RedisServer:
             "--appendonly", "no",
             "--protected-mode", "no",
             "--loglevel", "warning",
+            *self.extra,
         ]  # fmt: skip
+
+    def start(self, timeout: float = 20.0) -> None:
+        command = self.arguments()
         self.process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
@@ -62,12 +80,11 @@ class RedisServer:
             if self.process.poll() is not None:
                 raise RuntimeError(f"redis-server exited with {self.process.returncode}")
             try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as probe:
-                    probe.sendall(b"PING\r\n")
-                    if probe.recv(16).startswith(b"+PONG"):
-                        return
+                if self.command("PING").startswith(b"+PONG"):
+                    return
             except OSError:
-                time.sleep(0.05)
+                pass
+            time.sleep(0.05)
         raise RuntimeError("redis-server did not start")
 
     def stop(self) -> None:
@@ -81,18 +98,175 @@ class RedisServer:
             self.process = None
 
     def command(self, *args: str) -> bytes:
-        """One command with redis-cli's wire format (no client library): its raw reply."""
-        parts = [f"*{len(args)}\r\n".encode()]
-        for arg in args:
-            parts.append(f"${len(arg.encode())}\r\n{arg}\r\n".encode())
+        """One command with redis-cli's wire format (no client library): its raw reply
+        (after the ``+OK`` of an ``AUTH`` when the server has a password)."""
+        wire = b""
+        if self.password is not None:
+            wire = _encode("AUTH", self.password)
         with socket.create_connection(("127.0.0.1", self.port), timeout=5) as conn:
-            conn.sendall(b"".join(parts))
+            conn.sendall(wire + _encode(*args))
             conn.shutdown(socket.SHUT_WR)
             chunks = []
             while chunk := conn.recv(65536):
                 chunks.append(chunk)
-        return b"".join(chunks)
+        reply = b"".join(chunks)
+        if self.password is not None and reply.startswith(b"+OK\r\n"):
+            reply = reply[len(b"+OK\r\n") :]
+        return reply
 
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _encode(*args: str) -> bytes:
+    parts = [f"*{len(args)}\r\n".encode()]
+    for arg in args:
+        parts.append(f"${len(arg.encode())}\r\n{arg}\r\n".encode())
+    return b"".join(parts)
+
+
+def cluster_port() -> int:
+    """A free port whose cluster bus port (the port + 10000) is free too."""
+    while True:
+        port = free_port()
+        if port + 10000 > 65535:
+            continue
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port + 10000))
+            except OSError:
+                continue
+        return port
+
+
+class RedisClusterNodes:
+    """A Redis Cluster of three primaries (no replicas), made by
+    ``redis-cli --cluster create``; its URL names the first node."""
+
+    def __init__(self, primaries: int = 3) -> None:
+        self.nodes = [
+            RedisServer(
+                ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                 "--cluster-node-timeout", "2000"],
+                port=cluster_port(),
+            )  # fmt: skip
+            for _ in range(primaries)
+        ]
+
+    @property
+    def url(self) -> str:
+        return f"redis+cluster://127.0.0.1:{self.nodes[0].port}"
+
+    def start(self, timeout: float = 30.0) -> None:
+        for node in self.nodes:
+            node.start()
+        cli = shutil.which("redis-cli") or "redis-cli"
+        subprocess.run(
+            [cli, "--cluster", "create", *(f"127.0.0.1:{node.port}" for node in self.nodes),
+             "--cluster-replicas", "0", "--cluster-yes"],
+            check=True, capture_output=True, timeout=timeout,
+        )  # fmt: skip
+        deadline = time.monotonic() + timeout
+        while not all(
+            b"cluster_state:ok" in node.command("CLUSTER", "INFO") for node in self.nodes
+        ):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the Redis Cluster did not come up")
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        for node in self.nodes:
+            node.close()
+
+
+class SentinelGroup:
+    """A primary and its replica, watched by one Sentinel (quorum 1) under
+    the service name ``mymaster``; the URL names the Sentinel."""
+
+    service = "mymaster"
+
+    def __init__(self, password: str | None = None) -> None:
+        auth = [] if password is None else ["--requirepass", password, "--masterauth", password]
+        self.primary = RedisServer(auth, password=password)
+        self.replica = RedisServer(
+            [*auth, "--replicaof", "127.0.0.1", str(self.primary.port)], password=password
+        )
+        self.password = password
+        self.sentinel_port = free_port()
+        self.sentinel_dir = Path(tempfile.mkdtemp(prefix="mcp-sentinel-"))
+        self.sentinel: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        auth = "" if self.password is None else f":{quote(self.password, safe='')}@"
+        return f"redis+sentinel://{auth}127.0.0.1:{self.sentinel_port}/{self.service}/0"
+
+    def sentinel_command(self, *args: str) -> bytes:
+        return RedisServer(port=self.sentinel_port).command(*args)
+
+    def start(self, timeout: float = 30.0) -> None:
+        self.primary.start()
+        self.replica.start()
+        config = self.sentinel_dir / "sentinel.conf"
+        lines = [
+            f"port {self.sentinel_port}",
+            "bind 127.0.0.1",
+            "protected-mode no",
+            f"dir {self.sentinel_dir}",
+            f"sentinel monitor {self.service} 127.0.0.1 {self.primary.port} 1",
+            f"sentinel down-after-milliseconds {self.service} 2000",
+            f"sentinel failover-timeout {self.service} 10000",
+        ]
+        if self.password is not None:
+            lines.append(f"sentinel auth-pass {self.service} {self.password}")
+        config.write_text("\n".join(lines) + "\n")
+        self.sentinel = subprocess.Popen(
+            [redis_server_binary(), str(config), "--sentinel"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + timeout
+        # Up once the replica has caught up and the Sentinel knows it (a failover needs one).
+        while True:
+            try:
+                if b"master_link_status:up" in self.replica.command("INFO", "replication") and str(
+                    self.replica.port
+                ).encode() in self.sentinel_command("SENTINEL", "REPLICAS", self.service):
+                    return
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the Sentinel group did not come up")
+            time.sleep(0.1)
+
+    def primary_port(self) -> int:
+        """The port of the primary the Sentinel names now."""
+        reply = self.sentinel_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", self.service)
+        return int(reply.split(b"\r\n")[-2])
+
+    def fail_over(self, timeout: float = 30.0) -> int:
+        """``SENTINEL FAILOVER``, then wait until the replica is the primary
+        (promoted, and named by the Sentinel); its port."""
+        before = self.primary_port()
+        reply = self.sentinel_command("SENTINEL", "FAILOVER", self.service)
+        if not reply.startswith(b"+OK"):
+            raise RuntimeError(f"SENTINEL FAILOVER: {reply!r}")
+        deadline = time.monotonic() + timeout
+        while True:
+            after = self.primary_port()
+            promoted = self.replica if after == self.replica.port else self.primary
+            if after != before and b"role:master" in promoted.command("INFO", "replication"):
+                return after
+            if time.monotonic() > deadline:
+                raise RuntimeError("the failover did not complete")
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        if self.sentinel is not None:
+            self.sentinel.terminate()
+            self.sentinel.wait(10)
+            self.sentinel = None
+        shutil.rmtree(self.sentinel_dir, ignore_errors=True)
+        self.replica.close()
+        self.primary.close()

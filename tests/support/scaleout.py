@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -33,13 +33,27 @@ MODERN = "2026-07-28"
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
 
+class RedisDeployment(Protocol):
+    """What the workers need of a Redis the tests started: the URL they share."""
+
+    @property
+    def url(self) -> str: ...
+
+
 class Workers:
     """``uvicorn --workers n`` serving support.scaleout_app on a free port."""
 
     def __init__(
-        self, redis: RedisServer | None, workers: int = 2, store: str = "redis", quotas: str = ""
+        self,
+        redis: RedisDeployment | None,
+        workers: int = 2,
+        store: str = "redis",
+        quotas: str = "",
+        trusted_proxies: str = "",
     ) -> None:
-        """``quotas``: "sessions,streams,requests,lease ttl" per client (see scaleout_app)."""
+        """``quotas``: "sessions,streams,requests,lease ttl" per client;
+        ``trusted_proxies``: comma-separated (see scaleout_app)."""
+        self.trusted_proxies = trusted_proxies
         self.redis = redis
         self.quotas = quotas
         self.workers = workers
@@ -65,6 +79,7 @@ class Workers:
             ),
             "MCP_TEST_STORE": self.store,
             "MCP_TEST_QUOTAS": self.quotas,
+            "MCP_TEST_TRUSTED_PROXIES": self.trusted_proxies,
         }
         if self.redis is not None:
             env["MCP_TEST_REDIS_URL"] = self.redis.url
@@ -73,6 +88,10 @@ class Workers:
             "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),
             "--log-level", "warning", "--timeout-graceful-shutdown", "1",
         ]  # fmt: skip
+        if self.trusted_proxies:
+            # uvicorn believes X-Forwarded-For from 127.0.0.1 by itself: off, so
+            # that the app's own trusted_proxies decide alone.
+            command.append("--no-proxy-headers")
         self.process = subprocess.Popen(
             command, env=env, cwd=TESTS, start_new_session=True, stderr=self.log
         )
@@ -104,6 +123,65 @@ class Workers:
                 self.process.wait()
             self.process = None
             self.log.close()
+
+
+class Worker:
+    """One ``uvicorn`` worker on a port of its own, serving the app factory
+    ``target``: requests go to the worker chosen (the app is the same on all)."""
+
+    def __init__(self, redis: RedisServer, target: str) -> None:
+        self.redis = redis
+        self.target = target
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log = tempfile.NamedTemporaryFile(prefix="mcp-worker-", suffix=".log")  # noqa: SIM115
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def output(self) -> str:
+        return Path(self.log.name).read_text(errors="replace")
+
+    def start(self, timeout: float = 60.0) -> None:
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(
+                [str(TESTS), *(str(REPO / part) for part in ("codegen", "generated", "runtime"))]
+            ),
+            "MCP_TEST_REDIS_URL": self.redis.url,
+        }
+        command = [
+            sys.executable, "-m", "uvicorn", self.target, "--factory", "--host", "127.0.0.1",
+            "--port", str(self.port), "--log-level", "warning", "--timeout-graceful-shutdown", "1",
+        ]  # fmt: skip
+        self.process = subprocess.Popen(
+            command, env=env, cwd=TESTS, start_new_session=True, stderr=self.log
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"uvicorn exited with {self.process.returncode}: {self.output()}"
+                )
+            try:
+                modern_request(self.url, 0, "tools/list", {})
+                return
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        raise RuntimeError("the worker did not answer")
+
+    def stop(self) -> None:
+        """SIGTERM: a graceful stop (listen streams get their result)."""
+        if self.process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+            self.process = None
 
 
 @contextlib.contextmanager

@@ -6,8 +6,10 @@ builds the same server on the Redis named by ``MCP_TEST_REDIS_URL``
 Its tools tell which worker ran them (``pid``), stream numbered log messages
 (``count``), announce changes (``announce``, ``touch``), ask the client for
 its roots (``ask_roots``, answered on whichever worker), say whether this
-worker holds a session's GET stream (``holds_stream``) and run a task that
-waits to be cancelled (``wait_job``).
+worker holds a session's GET stream (``holds_stream``), run a task that
+waits to be cancelled (``wait_job``) and tell the Redis round trips this
+worker made (``trips``, counted when ``MCP_TEST_COUNT_REDIS`` is set: the
+soak run of the bench).
 """
 
 from __future__ import annotations
@@ -29,6 +31,27 @@ from mcp_runtime.tasks import TaskContext, Tasks
 
 STATE_KEY = b"the scale-out tests share this key!"
 
+# Round trips to Redis made by this worker: each command or pipeline sent and
+# answered (a script is one); the pub/sub connection's reads are not counted.
+trips = [0]
+
+
+def count_redis_trips() -> None:
+    from redis.asyncio.client import Pipeline, Redis
+
+    command, pipeline = Redis.execute_command, Pipeline.execute
+
+    async def counted_command(self: Redis, *args: Any, **options: Any) -> Any:
+        trips[0] += 1
+        return await command(self, *args, **options)
+
+    async def counted_pipeline(self: Pipeline, raise_on_error: bool = True) -> Any:
+        trips[0] += 1
+        return await pipeline(self, raise_on_error)
+
+    Redis.execute_command = counted_command  # type: ignore[method-assign]
+    Pipeline.execute = counted_pipeline  # type: ignore[method-assign]
+
 
 def text(value: object) -> mcp.CallToolResult:
     return mcp.CallToolResult(content=[mcp.TextContent(text=str(value))])
@@ -45,7 +68,16 @@ class Tools(mcp.ServerHandlers):
         self, params: mcp.ListToolsRequestParams | None, ctx: RequestContext
     ) -> mcp.ListToolsResultResponseResult:
         schema = mcp.ToolInputSchema(type="object")
-        names = ("pid", "count", "announce", "touch", "ask_roots", "holds_stream", "wait_job")
+        names = (
+            "pid",
+            "count",
+            "announce",
+            "touch",
+            "ask_roots",
+            "holds_stream",
+            "wait_job",
+            "trips",
+        )
         tools = [mcp.Tool(name=name, input_schema=schema) for name in names]
         return mcp.ListToolsResult(tools=tools, cache_scope="public", ttl_ms=0)
 
@@ -57,6 +89,8 @@ class Tools(mcp.ServerHandlers):
         assert self.server is not None
         if params.name == "pid":
             return text(os.getpid())
+        if params.name == "trips":
+            return text(f"{os.getpid()} {trips[0]}")
         if params.name == "count":
             for n in range(int(arguments.get("n", 3))):
                 await ctx.log("info", {"n": n, "pid": os.getpid()})
@@ -106,6 +140,8 @@ def store() -> Store | None:
 
 
 def app() -> HttpApp:
+    if os.environ.get("MCP_TEST_COUNT_REDIS"):
+        count_redis_trips()
     tasks = Tasks(tools={"wait_job": "optional"})
     tools = Tools(tasks)
     server = Server(
@@ -127,5 +163,6 @@ def app() -> HttpApp:
             lease_ttl
         )  # short, so that a test sees a dead worker's places drain
     sessions, streams, requests = per_client
-    tools.app = http_app(server, legacy_sse=False, store=store(), options=HttpOptions(session_timeout=20, max_sessions_per_client=sessions, max_streams_per_client=streams, max_requests_per_client=requests))  # fmt: skip
+    trusted = tuple(filter(None, os.environ.get("MCP_TEST_TRUSTED_PROXIES", "").split(",")))
+    tools.app = http_app(server, legacy_sse=False, store=store(), options=HttpOptions(session_timeout=20, max_sessions_per_client=sessions, max_streams_per_client=streams, max_requests_per_client=requests, trusted_proxies=trusted))  # fmt: skip
     return tools.app

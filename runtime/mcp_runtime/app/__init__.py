@@ -14,6 +14,7 @@ handler interfaces stay underneath (``app.server()``).
 """
 
 from .app import App
+from .audit import Audit
 from .client import (
     OutputMismatch,
     ToolCallFailed,
@@ -26,7 +27,9 @@ from .errors import PromptError, ResourceError, ToolError
 from .lifespan import LifespanError
 from .media import Audio, Content, File, Image, Link
 from .middleware import Call, Middleware, Next
+from .pinning import PinError, Pins
 from .prompts import Message
+from .registering import PromptOptions, ResourceOptions, ToolOptions
 from .resources import UriTemplate
 from .shipped import RATE_LIMITED, Cache, ErrorMapping, RateLimit, StructuredLogging, Timing
 from .state import SessionState
@@ -36,6 +39,7 @@ __all__ = [
     "RATE_LIMITED",
     "App",
     "Audio",
+    "Audit",
     "Cache",
     "Call",
     "Content",
@@ -46,11 +50,16 @@ __all__ = [
     "Link",
     "Middleware",
     "Next",
+    "PinError",
+    "Pins",
     "RateLimit",
     "SessionState",
     "StructuredLogging",
     "Timing",
     "ToolAnnotations",
+    "ToolOptions",
+    "PromptOptions",
+    "ResourceOptions",
     "Context",
     "Elicited",
     "LogLevel",

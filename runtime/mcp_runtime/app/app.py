@@ -26,14 +26,17 @@ from .. import lifecycle
 from ..methods import RequestContext
 from ..server import Extension, Server
 from ..stores import Store
+from .audit import Audit
 from .context import Context
 from .lifespan import Lifespan, LifespanFactory
 from .middleware import Middleware
 from .mount import Mount, prefixed_uri
+from .pinning import Pins
 from .proxy import Proxy
 from .registering import Registering
 from .registry import Registry
 from .running import AppServices, Running
+from .shared_rules import SharedRules
 from .state import SessionStates
 from .visibility import KINDS, Visibility
 
@@ -55,7 +58,9 @@ class App(Registering, Running, Generic[S]):
     ``ctx.lifespan`` (see :mod:`.lifespan`). ``middleware``: run around every
     request and notification, outermost first (see :mod:`.middleware`).
     ``store``: a shared store (``RedisStore.from_url(url)``) for sessions,
-    per-session state and rate limits across workers.
+    per-session state and rate limits across workers; app-wide
+    :meth:`enable` and :meth:`disable` made while serving then hold on every
+    worker (see :mod:`.shared_rules`).
     """
 
     def __init__(
@@ -105,10 +110,15 @@ class App(Registering, Running, Generic[S]):
                 use_store = getattr(each, "use_store", None)
                 if callable(use_store):
                     use_store(store)
+        # App-wide rules made while serving, shared by the workers (None: this process only).
+        self.shared_rules: SharedRules | None = None
+        if store is not None and store.shared:
+            self.shared_rules = SharedRules(self, store)
+            self.services.lifespan.children.append(Lifespan(self.shared_rules.serve, self))
         self._server: Server | None = None
         self._notifying: set[asyncio.Task[None]] = set()
-        self._mounts: list[Mount] = []  # the apps mounted in this one
-        self._mounted_in: list[Mount] = []  # where this app is mounted
+        self._mounts: list[Mount[App[Any]]] = []  # the apps mounted in this one
+        self._mounted_in: list[Mount[App[Any]]] = []  # where this app is mounted
         self._proxies: list[Proxy] = []  # the servers proxied by this one
 
     def mount(self, app: App[Any], *, prefix: str) -> None:
@@ -136,13 +146,20 @@ class App(Registering, Running, Generic[S]):
         prefix: str,
         allow_tools: Sequence[str] | None = None,
         deny_tools: Sequence[str] = (),
+        pins: Pins | None = None,
+        audit: Audit | None = None,
+        scopes: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         """Serve another MCP server as part of this app, under ``prefix`` (the
         rule of :meth:`mount`). ``source``: a
         :class:`~mcp_runtime.stdio.StdioServerParameters`, an http(s) URL or an
         ``mcpServers`` entry (a mapping, or a host ``ServerConfig``). The
         server is connected with the app's lifespan; ``allow_tools`` and
-        ``deny_tools`` (names or fnmatch patterns) choose its tools served.
+        ``deny_tools`` (names or fnmatch patterns) choose its tools served;
+        ``pins`` hold back definitions that changed since approved
+        (:mod:`.pinning`); ``audit`` writes each call made through it
+        (:mod:`.audit`); ``scopes`` maps tool names or fnmatch patterns to the
+        OAuth scopes a caller's token needs to call them.
         See :mod:`mcp_runtime.app.proxy`."""
         taken = {each.prefix for each in self._mounts} | {each.prefix for each in self._proxies}
         if prefix in taken:
@@ -153,6 +170,9 @@ class App(Registering, Running, Generic[S]):
             prefix,
             allow_tools=tuple(allow_tools) if allow_tools is not None else None,
             deny_tools=tuple(deny_tools),
+            pins=pins,
+            audit=audit,
+            scopes={pattern: tuple(needed) for pattern, needed in (scopes or {}).items()},
         )
         self._proxies.append(proxy)
         self.services.lifespan.children.append(proxy.lifespan)
@@ -175,6 +195,14 @@ class App(Registering, Running, Generic[S]):
         self._invalidate(None)
         server = self._server
         if server is None:
+            return
+        if self.shared_rules is not None and self.shared_rules.serving:
+            # A function registered while serving is served by this worker
+            # only: the other workers' clients are not told of it.
+            kind = _LIST_CAPABILITY[kind]
+            self._later(
+                server.notify_list_changed_to(kind, server.handshake_sessions(), streams=True)
+            )
             return
         self._later(server.notify_list_changed(_LIST_CAPABILITY[kind]))
 
@@ -254,6 +282,10 @@ class App(Registering, Running, Generic[S]):
     ) -> None:
         names, tags = _strings(names, "names"), _strings(tags, "tags")
         peer = _peer(session)
+        shared = self.shared_rules
+        if peer is None and shared is not None and shared.serving:
+            shared.change(names, tags, shown)  # it tells the clients once every worker has it
+            return
         server = self._notifier()
         # Whose view may change: one session, or every session and the listen streams.
         watched: list[Any] = [peer] if peer is not None else [None]

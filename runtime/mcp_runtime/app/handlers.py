@@ -21,7 +21,7 @@ from ..methods import RequestContext
 from ..session import Session
 from .completion import completion_key
 from .flavor import Flavor
-from .resources import ResourceSpec
+from .resources import ResourceSpec, UriTemplate
 
 if TYPE_CHECKING:
     from ..tasks import TaskContext, Tasks
@@ -37,11 +37,14 @@ def build_handlers(
     visibility: Visibility,
     notifications: bool = False,
     tasks: Tasking | None = None,
+    proxied: bool = False,
 ) -> object:
     """A ``ServerHandlers`` instance of ``flavor``'s revision serving
     ``registry``, showing what ``visibility`` shows each session.
     ``notifications``: handle the client's notifications (for middleware to see them).
-    ``tasks``: how task-capable tools run as tasks (see :mod:`.core_tasks`)."""
+    ``tasks``: how task-capable tools run as tasks (see :mod:`.core_tasks`).
+    ``proxied``: serve every kind of list, empty or not, because proxied
+    servers fill the registry only once they connect (after the server is built)."""
     types = flavor.types
     methods = flavor.revision.all_methods
     hints = flavor.cache_hints
@@ -61,7 +64,7 @@ def build_handlers(
     def hidden(key: str, spec: Any, ctx: RequestContext) -> bool:
         return visibility.active and not visibility.visible(_session(ctx), key, spec.tags)
 
-    if registry.tools:
+    if registry.tools or proxied:
 
         async def list_tools(self: object, params: Any, ctx: RequestContext) -> Any:
             _first_page_only(params)
@@ -73,14 +76,20 @@ def build_handlers(
         def find_tool(params: Any, ctx: RequestContext) -> ToolSpec:
             tool = registry.tools.get(params.name)
             if tool is None or (visibility.active and hidden(params.name, tool, ctx)):
-                raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {params.name}")
+                raise McpError(
+                    jsonrpc.INVALID_PARAMS,
+                    registry.unknown("tools", params.name, f"Unknown tool: {params.name}"),
+                )
             return tool
 
         def call_tool(self: object, params: Any, ctx: RequestContext) -> Awaitable[Any]:
             # The tool's own coroutine is the handler's: one frame fewer per call.
             tool = registry.tools.get(params.name)
             if tool is None or (visibility.active and hidden(params.name, tool, ctx)):
-                raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {params.name}")
+                raise McpError(
+                    jsonrpc.INVALID_PARAMS,
+                    registry.unknown("tools", params.name, f"Unknown tool: {params.name}"),
+                )
             return tool.call(params, ctx, flavor)
 
         # Tasks (chosen here, once: an app without task-capable tools checks nothing per call).
@@ -123,7 +132,7 @@ def build_handlers(
                 },
             )
 
-    if registry.resources or registry.templates:
+    if registry.resources or registry.templates or proxied:
 
         async def list_resources(self: object, params: Any, ctx: RequestContext) -> Any:
             _first_page_only(params)
@@ -158,17 +167,21 @@ def build_handlers(
                 peer = ctx.peer
                 if isinstance(peer, Session):
                     registry.subscribe(params.uri, peer)
+                for watcher in registry.subscription_watchers:
+                    await watcher(params.uri, True)
                 return subscribe_result()
 
             async def unsubscribe(self: object, params: Any, ctx: RequestContext) -> Any:
                 peer = ctx.peer
                 if isinstance(peer, Session):
                     registry.unsubscribe(params.uri, peer)
+                for watcher in registry.subscription_watchers:
+                    await watcher(params.uri, False)
                 return unsubscribe_result()
 
             namespace.update(subscribe=subscribe, unsubscribe=unsubscribe)
 
-    if registry.prompts:
+    if registry.prompts or proxied:
 
         async def list_prompts(self: object, params: Any, ctx: RequestContext) -> Any:
             _first_page_only(params)
@@ -177,12 +190,15 @@ def build_handlers(
         async def get_prompt(self: object, params: Any, ctx: RequestContext) -> Any:
             prompt = registry.prompts.get(params.name)
             if prompt is None or hidden(params.name, prompt, ctx):
-                raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown prompt: {params.name}")
+                raise McpError(
+                    jsonrpc.INVALID_PARAMS,
+                    registry.unknown("prompts", params.name, f"Unknown prompt: {params.name}"),
+                )
             return await prompt.get(params, ctx, flavor)
 
         namespace.update(list_prompts=list_prompts, get_prompt=get_prompt)
 
-    if registry.completions and "completion/complete" in methods:
+    if (registry.completions or proxied) and "completion/complete" in methods:
 
         async def complete(self: object, params: Any, ctx: RequestContext) -> Any:
             key = completion_key(params)
@@ -270,4 +286,8 @@ def _find_resource(
         variables = template.template.match(uri)
         if variables is not None:
             return template, variables
-    raise McpError(flavor.resource_not_found, f"Resource not found: {uri}", {"uri": uri})
+    message = f"Resource not found: {uri}"
+    for held, (_, why) in registry.held["templates"].items():
+        if UriTemplate(held).match(uri) is not None:
+            message = why  # a proxied template held back (see .pinning)
+    raise McpError(flavor.resource_not_found, message, {"uri": uri})

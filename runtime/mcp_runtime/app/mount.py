@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Mapping
-from typing import Any
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import msgspec
 
@@ -44,8 +44,11 @@ from ..session import Handler
 from .completion import Completer, completion_key
 from .flavor import Flavor
 from .handlers import build_handlers
-from .middleware import chain
+from .middleware import Middleware, chain
+from .registry import Registry
 from .resources import UriTemplate
+from .running import AppServices
+from .visibility import Visibility
 
 _PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]*$")
 
@@ -85,11 +88,26 @@ def unprefixed_uri(prefix: str, uri: str) -> str | None:
     return None
 
 
-class Mount:
+class MountableApp(Protocol):
+    """What a mount reads of the apps on either side: an
+    :class:`~mcp_runtime.app.App` (named by this protocol because that module
+    imports this one)."""
+
+    registry: Registry
+    visibility: Visibility
+    middleware: tuple[Middleware, ...]
+    cache_ttl_ms: int
+    cache_scope: Literal["private", "public"]
+    services: AppServices
+
+
+A = TypeVar("A", bound=MountableApp)
+
+
+class Mount(Generic[A]):
     """One app mounted in another: keeps the parent's registry in step with it."""
 
-    # The apps are App objects (typed Any: .app imports this module).
-    def __init__(self, parent: Any, app: Any, prefix: str) -> None:
+    def __init__(self, parent: A, app: A, prefix: str) -> None:
         if not isinstance(prefix, str) or not _PREFIX.match(prefix):
             raise ValueError(
                 f"mount prefix {prefix!r}: letters, digits, '.' and '-', starting with a letter or digit"
@@ -196,7 +214,7 @@ class Mount:
         return chain(app.middleware)(flavor.revision.all_methods[method], handler)
 
 
-def _wrap(kind: str, mount: Mount, key: str, outer: str, spec: Any) -> Any:
+def _wrap(kind: str, mount: Mount[Any], key: str, outer: str, spec: Any) -> Any:
     if kind == "tools":
         return MountedTool(mount, key, outer, spec)
     if kind == "prompts":
@@ -209,7 +227,7 @@ class MountedTool:
 
     __slots__ = ("mount", "inner", "name", "spec", "tags", "task_support", "scopes", "wire")
 
-    def __init__(self, mount: Mount, inner: str, outer: str, spec: Any) -> None:
+    def __init__(self, mount: Mount[Any], inner: str, outer: str, spec: Any) -> None:
         self.mount, self.inner, self.name, self.spec = mount, inner, outer, spec
         self.tags: frozenset[str] = spec.tags
         self.task_support = spec.task_support
@@ -226,7 +244,7 @@ class MountedPrompt:
 
     __slots__ = ("mount", "inner", "name", "spec", "tags", "scopes", "wire")
 
-    def __init__(self, mount: Mount, inner: str, outer: str, spec: Any) -> None:
+    def __init__(self, mount: Mount[Any], inner: str, outer: str, spec: Any) -> None:
         self.mount, self.inner, self.name, self.spec = mount, inner, outer, spec
         self.tags: frozenset[str] = spec.tags
         self.scopes: frozenset[str] = spec.scopes
@@ -242,7 +260,7 @@ class MountedResource:
 
     __slots__ = ("mount", "inner", "uri", "spec", "tags", "scopes", "template", "wire")
 
-    def __init__(self, mount: Mount, inner: str, outer: str, spec: Any) -> None:
+    def __init__(self, mount: Mount[Any], inner: str, outer: str, spec: Any) -> None:
         self.mount, self.inner, self.uri, self.spec = mount, inner, outer, spec
         self.tags: frozenset[str] = spec.tags
         self.scopes: frozenset[str] = spec.scopes
@@ -276,7 +294,7 @@ class MountedCompleter(Completer):
 
     __slots__ = ("mount", "inner")
 
-    def __init__(self, mount: Mount, inner: str) -> None:
+    def __init__(self, mount: Mount[Any], inner: str) -> None:
         self.mount = mount
         self.inner = inner
 

@@ -23,37 +23,49 @@ request that caused them; cancelling the front request cancels the backend
 call; the backend's list-changed notifications refresh the app's lists and
 reach its clients as its own.
 
-The proxy declares no sampling, elicitation or roots capability to the
-backend, so a backend asking for them is refused by the session (-32601,
-method not found): relaying them to the front client is not done yet.
+The backend's sampling, elicitation and roots requests are asked of the
+front client (:mod:`.relay`); the front's subscriptions reach the backend, and
+a 2026-07-28 backend is listened to for its changes
+(:mod:`.backend_subscriptions`). The session is supervised as a host's
+(:class:`~mcp_runtime.host.connection.Connection`): a backend that is lost,
+or fails the health checks of its ``pingInterval``, leaves the app's lists
+until it is connected again; a call it does not answer within its
+``requestTimeout`` fails with an error naming it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fnmatch
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from typing import Any, Literal
 
 import msgspec
 
-from mcp_protocol import v2026_07_28 as mcp
-
 from .. import codec, jsonrpc, lifecycle
-from ..client import Client, ClientSession, connect_stdio
-from ..jsonrpc import McpError
+from ..client import Client, ClientSession
+from ..host.config import ServerConfig, parse_config
+from ..host.connection import Connection, RetryPolicy
+from ..http.related import related_request
+from ..jsonrpc import McpError, RequestId
 from ..lifecycle import SERVER_INFO_KEY
 from ..methods import RequestContext
 from ..stdio import StdioServerParameters
+from .audit import Audit
+from .backend_subscriptions import Subscriptions
 from .completion import Completer, completion_key
 from .flavor import Flavor
 from .lifespan import Lifespan
 from .media import to_block
 from .mount import prefixed_name, prefixed_uri, unprefixed_uri
+from .pinning import Pins
+from .relay import ASKING, BackendHandlers, Rounds, WaitingCalls
 from .resources import UriTemplate
+from .tools import check_scopes
 
 logger = logging.getLogger("mcp_runtime.app")
 
@@ -74,73 +86,43 @@ _CAPABILITY = {
     "templates": "resources",
 }
 # Front request members that belong to the front hop only.
-_HOP_MEMBERS = ("_meta", "inputResponses", "requestState")
+# (A front's task is the app's own: the backend gets the call, or its own task.)
+_HOP_MEMBERS = ("_meta", "inputResponses", "requestState", "task")
 
 
-def _open(source: Any, prefix: str) -> contextlib.AbstractAsyncContextManager[ClientSession]:
-    """The client session to ``source`` (opened when entered)."""
-    from ..host.config import ServerConfig, parse_config
-
+def _config(source: Any, prefix: str) -> tuple[ServerConfig, int | None]:
+    """``source`` as a host configuration entry named ``prefix``, and where a
+    stdio server's stderr goes."""
     if isinstance(source, Mapping):
         source = parse_config({"mcpServers": {prefix: dict(source)}})[prefix]
-    client = Client(
-        name="mcp-runtime-proxy", version="1", handlers=_BackendHandlers(), package=None
-    )
-    if isinstance(source, StdioServerParameters):
-        return connect_stdio(client, source)
     if isinstance(source, ServerConfig):
-        if source.transport == "stdio":
-            assert source.command is not None
-            parameters = StdioServerParameters(
-                source.command,
-                list(source.args),
-                env=dict(source.env) or None,
-                cwd=source.cwd,
-                stderr=asyncio.subprocess.DEVNULL,
-            )
-            return connect_stdio(client, parameters)
-        assert source.url is not None
-        return _http(client, source.url, dict(source.headers))
+        # A configuration's servers are many: their stderr would drown the gateway's own.
+        return source, asyncio.subprocess.DEVNULL
+    if isinstance(source, StdioServerParameters):
+        config = ServerConfig(
+            name=prefix,
+            transport="stdio",
+            command=source.command,
+            args=tuple(source.args),
+            env=dict(source.env or {}),
+            cwd=str(source.cwd) if source.cwd is not None else None,
+        )
+        return config, source.stderr
     if isinstance(source, str) and source.startswith(("http://", "https://")):
-        return _http(client, source, {})
+        return ServerConfig(name=prefix, transport="auto", url=source), None
     raise TypeError(
         "proxy() serves a StdioServerParameters, an http(s) URL, an mcpServers entry "
         f"(a mapping) or a host ServerConfig, not {type(source).__name__}"
     )
 
 
-@contextlib.asynccontextmanager
-async def _http(client: Client, url: str, headers: dict[str, str]) -> AsyncIterator[ClientSession]:
-    from ..http.client import connect_http
-
-    async with connect_http(client, url, headers=headers) as session:
-        yield session
-
-
-class _BackendHandlers(mcp.ClientHandlers):
-    """What the backend's session tells the proxy (set once the proxy exists)."""
-
-    proxy: Proxy | None = None
-
-    async def on_tool_list_changed(self, params: Any, ctx: RequestContext) -> None:
-        if self.proxy is not None:
-            self.proxy.refresh_later(("tools",))
-
-    async def on_prompt_list_changed(self, params: Any, ctx: RequestContext) -> None:
-        if self.proxy is not None:
-            self.proxy.refresh_later(("prompts",))
-
-    async def on_resource_list_changed(self, params: Any, ctx: RequestContext) -> None:
-        if self.proxy is not None:
-            self.proxy.refresh_later(("resources", "templates"))
-
-    async def on_logging_message(self, params: Any, ctx: RequestContext) -> None:
-        if self.proxy is not None:
-            await self.proxy.relay_log(params)
-
-
 class Proxy:
-    """One backend server served as part of an app: keeps the app's registry in step with it."""
+    """One backend server served as part of an app: keeps the app's registry in step with it.
+
+    The backend's session is supervised as a host's are
+    (:class:`mcp_runtime.host.connection.Connection`): lost or failing its
+    health checks, its items leave the app's lists (its clients are told) and
+    it is connected again after a growing delay, its items coming back."""
 
     # The parent is an App (typed Any: .app imports this module).
     def __init__(
@@ -151,6 +133,10 @@ class Proxy:
         *,
         allow_tools: tuple[str, ...] | None = None,
         deny_tools: tuple[str, ...] = (),
+        retry: RetryPolicy | None = None,
+        pins: Pins | None = None,
+        audit: Audit | None = None,
+        scopes: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         if not isinstance(prefix, str) or not _PREFIX.match(prefix):
             raise ValueError(
@@ -161,10 +147,23 @@ class Proxy:
         self.prefix = prefix
         self.allow_tools = allow_tools
         self.deny_tools = deny_tools
+        self.config, self._stderr = _config(source, prefix)
+        self.retry = retry or RetryPolicy()
+        self.client = Client(
+            name="mcp-runtime-proxy", version="1", handlers=BackendHandlers(self), package=None
+        )
+        self.connection: Connection | None = None
+        self.pins = pins
+        self.audit = audit
+        self.scopes = dict(scopes or {})
         self.session: ClientSession | None = None
         self._keys: dict[str, set[str]] = {kind: set() for kind in _LISTS}
         self._completions: set[tuple[str, str, str]] = set()
-        self._in_flight: list[RequestContext] = []
+        self._in_flight: list[RequestContext | Rounds] = []
+        self._forwarded: dict[RequestId, RequestContext | Rounds] = {}  # by the backend call's id
+        self.waiting = WaitingCalls()  # 2026-07-28 calls waiting for the next round
+        self._withdrawn: set[str] = set()  # its tools while it is lost
+        self.subscriptions = Subscriptions(self, parent.registry)
         self._tasks: set[asyncio.Task[None]] = set()
         self.lifespan: Lifespan[Any] = Lifespan(lambda app: self._connected(), parent)
 
@@ -172,32 +171,77 @@ class Proxy:
 
     @contextlib.asynccontextmanager
     async def _connected(self) -> AsyncIterator[None]:
+        connection = Connection(
+            self.config,
+            self.client,
+            retry=self.retry,
+            on_ready=self._ready,
+            on_lost=self._lost,
+            on_status=lambda connection: None,
+            stderr=self._stderr,
+        )
+        self.connection = connection
+        connection.start()
+        await connection.settled.wait()
+        if connection.status.state != "ready":
+            # A backend that cannot be started at all stops the app, as a lifespan that fails.
+            await connection.stop()
+            raise RuntimeError(f"proxy {self.prefix!r}: {connection.status.error}")
         try:
-            opened = _open(self.source, self.prefix)
-            session = await opened.__aenter__()
-        except McpError as error:
-            raise RuntimeError(f"proxy {self.prefix!r}: {error.message}") from None
-        handlers = session.client.handlers
-        if isinstance(handlers, _BackendHandlers):
-            handlers.proxy = self
-        self.session = session
-        try:
-            await self.refresh(tuple(_LISTS))
             yield None
         finally:
-            self.session = None
-            for task in list(self._tasks):
-                task.cancel()
-            for kind in _LISTS:
-                self._replace(kind, {})
-            await opened.__aexit__(None, None, None)
+            self.connection = None  # closing: its loss is no news
+            await connection.stop()
+            self._clear()
+
+    async def _ready(self, connection: Connection) -> None:
+        session = self.session = connection.session
+        if self.pins is not None and session is not None:
+            info = msgspec.to_builtins(session.server_info) if session.server_info else {}
+            self.pins.connected(self.prefix, info, session.protocol_version)
+        for outer in self._withdrawn:
+            self.parent.registry.withdrawn.pop(outer, None)
+        self._withdrawn = set()
+        await self.subscriptions.before_lists()
+        await self.refresh(tuple(_LISTS))
+        await self.subscriptions.after_lists()
+        if self.session is not None:
+            logger.info("proxy %r: connected (%s)", self.prefix, self.session.protocol_version)
+
+    def _lost(self, connection: Connection) -> None:
+        if self.session is None or self.connection is None:
+            return
+        why = connection.status.error or "connection lost"
+        logger.warning(
+            "proxy %r: %s; its items are withdrawn until it is connected again", self.prefix, why
+        )
+        self._withdrawn = set(self._keys["tools"])
+        for outer in self._withdrawn:
+            self.parent.registry.withdrawn[outer] = (
+                f"the server behind {self.prefix!r} is not connected: {why}"
+            )
+        self._clear()
+
+    def _clear(self) -> None:
+        self.session = None
+        self.subscriptions.lost()
+        for task in list(self._tasks):
+            task.cancel()
+        for kind in _LISTS:
+            self._replace(kind, {})
+        self._sync_completions()
+
+    def _why_not_connected(self) -> str:
+        connection = self.connection
+        error = connection.status.error if connection is not None else None
+        return f"the server behind {self.prefix!r} is not connected" + (
+            f": {error}" if error else ""
+        )
 
     def _request(self, method: str, wire: Mapping[str, Any]) -> tuple[Any, Any]:
         session = self.session
         if session is None:
-            raise McpError(
-                jsonrpc.INTERNAL_ERROR, f"the server behind {self.prefix!r} is not connected"
-            )
+            raise McpError(jsonrpc.INTERNAL_ERROR, self._why_not_connected())
         spec = lifecycle.revision(session.protocol_version).all_methods.get(method)
         if spec is None:
             raise McpError(
@@ -208,32 +252,129 @@ class Proxy:
         return spec, params
 
     async def forward(
-        self, method: str, wire: Mapping[str, Any], ctx: RequestContext | None
+        self, method: str, wire: Mapping[str, Any], ctx: RequestContext | Rounds | None
     ) -> Any:
         """The backend's answer to ``method`` with ``wire`` params; progress and
-        log messages go to ``ctx``; cancelling the caller cancels the backend call."""
+        log messages go to ``ctx``; cancelling the caller cancels the backend call.
+        A backend that does not answer within its ``requestTimeout``, or is lost
+        meanwhile, fails the call with an error naming it."""
         spec, params = self._request(method, wire)
-        assert self.session is not None
+        session = self.session
+        assert session is not None
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             if ctx is not None:
-                await ctx.report_progress(value, total, message)
+                target = ctx.ctx if isinstance(ctx, Rounds) else ctx
+                await target.report_progress(value, total, message)
 
+        request_id = session.next_id()
         if ctx is not None:
             self._in_flight.append(ctx)
+            self._forwarded[request_id] = ctx
+        asking = ASKING.set(ctx)
         try:
-            return await self.session.request(spec, params, on_progress=progress)
+            answer = self._answer(session, spec, params, progress, request_id)
+            if self.audit is not None and ctx is not None:
+                front = ctx.ctx if isinstance(ctx, Rounds) else ctx
+                return await self.audit.call(self.prefix, method, wire, front, answer)
+            return await answer
         finally:
+            ASKING.reset(asking)
             if ctx is not None:
                 self._in_flight.remove(ctx)
+                del self._forwarded[request_id]
+
+    async def _answer(
+        self,
+        session: ClientSession,
+        spec: Any,
+        params: Any,
+        progress: Callable[[float, float | None, str | None], Awaitable[None]],
+        request_id: RequestId,
+    ) -> Any:
+        try:
+            return await session.request(
+                spec,
+                params,
+                on_progress=progress,
+                timeout=self.config.request_timeout,
+                request_id=request_id,
+            )
+        except McpError as error:
+            if error.code not in (jsonrpc.REQUEST_TIMEOUT, jsonrpc.CONNECTION_CLOSED):
+                raise  # the backend's own answer
+            raise McpError(
+                error.code, f"the server behind {self.prefix!r}: {error.message}", error.data
+            ) from None
+
+    async def forward_task(
+        self, wire: Mapping[str, Any], ctx: RequestContext | Rounds | None
+    ) -> Any:
+        """The result of a backend tool that runs only as a task: called with
+        ``task``, then waited for with ``tasks/result`` (cancelled at the backend
+        when the caller gives up). A backend without 2025-11-25 tasks gets the call."""
+        spec, params = self._request("tools/call", {**wire, "task": {}})
+        session = self.session
+        assert session is not None
+        revision = lifecycle.revision(session.protocol_version)
+        if "tasks/result" not in revision.all_methods:
+            return await self.forward("tools/call", wire, ctx)
+        work = self._task(session, spec, params, revision, ctx)
+        if self.audit is not None and ctx is not None:
+            # One line for the front's call, however many requests the task took.
+            front = ctx.ctx if isinstance(ctx, Rounds) else ctx
+            return await self.audit.call(self.prefix, "tools/call", wire, front, work)
+        return await work
+
+    async def _task(
+        self,
+        session: ClientSession,
+        spec: Any,
+        params: Any,
+        revision: Any,
+        ctx: RequestContext | Rounds | None,
+    ) -> Any:
+        creating = dataclasses.replace(spec, result=revision.package.CreateTaskResult)
+        created = await session.request(creating, params, timeout=self.config.request_timeout)
+        task_id = created.task.task_id
+        try:
+            payload = await self.forward("tasks/result", {"taskId": task_id}, ctx)
+        except asyncio.CancelledError:
+            if self.session is session and not session.is_closed:
+                with contextlib.suppress(McpError):
+                    await asyncio.shield(self.forward("tasks/cancel", {"taskId": task_id}, None))
+            raise
+        return codec.convert(msgspec.to_builtins(payload), spec.result)
+
+    def front(self, asked: RequestContext | None = None) -> RequestContext | Rounds | None:
+        """The front request a backend's question (``asked``: its request) belongs
+        to: the one whose call it came within (a 2026-07-28 backend's
+        input-required result) or on whose response stream (Streamable HTTP),
+        else the newest in flight to this backend (see :mod:`.relay`)."""
+        session = self.session
+        if session is not None and session.modern:
+            within: RequestContext | Rounds | None = ASKING.get()
+            if within is not None:
+                return within
+        elif session is not None and asked is not None:
+            carrying = related_request(session.transport, asked.request_id)
+            found = self._forwarded.get(carrying) if carrying is not None else None
+            if found is not None:
+                return found
+        return self._in_flight[-1] if self._in_flight else None
 
     async def relay_log(self, params: Any) -> None:
         """A backend's log message, to the front request in flight (the newest)."""
-        if not self._in_flight:
+        front = self.front()
+        if front is None:
             return
-        ctx = self._in_flight[-1]
+        ctx = front.ctx if isinstance(front, Rounds) else front
         name = params.logger if isinstance(params.logger, str) else self.prefix
         await ctx.log(params.level, msgspec.to_builtins(params.data), name)
+
+    async def relay_resource_updated(self, uri: str) -> None:
+        """A backend's resource changed: the front's subscribers to its prefixed URI are told."""
+        await self.parent.notify_resource_updated(prefixed_uri(self.prefix, uri))
 
     # ------------------------------------------------------------ lists
 
@@ -277,10 +418,23 @@ class Proxy:
             fnmatch.fnmatchcase(tool, pattern) for pattern in self.allow_tools
         )
 
+    def scopes_of(self, tool: str) -> frozenset[str]:
+        """The OAuth scopes a front caller needs for the backend's ``tool``: those
+        of every pattern of ``scopes`` the name matches."""
+        return frozenset(
+            scope
+            for pattern, needed in self.scopes.items()
+            if fnmatch.fnmatchcase(tool, pattern)
+            for scope in needed
+        )
+
     def _replace(self, kind: str, items: Mapping[str, dict[str, Any]]) -> None:
         parent_items: dict[str, Any] = getattr(self.parent.registry, kind)
         ours = self._keys[kind]
         wanted: dict[str, Any] = {}
+        held = self.parent.registry.held[kind]
+        for outer in [outer for outer, (prefix, _) in held.items() if prefix == self.prefix]:
+            del held[outer]
         for key, item in items.items():
             if kind == "tools" and not self._permits(key):
                 continue
@@ -291,6 +445,10 @@ class Proxy:
             )
             if outer in parent_items and outer not in ours:
                 continue  # the parent's own item of that name wins
+            why = self.pins.admit(self.prefix, kind, key, item) if self.pins else None
+            if why is not None:
+                held[outer] = (self.prefix, why)
+                continue
             try:
                 wanted[outer] = _wrap(kind, self, key, outer, item)
             except ValueError as error:  # a template our matcher cannot read
@@ -353,15 +511,36 @@ class ProxiedTool:
     def __init__(self, proxy: Proxy, inner: str, outer: str, item: dict[str, Any]) -> None:
         self.proxy, self.inner, self.name, self.spec = proxy, inner, outer, self
         self.tags: frozenset[str] = frozenset()
-        self.task_support = None  # tasks of a backend are not forwarded yet
-        self.scopes: frozenset[str] = frozenset()
+        # The backend's taskSupport is the front's: a task-required tool runs as a
+        # task of the app (2025-11-25) whose work is the backend's own task.
+        execution = item.get("execution")
+        support = execution.get("taskSupport") if isinstance(execution, Mapping) else None
+        self.task_support: Literal["optional", "required"] | None = (
+            support if support in ("optional", "required") else None
+        )
+        self.scopes: frozenset[str] = proxy.scopes_of(inner)
         self.wire: dict[str, Any] = {**item, "name": outer}
 
     def call(self, params: Any, request: RequestContext, flavor: Flavor) -> Awaitable[Any]:
         return self._call(params, request, flavor)
 
     async def _call(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
-        result = await self.proxy.forward("tools/call", _wire(params, name=self.inner), request)
+        if self.scopes:
+            check_scopes(request, self.scopes)
+        wire = _wire(params, name=self.inner)
+        proxy = self.proxy
+
+        def start(front: RequestContext | Rounds) -> Coroutine[Any, Any, Any]:
+            if self.task_support == "required":
+                return proxy.forward_task(wire, front)
+            return proxy.forward("tools/call", wire, front)
+
+        if flavor.modern:  # the backend's questions are asked in rounds
+            result, final = await proxy.waiting.run(start, params, request, flavor)
+            if not final:
+                return result
+        else:
+            result = await start(request)
         own = flavor.own_result(result)
         meta = getattr(own, "meta", None)
         if isinstance(meta, dict) and SERVER_INFO_KEY in meta:

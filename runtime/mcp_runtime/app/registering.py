@@ -1,15 +1,19 @@
 """Registering what an app serves: the decorators and their add/remove twins.
 
 The decorators are typed: a prompt or completion function returning what
-the wire cannot carry, or a misspelled tool annotation, is a mypy error.
+the wire cannot carry, or a misspelled tool annotation or option, is a mypy
+error. Each kind's options are one typed dictionary (:class:`ToolOptions`,
+:class:`ResourceOptions`, :class:`PromptOptions`), shared by the decorator,
+its ``add_`` twin and the spec it builds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar, Union
+from typing import Any, TypedDict, TypeVar, Union
 
 import msgspec
+from typing_extensions import Unpack
 
 from .completion import Completer
 from .prompts import Message, PromptSpec
@@ -28,6 +32,47 @@ CompleteF = TypeVar(
 )
 
 
+class ToolOptions(TypedDict, total=False):
+    """The options of a tool (see :meth:`Registering.tool`)."""
+
+    title: str | None
+    description: str | None
+    annotations: ToolAnnotations | None
+    icons: Sequence[Mapping[str, Any]] | None
+    meta: Mapping[str, Any] | None
+    scopes: Sequence[str]
+    structured_output: bool | None
+    input_schema: Mapping[str, Any] | None
+    tags: Iterable[str]
+    task_support: TaskSupport | None
+
+
+class ResourceOptions(TypedDict, total=False):
+    """The options of a resource or template (see :meth:`Registering.resource`)."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    mime_type: str | None
+    size: int | None
+    icons: Sequence[Mapping[str, Any]] | None
+    annotations: Mapping[str, Any] | None
+    meta: Mapping[str, Any] | None
+    scopes: Sequence[str]
+    tags: Iterable[str]
+
+
+class PromptOptions(TypedDict, total=False):
+    """The options of a prompt (see :meth:`Registering.prompt`)."""
+
+    title: str | None
+    description: str | None
+    icons: Sequence[Mapping[str, Any]] | None
+    meta: Mapping[str, Any] | None
+    scopes: Sequence[str]
+    tags: Iterable[str]
+
+
 def _needs_call(kind: str, name: object) -> None:
     if callable(name):  # @app.tool instead of @app.tool()
         raise TypeError(f"@app.{kind} is called to make the decorator: write @app.{kind}()")
@@ -41,247 +86,108 @@ class Registering:
     def _changed(self, kind: str) -> None:
         raise NotImplementedError
 
-    def tool(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: ToolAnnotations | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        scopes: Sequence[str] = (),
-        structured_output: bool | None = None,
-        input_schema: Mapping[str, Any] | None = None,
-        tags: Iterable[str] = (),
-        task_support: TaskSupport | None = None,
-    ) -> Callable[[F], F]:
+    def _add(self, kind: str, key: str, spec: Any) -> None:
+        getattr(self.registry, kind)[key] = spec
+        self._changed(kind)
+
+    def _remove(self, kinds: tuple[str, ...], key: str, what: str) -> None:
+        for kind in kinds:
+            if getattr(self.registry, kind).pop(key, None) is not None:
+                self._changed(kind)
+                return
+        raise KeyError(f"no {what} {key!r}")
+
+    def tool(self, name: str | None = None, **options: Unpack[ToolOptions]) -> Callable[[F], F]:
         """Register a function as a tool (the function is returned unchanged).
 
         The input schema comes from the parameters, the description from the
         docstring, the outputSchema from the return annotation (``str`` is
         plain text; ``structured_output=False`` turns structured output off).
         A parameter annotated :class:`~mcp_runtime.app.Context` gets the
-        request's context. ``scopes``: OAuth scopes the caller's token must
-        grant (``InsufficientScope`` otherwise). ``input_schema`` replaces the
-        derived schema in ``tools/list`` (the signature still decodes the arguments).
-        ``tags``: for :meth:`enable` and :meth:`disable`. ``annotations`` is a
-        :class:`ToolAnnotations` (a misspelled hint is a mypy error, and refused here).
-        ``task_support`` ("optional" or "required"): the tool may run as a task
-        (2025-11-25 core tasks, and the 2026-07-28 tasks extension when the app
-        has one); see :mod:`mcp_runtime.app.core_tasks`.
+        request's context. Options (:class:`ToolOptions`): ``title``,
+        ``description``, ``icons``, ``meta``; ``scopes``: OAuth scopes the
+        caller's token must grant (``InsufficientScope`` otherwise);
+        ``input_schema`` replaces the derived schema in ``tools/list`` (the
+        signature still decodes the arguments); ``tags``: for :meth:`enable`
+        and :meth:`disable`; ``annotations`` is a :class:`ToolAnnotations` (a
+        misspelled hint is a mypy error, and refused here); ``task_support``
+        ("optional" or "required"): the tool may run as a task (2025-11-25
+        core tasks, and the 2026-07-28 tasks extension when the app has one);
+        see :mod:`mcp_runtime.app.core_tasks`.
         """
         _needs_call("tool", name)
 
         def register(fn: F) -> F:
-            self.add_tool(
-                fn,
-                name=name,
-                title=title,
-                description=description,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-                scopes=scopes,
-                structured_output=structured_output,
-                input_schema=input_schema,
-                tags=tags,
-                task_support=task_support,
-            )
+            self.add_tool(fn, name=name, **options)
             return fn
 
         return register
 
     def add_tool(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: ToolAnnotations | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        scopes: Sequence[str] = (),
-        structured_output: bool | None = None,
-        input_schema: Mapping[str, Any] | None = None,
-        tags: Iterable[str] = (),
-        task_support: TaskSupport | None = None,
+        self, fn: Callable[..., Any], *, name: str | None = None, **options: Unpack[ToolOptions]
     ) -> None:
         """Register a tool without the decorator (the options of :meth:`tool`);
         clients are told the list changed."""
-        spec = ToolSpec(
-            fn,
-            name=name,
-            title=title,
-            description=description,
-            annotations=annotations,
-            icons=icons,
-            meta=meta,
-            scopes=scopes,
-            structured_output=structured_output,
-            input_schema=input_schema,
-            tags=tags,
-            task_support=task_support,
-        )
-        self.registry.tools[spec.name] = spec
-        self._changed("tools")
+        spec = ToolSpec(fn, name=name, **options)
+        self._add("tools", spec.name, spec)
 
     def remove_tool(self, name: str) -> None:
         """Stop serving a tool; clients are told the list changed."""
-        if self.registry.tools.pop(name, None) is None:
-            raise KeyError(f"no tool {name!r}")
-        self._changed("tools")
+        self._remove(("tools",), name, "tool")
 
-    def resource(
-        self,
-        uri: str,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        size: int | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        scopes: Sequence[str] = (),
-        tags: Iterable[str] = (),
-    ) -> Callable[[F], F]:
+    def resource(self, uri: str, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
         """Register a resource (``uri``) or a resource template (``"note://{id}"``).
 
         The template's variables must be the function's parameters (those
         with defaults may be left out). The function returns ``str`` (text),
         ``bytes`` (a blob), a list of resource contents, or any JSON value
-        (sent as ``application/json`` text).
+        (sent as ``application/json`` text). Options: :class:`ResourceOptions`.
         """
         if not isinstance(uri, str):
             raise TypeError('@app.resource needs the URI or template: @app.resource("note://{id}")')
 
         def register(fn: F) -> F:
-            self.add_resource(
-                uri,
-                fn,
-                name=name,
-                title=title,
-                description=description,
-                mime_type=mime_type,
-                size=size,
-                icons=icons,
-                annotations=annotations,
-                meta=meta,
-                scopes=scopes,
-                tags=tags,
-            )
+            self.add_resource(uri, fn, **options)
             return fn
 
         return register
 
     def add_resource(
-        self,
-        uri: str,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        size: int | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        scopes: Sequence[str] = (),
-        tags: Iterable[str] = (),
+        self, uri: str, fn: Callable[..., Any], **options: Unpack[ResourceOptions]
     ) -> None:
         """Register a resource or template without the decorator (the options of :meth:`resource`)."""
-        spec = ResourceSpec(
-            uri,
-            fn,
-            name=name,
-            title=title,
-            description=description,
-            mime_type=mime_type,
-            size=size,
-            icons=icons,
-            annotations=annotations,
-            meta=meta,
-            scopes=scopes,
-            tags=tags,
-        )
-        kind = "templates" if spec.template is not None else "resources"
-        getattr(self.registry, kind)[uri] = spec
-        self._changed(kind)
+        spec = ResourceSpec(uri, fn, **options)
+        self._add("templates" if spec.template is not None else "resources", uri, spec)
 
     def remove_resource(self, uri: str) -> None:
         """Stop serving a resource or template (by its URI or template)."""
-        for kind in ("resources", "templates"):
-            if getattr(self.registry, kind).pop(uri, None) is not None:
-                self._changed(kind)
-                return
-        raise KeyError(f"no resource {uri!r}")
+        self._remove(("resources", "templates"), uri, "resource")
 
     def prompt(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        scopes: Sequence[str] = (),
-        tags: Iterable[str] = (),
+        self, name: str | None = None, **options: Unpack[PromptOptions]
     ) -> Callable[[PromptF], PromptF]:
         """Register a prompt; its arguments are the function's parameters. It
         returns a string, a :class:`Message`, a list of them, or a generated
-        ``GetPromptResult`` (another return type is a mypy error)."""
+        ``GetPromptResult`` (another return type is a mypy error). Options:
+        :class:`PromptOptions`."""
         _needs_call("prompt", name)
 
         def register(fn: PromptF) -> PromptF:
-            self.add_prompt(
-                fn,
-                name=name,
-                title=title,
-                description=description,
-                icons=icons,
-                meta=meta,
-                scopes=scopes,
-                tags=tags,
-            )
+            self.add_prompt(fn, name=name, **options)
             return fn
 
         return register
 
     def add_prompt(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        scopes: Sequence[str] = (),
-        tags: Iterable[str] = (),
+        self, fn: Callable[..., Any], *, name: str | None = None, **options: Unpack[PromptOptions]
     ) -> None:
         """Register a prompt without the decorator (the options of :meth:`prompt`)."""
-        spec = PromptSpec(
-            fn,
-            name=name,
-            title=title,
-            description=description,
-            icons=icons,
-            meta=meta,
-            scopes=scopes,
-            tags=tags,
-        )
-        self.registry.prompts[spec.name] = spec
-        self._changed("prompts")
+        spec = PromptSpec(fn, name=name, **options)
+        self._add("prompts", spec.name, spec)
 
     def remove_prompt(self, name: str) -> None:
         """Stop serving a prompt; clients are told the list changed."""
-        if self.registry.prompts.pop(name, None) is None:
-            raise KeyError(f"no prompt {name!r}")
-        self._changed("prompts")
+        self._remove(("prompts",), name, "prompt")
 
     def completion(
         self, *, argument: str, prompt: str | None = None, template: str | None = None

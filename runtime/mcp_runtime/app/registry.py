@@ -8,6 +8,7 @@ resource.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .completion import Completer
@@ -32,8 +33,15 @@ class Registry:
         self.templates: dict[str, ResourceSpec] = {}
         self.prompts: dict[str, PromptSpec] = {}
         self.completions: dict[tuple[str, str, str], Completer] = {}
+        # Tools withdrawn for a reason a caller should hear (a proxied server lost), by name.
+        self.withdrawn: dict[str, str] = {}
+        # Definitions a proxied server lists but the app holds back (see .pinning):
+        # kind -> name or URI template -> (the proxy's prefix, why).
+        self.held: dict[str, dict[str, tuple[str, str]]] = {kind: {} for kind in _ITEMS}
         self._listings: dict[tuple[str, str], list[Any]] = {}
         self._subscribers: dict[str, weakref.WeakSet[Any]] = {}
+        # Told of each subscribe (True) and unsubscribe (False): proxies pass them on.
+        self.subscription_watchers: list[Callable[[str, bool], Awaitable[None]]] = []
 
     def listing(self, kind: str, flavor: Flavor) -> list[Any]:
         """The items of list ``kind`` as ``flavor``'s types, built once per change."""
@@ -45,6 +53,15 @@ class Registry:
                 flavor.convert(spec.wire, _ITEMS[kind]) for spec in specs.values()
             ]
         return found
+
+    def unknown(self, kind: str, name: str, otherwise: str) -> str:
+        """The error message for ``name``, not served: why it is held back, else
+        ``otherwise`` with why it was withdrawn (a proxied server lost), if it was."""
+        held = self.held[kind].get(name)
+        if held is not None:
+            return held[1]
+        why = self.withdrawn.get(name) if kind == "tools" else None
+        return otherwise + (f" ({why})" if why else "")
 
     def changed(self, kind: str) -> None:
         for key in [key for key in self._listings if key[0] == kind]:

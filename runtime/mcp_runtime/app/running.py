@@ -59,6 +59,7 @@ class Running:
     visibility: Visibility
     services: AppServices
     _server: Server | None
+    _proxies: list[Any]
 
     def handlers(self) -> list[object]:
         """A generated ``ServerHandlers`` object per revision, over this app's registry."""
@@ -69,7 +70,12 @@ class Running:
             flavor.services = self.services
             found.append(
                 build_handlers(
-                    self.registry, flavor, self.visibility, bool(self.middleware), tasking
+                    self.registry,
+                    flavor,
+                    self.visibility,
+                    bool(self.middleware),
+                    tasking,
+                    proxied=bool(self._proxies),
                 )
             )
         return found
@@ -81,7 +87,7 @@ class Running:
             for name, tool in self.registry.tools.items()
             if tool.task_support is not None
         }
-        if not capable:
+        if not capable and not self._proxies:  # a proxied server's tools may run as tasks
             return None
         extension = next((each for each in self.extensions if isinstance(each, Tasks)), None)
         if extension is not None:
@@ -92,15 +98,19 @@ class Running:
     def server(self) -> Server:
         """The low-level :class:`~mcp_runtime.server.Server` serving this app
         (built on first use, then the same one). What the app serves is
-        declared when it is built: register before serving."""
+        declared when it is built: register before serving. An app proxying
+        other servers declares tools, resources and prompts whether or not its
+        backends are connected yet: they connect with the lifespan, which an
+        ASGI server enters after the app is built."""
         if self._server is None:
             capabilities = dict(self.capabilities)
+            proxied = bool(self._proxies)
             for kind, present in (
                 ("tools", self.registry.tools),
                 ("resources", self.registry.resources or self.registry.templates),
                 ("prompts", self.registry.prompts),
             ):
-                if present:
+                if present or proxied:
                     capabilities[kind] = {"listChanged": True, **capabilities.get(kind, {})}
             self._server = Server(
                 self.handlers(),

@@ -13,7 +13,8 @@ its list and unknown to calls (``tools/call`` of a hidden tool is -32602
 After each change, the sessions whose view changed, and only those, get the
 list-changed notification of that list; 2026-07-28 ``subscriptions/listen``
 streams, which have no session, get it when the app's view changed. Rules
-live in this process (workers each apply theirs).
+live in this process; with a shared store, the app's rules made while
+serving are shared by every worker (see :mod:`.shared_rules`).
 """
 
 from __future__ import annotations

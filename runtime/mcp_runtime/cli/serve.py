@@ -5,6 +5,8 @@ MCP Inspector in front of it on ``--inspector``."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -13,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ..app import App
+from ..app import App, Audit, LifespanError, PinError, Pins
 from ..serving import run_http, run_stdio
 from .commands import main
 from .inspector import run_inspector
@@ -92,31 +94,178 @@ def _run_entry(target: Target, use_http: bool) -> int:
 @main.command(name="serve")
 @click.argument("config", type=click.Path(dir_okay=False))
 @http_options
+@click.option(
+    "--pin",
+    "pin",
+    type=click.Path(dir_okay=False),
+    help="Serve only the tool, prompt and template definitions approved in this pin file.",
+)
+@click.option(
+    "--approve",
+    is_flag=True,
+    help="With --pin: connect to every server, write what each lists as the pins, and exit.",
+)
+@click.option(
+    "--audit",
+    "audit_to",
+    metavar="FILE",
+    help="Append a JSON line per proxied call to FILE ('-': the mcp_runtime.audit logger).",
+)
+@click.option(
+    "--audit-arguments", is_flag=True, help="With --audit: write each call's arguments too."
+)
+@click.option(
+    "--auth-issuer",
+    metavar="URL",
+    help="With --http: accept only access tokens of this OAuth authorization server (JWT).",
+)
+@click.option(
+    "--resource",
+    metavar="URL",
+    help="With --auth-issuer: the resource the tokens must name (default: the endpoint's URL).",
+)
+@click.option(
+    "--required-scope",
+    "required_scopes",
+    multiple=True,
+    metavar="SCOPE",
+    help="With --auth-issuer: a scope every request needs (repeatable).",
+)
 def serve_command(
-    config: str, use_http: bool, host: str, port: int, path: str, cwd: str | None
+    config: str,
+    use_http: bool,
+    host: str,
+    port: int,
+    path: str,
+    cwd: str | None,
+    pin: str | None,
+    approve: bool,
+    audit_to: str | None,
+    audit_arguments: bool,
+    auth_issuer: str | None,
+    resource: str | None,
+    required_scopes: tuple[str, ...],
 ) -> int:
     """Serve every server of the mcpServers file CONFIG as one server (a gateway):
     each entry's tools, prompts and resources under the entry's name as prefix
-    (tool echo of entry everything: everything_echo). Over stdio unless --http."""
-    from ..host.config import ConfigError, load_config
-
+    (tool echo of entry everything: everything_echo). Over stdio unless --http.
+    An entry's "scopes" (a list, or an object of tool patterns and lists) are the
+    OAuth scopes a caller needs for its tools (with --auth-issuer)."""
     if cwd is not None:
         os.chdir(cwd)
+    if auth_issuer is not None and not use_http:
+        raise click.UsageError("--auth-issuer protects the HTTP endpoint: add --http")
+    if approve and pin is None:
+        raise click.UsageError("--approve writes the pins of --pin FILE: give --pin")
+    pins = _pins(pin, approve)
+    audit = None
+    if audit_to is not None:
+        audit = Audit(None if audit_to == "-" else audit_to, arguments=audit_arguments)
+    gateway, names = gateway_app(config, pins=pins, audit=audit)
+    if approve:
+        assert pins is not None
+        return _approve(gateway, pins, names)
+    if not use_http:
+        click.echo(f"{gateway.name}: serving {len(names)} servers over stdio", err=True)
+    options: dict[str, Any] = {}
+    if auth_issuer is not None:
+        options["auth"] = _resource_server(
+            auth_issuer, resource or f"http://{host}:{port}{path}", required_scopes
+        )
+    try:
+        gateway.run("http" if use_http else "stdio", host=host, port=port, path=path, **options)
+    finally:
+        if audit is not None:
+            audit.close()
+    return 0
+
+
+def gateway_app(
+    config: str, *, pins: Pins | None = None, audit: Audit | None = None
+) -> tuple[App, list[str]]:
+    """The gateway over the mcpServers file ``config`` and its entries' names."""
+    from ..host.config import ConfigError, load_config
+
     try:
         entries = load_config(config)
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
     gateway: App = App(Path(config).stem or "gateway")
+    scopes = _entry_scopes(config)
     for entry in entries.servers:
         try:
             gateway.proxy(
-                entry, prefix=entry.name, allow_tools=entry.allow_tools, deny_tools=entry.deny_tools
+                entry,
+                prefix=entry.name,
+                allow_tools=entry.allow_tools,
+                deny_tools=entry.deny_tools,
+                pins=pins,
+                audit=audit,
+                scopes=scopes.get(entry.name),
             )
         except ValueError as error:
             raise click.UsageError(f"{config}: {error}") from None
-    if not use_http:
-        click.echo(f"{gateway.name}: serving {len(entries.servers)} servers over stdio", err=True)
-    gateway.run("http" if use_http else "stdio", host=host, port=port, path=path)
+    return gateway, [entry.name for entry in entries.servers]
+
+
+def _entry_scopes(config: str) -> dict[str, dict[str, list[str]]]:
+    """Each entry's ``scopes``: tool pattern -> scopes (a list stands for every tool)."""
+    document = json.loads(Path(config).read_text(encoding="utf-8"))
+    entries = document.get("mcpServers") or document.get("servers") or {}
+    found: dict[str, dict[str, list[str]]] = {}
+    for name, entry in entries.items():
+        scopes = entry.get("scopes") if isinstance(entry, dict) else None
+        if scopes is None:
+            continue
+        if isinstance(scopes, list):
+            scopes = {"*": scopes}
+        if not isinstance(scopes, dict) or not all(
+            isinstance(needed, list) and all(isinstance(each, str) for each in needed)
+            for needed in scopes.values()
+        ):
+            raise click.UsageError(
+                f"{config}: server {name!r}: scopes is a list of scopes, or an object of "
+                "tool patterns and lists of scopes"
+            )
+        found[name] = scopes
+    return found
+
+
+def _resource_server(issuer: str, resource: str, required: tuple[str, ...]) -> Any:
+    from ..auth.server import JWTVerifier, ResourceServer
+
+    try:
+        verifier = JWTVerifier(issuer, resource)
+        return ResourceServer(resource, [issuer], verifier, required_scopes=required)
+    except ValueError as error:
+        raise click.UsageError(f"--auth-issuer: {error}") from None
+
+
+def _pins(pin: str | None, approve: bool) -> Pins | None:
+    if pin is None:
+        return None
+    try:
+        return Pins.load(pin, approving=approve)
+    except PinError as error:
+        raise click.ClickException(str(error)) from None
+
+
+def _approve(gateway: App, pins: Pins, names: list[str]) -> int:
+    async def listed() -> list[str]:
+        lifespan = gateway.services.lifespan
+        await lifespan.start()
+        try:
+            return pins.save(names)
+        finally:
+            await lifespan.stop()
+
+    try:
+        changes = asyncio.run(listed())
+    except LifespanError as error:
+        raise click.ClickException(str(error)) from None
+    for line in changes:
+        click.echo(line)
+    click.echo(f"{pins.path}: pins of {len(names)} servers written ({len(changes)} changes)")
     return 0
 
 

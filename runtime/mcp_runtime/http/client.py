@@ -156,6 +156,7 @@ class StreamableHTTPClientTransport:
         legacy HTTP+SSE transport answers it (see :func:`connect_http`)."""
         self._incoming: asyncio.Queue[Message | None] = asyncio.Queue()
         self._requests: dict[RequestId, asyncio.Task[None]] = {}
+        self.carried: dict[RequestId, RequestId] = {}  # see related.related_request
         self._posts: set[asyncio.Task[None]] = set()
         self._listener: asyncio.Task[None] | None = None
         self._closed = False

@@ -64,6 +64,9 @@ class Owner(Protocol):
     session_id: str | None
     fallback_reason: str | None
     max_reconnects: int
+    carried: dict[RequestId, RequestId]
+    """The server's requests in flight that came on a request's stream: their
+    id -> that request's (see :func:`mcp_runtime.http.related.related_request`)."""
 
     @property
     def http(self) -> Fetcher: ...
@@ -130,6 +133,10 @@ def deliver(owner: Owner, data: bytes, request_id: RequestId | None) -> bool:
         return False
     envelope = envelope_of(data)
     answered = answers(data, envelope, request_id)
+    if not answered and envelope is not None and envelope.method is not UNSET:
+        asked = envelope.id
+        if isinstance(asked, (str, int)):
+            owner.carried[asked] = request_id
     owner.deliver(data, envelope, request_id if answered else None)
     return answered
 
@@ -230,6 +237,10 @@ class Exchange:
             owner.deliver_error(
                 request_id, McpError(jsonrpc.INTERNAL_ERROR, "internal error in the HTTP transport")
             )
+        finally:
+            carried = owner.carried
+            for asked in [asked for asked, on in carried.items() if on == request_id]:
+                del carried[asked]
 
     async def _post(self) -> asyncio.Future[bool] | None:
         """POST the request, and deliver its answer if it comes in that

@@ -47,9 +47,14 @@ class HttpOptions:
       get 429. It counts handlers still running, whether or not their POST is still open.
     * ``max_requests_per_client``: 2026-07-28 requests of one client in flight at once (429
       past it; app-wide with a shared store). A client is the authenticated principal, else
-      the peer's address (behind a proxy, the forwarded address the server trusts, e.g.
-      uvicorn's ``forwarded_allow_ips``). Every per-client quota is on by default
+      the peer's address (behind a proxy, the forwarded address the server trusts: see
+      ``trusted_proxies``). Every per-client quota is on by default
       (512 sessions, 128 streams, 256 requests); None turns one off.
+    * ``trusted_proxies``: addresses and networks (``"10.0.0.0/8"``) of the reverse
+      proxies in front of the app. A request from one of them is keyed by the address it
+      forwarded (``X-Forwarded-For``, else ``Forwarded``: the right-most hop that is not a
+      trusted proxy); from any other peer, by the peer's address, whatever it sends.
+      Empty (the default): forwarded headers are ignored.
 
     Handshake sessions (the revisions before 2026-07-28):
 
@@ -94,6 +99,7 @@ class HttpOptions:
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT
     max_concurrent_requests: int = 1024
     max_requests_per_client: int | None = DEFAULT_MAX_REQUESTS_PER_CLIENT
+    trusted_proxies: tuple[str, ...] = ()
     max_sessions: int = 10_000
     max_sessions_per_client: int | None = DEFAULT_MAX_SESSIONS_PER_CLIENT
     session_timeout: float | None = 30 * 60

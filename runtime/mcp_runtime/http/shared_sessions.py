@@ -24,7 +24,7 @@ import itertools
 import logging
 import secrets
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import msgspec
@@ -59,6 +59,9 @@ _ORPHAN_CHECK = HEARTBEAT_TTL / 2
 _MAX_LAST_EVENT_DIGITS = 18
 # Seconds a resumption waits for the log of a stream whose events are still being written.
 _LOG_RACE_WAIT = 3.0
+# While the worker named by the stream lives, its log is behind, not missing
+# (a busy worker writes its events a while after sending them): up to this long.
+_LOG_LIVE_WAIT = 30.0
 
 
 class _Record(msgspec.Struct, omit_defaults=True):
@@ -382,7 +385,9 @@ class SharedSessions(SessionTable):
                 stream_id, _, seq = last.partition(":")
                 if not (seq.isascii() and seq.isdigit() and len(seq) <= _MAX_LAST_EVENT_DIGITS) or (
                     stream_id != STANDALONE
-                    and not await _logged(self.store, f"{session_id}:{stream_id}", stream_id)
+                    and not await _logged(
+                        self.store, f"{session_id}:{stream_id}", stream_id, self._worker_gone
+                    )
                 ):
                     await plain(
                         send,
@@ -506,22 +511,32 @@ class _Lookups:
                 await lookup
 
 
-async def _logged(store: Store, key: str, stream_id: str) -> bool:
+async def _logged(
+    store: Store, key: str, stream_id: str, gone: Callable[[str], Awaitable[bool]]
+) -> bool:
     """Whether a request stream's log is in the store. The events of an
-    instant answer are written just after it is sent, so a client may
-    resume before they are there: a stream named by a worker's id gets
-    a short while (``_LOG_RACE_WAIT``) to appear before it is unknown."""
+    answer are written just after it is sent, so a client may resume
+    before they are there: a stream named by a worker's id gets a short
+    while (``_LOG_RACE_WAIT``) to appear, renewed while that worker lives
+    (a loaded worker's writes lag) up to ``_LOG_LIVE_WAIT``, before it is
+    unknown."""
     if await store.has_stream(key):
         return True
     if "." not in stream_id:
         return False
-    deadline = time.monotonic() + _LOG_RACE_WAIT
-    while (left := deadline - time.monotonic()) > 0:
+    now = time.monotonic()
+    deadline, longest = now + _LOG_RACE_WAIT, now + _LOG_LIVE_WAIT
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            if time.monotonic() >= longest or await gone(stream_id):
+                return False
+            deadline = min(longest, time.monotonic() + _LOG_RACE_WAIT)
+            continue
         # Returns as soon as the first event is written (or after the wait).
         events, ended = await store.read_after(key, 0, min(left, 1.0))
         if events or ended or await store.has_stream(key):
             return True
-    return False
 
 
 def _touched(http_session: HttpSession) -> float:

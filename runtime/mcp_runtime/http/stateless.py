@@ -20,15 +20,25 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+from msgspec import UnsetType
 
 from .. import jsonrpc, lifecycle, wire
+from ..answering import (
+    ProgressState,
+    call_handler,
+    decode_params,
+    error_message,
+    result_message,
+    token_of,
+)
 from ..asgi import Receive, Scope, Send
 from ..auth.principal import Principal
 from ..disconnect import ClientWatch, SlowAnswers
-from ..jsonrpc import Envelope, RequestId
+from ..jsonrpc import Envelope, McpError, RequestId
+from ..outgoing import current_request
 from ..queues import OneReaderQueue
 from ..server import Server, ServerSession
-from ..session import first_step
+from ..session import RequestContext, Route, Session
 from ..stepping import Pending, step
 from ..wire import RESPONSE
 from . import headers as http_headers
@@ -617,3 +627,41 @@ def status_of(response: bytes) -> int:
     if error is None or not isinstance(error.code, int):
         return 200
     return _ERROR_STATUS.get(error.code, 200)
+
+
+def first_step(
+    route: Route,
+    request_id: RequestId,
+    params: msgspec.Raw | UnsetType,
+    data: bytes,
+    summon: Callable[[], Session],
+    principal: Any,
+) -> bytes | Pending[Any] | None:
+    """Serve the request ``data`` (``request_id``, ``params``) by ``route``
+    with no session, until its handler first waits. Its context makes the
+    session by ``summon()`` when the handler first needs one (a
+    notification, ``ctx.peer``); ``principal``: who sent the request.
+
+    Returns the response when the handler answered within that step; else
+    where the handler stopped, to carry on (``Pending.rest()``, see
+    Session.serve); None when the params do not decode: a session's
+    own dispatch of the request says what is wrong with them."""
+    spec, handler = route
+    try:
+        decoded = decode_params(spec, params)
+    except McpError:
+        return None
+    token = token_of(params, data)
+    progress = ProgressState(token) if token is not None else None
+    context = RequestContext.on_demand(summon, request_id, progress, principal)
+    outcome = call_handler(request_id, spec, handler, decoded, context, progress)
+    if isinstance(outcome, bytes):
+        return outcome
+    current_request.set(request_id)  # as Session's answering task does
+    try:
+        stepped = step(outcome)
+    except Exception as error:
+        return error_message(request_id, spec, error)
+    if isinstance(stepped, Pending):
+        return stepped
+    return result_message(request_id, spec, stepped)

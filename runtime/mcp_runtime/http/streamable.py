@@ -35,7 +35,7 @@ from .. import jsonrpc, ownership
 from ..asgi import Message, Receive, Scope, Send
 from ..auth.principal import Principal
 from ..disconnect import SlowAnswers
-from ..limits import BodyBudget, BodyRefused, ClientKey, peer_key
+from ..limits import BodyBudget, BodyRefused, ClientKey, TrustedProxies, peer_key
 from ..server import Server
 from ..stores import Store
 from .answers import body_refused, headers_of, plain, refuse, send_answer
@@ -83,8 +83,8 @@ class StreamableHTTPApp:
       ``ctx.principal``, and a session serves only the principal that
       opened it.
     * ``client_key``: names the client of a request for the per-client
-      limits (default: its peer address; an authorization layer can name the
-      principal instead).
+      limits (default: its principal, else its peer address, or the address
+      a proxy of ``options.trusted_proxies`` forwarded).
     * ``store``: where sessions, resumable events, tasks and change
       notifications live; a shared one (``RedisStore``) lets several
       workers and hosts serve one deployment (default: the server's
@@ -119,6 +119,8 @@ class StreamableHTTPApp:
         self.stateless = stateless
         self.json_response = json_response
         self.guard = RebindingGuard(allowed_hosts, allowed_origins)
+        if client_key is peer_key and options.trusted_proxies:
+            client_key = TrustedProxies(options.trusted_proxies).key
         self.client_key = client_key
         self.bodies = BodyBudget(options.max_bodies_buffered, options.body_timeout)
         self._slow_answers = SlowAnswers()  # starts the client watches of answers still being made

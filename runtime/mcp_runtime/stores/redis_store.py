@@ -4,7 +4,8 @@ Sessions are strings with a TTL plus a sorted set of ids by expiry (the cap
 is counted there, app-wide); event logs are Redis streams whose entry ids
 are the SSE event numbers (``0-<n>``); task snapshots are hashes; messages
 to every worker go over one pub/sub channel. Each change that touches more
-than one key is one Lua script, so nothing is half-written.
+than one key is one Lua script, so nothing is half-written; the keys of one
+script share a hash tag, so a Redis Cluster runs each on one shard.
 
 Needs the ``redis`` extra (``pip install 'mcp-codegen[redis]'``).
 """
@@ -16,15 +17,19 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
+from redis.asyncio.sentinel import Sentinel
 from redis.backoff import ExponentialBackoff
+from redis.exceptions import AuthenticationError, MaxConnectionsError, RedisError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import MaxConnectionsError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .base import Listener, StoreUnavailable
+from .redis_bus import RedisBus
 
 logger = logging.getLogger("mcp_runtime.stores.redis")
 
@@ -133,10 +138,7 @@ if tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return 1
 """
 
-_RETRY_FIRST = 0.2
-_RETRY_MOST = 2.0
 _READ_BATCH = 1024  # events of a log handed over per read, at most
-_CONFIRM_WAIT = 5.0  # seconds Redis has to confirm a subscription
 
 DEFAULT_MAX_CONNECTIONS = 32
 """Connections to Redis per worker process (the pub/sub one included)."""
@@ -145,38 +147,49 @@ DEFAULT_POOL_TIMEOUT = 5.0
 
 
 class RedisStore:
-    """State shared through one Redis (or a primary with replicas behind a
-    sentinel-aware URL). ``prefix`` keeps the keys of one deployment apart
-    (the database number too); the channels carry both, since Redis pub/sub
-    spans databases.
+    """State shared through one Redis: a single server, a Redis Cluster, or
+    the primary a Sentinel names (see :meth:`from_url`). ``prefix`` keeps the
+    keys of one deployment apart (the database number too); the channels
+    carry both, since Redis pub/sub spans databases.
 
     A worker holds a bounded number of connections whatever it serves: one
     pub/sub connection carries every subscription (the bus, and the event
-    logs that streams here follow), and commands share a blocking pool
-    (``max_connections``) in which a command waits up to ``pool_timeout``
-    seconds for a free connection instead of failing at once."""
+    logs that streams here follow), and commands share at most
+    ``max_connections`` connections, for which a command waits up to
+    ``pool_timeout`` seconds instead of failing at once."""
 
     shared = True
 
-    def __init__(self, client: aioredis.Redis, *, prefix: str = "mcp:") -> None:
+    def __init__(
+        self,
+        client: aioredis.Redis | RedisCluster,
+        *,
+        prefix: str = "mcp:",
+        max_connections: int | None = None,
+        pool_timeout: float = DEFAULT_POOL_TIMEOUT,
+    ) -> None:
+        """``client``: a redis-py asyncio client. ``max_connections``: commands
+        in flight at once in this process (each holds a connection), waiting
+        up to ``pool_timeout`` seconds for their turn; None leaves the bound to
+        the client's pool (a ``BlockingConnectionPool`` waits by itself; the
+        pools of a cluster or a Sentinel fail at once when full)."""
+        if "{" in prefix or "}" in prefix:
+            raise ValueError(
+                f"a key prefix must not contain braces (Redis Cluster hash tags): {prefix!r}"
+            )
         self.client = client
         self.prefix = prefix
-        db = client.connection_pool.connection_kwargs.get("db", 0)
+        pool = getattr(client, "connection_pool", None)
+        db = pool.connection_kwargs.get("db", 0) if pool is not None else 0
         # Braces: Redis Cluster hash tags. A script's keys must share a slot,
         # so the session set and records live in one slot, and each event
         # log with its counter and once-keys in the log's own.
         self._sessions = f"{prefix}{{sessions}}"
         self._channels = f"{prefix}{db}:"
-        self._channel = f"{self._channels}bus"
-        self._listeners: list[Listener] = []
-        self._subscriber: asyncio.Task[None] | None = None
-        self._subscribed = asyncio.Event()
-        self._pubsub: aioredis.client.PubSub | None = None
-        # The log channels followed here: how many readers wait on each, the
-        # event set when something is written to it, and those Redis confirmed.
-        self._following: dict[str, int] = {}
-        self._written: dict[str, asyncio.Event] = {}
-        self._confirmed: dict[str, asyncio.Event] = {}
+        self.bus = RedisBus(client, f"{self._channels}bus")
+        self._max_connections = max_connections
+        self._pool_timeout = pool_timeout
+        self._turns = None if max_connections is None else asyncio.Semaphore(max_connections)
         self._create = client.register_script(_CREATE_SESSION)
         self._touch = client.register_script(_TOUCH_SESSION)
         self._delete = client.register_script(_DELETE_SESSION)
@@ -197,53 +210,104 @@ class RedisStore:
         pool_timeout: float = DEFAULT_POOL_TIMEOUT,
         **options: Any,
     ) -> RedisStore:
-        """A store on the Redis at ``url`` (``redis://host:6379/0``, ``rediss://`` for TLS).
+        """A store on the Redis that ``url`` names:
+
+        * ``redis://[[user]:password@]host:6379/0`` (``rediss://`` for TLS): one server;
+        * ``redis+cluster://[[user]:password@]host:port`` (``rediss+cluster://``): a Redis
+          Cluster, reached first through the node named (any one; the others are found);
+        * ``redis+sentinel://[[user]:password@]host:26379[,host:port...]/service[/db]``
+          (``rediss+sentinel://``): the primary that the Sentinels name for ``service``,
+          followed through failovers (the password is the primary's; the Sentinels' own
+          settings go in ``sentinel_kwargs``).
 
         ``max_connections``: command connections of this process at most (the
-        pub/sub connection is one of them); ``pool_timeout``: seconds a command
-        waits for one of them when all are busy, before the request is refused."""
+        pub/sub connection is one of them; per node of a cluster); ``pool_timeout``:
+        seconds a command waits for one of them when all are busy, before the
+        request is refused. ``options`` go to redis-py's client."""
+        scheme, _, rest = url.partition("://")
+        base, _, kind = scheme.partition("+")
+        if base not in ("redis", "rediss") or kind not in ("", "cluster", "sentinel"):
+            raise ValueError(
+                f"not a Redis URL: {url!r} (redis://, rediss://, redis+cluster://,"
+                " redis+sentinel:// and their rediss+ forms)"
+            )
         options.setdefault("socket_connect_timeout", 2.0)
         options.setdefault("socket_timeout", 10.0)
         # A pooled connection that Redis closed (a restart, a failover) is
         # replaced on the spot: a request fails only while Redis is down.
-        options.setdefault("retry", Retry(ExponentialBackoff(cap=0.5, base=0.05), 2))
+        # Through a failover the Sentinels take a few seconds to name the new
+        # primary: more, slower retries there than for a restart.
+        attempts = Retry(ExponentialBackoff(cap=1.0, base=0.1), 6) if kind == "sentinel" else None
+        options.setdefault("retry", attempts or Retry(ExponentialBackoff(cap=0.5, base=0.05), 2))
         options.setdefault("retry_on_error", [RedisConnectionError, RedisTimeoutError])
+        # One connection is the pub/sub one; the others take turns for commands.
+        turns = max(1, max_connections - 1)
+        if kind == "cluster":
+            cluster = RedisCluster.from_url(
+                f"{base}://{rest}", max_connections=max_connections, **options
+            )
+            return cls(cluster, prefix=prefix, max_connections=turns, pool_timeout=pool_timeout)
+        if kind == "sentinel":
+            sentinels, service, settings = _sentinel_url(base, rest)
+            options.setdefault(
+                "sentinel_kwargs",
+                {"socket_connect_timeout": 2.0, "socket_timeout": 2.0, "ssl": base == "rediss"},
+            )
+            sentinel = Sentinel(sentinels, **settings, **options)  # type: ignore[no-untyped-call]
+            primary = sentinel.master_for(service, max_connections=max_connections)
+            return cls(primary, prefix=prefix, max_connections=turns, pool_timeout=pool_timeout)
         pool = aioredis.BlockingConnectionPool.from_url(
             url, max_connections=max_connections, timeout=pool_timeout, **options
         )
-        return cls(aioredis.Redis(connection_pool=pool), prefix=prefix)
+        return cls(aioredis.Redis(connection_pool=pool), prefix=prefix, pool_timeout=pool_timeout)
 
     @contextlib.asynccontextmanager
     async def _guard(self) -> AsyncIterator[None]:
+        turns = self._turns
+        if turns is not None:
+            try:
+                await asyncio.wait_for(turns.acquire(), self._pool_timeout)
+            except TimeoutError:
+                raise StoreUnavailable(self._busy("no turn came")) from None
         try:
             yield
         except MaxConnectionsError as error:
-            raise StoreUnavailable(_busy(self.client, error)) from None
+            raise StoreUnavailable(self._busy(str(error))) from None
+        except AuthenticationError as error:
+            raise StoreUnavailable(
+                f"the shared store (Redis) refused this worker's credentials: {error}"
+            ) from None
         except (RedisConnectionError, RedisTimeoutError, OSError) as error:
             if isinstance(error.__cause__, asyncio.TimeoutError) and "No connection" in str(error):
-                raise StoreUnavailable(_busy(self.client, error)) from None
+                raise StoreUnavailable(self._busy(str(error))) from None
             raise StoreUnavailable(f"the shared store (Redis) is unreachable: {error}") from None
         except ResponseError:
             raise
         except RedisError as error:
             raise StoreUnavailable(f"the shared store (Redis) failed: {error}") from None
+        finally:
+            if turns is not None:
+                turns.release()
+
+    def _busy(self, error: str) -> str:
+        limit = self._max_connections
+        if limit is None:
+            limit = getattr(getattr(self.client, "connection_pool", None), "max_connections", 0)
+        return (
+            "the shared store (Redis) is reachable but every connection of this worker is busy"
+            f" (max_connections={limit}; none free within {self._pool_timeout:g} s): {error}"
+        )
 
     async def start(self) -> None:
-        if self._subscriber is None:
-            self._subscriber = asyncio.get_running_loop().create_task(
-                self._deliver(), name="mcp-store-bus"
-            )
-        await self._subscribed.wait()
+        await self.bus.start()
 
     async def close(self) -> None:
-        if self._subscriber is not None:
-            self._subscriber.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._subscriber
-            self._subscriber = None
+        await self.bus.close()
         await self.client.aclose()
-        with contextlib.suppress(Exception):
-            await self.client.connection_pool.disconnect()
+        pool = getattr(self.client, "connection_pool", None)
+        if pool is not None:
+            with contextlib.suppress(Exception):
+                await pool.disconnect()
 
     # sessions ---------------------------------------------------------
 
@@ -355,8 +419,8 @@ class RedisStore:
         if wait <= 0:
             return await self._read_now(stream, after)
         channel = self._log_channel(stream)
-        async with self._follow(channel):
-            written = self._written[channel]
+        async with self.bus.follow(channel):
+            written = self.bus.written[channel]
             written.clear()
             events, ended = await self._read_now(stream, after)
             if events or ended:
@@ -383,36 +447,6 @@ class RedisStore:
 
     def _log_channel(self, stream: str) -> str:
         return f"{self._channels}ev:{stream}"
-
-    @contextlib.asynccontextmanager
-    async def _follow(self, channel: str) -> AsyncIterator[None]:
-        """Hold a subscription to ``channel`` (counted: readers of one log share it)."""
-        if self._subscriber is None:
-            await self.start()  # the pub/sub connection carries the wait
-        count = self._following.get(channel, 0)
-        self._following[channel] = count + 1
-        if count == 0:
-            self._written[channel] = asyncio.Event()
-            self._confirmed[channel] = asyncio.Event()
-            await _ask(self._pubsub, "subscribe", channel)
-        try:
-            confirmed = self._confirmed[channel]
-            if not confirmed.is_set():
-                try:
-                    await asyncio.wait_for(confirmed.wait(), _CONFIRM_WAIT)
-                except TimeoutError:
-                    raise StoreUnavailable(
-                        "the shared store (Redis) did not confirm a subscription"
-                    ) from None
-            yield
-        finally:
-            left = self._following[channel] - 1
-            if left:
-                self._following[channel] = left
-            else:
-                del self._following[channel], self._written[channel], self._confirmed[channel]
-                with contextlib.suppress(StoreUnavailable):
-                    await _ask(self._pubsub, "unsubscribe", channel)
 
     async def set_mark(self, key: str, value: int, ttl: float) -> None:
         async with self._guard():
@@ -463,99 +497,41 @@ class RedisStore:
 
     async def publish(self, message: bytes) -> None:
         async with self._guard():
-            await self.client.publish(self._channel, message)
+            await self.client.publish(self.bus.channel, message)
 
     def subscribe(self, listener: Listener) -> None:
-        self._listeners.append(listener)
-
-    async def _deliver(self) -> None:
-        """Hand every published message to the listeners, and wake the readers
-        of a log written to; across an outage, reconnect with growing pauses
-        and say so once, not per attempt."""
-        pause = _RETRY_FIRST
-        down = False
-        while True:
-            try:
-                pubsub = self.client.pubsub()
-                try:
-                    await pubsub.subscribe(self._channel, *self._following)
-                    self._pubsub = pubsub
-                    if down:
-                        logger.warning(
-                            "the shared store (Redis) is reachable again; change notifications resume"
-                        )
-                        down, pause = False, _RETRY_FIRST
-                    while True:
-                        message = await pubsub.get_message(timeout=5.0)
-                        if message is not None:
-                            await self._dispatch(message)
-                finally:
-                    self._pubsub = None
-                    for confirmed in self._confirmed.values():
-                        confirmed.clear()
-                    with contextlib.suppress(Exception):
-                        await pubsub.aclose()  # type: ignore[no-untyped-call]
-            except asyncio.CancelledError:
-                raise
-            except (RedisError, OSError) as error:
-                if not down:
-                    logger.warning("the shared store (Redis) is unreachable (%s); retrying", error)
-                    down = True
-                self._subscribed.set()  # requests get their own clear errors meanwhile
-                # Readers waiting on a log re-read it (and get the outage's error).
-                for written in self._written.values():
-                    written.set()
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, _RETRY_MOST)
-
-    async def _dispatch(self, message: dict[str, Any]) -> None:
-        kind = message.get("type")
-        channel = message.get("channel")
-        name = channel.decode() if isinstance(channel, bytes) else str(channel)
-        if kind == "subscribe":
-            if name == self._channel:
-                self._subscribed.set()
-            confirmed = self._confirmed.get(name)
-            if confirmed is not None:
-                confirmed.set()
-            # A write may have come before the subscription: readers look again.
-            written = self._written.get(name)
-            if written is not None:
-                written.set()
-        elif kind == "message":
-            if name == self._channel:
-                for listener in list(self._listeners):
-                    try:
-                        await listener(message["data"])
-                    except Exception:
-                        logger.exception("a listener of the shared store failed")
-            else:
-                written = self._written.get(name)
-                if written is not None:
-                    written.set()
-
-
-def _busy(client: aioredis.Redis, error: Exception) -> str:
-    pool = client.connection_pool
-    timeout = getattr(pool, "timeout", None)
-    waited = "" if timeout is None else f" within {timeout:g} s"
-    return (
-        "the shared store (Redis) is reachable but every connection of this worker is busy"
-        f" (max_connections={pool.max_connections}; none free{waited}): {error}"
-    )
-
-
-async def _ask(pubsub: aioredis.client.PubSub | None, verb: str, channel: str) -> None:
-    """Subscribe or unsubscribe on the pub/sub connection (while it is up:
-    when it comes back it subscribes to every channel followed then)."""
-    if pubsub is None:
-        return
-    with contextlib.suppress(RedisError, OSError):
-        if verb == "subscribe":
-            await pubsub.subscribe(channel)
-        else:
-            await pubsub.unsubscribe(channel)
+        self.bus.listeners.append(listener)
 
 
 def _ms(seconds: float) -> int:
     return max(1, int(seconds * 1000))
+
+
+def _sentinel_url(base: str, rest: str) -> tuple[list[tuple[str, int]], str, dict[str, Any]]:
+    """The Sentinels, the service and the primary's connection settings of
+    ``redis+sentinel://[[user]:password@]host:port[,host:port...]/service[/db]``."""
+    parts = urlsplit(f"{base}://{rest}")
+    userinfo, _, hosts = parts.netloc.rpartition("@")
+    sentinels: list[tuple[str, int]] = []
+    for host in hosts.split(","):
+        name, _, port = host.rpartition(":")
+        if not name or "]" in port:  # no port, or the end of a bracketed IPv6 address
+            name, port = host, ""
+        sentinels.append((name.strip("[]"), int(port) if port else 26379))
+    path = [part for part in parts.path.split("/") if part]
+    if not path or len(path) > 2 or not hosts or parts.query:
+        raise ValueError(
+            "a Sentinel URL names its Sentinels and the service, and nothing else: "
+            "redis+sentinel://host:26379[,host:port...]/service[/db] (TLS settings go in"
+            " from_url's keywords)"
+        )
+    settings: dict[str, Any] = {"db": int(path[1]) if len(path) == 2 else 0}
+    if userinfo:
+        user, _, password = userinfo.partition(":")
+        if user:
+            settings["username"] = unquote(user)
+        if password:
+            settings["password"] = unquote(password)
+    if base == "rediss":
+        settings["ssl"] = True
+    return sentinels, path[0], settings

@@ -1,0 +1,21 @@
+"""Which request of ours a server's request rode on, where the transport knows.
+
+Kept apart from the HTTP client so that what asks (the app layer's proxy)
+needs none of the client's optional dependencies.
+"""
+
+from __future__ import annotations
+
+from ..jsonrpc import RequestId
+
+
+def related_request(transport: object, request_id: RequestId | None) -> RequestId | None:
+    """The request of ours on whose response stream the server sent its request
+    ``request_id`` (2025-11-25, transports: such messages "SHOULD relate to the
+    originating client request"); None when it came on no request's stream (the
+    standalone stream, the legacy HTTP+SSE stream, stdio)."""
+    carried = getattr(transport, "carried", None)
+    if not isinstance(carried, dict) or request_id is None:
+        return None
+    found: RequestId | None = carried.get(request_id)
+    return found

@@ -1,0 +1,211 @@
+"""What a proxied server asks of its client (sampling, elicitation, roots),
+relayed to the front client, which answers with its own callbacks; refused
+with the specification's error when the front client lacks the capability."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import mcp as sdk
+import mcp.types as sdk_types
+import pytest
+from mcp import StdioServerParameters as SdkStdioParameters
+from support.http_servers import serving
+from support.peers import (
+    SERVER_EVERYTHING,
+    SUPPORT,
+    THIS_TREE,
+    no_leaked_processes,  # noqa: F401  (a fixture)
+    require,
+    run,
+)
+
+from mcp_protocol import v2025_11_25, v2026_07_28
+from mcp_runtime.app import App, Context
+from mcp_runtime.client import Client
+from mcp_runtime.http.client import connect_http
+from mcp_runtime.jsonrpc import METHOD_NOT_FOUND
+from mcp_runtime.methods import RequestContext
+from mcp_runtime.stdio import StdioServerParameters
+
+pytestmark = pytest.mark.usefixtures("no_leaked_processes")
+
+
+@pytest.fixture(autouse=True)
+def quiet() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the SDK's deprecation notices of 2026-07-28
+        yield
+
+
+async def on_sample(context: Any, params: Any) -> sdk_types.CreateMessageResult:
+    prompt = params.messages[-1].content.text
+    return sdk_types.CreateMessageResult(
+        role="assistant",
+        model="front-model",
+        content=sdk_types.TextContent(type="text", text=f"re: {prompt}"),
+    )
+
+
+async def on_elicit(context: Any, params: Any) -> sdk_types.ElicitResult:
+    return sdk_types.ElicitResult(action="accept", content={"name": "Ann", "check": True})
+
+
+async def on_roots(context: Any) -> sdk_types.ListRootsResult:
+    return sdk_types.ListRootsResult(roots=[sdk_types.Root(uri="file:///front", name="front")])
+
+
+async def drive_questions(client: Any) -> None:
+    sampled = await client.call_tool("everything_trigger-sampling-request", {"prompt": "hi"})
+    text = sampled.content[0].text
+    assert "front-model" in text and "re: Resource trigger-sampling-request context: hi" in text
+    elicited = await client.call_tool("everything_trigger-elicitation-request", {})
+    assert "Ann" in "".join(block.text for block in elicited.content)
+    roots = await client.call_tool("everything_get-roots-list", {})
+    assert "file:///front" in roots.content[0].text
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_backend_questions_are_answered_by_the_front_sdk_client_over_stdio(
+    mode: str, version: str
+) -> None:
+    """The SDK client spawns an app proxying server-everything: the backend's
+    sampling, elicitation and roots requests reach its callbacks, as requests
+    at 2025-11-25 and as input-required results, retried by the SDK, at 2026-07-28."""
+    require(SERVER_EVERYTHING, "server-everything")
+
+    async def main() -> None:
+        parameters = SdkStdioParameters(
+            command=sys.executable, args=[str(SUPPORT / "proxy_front.py")], env=THIS_TREE
+        )
+        async with sdk.Client(
+            parameters,
+            mode=mode,
+            sampling_callback=on_sample,
+            elicitation_callback=on_elicit,
+            list_roots_callback=on_roots,
+        ) as client:
+            assert client.protocol_version == version
+            await drive_questions(client)
+
+    run(main())
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_backend_questions_are_answered_by_the_front_sdk_client_over_http(
+    mode: str, version: str
+) -> None:
+    require(SERVER_EVERYTHING, "server-everything")
+    app = App("front")
+    app.proxy(StdioServerParameters(str(SERVER_EVERYTHING), ["stdio"]), prefix="everything")
+
+    async def main(url: str) -> None:
+        async with sdk.Client(
+            url,
+            mode=mode,
+            sampling_callback=on_sample,
+            elicitation_callback=on_elicit,
+            list_roots_callback=on_roots,
+        ) as client:
+            assert client.protocol_version == version
+            await drive_questions(client)
+
+    with serving(app.asgi()) as server:
+        run(main(server.url()))
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_front_client_without_the_capability_is_not_asked(version: str) -> None:
+    """The backend gets the roots page's error for a client that lacks a
+    capability: "Client does not support roots: `-32601` (Method not found)"
+    (specification 2025-11-25, client/roots, Error Handling), the same for
+    sampling and elicitation; the front's call fails with the backend's answer."""
+    require(SERVER_EVERYTHING, "server-everything")
+    app = App("front")
+    app.proxy(StdioServerParameters(str(SERVER_EVERYTHING), ["stdio"]), prefix="everything")
+
+    async def main() -> None:
+        # A front client without handlers declares no sampling, elicitation or roots.
+        async with app.test_client(protocol_version=version) as session:
+            stub = (
+                v2026_07_28.ClientStub(session)
+                if version == "2026-07-28"
+                else v2025_11_25.ClientStub(session)
+            )
+            result = await stub.call_tool(
+                "everything_trigger-sampling-request", arguments={"prompt": "hi"}
+            )
+            assert result.is_error is True
+            text = result.content[0].text
+            assert str(METHOD_NOT_FOUND) in text and "sampling" in text
+            echoed = await stub.call_tool("everything_echo", arguments={"message": "still"})
+            assert echoed.content[0].text == "Echo: still"
+
+    run(main())
+
+
+class Model(v2025_11_25.ClientHandlers):
+    """A front client whose model answers with its own name."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    async def create_message(self, params: Any, ctx: RequestContext) -> Any:
+        return v2025_11_25.CreateMessageResult(
+            role="assistant", model=self.name, content=v2025_11_25.TextContent(text="")
+        )
+
+
+def waiting_for_both(revision: str) -> App:
+    """A backend whose ``ask`` waits until two callers' calls are in, then asks
+    its client's model: both questions are in flight at once."""
+    backend = App("asking", versions=[revision])
+    callers: set[str] = set()
+    both: list[asyncio.Event] = []  # made in the server's own loop
+
+    @backend.tool()
+    async def ask(caller: str, ctx: Context) -> str:
+        if not both:
+            both.append(asyncio.Event())
+        callers.add(caller)  # a 2026-07-28 call runs again with the answer: a set
+        if len(callers) == 2:
+            both[0].set()
+        await both[0].wait()
+        sampled = await ctx.sample(f"for {caller}", max_tokens=5)
+        return f"{caller}: {sampled.model}"
+
+    return backend
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+def test_a_backends_question_reaches_the_client_whose_call_it_answers(revision: str) -> None:
+    """Two front clients call one Streamable HTTP backend at once, and it asks
+    each call's client: each question is asked of the client whose call it came
+    with. At 2025-11-25 by the response stream it came on ("The server MAY send
+    JSON-RPC requests and notifications before sending the JSON-RPC response.
+    These messages SHOULD relate to the originating client request."
+    specification 2025-11-25, basic/transports), at 2026-07-28 by the call whose
+    input-required result carries it."""
+    gateway = App("gateway")
+
+    async def main(url: str) -> None:
+        async with (
+            connect_http(Client(name="a", version="1", handlers=Model("model-a")), url) as a,
+            connect_http(Client(name="b", version="1", handlers=Model("model-b")), url) as b,
+        ):
+            answers = await asyncio.gather(
+                v2025_11_25.ClientStub(a).call_tool("asking_ask", arguments={"caller": "a"}),
+                v2025_11_25.ClientStub(b).call_tool("asking_ask", arguments={"caller": "b"}),
+            )
+        assert [answer.content[0].text for answer in answers] == ["a: model-a", "b: model-b"]
+
+    with serving(waiting_for_both(revision).asgi()) as backend:
+        gateway.proxy(backend.url(), prefix="asking")
+        with serving(gateway.asgi()) as front:
+            run(main(front.url()))

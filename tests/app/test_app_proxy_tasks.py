@@ -1,0 +1,124 @@
+"""A proxied server's task-required tools run through the proxy (a task of
+the front whose work is the backend's own task), and the front's resource
+subscriptions reach the backend, whose updates come back under the prefix.
+server-everything behind an app (and a 2026-07-28 app for the listen stream),
+driven by a 2025-11-25 client."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from support.http_servers import serving
+from support.peers import (
+    SERVER_EVERYTHING,
+    no_leaked_processes,  # noqa: F401  (a fixture)
+    require,
+    run,
+)
+
+from mcp_protocol import v2025_11_25
+from mcp_runtime.app import App
+from mcp_runtime.jsonrpc import McpError
+from mcp_runtime.methods import RequestContext
+from mcp_runtime.stdio import StdioServerParameters
+
+pytestmark = pytest.mark.usefixtures("no_leaked_processes")
+
+RESEARCH = "everything_simulate-research-query"
+WAIT = 30.0  # a deadline against hanging, not a measure
+
+
+def everything_behind_an_app() -> App:
+    require(SERVER_EVERYTHING, "server-everything")
+    app = App("front")
+    app.proxy(StdioServerParameters(str(SERVER_EVERYTHING), ["stdio"]), prefix="everything")
+    return app
+
+
+def test_a_task_required_backend_tool_runs_as_a_task_through_the_proxy() -> None:
+    """The 2025-11-25 schema's ToolExecution: "\"required\": Tool requires
+    task-augmented execution". The front lists the backend's taskSupport, refuses
+    a plain call, and runs a task whose work is the backend's own task."""
+    app = everything_behind_an_app()
+
+    async def main() -> None:
+        async with app.test_client(protocol_version="2025-11-25") as session:
+            stub = v2025_11_25.ClientStub(session)
+            tools = {tool.name: tool for tool in (await stub.list_tools()).tools}
+            execution = tools[RESEARCH].execution
+            assert isinstance(execution, v2025_11_25.ToolExecution)
+            assert execution.task_support == "required"
+            with pytest.raises(McpError, match="runs only as a task"):
+                await stub.call_tool(RESEARCH, arguments={"topic": "gateways"})
+            created = await stub.call_tool_as_task(
+                RESEARCH, arguments={"topic": "gateways"}, task=v2025_11_25.TaskMetadata()
+            )
+            task_id = created.task.task_id
+            result = await stub.call_tool_task_result(task_id)
+            text = "".join(getattr(block, "text", "") for block in result.content)
+            assert "gateways" in text
+            assert (await stub.get_task(task_id)).status == "completed"
+
+    run(main())
+
+
+class Subscriber(v2025_11_25.ClientHandlers):
+    def __init__(self) -> None:
+        self.updated: asyncio.Queue[str] = asyncio.Queue()
+
+    async def on_resource_updated(self, params: Any, ctx: RequestContext) -> None:
+        self.updated.put_nowait(params.uri)
+
+
+def test_a_front_subscription_reaches_the_backend_and_its_updates_come_back() -> None:
+    app = everything_behind_an_app()
+    front = Subscriber()
+
+    async def main() -> None:
+        async with app.test_client(protocol_version="2025-11-25", handlers=front) as session:
+            stub = v2025_11_25.ClientStub(session)
+            uri = (await stub.list_resources()).resources[0].uri
+            assert uri.startswith("demo://everything/")
+            await stub.subscribe(uri)
+            # The backend sends an update for each subscribed resource at once, then every 5 s.
+            await stub.call_tool("everything_toggle-subscriber-updates", arguments={})
+            async with asyncio.timeout(WAIT):
+                assert await front.updated.get() == uri
+            await stub.call_tool("everything_toggle-subscriber-updates", arguments={})
+            await stub.unsubscribe(uri)
+
+    run(main())
+
+
+def test_a_front_subscription_reaches_a_2026_07_28_backend_on_its_listen_stream() -> None:
+    """A 2026-07-28 backend tells of updates only on a subscriptions/listen
+    stream: the proxy's stream asks for the URIs the front's clients subscribe to."""
+    backend = App("notes", versions=["2026-07-28"])
+
+    @backend.resource("note://pad")
+    def pad() -> str:
+        return "the pad"
+
+    @backend.tool()
+    async def touch() -> str:
+        await backend.notify_resource_updated("note://pad")
+        return "touched"
+
+    app = App("front")
+    front = Subscriber()
+
+    async def main() -> None:
+        async with app.test_client(protocol_version="2025-11-25", handlers=front) as session:
+            stub = v2025_11_25.ClientStub(session)
+            uri = (await stub.list_resources()).resources[0].uri
+            assert uri == "note://notes/pad"
+            await stub.subscribe(uri)
+            await stub.call_tool("notes_touch", arguments={})
+            async with asyncio.timeout(WAIT):
+                assert await front.updated.get() == uri
+
+    with serving(backend.asgi()) as served:
+        app.proxy(served.url(), prefix="notes")
+        run(main())
