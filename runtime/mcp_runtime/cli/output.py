@@ -16,15 +16,26 @@ from rich.console import Console
 from rich.progress import (
     BarColumn,
     Progress,
+    ProgressColumn,
     TaskID,
     TaskProgressColumn,
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.progress import Task as BarTask
 from rich.table import Table
 from rich.text import Text
 
 from .. import codec
+
+
+class _Count(ProgressColumn):
+    """``2/5``, or ``2`` while the total is unknown: a task's bar starts before
+    its first progress (with its status), and the total may come later."""
+
+    def render(self, task: BarTask) -> Text:
+        done = f"{task.completed:g}"
+        return Text(f"{done}/{task.total:g}" if task.total else done)
 
 
 class Failed(Exception):
@@ -85,7 +96,7 @@ class Terminal:
                 TextColumn("{task.description}"),
                 BarColumn(),
                 TaskProgressColumn(),
-                TextColumn("{task.completed:g}/{task.total:g}" if total else "{task.completed:g}"),
+                _Count(),
                 TimeElapsedColumn(),
                 console=self.err,
                 transient=True,
