@@ -526,7 +526,13 @@ def soak_rows(soak: dict[str, Any] | None) -> list[list[str]]:
             f" {run['p50_ms']:.0f} ms, p99 {run['p99_ms']:.0f} ms; Redis commands/request"
             f" {run['redis_commands_per_request']:.1f}, round trips/request"
             f" {run['redis_round_trips_per_request']:.1f}; known session, steady state:"
-            f" {steady['redis_round_trips_per_request']:.2f} round trips/request)",
+            f" {steady['redis_round_trips_per_request']:.2f} round trips/request"
+            + (
+                f" answered at once, {steady['slow_redis_round_trips_per_request']:.2f} answered"
+                " after its priming event)"
+                if "slow_redis_round_trips_per_request" in steady
+                else ")"
+            ),
             f"{run['rps']:,.0f} req/s ({run['rps_first_99_percent']:,.0f} up to the 99th percentile's end)", "", "", "",
             f"answered {run['answered']:,}, duplicates {len(run['duplicates'])}, hung {run['hung']}"
             + (f"; {errors}" if errors else ""),

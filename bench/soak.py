@@ -724,7 +724,9 @@ def soak(
 
 def steady_state(url: str, backends: list[Backend], redis: Any, calls: int = 200) -> dict[str, Any]:
     """Redis commands and round trips of one session request once every
-    worker knows the session (sequential, nothing else running)."""
+    worker knows the session (sequential, nothing else running): answered at
+    once (``pid``, the answer sent whole), and answered after its stream's
+    priming event (``sleep``, 5 ms: the stream is made known to the store first)."""
     headers = {"content-type": "application/json", "accept": ACCEPT}
     with httpx.Client(timeout=30) as client:
         params = {"protocolVersion": HANDSHAKE, "capabilities": {},
@@ -737,27 +739,28 @@ def steady_state(url: str, backends: list[Backend], redis: Any, calls: int = 200
             url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
         )
 
-        def call(n: int) -> None:
+        def call(n: int, tool: str, arguments: dict[str, Any]) -> None:
             body = {"jsonrpc": "2.0", "id": n, "method": "tools/call",
-                    "params": {"name": "pid", "arguments": {}}}  # fmt: skip
+                    "params": {"name": tool, "arguments": arguments}}  # fmt: skip
             answer = client.post(url, headers=headers, json=body)
             assert answer.status_code == 200 and '"result"' in answer.text, answer.text
 
         for n in range(1, 4 * len(backends) + 1):  # every worker makes its copy of the session
-            call(n)
+            call(n, "pid", {})
         time.sleep(0.5)  # the warm-up's writes settle
-        commands = redis_commands(redis)
-        trips = sum(b.trips() for b in backends)
-        for n in range(100, 100 + calls):
-            call(n)
-        time.sleep(0.5)
-        trips = sum(b.trips() for b in backends) - trips
-        commands = redis_commands(redis) - commands - 1
-    return {
-        "calls": calls,
-        "redis_commands_per_request": commands / calls,
-        "redis_round_trips_per_request": trips / calls,
-    }
+        found: dict[str, Any] = {"calls": calls}
+        for key, tool, arguments in (("", "pid", {}), ("slow_", "sleep", {"seconds": 0.005})):
+            commands = redis_commands(redis)
+            trips = sum(b.trips() for b in backends)
+            first = 1000 + len(found) * calls
+            for n in range(first, first + calls):
+                call(n, tool, arguments)
+            time.sleep(0.5)
+            trips = sum(b.trips() for b in backends) - trips
+            commands = redis_commands(redis) - commands - 1
+            found[f"{key}redis_commands_per_request"] = commands / calls
+            found[f"{key}redis_round_trips_per_request"] = trips / calls
+    return found
 
 
 def run(

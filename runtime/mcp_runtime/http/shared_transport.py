@@ -57,7 +57,7 @@ class _StreamLog:
     """Logs a request stream's events. An event is written once the loop
     turns (call_soon), so that a response and the end of its stream, which
     come together, are one write. The first carries what the stream
-    answers."""
+    answers (or :meth:`known` writes that alone, before any event)."""
 
     def __init__(self, shared: SessionLog, key: str, about: bytes) -> None:
         self.shared = shared
@@ -77,6 +77,22 @@ class _StreamLog:
             self.flush()
         self.pending = (seq, message)
         asyncio.get_running_loop().call_soon(self.flush)
+
+    async def known(self) -> None:
+        """Wait until the store knows the stream (what it answers; its id
+        names this worker), so that a client may resume it on any worker,
+        even once this one is dead: through the write of its first event when
+        there is one (no round trip of its own), else through a write of
+        what it is alone."""
+        written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self.about is not None and self.pending is not None:
+            self.flush()
+        if self.about is not None:
+            about, self.about = self.about, None
+            self.shared.writer.declare(self.key, about, written)
+        else:
+            self.shared.writer.after(self.key, written)
+        await written
 
     def flush(self) -> None:
         if self.pending is not None:
@@ -104,7 +120,9 @@ class SharedSessionTransport(HttpSessionTransport):
         stream = super().open_stream(request_ids, json)
         if not json:
             about = msgspec.json.encode(About(r=list(stream.expected or ())))
-            stream.log = _StreamLog(self.shared, f"{self.session_id}:{stream.id}", about)
+            log = _StreamLog(self.shared, f"{self.session_id}:{stream.id}", about)
+            stream.log = log
+            stream.known = log.known
         return stream
 
     def new_stream_id(self) -> str:

@@ -2,8 +2,11 @@
 left unanswered.
 
 Events are written in the background, in order per stream, so that a request is never
-slowed by a round trip to the store; while the store is unreachable they are not kept for
-resumption (a warning says so once, and once again when it is back).
+slowed by a round trip to the store, with one exception: a stream not answered at once
+sends its priming event only once the store knows it (what it answers; its id names the
+worker), so that a client may resume it on any worker even if this one dies. While the
+store is unreachable events are not kept for resumption (a warning says so once, and
+once again when it is back).
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ class StoreWriter:
         )
         self._writer: asyncio.Task[None] | None = None
         self._down = False
+        # Writes someone waits for: released at close, whether written or not.
+        self._written: set[asyncio.Future[None]] = set()
 
     def start(self) -> None:
         self._writer = asyncio.get_running_loop().create_task(
@@ -68,6 +73,9 @@ class StoreWriter:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._writer
         self._writer = None
+        for written in list(self._written):
+            if not written.done():
+                written.set_result(None)
 
     def enqueue(self, key: str, write: Callable[[], Coroutine[Any, Any, Any]]) -> None:
         """Write in the background; the writes of one ``key`` in order (the
@@ -112,16 +120,53 @@ class StoreWriter:
         message: bytes | None,
         end: bool = False,
         about: bytes | None = None,
+        written: asyncio.Future[None] | None = None,
     ) -> None:
+        """``written``: set once the write is done (or failed: the store is
+        down), or the writer closed."""
+        self._awaited(written)
         self.enqueue(
             key,
-            lambda: self.store.append_at(key, seq, message, self.ttl, self.history, end, about),
+            lambda: _then_set(
+                self.store.append_at(key, seq, message, self.ttl, self.history, end, about),
+                written,
+            ),
         )
+
+    def declare(self, key: str, about: bytes, written: asyncio.Future[None]) -> None:
+        """Write what a stream is before any of its events (see ``log_event``)."""
+        self._awaited(written)
+        self.enqueue(
+            key, lambda: _then_set(self.store.declare_stream(key, about, self.ttl), written)
+        )
+
+    def after(self, key: str, written: asyncio.Future[None]) -> None:
+        """Set ``written`` once the writes of ``key`` queued so far are done
+        (no round trip of its own)."""
+        self._awaited(written)
+        self.enqueue(key, lambda: _then_set(_nothing(), written))
+
+    def _awaited(self, written: asyncio.Future[None] | None) -> None:
+        if written is not None:
+            self._written.add(written)
+            written.add_done_callback(self._written.discard)
 
     def log_standalone(self, key: str, message: bytes) -> None:
         note = current_note.get()
         once = None if note is None else f"{note}"
         self.enqueue(key, lambda: self.store.append(key, message, self.ttl, self.history, once))
+
+
+async def _nothing() -> None:
+    return None
+
+
+async def _then_set(write: Coroutine[Any, Any, Any], written: asyncio.Future[None] | None) -> None:
+    try:
+        await write
+    finally:
+        if written is not None and not written.done():
+            written.set_result(None)
 
 
 async def end_orphan(store: Store, key: str, after: int, ttl: float, history: int) -> None:
