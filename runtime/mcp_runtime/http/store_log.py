@@ -98,17 +98,18 @@ class StoreWriter:
 
     async def _write_chain(self, chain: list[Callable[[], Coroutine[Any, Any, Any]]]) -> None:
         for write in chain:
-            try:
-                await write()
-                if self._down:
-                    logger.warning(
-                        "the shared store is reachable again; stream events are kept again"
-                    )
-                    self._down = False
-            except StoreUnavailable as error:
-                if not self._down:
-                    logger.warning("stream events are not kept for resumption while %s", error)
-                    self._down = True
+            await self._attempt(write())
+
+    async def _attempt(self, write: Coroutine[Any, Any, Any]) -> None:
+        try:
+            await write
+            if self._down:
+                logger.warning("the shared store is reachable again; stream events are kept again")
+                self._down = False
+        except StoreUnavailable as error:
+            if not self._down:
+                logger.warning("stream events are not kept for resumption while %s", error)
+                self._down = True
 
     def remember(self, mark: str, handed: int) -> None:
         self.enqueue(mark, lambda: self.store.set_mark(mark, handed, self.ttl))
@@ -120,36 +121,36 @@ class StoreWriter:
         message: bytes | None,
         end: bool = False,
         about: bytes | None = None,
-        written: asyncio.Future[None] | None = None,
     ) -> None:
-        """``written``: set once the write is done (or failed: the store is
-        down), or the writer closed."""
-        self._awaited(written)
         self.enqueue(
             key,
-            lambda: _then_set(
-                self.store.append_at(key, seq, message, self.ttl, self.history, end, about),
-                written,
-            ),
+            lambda: self.store.append_at(key, seq, message, self.ttl, self.history, end, about),
         )
 
-    def declare(self, key: str, about: bytes, written: asyncio.Future[None]) -> None:
-        """Write what a stream is before any of its events (see ``log_event``)."""
-        self._awaited(written)
-        self.enqueue(
-            key, lambda: _then_set(self.store.declare_stream(key, about, self.ttl), written)
-        )
+    async def now(
+        self, key: str, about: bytes, first: tuple[int, bytes] | None, end: bool = False
+    ) -> None:
+        """Write what a stream is at once, not queued (the caller waits for
+        it; nothing of the stream is queued before it), with its first event
+        when there is one: one command either way. A store down is reported
+        as for queued writes."""
+        if first is None:
+            await self._attempt(self.store.declare_stream(key, about, self.ttl))
+        else:
+            seq, message = first
+            await self._attempt(
+                self.store.append_at(key, seq, message, self.ttl, self.history, end, about)
+            )
 
     def after(self, key: str, written: asyncio.Future[None]) -> None:
         """Set ``written`` once the writes of ``key`` queued so far are done
-        (no round trip of its own)."""
+        (no round trip of its own), or the writer closed."""
         self._awaited(written)
         self.enqueue(key, lambda: _then_set(_nothing(), written))
 
-    def _awaited(self, written: asyncio.Future[None] | None) -> None:
-        if written is not None:
-            self._written.add(written)
-            written.add_done_callback(self._written.discard)
+    def _awaited(self, written: asyncio.Future[None]) -> None:
+        self._written.add(written)
+        written.add_done_callback(self._written.discard)
 
     def log_standalone(self, key: str, message: bytes) -> None:
         note = current_note.get()
@@ -161,11 +162,11 @@ async def _nothing() -> None:
     return None
 
 
-async def _then_set(write: Coroutine[Any, Any, Any], written: asyncio.Future[None] | None) -> None:
+async def _then_set(write: Coroutine[Any, Any, Any], written: asyncio.Future[None]) -> None:
     try:
         await write
     finally:
-        if written is not None and not written.done():
+        if not written.done():
             written.set_result(None)
 
 
