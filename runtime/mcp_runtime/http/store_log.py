@@ -59,7 +59,7 @@ class StoreWriter:
         )
         self._writer: asyncio.Task[None] | None = None
         self._down = False
-        # Writes someone waits for: released at close, whether written or not.
+        # Waits for queued writes (see after): released at close, written or not.
         self._written: set[asyncio.Future[None]] = set()
 
     def start(self) -> None:
@@ -145,12 +145,9 @@ class StoreWriter:
     def after(self, key: str, written: asyncio.Future[None]) -> None:
         """Set ``written`` once the writes of ``key`` queued so far are done
         (no round trip of its own), or the writer closed."""
-        self._awaited(written)
-        self.enqueue(key, lambda: _then_set(_nothing(), written))
-
-    def _awaited(self, written: asyncio.Future[None]) -> None:
         self._written.add(written)
         written.add_done_callback(self._written.discard)
+        self.enqueue(key, lambda: _release(written))
 
     def log_standalone(self, key: str, message: bytes) -> None:
         note = current_note.get()
@@ -158,16 +155,9 @@ class StoreWriter:
         self.enqueue(key, lambda: self.store.append(key, message, self.ttl, self.history, once))
 
 
-async def _nothing() -> None:
-    return None
-
-
-async def _then_set(write: Coroutine[Any, Any, Any], written: asyncio.Future[None]) -> None:
-    try:
-        await write
-    finally:
-        if not written.done():
-            written.set_result(None)
+async def _release(written: asyncio.Future[None]) -> None:
+    if not written.done():
+        written.set_result(None)
 
 
 async def end_orphan(store: Store, key: str, after: int, ttl: float, history: int) -> None:
