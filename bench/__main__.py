@@ -516,9 +516,15 @@ def soak_rows(soak: dict[str, Any] | None) -> list[list[str]]:
         if key == "settings":
             continue
         steady = run["steady_state"]
+        ended = run.get("ended") or {"": run["errors"]}
         errors = "; ".join(
-            f"{count} {' '.join(cause.split()).replace('|', '/')}"
-            for cause, count in run["errors"].items()
+            (f"{way}: " if way else "")
+            + ", ".join(
+                f"{count} {' '.join(cause.split()).replace('|', '/')}"
+                for cause, count in causes.items()
+            )
+            for way, causes in ended.items()
+            if causes
         )
         rows.append([
             f"soak: {run['workers']} workers behind HAProxy, {run['requests']:,} mixed requests at"
@@ -526,9 +532,23 @@ def soak_rows(soak: dict[str, Any] | None) -> list[list[str]]:
             f" {run['p50_ms']:.0f} ms, p99 {run['p99_ms']:.0f} ms; Redis commands/request"
             f" {run['redis_commands_per_request']:.1f}, round trips/request"
             f" {run['redis_round_trips_per_request']:.1f}; known session, steady state:"
-            f" {steady['redis_round_trips_per_request']:.2f} round trips/request)",
+            f" {steady['redis_round_trips_per_request']:.2f} round trips/request"
+            + (
+                f" answered at once, {steady['slow_redis_round_trips_per_request']:.2f} answered"
+                " after its priming event)"
+                if "slow_redis_round_trips_per_request" in steady
+                else ")"
+            ),
             f"{run['rps']:,.0f} req/s ({run['rps_first_99_percent']:,.0f} up to the 99th percentile's end)", "", "", "",
-            f"answered {run['answered']:,}, duplicates {len(run['duplicates'])}, hung {run['hung']}"
+            f"answered {run['answered']:,}"
+            + (
+                f", ended with a JSON-RPC error the server sent {run['jsonrpc_errors']:,}, with an"
+                f" error the client reports (transport) {run['transport_errors']:,}, neither"
+                f" {run['neither_answered_nor_error']:,}"
+                if "ended" in run
+                else ""
+            )
+            + f", duplicates {len(run['duplicates'])}, hung {run['hung']}"
             + (f"; {errors}" if errors else ""),
         ])  # fmt: skip
     return rows

@@ -22,11 +22,13 @@ at random (aiohttp, one process):
   ``tasks/get`` until it is completed;
 * ``listen``: a 2026-07-28 ``subscriptions/listen`` until it is acknowledged.
 
-Checked for each: answered exactly once, or ended with a JSON-RPC error;
-never past its timeout; no response, log message or task result twice.
-A request the balancer could not hand to any worker, or whose worker died
-before answering with no way to resume (a 2026-07-28 request), is counted
-under its cause. Redis commands come from ``INFO commandstats`` (summed over
+Checked for each: answered exactly once, or ended with an error; never past
+its timeout; no response, log message or task result twice. An error is
+counted under its cause, and each cause under the way a client sees it end
+(``ending``): a JSON-RPC error the server sent; an error our HTTP client
+reports for a request the balancer could not hand to any worker, or whose
+connection was cut with no way to resume it (a 2026-07-28 request, a session
+request before its first event); or neither. Redis commands come from ``INFO commandstats`` (summed over
 the restart), round trips from a counter in each worker (every command or
 pipeline sent; support.scaleout_app ``trips``), connections per worker from
 ``CLIENT LIST`` (each worker names its Redis connections) and HAProxy's
@@ -591,6 +593,32 @@ async def drive(
     }
 
 
+JSONRPC = "a JSON-RPC error the server sent"
+TRANSPORT = "an error the client reports (transport)"
+NEITHER = "neither answered nor an error"
+ENDINGS = (JSONRPC, TRANSPORT, NEITHER)
+# Causes whose request our HTTP client ends with an McpError raised to the
+# caller, with a JSON-RPC code and what happened (the load reads the wire with
+# aiohttp, to see each cause): the connection cut before the answer (-32000,
+# or the stream resumed until the client gives up), and the balancer's own
+# error page (-32603 naming the status). See
+# tests/stores/test_scaleout_cut_requests_fail_in_the_client.py.
+_TRANSPORT_CAUSES = ("cut", "HTTP 502 from HAProxy", "HTTP 503 from HAProxy", "connection error")
+
+
+def ending(outcome: str) -> str:
+    """How a request that was not answered ended, as a client sees it: with a
+    JSON-RPC error the server sent, with an error our client reports for a
+    connection cut or refused by the balancer, or neither (a hang, a wrong
+    answer, a refusal the server should not have made)."""
+    cause = outcome.removeprefix("tasks/get: ")
+    if cause.startswith("JSON-RPC error"):
+        return JSONRPC
+    if cause.startswith(_TRANSPORT_CAUSES):
+        return TRANSPORT
+    return NEITHER
+
+
 def logged_errors(log: Path) -> dict[str, int]:
     """The workers' tracebacks, by their last line (the exception), and warnings by text."""
     found: Counter[str] = Counter()
@@ -680,9 +708,9 @@ def soak(
                 if outcome != "answered":
                     errors[outcome] += count
         hung = sum(count for outcome, count in errors.items() if outcome.startswith("hung"))
-        unended = sum(
-            count for outcome, count in errors.items() if not outcome.startswith("JSON-RPC error")
-        )
+        ended: dict[str, dict[str, int]] = {way: {} for way in ENDINGS}
+        for outcome, count in errors.most_common():
+            ended[ending(outcome)][outcome] = count
         return {
             "workers": workers,
             "requests": total,
@@ -696,9 +724,13 @@ def soak(
             "p99_ms": percentile(latencies, 0.99) * 1e3,
             "answered": total - sum(errors.values()),
             "errors": dict(errors.most_common()),
+            # Every error under the way its request ended (see ending()), cause by cause.
+            "ended": ended,
             "by_kind": outcomes,
             "hung": hung,
-            "neither_answered_nor_jsonrpc_error": unended,
+            "jsonrpc_errors": sum(ended[JSONRPC].values()),
+            "transport_errors": sum(ended[TRANSPORT].values()),
+            "neither_answered_nor_error": sum(ended[NEITHER].values()),
             "duplicates": result["duplicates"],
             "redis_commands_per_request": commands / total,
             "redis_round_trips_per_request": trips / total,
@@ -724,7 +756,9 @@ def soak(
 
 def steady_state(url: str, backends: list[Backend], redis: Any, calls: int = 200) -> dict[str, Any]:
     """Redis commands and round trips of one session request once every
-    worker knows the session (sequential, nothing else running)."""
+    worker knows the session (sequential, nothing else running): answered at
+    once (``pid``, the answer sent whole), and answered after its stream's
+    priming event (``sleep``, 5 ms: the stream is made known to the store first)."""
     headers = {"content-type": "application/json", "accept": ACCEPT}
     with httpx.Client(timeout=30) as client:
         params = {"protocolVersion": HANDSHAKE, "capabilities": {},
@@ -737,27 +771,28 @@ def steady_state(url: str, backends: list[Backend], redis: Any, calls: int = 200
             url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
         )
 
-        def call(n: int) -> None:
+        def call(n: int, tool: str, arguments: dict[str, Any]) -> None:
             body = {"jsonrpc": "2.0", "id": n, "method": "tools/call",
-                    "params": {"name": "pid", "arguments": {}}}  # fmt: skip
+                    "params": {"name": tool, "arguments": arguments}}  # fmt: skip
             answer = client.post(url, headers=headers, json=body)
             assert answer.status_code == 200 and '"result"' in answer.text, answer.text
 
         for n in range(1, 4 * len(backends) + 1):  # every worker makes its copy of the session
-            call(n)
+            call(n, "pid", {})
         time.sleep(0.5)  # the warm-up's writes settle
-        commands = redis_commands(redis)
-        trips = sum(b.trips() for b in backends)
-        for n in range(100, 100 + calls):
-            call(n)
-        time.sleep(0.5)
-        trips = sum(b.trips() for b in backends) - trips
-        commands = redis_commands(redis) - commands - 1
-    return {
-        "calls": calls,
-        "redis_commands_per_request": commands / calls,
-        "redis_round_trips_per_request": trips / calls,
-    }
+        found: dict[str, Any] = {"calls": calls}
+        for key, tool, arguments in (("", "pid", {}), ("slow_", "sleep", {"seconds": 0.005})):
+            commands = redis_commands(redis)
+            trips = sum(b.trips() for b in backends)
+            first = 1000 + len(found) * calls
+            for n in range(first, first + calls):
+                call(n, tool, arguments)
+            time.sleep(0.5)
+            trips = sum(b.trips() for b in backends) - trips
+            commands = redis_commands(redis) - commands - 1
+            found[f"{key}redis_commands_per_request"] = commands / calls
+            found[f"{key}redis_round_trips_per_request"] = trips / calls
+    return found
 
 
 def run(

@@ -58,6 +58,52 @@ def test_a_request_stream_of_a_dead_worker_ends_with_an_error_on_a_survivor() ->
         assert events[-1][1] == last
 
 
+def test_a_stream_resumed_from_its_priming_event_after_its_worker_died_ends_with_an_error() -> None:
+    """The 2025-11-25 transport: "The server SHOULD immediately send an SSE
+    event consisting of an event ID and an empty `data` field in order to
+    prime the client to reconnect (using that event ID as `Last-Event-ID`)."
+    A worker SIGKILLed right after the priming event of a request that has
+    sent nothing else: the stream was made known to the store before that
+    event went out, so the resumption on another worker is not refused as
+    unknown (HTTP 400) but ends with a JSON-RPC error for the request."""
+    with deployment() as (_, cluster):
+        session = initialize(cluster.url)
+        pids: dict[str, int] = {}  # each worker's name in the store -> its pid
+
+        def name_worker(n: int) -> str:
+            pid, name = call(cluster.url, session, n, "worker", {})["result"]["content"][0][
+                "text"
+            ].split()
+            pids[name] = int(pid)
+            return pid
+
+        on_both_workers(name_worker)
+        body = {"jsonrpc": "2.0", "id": 60, "method": "tools/call",
+                "params": {"name": "sleep", "arguments": {"seconds": 600}}}  # fmt: skip
+        first = SseReader("POST", cluster.url, session_headers(session), body)
+        primed = next(line[3:].strip() for line in first.lines if line.startswith("id:"))
+        stream_id, _, seq = primed.partition(":")
+        assert seq == "0", primed
+        os.kill(pids[stream_id.partition(".")[0]], signal.SIGKILL)
+        first.close()
+        resumed = {**session_headers(session), "last-event-id": primed}
+        rest = SseReader("GET", cluster.url, resumed).rest()  # until the survivor ends the stream
+        assert [data for _, data in rest] == [
+            {
+                "jsonrpc": "2.0",
+                "id": 60,
+                "error": {
+                    "code": -32603,
+                    "message": "the server worker running this request stopped before"
+                    " answering it; send the request again",
+                },
+            }
+        ], rest
+        assert rest[0][0] == f"{stream_id}:1"
+        # A second resumption from the same point ends the same way at once.
+        assert SseReader("GET", cluster.url, resumed).rest() == rest
+
+
 def test_a_task_of_a_dead_worker_fails_on_the_survivors_instead_of_running_forever() -> None:
     """A worker that died can no longer settle the tasks it ran: a survivor
     does, so that the client polling one gets a terminal status."""

@@ -89,6 +89,27 @@ def test_event_logs_number_read_after_trim_and_end(make: Callable[[], Store]) ->
         )  # the last event carries the end
         assert await store.read_after("s:one", 0, 0) == ([(1, b"response")], True)
 
+    scenario(make, body)
+
+
+@STORES
+def test_a_stream_declared_before_its_first_event_is_known_and_says_what_it_is(
+    make: Callable[[], Store],
+) -> None:
+    """A stream whose priming event went out before any of its events: known
+    (a resumption is not refused as unknown), and its first event's writer
+    changes nothing of what it is."""
+
+    async def body(store: Store) -> None:
+        await store.declare_stream("s:r", b'{"r":[7]}', 30)
+        assert await store.has_stream("s:r") and not await store.has_stream("s:other")
+        assert await store.read_after("s:r", 0, 0) == ([], False)
+        await store.append_at("s:r", 1, b"first", 30, 100, end=True, about=b"other")
+        assert await store.stream_about("s:r") == b'{"r":[7]}'
+        assert await store.read_after("s:r", 0, 0) == ([(1, b"first")], True)
+
+    scenario(make, body)
+
 
 @STORES
 def test_a_stream_says_what_it_is_and_a_late_writer_changes_nothing(

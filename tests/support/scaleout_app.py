@@ -4,12 +4,14 @@ builds the same server on the Redis named by ``MCP_TEST_REDIS_URL``
 (``MCP_TEST_STORE=memory`` keeps everything in the worker, for the bench).
 
 Its tools tell which worker ran them (``pid``), stream numbered log messages
-(``count``), announce changes (``announce``, ``touch``), ask the client for
-its roots (``ask_roots``, answered on whichever worker), say whether this
-worker holds a session's GET stream (``holds_stream``), run a task that
-waits to be cancelled (``wait_job``) and tell the Redis round trips this
-worker made (``trips``, counted when ``MCP_TEST_COUNT_REDIS`` is set: the
-soak run of the bench).
+(``count``) or send nothing until they answer (``sleep``), announce changes
+(``announce``, ``touch``), ask the client for its roots (``ask_roots``,
+answered on whichever worker), say whether this worker holds a session's GET
+stream (``holds_stream``), name this worker in the store (``worker``: its pid
+and the name its request streams' ids begin with), run a task that waits to be
+cancelled (``wait_job``) and tell the Redis round trips this worker made
+(``trips``, counted when ``MCP_TEST_COUNT_REDIS`` is set: the soak run of the
+bench).
 """
 
 from __future__ import annotations
@@ -77,6 +79,8 @@ class Tools(mcp.ServerHandlers):
             "holds_stream",
             "wait_job",
             "trips",
+            "sleep",
+            "worker",
         )
         tools = [mcp.Tool(name=name, input_schema=schema) for name in names]
         return mcp.ListToolsResult(tools=tools, cache_scope="public", ttl_ms=0)
@@ -96,6 +100,13 @@ class Tools(mcp.ServerHandlers):
                 await ctx.log("info", {"n": n, "pid": os.getpid()})
                 await asyncio.sleep(float(arguments.get("delay", 0.0)))
             return text(os.getpid())
+        if params.name == "sleep":
+            await asyncio.sleep(float(arguments.get("seconds", 1.0)))
+            return text(os.getpid())
+        if params.name == "worker":
+            table = self.app.streamable.table if self.app is not None else None
+            name = table.worker if isinstance(table, SharedSessions) else ""
+            return text(f"{os.getpid()} {name}")
         if params.name == "announce":
             await self.server.notify_list_changed("tools")
             return text(os.getpid())

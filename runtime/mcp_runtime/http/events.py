@@ -12,7 +12,7 @@ import logging
 import re
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from ..asgi import Receive, Send
 from ..disconnect import ClientWatch, Gone, SlowAnswers, next_or_gone
@@ -46,7 +46,7 @@ class EventStream:
 
     __slots__ = (
         "id", "expected", "json", "events", "stamps", "kept", "max_buffer", "seq", "handed", "delivered", "live",
-        "waiting", "dropped", "finished", "log",
+        "waiting", "dropped", "finished", "log", "known",
     )  # fmt: skip
 
     def __init__(
@@ -74,6 +74,10 @@ class EventStream:
         # With a shared store: called with each event (seq, message; None
         # for the end) so that other workers can resume the stream.
         self.log: Callable[[int, bytes | None], None] | None = None
+        # With a shared store: awaited before the priming event of a stream
+        # not answered at once goes out, so that a client resuming from it
+        # on another worker finds the stream, even if this worker dies.
+        self.known: Callable[[], Awaitable[None]] | None = None
 
     def send(self, message: bytes) -> None:
         self.seq += 1
@@ -233,6 +237,8 @@ async def send_stream(
             if ended:
                 await whole_sse(send, b"".join(head), extra)
                 return
+            if stream.known is not None:
+                await stream.known()
             watch = ClientWatch(receive, slow_answers)
         await send(
             {"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *extra]}

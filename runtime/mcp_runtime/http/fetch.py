@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Final
 
@@ -256,6 +257,8 @@ class _ErrorBody(msgspec.Struct):
 
 
 _error_body = msgspec.json.Decoder(_ErrorBody)
+_HTML = re.compile(r"\s*(<!doctype html|<html)", re.IGNORECASE)
+_TAG = re.compile(r"<[^>]*>")
 
 
 def error_in(body: bytes) -> jsonrpc.ErrorObject | None:
@@ -274,7 +277,10 @@ def http_failure(status: int, reason: str, body: bytes, what: str) -> McpError:
     if error is not None:
         code, detail = error.code, error.message
     else:
-        detail = body.decode("utf-8", "replace").strip()[:300]
+        detail = body.decode("utf-8", "replace")
+        if _HTML.match(detail):  # a proxy's or balancer's error page: its words, not its markup
+            detail = " ".join(_TAG.sub(" ", detail).split())
+        detail = detail.strip()[:300]
     text = f"{what}: HTTP {status} {reason}".rstrip()
     if detail:
         text += f": {detail}"

@@ -10,10 +10,12 @@ resumes on another with ``Last-Event-ID``: the follower replays what the log
 holds after that id, then goes on live.
 
 Each worker keeps a heartbeat in the store. A request stream's id names the
-worker running the request, and its log says which requests it answers: a
-client resuming on a survivor the stream of a worker that died gets what
-the log holds, then a JSON-RPC error for each request left unanswered, and
-the stream ends (written to the log, so every later resumption ends alike).
+worker running the request, and its log says which requests it answers
+(written before the stream's priming event goes out, unless the answer goes
+out whole at once): a client resuming on a survivor the stream of a worker
+that died gets what the log holds, then a JSON-RPC error for each request
+left unanswered, and the stream ends (written to the log, so every later
+resumption ends alike).
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ class _StreamLog:
     """Logs a request stream's events. An event is written once the loop
     turns (call_soon), so that a response and the end of its stream, which
     come together, are one write. The first carries what the stream
-    answers."""
+    answers (or :meth:`known` writes that alone, before any event)."""
 
     def __init__(self, shared: SessionLog, key: str, about: bytes) -> None:
         self.shared = shared
@@ -65,25 +65,57 @@ class _StreamLog:
         self.about: bytes | None = about
         self.pending: tuple[int, bytes] | None = None
         self.ended = False
+        # While known() writes: the events sent meanwhile, queued after it (in order).
+        self.held: list[tuple[int, bytes | None, bool]] | None = None
 
     def __call__(self, seq: int, message: bytes | None) -> None:
         if message is None:
             if self.pending is not None:
                 self.ended = True
             else:
-                self.shared.writer.log_event(self.key, seq, None)
+                self._write(seq, None)
             return
         if self.pending is not None:
             self.flush()
         self.pending = (seq, message)
         asyncio.get_running_loop().call_soon(self.flush)
 
+    async def known(self) -> None:
+        """Wait until the store knows the stream (what it answers; its id
+        names this worker), so that a client may resume it on any worker,
+        even once this one is dead. Written at once, not queued behind the
+        worker's other writes: with its first event when there is one (no
+        round trip of its own), else alone."""
+        if self.about is None:  # the first event is queued already, saying it
+            written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self.shared.writer.after(self.key, written)
+            await written
+            return
+        about, self.about = self.about, None
+        first, self.pending = self.pending, None
+        ended, self.ended = self.ended, False
+        self.held = []
+        try:
+            await self.shared.writer.now(self.key, about, first, ended)
+        finally:
+            held, self.held = self.held, None
+            for seq, message, end in held:
+                self.shared.writer.log_event(self.key, seq, message, end)
+
     def flush(self) -> None:
         if self.pending is not None:
             seq, message = self.pending
             self.pending = None
             about, self.about = self.about, None
-            self.shared.writer.log_event(self.key, seq, message, self.ended, about)
+            self._write(seq, message, self.ended, about)
+
+    def _write(
+        self, seq: int, message: bytes | None, end: bool = False, about: bytes | None = None
+    ) -> None:
+        if self.held is not None:
+            self.held.append((seq, message, end))  # ``about`` went with known()'s write
+        else:
+            self.shared.writer.log_event(self.key, seq, message, end, about)
 
 
 class SharedSessionTransport(HttpSessionTransport):
@@ -104,7 +136,9 @@ class SharedSessionTransport(HttpSessionTransport):
         stream = super().open_stream(request_ids, json)
         if not json:
             about = msgspec.json.encode(About(r=list(stream.expected or ())))
-            stream.log = _StreamLog(self.shared, f"{self.session_id}:{stream.id}", about)
+            log = _StreamLog(self.shared, f"{self.session_id}:{stream.id}", about)
+            stream.log = log
+            stream.known = log.known
         return stream
 
     def new_stream_id(self) -> str:

@@ -2,8 +2,11 @@
 left unanswered.
 
 Events are written in the background, in order per stream, so that a request is never
-slowed by a round trip to the store; while the store is unreachable they are not kept for
-resumption (a warning says so once, and once again when it is back).
+slowed by a round trip to the store, with one exception: a stream not answered at once
+sends its priming event only once the store knows it (what it answers; its id names the
+worker), so that a client may resume it on any worker even if this one dies. While the
+store is unreachable events are not kept for resumption (a warning says so once, and
+once again when it is back).
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ class StoreWriter:
         )
         self._writer: asyncio.Task[None] | None = None
         self._down = False
+        # Waits for queued writes (see after): released at close, written or not.
+        self._written: set[asyncio.Future[None]] = set()
 
     def start(self) -> None:
         self._writer = asyncio.get_running_loop().create_task(
@@ -68,6 +73,9 @@ class StoreWriter:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._writer
         self._writer = None
+        for written in list(self._written):
+            if not written.done():
+                written.set_result(None)
 
     def enqueue(self, key: str, write: Callable[[], Coroutine[Any, Any, Any]]) -> None:
         """Write in the background; the writes of one ``key`` in order (the
@@ -90,17 +98,18 @@ class StoreWriter:
 
     async def _write_chain(self, chain: list[Callable[[], Coroutine[Any, Any, Any]]]) -> None:
         for write in chain:
-            try:
-                await write()
-                if self._down:
-                    logger.warning(
-                        "the shared store is reachable again; stream events are kept again"
-                    )
-                    self._down = False
-            except StoreUnavailable as error:
-                if not self._down:
-                    logger.warning("stream events are not kept for resumption while %s", error)
-                    self._down = True
+            await self._attempt(write())
+
+    async def _attempt(self, write: Coroutine[Any, Any, Any]) -> None:
+        try:
+            await write
+            if self._down:
+                logger.warning("the shared store is reachable again; stream events are kept again")
+                self._down = False
+        except StoreUnavailable as error:
+            if not self._down:
+                logger.warning("stream events are not kept for resumption while %s", error)
+                self._down = True
 
     def remember(self, mark: str, handed: int) -> None:
         self.enqueue(mark, lambda: self.store.set_mark(mark, handed, self.ttl))
@@ -118,10 +127,37 @@ class StoreWriter:
             lambda: self.store.append_at(key, seq, message, self.ttl, self.history, end, about),
         )
 
+    async def now(
+        self, key: str, about: bytes, first: tuple[int, bytes] | None, end: bool = False
+    ) -> None:
+        """Write what a stream is at once, not queued (the caller waits for
+        it; nothing of the stream is queued before it), with its first event
+        when there is one: one command either way. A store down is reported
+        as for queued writes."""
+        if first is None:
+            await self._attempt(self.store.declare_stream(key, about, self.ttl))
+        else:
+            seq, message = first
+            await self._attempt(
+                self.store.append_at(key, seq, message, self.ttl, self.history, end, about)
+            )
+
+    def after(self, key: str, written: asyncio.Future[None]) -> None:
+        """Set ``written`` once the writes of ``key`` queued so far are done
+        (no round trip of its own), or the writer closed."""
+        self._written.add(written)
+        written.add_done_callback(self._written.discard)
+        self.enqueue(key, lambda: _release(written))
+
     def log_standalone(self, key: str, message: bytes) -> None:
         note = current_note.get()
         once = None if note is None else f"{note}"
         self.enqueue(key, lambda: self.store.append(key, message, self.ttl, self.history, once))
+
+
+async def _release(written: asyncio.Future[None]) -> None:
+    if not written.done():
+        written.set_result(None)
 
 
 async def end_orphan(store: Store, key: str, after: int, ttl: float, history: int) -> None:

@@ -56,7 +56,12 @@ class EventLog(Protocol):
         With ``once``, only the first append naming it is kept (0 for the others)."""
 
     async def has_stream(self, stream: str) -> bool:
-        """Whether ``stream`` has events (or its end mark) kept."""
+        """Whether ``stream`` has events (or its end mark, or what it is) kept."""
+
+    async def declare_stream(self, stream: str, about: bytes, ttl: float) -> None:
+        """Keep what ``stream`` is before any of its events (as
+        :meth:`append_at` does with its first), so that every worker knows
+        the stream from then on."""
 
     async def append_at(
         self,

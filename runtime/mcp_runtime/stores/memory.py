@@ -159,8 +159,15 @@ class MemoryStore:
     async def has_stream(self, stream: str) -> bool:
         log = self._logs.get(stream)
         return (
-            log is not None and log.expires > time.monotonic() and (bool(log.events) or log.ended)
+            log is not None
+            and log.expires > time.monotonic()
+            and (bool(log.events) or log.ended or log.about is not None)
         )
+
+    async def declare_stream(self, stream: str, about: bytes, ttl: float) -> None:
+        log = self._log(stream, ttl)
+        if log.about is None:
+            log.about = about
 
     async def stream_about(self, stream: str) -> bytes | None:
         log = self._logs.get(stream)

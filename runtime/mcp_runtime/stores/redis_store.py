@@ -373,8 +373,13 @@ class RedisStore:
             )
 
     async def has_stream(self, stream: str) -> bool:
+        key = self._log_key(stream)
         async with self._guard():
-            return bool(await self.client.exists(self._log_key(stream)))
+            return bool(await self.client.exists(key, key + ":about"))
+
+    async def declare_stream(self, stream: str, about: bytes, ttl: float) -> None:
+        async with self._guard():
+            await self.client.set(self._log_key(stream) + ":about", about, px=_ms(ttl), nx=True)
 
     async def append_at(
         self,
