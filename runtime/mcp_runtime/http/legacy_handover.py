@@ -2,7 +2,7 @@
 
 A legacy session lives in the worker holding its SSE stream: its messages must reach that
 worker, whichever worker their POST lands on. With a shared store each session is a lease
-in one app-wide set (its place, counted against ``max_sessions``; the holder renews it
+in one app-wide set (its place, capped by ``max_sessions``; the holder renews it
 while the stream is open, so the session of a worker that died is forgotten within
 :data:`~mcp_runtime.stores.quotas.LEASE_TTL`), and the holder listens on the session's
 mailbox. A POST landing elsewhere is handed over there; the holder feeds its session and

@@ -122,8 +122,8 @@ class LegacySSEApp:
     ``auth``: as for StreamableHTTPApp, the stream and every POST need a
     bearer token it accepts, from the principal that opened the stream.
     ``store``: with a shared one (see docs/guides/scaling.md) any worker takes a
-    session's POSTs, the sessions count app-wide against ``max_sessions`` and the
-    per-client quota is counted across workers.
+    session's POSTs, the sessions are counted app-wide (capped by ``max_sessions``)
+    and the per-client quota is counted across workers.
     Passing the limits as keywords still works, deprecated (``max_sessions`` then
     names ``max_streams``).
     """
