@@ -6,6 +6,7 @@ of it would send them."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -74,6 +75,13 @@ class Streams:
             assert reader.next()[1]["method"] == "notifications/subscriptions/acknowledged"
         return reader.response.status_code
 
+    def legacy(self, **forwarded: str) -> int:
+        """Open a 2024-11-05 HTTP+SSE stream (``GET /sse``) with the given headers; its status."""
+        headers = {name.replace("_", "-"): value for name, value in forwarded.items()}
+        reader = SseReader("GET", self.url.removesuffix("/mcp") + "/sse", headers)
+        self.open.append(reader)
+        return reader.response.status_code
+
     def close(self) -> None:
         for reader in self.open:
             reader.close()
@@ -102,6 +110,25 @@ def test_a_trusted_proxy_s_clients_are_counted_apart_by_forwarded_address(
     assert streams.listen(x_forwarded_for="203.0.113.1") == 429  # the first one's quota is full
     assert streams.listen(forwarded='for="203.0.113.3:4711";proto=https') == 200
     assert streams.listen(forwarded="for=203.0.113.3") == 429
+
+
+def test_legacy_sse_streams_count_against_the_forwarded_client_s_stream_quota(
+    trusting: Workers, streams_of: type[Streams]
+) -> None:
+    """One client cannot take every legacy SSE place of a server: its streams
+    count with its other long-lived streams, keyed as Streamable HTTP keys it."""
+    streams = streams_of(trusting.url)
+    assert streams.legacy(x_forwarded_for="203.0.113.21") == 200
+    assert streams.legacy(x_forwarded_for="203.0.113.21") == 429
+    assert streams.listen(x_forwarded_for="203.0.113.21") == 429  # one quota for both kinds
+    assert streams.legacy(x_forwarded_for="203.0.113.22") == 200  # another client is served
+    streams.open[0].close()  # the first client's stream ends: its place is free again
+    for _ in range(200):  # once the server has seen the connection close
+        if streams.legacy(x_forwarded_for="203.0.113.21") == 200:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the place of a closed legacy stream was not given back")
 
 
 def test_hops_a_client_wrote_itself_are_not_believed(

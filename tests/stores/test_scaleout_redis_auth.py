@@ -1,7 +1,8 @@
 """A Redis with a password (``--requirepass``), and one reached over TLS
-(``rediss://``, a certificate made by the test): the password comes in the
-URL, the certificate authority in ``from_url``'s keywords; a wrong password
-or an untrusted certificate is refused with an error that says so."""
+(``rediss://``, a certificate made by the test), a Redis Cluster over TLS
+(``rediss+cluster://``) too: the password comes in the URL, the certificate
+authority in ``from_url``'s keywords; a wrong password or an untrusted
+certificate is refused with an error that says so."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from cryptography.x509.oid import NameOID
 from support.asgi import request
 from support.everything_http import free_port
 from support.peers import run
-from support.redis_server import RedisServer
+from support.redis_server import RedisClusterNodes, RedisServer
 from support.scaleout import HANDSHAKE
 from support.scaleout_app import Tools
 
@@ -87,12 +88,16 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RedisSer
 
 
 async def exercise(store: RedisStore, name: str) -> None:
-    """A session, an event log followed over pub/sub, and the bus: what a worker does
-    (``name``: the session's, new on the server)."""
+    """A session, an event log followed over pub/sub, the bus and a mailbox: what a
+    worker does (``name``: the session's, new on the server)."""
     heard: list[bytes] = []
+    posted: list[bytes] = []
 
     async def listen(message: bytes) -> None:
         heard.append(message)
+
+    async def take(message: bytes) -> None:
+        posted.append(message)
 
     store.subscribe(listen)
     await store.start()
@@ -108,6 +113,11 @@ async def exercise(store: RedisStore, name: str) -> None:
         while not heard:
             await asyncio.sleep(0.01)
         assert heard == [b"hello"]
+        async with store.hold_box(name, take):
+            await store.post(name, b"for you")
+            while not posted:
+                await asyncio.sleep(0.01)
+        assert posted == [b"for you"]
     finally:
         await store.close()
 
@@ -161,6 +171,23 @@ def test_tls_with_a_trusted_certificate_and_a_password(
     redis, tls_port, cert = secured
     url = redis.url.replace("redis://", "rediss://").replace(f":{redis.port}/", f":{tls_port}/")
     run(exercise(RedisStore.from_url(url, ssl_ca_certs=str(cert)), "tls"), timeout=60)
+
+
+def test_a_redis_cluster_over_tls(tmp_path: Path) -> None:
+    """``rediss+cluster://``: the first node over TLS, and through it every other
+    (the nodes announce their TLS ports), pub/sub included."""
+    cert, key = certificate(tmp_path, "cluster")
+    cluster = RedisClusterNodes(tls=(cert, key))
+    try:
+        cluster.start()
+        assert cluster.url.startswith("rediss+cluster://")
+        store = RedisStore.from_url(cluster.url, ssl_ca_certs=str(cert))
+        run(exercise(store, "tls-cluster"), timeout=60)
+        # What it wrote is in the cluster (read back here on each node's plain port).
+        placed = [int(node.command("DBSIZE").split(b":")[1]) for node in cluster.nodes]
+        assert sum(placed) > 0
+    finally:
+        cluster.close()
 
 
 def test_tls_with_an_untrusted_certificate_is_refused_saying_so(

@@ -178,3 +178,42 @@ def test_marks_and_the_bus(make: Callable[[], Store]) -> None:
         assert got == [b"hello"]
 
     scenario(make, body)
+
+
+@STORES
+def test_a_lease_is_seen_held_until_dropped_or_expired(make: Callable[[], Store]) -> None:
+    async def body(store: Store) -> None:
+        assert not await store.lease_held("places", "a")
+        assert await store.take_lease("places", "a", 2, 30)
+        assert await store.take_lease("places", "b", 2, 0.05)
+        assert await store.lease_held("places", "a") and await store.lease_held("places", "b")
+        await asyncio.sleep(0.15)
+        assert not await store.lease_held("places", "b")  # expired
+        await store.drop_lease("places", "a")
+        assert not await store.lease_held("places", "a")
+
+    scenario(make, body)
+
+
+@STORES
+def test_a_mailbox_is_heard_only_while_held(make: Callable[[], Store]) -> None:
+    async def body(store: Store) -> None:
+        got: list[bytes] = []
+
+        async def listener(message: bytes) -> None:
+            got.append(message)
+
+        await store.start()
+        await store.post("box", b"before")  # nobody holds it: lost
+        async with store.hold_box("box", listener):
+            await store.post("other", b"elsewhere")
+            await store.post("box", b"one")
+            for _ in range(100):
+                if got:
+                    break
+                await asyncio.sleep(0.02)
+        await store.post("box", b"after")
+        await asyncio.sleep(0.1)
+        assert got == [b"one"]
+
+    scenario(make, body)

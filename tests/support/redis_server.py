@@ -142,28 +142,46 @@ def cluster_port() -> int:
 
 class RedisClusterNodes:
     """A Redis Cluster of three primaries (no replicas), made by
-    ``redis-cli --cluster create``; its URL names the first node."""
+    ``redis-cli --cluster create``; its URL names the first node. With ``tls``
+    (a certificate and its key, PEM files) clients and the cluster bus speak TLS
+    (``--tls-cluster yes``: the nodes announce their TLS ports); each node keeps a
+    plain port for the tests' own probes."""
 
-    def __init__(self, primaries: int = 3) -> None:
-        self.nodes = [
-            RedisServer(
-                ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                 "--cluster-node-timeout", "2000"],
-                port=cluster_port(),
-            )  # fmt: skip
-            for _ in range(primaries)
-        ]
+    def __init__(self, primaries: int = 3, tls: tuple[Path, Path] | None = None) -> None:
+        self.tls = tls
+        self.tls_ports: list[int] = []
+        self.nodes = []
+        for _ in range(primaries):
+            settings = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                        "--cluster-node-timeout", "2000"]  # fmt: skip
+            port = cluster_port()
+            if tls is not None:
+                # The cluster bus listens beside the announced (TLS) port.
+                self.tls_ports.append(port)
+                cert, key = tls
+                settings += ["--tls-port", str(port), "--tls-cert-file", str(cert),
+                             "--tls-key-file", str(key), "--tls-ca-cert-file", str(cert),
+                             "--tls-auth-clients", "no", "--tls-cluster", "yes"]  # fmt: skip
+                port = free_port()
+            self.nodes.append(RedisServer(settings, port=port))
+
+    @property
+    def ports(self) -> list[int]:
+        """The ports clients reach the nodes on (the TLS ones with ``tls``)."""
+        return self.tls_ports if self.tls is not None else [node.port for node in self.nodes]
 
     @property
     def url(self) -> str:
-        return f"redis+cluster://127.0.0.1:{self.nodes[0].port}"
+        scheme = "rediss+cluster" if self.tls is not None else "redis+cluster"
+        return f"{scheme}://127.0.0.1:{self.ports[0]}"
 
     def start(self, timeout: float = 30.0) -> None:
         for node in self.nodes:
             node.start()
         cli = shutil.which("redis-cli") or "redis-cli"
+        secure = [] if self.tls is None else ["--tls", "--cacert", str(self.tls[0])]
         subprocess.run(
-            [cli, "--cluster", "create", *(f"127.0.0.1:{node.port}" for node in self.nodes),
+            [cli, *secure, "--cluster", "create", *(f"127.0.0.1:{port}" for port in self.ports),
              "--cluster-replicas", "0", "--cluster-yes"],
             check=True, capture_output=True, timeout=timeout,
         )  # fmt: skip

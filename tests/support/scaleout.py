@@ -50,10 +50,13 @@ class Workers:
         store: str = "redis",
         quotas: str = "",
         trusted_proxies: str = "",
+        handlers: str = "",
     ) -> None:
         """``quotas``: "sessions,streams,requests,lease ttl" per client;
-        ``trusted_proxies``: comma-separated (see scaleout_app)."""
+        ``trusted_proxies``: comma-separated; ``handlers``: "2025-11-25" for
+        handlers of that revision (see scaleout_app)."""
         self.trusted_proxies = trusted_proxies
+        self.handlers = handlers
         self.redis = redis
         self.quotas = quotas
         self.workers = workers
@@ -80,6 +83,7 @@ class Workers:
             "MCP_TEST_STORE": self.store,
             "MCP_TEST_QUOTAS": self.quotas,
             "MCP_TEST_TRUSTED_PROXIES": self.trusted_proxies,
+            "MCP_TEST_HANDLERS": self.handlers,
         }
         if self.redis is not None:
             env["MCP_TEST_REDIS_URL"] = self.redis.url
@@ -102,7 +106,7 @@ class Workers:
             if self.process.poll() is not None:
                 raise RuntimeError(f"uvicorn exited with {self.process.returncode}")
             try:
-                seen.add(self.stateless_pid())
+                seen.add(self.legacy_pid() if self.handlers else self.stateless_pid())
             except httpx.HTTPError:
                 time.sleep(0.1)
         if len(seen) < self.workers:
@@ -111,6 +115,12 @@ class Workers:
     def stateless_pid(self) -> int:
         result = modern_call(self.url, 1, "pid", {})
         return int(result["content"][0]["text"])
+
+    def legacy_pid(self) -> int:
+        """The worker answering a legacy POST (for an unknown session: 404, which names it)."""
+        with httpx.Client(timeout=30) as client:
+            answer = client.post(self.url.removesuffix("/mcp") + "/messages?session_id=none")
+        return int(answer.headers["x-worker"])
 
     def stop(self) -> None:
         if self.process is not None:

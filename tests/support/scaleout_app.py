@@ -11,7 +11,9 @@ stream (``holds_stream``), name this worker in the store (``worker``: its pid
 and the name its request streams' ids begin with), run a task that waits to be
 cancelled (``wait_job``) and tell the Redis round trips this worker made
 (``trips``, counted when ``MCP_TEST_COUNT_REDIS`` is set: the soak run of the
-bench).
+bench). The legacy HTTP+SSE transport is served too; its answers carry an
+``x-worker`` header naming the worker they landed on (the tool they carry runs
+on the worker holding the stream).
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from typing import Any
 
 from typing_extensions import override
 
+from mcp_protocol import v2025_11_25 as older
 from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime import lifecycle
+from mcp_runtime.asgi import Message, Receive, Scope, Send
 from mcp_runtime.http import HttpApp, HttpOptions, http_app
 from mcp_runtime.http.shared_sessions import SharedSessions
 from mcp_runtime.methods import RequestContext
@@ -142,6 +146,24 @@ class Tools(mcp.ServerHandlers):
         )
 
 
+class OlderTools(older.ServerHandlers):
+    """``pid`` alone, in handlers of 2025-11-25 (``MCP_TEST_HANDLERS=2025-11-25``): what
+    clients of the older revisions, the official SDK's among them, are served."""
+
+    @override
+    async def list_tools(
+        self, params: older.PaginatedRequestParams, ctx: RequestContext
+    ) -> older.ListToolsResult:
+        schema = older.ToolInputSchema(type="object")
+        return older.ListToolsResult(tools=[older.Tool(name="pid", input_schema=schema)])
+
+    @override
+    async def call_tool(
+        self, params: older.CallToolRequestParams, ctx: RequestContext
+    ) -> older.CallToolResult:
+        return older.CallToolResult(content=[older.TextContent(text=str(os.getpid()))])
+
+
 def store() -> Store | None:
     if os.environ.get("MCP_TEST_STORE") == "memory":
         return None
@@ -150,13 +172,34 @@ def store() -> Store | None:
     return RedisStore.from_url(os.environ["MCP_TEST_REDIS_URL"])
 
 
-def app() -> HttpApp:
+class SaysWorker:
+    """``app`` with an ``x-worker: <pid>`` header on the answers of the legacy transport."""
+
+    def __init__(self, app: HttpApp) -> None:
+        self.app = app
+        self.pid = str(os.getpid()).encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] not in ("/sse", "/messages"):
+            await self.app(scope, receive, send)
+            return
+
+        async def marked(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", ()), (b"x-worker", self.pid)]
+            await send(message)
+
+        await self.app(scope, receive, marked)
+
+
+def app() -> SaysWorker:
     if os.environ.get("MCP_TEST_COUNT_REDIS"):
         count_redis_trips()
     tasks = Tasks(tools={"wait_job": "optional"})
     tools = Tools(tasks)
+    older_handlers = os.environ.get("MCP_TEST_HANDLERS") == "2025-11-25"
     server = Server(
-        tools,
+        OlderTools() if older_handlers else tools,
         name="scaleout",
         version="1",
         state_key=STATE_KEY,
@@ -175,5 +218,5 @@ def app() -> HttpApp:
         )  # short, so that a test sees a dead worker's places drain
     sessions, streams, requests = per_client
     trusted = tuple(filter(None, os.environ.get("MCP_TEST_TRUSTED_PROXIES", "").split(",")))
-    tools.app = http_app(server, legacy_sse=False, store=store(), options=HttpOptions(session_timeout=20, max_sessions_per_client=sessions, max_streams_per_client=streams, max_requests_per_client=requests, trusted_proxies=trusted))  # fmt: skip
-    return tools.app
+    tools.app = http_app(server, store=store(), options=HttpOptions(session_timeout=20, max_sessions_per_client=sessions, max_streams_per_client=streams, max_requests_per_client=requests, trusted_proxies=trusted))  # fmt: skip
+    return SaysWorker(tools.app)

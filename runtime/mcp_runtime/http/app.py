@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
-from ..asgi import Receive, Scope, Send
+from ..asgi import Message, Receive, Scope, Send
 from ..limits import ClientKey, peer_key
 from ..server import Server
 from ..stores import Store
@@ -34,12 +34,22 @@ class HttpApp:
         self.legacy = legacy
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] == "http"
-            and self.legacy is not None
-            and self.legacy.handles(scope["path"])
-        ):
-            await self.legacy(scope, receive, send)
+        legacy = self.legacy
+        if legacy is None:
+            await self.streamable(scope, receive, send)
+        elif scope["type"] == "http" and legacy.handles(scope["path"]):
+            await legacy(scope, receive, send)
+        elif scope["type"] == "lifespan":
+
+            async def legacy_first() -> Message:
+                # The legacy sessions let go of their places before the
+                # Streamable HTTP app closes the store they are kept in.
+                message = await receive()
+                if message["type"] == "lifespan.shutdown":
+                    await legacy.close()
+                return message
+
+            await self.streamable(scope, legacy_first, send)
         else:
             await self.streamable(scope, receive, send)
 
@@ -88,9 +98,11 @@ def http_app(
             allowed_hosts=allowed_hosts,
             allowed_origins=allowed_origins,
             auth=auth,
+            client_key=streamable.client_key,
             options=options,
         )
         legacy.bodies = streamable.bodies  # one budget of buffered bodies for the whole app
+        legacy.places = streamable.places  # a client's streams of both transports count together
     return HttpApp(streamable, legacy)
 
 

@@ -3,15 +3,17 @@
 A client opens ``GET /sse``; the first event, ``endpoint``, names the URL to
 POST its messages to (``/messages?session_id=...``); every server message then
 arrives as a ``message`` event on that stream. The session lasts as long as
-the GET stream.
+the GET stream. With a shared store a POST may land on any worker: it is handed
+over to the worker holding the stream (:mod:`mcp_runtime.http.legacy_handover`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
@@ -20,10 +22,13 @@ from ..asgi import Receive, Scope, Send
 from ..auth.principal import Principal
 from ..disconnect import ClientWatch, Gone, next_or_gone
 from ..jsonrpc import RequestId
-from ..limits import BodyBudget, BodyRefused
+from ..limits import BodyBudget, BodyRefused, ClientKey, TrustedProxies, peer_key
 from ..server import Server, ServerSession
+from ..stores import Store, StoreUnavailable
 from .answers import body_refused, headers_of, plain, refuse, send_answer
+from .legacy_handover import BUSY, HANDOVER_WAIT, TAKEN, UNKNOWN, LegacyHandover
 from .options import DEFAULT_MAX_STREAM_BUFFER, HttpOptions, options_with
+from .places import Places, give_place, take_place
 from .probe import method_calls, probed, requests_in
 from .security import RebindingGuard
 
@@ -111,8 +116,14 @@ class LegacySSEApp:
     sessions open at once, each one GET stream (503 past it);
     ``max_stream_buffer`` the bytes waiting for a session's stream;
     ``max_body_size``, ``body_timeout`` and ``max_bodies_buffered`` bound the POST
-    bodies. ``auth``: as for StreamableHTTPApp, the stream and every POST need a
+    bodies; ``max_streams_per_client`` the sessions of one client (429 past it),
+    named by ``client_key`` as for StreamableHTTPApp (the principal, else the
+    peer's address, or the one a proxy of ``trusted_proxies`` forwarded).
+    ``auth``: as for StreamableHTTPApp, the stream and every POST need a
     bearer token it accepts, from the principal that opened the stream.
+    ``store``: with a shared one (see docs/guides/scaling.md) any worker takes a
+    session's POSTs, the sessions are counted app-wide (capped by ``max_sessions``)
+    and the per-client quota is counted across workers.
     Passing the limits as keywords still works, deprecated (``max_sessions`` then
     names ``max_streams``).
     """
@@ -126,6 +137,8 @@ class LegacySSEApp:
         allowed_hosts: Sequence[str] | None = None,
         allowed_origins: Sequence[str] | None = None,
         auth: ResourceServer | None = None,
+        client_key: ClientKey = peer_key,
+        store: Store | None = None,
         options: HttpOptions | None = None,
         **limits: Any,
     ) -> None:
@@ -134,6 +147,18 @@ class LegacySSEApp:
         )
         self.server = server
         self.auth = auth
+        if client_key is peer_key and options.trusted_proxies:
+            client_key = TrustedProxies(options.trusted_proxies).key
+        self.client_key = client_key
+        if store is not None:
+            server.use_store(store)
+        shared = server.store if server.store is not None and server.store.shared else None
+        # The per-client quota of streams (http_app shares StreamableHTTPApp's:
+        # a client's GET, listen and legacy streams count together).
+        self.places = Places(options, client_key, shared)
+        self.handover = (
+            None if shared is None else LegacyHandover(shared, options.max_sessions, self._handed)
+        )
         self.bodies = BodyBudget(options.max_bodies_buffered, options.body_timeout)
         self.sse_path = sse_path
         self.message_path = message_path
@@ -184,7 +209,52 @@ class LegacySSEApp:
         if len(self.sessions) >= self.options.max_streams:
             await plain(send, 503, "Service Unavailable: too many sessions")
             return
+        client = self.client_key(scope)
+        places = self.places
+        refused, lease = await take_place(places.stream_quota, places.stream_leases, client)
+        if refused is not None:
+            await plain(send, refused[0], refused[1] or "Too many streams open for this client")
+            return
+        try:
+            await self._session(scope, receive, send, principal)
+        finally:
+            give_place(places.stream_quota, places.stream_leases, client, lease)
+
+    async def _session(
+        self, scope: Scope, receive: Receive, send: Send, principal: Principal | None
+    ) -> None:
         session_id = secrets.token_hex(16)  # 128 bits from the OS CSPRNG
+        if self.handover is not None:
+            refusal = await self.handover.admit(session_id)
+            if refusal is not None:
+                await plain(send, 503, refusal)
+                return
+        try:
+            async with self._reachable(session_id):
+                await self._serve(session_id, scope, receive, send, principal)
+        except StoreUnavailable as error:
+            await plain(send, 503, f"Service Unavailable: {error}")
+        finally:
+            if self.handover is not None:
+                self.handover.release(session_id)
+
+    @contextlib.asynccontextmanager
+    async def _reachable(self, session_id: str) -> AsyncIterator[None]:
+        """While held, the session's POSTs landing on other workers reach it here."""
+        if self.handover is None:
+            yield
+        else:
+            async with self.handover.hold(session_id):
+                yield
+
+    async def _serve(
+        self,
+        session_id: str,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        principal: Principal | None,
+    ) -> None:
         transport = LegacySSETransport(
             self.options.max_stream_buffer, principal.key if principal is not None else None
         )
@@ -232,7 +302,11 @@ class LegacySSEApp:
         session_id = (query.get("session_id") or [""])[0]
         transport = self.sessions.get(session_id)
         owner = principal.key if principal is not None else None
-        if transport is None or transport.closed or transport.owner != owner:
+        if (
+            transport.closed or transport.owner != owner
+            if transport is not None
+            else self.handover is None  # else another worker may hold it
+        ):
             await plain(send, 404, "Not Found: unknown session")
             return
         try:
@@ -249,11 +323,20 @@ class LegacySSEApp:
             if refusal is not None:
                 await send_answer(send, refusal)
                 return
-        # Handlers still running, and messages not yet read (each may be a request).
-        running = transport.incoming.qsize() + (
-            transport.session.requests_running if transport.session is not None else 0
-        )
-        if running + requests_in(body) > self.options.max_concurrent_requests:
+        if transport is not None:
+            outcome: bytes | None = self._take(transport, body, principal)
+        else:
+            assert self.handover is not None
+            try:
+                outcome = await self.handover.hand_over(session_id, body, principal)
+            except StoreUnavailable as error:
+                await refuse(
+                    send, 503, probed(body), jsonrpc.INTERNAL_ERROR, f"Service Unavailable: {error}"
+                )
+                return
+        if outcome == TAKEN:
+            await plain(send, 202, "Accepted")
+        elif outcome == BUSY:
             await refuse(
                 send,
                 429,
@@ -261,6 +344,45 @@ class LegacySSEApp:
                 jsonrpc.INVALID_REQUEST,
                 "Too many requests in flight for this session",
             )
-            return
+        elif outcome == UNKNOWN:
+            await plain(send, 404, "Not Found: unknown session")
+        else:
+            await refuse(
+                send,
+                503,
+                probed(body),
+                jsonrpc.INTERNAL_ERROR,
+                "Service Unavailable: the server worker holding this session's stream did not "
+                f"take the message within {HANDOVER_WAIT:g} s (it may have stopped)",
+            )
+
+    def _take(
+        self, transport: LegacySSETransport, body: bytes, principal: Principal | None
+    ) -> bytes:
+        """Feed a POST's message to a session held here, unless it has too many requests."""
+        # Handlers still running, and messages not yet read (each may be a request).
+        running = transport.incoming.qsize() + (
+            transport.session.requests_running if transport.session is not None else 0
+        )
+        if running + requests_in(body) > self.options.max_concurrent_requests:
+            return BUSY
         transport.incoming.put_nowait((body, principal))
-        await plain(send, 202, "Accepted")
+        return TAKEN
+
+    def _handed(
+        self, session_id: str, body: bytes, principal: Principal | None, owner: str | None
+    ) -> bytes:
+        """A message another worker handed over for a session held here."""
+        transport = self.sessions.get(session_id)
+        if transport is None or transport.closed or transport.owner != owner:
+            return UNKNOWN
+        return self._take(transport, body, principal)
+
+    async def close(self) -> None:
+        """End the sessions held here and let go of their places (done at ASGI
+        lifespan shutdown by :class:`~mcp_runtime.http.HttpApp`)."""
+        for transport in list(self.sessions.values()):
+            await transport.close()
+        if self.handover is not None:
+            await self.handover.close()
+        await self.places.close()

@@ -61,14 +61,16 @@ class HttpOptions:
     * ``max_sessions``: sessions kept at once. When it is reached, a new session first takes
       the place of an idle one (never used after initialize first, else the least recently
       seen); 503 only when every session is busy. ``max_sessions_per_client``: the same,
-      per client.
+      per client. With a shared store the cap is app-wide, and the sessions of the
+      2024-11-05 HTTP+SSE transport are capped by it too (counted apart).
     * ``session_timeout``: idle seconds after which a session is dropped (None: never).
 
     Long-lived streams (GET streams, 2026-07-28 ``subscriptions/listen``, and the sessions
     of the 2024-11-05 HTTP+SSE transport, each one stream):
 
     * ``max_streams``: open at once, counted apart from requests so that they cannot starve
-      them; ``max_streams_per_client`` per client; more get 429 (503 for HTTP+SSE).
+      them; ``max_streams_per_client`` per client; more get 429 (503 for HTTP+SSE past
+      ``max_streams``).
     * ``keepalive``: quiet seconds after which a 2026-07-28 SSE stream gets a comment line,
       so that proxies and idle timeouts leave long ones open.
 

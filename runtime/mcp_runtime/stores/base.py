@@ -9,6 +9,7 @@ half-written (the Redis store makes each multi-key change one script).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from contextvars import ContextVar
 from typing import Protocol
 
@@ -123,6 +124,9 @@ class LeaseStore(Protocol):
 
     async def drop_lease(self, name: str, member: str) -> None: ...
 
+    async def lease_held(self, name: str, member: str) -> bool:
+        """Whether some worker holds the lease of ``member`` of ``name`` now."""
+
 
 class Bus(Protocol):
     """Messages to every worker (change notifications, task cancellations,
@@ -134,7 +138,19 @@ class Bus(Protocol):
         """Call ``listener`` with every message published from now on."""
 
 
-class Store(SessionStore, EventLog, TaskStore, LeaseStore, Bus, Protocol):
+class Mailboxes(Protocol):
+    """Messages to one named box, heard only by the worker holding it (the
+    worker holding a legacy SSE session's stream, a worker waiting for an
+    answer), and lost when nobody holds it."""
+
+    async def post(self, box: str, message: bytes) -> None: ...
+
+    def hold_box(self, box: str, listener: Listener) -> AbstractAsyncContextManager[None]:
+        """Call ``listener`` with every message posted to ``box`` while the
+        context is held (entered once the store listens)."""
+
+
+class Store(SessionStore, EventLog, TaskStore, LeaseStore, Bus, Mailboxes, Protocol):
     """Everything the HTTP app, the server and the tasks extension share.
 
     ``shared`` tells the runtime whether other processes see it: when False

@@ -9,9 +9,10 @@ the reference the Redis store is tested against.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
 from .base import Listener
 
@@ -36,6 +37,7 @@ class MemoryStore:
         self._tasks: dict[str, tuple[float, bytes, bool]] = {}
         self._leases: dict[str, dict[str, float]] = {}  # name -> member -> expiry
         self._listeners: list[Listener] = []
+        self._boxes: dict[str, Listener] = {}
 
     async def start(self) -> None:
         return None
@@ -100,6 +102,9 @@ class MemoryStore:
         for member in members:
             if member in held:
                 held[member] = time.monotonic() + ttl
+
+    async def lease_held(self, name: str, member: str) -> bool:
+        return member in self._live_leases(name)
 
     async def drop_lease(self, name: str, member: str) -> None:
         held = self._leases.get(name)
@@ -221,3 +226,19 @@ class MemoryStore:
 
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)
+
+    # mailboxes --------------------------------------------------------
+
+    async def post(self, box: str, message: bytes) -> None:
+        listener = self._boxes.get(box)
+        if listener is not None:
+            await listener(message)
+
+    @contextlib.asynccontextmanager
+    async def hold_box(self, box: str, listener: Listener) -> AsyncIterator[None]:
+        self._boxes[box] = listener
+        try:
+            yield
+        finally:
+            if self._boxes.get(box) is listener:
+                del self._boxes[box]

@@ -60,6 +60,10 @@ class SharedQuota:
             )
         return place
 
+    async def held(self, client: str, place: str) -> bool:
+        """Whether ``place`` of ``client`` is held, by any worker. Raises StoreUnavailable."""
+        return await self.store.lease_held(self._name(client), place)
+
     def give(self, client: str, place: str) -> None:
         """Free a place (in the background: the answer does not wait for it)."""
         held = self._held.get(client)

@@ -41,6 +41,7 @@ class RedisBus:
         self.following: dict[str, int] = {}
         self.written: dict[str, asyncio.Event] = {}
         self._confirmed: dict[str, asyncio.Event] = {}
+        self.boxes: dict[str, Listener] = {}  # channels whose messages go to a listener here
 
     async def start(self) -> None:
         if self._subscriber is None:
@@ -85,6 +86,18 @@ class RedisBus:
                 del self.following[channel], self.written[channel], self._confirmed[channel]
                 with contextlib.suppress(StoreUnavailable):
                     await _ask(self._pubsub, "unsubscribe", channel)
+
+    @contextlib.asynccontextmanager
+    async def hold(self, channel: str, listener: Listener) -> AsyncIterator[None]:
+        """Hand every message published on ``channel`` to ``listener`` while held
+        (entered once Redis confirmed the subscription)."""
+        self.boxes[channel] = listener
+        try:
+            async with self.follow(channel):
+                yield
+        finally:
+            if self.boxes.get(channel) is listener:
+                del self.boxes[channel]
 
     async def _deliver(self) -> None:
         """Hand every published message to the listeners, and wake the readers
@@ -158,6 +171,12 @@ class RedisBus:
                     except Exception:
                         logger.exception("a listener of the shared store failed")
             else:
+                box = self.boxes.get(name)
+                if box is not None:
+                    try:
+                        await box(message["data"])
+                    except Exception:
+                        logger.exception("a listener of the shared store failed")
                 written = self.written.get(name)
                 if written is not None:
                     written.set()

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -130,6 +131,14 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1
 """
 
+# KEYS: the lease set. ARGV: member.
+_LEASE_HELD = """
+local until_ = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not until_ then return 0 end
+local t = redis.call('TIME')
+return tonumber(until_) > tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) and 1 or 0
+"""
+
 # KEYS: the task's hash. ARGV: snapshot, terminal (0/1), ttl ms (0: none).
 _PUT_TASK = """
 if redis.call('HGET', KEYS[1], 't') == '1' then return 0 end
@@ -198,6 +207,7 @@ class RedisStore:
         self._read_after = client.register_script(_READ_AFTER)
         self._take_lease = client.register_script(_TAKE_LEASE)
         self._renew_leases = client.register_script(_RENEW_LEASES)
+        self._lease_held = client.register_script(_LEASE_HELD)
         self._put_task = client.register_script(_PUT_TASK)
 
     @classmethod
@@ -478,6 +488,10 @@ class RedisStore:
             async with self._guard():
                 await self._renew_leases(keys=[self._lease_key(name)], args=[_ms(ttl), *members])
 
+    async def lease_held(self, name: str, member: str) -> bool:
+        async with self._guard():
+            return bool(await self._lease_held(keys=[self._lease_key(name)], args=[member]))
+
     async def drop_lease(self, name: str, member: str) -> None:
         async with self._guard():
             await self.client.zrem(self._lease_key(name), member)
@@ -506,6 +520,18 @@ class RedisStore:
 
     def subscribe(self, listener: Listener) -> None:
         self.bus.listeners.append(listener)
+
+    # mailboxes --------------------------------------------------------
+
+    def _box_channel(self, box: str) -> str:
+        return f"{self._channels}box:{box}"
+
+    async def post(self, box: str, message: bytes) -> None:
+        async with self._guard():
+            await self.client.publish(self._box_channel(box), message)
+
+    def hold_box(self, box: str, listener: Listener) -> AbstractAsyncContextManager[None]:
+        return self.bus.hold(self._box_channel(box), listener)
 
 
 def _ms(seconds: float) -> int:
