@@ -17,6 +17,7 @@ input-required results.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets
 import warnings
 import weakref
@@ -662,11 +663,17 @@ class _ServerRouter:
             if typed is None or not lifecycle.overridden(self.handlers, _BASE, typed.handler):
                 continue
             handler = getattr(self.handlers, typed.handler)
+            if typed.params_required and not spec.params_required:
+                # Newer handlers' types, the session's rule: params its revision lets
+                # a client leave out (2025-11-25's tools/list) stay optional.
+                typed = dataclasses.replace(typed, params_required=False)
             self._routes[method] = (typed, self.server.wrapped(typed, handler))
         for method, spec in self.revision.table("CLIENT_NOTIFICATIONS").items():
             typed = handler_methods.get(method)
             if typed is not None and lifecycle.overridden(self.handlers, _BASE, typed.handler):
                 handler = getattr(self.handlers, typed.handler)
+                if typed.params_required and not spec.params_required:
+                    typed = dataclasses.replace(typed, params_required=False)
                 self._notifications[method] = (typed, self.server.wrapped(typed, handler))
 
     async def _set_level(self, params: Any, ctx: RequestContext) -> Any:

@@ -695,3 +695,26 @@ def test_a_server_with_handlers_for_several_revisions_serves_each_with_its_own(
             assert result.content[0].text == text
 
     run(scenario())
+
+
+def test_a_handshake_session_served_by_newer_handlers_keeps_its_own_optional_params() -> None:
+    """A 2025-11-25 session answered by 2026-07-28 handlers: the request's params are
+    decoded with the handlers' types, but whether they may be left out is the session's
+    revision's rule. In 2025-11-25, ``ListToolsRequest.params`` is optional (the official
+    SDK's client sends ``tools/list`` without params); 2026-07-28 requires them (they carry
+    ``_meta``)."""
+    from support.lowlevel_modern_server import ModernHandlers
+
+    async def scenario() -> None:
+        server = Server(ModernHandlers(), name="newer", version="0")
+        async with served(server) as (wire, session):
+            wire.send(initialize_message("2025-11-25", request_id="init"))
+            answer = await wire.receive()
+            assert answer is not None and answer["result"]["protocolVersion"] == "2025-11-25"
+            wire.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            wire.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            answer = await wire.receive()
+            assert answer is not None and "result" in answer, answer
+            assert [tool["name"] for tool in answer["result"]["tools"]]
+
+    run(scenario())
