@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import mcp as sdk
-import mcp.types as sdk_types
 import pytest
 from mcp import StdioServerParameters as SdkStdioParameters
+from support.gateway import on_elicit, on_roots, on_sample
 from support.http_servers import serving
 from support.peers import (
     SERVER_EVERYTHING,
@@ -40,23 +40,6 @@ def quiet() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the SDK's deprecation notices of 2026-07-28
         yield
-
-
-async def on_sample(context: Any, params: Any) -> sdk_types.CreateMessageResult:
-    prompt = params.messages[-1].content.text
-    return sdk_types.CreateMessageResult(
-        role="assistant",
-        model="front-model",
-        content=sdk_types.TextContent(type="text", text=f"re: {prompt}"),
-    )
-
-
-async def on_elicit(context: Any, params: Any) -> sdk_types.ElicitResult:
-    return sdk_types.ElicitResult(action="accept", content={"name": "Ann", "check": True})
-
-
-async def on_roots(context: Any) -> sdk_types.ListRootsResult:
-    return sdk_types.ListRootsResult(roots=[sdk_types.Root(uri="file:///front", name="front")])
 
 
 async def drive_questions(client: Any) -> None:
