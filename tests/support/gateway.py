@@ -1,7 +1,7 @@
-"""What the gateway tests share: `mcpx serve --http` in a child process, the proof's
-backends and the arguments of each of their tools, the front's callbacks for the
-backends' questions, and
-what a front client must see of server-everything behind the prefix ``everything``."""
+"""What the gateway tests share: `mcpx serve --http` in a child process, the
+proof's backends and arguments for each of their tools, the front's callbacks
+for the backends' questions, and what a front client must see of
+server-everything behind the prefix ``everything``."""
 
 from __future__ import annotations
 
