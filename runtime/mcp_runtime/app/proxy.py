@@ -41,7 +41,7 @@ import dataclasses
 import fnmatch
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -54,6 +54,7 @@ from ..http.related import related_request
 from ..jsonrpc import McpError, RequestId
 from ..lifecycle import SERVER_INFO_KEY
 from ..methods import RequestContext
+from ..outgoing import current_request
 from ..stdio import StdioServerParameters
 from .audit import Audit
 from .backend_subscriptions import Subscriptions
@@ -264,8 +265,8 @@ class Proxy:
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             if ctx is not None:
-                target = ctx.ctx if isinstance(ctx, Rounds) else ctx
-                await target.report_progress(value, total, message)
+                with _on_front(ctx) as target:
+                    await target.report_progress(value, total, message)
 
         request_id = session.next_id()
         if ctx is not None:
@@ -368,9 +369,9 @@ class Proxy:
         front = self.front()
         if front is None:
             return
-        ctx = front.ctx if isinstance(front, Rounds) else front
         name = params.logger if isinstance(params.logger, str) else self.prefix
-        await ctx.log(params.level, msgspec.to_builtins(params.data), name)
+        with _on_front(front) as ctx:
+            await ctx.log(params.level, msgspec.to_builtins(params.data), name)
 
     async def relay_resource_updated(self, uri: str) -> None:
         """A backend's resource changed: the front's subscribers to its prefixed URI are told."""
@@ -484,6 +485,20 @@ class Proxy:
             if key not in completions:
                 completions[key] = ProxiedCompleter(self, inner)
                 self._completions.add(key)
+
+
+@contextlib.contextmanager
+def _on_front(front: RequestContext | Rounds) -> Iterator[RequestContext]:
+    """The front request's context, with what is sent meanwhile related to it.
+    The backend's progress and log messages are relayed from the task reading
+    the backend, not the front request's: without this, Streamable HTTP would
+    send them on the session's standalone stream instead of the request's."""
+    ctx = front.ctx if isinstance(front, Rounds) else front
+    token = current_request.set(ctx.request_id)
+    try:
+        yield ctx
+    finally:
+        current_request.reset(token)
 
 
 def _wire(params: Any, **replaced: Any) -> dict[str, Any]:
