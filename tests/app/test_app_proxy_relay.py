@@ -192,3 +192,47 @@ def test_a_backends_question_reaches_the_client_whose_call_it_answers(revision: 
         gateway.proxy(backend.url(), prefix="asking")
         with serving(gateway.asgi()) as front:
             run(main(front.url()))
+
+
+def asking_in_prompts_and_reads(revision: str) -> App:
+    """A backend whose prompt asks the client's model and whose resource asks its roots."""
+    backend = App("asking", versions=[revision])
+
+    @backend.prompt()
+    async def advice(topic: str, ctx: Context) -> str:
+        sampled = await ctx.sample(f"advise on {topic}", max_tokens=5)
+        return f"{topic}: {sampled.content.text}"
+
+    @backend.resource("memo://roots")
+    async def roots(ctx: Context) -> str:
+        return " ".join(root.uri for root in await ctx.list_roots())
+
+    return backend
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+def test_a_backends_question_in_a_prompt_or_read_is_asked_of_a_2026_07_28_client_in_rounds(
+    revision: str,
+) -> None:
+    """The 2026-07-28 schema lets prompts/get and resources/read, as well as
+    tools/call, be answered with an input-required result
+    (INPUT_REQUIRED_METHODS): a backend's question during a proxied prompt or
+    read reaches the official SDK client (2026-07-28) as one, and its retry
+    brings the answer to the backend."""
+    gateway = App("gateway")
+
+    async def main(url: str) -> None:
+        async with sdk.Client(
+            url, mode="auto", sampling_callback=on_sample, list_roots_callback=on_roots
+        ) as client:
+            assert client.protocol_version == "2026-07-28"
+            prompt = await client.get_prompt("asking_advice", {"topic": "gateways"})
+            assert prompt.messages[0].content.text == "gateways: re: advise on gateways"
+            read = await client.read_resource("memo://asking/roots")
+            assert read.contents[0].text == "file:///front"
+            assert str(read.contents[0].uri) == "memo://asking/roots"
+
+    with serving(asking_in_prompts_and_reads(revision).asgi()) as backend:
+        gateway.proxy(backend.url(), prefix="asking")
+        with serving(gateway.asgi()) as front:
+            run(main(front.url()))

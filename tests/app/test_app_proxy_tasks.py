@@ -10,6 +10,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from msgspec import to_builtins
 from support.http_servers import serving
 from support.peers import (
     SERVER_EVERYTHING,
@@ -18,11 +19,19 @@ from support.peers import (
     run,
 )
 
-from mcp_protocol import v2025_11_25
+from mcp_protocol import v2025_11_25, v2026_07_28
 from mcp_runtime.app import App
+from mcp_runtime.client import Client
 from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
+from mcp_runtime.methods import MethodSpec, RequestContext
 from mcp_runtime.stdio import StdioServerParameters
+from mcp_runtime.tasks import (
+    EXTENSION_ID,
+    TASKS_GET,
+    TASKS_UPDATE,
+    GetTaskParams,
+    UpdateTaskParams,
+)
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
@@ -122,3 +131,77 @@ def test_a_front_subscription_reaches_a_2026_07_28_backend_on_its_listen_stream(
     with serving(backend.asgi()) as served:
         app.proxy(served.url(), prefix="notes")
         run(main())
+
+
+_CALL_AS_TASK: MethodSpec[Any, Any] = MethodSpec(
+    method="tools/call", direction="client_to_server", kind="request",
+    params=v2026_07_28.CallToolRequestParams, result=dict[str, Any], params_required=True,
+    handler="call_tool",
+)  # fmt: skip
+
+
+async def task_until(session: Any, task_id: str, statuses: set[str]) -> Any:
+    """tasks/get until the task shows one of ``statuses``."""
+    async with asyncio.timeout(WAIT):
+        while True:
+            got = await session.request(TASKS_GET, GetTaskParams(task_id=task_id))
+            if got.status in statuses:
+                return got
+            await asyncio.sleep(0.05)
+
+
+def modern_tasks_client() -> Client:
+    capabilities = {"extensions": {EXTENSION_ID: {}}, "elicitation": {"form": {}}}
+    return Client(name="front", version="1", capabilities=capabilities)
+
+
+def test_a_2026_07_28_client_asking_for_a_task_gets_one_of_a_proxied_task_tool() -> None:
+    """A front that declares the tasks extension gets a task handle
+    (``resultType: "task"``) for a proxied task-capable tool, whose work is the
+    backend's own task, and polls its result with tasks/get."""
+    app = everything_behind_an_app()
+
+    async def main() -> None:
+        async with app.test_client(client=modern_tasks_client()) as session:
+            created = await session.request(
+                _CALL_AS_TASK,
+                v2026_07_28.CallToolRequestParams(name=RESEARCH, arguments={"topic": "gateways"}),
+            )
+            assert created["resultType"] == "task", created
+            done = await task_until(session, created["taskId"], {"completed", "failed"})
+            assert done.status == "completed", done
+            text = "".join(block.get("text", "") for block in to_builtins(done.result)["content"])
+            assert "gateways" in text
+
+    run(main())
+
+
+def test_a_backends_question_in_a_proxied_task_is_the_tasks_input_request() -> None:
+    """A backend's question during a task of the front is the task's input
+    request: the task shows ``input_required`` with it, and the client's
+    tasks/update carries the answer to the backend."""
+    app = everything_behind_an_app()
+
+    async def main() -> None:
+        async with app.test_client(client=modern_tasks_client()) as session:
+            created = await session.request(
+                _CALL_AS_TASK,
+                v2026_07_28.CallToolRequestParams(
+                    name=RESEARCH, arguments={"topic": "gateways", "ambiguous": True}
+                ),
+            )
+            task_id = created["taskId"]
+            asked = await task_until(session, task_id, {"input_required", "completed", "failed"})
+            assert asked.status == "input_required", asked
+            ((key, request),) = to_builtins(asked.input_requests).items()
+            assert request["method"] == "elicitation/create"
+            schema = request["params"]["requestedSchema"]["properties"]
+            content = {name: next(iter(spec.get("enum", ["x"]))) for name, spec in schema.items()}
+            answer = {key: {"action": "accept", "content": content}}
+            await session.request(
+                TASKS_UPDATE, UpdateTaskParams(task_id=task_id, input_responses=answer)
+            )
+            done = await task_until(session, task_id, {"completed", "failed"})
+            assert done.status == "completed", done
+
+    run(main())

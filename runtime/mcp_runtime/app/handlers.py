@@ -244,6 +244,9 @@ async def _as_extension_task(
 
     async def work(task: TaskContext) -> Any:
         set_request_headers(headers)  # the task's own context: ctx.headers stays the request's
+        in_task = getattr(tool, "call_in_task", None)  # a proxied tool asks through the task
+        if in_task is not None and task.task_id is not None:
+            return await in_task(params, ctx, flavor, task)
         return await tool.call(params, ctx, flavor)
 
     return await extension.start(ctx, work)

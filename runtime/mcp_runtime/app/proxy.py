@@ -64,7 +64,7 @@ from .lifespan import Lifespan
 from .media import to_block
 from .mount import prefixed_name, prefixed_uri, unprefixed_uri
 from .pinning import Pins
-from .relay import ASKING, BackendHandlers, Rounds, WaitingCalls
+from .relay import ASKING, BackendHandlers, InTask, Rounds, WaitingCalls
 from .resources import UriTemplate
 from .tools import check_scopes
 
@@ -347,6 +347,21 @@ class Proxy:
             raise
         return codec.convert(msgspec.to_builtins(payload), spec.result)
 
+    async def in_rounds(
+        self,
+        start: Callable[[RequestContext | Rounds], Coroutine[Any, Any, Any]],
+        params: Any,
+        request: RequestContext,
+        flavor: Flavor,
+    ) -> tuple[Any, bool]:
+        """A front request forwarded by ``start``: (the backend's answer, True), or
+        for a 2026-07-28 front (its tools/call, prompts/get and resources/read: the
+        revision's INPUT_REQUIRED_METHODS) an input-required result carrying the
+        backend's question and False (see :class:`.relay.WaitingCalls`)."""
+        if flavor.modern:
+            return await self.waiting.run(start, params, request, flavor)
+        return await start(request), True
+
     def front(self, asked: RequestContext | None = None) -> RequestContext | Rounds | None:
         """The front request a backend's question (``asked``: its request) belongs
         to: the one whose call it came within (a 2026-07-28 backend's
@@ -522,6 +537,7 @@ class ProxiedTool:
     """A backend's tool as the app lists and calls it."""
 
     __slots__ = ("proxy", "inner", "name", "spec", "tags", "task_support", "scopes", "wire")
+    proxied = True
 
     def __init__(self, proxy: Proxy, inner: str, outer: str, item: dict[str, Any]) -> None:
         self.proxy, self.inner, self.name, self.spec = proxy, inner, outer, self
@@ -542,6 +558,28 @@ class ProxiedTool:
     async def _call(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
         if self.scopes:
             check_scopes(request, self.scopes)
+        if flavor.modern:  # the backend's questions are asked in rounds
+            result, final = await self.proxy.waiting.run(
+                self._start(params), params, request, flavor
+            )
+            if not final:
+                return result
+        else:
+            result = await self._start(params)(request)
+        return self._own(result, flavor)
+
+    async def call_in_task(
+        self, params: Any, request: RequestContext, flavor: Flavor, task: Any
+    ) -> Any:
+        """The call as the work of a task of the 2026-07-28 tasks extension
+        (``task``: its TaskContext): the backend's questions become the task's
+        input requests, answered by the client's ``tasks/update``."""
+        if self.scopes:
+            check_scopes(request, self.scopes)
+        result = await self._start(params)(InTask(request, flavor, task))
+        return self._own(result, flavor)
+
+    def _start(self, params: Any) -> Callable[[RequestContext | Rounds], Coroutine[Any, Any, Any]]:
         wire = _wire(params, name=self.inner)
         proxy = self.proxy
 
@@ -550,12 +588,9 @@ class ProxiedTool:
                 return proxy.forward_task(wire, front)
             return proxy.forward("tools/call", wire, front)
 
-        if flavor.modern:  # the backend's questions are asked in rounds
-            result, final = await proxy.waiting.run(start, params, request, flavor)
-            if not final:
-                return result
-        else:
-            result = await start(request)
+        return start
+
+    def _own(self, result: Any, flavor: Flavor) -> Any:
         own = flavor.own_result(result)
         meta = getattr(own, "meta", None)
         if isinstance(meta, dict) and SERVER_INFO_KEY in meta:
@@ -577,7 +612,15 @@ class ProxiedPrompt:
         self.wire: dict[str, Any] = {**item, "name": outer}
 
     async def get(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
-        result = await self.proxy.forward("prompts/get", _wire(params, name=self.inner), request)
+        wire = _wire(params, name=self.inner)
+        proxy = self.proxy
+
+        def start(front: RequestContext | Rounds) -> Coroutine[Any, Any, Any]:
+            return proxy.forward("prompts/get", wire, front)
+
+        result, final = await proxy.in_rounds(start, params, request, flavor)
+        if not final:
+            return result
         wire = msgspec.to_builtins(result)
         blocks = [to_block(message.content, flavor) for message in result.messages]
         wire["messages"] = [
@@ -613,8 +656,15 @@ class ProxiedResource:
         request: RequestContext,
         flavor: Flavor,
     ) -> Any:
-        inner = unprefixed_uri(self.proxy.prefix, uri) or uri
-        result = await self.proxy.forward("resources/read", _wire(params, uri=inner), request)
+        proxy = self.proxy
+        wire = _wire(params, uri=unprefixed_uri(proxy.prefix, uri) or uri)
+
+        def start(front: RequestContext | Rounds) -> Coroutine[Any, Any, Any]:
+            return proxy.forward("resources/read", wire, front)
+
+        result, final = await proxy.in_rounds(start, params, request, flavor)
+        if not final:
+            return result
         wire = msgspec.to_builtins(result)
         wire["contents"] = [
             {**each, "uri": prefixed_uri(self.proxy.prefix, each["uri"])}

@@ -82,10 +82,12 @@ class Running:
 
     def _tasking(self) -> Tasking | None:
         """How task-capable tools run as tasks, if the app has any."""
+        # A proxied tool is not the extension's to refuse: a client without the
+        # extension gets it run in place, whenever its backend connected.
         capable = {
             name: tool.task_support
             for name, tool in self.registry.tools.items()
-            if tool.task_support is not None
+            if tool.task_support is not None and not getattr(tool, "proxied", False)
         }
         if not capable and not self._proxies:  # a proxied server's tools may run as tasks
             return None
