@@ -205,3 +205,40 @@ def test_a_backends_question_in_a_proxied_task_is_the_tasks_input_request() -> N
             assert done.status == "completed", done
 
     run(main())
+
+
+class ModernSubscriber(v2026_07_28.ClientHandlers):
+    def __init__(self) -> None:
+        self.updated: asyncio.Queue[str] = asyncio.Queue()
+
+    async def on_resource_updated(self, params: Any, ctx: RequestContext) -> None:
+        self.updated.put_nowait(params.uri)
+
+
+def test_a_2026_07_28_listen_stream_for_a_proxied_resource_reaches_the_backend() -> None:
+    """A 2026-07-28 front tells of the resources it wants to hear of on a
+    subscriptions/listen stream: the proxy subscribes the backend to the URIs
+    it asks for under the prefix, while the stream is open, and the backend's
+    updates come back on the stream under the prefix."""
+    app = everything_behind_an_app()
+    front = ModernSubscriber()
+
+    async def main() -> None:
+        async with app.test_client(protocol_version="2026-07-28", handlers=front) as session:
+            stub = v2026_07_28.ClientStub(session)
+            uri = (await stub.list_resources()).resources[0].uri
+            assert uri.startswith("demo://everything/")
+            listener = await session.listen(resource_subscriptions=[uri])
+            assert listener.acknowledged["resourceSubscriptions"] == [uri]
+            # The backend sends an update for each subscribed resource at once, then every 5 s.
+            await stub.call_tool("everything_toggle-subscriber-updates", arguments={})
+            async with asyncio.timeout(WAIT):
+                assert await front.updated.get() == uri
+            await stub.call_tool("everything_toggle-subscriber-updates", arguments={})
+            await listener.close()
+            proxy = app._proxies[0]
+            async with asyncio.timeout(WAIT):  # the stream's end reaches the server after close
+                while proxy.subscriptions.uris:
+                    await asyncio.sleep(0.05)
+
+    run(main())
