@@ -25,6 +25,7 @@ from support.peers import (
 )
 
 from mcp_protocol import v2025_11_25, v2026_07_28
+from mcp_protocol.v2025_11_25.methods import NOTIFICATIONS_ROOTS_LIST_CHANGED
 from mcp_runtime.app import App, Context
 from mcp_runtime.client import Client
 from mcp_runtime.http.client import connect_http
@@ -236,3 +237,57 @@ def test_a_backends_question_in_a_prompt_or_read_is_asked_of_a_2026_07_28_client
         gateway.proxy(backend.url(), prefix="asking")
         with serving(gateway.asgi()) as front:
             run(main(front.url()))
+
+
+class Rooted(v2025_11_25.ClientHandlers):
+    """A front client whose roots change."""
+
+    def __init__(self) -> None:
+        self.roots = ["file:///first"]
+
+    async def list_roots(self, params: Any, ctx: RequestContext) -> Any:
+        return v2025_11_25.ListRootsResult(roots=[v2025_11_25.Root(uri=uri) for uri in self.roots])
+
+
+def test_the_fronts_roots_list_changed_reaches_the_backends_that_asked_for_roots() -> None:
+    """ "When roots change, clients that support `listChanged` MUST send a
+    notification" (specification 2025-11-25, client/roots, Root List Changes):
+    the proxy declares roots.listChanged to its backends, and a front client's
+    notification is passed on to a backend that asked for roots, which then
+    asks again and gets the new roots."""
+    heard: list[str] = []
+
+    async def record(call: Any, call_next: Any) -> Any:
+        if call.notification:
+            heard.append(call.method)
+        return await call_next(call)
+
+    backend = App("rooted", versions=["2025-11-25"], middleware=[record])
+
+    @backend.tool()
+    async def where(ctx: Context) -> str:
+        return " ".join(root.uri for root in await ctx.list_roots())
+
+    gateway = App("gateway")
+    front = Rooted()
+    client = Client(
+        name="front", version="1", handlers=front, capabilities={"roots": {"listChanged": True}}
+    )
+    changed = NOTIFICATIONS_ROOTS_LIST_CHANGED
+
+    async def main() -> None:
+        async with gateway.test_client(client=client) as session:
+            stub = v2025_11_25.ClientStub(session)
+            first = await stub.call_tool("rooted_where", arguments={})
+            assert first.content[0].text == "file:///first"
+            front.roots = ["file:///second"]
+            await session.notify(changed, None)
+            async with asyncio.timeout(30):
+                while "notifications/roots/list_changed" not in heard:
+                    await asyncio.sleep(0.05)
+            second = await stub.call_tool("rooted_where", arguments={})
+            assert second.content[0].text == "file:///second"
+
+    with serving(backend.asgi()) as served:
+        gateway.proxy(served.url(), prefix="rooted")
+        run(main())

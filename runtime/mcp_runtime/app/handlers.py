@@ -210,10 +210,11 @@ def build_handlers(
 
         namespace["complete"] = complete
 
-    if notifications and "notifications/roots/list_changed" in methods:
+    if (notifications or proxied) and "notifications/roots/list_changed" in methods:
 
         async def on_roots_list_changed(self: object, params: Any, ctx: RequestContext) -> None:
-            return None  # nothing to do but let middleware see it
+            for watcher in registry.roots_watchers:  # proxies pass it on; middleware sees it
+                await watcher()
 
         namespace["on_roots_list_changed"] = on_roots_list_changed
 

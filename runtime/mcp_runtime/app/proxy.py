@@ -150,9 +150,11 @@ class Proxy:
         self.deny_tools = deny_tools
         self.config, self._stderr = _config(source, prefix)
         self.retry = retry or RetryPolicy()
-        self.client = Client(
-            name="mcp-runtime-proxy", version="1", handlers=BackendHandlers(self), package=None
-        )
+        handlers = BackendHandlers(self)
+        # roots.listChanged: the front's roots/list_changed is passed on (see .relay).
+        self.client = Client(name="mcp-runtime-proxy", version="1", handlers=handlers, package=None,
+                             capabilities={"roots": {"listChanged": True}})  # fmt: skip
+        parent.registry.roots_watchers.append(handlers.roots_changed)
         self.connection: Connection | None = None
         self.pins = pins
         self.audit = audit

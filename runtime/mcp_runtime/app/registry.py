@@ -43,6 +43,8 @@ class Registry:
         self._listening: dict[str, int] = {}  # URIs asked for by listen streams, how often
         # Told of each subscribe (True) and unsubscribe (False): proxies pass them on.
         self.subscription_watchers: list[Callable[[str, bool], Awaitable[None]]] = []
+        # Told of each notifications/roots/list_changed of a front client: proxies pass it on.
+        self.roots_watchers: list[Callable[[], Awaitable[None]]] = []
 
     def listing(self, kind: str, flavor: Flavor) -> list[Any]:
         """The items of list ``kind`` as ``flavor``'s types, built once per change."""

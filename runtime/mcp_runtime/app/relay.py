@@ -30,6 +30,8 @@ at once. It is asked of that request's client in the client's own revision:
 
 List-changed notifications refresh the proxied lists, log messages go to the
 front request in flight, and resource updates reach the front's subscribers.
+A front client's ``notifications/roots/list_changed`` is passed on to the
+backends that asked for roots.
 """
 
 from __future__ import annotations
@@ -181,6 +183,7 @@ class Relaying(Protocol):
     """What the handlers need of the proxy."""
 
     prefix: str
+    session: Any  # its ClientSession to the backend, while connected
 
     def front(self, asked: RequestContext | None = None) -> RequestContext | Rounds | None: ...
 
@@ -196,6 +199,20 @@ class BackendHandlers(mcp.ClientHandlers):
 
     def __init__(self, proxy: Relaying) -> None:
         self.proxy = proxy
+        self.asked_roots = False  # whether the backend ever asked for roots
+
+    async def roots_changed(self) -> None:
+        """A front client's ``notifications/roots/list_changed``: passed on to a
+        backend that asked for roots (its next ``roots/list`` is asked of the
+        client whose request it is then answering, as every question is)."""
+        session = self.proxy.session
+        if not self.asked_roots or session is None or session.is_closed:
+            return
+        spec = lifecycle.revision(session.protocol_version).all_methods.get(
+            "notifications/roots/list_changed"
+        )
+        if spec is not None:  # not at 2026-07-28, whose backends ask each time
+            await session.notify(spec, None)
 
     async def on_tool_list_changed(self, params: Any, ctx: RequestContext) -> None:
         self.proxy.refresh_later(("tools",))
@@ -219,6 +236,7 @@ class BackendHandlers(mcp.ClientHandlers):
         return await ask_front(self.proxy, "elicitation/create", params, ctx)
 
     async def list_roots(self, params: Any, ctx: RequestContext) -> Any:
+        self.asked_roots = True
         return await ask_front(self.proxy, "roots/list", params, ctx)
 
 
