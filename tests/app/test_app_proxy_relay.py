@@ -291,3 +291,75 @@ def test_the_fronts_roots_list_changed_reaches_the_backends_that_asked_for_roots
     with serving(backend.asgi()) as served:
         gateway.proxy(served.url(), prefix="rooted")
         run(main())
+
+
+class Listening(v2025_11_25.ClientHandlers):
+    """A front client that keeps the log messages it gets."""
+
+    def __init__(self) -> None:
+        self.logged: list[Any] = []
+
+    async def on_logging_message(self, params: Any, ctx: RequestContext) -> None:
+        self.logged.append(params.data)
+
+
+def logging_for_both() -> App:
+    """A backend whose ``chatty`` waits until two callers' calls are in, logs for
+    its caller, and answers once both have logged: both log messages are sent
+    while both calls are in flight."""
+    backend = App("chatty", versions=["2025-11-25"])
+    callers: set[str] = set()
+    logged: set[str] = set()
+    events: list[asyncio.Event] = []  # made in the server's own loop
+
+    @backend.tool()
+    async def chatty(caller: str, ctx: Context) -> str:
+        if not events:
+            events.extend((asyncio.Event(), asyncio.Event()))
+        both_in, both_logged = events
+        callers.add(caller)
+        if len(callers) == 2:
+            both_in.set()
+        await both_in.wait()
+        await ctx.info(f"for {caller}")
+        logged.add(caller)
+        if len(logged) == 2:
+            both_logged.set()
+        await both_logged.wait()
+        await asyncio.sleep(0.2)  # in flight still while the gateway relays the messages
+        return caller
+
+    return backend
+
+
+def test_a_backends_log_message_reaches_the_client_whose_call_it_came_with() -> None:
+    """Two front clients call one Streamable HTTP backend at once, and it logs
+    while answering each: each log message goes to the client whose call's
+    response stream it came on ("The server MAY send JSON-RPC requests and
+    notifications before sending the JSON-RPC response. These messages SHOULD
+    relate to the originating client request." specification 2025-11-25,
+    basic/transports), not to the newest call in flight."""
+    gateway = App("gateway")
+    fronts = {"a": Listening(), "b": Listening()}
+
+    async def main(url: str) -> None:
+        clients = [Client(name=name, version="1", handlers=fronts[name]) for name in "ab"]
+        async with (
+            connect_http(clients[0], url) as a,
+            connect_http(clients[1], url) as b,
+        ):
+            stubs = {"a": v2025_11_25.ClientStub(a), "b": v2025_11_25.ClientStub(b)}
+            for stub in stubs.values():
+                await stub.set_level("info")
+            await asyncio.gather(
+                *(
+                    stub.call_tool("chatty_chatty", arguments={"caller": name})
+                    for name, stub in stubs.items()
+                )
+            )
+        assert fronts["a"].logged == ["for a"] and fronts["b"].logged == ["for b"]
+
+    with serving(logging_for_both().asgi()) as backend:
+        gateway.proxy(backend.url(), prefix="chatty")
+        with serving(gateway.asgi()) as front:
+            run(main(front.url()))

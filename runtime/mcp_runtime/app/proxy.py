@@ -50,7 +50,7 @@ from .. import codec, jsonrpc, lifecycle
 from ..client import Client, ClientSession
 from ..host.config import ServerConfig, parse_config
 from ..host.connection import Connection, RetryPolicy
-from ..http.related import related_request
+from ..http.related import notification_related, related_request
 from ..jsonrpc import McpError, RequestId
 from ..lifecycle import SERVER_INFO_KEY
 from ..methods import RequestContext
@@ -382,8 +382,10 @@ class Proxy:
         return self._in_flight[-1] if self._in_flight else None
 
     async def relay_log(self, params: Any) -> None:
-        """A backend's log message, to the front request in flight (the newest)."""
-        front = self.front()
+        """A backend's log message, to the front request whose call it came on the
+        response stream of (Streamable HTTP), else the newest in flight."""
+        carrying = notification_related()
+        front = (self._forwarded.get(carrying) if carrying is not None else None) or self.front()
         if front is None:
             return
         name = params.logger if isinstance(params.logger, str) else self.prefix

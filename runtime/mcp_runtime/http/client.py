@@ -84,6 +84,7 @@ from .fetch import (
     read_limited,
 )
 from .legacy_client import LegacySSEClientTransport
+from .related import carried_on
 from .sse_parser import (
     MAX_EVENT_SIZE,  # noqa: F401
     SSEEvent,
@@ -184,6 +185,9 @@ class StreamableHTTPClientTransport:
         message = await self._incoming.get()
         if message is None:
             self._incoming.put_nowait(None)  # every later read ends too
+            return None
+        # The session dispatches it in this task: its handler's task starts with this value.
+        carried_on.set(message.related)
         return message
 
     def write(self, message: Message) -> None:
@@ -294,7 +298,13 @@ class StreamableHTTPClientTransport:
             headers["mcp-protocol-version"] = self.protocol_version
         return headers
 
-    def deliver(self, data: bytes, envelope: Envelope | None, answers: RequestId | None) -> None:
+    def deliver(
+        self,
+        data: bytes,
+        envelope: Envelope | None,
+        answers: RequestId | None,
+        carried_on: RequestId | None = None,
+    ) -> None:
         if answers is not None and answers in self._tool_lists and envelope is not None:
             self._tool_lists.discard(answers)
             result = envelope.result
@@ -302,7 +312,7 @@ class StreamableHTTPClientTransport:
             if screened is not None:
                 data = jsonrpc.result_bytes(answers, screened)
                 envelope = msgspec.structs.replace(envelope, result=msgspec.Raw(screened))
-        self._incoming.put_nowait(wire.incoming(data, envelope))
+        self._incoming.put_nowait(wire.incoming(data, envelope, carried_on))
 
     def deliver_error(self, request_id: RequestId, error: McpError) -> None:
         if not self._closed:
