@@ -152,8 +152,13 @@ class Proxy:
         self.retry = retry or RetryPolicy()
         handlers = BackendHandlers(self)
         # roots.listChanged: the front's roots/list_changed is passed on (see .relay).
-        self.client = Client(name="mcp-runtime-proxy", version="1", handlers=handlers, package=None,
-                             capabilities={"roots": {"listChanged": True}})  # fmt: skip
+        self.client = Client(
+            name="mcp-runtime-proxy",
+            version="1",
+            handlers=handlers,
+            package=None,
+            capabilities={"roots": {"listChanged": True}},
+        )
         parent.registry.roots_watchers.append(handlers.roots_changed)
         self.connection: Connection | None = None
         self.pins = pins
@@ -562,15 +567,8 @@ class ProxiedTool:
     async def _call(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
         if self.scopes:
             check_scopes(request, self.scopes)
-        if flavor.modern:  # the backend's questions are asked in rounds
-            result, final = await self.proxy.waiting.run(
-                self._start(params), params, request, flavor
-            )
-            if not final:
-                return result
-        else:
-            result = await self._start(params)(request)
-        return self._own(result, flavor)
+        result, final = await self.proxy.in_rounds(self._start(params), params, request, flavor)
+        return self._own(result, flavor) if final else result
 
     async def call_in_task(
         self, params: Any, request: RequestContext, flavor: Flavor, task: Any
