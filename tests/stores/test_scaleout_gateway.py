@@ -4,8 +4,8 @@ its own backend connections, and a proxied call's stream is resumed on the
 other worker.
 
 Each worker is on a port of its own (so a request goes to the worker chosen)
-and serves support/scaleout_gateway_app.py over the official SDK's server and
-the notes example, both over stdio.
+and serves support/scaleout_gateway_app.py over server-everything, the
+official SDK's server and the notes example, all over stdio.
 """
 
 from __future__ import annotations
@@ -18,11 +18,19 @@ from typing import Any
 import httpx
 import pytest
 from support.gateway import NOTES_SERVER, gateway_config
-from support.peers import SDK_SERVER, THIS_TREE
+from support.peers import SDK_SERVER, SERVER_EVERYTHING, THIS_TREE, require
 from support.redis_server import RedisServer
-from support.scaleout import Worker, call, initialize, post, session_headers, sse_events
+from support.scaleout import (
+    SseReader,
+    Worker,
+    call,
+    initialize,
+    post,
+    session_headers,
+    sse_events,
+)
 
-pytestmark = pytest.mark.redis
+pytestmark = [pytest.mark.redis, pytest.mark.peers]
 
 TARGET = "support.scaleout_gateway_app:asgi"
 
@@ -32,10 +40,12 @@ def pair(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Work
     config = gateway_config(
         tmp_path / "gateway.json",
         {
+            "everything": {"command": str(SERVER_EVERYTHING), "args": ["stdio"]},
             "sdk": {"command": sys.executable, "args": [str(SDK_SERVER)], "env": THIS_TREE},
             "notes": {"command": sys.executable, "args": [str(NOTES_SERVER)], "env": THIS_TREE},
         },
     )
+    require(SERVER_EVERYTHING, "server-everything")
     monkeypatch.setenv("MCP_TEST_GATEWAY_CONFIG", str(config))
     redis = RedisServer()
     redis.start()
@@ -75,11 +85,11 @@ def test_a_session_calls_proxied_tools_on_both_workers_each_through_its_own_back
 def test_a_proxied_calls_stream_is_resumed_on_the_other_worker(
     pair: tuple[Worker, Worker],
 ) -> None:
-    """ "the client MAY ... issue an HTTP GET to the MCP endpoint with the
-    Last-Event-ID header ... the server MAY use this header to replay messages
-    that would have been sent after the last event ID, on the stream that was
-    disconnected" (2025-06-18, basic/transports, Resumability and Redelivery):
-    the backend's progress relayed on A is replayed by B."""
+    """The client "SHOULD issue an HTTP GET to the MCP endpoint, and include
+    the Last-Event-ID header"; "The server MAY use this header to replay
+    messages that would have been sent after the last event ID, on the stream
+    that was disconnected" (2025-06-18, basic/transports, Resumability and
+    Redelivery): the backend's progress relayed on A is replayed by B."""
     a, b = pair
     session = initialize(a.url)
     message = {
@@ -102,3 +112,36 @@ def test_a_proxied_calls_stream_is_resumed_on_the_other_worker(
     assert [data for _, data in sse_events(resumed.text) if data] == [
         data for _, data in events[1:]
     ]
+
+
+def test_a_backends_question_is_answered_through_the_other_worker(
+    pair: tuple[Worker, Worker],
+) -> None:
+    """A backend asks a handshake client for its roots while answering a call
+    made through A; the client's answer goes to B ("Every JSON-RPC message sent
+    from the client MUST be a new HTTP POST request to the MCP endpoint", and
+    for a response the server "MUST return HTTP status code 202 Accepted":
+    2025-06-18, basic/transports, Sending Messages to the Server), which
+    passes it to A, whose backend call gets it."""
+    a, b = pair
+    session = initialize(a.url, {"roots": {}})
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "everything_get-roots-list", "arguments": {}},
+    }
+    stream = SseReader("POST", a.url, session_headers(session), body)
+    try:
+        _, asked = stream.next()
+        while asked.get("method") != "roots/list":  # the backend's other notifications
+            _, asked = stream.next()
+        roots = {"roots": [{"uri": "file:///answered-on-b", "name": "b"}]}
+        answer = post(b.url, {"jsonrpc": "2.0", "id": asked["id"], "result": roots}, session)
+        assert answer.status_code == 202, answer.text
+        _, done = stream.next()
+        while "id" not in done:
+            _, done = stream.next()
+        assert "file:///answered-on-b" in done["result"]["content"][0]["text"], done
+    finally:
+        stream.close()
