@@ -242,3 +242,34 @@ def test_a_2026_07_28_listen_stream_for_a_proxied_resource_reaches_the_backend()
                     await asyncio.sleep(0.05)
 
     run(main())
+
+
+def test_a_2026_07_28_listen_stream_reaches_a_2026_07_28_backends_listen_stream() -> None:
+    """Both sides at 2026-07-28: the URI the front's listen stream asks for is
+    asked for on the proxy's own listen stream to the backend."""
+    backend = App("notes", versions=["2026-07-28"])
+
+    @backend.resource("note://pad")
+    def pad() -> str:
+        return "the pad"
+
+    @backend.tool()
+    async def touch() -> str:
+        await backend.notify_resource_updated("note://pad")
+        return "touched"
+
+    app = App("front")
+    front = ModernSubscriber()
+
+    async def main() -> None:
+        async with app.test_client(protocol_version="2026-07-28", handlers=front) as session:
+            listener = await session.listen(resource_subscriptions=["note://notes/pad"])
+            assert listener.acknowledged["resourceSubscriptions"] == ["note://notes/pad"]
+            await v2026_07_28.ClientStub(session).call_tool("notes_touch", arguments={})
+            async with asyncio.timeout(WAIT):
+                assert await front.updated.get() == "note://notes/pad"
+            await listener.close()
+
+    with serving(backend.asgi()) as served:
+        app.proxy(served.url(), prefix="notes")
+        run(main())
