@@ -1,8 +1,10 @@
-"""A proxied server's task-required tools run through the proxy (a task of
-the front whose work is the backend's own task), and the front's resource
-subscriptions reach the backend, whose updates come back under the prefix.
-server-everything behind an app (and a 2026-07-28 app for the listen stream),
-driven by a 2025-11-25 client."""
+"""A proxied server's task-capable tools run through the proxy as tasks of the
+front (2025-11-25 core tasks, and the 2026-07-28 tasks extension for a client
+that declares it) whose work is the backend's call, and the front's resource
+subscriptions (resources/subscribe, or a 2026-07-28 listen stream) reach the
+backend, whose updates come back under the prefix. server-everything behind an
+app (and a 2026-07-28 app for the backend's listen stream), driven by clients
+of 2025-11-25 and 2026-07-28."""
 
 from __future__ import annotations
 
