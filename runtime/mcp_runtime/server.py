@@ -164,6 +164,8 @@ class Server:
             else None
         )
         self._subscriptions: set[Subscription] = set()
+        # Told the URIs a listen stream asks for (True, before it is acknowledged; False at its end).
+        self.listen_watchers: list[Callable[[Sequence[str], bool], Awaitable[None]]] = []
         self._handshake_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self.store: Store | None = None
         if store is not None:
@@ -386,13 +388,18 @@ class Server:
         }
         subscription = Subscription(session, ctx.request_id, accepted)
         self._subscriptions.add(subscription)
+        uris = [uri for uri in accepted.get("resourceSubscriptions", ()) if isinstance(uri, str)]
         try:
+            for watcher in self.listen_watchers if uris else ():
+                await watcher(uris, True)
             await subscription.send(
                 "notifications/subscriptions/acknowledged", {"notifications": accepted}
             )
             await subscription.ended.wait()
         finally:
             self._subscriptions.discard(subscription)
+            for watcher in self.listen_watchers if uris else ():
+                await watcher(uris, False)
         body = {
             "resultType": "complete",
             "_meta": {SUBSCRIPTION_ID_KEY: ctx.request_id, SERVER_INFO_KEY: self.info},

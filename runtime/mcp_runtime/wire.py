@@ -57,7 +57,9 @@ class Message(msgspec.Struct, kw_only=True, gc=False):
     related: RequestId | None = None
     """The incoming request this message belongs to: its response, or a
     request or notification sent while handling it. Transports with a stream
-    per request (Streamable HTTP, server side) route by it."""
+    per request (Streamable HTTP, server side) route by it. Incoming, on a
+    client's Streamable HTTP transport: the request of ours whose response
+    stream carried a notification."""
     params: Any = None
     """Outgoing: the params as the session had them before encoding (a typed
     Struct, a mapping), or their encoded bytes when it only ever had those
@@ -95,9 +97,12 @@ class Transport(Protocol):
         the transport can resume it later (Streamable HTTP); else nothing."""
 
 
-def incoming(data: bytes, envelope: Envelope | None = None) -> Message:
-    """A message read from the peer, decoded (``envelope``) or not."""
-    return Message(data=data, envelope=envelope)
+def incoming(
+    data: bytes, envelope: Envelope | None = None, related: RequestId | None = None
+) -> Message:
+    """A message read from the peer, decoded (``envelope``) or not; ``related``:
+    the request of ours whose response stream carried it, where the transport knows."""
+    return Message(data=data, envelope=envelope, related=related)
 
 
 def request(

@@ -12,7 +12,15 @@ from pathlib import Path
 import mcp as sdk
 import pytest
 from mcp import StdioServerParameters as SdkStdioParameters
-from support.gateway import drive_everything
+from support.gateway import (
+    call_every_tool,
+    drive_everything,
+    gateway_config,
+    on_elicit,
+    on_roots,
+    on_sample,
+    three_backends,
+)
 from support.peers import (
     SERVER_EVERYTHING,
     SUPPORT,
@@ -84,24 +92,45 @@ def test_a_2024_11_05_backend_is_served_to_a_2026_07_28_front() -> None:
     run(main())
 
 
-def test_the_gateway_serves_every_entry_under_its_name(tmp_path: Path) -> None:
+@pytest.mark.peers
+@pytest.mark.parametrize(("mode", "version"), MODES)
+def test_the_gateway_serves_every_tool_of_every_entry_under_its_name(
+    tmp_path: Path, mode: str, version: str
+) -> None:
+    """``mcpx serve`` over server-everything, a server built with the official
+    Python SDK and the notes example, driven by the official Python SDK client:
+    every backend tool is listed and answers, the backends' questions (sampling,
+    elicitation, roots) included. The SDK client runs no tasks, so the
+    task-required tool is called at 2026-07-28 (where the gateway runs it in
+    place) and refused at 2025-11-25."""
     require(SERVER_EVERYTHING, "server-everything")
-    config = tmp_path / "gateway.json"
-    config.write_text(
-        json.dumps(
-            {
-                "mcpServers": {
-                    "everything": {"command": str(SERVER_EVERYTHING), "args": ["stdio"]},
-                    "notes": {
-                        "command": sys.executable,
-                        "args": [str(SUPPORT.parent.parent / "examples" / "notes_server.py")],
-                        "env": THIS_TREE,
-                        "denyTools": ["delete_*"],
-                    },
-                }
-            }
+    config = gateway_config(tmp_path / "gateway.json", three_backends())
+
+    async def main() -> None:
+        parameters = SdkStdioParameters(
+            command=sys.executable,
+            args=["-m", "mcp_runtime.cli", "serve", str(config)],
+            env=THIS_TREE,
         )
-    )
+        async with sdk.Client(
+            parameters,
+            mode=mode,
+            sampling_callback=on_sample,
+            elicitation_callback=on_elicit,
+            list_roots_callback=on_roots,
+        ) as client:
+            assert client.protocol_version == version
+            await call_every_tool(client, tasks=version == "2026-07-28")
+            await drive_everything(client)
+
+    run(main())
+
+
+def test_deny_tools_keeps_an_entrys_tools_out_of_the_gateway(tmp_path: Path) -> None:
+    require(SERVER_EVERYTHING, "server-everything")
+    servers = three_backends()
+    servers["notes"]["denyTools"] = ["delete_*"]
+    config = gateway_config(tmp_path / "gateway.json", servers)
 
     async def main() -> None:
         parameters = SdkStdioParameters(
@@ -111,10 +140,9 @@ def test_the_gateway_serves_every_entry_under_its_name(tmp_path: Path) -> None:
         )
         async with sdk.Client(parameters, mode="auto") as client:
             tools = {tool.name for tool in (await client.list_tools()).tools}
-            assert {"notes_add_note", "notes_search_notes", "everything_echo"} <= tools
-            assert "notes_delete_note" not in tools  # denyTools
-            added = await client.call_tool("notes_add_note", {"text": "via gateway"})
-            assert added.structured_content["text"] == "via gateway"
-            await drive_everything(client)
+            assert {"notes_add_note", "notes_search_notes", "sdk_add"} <= tools
+            assert "notes_delete_note" not in tools
+            with pytest.raises(sdk.MCPError, match="Unknown tool"):
+                await client.call_tool("notes_delete_note", {"id": 1})
 
     run(main())

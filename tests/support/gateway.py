@@ -1,5 +1,7 @@
-"""What the gateway tests share: `mcpx serve --http` in a child process, and
-what a front client must see of server-everything behind the prefix ``everything``."""
+"""What the gateway tests share: `mcpx serve --http` in a child process, the
+proof's backends and arguments for each of their tools, the front's callbacks
+for the backends' questions, and what a front client must see of
+server-everything behind the prefix ``everything``."""
 
 from __future__ import annotations
 
@@ -12,9 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from support.peers import THIS_TREE
+import mcp as sdk
+import mcp.types as sdk_types
+
+from support.peers import REPO, SDK_SERVER, SERVER_EVERYTHING, THIS_TREE
 
 ANNOUNCED = "serving MCP at "
+NOTES_SERVER = REPO / "examples" / "notes_server.py"
 
 
 @contextlib.contextmanager
@@ -53,6 +59,16 @@ def gateway_over_http(config: Path, *options: str, port: int = 0) -> Iterator[st
             process.wait()
 
 
+def three_backends() -> dict[str, dict[str, Any]]:
+    """The entries of the gateway proof, all over stdio: server-everything, the
+    official Python SDK's test server and the notes example."""
+    return {
+        "everything": {"command": str(SERVER_EVERYTHING), "args": ["stdio"]},
+        "sdk": {"command": sys.executable, "args": [str(SDK_SERVER)], "env": THIS_TREE},
+        "notes": {"command": sys.executable, "args": [str(NOTES_SERVER)], "env": THIS_TREE},
+    }
+
+
 def gateway_config(path: Path, servers: dict[str, Any]) -> Path:
     path.write_text(json.dumps({"mcpServers": servers}))
     return path
@@ -85,3 +101,86 @@ async def drive_everything(client: Any) -> None:
     assert str(read.contents[0].uri) == first and read.contents[0].text
     prompt = await client.get_prompt("everything_args-prompt", {"city": "Paris"})
     assert "Paris" in prompt.messages[0].content.text
+
+
+async def on_sample(context: Any, params: Any) -> sdk_types.CreateMessageResult:
+    prompt = params.messages[-1].content.text
+    return sdk_types.CreateMessageResult(
+        role="assistant",
+        model="front-model",
+        content=sdk_types.TextContent(type="text", text=f"re: {prompt}"),
+    )
+
+
+async def on_elicit(context: Any, params: Any) -> sdk_types.ElicitResult:
+    return sdk_types.ElicitResult(action="accept", content={"name": "Ann", "check": True})
+
+
+async def on_roots(context: Any) -> sdk_types.ListRootsResult:
+    return sdk_types.ListRootsResult(roots=[sdk_types.Root(uri="file:///front", name="front")])
+
+
+# Arguments for every tool the three backends of the gateway proof list (server-everything,
+# the official SDK's server, the notes example), by the name the gateway serves it under.
+EVERY_TOOL: dict[str, dict[str, Any]] = {
+    "everything_echo": {"message": "every"},
+    "everything_get-annotated-message": {"messageType": "success", "includeImage": True},
+    "everything_get-env": {},
+    "everything_get-resource-links": {"count": 2},
+    "everything_get-resource-reference": {"resourceType": "Blob", "resourceId": 2},
+    "everything_get-structured-content": {"location": "Chicago"},
+    "everything_get-sum": {"a": 2, "b": 3},
+    "everything_get-tiny-image": {},
+    "everything_gzip-file-as-resource": {
+        "name": "every.txt.gz",
+        "data": "data:text/plain;base64,ZXZlcnkgdG9vbA==",
+        "outputType": "resource",
+    },
+    # Each toggle is called twice below: on, then off again.
+    "everything_toggle-simulated-logging": {},
+    "everything_toggle-subscriber-updates": {},
+    "everything_trigger-long-running-operation": {"duration": 0.2, "steps": 2},
+    "everything_get-roots-list": {},
+    "everything_trigger-elicitation-request": {},
+    "everything_trigger-sampling-request": {"prompt": "every"},
+    "everything_simulate-research-query": {"topic": "gateways"},
+    "sdk_add": {"a": 2, "b": 3},
+    "sdk_count": {"steps": 2},
+    "sdk_slow": {"seconds": 0},
+    "sdk_cancelled_calls": {},
+    "notes_add_note": {"text": "every tool", "tags": ["proof"]},
+    "notes_search_notes": {"query": "every"},
+    "notes_delete_note": {"id": 1},
+}
+TASK_REQUIRED = "everything_simulate-research-query"
+
+
+async def call_every_tool(client: Any, *, tasks: bool) -> dict[str, Any]:
+    """List the gateway's tools through a front client (the official Python SDK's,
+    with the sampling, elicitation and roots callbacks of the relay tests) and
+    call each: every tool of every backend is listed, and each answers without
+    an error. The task-required tool is called only where the client can run it
+    (``tasks``); otherwise its refusal is checked. The results, by tool."""
+    listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(listed) == set(EVERY_TOOL), sorted(set(listed) ^ set(EVERY_TOOL))
+    results: dict[str, Any] = {}
+    for name, arguments in EVERY_TOOL.items():
+        if name == TASK_REQUIRED and not tasks:
+            try:
+                await client.call_tool(name, arguments)
+            except sdk.MCPError as refused:
+                assert "runs only as a task" in str(refused)
+            else:
+                raise AssertionError(f"{name} was run without a task")
+            continue
+        times = 2 if "toggle" in name else 1
+        for _ in range(times):
+            result = await client.call_tool(name, arguments)
+            assert not result.is_error, (name, result.content)
+        results[name] = result
+    assert "5" in results["everything_get-sum"].content[0].text
+    assert results["sdk_add"].structured_content == {"result": 5}
+    assert "front-model" in results["everything_trigger-sampling-request"].content[0].text
+    assert "file:///front" in results["everything_get-roots-list"].content[0].text
+    assert results["notes_search_notes"].structured_content["total"] == 1
+    return results

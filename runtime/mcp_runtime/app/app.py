@@ -26,6 +26,7 @@ from .. import lifecycle
 from ..methods import RequestContext
 from ..server import Extension, Server
 from ..stores import Store
+from ..tasks import Tasks
 from .audit import Audit
 from .context import Context
 from .lifespan import Lifespan, LifespanFactory
@@ -159,7 +160,10 @@ class App(Registering, Running, Generic[S]):
         ``pins`` hold back definitions that changed since approved
         (:mod:`.pinning`); ``audit`` writes each call made through it
         (:mod:`.audit`); ``scopes`` maps tool names or fnmatch patterns to the
-        OAuth scopes a caller's token needs to call them.
+        OAuth scopes a caller's token needs to call them. An app that proxies
+        serves the 2026-07-28 tasks extension (a :class:`~mcp_runtime.tasks.Tasks`
+        is added to its extensions unless it has one), so that the backends'
+        task-capable tools run as tasks for the clients that ask for them.
         See :mod:`mcp_runtime.app.proxy`."""
         taken = {each.prefix for each in self._mounts} | {each.prefix for each in self._proxies}
         if prefix in taken:
@@ -176,6 +180,9 @@ class App(Registering, Running, Generic[S]):
         )
         self._proxies.append(proxy)
         self.services.lifespan.children.append(proxy.lifespan)
+        if not any(isinstance(each, Tasks) for each in self.extensions):
+            # So that a 2026-07-28 client asking for a task gets one of a task-capable backend tool.
+            self.extensions += (Tasks(),)
 
     @property
     def lifespan_state(self) -> S:

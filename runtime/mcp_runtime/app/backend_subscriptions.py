@@ -1,8 +1,9 @@
 """What a proxied server is asked to tell the proxy of, beyond its answers.
 
-A front client's ``resources/subscribe`` of a proxied URI subscribes the
-backend to its own URI (and ``resources/unsubscribe`` once no front client is
-still subscribed), again after each reconnection. A 2026-07-28 backend tells of
+A front client's ``resources/subscribe`` of a proxied URI, or a 2026-07-28
+front's ``subscriptions/listen`` stream asking for it, subscribes the backend
+to its own URI (and ``resources/unsubscribe`` once no front client or stream
+is still subscribed), again after each reconnection. A 2026-07-28 backend tells of
 list changes and resource updates only on a ``subscriptions/listen`` stream:
 one is kept open, asking for the lists its capabilities say change and the
 URIs the front's clients are subscribed to, and opened anew (before the old one
@@ -54,8 +55,10 @@ class Subscriptions:
         if inner is None:
             return
         if subscribed:
+            if inner in self.uris:
+                return  # subscribed already
             self.uris.add(inner)
-        elif self.registry.subscribers(uri):
+        elif self.registry.subscribed(uri):
             return
         else:
             self.uris.discard(inner)

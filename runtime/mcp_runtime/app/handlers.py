@@ -210,10 +210,11 @@ def build_handlers(
 
         namespace["complete"] = complete
 
-    if notifications and "notifications/roots/list_changed" in methods:
+    if (notifications or proxied) and "notifications/roots/list_changed" in methods:
 
         async def on_roots_list_changed(self: object, params: Any, ctx: RequestContext) -> None:
-            return None  # nothing to do but let middleware see it
+            for watcher in registry.roots_watchers:  # proxies pass it on; middleware sees it
+                await watcher()
 
         namespace["on_roots_list_changed"] = on_roots_list_changed
 
@@ -244,6 +245,9 @@ async def _as_extension_task(
 
     async def work(task: TaskContext) -> Any:
         set_request_headers(headers)  # the task's own context: ctx.headers stays the request's
+        in_task = getattr(tool, "call_in_task", None)  # a proxied tool asks through the task
+        if in_task is not None and task.task_id is not None:
+            return await in_task(params, ctx, flavor, task)
         return await tool.call(params, ctx, flavor)
 
     return await extension.start(ctx, work)

@@ -41,7 +41,7 @@ import dataclasses
 import fnmatch
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -50,10 +50,11 @@ from .. import codec, jsonrpc, lifecycle
 from ..client import Client, ClientSession
 from ..host.config import ServerConfig, parse_config
 from ..host.connection import Connection, RetryPolicy
-from ..http.related import related_request
+from ..http.related import notification_related, related_request
 from ..jsonrpc import McpError, RequestId
 from ..lifecycle import SERVER_INFO_KEY
 from ..methods import RequestContext
+from ..outgoing import current_request
 from ..stdio import StdioServerParameters
 from .audit import Audit
 from .backend_subscriptions import Subscriptions
@@ -63,7 +64,7 @@ from .lifespan import Lifespan
 from .media import to_block
 from .mount import prefixed_name, prefixed_uri, unprefixed_uri
 from .pinning import Pins
-from .relay import ASKING, BackendHandlers, Rounds, WaitingCalls
+from .relay import ASKING, BackendHandlers, InTask, Rounds, WaitingCalls
 from .resources import UriTemplate
 from .tools import check_scopes
 
@@ -149,9 +150,16 @@ class Proxy:
         self.deny_tools = deny_tools
         self.config, self._stderr = _config(source, prefix)
         self.retry = retry or RetryPolicy()
+        handlers = BackendHandlers(self)
+        # roots.listChanged: the front's roots/list_changed is passed on (see .relay).
         self.client = Client(
-            name="mcp-runtime-proxy", version="1", handlers=BackendHandlers(self), package=None
+            name="mcp-runtime-proxy",
+            version="1",
+            handlers=handlers,
+            package=None,
+            capabilities={"roots": {"listChanged": True}},
         )
+        parent.registry.roots_watchers.append(handlers.roots_changed)
         self.connection: Connection | None = None
         self.pins = pins
         self.audit = audit
@@ -264,8 +272,8 @@ class Proxy:
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             if ctx is not None:
-                target = ctx.ctx if isinstance(ctx, Rounds) else ctx
-                await target.report_progress(value, total, message)
+                with _on_front(ctx) as target:
+                    await target.report_progress(value, total, message)
 
         request_id = session.next_id()
         if ctx is not None:
@@ -346,6 +354,21 @@ class Proxy:
             raise
         return codec.convert(msgspec.to_builtins(payload), spec.result)
 
+    async def in_rounds(
+        self,
+        start: Callable[[RequestContext | Rounds], Coroutine[Any, Any, Any]],
+        params: Any,
+        request: RequestContext,
+        flavor: Flavor,
+    ) -> tuple[Any, bool]:
+        """A front request forwarded by ``start``: (the backend's answer, True), or
+        for a 2026-07-28 front (its tools/call, prompts/get and resources/read: the
+        revision's INPUT_REQUIRED_METHODS) an input-required result carrying the
+        backend's question and False (see :class:`.relay.WaitingCalls`)."""
+        if flavor.modern:
+            return await self.waiting.run(start, params, request, flavor)
+        return await start(request), True
+
     def front(self, asked: RequestContext | None = None) -> RequestContext | Rounds | None:
         """The front request a backend's question (``asked``: its request) belongs
         to: the one whose call it came within (a 2026-07-28 backend's
@@ -364,13 +387,15 @@ class Proxy:
         return self._in_flight[-1] if self._in_flight else None
 
     async def relay_log(self, params: Any) -> None:
-        """A backend's log message, to the front request in flight (the newest)."""
-        front = self.front()
+        """A backend's log message, to the front request whose call it came on the
+        response stream of (Streamable HTTP), else the newest in flight."""
+        carrying = notification_related()
+        front = (self._forwarded.get(carrying) if carrying is not None else None) or self.front()
         if front is None:
             return
-        ctx = front.ctx if isinstance(front, Rounds) else front
         name = params.logger if isinstance(params.logger, str) else self.prefix
-        await ctx.log(params.level, msgspec.to_builtins(params.data), name)
+        with _on_front(front) as ctx:
+            await ctx.log(params.level, msgspec.to_builtins(params.data), name)
 
     async def relay_resource_updated(self, uri: str) -> None:
         """A backend's resource changed: the front's subscribers to its prefixed URI are told."""
@@ -486,6 +511,20 @@ class Proxy:
                 self._completions.add(key)
 
 
+@contextlib.contextmanager
+def _on_front(front: RequestContext | Rounds) -> Iterator[RequestContext]:
+    """The front request's context, with what is sent meanwhile related to it.
+    The backend's progress and log messages are relayed from the task reading
+    the backend, not the front request's: without this, Streamable HTTP would
+    send them on the session's standalone stream instead of the request's."""
+    ctx = front.ctx if isinstance(front, Rounds) else front
+    token = current_request.set(ctx.request_id)
+    try:
+        yield ctx
+    finally:
+        current_request.reset(token)
+
+
 def _wire(params: Any, **replaced: Any) -> dict[str, Any]:
     """A front request's params as the backend's wire dict, without the front hop's members."""
     wire: dict[str, Any] = msgspec.to_builtins(params)
@@ -507,6 +546,7 @@ class ProxiedTool:
     """A backend's tool as the app lists and calls it."""
 
     __slots__ = ("proxy", "inner", "name", "spec", "tags", "task_support", "scopes", "wire")
+    proxied = True
 
     def __init__(self, proxy: Proxy, inner: str, outer: str, item: dict[str, Any]) -> None:
         self.proxy, self.inner, self.name, self.spec = proxy, inner, outer, self
@@ -527,6 +567,21 @@ class ProxiedTool:
     async def _call(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
         if self.scopes:
             check_scopes(request, self.scopes)
+        result, final = await self.proxy.in_rounds(self._start(params), params, request, flavor)
+        return self._own(result, flavor) if final else result
+
+    async def call_in_task(
+        self, params: Any, request: RequestContext, flavor: Flavor, task: Any
+    ) -> Any:
+        """The call as the work of a task of the 2026-07-28 tasks extension
+        (``task``: its TaskContext): the backend's questions become the task's
+        input requests, answered by the client's ``tasks/update``."""
+        if self.scopes:
+            check_scopes(request, self.scopes)
+        result = await self._start(params)(InTask(request, flavor, task))
+        return self._own(result, flavor)
+
+    def _start(self, params: Any) -> Callable[[RequestContext | Rounds], Coroutine[Any, Any, Any]]:
         wire = _wire(params, name=self.inner)
         proxy = self.proxy
 
@@ -535,12 +590,9 @@ class ProxiedTool:
                 return proxy.forward_task(wire, front)
             return proxy.forward("tools/call", wire, front)
 
-        if flavor.modern:  # the backend's questions are asked in rounds
-            result, final = await proxy.waiting.run(start, params, request, flavor)
-            if not final:
-                return result
-        else:
-            result = await start(request)
+        return start
+
+    def _own(self, result: Any, flavor: Flavor) -> Any:
         own = flavor.own_result(result)
         meta = getattr(own, "meta", None)
         if isinstance(meta, dict) and SERVER_INFO_KEY in meta:
@@ -562,7 +614,15 @@ class ProxiedPrompt:
         self.wire: dict[str, Any] = {**item, "name": outer}
 
     async def get(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
-        result = await self.proxy.forward("prompts/get", _wire(params, name=self.inner), request)
+        wire = _wire(params, name=self.inner)
+        proxy = self.proxy
+
+        def start(front: RequestContext | Rounds) -> Coroutine[Any, Any, Any]:
+            return proxy.forward("prompts/get", wire, front)
+
+        result, final = await proxy.in_rounds(start, params, request, flavor)
+        if not final:
+            return result
         wire = msgspec.to_builtins(result)
         blocks = [to_block(message.content, flavor) for message in result.messages]
         wire["messages"] = [
@@ -598,8 +658,15 @@ class ProxiedResource:
         request: RequestContext,
         flavor: Flavor,
     ) -> Any:
-        inner = unprefixed_uri(self.proxy.prefix, uri) or uri
-        result = await self.proxy.forward("resources/read", _wire(params, uri=inner), request)
+        proxy = self.proxy
+        wire = _wire(params, uri=unprefixed_uri(proxy.prefix, uri) or uri)
+
+        def start(front: RequestContext | Rounds) -> Coroutine[Any, Any, Any]:
+            return proxy.forward("resources/read", wire, front)
+
+        result, final = await proxy.in_rounds(start, params, request, flavor)
+        if not final:
+            return result
         wire = msgspec.to_builtins(result)
         wire["contents"] = [
             {**each, "uri": prefixed_uri(self.proxy.prefix, each["uri"])}

@@ -40,8 +40,11 @@ class Registry:
         self.held: dict[str, dict[str, tuple[str, str]]] = {kind: {} for kind in _ITEMS}
         self._listings: dict[tuple[str, str], list[Any]] = {}
         self._subscribers: dict[str, weakref.WeakSet[Any]] = {}
+        self._listening: dict[str, int] = {}  # URIs asked for by listen streams, how often
         # Told of each subscribe (True) and unsubscribe (False): proxies pass them on.
         self.subscription_watchers: list[Callable[[str, bool], Awaitable[None]]] = []
+        # Told of each notifications/roots/list_changed of a front client: proxies pass it on.
+        self.roots_watchers: list[Callable[[], Awaitable[None]]] = []
 
     def listing(self, kind: str, flavor: Flavor) -> list[Any]:
         """The items of list ``kind`` as ``flavor``'s types, built once per change."""
@@ -79,3 +82,15 @@ class Registry:
 
     def subscribers(self, uri: str) -> list[Any]:
         return list(self._subscribers.get(uri, ()))
+
+    def listened(self, uri: str, listening: bool) -> None:
+        """A 2026-07-28 subscriptions/listen stream asks for ``uri`` (or no more)."""
+        count = self._listening.get(uri, 0) + (1 if listening else -1)
+        if count > 0:
+            self._listening[uri] = count
+        else:
+            self._listening.pop(uri, None)
+
+    def subscribed(self, uri: str) -> bool:
+        """Whether a handshake session or a listen stream is subscribed to ``uri``."""
+        return uri in self._listening or bool(self._subscribers.get(uri))

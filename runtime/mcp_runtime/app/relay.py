@@ -13,19 +13,25 @@ at once. It is asked of that request's client in the client's own revision:
   backend gets ``-32601`` (Method not found), the roots page's "Client does
   not support roots: ``-32601`` (Method not found)", used for all three;
 - a 2026-07-28 front client is asked through input-required results
-  (:class:`Rounds`): the front's ``tools/call`` is answered with an
-  input-required result carrying the backend's question, while the backend
-  call waits; the client's retry brings the answer, which goes to the
-  backend, and is answered with the call's result or the next question. The
-  waiting call is kept by this process (``requestState`` names it) for
-  :data:`ROUND_TIMEOUT` seconds between rounds; a retry that reaches another
-  process, or comes later, starts the call again;
+  (:class:`Rounds`): the front's ``tools/call``, ``prompts/get`` or
+  ``resources/read`` (the revision's requests that may take rounds) is
+  answered with an input-required result carrying the backend's question,
+  while the backend call waits; the client's retry brings the answer, which
+  goes to the backend, and is answered with the call's result or the next
+  question. The waiting call is kept by this process (``requestState`` names
+  it) for :data:`ROUND_TIMEOUT` seconds between rounds; a retry that reaches
+  another process, or comes later, starts the call again. Its
+  ``completion/complete`` cannot take rounds: the question is refused as
+  above. A tool call run as a task of the tasks extension (:class:`InTask`)
+  asks through the task's input requests instead;
 - a request while no front request is in flight (a backend asking for roots
   as it connects) is refused as above: there is no client to ask, and
   answering "no roots" would be remembered by the backend as the truth.
 
 List-changed notifications refresh the proxied lists, log messages go to the
 front request in flight, and resource updates reach the front's subscribers.
+A front client's ``notifications/roots/list_changed`` is passed on to the
+backends that asked for roots.
 """
 
 from __future__ import annotations
@@ -64,8 +70,9 @@ STATE_PREFIX = "proxied:"
 
 
 class Rounds:
-    """A 2026-07-28 front's ``tools/call`` whose backend asks questions, over
-    the rounds of input-required results that carry them."""
+    """A 2026-07-28 front's request (``tools/call``, ``prompts/get``,
+    ``resources/read``) whose backend asks questions, over the rounds of
+    input-required results that carry them."""
 
     def __init__(self, ctx: RequestContext, flavor: Any) -> None:
         self.token = secrets.token_urlsafe(18)
@@ -98,6 +105,20 @@ class Rounds:
             found = self.waiting.pop(key, None)
             if found is not None and not found[0].done():
                 found[0].set_result(msgspec.to_builtins(value))
+
+
+class InTask(Rounds):
+    """A 2026-07-28 front's ``tools/call`` run as a task of the tasks extension:
+    the backend's questions are the task's input requests (the task shows
+    ``input_required`` until the client's ``tasks/update`` answers them)."""
+
+    def __init__(self, ctx: RequestContext, flavor: Any, task: Any) -> None:
+        super().__init__(ctx, flavor)
+        self.task = task  # the extension's TaskContext
+
+    async def ask(self, method: str, params: dict[str, Any]) -> Any:
+        answer = await self.task.input(self.flavor.input_request(method, params))
+        return msgspec.to_builtins(answer)
 
 
 class WaitingCalls:
@@ -162,6 +183,7 @@ class Relaying(Protocol):
     """What the handlers need of the proxy."""
 
     prefix: str
+    session: Any  # its ClientSession to the backend, while connected
 
     def front(self, asked: RequestContext | None = None) -> RequestContext | Rounds | None: ...
 
@@ -177,6 +199,20 @@ class BackendHandlers(mcp.ClientHandlers):
 
     def __init__(self, proxy: Relaying) -> None:
         self.proxy = proxy
+        self.asked_roots = False  # whether the backend ever asked for roots
+
+    async def roots_changed(self) -> None:
+        """A front client's ``notifications/roots/list_changed``: passed on to a
+        backend that asked for roots (its next ``roots/list`` is asked of the
+        client whose request it is then answering, as every question is)."""
+        session = self.proxy.session
+        if not self.asked_roots or session is None or session.is_closed:
+            return
+        spec = lifecycle.revision(session.protocol_version).all_methods.get(
+            "notifications/roots/list_changed"
+        )
+        if spec is not None:  # not at 2026-07-28, whose backends ask each time
+            await session.notify(spec, None)
 
     async def on_tool_list_changed(self, params: Any, ctx: RequestContext) -> None:
         self.proxy.refresh_later(("tools",))
@@ -200,6 +236,7 @@ class BackendHandlers(mcp.ClientHandlers):
         return await ask_front(self.proxy, "elicitation/create", params, ctx)
 
     async def list_roots(self, params: Any, ctx: RequestContext) -> Any:
+        self.asked_roots = True
         return await ask_front(self.proxy, "roots/list", params, ctx)
 
 
@@ -222,8 +259,12 @@ async def ask_front(proxy: Relaying, method: str, params: Any, request: RequestC
             raise _unfit(method, front, error) from None
         return codec.convert(answer, answer_type)
     if front.modern:
+        # Its completion/complete: the revision's input-required results are for
+        # tools/call, prompts/get and resources/read only (INPUT_REQUIRED_METHODS).
         raise _not_found(
-            method, f"the client speaks {front.protocol_version}, and only a tool call asks it"
+            method,
+            f"the client speaks {front.protocol_version}, where only tools/call, prompts/get "
+            "and resources/read ask it",
         )
     spec = lifecycle.revision(front.protocol_version).all_methods.get(method)
     if spec is None:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
 from ..client import Client, ClientSession
 from ..http import http_app
+from ..jsonrpc import McpError
 from ..memory import memory_pair
 from ..server import Extension, Server
 from ..serving import run_http, run_stdio_loop, serve_stdio
@@ -26,6 +28,8 @@ from .registry import Registry
 from .settings import RunSettings, SettingsError
 from .state import SessionStates
 from .visibility import Visibility
+
+logger = logging.getLogger("mcp_runtime.app")
 
 
 class AppServices:
@@ -82,10 +86,12 @@ class Running:
 
     def _tasking(self) -> Tasking | None:
         """How task-capable tools run as tasks, if the app has any."""
+        # A proxied tool is not the extension's to refuse: a client without the
+        # extension gets it run in place, whenever its backend connected.
         capable = {
             name: tool.task_support
             for name, tool in self.registry.tools.items()
-            if tool.task_support is not None
+            if tool.task_support is not None and not getattr(tool, "proxied", False)
         }
         if not capable and not self._proxies:  # a proxied server's tools may run as tasks
             return None
@@ -126,7 +132,20 @@ class Running:
                 store=self.store,
                 wrap_route=chain(self.middleware) if self.middleware else None,
             )
+            if self._proxies:
+                self._server.listen_watchers.append(self._listened)
         return self._server
+
+    async def _listened(self, uris: Sequence[str], listening: bool) -> None:
+        """A 2026-07-28 listen stream asks for ``uris`` (or ended): the proxies
+        subscribe their backends as for a handshake client's resources/subscribe."""
+        for uri in uris:
+            self.registry.listened(uri, listening)
+            for watcher in self.registry.subscription_watchers:
+                try:
+                    await watcher(uri, listening)
+                except McpError as error:  # the stream is still of use for the rest
+                    logger.warning("subscription to %s not passed on: %s", uri, error.message)
 
     def asgi(self, **options: Any) -> LifespanASGI:
         """The ASGI application serving the app over Streamable HTTP (``/mcp``)

@@ -17,6 +17,7 @@ import click
 
 from ..app import App, Audit, LifespanError, PinError, Pins
 from ..serving import run_http, run_stdio
+from ..stores import Store
 from .commands import main
 from .inspector import run_inspector
 from .reload import proxy_stdio, restart_http
@@ -181,16 +182,24 @@ def serve_command(
 
 
 def gateway_app(
-    config: str, *, pins: Pins | None = None, audit: Audit | None = None
+    config: str,
+    *,
+    pins: Pins | None = None,
+    audit: Audit | None = None,
+    store: Store | None = None,
+    state_key: bytes | None = None,
 ) -> tuple[App, list[str]]:
-    """The gateway over the mcpServers file ``config`` and its entries' names."""
+    """The gateway over the mcpServers file ``config`` and its entries' names.
+    ``store`` and ``state_key`` are the app's (see :class:`~mcp_runtime.app.App`):
+    a gateway on several workers shares its sessions through ``store``, each
+    worker keeping its own backend connections."""
     from ..host.config import ConfigError, load_config
 
     try:
         entries = load_config(config)
     except ConfigError as error:
         raise click.UsageError(str(error)) from None
-    gateway: App = App(Path(config).stem or "gateway")
+    gateway: App = App(Path(config).stem or "gateway", store=store, state_key=state_key)
     scopes = _entry_scopes(config)
     for entry in entries.servers:
         try:

@@ -84,6 +84,7 @@ from .fetch import (
     read_limited,
 )
 from .legacy_client import LegacySSEClientTransport
+from .related import carried_on
 from .sse_parser import (
     MAX_EVENT_SIZE,  # noqa: F401
     SSEEvent,
@@ -184,6 +185,8 @@ class StreamableHTTPClientTransport:
         message = await self._incoming.get()
         if message is None:
             self._incoming.put_nowait(None)  # every later read ends too
+        else:  # dispatched in this task, whose value a handler's task starts with
+            carried_on.set(message.related)
         return message
 
     def write(self, message: Message) -> None:
@@ -294,15 +297,12 @@ class StreamableHTTPClientTransport:
             headers["mcp-protocol-version"] = self.protocol_version
         return headers
 
-    def deliver(self, data: bytes, envelope: Envelope | None, answers: RequestId | None) -> None:
+    def deliver(self, data: bytes, envelope: Envelope | None, answers: RequestId | None,
+                carried_on: RequestId | None = None) -> None:  # fmt: skip
         if answers is not None and answers in self._tool_lists and envelope is not None:
             self._tool_lists.discard(answers)
-            result = envelope.result
-            screened = self._mirror.screen(result) if isinstance(result, msgspec.Raw) else None
-            if screened is not None:
-                data = jsonrpc.result_bytes(answers, screened)
-                envelope = msgspec.structs.replace(envelope, result=msgspec.Raw(screened))
-        self._incoming.put_nowait(wire.incoming(data, envelope))
+            data, envelope = _screened(self._mirror, answers, data, envelope)
+        self._incoming.put_nowait(wire.incoming(data, envelope, carried_on))
 
     def deliver_error(self, request_id: RequestId, error: McpError) -> None:
         if not self._closed:
@@ -499,6 +499,18 @@ class StreamableHTTPClientTransport:
                 )
                 return
             await asyncio.sleep(state.retry_ms / 1000)
+
+
+def _screened(
+    mirror: http_headers.Mirror, answers: RequestId, data: bytes, envelope: Envelope
+) -> tuple[bytes, Envelope]:
+    """A 2026-07-28 tools/list answer without the tools whose x-mcp-header marks are invalid."""
+    result = envelope.result
+    screened = mirror.screen(result) if isinstance(result, msgspec.Raw) else None
+    if screened is None:
+        return data, envelope
+    envelope = msgspec.structs.replace(envelope, result=msgspec.Raw(screened))
+    return jsonrpc.result_bytes(answers, screened), envelope
 
 
 # ---------------------------------------------------------------- connecting

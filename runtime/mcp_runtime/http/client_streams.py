@@ -80,9 +80,16 @@ class Owner(Protocol):
     ) -> dict[str, str]:
         """The headers of a request of the session's (``modern``: of 2026-07-28)."""
 
-    def deliver(self, data: bytes, envelope: Envelope | None, answers: RequestId | None) -> None:
+    def deliver(
+        self,
+        data: bytes,
+        envelope: Envelope | None,
+        answers: RequestId | None,
+        carried_on: RequestId | None = None,
+    ) -> None:
         """Hand a message read (and its envelope, if decoded) to the session;
-        ``answers``: the request it is the response to, if it is one."""
+        ``answers``: the request it is the response to, if it is one;
+        ``carried_on``: the request on whose stream a notification came."""
 
     def deliver_error(self, request_id: RequestId, error: McpError) -> None:
         """Answer the call ``request_id`` with ``error``."""
@@ -133,11 +140,14 @@ def deliver(owner: Owner, data: bytes, request_id: RequestId | None) -> bool:
         return False
     envelope = envelope_of(data)
     answered = answers(data, envelope, request_id)
+    carried_on = None
     if not answered and envelope is not None and envelope.method is not UNSET:
         asked = envelope.id
         if isinstance(asked, (str, int)):
             owner.carried[asked] = request_id
-    owner.deliver(data, envelope, request_id if answered else None)
+        else:
+            carried_on = request_id  # a notification: see related.notification_related
+    owner.deliver(data, envelope, request_id if answered else None, carried_on)
     return answered
 
 

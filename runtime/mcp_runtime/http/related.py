@@ -1,4 +1,5 @@
-"""Which request of ours a server's request rode on, where the transport knows.
+"""Which request of ours a server's request or notification rode on, where the
+transport knows.
 
 Kept apart from the HTTP client so that what asks (the app layer's proxy)
 needs none of the client's optional dependencies.
@@ -6,7 +7,14 @@ needs none of the client's optional dependencies.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 from ..jsonrpc import RequestId
+
+carried_on: ContextVar[RequestId | None] = ContextVar("mcp_http_carried_on", default=None)
+"""The request of ours on whose response stream the message being handled came
+(None: another stream, or another transport). The HTTP client sets it as it
+hands each message to the session, whose handler tasks start with a copy."""
 
 
 def related_request(transport: object, request_id: RequestId | None) -> RequestId | None:
@@ -19,3 +27,10 @@ def related_request(transport: object, request_id: RequestId | None) -> RequestI
         return None
     found: RequestId | None = carried.get(request_id)
     return found
+
+
+def notification_related() -> RequestId | None:
+    """In a client handler of a server's notification: the request of ours on
+    whose response stream it came (2025-11-25, transports: such messages
+    "SHOULD relate to the originating client request"), else None."""
+    return carried_on.get()
