@@ -8,6 +8,7 @@ transport.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar
@@ -41,6 +42,16 @@ class MethodSpec(Generic[P, R]):
     # Capability the receiver must have declared, as a path into its
     # capabilities object (("tools",), ("resources", "subscribe")), or ().
     capability: tuple[str, ...] = ()
+
+
+def optional_as_in(spec: MethodSpec[P, R], session_spec: MethodSpec[Any, Any]) -> MethodSpec[P, R]:
+    """``spec`` (a method of newer handlers, whose types decode the request) with
+    params optional where the session's revision (``session_spec``) lets a
+    client leave them out: 2025-11-25's ``tools/list``, answered by 2026-07-28
+    handlers whose revision requires params."""
+    if spec.params_required and not session_spec.params_required:
+        return dataclasses.replace(spec, params_required=False)
+    return spec
 
 
 class Caller(Protocol):

@@ -17,7 +17,6 @@ input-required results.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import secrets
 import warnings
 import weakref
@@ -35,7 +34,7 @@ from .lifecycle import (
     VERSION_KEY,
     Revision,
 )
-from .methods import MethodSpec
+from .methods import MethodSpec, optional_as_in
 from .ownership import connection_owner
 from .request_state import StateSealer
 from .session import (
@@ -46,7 +45,13 @@ from .session import (
     Transport,
     level_passes,
 )
-from .stateless_answers import PerRequestAnswers, Subscription, requested_version, send_change
+from .stateless_answers import (
+    PerRequestAnswers,
+    Subscription,
+    accepted_notifications,
+    requested_version,
+    send_change,
+)
 from .stores.base import Store, StoreUnavailable, current_note
 
 _BASE = "ServerHandlers"
@@ -376,16 +381,7 @@ class Server:
         session = ctx.peer
         assert isinstance(session, Session) and ctx.request_id is not None
         declared = self._capabilities_of(ctx.protocol_version)
-        wanted = msgspec.to_builtins(params.notifications)
-        accepted = {
-            key: value
-            for key, value in wanted.items()
-            if (key == "toolsListChanged" and "tools" in declared)
-            or (key == "promptsListChanged" and "prompts" in declared)
-            or (
-                key in ("resourcesListChanged", "resourceSubscriptions") and "resources" in declared
-            )
-        }
+        accepted = accepted_notifications(msgspec.to_builtins(params.notifications), declared)
         subscription = Subscription(session, ctx.request_id, accepted)
         self._subscriptions.add(subscription)
         uris = [uri for uri in accepted.get("resourceSubscriptions", ()) if isinstance(uri, str)]
@@ -670,17 +666,13 @@ class _ServerRouter:
             if typed is None or not lifecycle.overridden(self.handlers, _BASE, typed.handler):
                 continue
             handler = getattr(self.handlers, typed.handler)
-            if typed.params_required and not spec.params_required:
-                # Newer handlers' types, the session's rule: params its revision lets
-                # a client leave out (2025-11-25's tools/list) stay optional.
-                typed = dataclasses.replace(typed, params_required=False)
+            typed = optional_as_in(typed, spec)
             self._routes[method] = (typed, self.server.wrapped(typed, handler))
         for method, spec in self.revision.table("CLIENT_NOTIFICATIONS").items():
             typed = handler_methods.get(method)
             if typed is not None and lifecycle.overridden(self.handlers, _BASE, typed.handler):
                 handler = getattr(self.handlers, typed.handler)
-                if typed.params_required and not spec.params_required:
-                    typed = dataclasses.replace(typed, params_required=False)
+                typed = optional_as_in(typed, spec)
                 self._notifications[method] = (typed, self.server.wrapped(typed, handler))
 
     async def _set_level(self, params: Any, ctx: RequestContext) -> Any:

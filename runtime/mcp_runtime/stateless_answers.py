@@ -87,6 +87,18 @@ def requested_version(params: msgspec.Raw | UnsetType, versions: Sequence[str]) 
     return version
 
 
+def accepted_notifications(wanted: dict[str, Any], declared: Mapping[str, Any]) -> dict[str, Any]:
+    """What a ``subscriptions/listen`` request asked for that the server's
+    declared capabilities (``declared``) can give it."""
+    return {
+        key: value
+        for key, value in wanted.items()
+        if (key == "toolsListChanged" and "tools" in declared)
+        or (key == "promptsListChanged" and "prompts" in declared)
+        or (key in ("resourcesListChanged", "resourceSubscriptions") and "resources" in declared)
+    }
+
+
 class Subscription:
     """One open subscriptions/listen stream."""
 
