@@ -137,7 +137,7 @@ def handler_overhead(calls: int, repeats: int) -> dict[str, Any]:
     from mcp_protocol import v2025_11_25 as mcp
     from mcp_runtime.memory import memory_pair
     from mcp_runtime.server import Server, ServerSession
-    from mcp_runtime.session import RequestContext
+    from mcp_runtime.session import SessionContext as RequestContext
 
     layered: mcp.ServerHandlers = next(
         h
@@ -187,7 +187,7 @@ def middleware_costs(calls: int, repeats: int) -> dict[str, Any]:
     )
     from mcp_runtime.memory import memory_pair
     from mcp_runtime.server import ServerSession
-    from mcp_runtime.session import RequestContext
+    from mcp_runtime.session import SessionContext as RequestContext
 
     # StructuredLogging's records are made and handed to a handler that drops them.
     calls_logger = logging.getLogger("bench.calls")

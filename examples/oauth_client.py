@@ -38,7 +38,9 @@ async def main(url: str) -> None:
         client = Client(name="mcp-codegen-oauth-example", version="0.1.0")
         async with connect_http(client, url, auth=auth) as session:
             print(f"connected: {session.protocol_version}")
-            stub: Any = modern.ClientStub(session) if session.modern else legacy.ClientStub(session)
+            stub: Any = (
+                modern.ClientStub(session) if session.stateless else legacy.ClientStub(session)
+            )
             for tool in (await stub.list_tools()).tools:
                 print(f"- {tool.name}: {tool.description or ''}")
 

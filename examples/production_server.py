@@ -140,7 +140,7 @@ async def note_card(id: int, ctx: Context[State]) -> list[Content]:
 def unlock_admin(code: str, ctx: Context[State]) -> str:
     if code != os.environ.get("NOTES_ADMIN_CODE", "letmein"):
         raise ToolError("wrong code")
-    if ctx.request_context.modern:
+    if ctx.request_context.stateless:
         raise ToolError("a 2026-07-28 request has no session to unlock")
     app.enable(tags={"admin"}, session=ctx)
     return "admin tools unlocked"

@@ -38,7 +38,7 @@ from .lifecycle import (
 )
 from .methods import MethodSpec, ProgressCallback
 from .renewal import KEPT, RenewalCallback, Renewer, SessionRenewal  # noqa: F401  (offered here)
-from .session import RequestContext, Route, Session, Transport
+from .session import Route, Session, SessionContext, Transport
 
 _BASE = "ClientHandlers"
 
@@ -105,8 +105,8 @@ class Client:
             else package or lifecycle.DEFAULT_PACKAGE
         )
         self.bindings = lifecycle.bindings(root)
-        handshake, modern = self.bindings.handshake_versions, self.bindings.modern_versions
-        known = handshake + modern
+        handshake, stateless = self.bindings.handshake_versions, self.bindings.stateless_versions
+        known = handshake + stateless
         if protocol_version is None:
             protocol_version = (
                 self.handler_revision.version if self.handler_revision else self.bindings.newest
@@ -133,8 +133,14 @@ class Client:
             self.info["title"] = title
 
     @property
+    def stateless_versions(self) -> list[str]:
+        """The revisions it speaks without a handshake (2026-07-28 on)."""
+        return [v for v in self.versions if v in self.bindings.stateless_versions]
+
+    @property
     def modern_versions(self) -> list[str]:
-        return [v for v in self.versions if v in self.bindings.modern_versions]
+        """Deprecated name of :attr:`stateless_versions`."""
+        return self.stateless_versions
 
     @property
     def handshake_versions(self) -> list[str]:
@@ -155,7 +161,7 @@ class Client:
         session = ClientSession(self, transport)
         session.start()
         try:
-            if not (self.modern_versions and await session.discover()):
+            if not (self.stateless_versions and await session.discover()):
                 await session.initialize()
         except BaseException:
             await session.close()
@@ -183,9 +189,14 @@ class ClientSession(Session):
         self.renewer = Renewer(self, client.on_renewed)
 
     @property
-    def modern(self) -> bool:
+    def stateless(self) -> bool:
         """Whether the session speaks a stateless revision (2026-07-28 on)."""
         return self._envelope is not None
+
+    @property
+    def modern(self) -> bool:
+        """Deprecated name of :attr:`stateless`."""
+        return self.stateless
 
     # ------------------------------------------------------------ opening
 
@@ -193,7 +204,7 @@ class ClientSession(Session):
         """Ask the server for the stateless revisions it speaks; True if one of
         ours is among them (the session then speaks the newest shared one)."""
         client = self.client
-        wanted = max(client.modern_versions)
+        wanted = max(client.stateless_versions)
         for attempt in range(2):
             revision = client.bindings.revision(wanted)
             envelope = self._build_envelope(wanted)
@@ -212,7 +223,7 @@ class ClientSession(Session):
                 wanted = retry
             finally:
                 self._router.initializing = False
-        shared = [v for v in result.supported_versions if v in client.modern_versions]
+        shared = [v for v in result.supported_versions if v in client.stateless_versions]
         if not shared:
             return False
         version = max(shared)
@@ -241,7 +252,7 @@ class ClientSession(Session):
         if error.code == jsonrpc.UNSUPPORTED_PROTOCOL_VERSION and attempt == 0:
             offered = data.get("supported")
             shared: list[str] = (
-                [v for v in offered if v in self.client.modern_versions]
+                [v for v in offered if v in self.client.stateless_versions]
                 if isinstance(offered, list)
                 else []
             )
@@ -311,7 +322,7 @@ class ClientSession(Session):
         # HTTP transports send the version (and, when stateless, more) in headers from now on.
         negotiated = getattr(self.transport, "negotiated", None)
         if negotiated is not None:
-            negotiated(version, self.modern)
+            negotiated(version, self.stateless)
 
     # ------------------------------------------------------------ requests
 
@@ -421,7 +432,7 @@ class ClientSession(Session):
         """Open a subscriptions/listen stream (stateless revisions); the
         notifications it brings go to the client handlers' ``on_*`` methods.
         Returns once the server has acknowledged it."""
-        if not self.modern:
+        if not self.stateless:
             raise McpError(
                 jsonrpc.METHOD_NOT_FOUND,
                 f"subscriptions/listen is not part of protocol revision {self.protocol_version}",
@@ -511,8 +522,8 @@ class _ClientRouter:
         self._notifications: dict[str, Route | None] = {}
 
     @property
-    def modern(self) -> bool:
-        return self.session.modern
+    def stateless(self) -> bool:
+        return self.session.stateless
 
     def negotiated(self, revision: Revision) -> None:
         self.revision = revision
@@ -546,7 +557,7 @@ class _ClientRouter:
     async def fulfil(self, requests: Any) -> dict[str, Any]:
         """The client's answers to input requests (decoded, by key), by key."""
         requests = requests if isinstance(requests, Mapping) else {}
-        context = RequestContext(self.session, None, None)
+        context = SessionContext(self.session, None, None)
 
         async def answer(request: Any) -> Any:
             method = getattr(request, "method", "")
@@ -588,7 +599,7 @@ class _ClientRouter:
             return (self.revision.all_methods[method], self._on_acknowledged)
         return self._notifications.get(method)
 
-    async def _on_acknowledged(self, params: Any, ctx: RequestContext) -> None:
+    async def _on_acknowledged(self, params: Any, ctx: SessionContext) -> None:
         meta = params.meta
         subscription = meta.get(SUBSCRIPTION_ID_KEY) if isinstance(meta, Mapping) else None
         listener = (
@@ -654,7 +665,7 @@ class _ClientRouter:
             )
 
     def _checked(self, method: str, handler: Any) -> Any:
-        async def answer(params: Any, ctx: RequestContext) -> Any:
+        async def answer(params: Any, ctx: SessionContext) -> Any:
             self.check_incoming(method, params)
             return await handler(params, ctx)
 

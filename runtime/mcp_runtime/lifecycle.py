@@ -110,7 +110,7 @@ class Bindings:
         )
 
     @cached_property
-    def modern_versions(self) -> tuple[str, ...]:
+    def stateless_versions(self) -> tuple[str, ...]:
         """Revisions without a handshake (2026-07-28 on), oldest first (not
         the draft): every request carries its protocol version and client
         capabilities in ``_meta``."""
@@ -119,10 +119,15 @@ class Bindings:
         )
 
     @property
+    def modern_versions(self) -> tuple[str, ...]:
+        """Deprecated name of :attr:`stateless_versions`."""
+        return self.stateless_versions
+
+    @property
     def newest(self) -> str:
         """What a client asks for unless told: the newest released revision, else
         (a package of unpinned revisions only) the newest it speaks."""
-        spoken = self.handshake_versions + self.modern_versions
+        spoken = self.handshake_versions + self.stateless_versions
         released = [v for v in spoken if self.revisions[v].status == "released"]
         if not spoken:
             raise ValueError(f"{self.root} has no generated revision to speak")
@@ -158,9 +163,14 @@ def handshake_versions() -> tuple[str, ...]:
     return bindings().handshake_versions
 
 
-def modern_versions() -> tuple[str, ...]:
+def stateless_versions() -> tuple[str, ...]:
     """The shipped package's revisions without a handshake (2026-07-28 on)."""
-    return bindings().modern_versions
+    return bindings().stateless_versions
+
+
+def modern_versions() -> tuple[str, ...]:
+    """Deprecated name of :func:`stateless_versions`."""
+    return stateless_versions()
 
 
 @cache

@@ -86,9 +86,13 @@ class RequestContext(Protocol):
         named by the request itself (2026-07-28 on)."""
 
     @property
-    def modern(self) -> bool:
+    def stateless(self) -> bool:
         """Whether the request described itself in ``_meta`` (2026-07-28 on)
         rather than relying on an initialize handshake."""
+
+    @property
+    def modern(self) -> bool:
+        """Deprecated name of :attr:`stateless`."""
 
     @property
     def client_capabilities(self) -> Any:

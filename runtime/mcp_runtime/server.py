@@ -135,7 +135,7 @@ class Server:
         self.bindings = lifecycle.bindings(roots[0])
         self.handlers = {r.version: h for h, r in found.items()}
         newest = max(self.handlers)
-        handshake, stateless = self.bindings.handshake_versions, self.bindings.modern_versions
+        handshake, stateless = self.bindings.handshake_versions, self.bindings.stateless_versions
         wanted = (
             list(versions)
             if versions is not None
@@ -422,7 +422,7 @@ class ServerSession(Session):
         the request's ``_meta``, if it is one this server speaks."""
         self.server = server
         self._server_router = _ServerRouter(self)
-        self._server_router.modern = stateless and bool(server.stateless_versions)
+        self._server_router.stateless = stateless and bool(server.stateless_versions)
         if version is not None and version in server.stateless_versions:
             self._server_router.known_version = version
         super().__init__(
@@ -457,9 +457,9 @@ class ServerSession(Session):
         return self._owner
 
     @property
-    def modern(self) -> bool:
+    def stateless(self) -> bool:
         """Whether this connection is served request by request (2026-07-28 on)."""
-        return self._server_router.modern
+        return self._server_router.stateless
 
     @property
     def requests_running(self) -> int:
@@ -496,7 +496,7 @@ class ServerSession(Session):
         """Serve ``version`` without an initialize handshake (stateless HTTP of the handshake revisions)."""
         if not self.server.versions:
             # A server of stateless revisions only judges each request by its own _meta.
-            self._server_router.modern = True
+            self._server_router.stateless = True
         else:
             self._server_router.adopt(
                 version if version in self.server.versions else max(self.server.versions)
@@ -511,7 +511,7 @@ class _ServerRouter:
         # collector instead of freeing it when the request ends.
         self._session = weakref.ref(session)
         self.server = session.server
-        self.modern = False
+        self.stateless = False
         self.known_version: str | None = None  # see ServerSession
         self.log_level = "debug"
         self.revision: Revision | None = None
@@ -529,8 +529,8 @@ class _ServerRouter:
     # ------------------------------------------------------------ incoming
 
     def route_request(self, method: str, params: msgspec.Raw | UnsetType) -> Route:
-        if self.modern or (self.revision is None and self._is_stateless(method, params)):
-            self.modern = True
+        if self.stateless or (self.revision is None and self._is_stateless(method, params)):
+            self.stateless = True
             version = self.known_version or self.server.requested_version(params)
             route = self.server.stateless_routes(version).get(method)
             if route is None:
@@ -572,7 +572,7 @@ class _ServerRouter:
     # ------------------------------------------------------------ outgoing
 
     def check_outgoing(self, spec: MethodSpec[Any, Any], params: Any) -> None:
-        if self.modern:
+        if self.stateless:
             if spec.kind == "request":
                 raise McpError(
                     jsonrpc.METHOD_NOT_FOUND,

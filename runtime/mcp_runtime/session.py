@@ -49,7 +49,7 @@ logger = logging.getLogger("mcp_runtime.session")
 
 # A handler returns an awaitable (run as its own task) or, for the few that
 # must be answered before the next message is read, the result itself.
-Handler = Callable[[Any, "RequestContext"], Any]
+Handler = Callable[[Any, "SessionContext"], Any]
 Route = tuple[MethodSpec[Any, Any], Handler]
 
 
@@ -57,7 +57,7 @@ class Router(Protocol):
     """Where a session sends what it does not handle itself."""
 
     @property
-    def modern(self) -> bool:
+    def stateless(self) -> bool:
         """Whether requests are self-describing (2026-07-28 on): no ping, no session state."""
 
     def route_request(self, method: str, params: msgspec.Raw | UnsetType) -> Route:
@@ -83,8 +83,11 @@ class _Cancelled(msgspec.Struct):
 _cancelled_decoder = msgspec.json.Decoder(_Cancelled)
 
 
-class RequestContext:
-    """Handed to every handler: the request's id, progress, logging and the peer."""
+class SessionContext:
+    """Handed to every handler: the request's id, progress, logging and the peer.
+
+    The session's implementation of :class:`mcp_runtime.methods.RequestContext`, the
+    protocol handlers are typed with."""
 
     __slots__ = ("_session", "_summon", "_request_id", "_progress", "_envelope", "_principal")
 
@@ -111,7 +114,7 @@ class RequestContext:
         request_id: RequestId,
         progress: ProgressState | None,
         principal: Any,
-    ) -> RequestContext:
+    ) -> SessionContext:
         """The context of a request served with no session yet: ``summon()``
         makes it (once; later calls return the same) when the handler first
         needs it. ``principal``: who the request was authenticated as."""
@@ -126,7 +129,7 @@ class RequestContext:
         progress: ProgressState | None,
         envelope: RequestEnvelope | None,
         principal: Any,
-    ) -> RequestContext:
+    ) -> SessionContext:
         context = cls.__new__(cls)
         context._session, context._summon = session, summon
         context._request_id, context._progress = request_id, progress
@@ -154,7 +157,13 @@ class RequestContext:
         )
 
     @property
+    def stateless(self) -> bool:
+        """Whether the request described itself in ``_meta`` (2026-07-28 on)."""
+        return self._envelope is not None
+
+    @property
     def modern(self) -> bool:
+        """Deprecated name of :attr:`stateless`."""
         return self._envelope is not None
 
     @property
@@ -173,9 +182,9 @@ class RequestContext:
     def principal(self) -> Any:
         return self._principal
 
-    def described(self, envelope: RequestEnvelope) -> RequestContext:
+    def described(self, envelope: RequestEnvelope) -> SessionContext:
         """This context for a request that describes its sender (2026-07-28 on)."""
-        return RequestContext._of(
+        return SessionContext._of(
             self._session,
             self._summon,
             self._request_id,
@@ -477,7 +486,7 @@ class Session:
         self._send_error(request_id, code, message)
 
     def _dispatch_batch(self, data: bytes) -> None:
-        if self.router.modern or not lifecycle.allows_batches(self.protocol_version):
+        if self.router.stateless or not lifecycle.allows_batches(self.protocol_version):
             # Refused before decoding: one batch would otherwise start a handler per member.
             self._send_error(
                 None,
@@ -572,7 +581,7 @@ class Session:
                 f"Invalid request: id {request_id!r} is already in use",
             )
             return None
-        if method == "ping" and not self.router.modern:
+        if method == "ping" and not self.router.stateless:
             self.transport.write(wire.response(ping_response(request_id, params), request_id))
             return None
         try:
@@ -581,7 +590,7 @@ class Session:
         except McpError as error:
             self._send_error(request_id, error.code, error.message, error.data)
             return None
-        context = RequestContext(self, request_id, token_of(params, data))
+        context = SessionContext(self, request_id, token_of(params, data))
         outcome = call_handler(request_id, spec, handler, decoded, context, context._progress)
         if isinstance(outcome, bytes):
             self.transport.write(wire.response(outcome, request_id))
@@ -624,7 +633,7 @@ class Session:
         except McpError as error:
             logger.warning("dropping %s: %s", quoted(method), quoted(error.message))
             return
-        context = RequestContext(self, None, None)  # now, while its message is the one read
+        context = SessionContext(self, None, None)  # now, while its message is the one read
         task = asyncio.get_running_loop().create_task(
             _handle_notification(spec, handler, decoded, context)
         )
@@ -646,7 +655,7 @@ class Session:
 
 
 async def _handle_notification(
-    spec: MethodSpec[Any, Any], handler: Handler, params: Any, context: RequestContext
+    spec: MethodSpec[Any, Any], handler: Handler, params: Any, context: SessionContext
 ) -> None:
     try:
         await handler(params, context)
@@ -654,11 +663,16 @@ async def _handle_notification(
         logger.exception("notification handler for %s failed", spec.method)
 
 
+RequestContext = SessionContext
+"""Deprecated name of :class:`SessionContext` (type handlers with
+:class:`mcp_runtime.RequestContext`)."""
+
 __all__ = [
     "LOG_LEVELS",
     "MAX_PROGRESS_BACKLOG",
     "Handler",
     "RequestContext",
+    "SessionContext",
     "RequestEnvelope",
     "Route",
     "Router",

@@ -34,7 +34,7 @@ from .lifecycle import (
 )
 from .methods import MethodSpec
 from .request_state import StateError, StateSealer
-from .session import LOG_LEVELS, RequestContext, RequestEnvelope, Session
+from .session import LOG_LEVELS, RequestEnvelope, Session, SessionContext
 
 # The revision's table of the requests whose result may be input-required
 # (multi round-trip requests); a revision without one has none.
@@ -142,14 +142,14 @@ class PerRequestAnswers:
     def wrap(
         self,
         spec: MethodSpec[Any, Any],
-        handler: Callable[[Any, RequestContext], Awaitable[Any]],
+        handler: Callable[[Any, SessionContext], Awaitable[Any]],
         revision: Revision,
-    ) -> Callable[[Any, RequestContext], Awaitable[Any]]:
+    ) -> Callable[[Any, SessionContext], Awaitable[Any]]:
         method = spec.method
         may_ask = method in revision.table(INPUT_REQUIRED)
         typed_meta = revision.type("RequestMetaObject")
 
-        async def answer(params: Any, ctx: RequestContext) -> Any:
+        async def answer(params: Any, ctx: SessionContext) -> Any:
             ctx = ctx.described(_envelope(revision, typed_meta, params))
             if may_ask and getattr(params, "request_state", UNSET) is not UNSET:
                 params = self._open_state(method, params, ctx)
@@ -160,7 +160,7 @@ class PerRequestAnswers:
 
         return answer
 
-    def _open_state(self, method: str, params: Any, ctx: RequestContext) -> Any:
+    def _open_state(self, method: str, params: Any, ctx: SessionContext) -> Any:
         state = getattr(params, "request_state", UNSET)
         if not isinstance(state, str):
             return params
@@ -170,7 +170,7 @@ class PerRequestAnswers:
             raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid params: {error}") from None
         return msgspec.structs.replace(params, request_state=plain)
 
-    def _input_required(self, method: str, params: Any, result: Any, ctx: RequestContext) -> Any:
+    def _input_required(self, method: str, params: Any, result: Any, ctx: SessionContext) -> Any:
         revision = self.bindings.revision(ctx.protocol_version)
         may_ask = revision.table(INPUT_REQUIRED)
         if method not in may_ask:
@@ -216,7 +216,7 @@ def _unmet_by_client(
     return missing
 
 
-def _binding(method: str, params: Any, ctx: RequestContext) -> tuple[str, ...]:
+def _binding(method: str, params: Any, ctx: SessionContext) -> tuple[str, ...]:
     """What a sealed requestState is good for: this method on this tool,
     prompt or resource, for this authenticated caller (if any)."""
     name = getattr(params, "name", None)

@@ -108,8 +108,7 @@ from . import capabilities, codec, jsonrpc, lifecycle, ownership
 from .codec import UNSET
 from .jsonrpc import McpError
 from .methods import RequestContext
-from .session import RequestContext as SessionContext
-from .session import Route
+from .session import Route, SessionContext
 from .shared_tasks import SharedTasks
 
 __all__ = [

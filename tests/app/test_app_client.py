@@ -149,9 +149,11 @@ def test_the_low_level_server_is_the_escape_hatch() -> None:
     app = search_app()
     server = app.server()
     assert server is app.server()
-    assert set(server.handlers) == set(lifecycle.handshake_versions() + lifecycle.modern_versions())
+    assert set(server.handlers) == set(
+        lifecycle.handshake_versions() + lifecycle.stateless_versions()
+    )
     limited = App("old", versions=["2024-11-05"])
-    assert limited.server().versions == ["2024-11-05"] and not limited.server().modern_versions
+    assert limited.server().versions == ["2024-11-05"] and not limited.server().stateless_versions
     with pytest.raises(ValueError, match="unsupported protocol versions"):
         App("x", versions=["1999-01-01"])
 

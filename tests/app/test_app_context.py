@@ -207,7 +207,7 @@ def test_progress_logs_and_what_the_request_says(version: str) -> None:
             log_level="info",
         )
         async with app.test_client(client=client) as session:
-            if not session.modern:
+            if not session.stateless:
                 await types.ClientStub(session).set_level(level="info")
             # The 2024-11-05 stub has no _meta parameter for tools/call.
             meta = {"meta": {"trace": "t1"}} if version != "2024-11-05" else {}

@@ -407,7 +407,7 @@ def test_insufficient_scope_is_raised_to_the_transport() -> None:
     from mcp_runtime.auth.principal import InsufficientScope
     from mcp_runtime.memory import memory_pair
     from mcp_runtime.server import Server, ServerSession
-    from mcp_runtime.session import RequestContext as SessionContext
+    from mcp_runtime.session import SessionContext
 
     app = App("scoped")
 

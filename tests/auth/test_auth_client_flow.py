@@ -123,7 +123,7 @@ def provider(url: str, **options: Any) -> OAuthClientProvider:
 
 
 async def echo(session: ClientSession, text: str = "hi") -> str:
-    if session.modern:
+    if session.stateless:
         result: Any = await modern.ClientStub(session).call_tool("echo", arguments={"text": text})
     else:
         result = await legacy.ClientStub(session).call_tool("echo", arguments={"text": text})

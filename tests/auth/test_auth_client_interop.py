@@ -46,7 +46,7 @@ def test_our_client_through_the_sdks_resource_server(version: str) -> None:
             ) as session:
                 assert session.protocol_version == version
                 stub: Any = (
-                    modern.ClientStub(session) if session.modern else legacy.ClientStub(session)
+                    modern.ClientStub(session) if session.stateless else legacy.ClientStub(session)
                 )
                 result = await stub.call_tool("add", arguments={"a": 2, "b": 3})
                 assert result.is_error is not True

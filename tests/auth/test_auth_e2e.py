@@ -101,7 +101,7 @@ def client(version: str) -> Client:
 
 
 async def call(session: ClientSession, name: str) -> str:
-    if session.modern:
+    if session.stateless:
         result: Any = await modern.ClientStub(session).call_tool(name, arguments={})
     else:
         result = await legacy.ClientStub(session).call_tool(name, arguments={})

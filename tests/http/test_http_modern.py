@@ -786,7 +786,7 @@ def test_log_messages_only_when_the_request_asks(peer: Peer) -> None:
 def test_our_client_gets_progress_over_sse(peer: Peer) -> None:
     async def main() -> None:
         async with connect_streamable_http(modern_client(), peer.url()) as session:
-            assert session.modern and session.protocol_version == MODERN
+            assert session.stateless and session.protocol_version == MODERN
             seen: list[tuple[float, float | None, str | None]] = []
             result = await mcp.ClientStub(session).call_tool(
                 "progress",
@@ -1176,7 +1176,7 @@ def test_handshake_clients_still_get_sessions(peer: Peer) -> None:
         transport = StreamableHTTPClientTransport(peer.url())
         session = await old.connect(transport)
         try:
-            assert not session.modern and session.protocol_version == HANDSHAKE
+            assert not session.stateless and session.protocol_version == HANDSHAKE
             assert (
                 transport.session_id is not None
                 and transport.session_id in peer.streamable.sessions
@@ -1184,7 +1184,7 @@ def test_handshake_clients_still_get_sessions(peer: Peer) -> None:
             result = await legacy.ClientStub(session).call_tool("echo", arguments={"text": "old"})
             assert result.content[0].text == '{"text": "old"}'  # type: ignore[union-attr]
             async with connect_streamable_http(modern_client(), peer.url()) as modern:
-                assert modern.modern
+                assert modern.stateless
                 assert (await mcp.ClientStub(modern).call_tool("echo")).content[0].text == "{}"  # type: ignore[union-attr]
             await eventually(
                 lambda: bool(peer.http.recorder.matching("GET", "mcp-session-id")),
@@ -1216,9 +1216,9 @@ def test_handshake_clients_still_get_sessions(peer: Peer) -> None:
 def test_connect_http_speaks_modern_or_falls_back() -> None:
     async def main(modern_url: str, legacy_url: str) -> None:
         async with connect_http(modern_client(), modern_url) as session:
-            assert session.modern and session.protocol_version == MODERN
+            assert session.stateless and session.protocol_version == MODERN
         async with connect_http(modern_client(), legacy_url) as session:
-            assert not session.modern and session.protocol_version == HANDSHAKE
+            assert not session.stateless and session.protocol_version == HANDSHAKE
             tools = await legacy.ClientStub(session).list_tools()
             assert "echo" in {tool.name for tool in tools.tools}
 

@@ -25,7 +25,7 @@ from mcp_runtime.client import Client
 from mcp_runtime.http.client import connect_streamable_http
 from mcp_runtime.serving import FreezeAfterStartup, run_http, uvicorn_options
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "modern_server.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "stateless_server.py"
 
 
 def _free_port() -> int:
@@ -37,7 +37,7 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def example_under(stack: str) -> Iterator[str]:
-    """examples/modern_server.py served by ``stack`` in a child process; its URL."""
+    """examples/stateless_server.py served by ``stack`` in a child process; its URL."""
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, str(EXAMPLE), "--http", "--port", str(port), "--stack", stack],

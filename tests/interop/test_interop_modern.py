@@ -62,7 +62,7 @@ CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
-SERVER_NAME = "mcp-codegen-modern-example"
+SERVER_NAME = "mcp-codegen-stateless-example"
 SDK_MODERN_SERVER = Path(__file__).resolve().parents[1] / "support" / "sdk_modern_server.py"
 EXAMPLE_TOOLS = ["echo", "add", "progress", "ask", "log"]
 
@@ -283,7 +283,7 @@ def test_discover_chooses_the_modern_revision_and_every_request_describes_its_se
 ) -> None:
     async def scenario() -> None:
         async with peer.connect(our_client(Handlers())) as (session, tap):
-            assert session.modern
+            assert session.stateless
             assert session.protocol_version == MODERN
             assert session.server_info is not None and session.server_info.name == SERVER_NAME
             assert session.instructions == example().INSTRUCTIONS
@@ -642,7 +642,7 @@ def test_our_client_falls_back_to_initialize_with_our_2025_11_25_server(legacy_p
         client = our_client(handlers)
         assert client.protocol_version == MODERN
         async with legacy_peer.connect(client) as (session, tap):
-            assert not session.modern
+            assert not session.stateless
             assert session.protocol_version == HANDSHAKE
             assert session.server_info.name == SERVER_NAME
             assert tap.methods()[:2] == ["server/discover", "initialize"]
@@ -688,7 +688,7 @@ def test_our_client_falls_back_to_initialize_with_server_everything() -> None:
         tap = WireTap(transport)
         session = await our_client().connect(tap)
         try:
-            assert not session.modern
+            assert not session.stateless
             assert session.protocol_version == HANDSHAKE
             assert session.server_info.name == "mcp-servers/everything"
             assert tap.methods()[:2] == ["server/discover", "initialize"]
@@ -932,7 +932,7 @@ def test_our_client_speaks_2026_07_28_to_the_sdk_server(transport: str) -> None:
             tap = WireTap(await new_transport())
             session = await our_client(handlers).connect(tap)
             try:
-                assert session.modern
+                assert session.stateless
                 assert session.protocol_version == MODERN
                 assert (
                     session.server_info is not None
@@ -1007,7 +1007,7 @@ def test_our_client_speaks_2025_11_25_to_the_sdk_server_when_asked(transport: st
             tap = WireTap(await new_transport())
             session = await our_client(handlers, protocol_version=HANDSHAKE).connect(tap)
             try:
-                assert not session.modern
+                assert not session.stateless
                 assert session.protocol_version == HANDSHAKE
                 assert session.server_info.name == "sdk-modern-server"
                 assert tap.methods()[0] == "initialize"
@@ -1045,7 +1045,7 @@ def test_our_client_speaks_2025_11_25_to_the_sdk_server_when_asked(transport: st
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_the_example_client_and_server_talk_2026_07_28(transport: str) -> None:
-    client = Path(__file__).resolve().parents[2] / "examples" / "modern_client.py"
+    client = Path(__file__).resolve().parents[2] / "examples" / "stateless_client.py"
 
     async def scenario(arguments: list[str]) -> str:
         process = await asyncio.create_subprocess_exec(
@@ -1054,7 +1054,7 @@ def test_the_example_client_and_server_talk_2026_07_28(transport: str) -> None:
             *arguments,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            cwd=client.parents[1],  # the client starts examples/modern_server.py by that path
+            cwd=client.parents[1],  # the client starts examples/stateless_server.py by that path
         )
         out, err = await process.communicate()
         assert process.returncode == 0, err.decode()

@@ -239,7 +239,7 @@ def test_our_client_accepts_an_older_answer_then_refuses_locally_what_it_rules_o
                 asked["method"] == "initialize"
                 and asked["params"]["protocolVersion"] == "2025-11-25"
             )
-            assert session.protocol_version == "2024-11-05" and not session.modern
+            assert session.protocol_version == "2024-11-05" and not session.stateless
             assert server_session.protocol_version == "2024-11-05"
 
             # The answered revision's stub works.

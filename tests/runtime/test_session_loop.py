@@ -23,7 +23,7 @@ from mcp_protocol.v2025_11_25 import methods as v2025
 from mcp_runtime import jsonrpc
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.methods import HandlerNotImplemented
-from mcp_runtime.session import RequestContext, Session
+from mcp_runtime.session import Session, SessionContext
 
 
 class Worker:
@@ -42,7 +42,7 @@ class Worker:
         self.most_running = 0
         self.request_ids: dict[int, Any] = {}
 
-    async def work(self, params: Work, ctx: RequestContext) -> Done:
+    async def work(self, params: Work, ctx: SessionContext) -> Done:
         self.request_ids[params.value] = ctx.request_id
         self.running += 1
         self.most_running = max(self.most_running, self.running)
@@ -64,7 +64,7 @@ class Worker:
             raise RuntimeError(f"secret internals of {self.name}")
         return Done(value=params.value * 2, by=self.name)
 
-    async def on_note(self, params: Note, ctx: RequestContext) -> None:
+    async def on_note(self, params: Note, ctx: SessionContext) -> None:
         self.notes.put_nowait((params.text, ctx.request_id))
 
 
@@ -302,7 +302,7 @@ def test_errors_come_back_with_their_json_rpc_codes() -> None:
 
 
 def test_a_handler_that_is_not_implemented_answers_method_not_found() -> None:
-    async def not_implemented(params: Work, ctx: RequestContext) -> Done:
+    async def not_implemented(params: Work, ctx: SessionContext) -> Done:
         raise HandlerNotImplemented("test/unrouted")
 
     async def scenario() -> None:
@@ -651,7 +651,7 @@ def test_sessions_decode_params_with_the_spec_type() -> None:
     async def scenario() -> None:
         got: list[Any] = []
 
-        async def handler(params: Work, ctx: RequestContext) -> Done:
+        async def handler(params: Work, ctx: SessionContext) -> Done:
             got.append(params)
             return Done(value=params.value, by="x")
 

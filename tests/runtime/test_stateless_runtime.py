@@ -418,7 +418,7 @@ def test_our_client_answers_input_requests_and_retries() -> None:
     async def scenario() -> None:
         answers = Answers()
         async with connected(Client(name="c", version="1", handlers=answers)) as (session, wire):
-            assert session.modern and session.protocol_version == VERSION
+            assert session.stateless and session.protocol_version == VERSION
             result = await m.ClientStub(session).call_tool("ask")
             assert result.content[0].text == "Hello {'name': 'Ada'}, round-1 of ask"  # type: ignore[union-attr]
             calls = [msg for msg in wire.sent_messages() if msg.get("method") == "tools/call"]
@@ -564,7 +564,7 @@ def test_a_client_falls_back_to_the_handshake_with_an_older_server() -> None:
     async def scenario() -> None:
         old = Server(v2025_11_25.ServerHandlers(), name="old", version="1")
         async with connected(Client(name="c", version="1"), old) as (session, wire):
-            assert not session.modern and session.protocol_version == "2025-11-25"
+            assert not session.stateless and session.protocol_version == "2025-11-25"
             methods = [msg.get("method") for msg in wire.sent_messages()]
             assert methods[:2] == ["server/discover", "initialize"]
 
@@ -671,7 +671,7 @@ def test_a_client_asks_again_with_a_version_the_server_offers() -> None:
 
         task = asyncio.create_task(picky_server())
         session = await Client(name="c", version="1").connect(client_end)
-        assert session.modern and seen == [VERSION, VERSION]
+        assert session.stateless and seen == [VERSION, VERSION]
         await session.close()
         await server_end.close()
         await asyncio.wait_for(task, 5)

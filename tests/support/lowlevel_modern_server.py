@@ -25,7 +25,7 @@ from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
 from mcp_runtime.serving import run_stdio
 
-NAME = "mcp-codegen-modern-example"
+NAME = "mcp-codegen-stateless-example"
 VERSION = "0.1.0"
 INSTRUCTIONS = "An example server for the 2026-07-28 runtime."
 

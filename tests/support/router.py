@@ -16,7 +16,7 @@ from mcp_runtime.session import Handler, Route
 class TableRouter:
     """Routes the methods registered with :meth:`add`; refuses the rest with -32601."""
 
-    modern = False
+    stateless = False
 
     def __init__(self) -> None:
         self.requests: dict[str, Route] = {}

@@ -86,7 +86,7 @@ class App(Registering, Running, Generic[S]):
         self.version = version
         self.title = title
         self.instructions = instructions
-        known = lifecycle.handshake_versions() + lifecycle.modern_versions()
+        known = lifecycle.handshake_versions() + lifecycle.stateless_versions()
         self.versions = tuple(versions) if versions is not None else known
         unknown = set(self.versions) - set(known)
         if unknown or not self.versions:
@@ -333,7 +333,7 @@ def _peer(session: Context[Any] | RequestContext | None) -> Any:
     if session is None:
         return None
     request = session.request_context if isinstance(session, Context) else session
-    if request.modern:
+    if request.stateless:
         raise ValueError(
             "a 2026-07-28 request has no session: show or hide for the app (no session=)"
         )

@@ -67,13 +67,13 @@ class Subscriptions:
     async def before_lists(self) -> None:
         """A new session, before its lists are read: a 2026-07-28 backend is listened to."""
         session = self.backend.session
-        if session is not None and session.modern:
+        if session is not None and session.stateless:
             await self._listen(session)
 
     async def after_lists(self) -> None:
         """A new session of an older backend, its lists read: subscribed to nothing yet."""
         session = self.backend.session
-        if session is not None and not session.modern:
+        if session is not None and not session.stateless:
             for inner in self.uris:
                 await self._subscribe(inner, True)
 
@@ -86,7 +86,7 @@ class Subscriptions:
             session.server_capabilities, ("resources", "subscribe")
         ):
             return
-        if session.modern:
+        if session.stateless:
             await self._listen(session)
             return
         method = "resources/subscribe" if subscribed else "resources/unsubscribe"

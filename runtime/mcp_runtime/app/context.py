@@ -173,7 +173,7 @@ class Context(Generic[S]):
         states: SessionStates | None = services.states if services is not None else None
         headers = request_headers()
         session_id = headers.get("mcp-session-id") if headers is not None else None
-        if states is None or (self._flavor.modern and not session_id):
+        if states is None or (self._flavor.stateless and not session_id):
             return SessionState(None, None, None)  # no session: this request's alone
         if session_id:
             return states.for_http(session_id)

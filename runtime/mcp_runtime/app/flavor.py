@@ -37,15 +37,15 @@ class Flavor:
         self.version = version
         self.revision = revision
         self.types: Any = revision.package
-        self.modern = not revision.has_handshake
+        self.stateless = not revision.has_handshake
         self.structured = "structured_content" in self.types.CallToolResult.__struct_fields__
         self.validation_as_tool_error = version >= VALIDATION_AS_TOOL_ERROR_SINCE
-        self.resource_not_found = jsonrpc.INVALID_PARAMS if self.modern else RESOURCE_NOT_FOUND
+        self.resource_not_found = jsonrpc.INVALID_PARAMS if self.stateless else RESOURCE_NOT_FOUND
         self.text_content = self.types.TextContent
         self.call_tool_result = self.types.CallToolResult
         # 2026-07-28 list and read results must say how long they stay fresh.
         self.cache_hints: dict[str, Any] = (
-            {"ttl_ms": ttl_ms, "cache_scope": cache_scope} if self.modern else {}
+            {"ttl_ms": ttl_ms, "cache_scope": cache_scope} if self.stateless else {}
         )
         # This revision's content block types: a block of one of them is sent as it is.
         self.own_blocks = frozenset(

@@ -71,7 +71,7 @@ def build_handlers(
             return types.ListToolsResult(tools=listing("tools", ctx), **hints)
 
         core = tasks.core if tasks is not None and "tasks/result" in methods else None
-        extension = tasks.extension if tasks is not None and flavor.modern else None
+        extension = tasks.extension if tasks is not None and flavor.stateless else None
 
         def find_tool(params: Any, ctx: RequestContext) -> ToolSpec:
             tool = registry.tools.get(params.name)
@@ -255,7 +255,7 @@ async def _as_extension_task(
 
 def _session(ctx: RequestContext) -> Any:
     """The session of a request for visibility (None at 2026-07-28: no session)."""
-    return None if ctx.modern else ctx.peer
+    return None if ctx.stateless else ctx.peer
 
 
 def _first_page_only(params: Any) -> None:

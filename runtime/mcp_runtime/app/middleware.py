@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 from ..http import request_headers
 from ..methods import MethodSpec
-from ..session import Handler, RequestContext
+from ..session import Handler, SessionContext
 
 Next = Callable[["Call"], Awaitable[Any]]
 
@@ -47,7 +47,7 @@ class Call:
         self,
         method: str,
         params: Any,
-        request: RequestContext,
+        request: SessionContext,
         notification: bool,
         headers: Mapping[str, str] | None,
     ) -> None:
@@ -128,7 +128,7 @@ def chain(middleware: Sequence[Middleware]) -> Callable[[MethodSpec[Any, Any], H
             step = _link(outer, step)
         method, notification = spec.method, spec.kind == "notification"
 
-        async def route(params: Any, ctx: RequestContext) -> Any:
+        async def route(params: Any, ctx: SessionContext) -> Any:
             return await step(Call(method, params, ctx, notification, request_headers()))
 
         return route

@@ -103,7 +103,7 @@ class PromptSpec:
             ) from None
         rounds = None
         if self.signature.context_param is not None:
-            if flavor.modern:
+            if flavor.stateless:
                 rounds = InputRounds(
                     getattr(params, "input_responses", UNSET),
                     getattr(params, "request_state", UNSET),

@@ -365,7 +365,7 @@ class Proxy:
         for a 2026-07-28 front (its tools/call, prompts/get and resources/read: the
         revision's INPUT_REQUIRED_METHODS) an input-required result carrying the
         backend's question and False (see :class:`.relay.WaitingCalls`)."""
-        if flavor.modern:
+        if flavor.stateless:
             return await self.waiting.run(start, params, request, flavor)
         return await start(request), True
 
@@ -375,7 +375,7 @@ class Proxy:
         input-required result) or on whose response stream (Streamable HTTP),
         else the newest in flight to this backend (see :mod:`.relay`)."""
         session = self.session
-        if session is not None and session.modern:
+        if session is not None and session.stateless:
             within: RequestContext | Rounds | None = ASKING.get()
             if within is not None:
                 return within
@@ -672,7 +672,7 @@ class ProxiedResource:
             {**each, "uri": prefixed_uri(self.proxy.prefix, each["uri"])}
             for each in wire.get("contents", [])
         ]
-        if flavor.modern:
+        if flavor.stateless:
             wire.update(
                 ttlMs=flavor.cache_hints["ttl_ms"], cacheScope=flavor.cache_hints["cache_scope"]
             )

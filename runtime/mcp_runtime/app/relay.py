@@ -258,7 +258,7 @@ async def ask_front(proxy: Relaying, method: str, params: Any, request: RequestC
         except msgspec.ValidationError as error:
             raise _unfit(method, front, error) from None
         return codec.convert(answer, answer_type)
-    if front.modern:
+    if front.stateless:
         # Its completion/complete: the revision's input-required results are for
         # tools/call, prompts/get and resources/read only (INPUT_REQUIRED_METHODS).
         raise _not_found(

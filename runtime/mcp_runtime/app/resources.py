@@ -154,7 +154,7 @@ class ResourceSpec:
             ) from None
         rounds = None
         if self.signature.context_param is not None:
-            if flavor.modern:
+            if flavor.stateless:
                 rounds = InputRounds(params.input_responses, params.request_state)
             kwargs[self.signature.context_param] = Context(request, params, flavor, rounds)
         try:

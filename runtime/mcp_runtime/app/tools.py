@@ -178,7 +178,7 @@ class ToolSpec:
         kwargs = msgspec.structs.asdict(decoded)
         rounds = None
         if self._context_param is not None:
-            if flavor.modern:
+            if flavor.stateless:
                 rounds = InputRounds(params.input_responses, params.request_state)
             kwargs[self._context_param] = Context(request, params, flavor, rounds)
         try:
@@ -188,7 +188,7 @@ class ToolSpec:
         except ToolError as error:
             return flavor.text_result(str(error), is_error=True)
         except InputRequired as asked:
-            assert rounds is not None  # only a modern context asks this way
+            assert rounds is not None  # only a stateless context asks this way
             return flavor.input_required(asked, rounds.state())
         return self._result(value, flavor)
 

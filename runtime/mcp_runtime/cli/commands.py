@@ -129,7 +129,7 @@ _TARGET_OPTIONS = (
     click.option("--server", help="The entry of --config to use (optional if it has one)."),
     click.option(
         "--protocol-version",
-        type=click.Choice([*lifecycle.handshake_versions(), *lifecycle.modern_versions()]),
+        type=click.Choice([*lifecycle.handshake_versions(), *lifecycle.stateless_versions()]),
         help="The revision to ask for (default: the newest; older servers are met at theirs).",
     ),
     click.option("--json", "json_output", is_flag=True, help="Print results as JSON, for scripts."),

@@ -46,7 +46,7 @@ def ping(options: Options) -> int:
 
     async def work(host: Host, name: str, terminal: Terminal) -> int:
         session = host.session(name)
-        method = "server/discover" if session.modern else "ping"
+        method = "server/discover" if session.stateless else "ping"
         spec = lifecycle.revision(session.protocol_version).all_methods[method]
         started = time.perf_counter()
         await session.request(spec, None)

@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 
 from mcp_protocol import ext_tasks, v2025_11_25
-from mcp_protocol import v2026_07_28 as modern
+from mcp_protocol import v2026_07_28 as stateless
 
 from .. import codec, jsonrpc, lifecycle
 from ..client import ClientSession
@@ -41,11 +41,11 @@ DEFAULT_POLL = 1.0
 """Seconds between status checks when the server suggests none."""
 TERMINAL_STATES = ("completed", "failed", "cancelled")
 
-CALL_TOOL_OR_TASK: MethodSpec[modern.CallToolRequestParams, Any] = MethodSpec(
+CALL_TOOL_OR_TASK: MethodSpec[stateless.CallToolRequestParams, Any] = MethodSpec(
     method="tools/call",
     direction="client_to_server",
     kind="request",
-    params=modern.CallToolRequestParams,
+    params=stateless.CallToolRequestParams,
     # What a server of the extension may answer a client that declared it.
     result=codec.discriminated_union(
         "CallToolOrTaskResult",
@@ -53,8 +53,8 @@ CALL_TOOL_OR_TASK: MethodSpec[modern.CallToolRequestParams, Any] = MethodSpec(
         "resultType",
         "complete",
         {
-            "input_required": (modern.InputRequiredResult,),
-            "complete": (modern.CallToolResult,),
+            "input_required": (stateless.InputRequiredResult,),
+            "complete": (stateless.CallToolResult,),
             "task": (ext_tasks.CreateTaskResult,),
         },
     ),
@@ -177,7 +177,7 @@ async def call_with_extension(
     # extension. A mapping (Any for the stubs' typed meta): the session adds the
     # rest of the request's envelope to it.
     task_meta: Any = {lifecycle.CAPABILITIES_KEY: capabilities}
-    params = codec.convert({"name": name, "arguments": arguments}, modern.CallToolRequestParams)
+    params = codec.convert({"name": name, "arguments": arguments}, stateless.CallToolRequestParams)
     params = msgspec.structs.replace(params, meta={**(meta or {}), **task_meta})
     try:
         answer = await session.request(CALL_TOOL_OR_TASK, params, on_progress=terminal.progress)
@@ -230,7 +230,7 @@ async def _follow(
 
 
 def _outcome(task_id: str, detail: ext_tasks.GetTaskResult) -> Any:
-    if detail.status == "completed" and isinstance(detail.result, modern.CallToolResult):
+    if detail.status == "completed" and isinstance(detail.result, stateless.CallToolResult):
         return detail.result
     if detail.status == "failed" and isinstance(detail.error, ext_tasks.TaskError):
         error = detail.error

@@ -202,7 +202,7 @@ class Connection:
             await session.closed.wait()
             return None
         # 2026-07-28 has no ping; server/discover is as cheap and needs no state.
-        method = "server/discover" if session.modern else "ping"
+        method = "server/discover" if session.stateless else "ping"
         spec = lifecycle.revision(session.protocol_version).all_methods[method]
         while True:
             try:

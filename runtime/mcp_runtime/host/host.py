@@ -376,13 +376,13 @@ class Host(Routing):
         capabilities = session.server_capabilities
         if (
             self.log_level is not None
-            and not session.modern
+            and not session.stateless
             and lifecycle.has_capability(capabilities, ("logging",))
         ):
             spec = lifecycle.revision(session.protocol_version).all_methods["logging/setLevel"]
             await session.request(spec, codec.convert({"level": self.log_level}, spec.params))
         await asyncio.gather(*(self._refresh(connection.name, session, kind) for kind in KINDS))
-        if session.modern:
+        if session.stateless:
             wanted = [
                 lifecycle.has_capability(capabilities, (c, "listChanged"))
                 for c in ("tools", "prompts", "resources")

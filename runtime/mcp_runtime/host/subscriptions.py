@@ -54,7 +54,7 @@ class Subscriptions:
         self._open.setdefault(key, set()).add(updates)
         listener: Any = None
         try:
-            if session.modern:
+            if session.stateless:
                 listener = await session.listen(resource_subscriptions=[uri])
             else:
                 await request(server, "resources/subscribe", {"uri": uri})

@@ -162,10 +162,10 @@ class StreamableHTTPClientTransport:
         self._listener: asyncio.Task[None] | None = None
         self._closed = False
         self._expired = False
-        self.modern = False
+        self.stateless = False
         """Whether the session speaks 2026-07-28 (each request on its own, no session)."""
-        self._modern_requests: set[RequestId] = set()
-        self._tool_lists: set[RequestId] = set()  # modern tools/list requests in flight
+        self._stateless_requests: set[RequestId] = set()
+        self._tool_lists: set[RequestId] = set()  # stateless tools/list requests in flight
         self._mirror = http_headers.Mirror()
         self.renew_session = renew_session
         self.max_renewals = max_renewals
@@ -196,21 +196,21 @@ class StreamableHTTPClientTransport:
         method = message.method
         if message.kind is REQUEST and method is not None and message.id is not None:
             request_id = message.id
-            extra, modern = self._mirror.request_headers(
+            extra, stateless = self._mirror.request_headers(
                 method, message.params, self.protocol_version
             )
-            if modern:
-                self._modern_requests.add(request_id)
+            if stateless:
+                self._stateless_requests.add(request_id)
                 if method == "tools/list":
                     self._tool_lists.add(request_id)
-            task = loop.create_task(Exchange(self, message, extra, modern).run())
+            task = loop.create_task(Exchange(self, message, extra, stateless).run())
             self._requests[request_id] = task
             task.add_done_callback(lambda done: self._forget_request(request_id, done))
             return
         if method == "notifications/cancelled":
             cancelled = self._abandon(http_headers.cancelled_id(message.params))
-            if cancelled is not None and cancelled in self._modern_requests:
-                self._modern_requests.discard(cancelled)
+            if cancelled is not None and cancelled in self._stateless_requests:
+                self._stateless_requests.discard(cancelled)
                 self._tool_lists.discard(cancelled)
                 return  # closing the request's stream was the cancellation
         # Written while a new session is being started: for the new session,
@@ -257,16 +257,16 @@ class StreamableHTTPClientTransport:
     def close_request_stream(self, request_id: RequestId) -> None:
         return None  # a client has no request streams of its own to close
 
-    def negotiated(self, version: str, modern: bool | None = None) -> None:
+    def negotiated(self, version: str, stateless: bool | None = None) -> None:
         """Called once initialize (or server/discover) is answered: send
         ``MCP-Protocol-Version`` from now on, and open the standalone GET
-        stream (2026-07-28 has none). ``modern`` says whether the session
+        stream (2026-07-28 has none). ``stateless`` says whether the session
         speaks a revision without handshake (else the shipped package tells)."""
         self.protocol_version = version
-        if modern is None:
-            modern = version in lifecycle.modern_versions()
-        if modern:
-            self.modern = True
+        if stateless is None:
+            stateless = version in lifecycle.stateless_versions()
+        if stateless:
+            self.stateless = True
             return
         if self.listen and self._listener is None and not self._closed:
             self._listener = asyncio.get_running_loop().create_task(self._listen())
@@ -283,13 +283,13 @@ class StreamableHTTPClientTransport:
         return self._closed or self._expired
 
     def headers_for(
-        self, accept: str, content: bool = False, modern: bool = False
+        self, accept: str, content: bool = False, stateless: bool = False
     ) -> dict[str, str]:
-        """The headers of a request of this transport's: ``modern``, one of 2026-07-28."""
+        """The headers of a request of this transport's: ``stateless``, one of 2026-07-28."""
         headers = {**self.headers, "accept": accept}
         if content:
             headers["content-type"] = "application/json"
-        if modern:
+        if stateless:
             return headers  # no session; the caller adds the version the request names
         if self.session_id is not None:
             headers["mcp-session-id"] = self.session_id
@@ -397,7 +397,7 @@ class StreamableHTTPClientTransport:
     def _forget_request(self, request_id: RequestId, task: asyncio.Task[None]) -> None:
         if self._requests.get(request_id) is task:
             del self._requests[request_id]
-            self._modern_requests.discard(request_id)
+            self._stateless_requests.discard(request_id)
             self._tool_lists.discard(request_id)
 
     def _abandon(self, request_id: RequestId | None) -> RequestId | None:
@@ -421,11 +421,11 @@ class StreamableHTTPClientTransport:
         if method is None and generation != self._generation:
             logger.debug("not sending a response to a request of an ended session")
             return
-        headers = self.headers_for(ACCEPT_ANY, content=True, modern=self.modern)
-        sent = None if self.modern else headers.get("mcp-session-id")
+        headers = self.headers_for(ACCEPT_ANY, content=True, stateless=self.stateless)
+        sent = None if self.stateless else headers.get("mcp-session-id")
         if method is not None:
             headers[http_headers.METHOD] = method
-        if self.modern and self.protocol_version is not None:
+        if self.stateless and self.protocol_version is not None:
             headers["mcp-protocol-version"] = self.protocol_version
         try:
             async with self.http.open("POST", self.url, headers, message) as response:

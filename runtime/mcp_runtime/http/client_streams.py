@@ -76,9 +76,9 @@ class Owner(Protocol):
         """Whether the transport was closed or the server ended the session."""
 
     def headers_for(
-        self, accept: str, content: bool = False, modern: bool = False
+        self, accept: str, content: bool = False, stateless: bool = False
     ) -> dict[str, str]:
-        """The headers of a request of the session's (``modern``: of 2026-07-28)."""
+        """The headers of a request of the session's (``stateless``: of 2026-07-28)."""
 
     def deliver(
         self,
@@ -180,10 +180,10 @@ class Exchange:
     is never sent again: if the session ends before it is answered, it fails
     (it may have run)."""
 
-    __slots__ = ("owner", "message", "request_id", "initialize", "extra", "modern", "state")
+    __slots__ = ("owner", "message", "request_id", "initialize", "extra", "stateless", "state")
 
     def __init__(
-        self, owner: Owner, message: Message, extra: Mapping[str, str], modern: bool
+        self, owner: Owner, message: Message, extra: Mapping[str, str], stateless: bool
     ) -> None:
         assert message.id is not None
         self.owner = owner
@@ -191,7 +191,7 @@ class Exchange:
         self.request_id: RequestId = message.id
         self.initialize = message.method == "initialize"
         self.extra = extra  # the headers mirroring the body
-        self.modern = modern  # a 2026-07-28 request: no session, no resuming
+        self.stateless = stateless  # a 2026-07-28 request: no session, no resuming
         self.state = StreamState()
 
     async def run(self) -> None:
@@ -203,7 +203,7 @@ class Exchange:
                 lost = await self._post()  # in the new session
             attempts = 0
             while not state.answered and not owner.ended:
-                if self.modern:
+                if self.stateless:
                     raise Failure(
                         McpError(
                             jsonrpc.CONNECTION_CLOSED,
@@ -256,15 +256,20 @@ class Exchange:
         """POST the request, and deliver its answer if it comes in that
         response. If the server answered 404 for the session: whether a new
         session replaced it, to come."""
-        owner, state, modern, initialize = self.owner, self.state, self.modern, self.initialize
+        owner, state, stateless, initialize = (
+            self.owner,
+            self.state,
+            self.stateless,
+            self.initialize,
+        )
         url = owner.url
-        if not (initialize or modern):
+        if not (initialize or stateless):
             await owner.admitted()
             if owner.ended:
                 return None
-        headers = owner.headers_for(ACCEPT_ANY, content=True, modern=modern)
+        headers = owner.headers_for(ACCEPT_ANY, content=True, stateless=stateless)
         headers.update(self.extra)
-        sent = None if initialize or modern else headers.get("mcp-session-id")
+        sent = None if initialize or stateless else headers.get("mcp-session-id")
         try:
             async with owner.http.open("POST", url, headers, self.message.data) as response:
                 status = response.status
@@ -278,7 +283,7 @@ class Exchange:
                     body = await read_limited(response, MAX_ERROR_BODY)
                     # An authentication status stays one (a client does not fall back on it).
                     if (
-                        modern
+                        stateless
                         and status >= 400
                         and status not in (401, 403)
                         and self._answer_with_error_body(body)
@@ -304,7 +309,7 @@ class Exchange:
                         )
                     )
         except FetchError as error:
-            if (modern or state.last_id is None) and not state.answered:
+            if (stateless or state.last_id is None) and not state.answered:
                 raise Failure(
                     McpError(jsonrpc.CONNECTION_CLOSED, f"POST {url} failed: {error}")
                 ) from None

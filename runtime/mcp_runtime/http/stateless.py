@@ -38,7 +38,7 @@ from ..jsonrpc import Envelope, McpError, RequestId
 from ..outgoing import current_request
 from ..queues import OneReaderQueue
 from ..server import Server, ServerSession
-from ..session import RequestContext, Route, Session
+from ..session import Route, Session, SessionContext
 from ..stepping import Pending, step
 from ..wire import RESPONSE
 from . import headers as http_headers
@@ -653,7 +653,7 @@ def first_step(
         return None
     token = token_of(params, data)
     progress = ProgressState(token) if token is not None else None
-    context = RequestContext.on_demand(summon, request_id, progress, principal)
+    context = SessionContext.on_demand(summon, request_id, progress, principal)
     outcome = call_handler(request_id, spec, handler, decoded, context, progress)
     if isinstance(outcome, bytes):
         return outcome

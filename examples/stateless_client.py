@@ -2,9 +2,9 @@
 back to initialize with older servers), calls tools, and answers the
 server's questions through its handlers.
 
-``python examples/modern_client.py`` starts ``examples/modern_server.py`` and
-talks to it over stdio; ``python examples/modern_client.py COMMAND [ARGS...]``
-starts another server; ``python examples/modern_client.py http://HOST:PORT/mcp``
+``python examples/stateless_client.py`` starts ``examples/stateless_server.py`` and
+talks to it over stdio; ``python examples/stateless_client.py COMMAND [ARGS...]``
+starts another server; ``python examples/stateless_client.py http://HOST:PORT/mcp``
 connects over Streamable HTTP.
 """
 
@@ -81,17 +81,17 @@ async def main(target: list[str]) -> None:
     # log_level: the server sends log messages of this level and above with
     # the answer to each request (2026-07-28 servers send none otherwise).
     client = Client(
-        name="mcp-codegen-modern-client",
+        name="mcp-codegen-stateless-client",
         version="0.1.0",
         handlers=ExampleClient(),
         log_level="info",
     )
     async with connect(client, target) as session:
-        how = "request by request" if session.modern else "after an initialize handshake"
+        how = "request by request" if session.stateless else "after an initialize handshake"
         print(
             f"connected to {session.server_info.name}, speaking {session.protocol_version} ({how})"
         )
-        if not session.modern:
+        if not session.stateless:
             # An older server: the 2025-11-25 stub fits its answers.
             old = legacy.ClientStub(session)
             async for old_tool in old.iter_tools():
@@ -126,4 +126,4 @@ async def main(target: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1:] or [sys.executable, "examples/modern_server.py"]))
+    asyncio.run(main(sys.argv[1:] or [sys.executable, "examples/stateless_server.py"]))

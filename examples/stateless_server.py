@@ -8,8 +8,8 @@ three levels: a 2026-07-28 client gets the messages only when its request
 asks for a log level). Lists and reads carry caching hints (ttlMs,
 cacheScope). One resource, one prompt.
 
-``python examples/modern_server.py`` serves stdio (try it with
-``python examples/modern_client.py``); ``--http --port 8000`` serves Streamable
+``python examples/stateless_server.py`` serves stdio (try it with
+``python examples/stateless_client.py``); ``--http --port 8000`` serves Streamable
 HTTP at http://127.0.0.1:8000/mcp.
 """
 
@@ -25,7 +25,7 @@ from mcp_runtime import App, Context
 
 # Clients may keep the lists and reads a minute before asking again, in any cache.
 app = App(
-    "mcp-codegen-modern-example",
+    "mcp-codegen-stateless-example",
     "0.1.0",
     instructions="An example server for the 2026-07-28 runtime.",
     cache_ttl_ms=60_000,
