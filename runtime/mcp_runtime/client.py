@@ -138,11 +138,6 @@ class Client:
         return [v for v in self.versions if v in self.bindings.stateless_versions]
 
     @property
-    def modern_versions(self) -> list[str]:
-        """Deprecated name of :attr:`stateless_versions`."""
-        return self.stateless_versions
-
-    @property
     def handshake_versions(self) -> list[str]:
         return [v for v in self.versions if v in self.bindings.handshake_versions]
 
