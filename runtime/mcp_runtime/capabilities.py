@@ -93,6 +93,16 @@ def needs(revision: Revision, sender: str, method: str, params: Any) -> tuple[Ne
     return tuple(kept)
 
 
+_PARAM_RULES: Final = frozenset({"elicitation/create", "sampling/createMessage"})
+
+
+def beyond_method(method: str, params: Any) -> bool:
+    """Whether sending ``method`` with ``params`` may need more than the method's
+    own capability: False when :func:`needs` would find nothing, which a sender
+    on its hot path then need not ask."""
+    return method in _PARAM_RULES or method in _OWN or _present(_member(params, "task"))
+
+
 def declares(capabilities: Any, need: Need) -> bool:
     """Whether a capabilities object (decoded, or a dict of wire names) grants ``need``."""
     if lifecycle.has_capability(capabilities, need.path):
@@ -117,6 +127,8 @@ def unmet(
     own_declared: Any = None,
 ) -> list[Need]:
     """The needs of sending ``method`` with ``params`` that the declared capabilities do not grant."""
+    if not beyond_method(method, params):
+        return []  # on every request's path: most need nothing beyond their method's capability
     return [
         need
         for need in needs(revision, sender, method, params)
@@ -160,11 +172,11 @@ def _struct(node: Any) -> mi.StructType | None:
 def _member(value: Any, key: str) -> Any:
     if value is None or value is UNSET:
         return UNSET
-    if isinstance(value, Mapping):
-        return value.get(key, UNSET)
-    if isinstance(value, msgspec.Struct):
+    if isinstance(value, msgspec.Struct):  # first: a C type check, where Mapping's is an ABC's
         name = _attribute(type(value), key)
         return UNSET if name is None else getattr(value, name)
+    if isinstance(value, Mapping):
+        return value.get(key, UNSET)
     return UNSET
 
 

@@ -332,9 +332,8 @@ class ClientSession(Session):
     ) -> R:
         envelope = self._envelope
         if envelope is None:
-            answer = await super().request(
-                spec, params, timeout=timeout, on_progress=on_progress, request_id=request_id
-            )
+            # Straight to the calls (Session.request hands them on): a frame less per call.
+            answer = await self.outgoing.request(spec, params, timeout, on_progress, request_id)
             if spec.method in KEPT:
                 self.renewer.note(spec, params)
             return answer
@@ -350,8 +349,8 @@ class ClientSession(Session):
             generation = self._cache_generation.get(spec.method, 0)
         rounds = 0
         while True:
-            result: Any = await super().request(
-                spec, params, timeout=timeout, on_progress=on_progress, request_id=request_id
+            result: Any = await self.outgoing.request(
+                spec, params, timeout, on_progress, request_id
             )
             request_id = None  # a retry is a new request
             if getattr(result, "result_type", None) != "input_required":

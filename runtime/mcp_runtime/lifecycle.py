@@ -18,6 +18,7 @@ from functools import cache, cached_property
 from types import ModuleType
 from typing import Any, Final
 
+import msgspec
 from msgspec import UNSET
 
 from . import jsonrpc
@@ -259,7 +260,10 @@ def has_capability(capabilities: Any, path: tuple[str, ...]) -> bool:
     for index, key in enumerate(path):
         if node is None:
             return False
-        value = node.get(key) if isinstance(node, Mapping) else getattr(node, _attr(key), None)
+        if isinstance(node, msgspec.Struct):  # first: Mapping's test is an ABC's, slow
+            value = getattr(node, _attr(key), None)
+        else:
+            value = node.get(key) if isinstance(node, Mapping) else getattr(node, _attr(key), None)
         if value is None or value is False or _is_unset(value):
             return False
         if index == len(path) - 1:
