@@ -13,7 +13,7 @@ import asyncio
 import itertools
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 import msgspec
 
@@ -198,18 +198,24 @@ class HttpSessionTransport:
         return None
 
     def open_stream(self, request_ids: Iterable[RequestId], json: bool = False) -> EventStream:
+        expected = set(request_ids)
         stream = EventStream(
-            self.new_stream_id(), set(request_ids), self._history, json, self._max_stream_buffer
+            self.new_stream_id(() if json else expected),
+            expected,
+            self._history,
+            json,
+            self._max_stream_buffer,
         )
         self.streams[stream.id] = stream
         for request_id in stream.expected or ():
             self._by_request[request_id] = stream
         return stream
 
-    def new_stream_id(self) -> str:
-        """The id of a new request stream, unique to the session. A count:
-        resuming a stream needs the session (and its owner) first, so its
-        id need not be unguessable."""
+    def new_stream_id(self, request_ids: Collection[RequestId]) -> str:
+        """The id of a new request stream (answering ``request_ids``; none for
+        a JSON answer), unique to the session. A count: resuming a stream
+        needs the session (and its owner) first, so its id need not be
+        unguessable."""
         return str(next(self._stream_ids))
 
     def _forget_later(self, stream: EventStream) -> None:

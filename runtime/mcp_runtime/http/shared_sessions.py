@@ -10,11 +10,11 @@ resumes on another with ``Last-Event-ID``: the follower replays what the log
 holds after that id, then goes on live.
 
 Each worker keeps a heartbeat in the store. A request stream's id names the
-worker running the request, and its log says which requests it answers
-(written before the stream's priming event goes out, unless the answer goes
-out whole at once): a client resuming on a survivor the stream of a worker
-that died gets what the log holds, then a JSON-RPC error for each request
-left unanswered, and the stream ends (written to the log, so every later
+worker running the request and the requests it answers (or, when they are
+too many or too long for that, its log says so before the stream's priming
+event goes out): a client resuming on a survivor the stream of a worker that
+died gets what the log holds, then a JSON-RPC error for each request left
+unanswered, and the stream ends (written to the log, so every later
 resumption ends alike).
 """
 
@@ -45,7 +45,7 @@ from .options import HttpOptions
 from .places import Places
 from .sessions import Found, HttpSession, SessionTable
 from .shared_transport import SharedSessionTransport
-from .store_log import STANDALONE, StoreWriter, end_orphan
+from .store_log import STANDALONE, StoreWriter, carried_ids, end_orphan
 
 logger = logging.getLogger("mcp_runtime.stores")
 
@@ -458,7 +458,12 @@ class SharedSessions(SessionTable):
                             orphan_checks = orphan_checks + 1 if gone else 0
                             if orphan_checks >= 2:
                                 await end_orphan(
-                                    self.store, key, after, self.ttl, self.options.event_history
+                                    self.store,
+                                    key,
+                                    stream_id,
+                                    after,
+                                    self.ttl,
+                                    self.options.event_history,
                                 )
                         except StoreUnavailable as error:
                             logger.warning(
@@ -516,12 +521,14 @@ class _Lookups:
 async def _logged(
     store: Store, key: str, stream_id: str, gone: Callable[[str], Awaitable[bool]]
 ) -> bool:
-    """Whether a request stream's log is in the store. The events of an
-    answer are written just after it is sent, so a client may resume
-    before they are there: a stream named by a worker's id gets a short
-    while (``_LOG_RACE_WAIT``) to appear, renewed while that worker lives
-    (a loaded worker's writes lag) up to ``_LOG_LIVE_WAIT``, before it is
-    unknown."""
+    """Whether a request stream's log is in the store (or is to be ended
+    for its requests). The events of an answer are written just after it
+    is sent, so a client may resume before they are there: a stream named
+    by a worker's id gets a short while (``_LOG_RACE_WAIT``) to appear,
+    renewed while that worker lives (a loaded worker's writes lag) up to
+    ``_LOG_LIVE_WAIT``, before it is unknown; one whose worker died
+    before writing it is ended with an error for each request its id
+    names (see store_log.end_orphan), or else unknown."""
     if await store.has_stream(key):
         return True
     if "." not in stream_id:
@@ -531,7 +538,9 @@ async def _logged(
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
-            if time.monotonic() >= longest or await gone(stream_id):
+            if await gone(stream_id):
+                return carried_ids(stream_id) is not None
+            if time.monotonic() >= longest:
                 return False
             deadline = min(longest, time.monotonic() + _LOG_RACE_WAIT)
             continue

@@ -12,19 +12,26 @@ import asyncio
 import itertools
 import logging
 import time
+from collections.abc import Collection
 from typing import Any, Protocol
 
 import msgspec
 
+from ..jsonrpc import RequestId
 from ..server import ServerSession
 from ..stores.base import StoreUnavailable
 from ..wire import RESPONSE, Message
 from .events import EventStream
 from .options import HttpOptions
 from .sessions import HttpSession, HttpSessionTransport
-from .store_log import STANDALONE, About, StoreWriter
+from .store_log import STANDALONE, About, StoreWriter, carried_ids, request_stream_id
 
 logger = logging.getLogger("mcp_runtime.stores")
+
+DECLARE_AFTER = 1.0
+"""Seconds a request stream whose id says what it answers may stay unknown to
+the store after its priming event (less than the while a resumption on another
+worker waits for a log to appear, ``shared_sessions._LOG_RACE_WAIT``)."""
 
 
 class SessionLog(Protocol):
@@ -56,17 +63,20 @@ class _SharedStandalone(EventStream):
 class _StreamLog:
     """Logs a request stream's events. An event is written once the loop
     turns (call_soon), so that a response and the end of its stream, which
-    come together, are one write. The first carries what the stream
-    answers (or :meth:`known` writes that alone, before any event)."""
+    come together, are one write. The first write says what the stream
+    answers, unless its id says it (``carried``)."""
 
-    def __init__(self, shared: SessionLog, key: str, about: bytes) -> None:
+    def __init__(self, shared: SessionLog, key: str, about: bytes, carried: bool) -> None:
         self.shared = shared
         self.key = key
-        self.about: bytes | None = about
+        self.about = about
+        self.carried = carried
+        self.started = False  # whether a write of the stream is queued (or made)
         self.pending: tuple[int, bytes] | None = None
         self.ended = False
         # While known() writes: the events sent meanwhile, queued after it (in order).
         self.held: list[tuple[int, bytes | None, bool]] | None = None
+        self.later: asyncio.TimerHandle | None = None  # the declaration of a quiet stream
 
     def __call__(self, seq: int, message: bytes | None) -> None:
         if message is None:
@@ -81,41 +91,61 @@ class _StreamLog:
         asyncio.get_running_loop().call_soon(self.flush)
 
     async def known(self) -> None:
-        """Wait until the store knows the stream (what it answers; its id
-        names this worker), so that a client may resume it on any worker,
-        even once this one is dead. Written at once, not queued behind the
-        worker's other writes: with its first event when there is one (no
-        round trip of its own), else alone."""
-        if self.about is None:  # the first event is queued already, saying it
+        """Before the priming event: make sure that a client may resume the
+        stream on any worker, even once this one is dead.
+
+        A stream whose id says what it answers needs nothing (a survivor
+        ends it with an error for each); its log is declared in the
+        background only if it is still quiet DECLARE_AFTER seconds later,
+        so that another worker resuming it while this one lives finds it:
+        a request answered before then costs the one write of its answer.
+        Any other stream is written at once, not queued behind the worker's
+        other writes, and waited for: with its first event when there is
+        one (no round trip of its own), else alone."""
+        if self.carried:
+            if not self.started and self.later is None:
+                self.later = asyncio.get_running_loop().call_later(DECLARE_AFTER, self._declare)
+            return
+        if self.started:  # the first event is queued already, saying it
             written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self.shared.writer.after(self.key, written)
             await written
             return
-        about, self.about = self.about, None
+        self.started = True
         first, self.pending = self.pending, None
         ended, self.ended = self.ended, False
         self.held = []
         try:
-            await self.shared.writer.now(self.key, about, first, ended)
+            await self.shared.writer.now(self.key, self.about, first, ended)
         finally:
             held, self.held = self.held, None
             for seq, message, end in held:
                 self.shared.writer.log_event(self.key, seq, message, end)
 
+    def _declare(self) -> None:
+        self.later = None
+        if not self.started:
+            self.started = True
+            self.shared.writer.declare(self.key, self.about)
+
     def flush(self) -> None:
         if self.pending is not None:
             seq, message = self.pending
             self.pending = None
-            about, self.about = self.about, None
-            self._write(seq, message, self.ended, about)
+            self._write(seq, message, self.ended)
 
-    def _write(
-        self, seq: int, message: bytes | None, end: bool = False, about: bytes | None = None
-    ) -> None:
-        if self.held is not None:
-            self.held.append((seq, message, end))  # ``about`` went with known()'s write
-        else:
-            self.shared.writer.log_event(self.key, seq, message, end, about)
+    def _write(self, seq: int, message: bytes | None, end: bool = False) -> None:
+        if self.held is not None:  # what it answers went with known()'s write
+            self.held.append((seq, message, end))
+            return
+        about = None
+        if not self.started:
+            self.started = True
+            if self.later is not None:
+                self.later.cancel()
+                self.later = None
+            about = None if self.carried else self.about
+        self.shared.writer.log_event(self.key, seq, message, end, about)
 
 
 class SharedSessionTransport(HttpSessionTransport):
@@ -136,15 +166,16 @@ class SharedSessionTransport(HttpSessionTransport):
         stream = super().open_stream(request_ids, json)
         if not json:
             about = msgspec.json.encode(About(r=list(stream.expected or ())))
-            log = _StreamLog(self.shared, f"{self.session_id}:{stream.id}", about)
+            key = f"{self.session_id}:{stream.id}"
+            log = _StreamLog(self.shared, key, about, carried_ids(stream.id) is not None)
             stream.log = log
             stream.known = log.known
         return stream
 
-    def new_stream_id(self) -> str:
+    def new_stream_id(self, request_ids: Collection[RequestId]) -> str:
         # Counted by the worker, not the session: this worker's copy of a
         # session may be rebuilt, and its logs must not be written twice.
-        return f"{self.shared.worker}.{next(self.shared.stream_ids)}"
+        return request_stream_id(self.shared.worker, next(self.shared.stream_ids), request_ids)
 
     def write(self, message: Message) -> None:
         session = self.session

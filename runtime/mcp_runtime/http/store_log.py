@@ -2,19 +2,24 @@
 left unanswered.
 
 Events are written in the background, in order per stream, so that a request is never
-slowed by a round trip to the store, with one exception: a stream not answered at once
-sends its priming event only once the store knows it (what it answers; its id names the
-worker), so that a client may resume it on any worker even if this one dies. While the
-store is unreachable events are not kept for resumption (a warning says so once, and
-once again when it is back).
+slowed by a round trip to the store. A request stream's id names its worker and, when
+they are short enough, the requests it answers (:func:`request_stream_id`): a survivor
+given a stream of a dead worker that left no log ends it with an error for each of them.
+A stream whose ids are too long for that sends its priming event only once the store
+knows what it answers, so that a client may resume it on any worker even if this one
+dies. While the store is unreachable events are not kept for resumption (a warning says
+so once, and once again when it is back).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import logging
-from collections.abc import Callable, Coroutine
+import re
+from collections.abc import Callable, Collection, Coroutine
 from typing import Any
 
 import msgspec
@@ -29,6 +34,12 @@ STANDALONE = "g"
 """The id of every session's GET stream (its events are numbered by the store)."""
 # More queued writes sent together, at most (bounds the store connections a worker opens).
 _WRITE_BATCH = 63
+# Characters of a request stream's id that may say which requests it answers, at most:
+# its every event carries the id, and a client sends it back as Last-Event-ID.
+_CARRIED_IDS = 96
+# What carries them: base64url (no padding) of their JSON list. Nothing in it means
+# anything in an SSE id, a header, an event id ("<stream>:<n>") or a Redis Cluster key.
+_CARRIED = re.compile(r"[A-Za-z0-9_-]{2,96}", re.ASCII)
 
 
 class About(msgspec.Struct):
@@ -44,6 +55,35 @@ class _Answer(msgspec.Struct):
 
 decode_about = msgspec.json.Decoder(About)
 _decode_answer = msgspec.json.Decoder(_Answer | list[_Answer])
+_encode_ids = msgspec.json.Encoder()
+_decode_ids = msgspec.json.Decoder(list[RequestId])
+
+
+def request_stream_id(worker: str, count: int, request_ids: Collection[RequestId]) -> str:
+    """A request stream's id: ``<worker>.<count>``, and ``.<the ids it answers>``
+    when they fit in _CARRIED_IDS characters (see :func:`carried_ids`)."""
+    stream_id = f"{worker}.{count}"
+    if request_ids:
+        carried = base64.urlsafe_b64encode(_encode_ids.encode(list(request_ids))).rstrip(b"=")
+        if len(carried) <= _CARRIED_IDS:
+            return f"{stream_id}.{carried.decode()}"
+    return stream_id
+
+
+def carried_ids(stream_id: str) -> list[RequestId] | None:
+    """The request ids a request stream's id carries; None if it carries none.
+
+    A client may make up a stream id, and gets no more for it than errors for
+    the ids it names, on its own session (see :func:`end_orphan`)."""
+    worker, _, rest = stream_id.partition(".")
+    count, _, carried = rest.partition(".")
+    if not (worker and count.isascii() and count.isdigit() and _CARRIED.fullmatch(carried)):
+        return None
+    try:
+        found = _decode_ids.decode(base64.urlsafe_b64decode(carried + "=" * (-len(carried) % 4)))
+    except (binascii.Error, ValueError, msgspec.MsgspecError):
+        return None
+    return found or None
 
 
 class StoreWriter:
@@ -142,6 +182,10 @@ class StoreWriter:
                 self.store.append_at(key, seq, message, self.ttl, self.history, end, about)
             )
 
+    def declare(self, key: str, about: bytes) -> None:
+        """Write what a stream answers, before any event (queued)."""
+        self.enqueue(key, lambda: self.store.declare_stream(key, about, self.ttl))
+
     def after(self, key: str, written: asyncio.Future[None]) -> None:
         """Set ``written`` once the writes of ``key`` queued so far are done
         (no round trip of its own), or the writer closed."""
@@ -160,14 +204,17 @@ async def _release(written: asyncio.Future[None]) -> None:
         written.set_result(None)
 
 
-async def end_orphan(store: Store, key: str, after: int, ttl: float, history: int) -> None:
+async def end_orphan(
+    store: Store, key: str, stream_id: str, after: int, ttl: float, history: int
+) -> None:
     """End the log of a request stream whose worker died: a JSON-RPC
-    error for each request it has not answered, then the end mark."""
+    error for each request it has not answered (those its log says it
+    answers, or else its id), then the end mark."""
     about = await store.stream_about(key)
-    if about is None:
-        waiting: list[RequestId] = []
+    waiting = list(decode_about.decode(about).r) if about is not None else carried_ids(stream_id)
+    if waiting is None:
+        waiting = []
     else:
-        waiting = list(decode_about.decode(about).r)
         events, _ = await store.read_after(key, 0, 0)
         for _, message in events:
             for answered in _answers_in(message):
