@@ -13,7 +13,6 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import RedisError
 
 from .base import Listener, StoreUnavailable
 
@@ -22,6 +21,7 @@ logger = logging.getLogger("mcp_runtime.stores.redis")
 _RETRY_FIRST = 0.2
 _RETRY_MOST = 2.0
 _CONFIRM_WAIT = 5.0  # seconds Redis has to confirm a subscription
+_ASK_AGAIN = 0.5  # seconds after which a subscription not confirmed yet is asked for again
 
 
 class RedisBus:
@@ -70,13 +70,21 @@ class RedisBus:
             await _ask(self._pubsub, "subscribe", channel)
         try:
             confirmed = self._confirmed[channel]
-            if not confirmed.is_set():
-                try:
-                    await asyncio.wait_for(confirmed.wait(), _CONFIRM_WAIT)
-                except TimeoutError:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + _CONFIRM_WAIT
+            while not confirmed.is_set():
+                left = deadline - loop.time()
+                if left <= 0:
                     raise StoreUnavailable(
                         "the shared store (Redis) did not confirm a subscription"
-                    ) from None
+                    )
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(confirmed.wait(), min(left, _ASK_AGAIN))
+                if not confirmed.is_set():
+                    # Lost with the connection, or asked while it was down and
+                    # redis-py made it again in place (it subscribes again only
+                    # what it had confirmed): asking twice is harmless.
+                    await _ask(self._pubsub, "subscribe", channel)
             yield
         finally:
             left = self.following[channel] - 1
@@ -128,7 +136,9 @@ class RedisBus:
                         await pubsub.aclose()  # type: ignore[no-untyped-call]
             except asyncio.CancelledError:
                 raise
-            except (RedisError, OSError) as error:
+            except (
+                Exception
+            ) as error:  # noqa: BLE001 - whatever a lost connection raises (see _ask)
                 if not down:
                     logger.warning("the shared store (Redis) is unreachable (%s); retrying", error)
                     down = True
@@ -183,12 +193,24 @@ class RedisBus:
 
 
 async def _ask(pubsub: aioredis.client.PubSub | None, verb: str, channel: str) -> None:
-    """Subscribe or unsubscribe on the pub/sub connection (while it is up:
-    when it comes back it subscribes to every channel followed then)."""
-    if pubsub is None:
+    """Subscribe or unsubscribe on the pub/sub connection while it is up.
+
+    Never more: the connection is lost and made again by ``_deliver`` alone,
+    which subscribes every channel followed then. redis-py would reconnect it
+    from here too (to send, or to retry a send that failed) while ``_deliver``
+    reads or reconnects it, and a connection two coroutines use while it is
+    lost fails in ways no error class of redis-py covers: a second reader
+    (RuntimeError), a write on a transport uvloop closed (RuntimeError), a
+    writer the other dropped (AttributeError). Whatever this raises, the
+    connection is being lost: ``_deliver`` makes a new one, and a follower
+    waiting for its subscription to be confirmed gets StoreUnavailable."""
+    connection = None if pubsub is None else pubsub.connection
+    if pubsub is None or connection is None or not connection.is_connected:
         return
-    with contextlib.suppress(RedisError, OSError):
+    try:
         if verb == "subscribe":
             await pubsub.subscribe(channel)
         else:
             await pubsub.unsubscribe(channel)
+    except Exception as error:  # noqa: BLE001 - see above
+        logger.debug("the pub/sub connection failed to %s %s: %r", verb, channel, error)
