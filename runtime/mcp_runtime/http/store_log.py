@@ -39,7 +39,7 @@ _WRITE_BATCH = 63
 _CARRIED_IDS = 96
 # What carries them: base64url (no padding) of their JSON list. Nothing in it means
 # anything in an SSE id, a header, an event id ("<stream>:<n>") or a Redis Cluster key.
-_CARRIED = re.compile(r"[A-Za-z0-9_-]{2,96}", re.ASCII)
+_CARRIED = re.compile(rf"[A-Za-z0-9_-]{{2,{_CARRIED_IDS}}}", re.ASCII)
 
 
 class About(msgspec.Struct):
