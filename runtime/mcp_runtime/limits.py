@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .asgi import Receive, Scope
-from .ownership import scope_principal_key
+from .ownership import PRINCIPAL_SCOPE_KEY, scope_principal_key
 from .stepping import Pending, step
 
 ClientKey = Callable[[Scope], str]
@@ -27,9 +27,10 @@ def peer_key(scope: Scope) -> str:
     """The default client key: the authenticated principal where an
     authorization layer put one in the scope, else the peer's address (all
     ports of one host are one client)."""
-    principal = scope_principal_key(scope)
-    if principal is not None:
-        return principal
+    if scope.get(PRINCIPAL_SCOPE_KEY) is not None:  # looked at first: most requests carry none
+        principal = scope_principal_key(scope)
+        if principal is not None:
+            return principal
     client = scope.get("client")
     if isinstance(client, (tuple, list)) and client:
         return f"peer:{client[0]}"
@@ -130,6 +131,21 @@ class Quota:
             self._held[key] = self._held.get(key, 0) + 1
 
     def give(self, key: str) -> None:
+        self.leave(key)
+
+    def enter(self, key: str) -> bool:
+        """Take a place of ``key`` unless its places are all held (then False)."""
+        limit = self.limit
+        if limit is None:
+            return True
+        held = self._held.get(key, 0)
+        if held >= limit:
+            return False
+        self._held[key] = held + 1
+        return True
+
+    def leave(self, key: str) -> None:
+        """Give back a place of ``key`` (taken by take() or enter())."""
         if self.limit is None:
             return
         left = self._held.get(key, 0) - 1

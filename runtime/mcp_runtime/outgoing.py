@@ -124,6 +124,9 @@ class Outgoing:
         self._progress_waiting: dict[str | int, int] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.closed: str | None = None  # why, once closed
+        # The loop the calls are made on, looked up at the first (on CPython 3.11
+        # each lookup is a system call).
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def expecting_typed(self) -> bool:
@@ -219,7 +222,9 @@ class Outgoing:
             raise ConnectionClosed(self.closed)
         if request_id is None:
             request_id = next(self._ids)
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
         future: asyncio.Future[msgspec.Raw | ErrorObject | _Decoded] = loop.create_future()
         self.pending[request_id] = future
         if result_decoder is not None:

@@ -27,11 +27,24 @@ SSE_HEADERS = (*WHOLE_SSE_HEADERS, (b"x-accel-buffering", b"no"))
 """An SSE answer; proxies must neither transform nor buffer it."""
 
 
+# Header names as sent, decoded and lowercased: a server sees few, and looking one
+# up costs half what decoding it does. Bounded: names past it are decoded each time.
+_NAMES: dict[bytes, str] = {}
+_MAX_NAMES = 1024
+
+
 def headers_of(scope: Scope) -> dict[str, str]:
     """The request's headers by lowercased name (the last of a repeated one)."""
-    return {
-        name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]
-    }
+    headers = {}
+    names = _NAMES
+    for name, value in scope["headers"]:
+        key = names.get(name)
+        if key is None:
+            key = name.decode("latin-1").lower()
+            if len(names) < _MAX_NAMES:
+                names[name] = key
+        headers[key] = value.decode("latin-1")
+    return headers
 
 
 async def plain(

@@ -160,6 +160,7 @@ class StreamableHTTPClientTransport:
         self.carried: dict[RequestId, RequestId] = {}  # see related.related_request
         self._posts: set[asyncio.Task[None]] = set()
         self._listener: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # at the first write (a system call)
         self._closed = False
         self._expired = False
         self.stateless = False
@@ -192,7 +193,8 @@ class StreamableHTTPClientTransport:
     def write(self, message: Message) -> None:
         if self._closed or self._expired:
             return
-        loop = asyncio.get_running_loop()
+        loop = self._loop or asyncio.get_running_loop()
+        self._loop = loop
         method = message.method
         if message.kind is REQUEST and method is not None and message.id is not None:
             request_id = message.id

@@ -12,8 +12,12 @@ uvicorn's HTTP protocols with two deadlines added close such connections:
 * ``body_timeout``: seconds from the end of a request head to the end of its
   body. Past it the connection is closed (the application sees the client
   go). It is a backstop: our apps answer 408 themselves after
-  ``HttpOptions.body_timeout`` (30 s), and the head deadline then closes a
-  connection that keeps trickling the rest of that body.
+  ``HttpOptions.body_timeout`` (30 s); a connection that keeps trickling the
+  rest of that body is then closed by this deadline.
+
+The deadlines are looked at every ``head_timeout``, not timed per request, so
+a connection is cut up to one ``head_timeout`` after its deadline (a head
+trickled past 10 s is cut by 20 s).
 
 ``run_http`` serves with them (:func:`uvicorn_protocol`). With uvicorn's own
 command line, name one of the classes here (defaults: 10 s and 60 s)::
@@ -44,9 +48,17 @@ _BASES = {
 
 
 class _Deadlines(asyncio.Protocol):
-    """Put before one of uvicorn's HTTP protocols (which provides ``transport``,
-    ``cycle`` and ``on_response_complete``): watches what arrives and closes
-    the connection when a head or a body misses its deadline."""
+    """Put before one of uvicorn's HTTP protocols (which provides ``transport``
+    and ``cycle``): closes the connection when a head or a body misses its deadline.
+
+    Nothing is done per request (a timer armed and cancelled for each cost a
+    tenth of a small request's time): one timer per connection looks at it
+    every ``head_timeout``. A head is late when the connection has waited for
+    it since the previous look (the same finished request, or none, both
+    times), so a trickled head is cut between one and two ``head_timeout``
+    after the connection's start or its previous response; a body when
+    ``body_timeout`` has passed since a look first found it awaited (up to
+    one ``head_timeout`` more)."""
 
     head_timeout: float = DEFAULT_HEAD_TIMEOUT
     body_timeout: float = DEFAULT_BODY_TIMEOUT
@@ -55,51 +67,40 @@ class _Deadlines(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
-        self._timer: asyncio.TimerHandle | None = None
-        self._waiting = ""  # "head", "body" or "" (nothing awaited)
-        self._cycle: Any = self.cycle  # the cycle before the awaited head, or of the awaited body
-        self._arm("head", self.cycle)
-
-    def data_received(self, data: bytes) -> None:
-        super().data_received(data)
-        if self._waiting == "head" and self.cycle is not self._cycle:
-            if self.cycle.more_body:
-                self._arm("body", self.cycle)
-            else:
-                self._disarm()
-        elif self._waiting == "body" and not self._cycle.more_body:
-            self._disarm()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()  # type: ignore[misc]
-        if not self.transport.is_closing() and not getattr(self, "pipeline", None):
-            self._arm("head", self.cycle)
+        self._idle_with: Any = self.cycle  # what the previous look found waiting for a head
+        self._body_of: Any = None  # the request whose body a look found awaited, and when
+        self._body_since = 0.0
+        self._timer = asyncio.get_running_loop().call_later(self.head_timeout, self._look)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
+        self._timer.cancel()
         super().connection_lost(exc)
 
-    def _arm(self, waiting: str, cycle: Any) -> None:
-        self._disarm()
-        self._waiting, self._cycle = waiting, cycle
-        timeout = self.head_timeout if waiting == "head" else self.body_timeout
-        self._timer = asyncio.get_running_loop().call_later(timeout, self._expire)
-
-    def _disarm(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer, self._waiting = None, ""
-
-    def _expire(self) -> None:
-        self._timer = None
+    def _look(self) -> None:
         if self.transport.is_closing():
             return
-        # A 408 only where no response is under way, nor a body of one unread.
-        idle = self.cycle is None or (self.cycle.response_complete and not self.cycle.more_body)
-        if self._waiting == "head" and idle:
-            self.transport.write(_REQUEST_TIMEOUT)
-        self._waiting = ""
-        self.transport.close()
+        cycle = self.cycle
+        if cycle is None or (
+            cycle.response_complete and not cycle.more_body and not getattr(self, "pipeline", None)
+        ):  # waiting for a head
+            if cycle is self._idle_with:
+                self.transport.write(_REQUEST_TIMEOUT)
+                self.transport.close()
+                return
+            self._idle_with = cycle
+        else:
+            self._idle_with = _BUSY
+            if cycle.more_body:  # its body is awaited (answered or not)
+                now = asyncio.get_running_loop().time()
+                if cycle is not self._body_of:
+                    self._body_of, self._body_since = cycle, now
+                elif now - self._body_since >= self.body_timeout:
+                    self.transport.close()  # the application sees the client go
+                    return
+        self._timer = asyncio.get_running_loop().call_later(self.head_timeout, self._look)
+
+
+_BUSY = object()  # a request under way: no head awaited
 
 
 def uvicorn_protocol(

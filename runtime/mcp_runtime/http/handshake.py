@@ -22,6 +22,7 @@ from ..disconnect import ClientWatch, Gone, SlowAnswers, next_or_gone
 from ..jsonrpc import Envelope, RequestId
 from ..limits import ClientKey
 from ..server import Server
+from ..stepping import one_pass
 from .answers import plain, refuse, scope_refusal, send_answer, utf8_or_refused
 from .current import reset_request_headers, set_request_headers
 from .events import Events, EventStream, send_stream
@@ -294,22 +295,36 @@ class HandshakePath:
         extra: Sequence[tuple[bytes, bytes]],
         batch: bool,
     ) -> None:
-        """``expected``: how many responses make the answer."""
+        """``expected``: how many responses make the answer. The client is
+        watched only if they are not all there after one pass of the event
+        loop (a handler that answers without waiting has answered by then):
+        a quick answer costs no watch and no wait on the queue."""
         responses: list[bytes] = []
-        watch = ClientWatch(receive, self.slow_answers)
-        try:
-            while len(responses) < expected:
-                event = await next_or_gone(queue, watch)
-                if isinstance(event, Gone):
-                    return  # the client went away: nobody to answer
-                if event is None:
-                    break
-                stream.took(queue, event)
-                message = event[1]
-                if is_response(message):
-                    responses.append(message)
-        finally:
-            watch.close()
+        await one_pass()
+        ended = False
+        while len(responses) < expected and not queue.empty():
+            ready = queue.get_nowait()
+            if ready is None:
+                ended = True
+                break
+            stream.took(queue, ready)
+            if is_response(ready[1]):
+                responses.append(ready[1])
+        if len(responses) < expected and not ended:
+            watch = ClientWatch(receive, self.slow_answers)
+            try:
+                while len(responses) < expected:
+                    event = await next_or_gone(queue, watch)
+                    if isinstance(event, Gone):
+                        return  # the client went away: nobody to answer
+                    if event is None:
+                        break
+                    stream.took(queue, event)
+                    message = event[1]
+                    if is_response(message):
+                        responses.append(message)
+            finally:
+                watch.close()
         refusal = (
             scope_refusal(self.auth, responses[0]) if len(responses) == 1 and not batch else None
         )

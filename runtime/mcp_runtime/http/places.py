@@ -21,6 +21,8 @@ CLIENT_REQUESTS_FULL = "Too many requests in flight for this client"
 Refusal = tuple[int, str]
 """An HTTP status and why."""
 
+TOO_MANY_REQUESTS: Refusal = (429, "Too many requests in flight")
+
 
 class Places:
     """The places of one app. ``shared``: the store other workers share, if any (the
@@ -63,25 +65,21 @@ class Places:
     def client_of(self, scope: Scope, listen: bool) -> str:
         """The client key a 2026-07-28 request's place counts against (a
         stream's for subscriptions/listen); "" when no per-client limit counts them."""
-        quota, leases = (
-            (self.stream_quota, self.stream_leases)
-            if listen
-            else (self.request_quota, self.request_leases)
-        )
-        return self.client_key(scope) if quota.limit is not None or leases is not None else ""
+        if listen:
+            counted = self.stream_quota.limit is not None or self.stream_leases is not None
+        else:
+            counted = self.request_quota.limit is not None or self.request_leases is not None
+        return self.client_key(scope) if counted else ""
 
     def hold_request_here(self, client: str) -> Refusal | None:
         """A place for a 2026-07-28 request in this process's own counts (no
         shared store: nothing to wait for, not even a coroutine to make)."""
-        refused = self.too_many_requests()
-        if refused is None:
-            quota = self.request_quota
-            if quota.limit is not None:
-                if quota.full(client):
-                    return 429, CLIENT_REQUESTS_FULL
-                quota.take(client)
-            self.requests += 1
-        return refused
+        if self.requests >= self.options.max_concurrent_requests:
+            return TOO_MANY_REQUESTS
+        if not self.request_quota.enter(client):
+            return 429, CLIENT_REQUESTS_FULL
+        self.requests += 1
+        return None
 
     async def hold_request(self, client: str) -> tuple[Refusal | None, str | None]:
         """A place for a 2026-07-28 request: a lease of the shared store's."""
@@ -96,13 +94,15 @@ class Places:
 
     def too_many_requests(self) -> Refusal | None:
         if self.requests >= self.options.max_concurrent_requests:
-            return 429, "Too many requests in flight"
+            return TOO_MANY_REQUESTS
         return None
 
     def release_request(self, client: str, lease: str | None) -> None:
         self.requests -= 1
-        if lease is not None or self.request_quota.limit is not None:
+        if lease is not None:
             give_place(self.request_quota, self.request_leases, client, lease)
+        elif self.request_leases is None:
+            self.request_quota.leave(client)
 
     async def close(self) -> None:
         for leases in (self.stream_leases, self.request_leases):
@@ -117,10 +117,7 @@ async def take_place(
     shared ``leases`` when there are; the refusal (429 when full, with the
     reason left to the caller; 503 with the store's) or the lease."""
     if leases is None:
-        if quota.full(client):
-            return (429, ""), None
-        quota.take(client)
-        return None, None
+        return (None, None) if quota.enter(client) else ((429, ""), None)
     try:
         lease = await leases.take(client)
     except StoreUnavailable as error:
@@ -130,6 +127,6 @@ async def take_place(
 
 def give_place(quota: Quota, leases: SharedQuota | None, client: str, lease: str | None) -> None:
     if leases is None:
-        quota.give(client)
+        quota.leave(client)
     elif lease is not None:
         leases.give(client, lease)
