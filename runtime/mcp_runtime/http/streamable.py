@@ -200,23 +200,23 @@ class StreamableHTTPApp:
                 await send_answer(send, outcome)
                 return
             principal = scope[ownership.PRINCIPAL_SCOPE_KEY] = outcome
-        if not self.stateless:
-            self.table.start_background()
         if not self.table.started:
             await self.table.start()
         method = scope["method"]
-        if method in ("GET", "DELETE") and self.per_request.named_by(headers):
+        if method == "POST":
+            await self._post(scope, receive, send, headers, principal)
+        elif method in ("GET", "DELETE") and self.per_request.named_by(headers):
             await plain(
                 send,
                 405,
                 "Method Not Allowed: MCP 2026-07-28 has neither GET streams nor sessions",
                 [(b"allow", b"POST")],
             )
-        elif method == "POST":
-            await self._post(scope, receive, send, headers, principal)
         elif method == "GET":
+            self._start_background()
             await self.handshake.get(receive, send, headers, principal, self.client_key(scope))
         elif method == "DELETE":
+            self._start_background()
             await self.handshake.delete(send, headers, principal)
         else:
             await plain(send, 405, "Method Not Allowed", [(b"allow", b"GET, POST, DELETE")])
@@ -232,7 +232,15 @@ class StreamableHTTPApp:
         accept = headers.get("accept", "")
         takes_json = "application/json" in accept or "*/*" in accept
         takes_sse = "text/event-stream" in accept or "*/*" in accept
-        if self.per_request.named_by(headers):
+        if not takes_json or not (takes_sse or self.json_response):
+            # Enough for any request; a 2026-07-28 one needs only either of them.
+            if not self.per_request.named_by(headers):
+                await plain(
+                    send,
+                    406,
+                    "Not Acceptable: Accept must list application/json and text/event-stream",
+                )
+                return
             if not (takes_json or takes_sse):
                 await plain(
                     send,
@@ -240,11 +248,6 @@ class StreamableHTTPApp:
                     "Not Acceptable: Accept must list application/json or text/event-stream",
                 )
                 return
-        elif not takes_json or not (takes_sse or self.json_response):
-            await plain(
-                send, 406, "Not Acceptable: Accept must list application/json and text/event-stream"
-            )
-            return
         if not headers.get("content-type", "").lower().startswith("application/json"):
             await plain(send, 415, "Unsupported Media Type: Content-Type must be application/json")
             return
@@ -299,7 +302,14 @@ class StreamableHTTPApp:
                 scope,
             )
             return
+        self._start_background()
         await self.handshake.post(probe, body, scope, receive, send, headers, principal)
+
+    def _start_background(self) -> None:
+        """Reap idle handshake sessions and purge their old events (started by
+        the first request of a handshake revision: a 2026-07-28 one makes neither)."""
+        if not self.stateless:
+            self.table.start_background()
 
     # -------------------------------------------------------------- lifetime
 
