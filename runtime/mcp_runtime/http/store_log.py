@@ -34,6 +34,8 @@ STANDALONE = "g"
 """The id of every session's GET stream (its events are numbered by the store)."""
 # More queued writes sent together, at most (bounds the store connections a worker opens).
 _WRITE_BATCH = 63
+# Seconds a closing writer spends writing what is queued, at most.
+_CLOSE_FLUSH = 2.0
 # Characters of a request stream's id that may say which requests it answers, at most:
 # its every event carries the id, and a client sends it back as Last-Event-ID.
 _CARRIED_IDS = 96
@@ -101,13 +103,26 @@ class StoreWriter:
         self._down = False
         # Waits for queued writes (see after): released at close, written or not.
         self._written: set[asyncio.Future[None]] = set()
+        self._busy = False  # a batch of writes is under way
+        self._closing: asyncio.Future[None] | None = None  # set once close() may stop the writer
 
     def start(self) -> None:
         self._writer = asyncio.get_running_loop().create_task(
             self._write_in_order(), name="mcp-store-writer"
         )
 
-    async def close(self) -> None:
+    async def close(self, flush: float = _CLOSE_FLUSH) -> None:
+        """Stop writing, once what is queued is written (for ``flush``
+        seconds at most, and not while the store is down): a worker that
+        stops gracefully leaves the events it sent resumable on the others,
+        not an error for answers it gave."""
+        if self._writer is not None and not self._down and not self._writer.done():
+            drained: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._closing = drained
+            if self._writes.empty() and not self._busy:
+                drained.set_result(None)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(drained), flush)
         if self._writer is not None:
             self._writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -134,7 +149,14 @@ class StoreWriter:
                     break
                 key, write = self._writes.get_nowait()
                 chains.setdefault(key, []).append(write)
-            await asyncio.gather(*(self._write_chain(chain) for chain in chains.values()))
+            self._busy = True
+            try:
+                await asyncio.gather(*(self._write_chain(chain) for chain in chains.values()))
+            finally:
+                self._busy = False
+            closing = self._closing
+            if closing is not None and self._writes.empty() and not closing.done():
+                closing.set_result(None)
 
     async def _write_chain(self, chain: list[Callable[[], Coroutine[Any, Any, Any]]]) -> None:
         for write in chain:
