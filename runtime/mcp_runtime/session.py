@@ -269,7 +269,6 @@ class Session:
         self.outgoing = Outgoing(transport, router, default_timeout)
         self._in_flight: dict[RequestId, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._closed: str | None = None  # why, once closed (the error is made where it is raised)
         self._closed_event: asyncio.Event | None = None  # made when asked for: most never are
         self._reader: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop its handlers run on
@@ -364,10 +363,9 @@ class Session:
     def shut_down(self, reason: str) -> None:
         """Fail what is pending and cancel the handlers in flight, now (close()
         also closes the transport)."""
-        if self._closed is not None:
+        if self.outgoing.closed is not None:
             return
-        self._closed = reason
-        self.outgoing.fail_all(reason)
+        self.outgoing.fail_all(reason)  # which keeps why: the session is closed from then on
         for task in list(self._in_flight.values()):
             task.cancel()
         if self._closed_event is not None:
@@ -378,13 +376,13 @@ class Session:
         """Set once the session has closed."""
         if self._closed_event is None:
             self._closed_event = asyncio.Event()
-            if self._closed is not None:
+            if self.outgoing.closed is not None:
                 self._closed_event.set()
         return self._closed_event
 
     @property
     def is_closed(self) -> bool:
-        return self._closed is not None
+        return self.outgoing.closed is not None
 
     # ------------------------------------------------------------ sending
 
@@ -438,7 +436,7 @@ class Session:
     def _send_error(
         self, request_id: RequestId | None, code: int, message: str, data: Any = None
     ) -> None:
-        if self._closed is None:
+        if self.outgoing.closed is None:
             self.transport.write(
                 wire.response(jsonrpc.error_bytes(request_id, code, message, data), request_id)
             )
@@ -611,7 +609,7 @@ class Session:
             message = result_message(request_id, spec, result)
         finally:
             self._in_flight.pop(request_id, None)
-        if self._closed is None:
+        if self.outgoing.closed is None:
             self.transport.write(
                 Message(data=message, kind=RESPONSE, id=request_id, related=request_id)
             )
