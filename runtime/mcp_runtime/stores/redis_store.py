@@ -25,7 +25,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
 from redis.backoff import ExponentialBackoff
-from redis.exceptions import AuthenticationError, MaxConnectionsError, RedisError, ResponseError
+from redis.exceptions import AuthenticationError, MaxConnectionsError, RedisError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -291,9 +291,10 @@ class RedisStore:
             if isinstance(error.__cause__, asyncio.TimeoutError) and "No connection" in str(error):
                 raise StoreUnavailable(self._busy(str(error))) from None
             raise StoreUnavailable(f"the shared store (Redis) is unreachable: {error}") from None
-        except ResponseError:
-            raise
         except RedisError as error:
+            # An error answer too (a ResponseError: out of memory, a replica's READONLY
+            # during a failover, or a connection's set-up answered out of turn while
+            # Redis restarts): the store cannot serve this now, whatever the command.
             raise StoreUnavailable(f"the shared store (Redis) failed: {error}") from None
         finally:
             if turns is not None:
