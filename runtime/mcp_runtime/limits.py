@@ -130,9 +130,6 @@ class Quota:
         if self.limit is not None:  # with no limit, nothing to count
             self._held[key] = self._held.get(key, 0) + 1
 
-    def give(self, key: str) -> None:
-        self.leave(key)
-
     def enter(self, key: str) -> bool:
         """Take a place of ``key`` unless its places are all held (then False)."""
         limit = self.limit
@@ -202,10 +199,7 @@ class BodyBudget:
             body = first.get("body", b"")
             if type(body) is not bytes:
                 body = bytes(body)
-            if len(body) > limit:
-                raise BodyRefused(413, f"Request body larger than {limit} bytes")
-            if self.buffered + len(body) > self.max_bytes:
-                raise BodyRefused(503, "Service Unavailable: too many request bodies being read")
+            self._admit(0, len(body), limit)
             return body
         task: asyncio.Task[Any] | None = None
         held = 0
@@ -225,12 +219,7 @@ class BodyBudget:
                 if message["type"] == "http.disconnect":
                     return b""
                 chunk = message.get("body", b"")
-                if held + len(chunk) > limit:
-                    raise BodyRefused(413, f"Request body larger than {limit} bytes")
-                if self.buffered + len(chunk) > self.max_bytes:
-                    raise BodyRefused(
-                        503, "Service Unavailable: too many request bodies being read"
-                    )
+                self._admit(held, len(chunk), limit)
                 held += len(chunk)
                 self.buffered += len(chunk)
                 chunks.append(chunk)
@@ -249,6 +238,14 @@ class BodyBudget:
             if task is not None:
                 self._reading.pop(task, None)
                 self._expired.discard(task)
+
+    def _admit(self, held: int, more: int, limit: int) -> None:
+        """Refuse ``more`` bytes of a body that holds ``held`` past its
+        ``limit`` (413) or the budget of the bodies being read (503)."""
+        if held + more > limit:
+            raise BodyRefused(413, f"Request body larger than {limit} bytes")
+        if self.buffered + more > self.max_bytes:
+            raise BodyRefused(503, "Service Unavailable: too many request bodies being read")
 
     def _start(self, task: asyncio.Task[Any]) -> None:
         assert self.timeout is not None

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from support.asgi import Response, request
 from support.peers import run
-from support.redis_server import RedisServer
 from support.scaleout import HANDSHAKE, sse_events
 from support.scaleout_app import Tools
 
@@ -28,16 +26,6 @@ from mcp_runtime.tasks import Tasks
 pytestmark = pytest.mark.redis
 
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-
-
-@pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
-    redis = RedisServer()
-    redis.start()
-    try:
-        yield redis.url
-    finally:
-        redis.close()
 
 
 def worker(url: str, max_connections: int = 32) -> StreamableHTTPApp:

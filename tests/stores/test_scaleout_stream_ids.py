@@ -11,13 +11,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from support.asgi import request
 from support.peers import run
-from support.redis_server import RedisServer
 from support.scaleout import sse_events
 from test_scaleout_resumption import open_session, resume, worker
 
@@ -32,16 +30,6 @@ pytestmark = pytest.mark.redis
 STOPPED = (
     "the server worker running this request stopped before answering it; send the request again"
 )
-
-
-@pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
-    redis = RedisServer()
-    redis.start()
-    try:
-        yield redis.url
-    finally:
-        redis.close()
 
 
 class Counted:

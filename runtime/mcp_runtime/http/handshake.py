@@ -301,29 +301,22 @@ class HandshakePath:
         a quick answer costs no watch and no wait on the queue."""
         responses: list[bytes] = []
         await one_pass()
-        ended = False
-        while len(responses) < expected and not queue.empty():
-            ready = queue.get_nowait()
-            if ready is None:
-                ended = True
-                break
-            stream.took(queue, ready)
-            if is_response(ready[1]):
-                responses.append(ready[1])
-        if len(responses) < expected and not ended:
-            watch = ClientWatch(receive, self.slow_answers)
-            try:
-                while len(responses) < expected:
-                    event = await next_or_gone(queue, watch)
-                    if isinstance(event, Gone):
-                        return  # the client went away: nobody to answer
-                    if event is None:
-                        break
-                    stream.took(queue, event)
-                    message = event[1]
-                    if is_response(message):
-                        responses.append(message)
-            finally:
+        watch: ClientWatch | None = None  # made once the answer has to be waited for
+        try:
+            while len(responses) < expected:
+                if watch is None and queue.empty():
+                    watch = ClientWatch(receive, self.slow_answers)
+                event = queue.get_nowait() if watch is None else await next_or_gone(queue, watch)
+                if isinstance(event, Gone):
+                    return  # the client went away: nobody to answer
+                if event is None:
+                    break
+                stream.took(queue, event)
+                message = event[1]
+                if is_response(message):
+                    responses.append(message)
+        finally:
+            if watch is not None:
                 watch.close()
         refusal = (
             scope_refusal(self.auth, responses[0]) if len(responses) == 1 and not batch else None

@@ -367,7 +367,7 @@ class SessionTable:
         if self.sessions.get(session_id) is http_session:
             del self.sessions[session_id]
         if http_session.client:
-            self.quota.give(http_session.client)
+            self.quota.leave(http_session.client)
             http_session.client = ""
 
     def used(self, http_session: HttpSession) -> None:
