@@ -277,8 +277,8 @@ class App(Registering, Running, Generic[S]):
         templates) or tagged, to every session or to ``session`` (a context of
         one of its requests); see :mod:`.visibility`. The sessions whose view
         changed are told so. A 2026-07-28 request has no session: ``session=``
-        of one raises :class:`~.errors.NoSession` (a ToolError), which its caller gets as a
-        tool error saying so."""
+        of one raises :class:`~.errors.NoSession` (a ToolError), which its
+        caller gets as a tool error saying so."""
         self._set_visible(names, tags, session, True)
 
     def disable(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import msgspec
 from msgspec import UNSET
@@ -49,8 +49,12 @@ class RevisionMessage(Protocol):
     def content(self) -> object: ...
 
 
+@runtime_checkable
 class RevisionResult(Protocol):
     """A ``GetPromptResult`` of any revision."""
+
+    @property
+    def description(self) -> object: ...
 
     @property
     def messages(self) -> Sequence[RevisionMessage]: ...
@@ -140,10 +144,10 @@ class PromptSpec:
         if isinstance(value, flavor.types.GetPromptResult):
             return value
         description = self.description
-        if isinstance(value, msgspec.Struct) and hasattr(value, "messages"):
+        if isinstance(value, RevisionResult):
             # Another revision's GetPromptResult: its messages and description, as this one's.
-            items, given = value.messages, getattr(value, "description", UNSET)
-            description = given if isinstance(given, str) else description
+            items = value.messages
+            description = value.description if isinstance(value.description, str) else description
         else:
             items = value if isinstance(value, (list, tuple)) else [value]
         messages = [_message(item, flavor) for item in items]
