@@ -69,8 +69,8 @@ class Recent(msgspec.Struct):
 async def lifespan(app: App[State]) -> AsyncIterator[State]:
     path = Path(os.environ.get("NOTES_DB", "notes.db"))
     if not path.parent.is_dir():
-        # Said before aiosqlite tries: its worker thread outlives a failed
-        # connect and reports to an event loop that is already closed.
+        # Said before aiosqlite tries: its error would not name the path
+        # ("unable to open database file").
         raise FileNotFoundError(f"no directory {path.parent} for the database")
     db = await aiosqlite.connect(path)
     try:

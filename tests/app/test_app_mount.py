@@ -22,7 +22,7 @@ from support.peers import SUPPORT, THIS_TREE, run
 from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime.app import App, Context
+from mcp_runtime.app import App, Cache, Context
 from mcp_runtime.app.mount import prefixed_uri, unprefixed_uri
 from mcp_runtime.jsonrpc import INVALID_PARAMS, McpError
 from mcp_runtime.methods import RequestContext
@@ -212,6 +212,20 @@ def test_a_mounted_apps_visibility_rules_follow_the_prefix() -> None:
             # A rule of the parent on the prefixed name wins over the mounted app's.
             main.disable(["billing_refund"])
             assert "billing_refund" not in [tool.name for tool in (await stub.list_tools()).tools]
+
+    asyncio.run(main_test())
+
+
+def test_a_mounted_apps_visibility_rule_empties_the_parents_cache() -> None:
+    main, notes, _ = composed()
+    main.middleware = (Cache(ttl=600.0), *main.middleware)
+
+    async def main_test() -> None:
+        async with main.test_client(protocol_version="2025-11-25") as session:
+            stub = mcp.ClientStub(session)
+            assert "notes_add" in [tool.name for tool in (await stub.list_tools()).tools]
+            notes.disable(["add"])  # while serving, on the mounted app
+            assert "notes_add" not in [tool.name for tool in (await stub.list_tools()).tools]
 
     asyncio.run(main_test())
 

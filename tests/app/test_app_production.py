@@ -6,10 +6,14 @@ the typed decorators' run-time checks, and run settings."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
+import inspect
 import logging
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any, TypedDict
 
 import msgspec
@@ -17,6 +21,7 @@ import pytest
 from support.asgi import request
 from typing_extensions import override
 
+import mcp_runtime
 from mcp_protocol import v2024_11_05 as old
 from mcp_protocol import v2025_11_25 as mcp
 from mcp_protocol import v2026_07_28 as modern
@@ -348,7 +353,7 @@ def test_error_mapping_timing_and_structured_logging(caplog: pytest.LogCaptureFi
             ].text == "alpha"
             with pytest.raises(McpError) as mapped:
                 await client.call_tool("lookup", arguments={"key": "b"})
-            assert mapped.value.code == INVALID_PARAMS and "'b'" in mapped.value.message
+            assert (mapped.value.code, mapped.value.message) == (INVALID_PARAMS, "b")
 
     with caplog.at_level(logging.INFO, logger="mcp_runtime.app.calls"):
         asyncio.run(main())
@@ -358,6 +363,73 @@ def test_error_mapping_timing_and_structured_logging(caplog: pytest.LogCaptureFi
     outcomes = [(r.mcp_method, r.mcp_name, r.mcp_outcome) for r in records]  # type: ignore[attr-defined]
     assert ("tools/call", "lookup", "ok") in outcomes
     assert ("tools/call", "lookup", INVALID_PARAMS) in outcomes
+
+
+def test_error_mapping_sends_a_key_errors_message_without_its_quotes() -> None:
+    app = App("mapped", middleware=[ErrorMapping({LookupError: INVALID_PARAMS})])
+
+    @app.tool()
+    def lookup(key: str) -> str:
+        raise KeyError(f"no such key {key}")
+
+    @app.tool()
+    def index() -> str:
+        raise IndexError("no such index")
+
+    async def main() -> None:
+        for version in REVISIONS:
+            async with app.test_client(protocol_version=version) as session:
+                tools = stub(session, version)
+                with pytest.raises(McpError) as mapped:
+                    await tools.call_tool("lookup", arguments={"key": "x"})
+                assert (mapped.value.code, mapped.value.message) == (
+                    INVALID_PARAMS,
+                    "no such key x",
+                )
+                with pytest.raises(McpError) as other:
+                    await tools.call_tool("index", arguments={})
+                assert other.value.message == "no such index"
+
+    asyncio.run(main())
+
+
+SHIPPED = {
+    each.__name__: each for each in (Timing, StructuredLogging, ErrorMapping, RateLimit, Cache)
+}
+SHIPPED_CALL = re.compile(r"\b(" + "|".join(SHIPPED) + r")\(")
+
+
+def shipped_calls(text: str) -> Iterator[str]:
+    """The calls of shipped middleware written in ``text`` (``RateLimit(600, per=60.0)``)."""
+    for found in SHIPPED_CALL.finditer(text):
+        depth = 0
+        for end in range(found.end() - 1, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            if depth == 0:
+                yield text[found.start() : end + 1]
+                break
+
+
+def test_the_runtimes_docstrings_call_the_shipped_middleware_with_its_parameters() -> None:
+    runtime = Path(mcp_runtime.__file__).parent
+    checked = 0
+    for path in sorted(runtime.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)):
+                continue
+            for written in shipped_calls(ast.get_docstring(node) or ""):
+                call = ast.parse(written, mode="eval").body
+                assert isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                signature = inspect.signature(SHIPPED[call.func.id])
+                try:
+                    signature.bind(*call.args, **{k.arg: k.value for k in call.keywords if k.arg})
+                except TypeError as error:
+                    raise AssertionError(
+                        f"{path.relative_to(runtime)}: {written}: {error}"
+                    ) from None
+                checked += 1
+    assert checked >= 5
 
 
 # ------------------------------------------------------------------ injection

@@ -229,6 +229,34 @@ def test_a_lifespan_that_cannot_start_ends_the_process_with_one_line(
     assert "Traceback" not in completed.stderr
 
 
+GUIDE_LIFESPAN = Path(__file__).resolve().parents[1] / "support" / "sqlite_lifespan_server.py"
+# Runs of the guide's example: its driver's worker thread reported to a closed event loop in
+# about one run in four (a 20-line traceback after the line); each run must be one line.
+RUNS = 8
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_database_that_cannot_open_ends_the_guides_example_with_one_line(
+    transport: str, tmp_path: Path
+) -> None:
+    env = server_env(tmp_path, None, MCP_TRANSPORT=transport, MCP_PORT="0")
+    env["NOTES_DB"] = str(tmp_path / "missing" / "notes.db")  # a directory that is not there
+    for _ in range(RUNS):
+        completed = subprocess.run(
+            [sys.executable, str(GUIDE_LIFESPAN)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert completed.returncode == 1
+        assert completed.stderr.splitlines() == [
+            "notes: the app's lifespan failed to start: "
+            "OperationalError: unable to open database file"
+        ], completed.stderr
+
+
 TEARDOWN_SERVER = """
 import contextlib, sys
 from pathlib import Path

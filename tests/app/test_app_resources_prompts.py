@@ -13,6 +13,7 @@ import pytest
 from typing_extensions import override
 
 from mcp_protocol import v2025_11_25 as mcp
+from mcp_protocol import v2026_07_28 as modern
 from mcp_runtime import lifecycle
 from mcp_runtime.app import App, Message, ResourceError, UriTemplate
 from mcp_runtime.client import ClientSession
@@ -271,6 +272,35 @@ def test_prompts(version: str) -> None:
             assert raised.value.code == -32602 and text in raised.value.message
 
     serve(make_app(), version, check)
+
+
+@pytest.mark.parametrize("version", ALL)
+def test_a_prompt_returns_the_messages_or_result_of_any_revision(version: str) -> None:
+    """What the prompt decorator's typing lets a prompt return (a PromptMessage or
+    GetPromptResult of any revision) is what a client of every revision gets."""
+    app = App("revisions")
+
+    @app.prompt()
+    def messages(topic: str) -> list[mcp.PromptMessage]:
+        return [mcp.PromptMessage(role="user", content=mcp.TextContent(text=topic))]
+
+    @app.prompt()
+    async def result(topic: str) -> modern.GetPromptResult:
+        text = modern.TextContent(text=topic)
+        return modern.GetPromptResult(
+            description="From 2026-07-28",
+            messages=[modern.PromptMessage(role="assistant", content=text)],
+        )
+
+    async def check(session: ClientSession) -> None:
+        server = stub(session)
+        got = wire(await server.get_prompt(name="messages", arguments={"topic": "a"}))
+        assert got["messages"] == [{"role": "user", "content": {"type": "text", "text": "a"}}]
+        got = wire(await server.get_prompt(name="result", arguments={"topic": "b"}))
+        assert got["description"] == "From 2026-07-28"
+        assert got["messages"] == [{"role": "assistant", "content": {"type": "text", "text": "b"}}]
+
+    serve(app, version, check)
 
 
 def test_a_prompt_argument_must_be_a_string_like_type() -> None:

@@ -5,7 +5,8 @@ repository's configuration) in one run, as tests/protocol/test_methods_typecheck
 does for the generated interfaces: a line marked ``# E: <code>`` (optionally
 followed by part of the message) must get exactly that error, every other line
 none. ``app_mistakes.py`` plants the typical mistakes (a prompt or completion
-returning ``int``, a misspelled tool annotation, the lifespan state, headers
+returning ``int``, a prompt returning a Struct of its own, which the wire cannot
+carry as a prompt, a misspelled tool annotation, the lifespan state, headers
 and session state used wrongly); ``app_ok.py`` is a clean production-style server.
 """
 

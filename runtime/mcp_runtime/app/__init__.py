@@ -23,7 +23,7 @@ from .client import (
     validate_structured,
 )
 from .context import Context, Elicited, LogLevel, Root, Sampled
-from .errors import PromptError, ResourceError, ToolError
+from .errors import NoSession, PromptError, ResourceError, ToolError
 from .lifespan import LifespanError
 from .media import Audio, Content, File, Image, Link
 from .middleware import Call, Middleware, Next
@@ -50,6 +50,7 @@ __all__ = [
     "Link",
     "Middleware",
     "Next",
+    "NoSession",
     "PinError",
     "Pins",
     "RateLimit",

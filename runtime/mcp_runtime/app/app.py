@@ -29,6 +29,7 @@ from ..stores import Store
 from ..tasks import Tasks
 from .audit import Audit
 from .context import Context
+from .errors import NoSession
 from .lifespan import Lifespan, LifespanFactory
 from .middleware import Middleware
 from .mount import Mount, prefixed_uri
@@ -103,6 +104,7 @@ class App(Registering, Running, Generic[S]):
         self.middleware = tuple(middleware)
         self.store = store
         self.visibility = Visibility()
+        self.visibility.on_change.append(self._visibility_changed)
         states = SessionStates()
         states.store = store
         self.services = AppServices(Lifespan(lifespan, self), states)
@@ -213,6 +215,13 @@ class App(Registering, Running, Generic[S]):
             return
         self._later(server.notify_list_changed(_LIST_CAPABILITY[kind]))
 
+    def _visibility_changed(self) -> None:
+        # Lists and reads kept by middleware (Cache) may show what is now hidden,
+        # here and in the apps this one is mounted in (their lists hold its items).
+        self._invalidate(None)
+        for mount in self._mounted_in:
+            mount.parent._visibility_changed()
+
     def _later(self, notifying: Any) -> None:
         try:
             loop = asyncio.get_running_loop()
@@ -267,7 +276,9 @@ class App(Registering, Running, Generic[S]):
         """Show the tools, prompts and resources named (names, URIs or
         templates) or tagged, to every session or to ``session`` (a context of
         one of its requests); see :mod:`.visibility`. The sessions whose view
-        changed are told so."""
+        changed are told so. A 2026-07-28 request has no session: ``session=``
+        of one raises :class:`~.errors.NoSession` (a ToolError), which its
+        caller gets as a tool error saying so."""
         self._set_visible(names, tags, session, True)
 
     def disable(
@@ -334,7 +345,9 @@ def _peer(session: Context[Any] | RequestContext | None) -> Any:
         return None
     request = session.request_context if isinstance(session, Context) else session
     if request.stateless:
-        raise ValueError(
-            "a 2026-07-28 request has no session: show or hide for the app (no session=)"
+        # The same tool serves every revision: its caller is told, in a tool error.
+        raise NoSession(
+            f"protocol revision {request.protocol_version} has no sessions: "
+            "nothing can be shown or hidden for this client alone"
         )
     return request.peer

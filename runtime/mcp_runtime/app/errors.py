@@ -18,6 +18,12 @@ class ToolError(Exception):
     """Raised by a tool to answer with a tool execution error (``isError: true``)."""
 
 
+class NoSession(ToolError, ValueError):
+    """A rule for one session (``app.enable(..., session=ctx)``) asked by a
+    request that has none (2026-07-28): a tool error that says so to the
+    caller (-32602 with the message from a resource or prompt)."""
+
+
 class ResourceError(McpError):
     """Raised by a resource function: -32602 with the message (a resource
     that does not exist, or cannot be read with these variables)."""

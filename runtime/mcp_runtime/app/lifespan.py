@@ -22,7 +22,10 @@ one-line reason; teardown runs on every way out.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import threading
+import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Generic
@@ -35,6 +38,14 @@ S = TypeVar("S", default=Any)
 
 # What App(lifespan=...) takes: a function of the app to an async context manager.
 LifespanFactory = Callable[[Any], AbstractAsyncContextManager[S]]
+
+
+THREADS_END_TIMEOUT = 2.0
+"""Seconds a lifespan that failed to start waits for the threads it started to end.
+
+A driver's worker thread (aiosqlite's, after a failed connect) reports its
+stop to the event loop: were the loop closed first (the server stops), the
+thread would die printing a traceback after the one-line reason."""
 
 
 class LifespanError(RuntimeError):
@@ -73,6 +84,7 @@ class Lifespan(Generic[S]):
         if self._stack is not None:
             return
         stack = contextlib.AsyncExitStack()
+        threads = set(threading.enumerate())
         try:
             if self._factory is not None:
                 self._state = await stack.enter_async_context(self._factory(self._app))
@@ -82,6 +94,7 @@ class Lifespan(Generic[S]):
         except BaseException as error:
             self._users -= 1
             await stack.aclose()
+            await _threads_end(set(threading.enumerate()) - threads, THREADS_END_TIMEOUT)
             if not isinstance(error, Exception):
                 raise  # a cancellation or an interrupt is not a failure to report
             if isinstance(error, LifespanError):  # a mounted app's, already said in one line
@@ -136,6 +149,13 @@ class LifespanASGI:
         finally:
             if self.lifespan.running:  # the app ended without a shutdown (an error, a cancellation)
                 await self.lifespan.stop()
+
+
+async def _threads_end(threads: set[threading.Thread], timeout: float) -> None:
+    """Wait, the loop running, for ``threads`` to end (``timeout`` at most)."""
+    deadline = time.monotonic() + timeout
+    while any(each.is_alive() for each in threads) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
 
 
 def _one_line(error: BaseException) -> str:

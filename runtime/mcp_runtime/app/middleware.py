@@ -7,7 +7,7 @@
         finally:
             print(call.method, time.perf_counter() - started)
 
-    app = App("notes", middleware=[timing, RateLimit(per_minute=600)])
+    app = App("notes", middleware=[timing, RateLimit(600, per=60.0)])
 
 A middleware gets the :class:`Call` (method, the params decoded as the
 negotiated revision's type, the request's context, principal, revision and

@@ -3,7 +3,9 @@
 Prompt arguments travel as strings; a parameter may be a ``str``, a number,
 a ``bool``, a string ``Literal`` or ``Enum`` (converted from the string), or
 optional. The function returns a string (one user message), a
-:class:`Message`, a list of them, or a ``GetPromptResult``.
+:class:`Message`, a ``PromptMessage`` of any revision, a list of these, or a
+``GetPromptResult`` of any revision (converted to the negotiated one's);
+another return type is a mypy error (see :mod:`.registering`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import msgspec
 from msgspec import UNSET
@@ -35,6 +37,27 @@ class Message:
     role: Literal["user", "assistant"]
     content: Any
     """A string, an Image, Audio, File or Link, or a content block of any revision."""
+
+
+class RevisionMessage(Protocol):
+    """A ``PromptMessage`` of any revision (the generated Structs have these fields)."""
+
+    @property
+    def role(self) -> str: ...
+
+    @property
+    def content(self) -> object: ...
+
+
+@runtime_checkable
+class RevisionResult(Protocol):
+    """A ``GetPromptResult`` of any revision."""
+
+    @property
+    def description(self) -> object: ...
+
+    @property
+    def messages(self) -> Sequence[RevisionMessage]: ...
 
 
 class PromptSpec:
@@ -120,10 +143,16 @@ class PromptSpec:
             return flavor.input_required(asked, rounds.state())
         if isinstance(value, flavor.types.GetPromptResult):
             return value
-        items = value if isinstance(value, (list, tuple)) else [value]
+        description = self.description
+        if isinstance(value, RevisionResult):
+            # Another revision's GetPromptResult: its messages and description, as this one's.
+            items = value.messages
+            description = value.description if isinstance(value.description, str) else description
+        else:
+            items = value if isinstance(value, (list, tuple)) else [value]
         messages = [_message(item, flavor) for item in items]
-        if self.description is not None:
-            return flavor.types.GetPromptResult(description=self.description, messages=messages)
+        if description is not None:
+            return flavor.types.GetPromptResult(description=description, messages=messages)
         return flavor.types.GetPromptResult(messages=messages)
 
 

@@ -12,19 +12,20 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypedDict, TypeVar, Union
 
-import msgspec
 from typing_extensions import Unpack
 
 from .completion import Completer
-from .prompts import Message, PromptSpec
+from .prompts import Message, PromptSpec, RevisionMessage, RevisionResult
 from .registry import Registry
 from .resources import ResourceSpec
 from .tools import TaskSupport, ToolAnnotations, ToolSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# What a prompt function may return (generated PromptMessage and GetPromptResult are Structs).
-PromptReturn = Union[str, Message, msgspec.Struct, Sequence[Union[str, Message, msgspec.Struct]]]
+# What a prompt function may return: a PromptMessage or GetPromptResult of any revision by
+# their fields, so that another Struct, which the wire cannot carry as a prompt, is an error.
+PromptItem = Union[str, Message, RevisionMessage]
+PromptReturn = Union[PromptItem, RevisionResult, Sequence[PromptItem]]
 PromptF = TypeVar("PromptF", bound=Callable[..., Union[PromptReturn, Awaitable[PromptReturn]]])
 # What a completion function may return: candidates (one str is refused when registered).
 CompleteF = TypeVar(
@@ -167,9 +168,10 @@ class Registering:
         self, name: str | None = None, **options: Unpack[PromptOptions]
     ) -> Callable[[PromptF], PromptF]:
         """Register a prompt; its arguments are the function's parameters. It
-        returns a string, a :class:`Message`, a list of them, or a generated
-        ``GetPromptResult`` (another return type is a mypy error). Options:
-        :class:`PromptOptions`."""
+        returns a string, a :class:`Message`, a generated ``PromptMessage``, a
+        list of these, or a generated ``GetPromptResult``, of any revision
+        (another return type, such as a Struct of your own, is a mypy error).
+        Options: :class:`PromptOptions`."""
         _needs_call("prompt", name)
 
         def register(fn: PromptF) -> PromptF:

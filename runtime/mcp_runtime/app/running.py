@@ -182,6 +182,9 @@ class Running:
         settings.configure_logging()
         if settings.transport == "http":
             app = self.asgi(path=settings.path, **options)
+            said = _SaidInOneLine(self.services.lifespan)
+            uvicorn_log = logging.getLogger("uvicorn.error")
+            uvicorn_log.addFilter(said)
             try:
                 run_http(
                     app,
@@ -194,6 +197,8 @@ class Running:
             except SystemExit:
                 if self.services.lifespan.failed is None:
                     raise
+            finally:
+                uvicorn_log.removeFilter(said)
             if self.services.lifespan.failed is not None:
                 print(f"{self.name}: {self.services.lifespan.failed}", file=sys.stderr)
                 raise SystemExit(1)
@@ -265,3 +270,16 @@ class Running:
                 await serving
         finally:
             await lifespan.stop()
+
+
+class _SaidInOneLine(logging.Filter):
+    """Drops what uvicorn logs once the app's lifespan failed to start (the
+    reason, then "Application startup failed"): :meth:`Running.run` says it in
+    one line."""
+
+    def __init__(self, lifespan: Lifespan[Any]) -> None:
+        super().__init__()
+        self.lifespan = lifespan
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self.lifespan.failed is None

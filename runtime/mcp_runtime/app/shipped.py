@@ -121,11 +121,19 @@ class StructuredLogging:
 ErrorMapper = Callable[[Exception], McpError]
 
 
+def _message(error: Exception) -> str:
+    # str() of a KeyError is the repr of its key ("'x'"): its one argument is the message.
+    if isinstance(error, KeyError) and len(error.args) == 1:
+        return str(error.args[0]) or type(error).__name__
+    return str(error) or type(error).__name__
+
+
 class ErrorMapping:
     """Exceptions of the given types become JSON-RPC errors: a code (the
-    message is the exception's) or a function building the McpError. The
-    first matching type in the mapping's order wins; other exceptions pass
-    (and end as -32603 with no details, as without this middleware)."""
+    message is the exception's; a ``KeyError``'s without the quotes of its
+    repr) or a function building the McpError. The first matching type in
+    the mapping's order wins; other exceptions pass (and end as -32603 with
+    no details, as without this middleware)."""
 
     def __init__(self, mapping: Mapping[type[Exception], int | ErrorMapper]) -> None:
         self.mapping = tuple(mapping.items())
@@ -139,7 +147,7 @@ class ErrorMapping:
             for kind, target in self.mapping:
                 if isinstance(error, kind):
                     if isinstance(target, int):
-                        raise McpError(target, str(error) or type(error).__name__) from error
+                        raise McpError(target, _message(error)) from error
                     raise target(error) from error
             raise
 
@@ -220,7 +228,8 @@ class Cache:
     for ``ttl`` seconds. A result is kept per protocol revision and per
     client (``shared=True``: one for every client, for data that is the same
     for all; never with per-session visibility or per-caller content). The
-    app empties it when a list changes, and drops a resource's entries when
+    app empties it when a list changes (an item added or removed, a
+    visibility rule made), and drops a resource's entries when
     it calls ``notify_resource_updated``. Input-required results and errors
     are never kept."""
 

@@ -20,7 +20,7 @@ serving are shared by every worker (see :mod:`.shared_rules`).
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 # The lists of the app, and the list-changed notification ("tools" ...) of each.
@@ -74,6 +74,8 @@ class Visibility:
         self._own = False  # whether any rule of ours exists
         # The rules of mounted apps on their own items (see .mount), after ours.
         self.delegates: list[Delegate] = []
+        # Called after every change: what the app's middleware keeps of lists (Cache) is stale.
+        self.on_change: list[Callable[[], None]] = []
 
     @property
     def active(self) -> bool:
@@ -93,6 +95,8 @@ class Visibility:
     ) -> None:
         self.rules(session).set(names, tags, shown)
         self._own = bool(self.app) or any(self._sessions.values())
+        for each in self.on_change:
+            each()
 
     def visible(self, session: Any | None, name: str, tags: frozenset[str]) -> bool:
         if not self.active:

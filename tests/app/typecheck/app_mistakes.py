@@ -6,6 +6,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+import msgspec
+
 from mcp_runtime.app import App, Context
 
 
@@ -30,6 +32,20 @@ def prompt_returning_int(topic: str) -> int:
 @app.prompt()  # E: type-var Value of type variable "PromptF"
 async def async_prompt_returning_int(topic: str) -> int:
     return len(topic)
+
+
+class Note(msgspec.Struct):
+    text: str
+
+
+@app.prompt()  # E: type-var Value of type variable "PromptF"
+def prompt_returning_a_struct(topic: str) -> Note:
+    return Note(topic)
+
+
+@app.prompt()  # E: type-var Value of type variable "PromptF"
+async def async_prompt_returning_structs(topic: str) -> list[Note]:
+    return [Note(topic)]
 
 
 @app.completion(prompt="summarize", argument="style")  # E: type-var "CompleteF"

@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_protocol import v2024_11_05, v2025_11_25, v2026_07_28
 from mcp_runtime.app import (
     App,
     Call,
@@ -62,6 +63,32 @@ def summarize(topic: str) -> list[Message]:
 @app.prompt()
 async def plain(topic: str) -> str:
     return topic
+
+
+@app.prompt()
+def one_message(topic: str) -> Message:
+    return Message("assistant", Image(b"\x89PNG"))
+
+
+@app.prompt()
+def strings_and_messages(topic: str) -> tuple[str | Message, ...]:
+    return (topic, Message("user", topic))
+
+
+@app.prompt()
+def a_revisions_message(topic: str) -> v2025_11_25.PromptMessage:
+    return v2025_11_25.PromptMessage(role="user", content=v2025_11_25.TextContent(text=topic))
+
+
+@app.prompt()
+def a_revisions_messages(topic: str) -> list[v2024_11_05.PromptMessage]:
+    return [v2024_11_05.PromptMessage(role="user", content=v2024_11_05.TextContent(text=topic))]
+
+
+@app.prompt()
+async def a_revisions_result(topic: str) -> v2026_07_28.GetPromptResult:
+    message = v2026_07_28.PromptMessage(role="user", content=v2026_07_28.TextContent(text=topic))
+    return v2026_07_28.GetPromptResult(messages=[message])
 
 
 @app.completion(prompt="summarize", argument="topic")
