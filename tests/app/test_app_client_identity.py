@@ -23,7 +23,7 @@ import pytest
 from support.http_servers import run, serving
 
 from mcp_runtime import lifecycle
-from mcp_runtime.app import RATE_LIMITED, App, Call, Next, RateLimit
+from mcp_runtime.app import RATE_LIMITED, App, Call, Context, Next, RateLimit
 from mcp_runtime.auth.principal import Principal
 from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.http import HttpOptions
@@ -57,6 +57,10 @@ def limited_app(limit: int, seen: list[Call] | None = None, **rate: Any) -> App[
     @app.tool()
     def ping() -> str:
         return "pong"
+
+    @app.tool()
+    def whoami(ctx: Context) -> str:
+        return ctx.client_identity.key
 
     return app
 
@@ -245,6 +249,9 @@ def test_in_memory_the_client_is_the_local_one_or_its_principal() -> None:
         local = len(seen)
         async with app.test_client(protocol_version="2025-11-25", principal=alice) as session:
             assert await ping(session) is None
+            stub = lifecycle.revision(session.protocol_version).package.ClientStub(session)
+            named = await stub.call_tool("whoami", arguments={})
+            assert named.content[0].text == "principal:sub:alice"
         return local
 
     local = run(main())

@@ -22,15 +22,7 @@ from ..asgi import Receive, Scope, Send
 from ..auth.principal import Principal
 from ..disconnect import ClientWatch, Gone, next_or_gone
 from ..jsonrpc import RequestId
-from ..limits import (
-    LOCAL,
-    BodyBudget,
-    BodyRefused,
-    ClientIdentity,
-    ClientKey,
-    TrustedProxies,
-    peer_key,
-)
+from ..limits import BodyBudget, BodyRefused, ClientIdentity, ClientKey, TrustedProxies, peer_key
 from ..server import Server, ServerSession
 from ..stores import Store, StoreUnavailable
 from .answers import body_refused, headers_of, plain, refuse, send_answer
@@ -58,7 +50,8 @@ class LegacySSETransport:
         self,
         max_pending: int = DEFAULT_MAX_STREAM_BUFFER,
         owner: str | None = None,
-        identity: ClientIdentity = LOCAL,
+        *,
+        identity: ClientIdentity,
     ) -> None:
         """``identity``: the client that opened the stream, as the app counts it
         against ``max_streams_per_client``; its session's every request is that client's."""
@@ -278,7 +271,7 @@ class LegacySSEApp:
         transport = LegacySSETransport(
             self.options.max_stream_buffer,
             principal.key if principal is not None else None,
-            identity,
+            identity=identity,
         )
         session = ServerSession(self.server, transport)
         transport.session = session

@@ -134,9 +134,9 @@ class HttpSessionTransport:
         principal: Principal | None = None,
         identity: ClientIdentity | None = None,
     ) -> None:
-        """``identity``: the client of the POST that carried ``message`` (None:
-        a message relayed from another worker, none of whose handlers runs
-        middleware: responses and cancellations)."""
+        """``identity``: the client of the POST that carried ``message`` (None
+        for one relayed from another worker, responses and cancellations: the
+        client of the message read before stands)."""
         self._incoming.put_nowait((message, principal, identity))
         if b"notifications/cancelled" in message:
             self.end_cancelled(message)
