@@ -14,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, Literal
+
+import msgspec
 
 from .asgi import Message, Receive, Scope
 from .ownership import PRINCIPAL_SCOPE_KEY, scope_principal_key
@@ -25,8 +26,8 @@ ClientKey = Callable[[Scope], str]
 """Names the client of an ASGI request from its scope."""
 
 
-@dataclass(frozen=True, slots=True)
-class ClientIdentity:
+# A Struct, not a dataclass: one is made for every POST (a frozen dataclass costs 5x more).
+class ClientIdentity(msgspec.Struct, frozen=True):
     """Who sent a request, as the transport that read it names its client.
 
     ``kind`` ``"http"``: ``key`` is what the HTTP app's :data:`ClientKey` made of
