@@ -13,14 +13,18 @@ HTTP to a uvicorn server on 127.0.0.1.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 from support.http_servers import run, serving
+from support.peers import THIS_TREE
 
 from mcp_runtime import lifecycle
 from mcp_runtime.app import RATE_LIMITED, App, Call, Context, Next, RateLimit
@@ -30,6 +34,7 @@ from mcp_runtime.http import HttpOptions
 from mcp_runtime.http.client import connect_sse, connect_streamable_http
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.limits import LOCAL, ClientIdentity
+from mcp_runtime.stdio import StdioServerParameters, spawn
 
 A, B = "127.0.0.2", "127.0.0.3"
 
@@ -259,3 +264,37 @@ def test_in_memory_the_client_is_the_local_one_or_its_principal() -> None:
     assert all(call.client_identity == LOCAL for call in seen[:local])
     assert {call.client for call in seen[local:]} == {"principal:sub:alice"}
     assert {call.client_identity.kind for call in seen[local:]} == {"local"}
+
+
+def test_over_stdio_the_client_is_the_local_one(tmp_path: Path) -> None:
+    """The one peer of a stdio server is ``local``, for the middleware
+    (RateLimit) as for the app's functions."""
+    script = tmp_path / "whoami.py"
+    script.write_text(
+        "from mcp_runtime.app import App, RateLimit\n"
+        "from mcp_runtime.app.context import Context\n"
+        "app = App('whoami', middleware=[RateLimit(2, per=3600.0)])\n"
+        "@app.tool()\n"
+        "def whoami(ctx: Context) -> str:\n"
+        "    return f'{ctx.client_identity.key} {ctx.client_identity.kind}'\n"
+        "app.run('stdio')\n"
+    )
+    parameters = StdioServerParameters(
+        sys.executable, [str(script)], env=THIS_TREE, stderr=asyncio.subprocess.DEVNULL
+    )
+
+    async def main() -> None:
+        client = Client(name="c", version="1", protocol_version="2025-11-25")
+        session = await client.connect(await spawn(parameters))
+        try:
+            stub = lifecycle.revision(session.protocol_version).package.ClientStub(session)
+            named = await stub.call_tool("whoami", arguments={})
+            assert named.content[0].text == "local local"
+            await stub.call_tool("whoami", arguments={})
+            with pytest.raises(McpError) as refused:
+                await stub.call_tool("whoami", arguments={})
+            assert refused.value.code == RATE_LIMITED
+        finally:
+            await session.close()
+
+    run(main())
