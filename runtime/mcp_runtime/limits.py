@@ -3,7 +3,8 @@
 A client is named by a key: its authenticated principal (see
 ``ownership.PRINCIPAL_SCOPE_KEY``), else its peer address (behind a trusted
 proxy, the address the proxy forwarded: :class:`TrustedProxies`), unless the
-app is given a ``client_key`` of its own. Each
+app is given a ``client_key`` of its own. The transports hand that name to
+the app with each request (:class:`ClientIdentity`), for its own limits. Each
 :class:`Quota` counts the places a key holds (sessions, open streams) and
 forgets keys that hold none, so it costs nothing for clients that left.
 """
@@ -13,7 +14,9 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Literal
+
+import msgspec
 
 from .asgi import Message, Receive, Scope
 from .ownership import PRINCIPAL_SCOPE_KEY, scope_principal_key
@@ -21,6 +24,36 @@ from .stepping import Pending, step
 
 ClientKey = Callable[[Scope], str]
 """Names the client of an ASGI request from its scope."""
+
+
+# A Struct, not a dataclass: one is made for every POST (a frozen dataclass costs 5x more).
+class ClientIdentity(msgspec.Struct, frozen=True):
+    """Who sent a request, as the transport that read it names its client.
+
+    ``kind`` ``"http"``: ``key`` is what the HTTP app's :data:`ClientKey` made of
+    the request (by default the principal, else the peer's address, or the one
+    a proxy of ``trusted_proxies`` forwarded), the key its own per-client limits
+    count. ``"local"``: the one peer of a stdio or in-memory connection
+    (:func:`local_client`: :data:`LOCAL`, or the principal it was given).
+    :data:`SERVER`: a request the server makes of its own handlers (the tool
+    listing behind the ``Mcp-Param-*`` check), no client's."""
+
+    key: str
+    kind: Literal["http", "local", "server"] = "http"
+
+
+LOCAL = ClientIdentity("local", "local")
+"""The client of stdio and in-memory connections: the process at the other end."""
+
+SERVER = ClientIdentity("server", "server")
+"""The server itself, asking its own handlers."""
+
+
+def local_client(principal: Any) -> ClientIdentity:
+    """The client of a stdio or in-memory connection: :data:`LOCAL`, or the
+    principal's key where the connection was given one (as over HTTP)."""
+    key = getattr(principal, "key", None)
+    return LOCAL if not isinstance(key, str) else ClientIdentity(f"principal:{key}", "local")
 
 
 def peer_key(scope: Scope) -> str:

@@ -13,6 +13,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
+from .limits import ClientIdentity
+
 P = TypeVar("P")
 R = TypeVar("R")
 
@@ -107,6 +109,11 @@ class RequestContext(Protocol):
     def principal(self) -> Any:
         """The authenticated caller (a :class:`mcp_runtime.auth.principal.Principal`)
         where the transport verified an access token; None otherwise."""
+
+    @property
+    def client_identity(self) -> ClientIdentity:
+        """Who sent the request, as its transport names its client for its own
+        per-client limits (:class:`mcp_runtime.limits.ClientIdentity`)."""
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None

@@ -37,6 +37,7 @@ from .answering import (
 )
 from .codec import encode
 from .jsonrpc import Envelope, ErrorObject, McpError, RequestId
+from .limits import ClientIdentity, local_client
 from .logsafe import quoted
 from .methods import MethodSpec, ProgressCallback
 from .outgoing import MAX_PROGRESS_BACKLOG, TYPED_MIN_SIZE, Outgoing, current_request
@@ -89,7 +90,9 @@ class SessionContext:
     The session's implementation of :class:`mcp_runtime.methods.RequestContext`, the
     protocol handlers are typed with."""
 
-    __slots__ = ("_session", "_summon", "_request_id", "_progress", "_envelope", "_principal")
+    __slots__ = (
+        "_session", "_summon", "_request_id", "_progress", "_envelope", "_principal", "_client",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -106,6 +109,9 @@ class SessionContext:
         # Taken now, while the message is being dispatched: a transport that
         # authenticates (HTTP) names the principal of the message it last read.
         self._principal = getattr(session.transport, "principal", None)
+        # Likewise who sent it, as an HTTP transport names its client.
+        named = getattr(session.transport, "identity", None)
+        self._client: ClientIdentity = named or local_client(self._principal)
 
     @classmethod
     def on_demand(
@@ -114,11 +120,13 @@ class SessionContext:
         request_id: RequestId,
         progress: ProgressState | None,
         principal: Any,
+        client: ClientIdentity,
     ) -> SessionContext:
         """The context of a request served with no session yet: ``summon()``
         makes it (once; later calls return the same) when the handler first
-        needs it. ``principal``: who the request was authenticated as."""
-        return cls._of(None, summon, request_id, progress, None, principal)
+        needs it. ``principal``: who the request was authenticated as;
+        ``client``: who sent it."""
+        return cls._of(None, summon, request_id, progress, None, principal, client)
 
     @classmethod
     def _of(
@@ -129,11 +137,13 @@ class SessionContext:
         progress: ProgressState | None,
         envelope: RequestEnvelope | None,
         principal: Any,
+        client: ClientIdentity,
     ) -> SessionContext:
         context = cls.__new__(cls)
         context._session, context._summon = session, summon
         context._request_id, context._progress = request_id, progress
         context._envelope, context._principal = envelope, principal
+        context._client = client
         return context
 
     @property
@@ -182,6 +192,10 @@ class SessionContext:
     def principal(self) -> Any:
         return self._principal
 
+    @property
+    def client_identity(self) -> ClientIdentity:
+        return self._client
+
     def described(self, envelope: RequestEnvelope) -> SessionContext:
         """This context for a request that describes its sender (2026-07-28 on)."""
         return SessionContext._of(
@@ -191,6 +205,7 @@ class SessionContext:
             self._progress,
             envelope,
             self._principal,
+            self._client,
         )
 
     def hold_progress(self) -> None:

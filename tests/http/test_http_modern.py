@@ -39,6 +39,7 @@ from mcp_runtime.http.headers import InvalidAnnotation, decode_value, encode_val
 from mcp_runtime.http.stateless import first_step
 from mcp_runtime.http.streamable import StreamableHTTPApp
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
+from mcp_runtime.limits import ClientIdentity
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
 from mcp_runtime.session import Session
@@ -991,21 +992,31 @@ def test_first_step_answers_at_once_or_hands_the_handler_over() -> None:
     def summon() -> Any:
         raise AssertionError("none of these handlers needs a session")
 
+    peer = ClientIdentity("peer:127.0.0.1")
+
     def params(**fields: Any) -> msgspec.Raw:
         return msgspec.Raw(json.dumps({**fields, "_meta": META}).encode())
 
     async def main() -> None:
-        answered = first_step(route, 1, params(name="echo", arguments={"a": 1}), b"", summon, None)
+        answered = first_step(
+            route, 1, params(name="echo", arguments={"a": 1}), b"", summon, None, peer
+        )
         assert isinstance(answered, bytes)
         assert json.loads(answered)["result"]["content"][0]["text"] == '{"a": 1}'
-        failed = first_step(route, 2, params(name="fail"), b"", summon, None)
+        failed = first_step(route, 2, params(name="fail"), b"", summon, None, peer)
         assert (
             isinstance(failed, bytes)
             and json.loads(failed)["error"]["message"] == "the tool failed on purpose"
         )
-        assert first_step(route, 3, params(name=5), b"", summon, None) is None
+        assert first_step(route, 3, params(name=5), b"", summon, None, peer) is None
         waiting = first_step(
-            route, 4, params(name="slow", arguments={"seconds": 0, "tag": "t"}), b"", summon, None
+            route,
+            4,
+            params(name="slow", arguments={"seconds": 0, "tag": "t"}),
+            b"",
+            summon,
+            None,
+            peer,
         )
         assert isinstance(waiting, stepping.Pending) and handlers.started == ["t"]
         result = await waiting.rest()  # what the handler returns, once carried on

@@ -11,9 +11,10 @@ when it ends, as one JSON object on one line::
      "client": "claude-code 1.2", "backend": "everything", "method": "tools/call",
      "name": "echo", "outcome": "ok", "durationMs": 3.1}
 
-``who`` is the authenticated caller (``principal:<subject or client id>``),
-else the HTTP session (``session:<id>``), else ``local`` (stdio: one client
-per process); ``client`` the name and version the front client gave at
+``who`` is the client as the transport names it for its per-client limits
+(``Call.client``): the authenticated caller (``principal:<subject or client
+id>``), else the HTTP client's address (``peer:<address>``, the one a proxy of
+``trusted_proxies`` forwarded), else ``local`` (stdio, in memory); ``client`` the name and version the front client gave at
 initialization, when it gave them. ``name`` is the tool or prompt as the
 backend knows it (for reads the URI, for completions the reference).
 ``outcome``: ``ok``; ``error`` (the tool answered ``isError: true``);
@@ -37,7 +38,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .. import jsonrpc
-from ..http import request_headers
 from ..jsonrpc import McpError
 from ..methods import RequestContext
 
@@ -120,19 +120,9 @@ class Audit:
 
 
 def who(ctx: RequestContext) -> str:
-    """The caller, as the audit names it (the rule of ``Call.client``)."""
-    principal = ctx.principal
-    if principal is not None:
-        return f"principal:{principal.key}"
-    headers = request_headers()
-    if headers is not None:
-        session = headers.get("mcp-session-id")
-        if session:
-            return f"session:{session}"
-        forwarded = headers.get("x-forwarded-for")
-        if forwarded:
-            return f"address:{forwarded.split(',')[0].strip()}"
-    return "local"
+    """The caller, as the audit names it: as ``Call.client`` does, the key the
+    transport names the request's client by."""
+    return ctx.client_identity.key
 
 
 def _client(ctx: RequestContext) -> str:

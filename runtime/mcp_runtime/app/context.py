@@ -24,6 +24,7 @@ from typing_extensions import TypeVar
 from .. import capabilities, codec, jsonrpc, lifecycle
 from ..http import request_headers
 from ..jsonrpc import McpError
+from ..limits import ClientIdentity
 from ..methods import RequestContext
 from .errors import InputRequired, ToolError
 from .flavor import Flavor
@@ -123,6 +124,12 @@ class Context(Generic[S]):
     def principal(self) -> Any:
         """The authenticated caller (:class:`mcp_runtime.auth.principal.Principal`), or None."""
         return self._request.principal
+
+    @property
+    def client_identity(self) -> ClientIdentity:
+        """Who sent the request, as its transport names the client for its own
+        per-client limits (what middleware counts as ``call.client``)."""
+        return self._request.client_identity
 
     @property
     def params(self) -> Any:

@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..http import request_headers
+from ..limits import ClientIdentity
 from ..methods import MethodSpec
 from ..session import Handler, SessionContext
 
@@ -84,22 +85,20 @@ class Call:
         return None
 
     @property
+    def client_identity(self) -> ClientIdentity:
+        """Who is calling, as the transport names the client for its own
+        per-client limits (:class:`~mcp_runtime.limits.ClientIdentity`)."""
+        return self.request.client_identity
+
+    @property
     def client(self) -> str:
-        """Who is calling, for counting: the principal's key if authenticated,
-        else the HTTP session, else the client's address, else ``"local"``
-        (stdio and in memory: one client per process)."""
-        principal = self.request.principal
-        if principal is not None:
-            return f"principal:{principal.key}"
-        headers = self._headers
-        if headers is not None:
-            session = headers.get("mcp-session-id")
-            if session:
-                return f"session:{session}"
-            forwarded = headers.get("x-forwarded-for")
-            if forwarded:
-                return f"address:{forwarded.split(',')[0].strip()}"
-        return "local"
+        """Who is calling, for counting: the key of :attr:`client_identity`.
+        Over HTTP the principal's (``principal:...``) if authenticated, else the
+        client's address (``peer:<address>``; behind a proxy of
+        ``HttpOptions.trusted_proxies``, the address it forwarded), or what the
+        app's ``client_key`` returns; ``"local"`` on stdio and in memory (the
+        process at the other end)."""
+        return self.request.client_identity.key
 
     def replace(self, *, params: Any) -> Call:
         """This call with other params (of the same type) for the rest of the chain."""
@@ -129,7 +128,12 @@ def chain(middleware: Sequence[Middleware]) -> Callable[[MethodSpec[Any, Any], H
         method, notification = spec.method, spec.kind == "notification"
 
         async def route(params: Any, ctx: SessionContext) -> Any:
-            return await step(Call(method, params, ctx, notification, request_headers()))
+            call = Call(method, params, ctx, notification, request_headers())
+            if ctx.client_identity.kind == "server":
+                # The transport asking the app for itself (the tool listing behind
+                # the Mcp-Param-* check): no client's call, not the middleware's.
+                return await innermost(call)
+            return await step(call)
 
         return route
 

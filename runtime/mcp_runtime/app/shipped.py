@@ -154,8 +154,9 @@ class ErrorMapping:
 
 class RateLimit:
     """At most ``limit`` requests per ``per`` seconds (a sliding window) for
-    each client (:attr:`Call.client`: the principal, else the HTTP session,
-    else the address; ``key`` picks another). Past it the request is refused
+    each client (:attr:`Call.client`: the principal, else the client's
+    address, as the transport names clients for its own limits; ``key`` picks
+    another). Past it the request is refused
     with :data:`RATE_LIMITED` and ``data.retryAfterSeconds``. Notifications
     pass. Counted in this process, or app-wide when the app has a shared
     store (``App(store=RedisStore.from_url(url))``)."""

@@ -20,7 +20,7 @@ from ..asgi import Receive, Scope, Send
 from ..auth.principal import Principal
 from ..disconnect import ClientWatch, Gone, SlowAnswers, next_or_gone
 from ..jsonrpc import Envelope, RequestId
-from ..limits import ClientKey
+from ..limits import ClientIdentity, ClientKey
 from ..server import Server
 from ..stepping import one_pass
 from .answers import plain, refuse, scope_refusal, send_answer, utf8_or_refused
@@ -137,6 +137,9 @@ class HandshakePath:
                 await refuse(send, 400, probe, jsonrpc.INVALID_REQUEST, problem)
                 return
 
+        # Who sent it, as the per-client limits name clients: for the app's handlers too.
+        client = self.client_key(scope)
+        identity = ClientIdentity(client)
         if self.stateless:
             if self.stateless_running + len(requests) > self.options.max_concurrent_requests:
                 await refuse(
@@ -146,7 +149,16 @@ class HandshakePath:
             self.stateless_running += len(requests)
             try:
                 await self._post_alone(
-                    body, requests, initializing, headers, send, receive, principal, single, errors
+                    body,
+                    requests,
+                    initializing,
+                    headers,
+                    send,
+                    receive,
+                    principal,
+                    identity,
+                    single,
+                    errors,
                 )
             finally:
                 self.stateless_running -= len(requests)
@@ -156,7 +168,7 @@ class HandshakePath:
             opened = await table.open(
                 secrets.token_urlsafe(32),  # 256 bits from the OS CSPRNG
                 owner_of(principal),
-                self.client_key(scope),
+                client,
             )
             if isinstance(opened, str):
                 await refuse(send, 503, probe, jsonrpc.INTERNAL_ERROR, opened)
@@ -181,7 +193,16 @@ class HandshakePath:
             )
             return
         await self._answer(
-            http_session, body, requests, send, receive, principal, single, headers, errors
+            http_session,
+            body,
+            requests,
+            send,
+            receive,
+            principal,
+            identity,
+            single,
+            headers,
+            errors,
         )
 
     async def _answer(
@@ -192,11 +213,13 @@ class HandshakePath:
         send: Send,
         receive: Receive,
         principal: Principal | None,
+        identity: ClientIdentity,
         single: Envelope | None = None,
         headers: dict[str, str] | None = None,
         errors: Sequence[bytes] = (),
     ) -> None:
-        """``single``: the POST's one message, as decoded (None for a batch);
+        """``identity``: the POST's client;
+        ``single``: the POST's one message, as decoded (None for a batch);
         ``headers``: the POST's, for the handlers (see mcp_runtime.http.current);
         ``errors``: the answers to the batch's members that are no valid message,
         sent with the responses to the others."""
@@ -205,7 +228,7 @@ class HandshakePath:
         if not requests:
             if not await utf8_or_refused(body, send):
                 return
-            refused = await self.table.deliver(http_session, body, principal)
+            refused = await self.table.deliver(http_session, body, principal, identity)
             if refused is not None:
                 await plain(send, 503, refused)
             elif errors:  # the batch's other members were delivered
@@ -234,7 +257,7 @@ class HandshakePath:
             # The handlers' tasks start in feed: they keep these headers, this POST's.
             token = set_request_headers(headers)
             try:
-                http_session.feed(body, principal, single)
+                http_session.feed(body, principal, identity, single)
             finally:
                 reset_request_headers(token)
             if self.json_response:
@@ -271,6 +294,7 @@ class HandshakePath:
         send: Send,
         receive: Receive,
         principal: Principal | None,
+        identity: ClientIdentity,
         single: Envelope | None,
         errors: Sequence[bytes],
     ) -> None:
@@ -280,7 +304,16 @@ class HandshakePath:
             http_session.session.adopt(headers.get("mcp-protocol-version", DEFAULT_HEADER_VERSION))
         try:
             await self._answer(
-                http_session, body, requests, send, receive, principal, single, headers, errors
+                http_session,
+                body,
+                requests,
+                send,
+                receive,
+                principal,
+                identity,
+                single,
+                headers,
+                errors,
             )
         finally:
             await http_session.close()

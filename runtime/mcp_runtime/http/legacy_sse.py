@@ -22,7 +22,7 @@ from ..asgi import Receive, Scope, Send
 from ..auth.principal import Principal
 from ..disconnect import ClientWatch, Gone, next_or_gone
 from ..jsonrpc import RequestId
-from ..limits import BodyBudget, BodyRefused, ClientKey, TrustedProxies, peer_key
+from ..limits import BodyBudget, BodyRefused, ClientIdentity, ClientKey, TrustedProxies, peer_key
 from ..server import Server, ServerSession
 from ..stores import Store, StoreUnavailable
 from .answers import body_refused, headers_of, plain, refuse, send_answer
@@ -47,8 +47,15 @@ class LegacySSETransport:
     """
 
     def __init__(
-        self, max_pending: int = DEFAULT_MAX_STREAM_BUFFER, owner: str | None = None
+        self,
+        max_pending: int = DEFAULT_MAX_STREAM_BUFFER,
+        owner: str | None = None,
+        *,
+        identity: ClientIdentity,
     ) -> None:
+        """``identity``: the client that opened the stream, as the app counts it
+        against ``max_streams_per_client``; its session's every request is that client's."""
+        self.identity = identity
         # Each message with the principal its POST was authenticated with.
         self.incoming: asyncio.Queue[tuple[bytes, Principal | None] | None] = asyncio.Queue()
         self.principal: Principal | None = None  # that of the message read last
@@ -216,12 +223,17 @@ class LegacySSEApp:
             await plain(send, refused[0], refused[1] or "Too many streams open for this client")
             return
         try:
-            await self._session(scope, receive, send, principal)
+            await self._session(scope, receive, send, principal, ClientIdentity(client))
         finally:
             give_place(places.stream_quota, places.stream_leases, client, lease)
 
     async def _session(
-        self, scope: Scope, receive: Receive, send: Send, principal: Principal | None
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        principal: Principal | None,
+        identity: ClientIdentity,
     ) -> None:
         session_id = secrets.token_hex(16)  # 128 bits from the OS CSPRNG
         if self.handover is not None:
@@ -231,7 +243,7 @@ class LegacySSEApp:
                 return
         try:
             async with self._reachable(session_id):
-                await self._serve(session_id, scope, receive, send, principal)
+                await self._serve(session_id, scope, receive, send, principal, identity)
         except StoreUnavailable as error:
             await plain(send, 503, f"Service Unavailable: {error}")
         finally:
@@ -254,9 +266,12 @@ class LegacySSEApp:
         receive: Receive,
         send: Send,
         principal: Principal | None,
+        identity: ClientIdentity,
     ) -> None:
         transport = LegacySSETransport(
-            self.options.max_stream_buffer, principal.key if principal is not None else None
+            self.options.max_stream_buffer,
+            principal.key if principal is not None else None,
+            identity=identity,
         )
         session = ServerSession(self.server, transport)
         transport.session = session

@@ -22,7 +22,7 @@ from ..asgi import Receive, Send
 from ..auth.principal import Principal
 from ..disconnect import SlowAnswers
 from ..jsonrpc import Envelope, RequestId
-from ..limits import Quota
+from ..limits import LOCAL, ClientIdentity, Quota
 from ..server import Server, ServerSession
 from ..wire import RESPONSE, Message
 from .answers import plain
@@ -55,9 +55,12 @@ class HttpSessionTransport:
     """The Transport a ServerSession reads and writes when served over HTTP."""
 
     def __init__(self, options: HttpOptions) -> None:
-        # Each message with the principal its POST was authenticated with.
-        self._incoming: asyncio.Queue[tuple[bytes, Principal | None] | None] = asyncio.Queue()
+        # Each message with the principal its POST was authenticated with, and its client.
+        self._incoming: asyncio.Queue[
+            tuple[bytes, Principal | None, ClientIdentity | None] | None
+        ] = asyncio.Queue()
         self.principal: Principal | None = None  # that of the message read last
+        self.identity: ClientIdentity = LOCAL  # likewise (set by every POST's message)
         self._history = options.event_history
         self._max_stream_buffer = options.max_stream_buffer
         self._retention = options.finished_stream_retention
@@ -81,7 +84,9 @@ class HttpSessionTransport:
         item = await self._incoming.get()
         if item is None:
             return None
-        message, self.principal = item
+        message, self.principal, identity = item
+        if identity is not None:
+            self.identity = identity
         return wire.incoming(message)
 
     def write(self, sent: wire.Message) -> None:
@@ -123,8 +128,16 @@ class HttpSessionTransport:
 
     # HTTP side -------------------------------------------------------
 
-    def receive(self, message: bytes, principal: Principal | None = None) -> None:
-        self._incoming.put_nowait((message, principal))
+    def receive(
+        self,
+        message: bytes,
+        principal: Principal | None = None,
+        identity: ClientIdentity | None = None,
+    ) -> None:
+        """``identity``: the client of the POST that carried ``message`` (None
+        for one relayed from another worker, responses and cancellations: the
+        client of the message read before stands)."""
+        self._incoming.put_nowait((message, principal, identity))
         if b"notifications/cancelled" in message:
             self.end_cancelled(message)
 
@@ -258,13 +271,18 @@ class HttpSession:
         self.used = False  # whether a request came after initialize
 
     def feed(
-        self, message: bytes, principal: Principal | None, envelope: Envelope | None = None
+        self,
+        message: bytes,
+        principal: Principal | None,
+        identity: ClientIdentity,
+        envelope: Envelope | None = None,
     ) -> None:
         """Dispatch a POSTed message with requests now, in the POST's task: not
         queued for the session's reader (a task switch less per request).
-        ``envelope``: the message, a single request, as the POST decoded it
-        (the session then skips its own pass over it)."""
-        self.transport.principal = principal
+        ``identity``: the POST's client; ``envelope``: the message, a single
+        request, as the POST decoded it (the session then skips its own pass over it)."""
+        transport = self.transport
+        transport.principal, transport.identity = principal, identity
         if envelope is not None and is_request(envelope):
             self.session.feed(Message(data=message, envelope=envelope))
             return
@@ -325,10 +343,15 @@ class SessionTable:
         raise NotImplementedError
 
     async def deliver(
-        self, http_session: HttpSession, body: bytes, principal: Principal | None
+        self,
+        http_session: HttpSession,
+        body: bytes,
+        principal: Principal | None,
+        identity: ClientIdentity,
     ) -> str | None:
-        """Hand a POST of notifications and responses to the session; why not (503), if not."""
-        http_session.transport.receive(body, principal)
+        """Hand a POST of notifications and responses (from ``identity``) to the
+        session; why not (503), if not."""
+        http_session.transport.receive(body, principal, identity)
         return None
 
     async def serve_get(

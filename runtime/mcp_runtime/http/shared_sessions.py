@@ -35,6 +35,7 @@ from .. import codec, lifecycle
 from ..asgi import Receive, Send
 from ..auth.principal import Principal
 from ..disconnect import SlowAnswers, wait_disconnect
+from ..limits import ClientIdentity
 from ..server import Server, ServerSession
 from ..session import LOG_LEVELS
 from ..stores.base import Store, StoreUnavailable
@@ -295,13 +296,17 @@ class SharedSessions(SessionTable):
         return await super().end(http_session)
 
     async def deliver(
-        self, http_session: HttpSession, body: bytes, principal: Principal | None
+        self,
+        http_session: HttpSession,
+        body: bytes,
+        principal: Principal | None,
+        identity: ClientIdentity,
     ) -> str | None:
         if http_session.id and self.relays(body):
             # Answers to the server's requests (and cancellations) go to
             # the worker whose request is waiting for them, over the bus.
             return await self.relay(http_session.id, body)
-        http_session.transport.receive(body, principal)
+        http_session.transport.receive(body, principal, identity)
         return None
 
     async def _end_everywhere(self, http_session: HttpSession) -> str | None:

@@ -35,6 +35,7 @@ from ..asgi import Receive, Scope, Send
 from ..auth.principal import Principal
 from ..disconnect import ClientWatch, SlowAnswers
 from ..jsonrpc import Envelope, McpError, RequestId
+from ..limits import SERVER, ClientIdentity
 from ..outgoing import current_request
 from ..queues import OneReaderQueue
 from ..server import Server, ServerSession
@@ -114,12 +115,16 @@ class RequestTransport:
         max_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
         responses_only: bool = False,
         principal: Principal | None = None,
+        *,
+        identity: ClientIdentity,
     ) -> None:
         """``responses_only``: the client takes JSON alone, so the request's
         notifications have nowhere to go and are dropped, not queued.
-        ``principal``: who the request's POST was authenticated as."""
+        ``principal``: who the request's POST was authenticated as;
+        ``identity``: its client (SERVER for the server's own)."""
         self._message: bytes | None = message
         self.principal = principal
+        self.identity = identity
         self.responses_only = responses_only
         self._ended: asyncio.Event | None = None  # made by read(): most requests are fed, not read
         self.outbox = _Outbox()
@@ -197,8 +202,8 @@ class RequestPost:
     never waits has no client to lose meanwhile."""
 
     __slots__ = (
-        "path", "body", "version", "principal", "send", "receive", "takes_json", "takes_sse",
-        "session", "transport", "watch", "replying", "ended",
+        "path", "body", "version", "principal", "identity", "send", "receive", "takes_json",
+        "takes_sse", "session", "transport", "watch", "replying", "ended",
     )  # fmt: skip
 
     def __init__(
@@ -207,6 +212,7 @@ class RequestPost:
         body: bytes,
         version: str | None,
         principal: Principal | None,
+        identity: ClientIdentity,
         send: Send,
         receive: Receive,
         takes_json: bool,
@@ -216,6 +222,7 @@ class RequestPost:
         self.body = body
         self.version = version  # the revision the request's _meta names, when this server speaks it
         self.principal = principal
+        self.identity = identity
         self.send = send
         self.receive = receive
         self.takes_json = takes_json
@@ -236,6 +243,7 @@ class RequestPost:
                 path.options.max_stream_buffer,
                 responses_only=not self.takes_sse,
                 principal=self.principal,
+                identity=self.identity,
             )
             session = ServerSession(path.server, transport, stateless=True, version=self.version)
             self.session, self.transport = session, transport
@@ -389,6 +397,8 @@ class PerRequestPath:
         listen = method == "subscriptions/listen"
         places = self.places
         client = places.client_of(scope, listen)
+        # Who sent it, as the per-client limits name clients: for the app's handlers too.
+        identity = ClientIdentity(client or places.client_key(scope))
         if listen:
             refused, lease = await places.hold_stream(client)
         elif places.request_leases is None:
@@ -404,7 +414,9 @@ class PerRequestPath:
         known = (
             version if isinstance(version, str) and version in server.stateless_versions else None
         )
-        post = RequestPost(self, body, known, principal, send, receive, takes_json, takes_sse)
+        post = RequestPost(
+            self, body, known, principal, identity, send, receive, takes_json, takes_sse
+        )
         if listen:
             self.listening += 1
         token = set_request_headers(headers)
@@ -414,7 +426,9 @@ class PerRequestPath:
             if probe.jsonrpc == "2.0" and request_id is not None:
                 route = server.stateless_routes(known).get(method) if known is not None else None
                 begun = (
-                    first_step(route, request_id, probe.params, body, post.summon, principal)
+                    first_step(
+                        route, request_id, probe.params, body, post.summon, principal, identity
+                    )
                     if route is not None
                     else None
                 )
@@ -538,8 +552,9 @@ class PerRequestPath:
             await session.close()
 
     async def _ask(self, request: bytes) -> Any:
-        """The decoded response of the server to one request of its own."""
-        transport = RequestTransport(request, self.options.max_stream_buffer)
+        """The decoded response of the server to one request of its own (no
+        client's: its identity is SERVER, which no middleware sees)."""
+        transport = RequestTransport(request, self.options.max_stream_buffer, identity=SERVER)
         session = ServerSession(self.server, transport, stateless=True)
         session.start()
         try:
@@ -636,11 +651,13 @@ def first_step(
     data: bytes,
     summon: Callable[[], Session],
     principal: Any,
+    identity: ClientIdentity,
 ) -> bytes | Pending[Any] | None:
     """Serve the request ``data`` (``request_id``, ``params``) by ``route``
     with no session, until its handler first waits. Its context makes the
     session by ``summon()`` when the handler first needs one (a
-    notification, ``ctx.peer``); ``principal``: who sent the request.
+    notification, ``ctx.peer``); ``principal``: who the request was
+    authenticated as, ``identity``: who sent it.
 
     Returns the response when the handler answered within that step; else
     where the handler stopped, to carry on (``Pending.rest()``, see
@@ -653,7 +670,7 @@ def first_step(
         return None
     token = token_of(params, data)
     progress = ProgressState(token) if token is not None else None
-    context = SessionContext.on_demand(summon, request_id, progress, principal)
+    context = SessionContext.on_demand(summon, request_id, progress, principal, identity)
     outcome = call_handler(request_id, spec, handler, decoded, context, progress)
     if isinstance(outcome, bytes):
         return outcome
