@@ -120,3 +120,24 @@ def test_a_session_rule_asked_without_a_session_is_a_tool_error_over_streamable_
 
     with serving(unlock_app().asgi()) as server:
         run(main(server.url()))
+
+
+@pytest.mark.peers
+def test_a_sessions_unlocked_list_is_cached_for_that_session_alone_over_streamable_http() -> None:
+    """Two sessions of one client address (two agents on one machine) share no
+    cached list: the one that unlocked the admin tools lists them, the other
+    does not, behind the app's ``Cache`` (keyed by the session as well as by
+    the client, since visibility rules are per session)."""
+
+    async def main(url: str) -> None:
+        async with sdk.Client(url, mode="legacy") as first, sdk.Client(url, mode="legacy") as other:
+            assert await names(other) == ["ping", "retire", "unlock"]  # cached for `other`
+            await first.call_tool("unlock", {"code": "letmein"})
+            assert await names(first) == ["ping", "purge", "retire", "unlock"]
+            assert await names(other) == ["ping", "retire", "unlock"]
+            with pytest.raises(sdk.MCPError, match="Unknown tool: purge"):
+                await other.call_tool("purge", {})
+            assert (await first.call_tool("purge", {})).content[0].text == "0"
+
+    with serving(unlock_app().asgi()) as server:
+        run(main(server.url()))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -240,7 +241,13 @@ class Cache:
         self.ttl = ttl
         self.shared = shared
         self.methods = frozenset(methods if methods is not None else (*_LISTS, "resources/read"))
+        # Shared entries, and those of requests without a session (keyed by client).
         self._kept: dict[tuple[str, ...], tuple[float, Any]] = {}
+        # A session's own entries live and die with it: visibility rules are
+        # per session, and one address may hold several sessions.
+        self._per_session: weakref.WeakKeyDictionary[
+            Any, dict[tuple[str, ...], tuple[float, Any]]
+        ] = weakref.WeakKeyDictionary()
 
     async def __call__(self, call: Call, call_next: Next) -> Any:
         if call.method not in self.methods:
@@ -251,19 +258,27 @@ class Cache:
             call.name or "",
             "" if self.shared else call.client,
         )
+        request = call.request
+        kept = (
+            self._kept
+            if self.shared or request.stateless
+            else self._per_session.setdefault(request.peer, {})
+        )
         now = time.monotonic()
-        found = self._kept.get(key)
+        found = kept.get(key)
         if found is not None and found[0] > now:
             return found[1]
         result = await call_next(call)
         if getattr(result, "result_type", None) != "input_required":
-            self._kept[key] = (now + self.ttl, result)
+            kept[key] = (now + self.ttl, result)
         return result
 
     def invalidate(self, uri: str | None = None) -> None:
         """Drop the entries of ``uri`` (a resource read), or all (None)."""
-        if uri is None:
-            self._kept.clear()
-            return
-        for key in [key for key in self._kept if key[0] == "resources/read" and key[2] == uri]:
-            del self._kept[key]
+        tables = [self._kept, *self._per_session.values()]
+        for kept in tables:
+            if uri is None:
+                kept.clear()
+                continue
+            for key in [key for key in kept if key[0] == "resources/read" and key[2] == uri]:
+                del kept[key]
