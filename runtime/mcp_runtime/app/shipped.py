@@ -228,9 +228,9 @@ class RateLimit:
 class Cache:
     """Keeps list results (``tools/list`` ...) and ``resources/read`` results
     for ``ttl`` seconds. A result is kept per protocol revision and per
-    client (``shared=True``: one for every client, for data that is the same
-    for all; never with per-session visibility or per-caller content). The
-    app empties it when a list changes (an item added or removed, a
+    session, or per client for a request without one (``shared=True``: one
+    for every client, for data that is the same for all; never with
+    per-session visibility or per-caller content). The app empties it when a list changes (an item added or removed, a
     visibility rule made), and drops a resource's entries when
     it calls ``notify_resource_updated``. Input-required results and errors
     are never kept."""
