@@ -40,7 +40,13 @@ if TYPE_CHECKING:
 
     from .host import Host
 
-__all__ = ["OutputMismatch", "ServerBindings", "ToolCallFailed", "expand_uri_template"]
+__all__ = [
+    "InvalidArguments",
+    "OutputMismatch",
+    "ServerBindings",
+    "ToolCallFailed",
+    "expand_uri_template",
+]
 
 T = TypeVar("T")
 
@@ -52,6 +58,24 @@ _TEXT_TYPES = ("text",)
 _OLDER_DEFAULTS = {"cacheScope": "private"}
 
 
+# msgspec's validation message: "<what is wrong> - at `$.path`".
+_AT = re.compile(r" - at `(?P<path>\$[^`]*)`$")
+
+
+class InvalidArguments(ValueError):
+    """A typed call's arguments break the tool's input schema (a bound, a
+    pattern, a length the generated signature declares): nothing was sent.
+    ``name`` is the tool's, ``path`` the field's (``$.travellers``, wire names),
+    ``detail`` what is wrong."""
+
+    def __init__(self, name: str, detail: str) -> None:
+        at = _AT.search(detail)
+        self.name = name
+        self.path = at["path"] if at else "$"
+        self.detail = detail
+        super().__init__(f"tool {name!r}: invalid arguments, not sent: {detail}")
+
+
 class ServerBindings:
     """The base of a generated facade: one session, or one server of a host.
 
@@ -59,6 +83,11 @@ class ServerBindings:
     :class:`~mcp_runtime.client.ClientSession`; ``for_host(host, "name")``
     through whichever session the host holds for that entry at call time (a
     reconnected server is picked up). ``timeout`` is the default of every call.
+
+    A tool's arguments are checked against its input schema before they are
+    sent (:class:`InvalidArguments` names the tool and the field): the input
+    Struct's constraints hold only when it is decoded, not when it is built.
+    ``check_arguments=False`` sends them unchecked, for the server to judge.
     """
 
     PROTOCOL_VERSION: ClassVar[str] = ""
@@ -69,14 +98,23 @@ class ServerBindings:
         session: ClientSession | Callable[[], ClientSession],
         *,
         timeout: float | None = None,
+        check_arguments: bool = True,
     ) -> None:
         self._session = session
         self._timeout = timeout
+        self._check_arguments = check_arguments
 
     @classmethod
-    def for_host(cls, host: Host, server: str, *, timeout: float | None = None) -> Self:
+    def for_host(
+        cls,
+        host: Host,
+        server: str,
+        *,
+        timeout: float | None = None,
+        check_arguments: bool = True,
+    ) -> Self:
         """Bindings to the entry ``server`` of ``host``."""
-        return cls(lambda: host.session(server), timeout=timeout)
+        return cls(lambda: host.session(server), timeout=timeout, check_arguments=check_arguments)
 
     @property
     def session(self) -> ClientSession:
@@ -146,6 +184,12 @@ class ServerBindings:
     ) -> Any:
         session = self.session
         wire = msgspec.to_builtins(arguments) if arguments is not None else UNSET
+        if self._check_arguments and isinstance(arguments, msgspec.Struct):
+            # Building a Struct checks no Meta constraint; decoding its wire form does.
+            try:
+                msgspec.convert(wire, type(arguments))
+            except msgspec.ValidationError as error:
+                raise InvalidArguments(name, str(error)) from None
         timeout = timeout if timeout is not None else self._timeout
         if not task:
             spec = self._spec(session, "TOOLS_CALL")
