@@ -162,9 +162,11 @@ class ServerBindings:
             on_progress=on_progress,
         )
         answer = msgspec.json.decode(raw)
-        if isinstance(answer, dict):
-            for key, value in _OLDER_DEFAULTS.items():
-                answer.setdefault(key, value)
+        if isinstance(answer, dict) and isinstance(result_type, type):
+            if issubclass(result_type, msgspec.Struct):
+                for found in msgspec.structs.fields(result_type):
+                    if found.required and found.encode_name in _OLDER_DEFAULTS:
+                        answer.setdefault(found.encode_name, _OLDER_DEFAULTS[found.encode_name])
         try:
             return codec.convert(answer, result_type)
         except msgspec.ValidationError as error:
