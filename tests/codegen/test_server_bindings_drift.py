@@ -117,6 +117,7 @@ def test_descriptions_are_reported_without_failing() -> None:
         (("--config", "c.json"), "--config and --entry go together"),
         (("--url", "http://h", "--json"), "--json applies only to --check"),
         (("--stdio", "no-such-command-here"), "no-such-command-here"),
+        (("--snapshot", "s.json", "--capability", "roots"), "--capability applies only"),
     ],
 )
 def test_bad_input_is_one_line_and_a_non_zero_exit(

@@ -117,6 +117,10 @@ def server(
             raise GenerationError("--config and --entry go together")
         if headers and url is None:
             raise GenerationError("--header applies only to --url")
+        if capabilities and snapshot_file is not None:
+            raise GenerationError(
+                "--capability applies only to a live server (a snapshot records its own)"
+            )
         if as_json and not check:
             raise GenerationError("--json applies only to --check")
         if output.suffix != ".py":
