@@ -10,12 +10,17 @@ mismatch as :class:`~mcp_runtime.app.client.OutputMismatch` naming the tool
 and the field.
 
 Requests go out in the revision the session negotiated; results are handed
-back as the types of the revision the bindings were generated against
-(converted when the two differ), so that annotations stay true.
+back as the types of the revision the bindings were generated against, so that
+annotations stay true: a session of an older revision has its answers decoded
+straight into the bindings' types (an older revision's types would drop what
+newer ones carry, ``structuredContent`` before 2025-06-18), a session of a newer
+revision has them converted through JSON by :mod:`~mcp_runtime.codec` (which
+rebuilds unions without a tag, ``TextResourceContents | BlobResourceContents``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -24,8 +29,10 @@ from urllib.parse import quote
 import msgspec
 from msgspec import UNSET
 
+from . import codec, jsonrpc
 from .app.client import OutputMismatch, ToolCallFailed
 from .client import ClientSession
+from .jsonrpc import McpError
 from .methods import MethodSpec, ProgressCallback
 
 if TYPE_CHECKING:
@@ -33,11 +40,40 @@ if TYPE_CHECKING:
 
     from .host import Host
 
-__all__ = ["OutputMismatch", "ServerBindings", "ToolCallFailed", "expand_uri_template"]
+__all__ = [
+    "InvalidArguments",
+    "OutputMismatch",
+    "ServerBindings",
+    "ToolCallFailed",
+    "expand_uri_template",
+]
 
 T = TypeVar("T")
 
 _TEXT_TYPES = ("text",)
+
+# Members a newer revision requires that an older server's answer cannot carry,
+# as the older answer means them: 2026-07-28's cacheScope (with ttlMs absent, 0)
+# for a read result that says nothing about caching, so nothing caches it.
+_OLDER_DEFAULTS = {"cacheScope": "private"}
+
+
+# msgspec's validation message: "<what is wrong> - at `$.path`".
+_AT = re.compile(r" - at `(?P<path>\$[^`]*)`$")
+
+
+class InvalidArguments(ValueError):
+    """A typed call's arguments break the tool's input schema (a bound, a
+    pattern, a length the generated signature declares): nothing was sent.
+    ``name`` is the tool's, ``path`` the field's (``$.travellers``, wire names),
+    ``detail`` what is wrong."""
+
+    def __init__(self, name: str, detail: str) -> None:
+        at = _AT.search(detail)
+        self.name = name
+        self.path = at["path"] if at else "$"
+        self.detail = detail
+        super().__init__(f"tool {name!r}: invalid arguments, not sent: {detail}")
 
 
 class ServerBindings:
@@ -47,6 +83,11 @@ class ServerBindings:
     :class:`~mcp_runtime.client.ClientSession`; ``for_host(host, "name")``
     through whichever session the host holds for that entry at call time (a
     reconnected server is picked up). ``timeout`` is the default of every call.
+
+    A tool's arguments are checked against its input schema before they are
+    sent (:class:`InvalidArguments` names the tool and the field): the input
+    Struct's constraints hold only when it is decoded, not when it is built.
+    ``check_arguments=False`` sends them unchecked, for the server to judge.
     """
 
     PROTOCOL_VERSION: ClassVar[str] = ""
@@ -57,14 +98,23 @@ class ServerBindings:
         session: ClientSession | Callable[[], ClientSession],
         *,
         timeout: float | None = None,
+        check_arguments: bool = True,
     ) -> None:
         self._session = session
         self._timeout = timeout
+        self._check_arguments = check_arguments
 
     @classmethod
-    def for_host(cls, host: Host, server: str, *, timeout: float | None = None) -> Self:
+    def for_host(
+        cls,
+        host: Host,
+        server: str,
+        *,
+        timeout: float | None = None,
+        check_arguments: bool = True,
+    ) -> Self:
         """Bindings to the entry ``server`` of ``host``."""
-        return cls(lambda: host.session(server), timeout=timeout)
+        return cls(lambda: host.session(server), timeout=timeout, check_arguments=check_arguments)
 
     @property
     def session(self) -> ClientSession:
@@ -84,6 +134,46 @@ class ServerBindings:
             )
         return spec  # type: ignore[no-any-return]
 
+    def _older(self, session: ClientSession) -> bool:
+        """Whether the session speaks an older revision than the bindings'."""
+        return bool(self.PROTOCOL_VERSION) and session.protocol_version < self.PROTOCOL_VERSION
+
+    async def _request(
+        self,
+        session: ClientSession,
+        name: str,
+        params: Any,
+        result_type: Any,
+        *,
+        timeout: float | None,
+        on_progress: ProgressCallback | None = None,
+    ) -> Any:
+        """``name`` through the session; the answer of a session older than the
+        bindings is read straight into ``result_type`` (the bindings' type):
+        the older revision's types would drop members the bindings read
+        (``structuredContent`` before 2025-06-18)."""
+        spec = self._spec(session, name)
+        if not self._older(session):
+            return await session.request(spec, params, timeout=timeout, on_progress=on_progress)
+        raw = await session.request(
+            dataclasses.replace(spec, result=msgspec.Raw),
+            params,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        answer = msgspec.json.decode(raw)
+        if isinstance(answer, dict) and isinstance(result_type, type):
+            if issubclass(result_type, msgspec.Struct):
+                for found in msgspec.structs.fields(result_type):
+                    if found.required and found.encode_name in _OLDER_DEFAULTS:
+                        answer.setdefault(found.encode_name, _OLDER_DEFAULTS[found.encode_name])
+        try:
+            return codec.convert(answer, result_type)
+        except msgspec.ValidationError as error:
+            raise McpError(
+                jsonrpc.INTERNAL_ERROR, f"invalid result for {spec.method}: {error}"
+            ) from None
+
     async def _call(
         self,
         name: str,
@@ -92,14 +182,31 @@ class ServerBindings:
         task: bool,
         timeout: float | None,
         on_progress: ProgressCallback | None,
+        result_type: Any | None = None,
     ) -> Any:
         session = self.session
         wire = msgspec.to_builtins(arguments) if arguments is not None else UNSET
+        if self._check_arguments and isinstance(arguments, msgspec.Struct):
+            # Building a Struct checks no Meta constraint; decoding its wire form does.
+            try:
+                msgspec.convert(wire, type(arguments))
+            except msgspec.ValidationError as error:
+                raise InvalidArguments(name, str(error)) from None
         timeout = timeout if timeout is not None else self._timeout
         if not task:
             spec = self._spec(session, "TOOLS_CALL")
-            params = spec.params(name=name, arguments=wire)
-            result = await session.request(spec, params, timeout=timeout, on_progress=on_progress)
+            if result_type is None and self._older(session):
+                result_type = session.client.bindings.revision(self.PROTOCOL_VERSION).type(
+                    "CallToolResult"
+                )
+            result = await self._request(
+                session,
+                "TOOLS_CALL",
+                spec.params(name=name, arguments=wire),
+                result_type,
+                timeout=timeout,
+                on_progress=on_progress,
+            )
         else:
             # A task-required tool: create the task, then tasks/result, which the
             # server answers once the task is done with what tools/call answers.
@@ -180,7 +287,12 @@ class ServerBindings:
     ) -> T:
         """Call a tool without an outputSchema: the whole CallToolResult."""
         result = await self._call(
-            name, arguments, task=task, timeout=timeout, on_progress=on_progress
+            name,
+            arguments,
+            task=task,
+            timeout=timeout,
+            on_progress=on_progress,
+            result_type=result_type,
         )
         return _as(result, result_type)
 
@@ -196,8 +308,12 @@ class ServerBindings:
         spec = self._spec(session, "PROMPTS_GET")
         wire = msgspec.to_builtins(arguments) if arguments is not None else None
         params = spec.params(name=name, arguments=wire if wire else UNSET)
-        result = await session.request(
-            spec, params, timeout=timeout if timeout is not None else self._timeout
+        result = await self._request(
+            session,
+            "PROMPTS_GET",
+            params,
+            result_type,
+            timeout=timeout if timeout is not None else self._timeout,
         )
         return _as(result, result_type)
 
@@ -212,8 +328,12 @@ class ServerBindings:
         session = self.session
         spec = self._spec(session, "RESOURCES_READ")
         params = spec.params(uri=expand_uri_template(uri_template, variables))
-        result = await session.request(
-            spec, params, timeout=timeout if timeout is not None else self._timeout
+        result = await self._request(
+            session,
+            "RESOURCES_READ",
+            params,
+            result_type,
+            timeout=timeout if timeout is not None else self._timeout,
         )
         return _as(result, result_type)
 
@@ -223,11 +343,12 @@ def _present(value: Any) -> Any:
 
 
 def _as(result: Any, result_type: type[T]) -> T:
-    """``result`` as the bindings' revision's type (a session may speak another)."""
+    """``result`` as the bindings' revision's type (a session may speak a newer
+    revision): through JSON and the codec, which rebuilds untagged unions."""
     if type(result) is result_type:
         same: T = result
         return same
-    return msgspec.convert(msgspec.to_builtins(result), result_type)
+    return codec.decode(codec.encode(result), result_type)
 
 
 def _type_name(type_: Any) -> str:

@@ -8,8 +8,10 @@ field retyped."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -115,6 +117,7 @@ def test_descriptions_are_reported_without_failing() -> None:
         (("--config", "c.json"), "--config and --entry go together"),
         (("--url", "http://h", "--json"), "--json applies only to --check"),
         (("--stdio", "no-such-command-here"), "no-such-command-here"),
+        (("--snapshot", "s.json", "--capability", "roots"), "--capability applies only"),
     ],
 )
 def test_bad_input_is_one_line_and_a_non_zero_exit(
@@ -126,3 +129,157 @@ def test_bad_input_is_one_line_and_a_non_zero_exit(
     assert (
         len(lines) == 1 and lines[0].startswith("mcp-codegen: error: ") and message in lines[0]
     ), result.output
+
+
+# ---------------------------------------------------------------- the classification table
+
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "server-bindings.md"
+ROW = re.compile(r"^\| `(?P<change>[^`]+)` \| (?P<entity>[^|]+) \| (?P<breaking>[^|]+) \|$")
+
+
+def obj(properties: dict[str, Any], *required: str, closed: bool = False) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    if closed:
+        schema["additionalProperties"] = False
+    return schema
+
+
+S, N, INT = {"type": "string"}, {"type": "number"}, {"type": "integer"}
+SN = {"type": ["string", "null"]}
+
+
+def tool(
+    inputs: dict[str, Any] | None = None, output: dict[str, Any] | None = None, **extra: Any
+) -> dict[str, Any]:
+    found = {"name": "t", "inputSchema": inputs or obj({}), **extra}
+    if output is not None:
+        found["outputSchema"] = output
+    return found
+
+
+def snap(
+    tools: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    prompts: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    templates: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    revision: str = "2025-11-25",
+) -> snapshot.Snapshot:
+    return snapshot.Snapshot(
+        {"name": "s", "version": "1"}, revision, list(tools), list(prompts), list(templates)
+    )
+
+
+def prompt(*arguments: tuple[str, bool]) -> dict[str, Any]:
+    return {"name": "p", "arguments": [{"name": n, "required": r} for n, r in arguments]}
+
+
+def template(uri: str) -> dict[str, Any]:
+    return {"name": "r", "uriTemplate": uri}
+
+
+# The change (as reported) -> cases of (before, after, breaking).
+CASES: dict[str, list[tuple[snapshot.Snapshot, snapshot.Snapshot, bool]]] = {
+    "removed": [(snap([tool()]), snap(), True), (snap(prompts=[prompt()]), snap(), True)],
+    "added": [
+        (snap(), snap([tool()]), False),
+        (snap(), snap(templates=[template("a://{x}")]), False),
+    ],
+    "parameter added": [(snap([tool()]), snap([tool(obj({"a": S}))]), False)],
+    "required parameter added": [(snap([tool()]), snap([tool(obj({"a": S}, "a"))]), True)],
+    "parameter removed": [(snap([tool(obj({"a": S}))]), snap([tool()]), True)],
+    "parameter retyped": [
+        (snap([tool(obj({"a": N}))]), snap([tool(obj({"a": INT}))]), True),
+        (snap([tool(obj({"a": SN}))]), snap([tool(obj({"a": S}))]), True),
+        (snap([tool(obj({"a": INT}))]), snap([tool(obj({"a": N}))]), False),
+        (snap([tool(obj({"a": S}))]), snap([tool(obj({"a": SN}))]), False),
+        (snap([tool(obj({"a": {"enum": ["x"]}}))]), snap([tool(obj({"a": S}))]), False),
+    ],
+    "parameter made required": [
+        (snap([tool(obj({"a": S}))]), snap([tool(obj({"a": S}, "a"))]), True)
+    ],
+    "parameter made optional": [
+        (snap([tool(obj({"a": S}, "a"))]), snap([tool(obj({"a": S}))]), False)
+    ],
+    "output schema added": [(snap([tool()]), snap([tool(output=obj({"a": S}))]), False)],
+    "output schema removed": [(snap([tool(output=obj({"a": S}))]), snap([tool()]), True)],
+    "output field added": [
+        (snap([tool(output=obj({}))]), snap([tool(output=obj({"a": S}))]), False),
+        (snap([tool(output=obj({}, closed=True))]), snap([tool(output=obj({"a": S}))]), True),
+    ],
+    "output field removed": [
+        (snap([tool(output=obj({"a": S}, "a"))]), snap([tool(output=obj({"b": S}))]), True),
+        (snap([tool(output=obj({"a": S}))]), snap([tool(output=obj({"b": S}))]), False),
+    ],
+    "output field retyped": [
+        (snap([tool(output=obj({"a": SN}))]), snap([tool(output=obj({"a": S}))]), False),
+        (snap([tool(output=obj({"a": N}))]), snap([tool(output=obj({"a": INT}))]), False),
+        (
+            snap([tool(output=obj({"a": S}))]),
+            snap([tool(output=obj({"a": {"const": "x"}}))]),
+            False,
+        ),
+        (snap([tool(output=obj({"a": S}))]), snap([tool(output=obj({"a": SN}))]), True),
+        (snap([tool(output=obj({"a": INT}))]), snap([tool(output=obj({"a": N}))]), True),
+        (snap([tool(output=obj({"a": INT}))]), snap([tool(output=obj({"a": S}))]), True),
+    ],
+    "output field made required": [
+        (snap([tool(output=obj({"a": S}))]), snap([tool(output=obj({"a": S}, "a"))]), False)
+    ],
+    "output field made optional": [
+        (snap([tool(output=obj({"a": S}, "a"))]), snap([tool(output=obj({"a": S}))]), True)
+    ],
+    "task support changed": [
+        (snap([tool()]), snap([tool(execution={"taskSupport": "optional"})]), False),
+        (snap([tool()]), snap([tool(execution={"taskSupport": "required"})]), True),
+    ],
+    "argument added": [(snap(prompts=[prompt()]), snap(prompts=[prompt(("a", False))]), False)],
+    "required argument added": [
+        (snap(prompts=[prompt()]), snap(prompts=[prompt(("a", True))]), True)
+    ],
+    "argument removed": [(snap(prompts=[prompt(("a", False))]), snap(prompts=[prompt()]), True)],
+    "argument made required": [
+        (snap(prompts=[prompt(("a", False))]), snap(prompts=[prompt(("a", True))]), True)
+    ],
+    "argument made optional": [
+        (snap(prompts=[prompt(("a", True))]), snap(prompts=[prompt(("a", False))]), False)
+    ],
+    "URI template changed": [
+        (snap(templates=[template("a://{x}")]), snap(templates=[template("b://{x}")]), False),
+        (snap(templates=[template("a://{x}")]), snap(templates=[template("a://{y}")]), True),
+    ],
+    "protocol revision changed": [(snap(), snap(revision="2026-07-28"), False)],
+    "description changed": [(snap([tool(description="a")]), snap([tool(description="b")]), False)],
+}
+
+
+def guide_rows() -> dict[str, str]:
+    rows = {}
+    for line in GUIDE.read_text().splitlines():
+        match = ROW.match(line.strip())
+        if match:
+            rows[match["change"]] = match["breaking"].strip()
+    return rows
+
+
+def test_the_guides_classification_table_is_the_one_tested() -> None:
+    assert set(guide_rows()) == set(CASES)
+
+
+@pytest.mark.parametrize("change", sorted(CASES))
+def test_each_row_of_the_classification_table(change: str) -> None:
+    """Breaking means: code generated from the older snapshot breaks on the newer
+    server (a call it makes is refused, or a result it receives does not decode)."""
+    for before, after, breaking in CASES[change]:
+        report = drift.compare(before, after)
+        found = [c for c in report.changes if c.change == change]
+        assert len(found) == 1, (change, report.changes)
+        assert found[0].breaking is breaking, (change, found[0])
+        assert report.breaking is breaking, (change, report.changes)
+    row = guide_rows()[change]
+    always = {"always": True, "never": False}
+    word = row.split(",")[0]
+    if word in always:
+        assert {b for _, _, b in CASES[change]} == {always[word]}, row
+    else:
+        assert {b for _, _, b in CASES[change]} == {True, False}, (change, "both sides tested")

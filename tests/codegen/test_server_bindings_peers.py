@@ -30,7 +30,7 @@ from support.peers import NODE, SERVER_EVERYTHING, SUPPORT, everything_server, r
 from support.typecheck import expected_errors, mypy_strict
 
 from mcp_codegen.cli import main
-from mcp_runtime.bindings import ToolCallFailed, expand_uri_template
+from mcp_runtime.bindings import InvalidArguments, ToolCallFailed, expand_uri_template
 from mcp_runtime.client import Client, connect_stdio
 from mcp_runtime.host import Host
 from mcp_runtime.http import connect_http
@@ -232,9 +232,12 @@ def test_fastmcp_server(bindings: Path) -> None:
             assert (item.sku, item.quantity, item.tags) == ("ABC-123", 2, ["new"])
             total = await server.total(prices={"ABC-123": 1.25, "XYZ-999": 2.5})
             assert (total.items, total.value) == (2, 3.75)
-            with pytest.raises(ToolCallFailed) as failed:
-                # A pattern the Python type declares (Annotated Meta), checked by the server.
+            with pytest.raises(InvalidArguments, match=r"tool 'add_item'.*\$\.sku"):
+                # A pattern the Python type declares (Annotated Meta), checked before sending.
                 await server.add_item(sku="bad")
+            unchecked = fast.FastmcpInventory(session, check_arguments=False)
+            with pytest.raises(ToolCallFailed) as failed:
+                await unchecked.add_item(sku="bad")  # the server checks it too
             assert failed.value.name == "add_item" and failed.value.content
 
     run(scenario())

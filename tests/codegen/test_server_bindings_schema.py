@@ -11,6 +11,9 @@ with the note the generated code prints, and the naming rule.
 
 from __future__ import annotations
 
+import calendar
+import json
+import re
 import string
 import sys
 import types
@@ -18,6 +21,7 @@ from typing import Any
 
 import jsonschema
 import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
@@ -366,3 +370,209 @@ def test_the_naming_rule() -> None:
     decoded = msgspec.convert({"userId": "a", "user_id": 1, "timeout": 2.5}, module.ProbeInput)
     assert (decoded.user_id, decoded.user_id_2, decoded.timeout_) == ("a", 1, 2.5)
     assert 'timeout_: float | UnsetType = msgspec.field(name="timeout"' in source
+
+
+# ---------------------------------------------------------------- formats and oneOf
+
+# jsonschema checks date-time and time only with the rfc3339-validator package; the
+# oracle here is RFC 3339 section 5.6 itself, registered on jsonschema's format checker.
+_RFC3339 = re.compile(
+    r"^(?:(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})[Tt])?"
+    r"(?P<hour>\d{2}):(?P<minute>\d{2}):(?P<second>\d{2})(?:\.\d+)?"
+    r"(?:[Zz]|[+-](?P<oh>\d{2}):(?P<om>\d{2}))$",
+    re.ASCII,
+)
+
+
+def _rfc3339(instance: object, *, with_date: bool) -> bool:
+    if not isinstance(instance, str):
+        return True
+    match = _RFC3339.match(instance)
+    if match is None or (match["year"] is not None) != with_date:
+        return False
+    if with_date:
+        year, month, day = int(match["year"]), int(match["month"]), int(match["day"])
+        if not 1 <= month <= 12 or not 1 <= day <= calendar.monthrange(year or 4, month)[1]:
+            return False
+    return (
+        int(match["hour"]) <= 23
+        and int(match["minute"]) <= 59
+        and int(match["second"]) <= 60
+        and int(match["oh"] or 0) <= 23
+        and int(match["om"] or 0) <= 59
+    )
+
+
+FORMAT_CHECKER = jsonschema.FormatChecker()
+FORMAT_CHECKER.checks("date-time")(lambda v: _rfc3339(v, with_date=True))
+FORMAT_CHECKER.checks("time")(lambda v: _rfc3339(v, with_date=False))
+
+
+def oracle(schema: dict[str, Any]) -> jsonschema.Validator:
+    """jsonschema's 2020-12 validator, formats asserted."""
+    return jsonschema.Draft202012Validator(schema, format_checker=FORMAT_CHECKER)
+
+
+def _two(low: int, high: int) -> st.SearchStrategy[str]:
+    return st.integers(low, high).map(lambda n: f"{n:02d}")
+
+
+_times = st.builds(
+    lambda h, m, s, fraction, offset: f"{h}:{m}:{s}{fraction}{offset}",
+    _two(0, 25),
+    _two(0, 61),
+    # 60 is a leap second: RFC 3339 has it, Python's datetime has not (drawn apart below).
+    _two(0, 61).filter(lambda s: s != "60"),
+    st.sampled_from(["", ".5", ".123456", ".1234567", "."]),
+    st.sampled_from(["Z", "z", "", "+01:00", "-00:00", "+23:59", "+24:00", "+0100", "+1:00"]),
+)
+_dates = st.builds(
+    lambda y, m, d: f"{y}-{m}-{d}",
+    st.sampled_from(["2024", "2026", "1900", "0001", "9999", "202"]),
+    _two(0, 13),
+    _two(0, 32),
+)
+FORMAT_CANDIDATES: dict[str, st.SearchStrategy[str]] = {
+    "date-time": st.builds(
+        lambda d, sep, t: f"{d}{sep}{t}", _dates, st.sampled_from(["T", "t", " ", "_"]), _times
+    ),
+    "time": _times,
+    "date": st.one_of(_dates, st.sampled_from(["2026-5-1", "20260501", "2026-05-01T00"])),
+    "uuid": st.one_of(
+        st.uuids().map(str),
+        st.uuids().map(lambda u: str(u).upper()),
+        st.uuids().map(lambda u: u.hex),
+        st.uuids().map(lambda u: "{%s}" % u),
+        st.uuids().map(lambda u: f"urn:uuid:{u}"),
+        st.uuids().map(lambda u: str(u)[:-1] + "g"),
+        st.uuids().map(lambda u: str(u)[1:]),
+    ),
+}
+
+# What each format's type takes beyond the format, as its `# looser:` note says.
+LOOSER: dict[str, tuple[str, Any]] = {
+    "date-time": (
+        "# looser: format date-time: a space for `T` and an offset without a colon",
+        lambda v: _rfc3339(
+            re.sub(r"^(.{10}) ", r"\1T", re.sub(r"([+-]\d\d)(\d\d)$", r"\1:\2", v)), with_date=True
+        ),
+    ),
+    "time": (
+        "# looser: format time: an offset without a colon",
+        lambda v: _rfc3339(re.sub(r"([+-]\d\d)(\d\d)$", r"\1:\2", v), with_date=False),
+    ),
+    "uuid": (
+        "# looser: format uuid: 32 hex digits without hyphens",
+        lambda v: re.fullmatch(r"[0-9a-fA-F]{32}", v) is not None,
+    ),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMAT_CANDIDATES))
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_a_format_is_exact_or_its_looser_note_names_what_else_it_takes(
+    fmt: str, data: st.DataObject
+) -> None:
+    """A value the format accepts is accepted; one it refuses is refused, unless the
+    `# looser:` comment printed above the field names its form."""
+    schema = {"type": "object", "properties": {"v": {"type": "string", "format": fmt}}}
+    source, module = _cached_bindings(fmt, schema)
+    validator = oracle(schema)
+    note, looser = LOOSER.get(fmt, (None, lambda v: False))
+    if note is not None:
+        assert note in source, source
+    else:
+        assert "# looser:" not in source, source
+    for instance in (
+        data.draw(from_schema(schema["properties"]["v"])),
+        data.draw(FORMAT_CANDIDATES[fmt]),
+    ):
+        valid = validator.is_valid({"v": instance})
+        assert accepts(module.ProbeInput, {"v": instance}) == (valid or looser(instance)), (
+            instance,
+            valid,
+        )
+
+
+_SOURCES: dict[str, tuple[str, types.ModuleType]] = {}
+
+
+def _cached_bindings(key: str, schema: dict[str, Any]) -> tuple[str, types.ModuleType]:
+    if key not in _SOURCES:
+        _SOURCES[key] = bindings(schema)
+    return _SOURCES[key]
+
+
+def test_a_date_time_without_an_offset_is_refused() -> None:
+    """RFC 3339: ``date-time = full-date "T" full-time`` and ``full-time = partial-time
+    time-offset``: the offset is not optional. A leap second and the year 0000, which
+    RFC 3339 has and Python's datetime has not, are the documented difference."""
+    source, module = bindings(
+        {
+            "type": "object",
+            "properties": {
+                "at": {"type": "string", "format": "date-time"},
+                "t": {"type": "string", "format": "time"},
+            },
+        }
+    )
+    assert "at: Annotated[datetime.datetime, msgspec.Meta(tz=True)]" in source
+    for refused in ({"at": "2026-05-01T10:00:00"}, {"t": "10:00:00"}):
+        assert not accepts(module.ProbeInput, refused)
+    assert accepts(module.ProbeInput, {"at": "2026-05-01T10:00:00+02:00", "t": "10:00:00Z"})
+    for leap in ({"at": "2026-12-31T23:59:60Z"}, {"at": "0000-01-01T00:00:00Z"}):
+        assert oracle({"properties": {"at": {"format": "date-time"}}}).is_valid(leap)
+        assert not accepts(module.ProbeInput, leap)
+
+
+ONE_OF_ARMS = [
+    {"type": "integer"},
+    {"type": "number", "minimum": 0},
+    {"type": "string"},
+    {"type": "string", "maxLength": 2},
+    {"const": "a"},
+    {"enum": [1, 2]},
+    {"type": "boolean"},
+    {"type": "null"},
+    {"type": "array", "items": {"type": "integer"}},
+]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    arms=st.lists(st.sampled_from(ONE_OF_ARMS), min_size=2, max_size=3, unique_by=json.dumps),
+    data=st.data(),
+)
+def test_one_of_is_exact_or_says_exactly_one_is_not_checked(
+    arms: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """``oneOf`` accepts a value that exactly one arm accepts: where the type cannot
+    refuse a value two arms take, the note says so and the type is looser only;
+    without the note the type accepts exactly what the schema does."""
+    schema = {"type": "object", "properties": {"v": {"oneOf": arms}}, "required": ["v"]}
+    source, module = bindings(schema)
+    validator = oracle(schema)
+    exact = "# looser:" not in source
+    if exact:
+        # No note: no JSON value two arms both take.
+        assert "oneOf: that exactly one arm matches is not checked" not in source
+    for _ in range(8):
+        instance = {"v": data.draw(st.one_of(from_schema({"anyOf": arms}), json_values))}
+        instance = instance if _no_integral_floats(instance) else {"v": None}
+        valid = validator.is_valid(instance)
+        if exact:
+            assert accepts(module.ProbeInput, instance) == valid, (instance, source)
+        elif valid:
+            assert accepts(module.ProbeInput, instance), (instance, source)
+
+
+def test_overlapping_one_of_arms_are_marked() -> None:
+    """The case of the report: 5 matches both arms, so oneOf refuses it."""
+    schema = {
+        "type": "object",
+        "properties": {"v": {"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 0}]}},
+    }
+    source, module = bindings(schema)
+    assert not oracle(schema).is_valid({"v": 5})
+    assert "# looser: oneOf: that exactly one arm matches is not checked" in source

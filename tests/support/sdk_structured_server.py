@@ -1,6 +1,7 @@
 """A server built with the official Python SDK (PyPI ``mcp`` 2.3.0, MCPServer)
-whose tools return structured output (pydantic models, TypedDicts, lists), a
-prompt with arguments and a resource template, for the typed-bindings tests.
+whose tools return structured output (pydantic models, TypedDicts, lists) or an
+embedded resource, a prompt with arguments and a resource template, for the
+typed-bindings tests.
 ``python sdk_structured_server.py`` serves stdio."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.types import EmbeddedResource, TextResourceContents
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
@@ -45,6 +47,15 @@ def midpoint(a: Point, b: Point) -> Point:
 def squares(n: int) -> list[int]:
     """The first n squares (structured output wrapped as {"result": [...]})."""
     return [i * i for i in range(n)]
+
+
+@server.tool(structured_output=False)
+def attach(name: str) -> list[EmbeddedResource]:
+    """A note, as an embedded resource (content without an outputSchema)."""
+    contents = TextResourceContents(
+        uri=f"note://{name}", mime_type="text/plain", text=f"note {name}"
+    )
+    return [EmbeddedResource(type="resource", resource=contents)]
 
 
 @server.prompt()

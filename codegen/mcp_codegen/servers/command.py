@@ -6,7 +6,7 @@ import asyncio
 import shlex
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -15,7 +15,7 @@ from ..output import write_files
 from . import drift, snapshot
 from .model import build
 from .render import render
-from .snapshot import Snapshot, Source
+from .snapshot import CLIENT_CAPABILITIES, Snapshot, Source
 
 
 def _fail(message: str) -> NoReturn:
@@ -68,6 +68,14 @@ def snapshot_path(output: Path) -> Path:
     "--timeout", type=float, default=60.0, show_default=True, help="Seconds for the whole fetch."
 )
 @click.option(
+    "--capability",
+    "capabilities",
+    multiple=True,
+    type=click.Choice(sorted(CLIENT_CAPABILITIES)),
+    help="A capability the clients using the bindings declare (repeatable): tools a server "
+    "lists only to such clients are included. Default: none (with --check: the snapshot's).",
+)
+@click.option(
     "--check",
     is_flag=True,
     help="Compare the saved snapshot with the server (or --snapshot); exit 1 on drift.",
@@ -84,6 +92,7 @@ def server(
     class_name: str | None,
     settle: float,
     timeout: float,
+    capabilities: tuple[str, ...],
     check: bool,
     as_json: bool,
 ) -> None:
@@ -108,14 +117,23 @@ def server(
             raise GenerationError("--config and --entry go together")
         if headers and url is None:
             raise GenerationError("--header applies only to --url")
+        if capabilities and snapshot_file is not None:
+            raise GenerationError(
+                "--capability applies only to a live server (a snapshot records its own)"
+            )
         if as_json and not check:
             raise GenerationError("--json applies only to --check")
         if output.suffix != ".py":
             raise GenerationError(f"--output {output} is not a .py module")
-        current = _current(command, url, headers, config, entry, snapshot_file, settle, timeout)
+        source_of = _source(command, url, headers, config, entry)
         if check:
+            declared = capabilities
+            if not declared and source_of is not None and snapshot_path(output).exists():
+                declared = tuple(snapshot.load(snapshot_path(output)).capabilities)
+            current = _current(source_of, snapshot_file, settle, timeout, declared)
             _check(output, current, class_name, as_json)
             return
+        current, other = _current_and_other(source_of, snapshot_file, settle, timeout, capabilities)
         source = render(build(current, class_name))
     except GenerationError as error:
         _fail(str(error))
@@ -127,21 +145,58 @@ def server(
         f"generated {output} for {current.name} {current.version} ({current.revision}): "
         f"{len(current.tools)} tools, {len(current.prompts)} prompts, "
         f"{len(current.resource_templates)} resource templates"
+        + (
+            f" (client capabilities: {', '.join(current.capabilities)})"
+            if current.capabilities
+            else ""
+        )
     )
+    if other is not None:
+        for line in gated(current, other):
+            click.echo(line)
 
 
-def _current(
+def gated(current: Snapshot, other: Snapshot) -> list[str]:
+    """What a listing with other client capabilities (``other``) has that the
+    bindings' (``current``) has not, or the other way round: which tools,
+    prompts and templates the server gates on the capabilities that differ."""
+    lines = []
+    more = set(other.capabilities) - set(current.capabilities)
+    fewer = set(current.capabilities) - set(other.capabilities)
+    for kind, key, mine, theirs in (
+        ("tools", "name", current.tools, other.tools),
+        ("prompts", "name", current.prompts, other.prompts),
+        ("resource templates", "uriTemplate", current.resource_templates, other.resource_templates),
+    ):
+        own = {str(e.get(key)) for e in mine}
+        found = {str(e.get(key)) for e in theirs}
+        if more and found - own:
+            names = sorted(found - own)
+            lines.append(
+                f"left out {len(names)} {kind} the server lists only to clients that also "
+                f"declare {', '.join(sorted(more))}: {', '.join(names)} "
+                f"({len(found)} {kind} with them; include them with --capability)"
+            )
+        if fewer and own - found:
+            names = sorted(own - found)
+            lines.append(
+                f"{len(names)} of the {len(own)} {kind} are listed only to clients that "
+                f"declare {', '.join(sorted(fewer))}: {', '.join(names)} "
+                f"({len(found)} {kind} without them)"
+            )
+    return lines
+
+
+def _source(
     command: str | None,
     url: str | None,
     headers: tuple[str, ...],
     config: Path | None,
     entry: str | None,
-    snapshot_file: Path | None,
-    settle: float,
-    timeout: float,
-) -> Snapshot:
-    if snapshot_file is not None:
-        return snapshot.load(snapshot_file)
+) -> Source | None:
+    """The live server named by the options; None for a snapshot."""
+    if command is None and url is None and config is None:
+        return None
     parsed = {}
     for header in headers:
         key, sep, value = header.partition(":")
@@ -154,8 +209,68 @@ def _current(
         raise GenerationError(f"--stdio {command!r}: {error}") from None
     if command is not None and not argv:
         raise GenerationError("--stdio needs a command")
-    source = Source(command=argv, url=url, headers=parsed, config=config, entry=entry)
-    return asyncio.run(snapshot.fetch(source, settle=settle, timeout=timeout))
+    return Source(command=argv, url=url, headers=parsed, config=config, entry=entry)
+
+
+def _current(
+    source: Source | None,
+    snapshot_file: Path | None,
+    settle: float,
+    timeout: float,
+    capabilities: tuple[str, ...],
+) -> Snapshot:
+    if source is None:
+        assert snapshot_file is not None
+        return snapshot.load(snapshot_file)
+    return asyncio.run(
+        snapshot.fetch(source, settle=settle, timeout=timeout, capabilities=capabilities)
+    )
+
+
+def _current_and_other(
+    source: Source | None,
+    snapshot_file: Path | None,
+    settle: float,
+    timeout: float,
+    capabilities: tuple[str, ...],
+) -> tuple[Snapshot, Snapshot | None]:
+    """The snapshot to generate from and, from a live server, a second listing
+    to compare it with: declaring every client capability where the bindings'
+    users do not declare them all (what is left out), else declaring none
+    (what the bindings have only thanks to them). Both connections run at
+    once, one after the other for a config entry (its OAuth flow, if any)."""
+    if source is None:
+        return _current(source, snapshot_file, settle, timeout, capabilities), None
+    everything = tuple(sorted(CLIENT_CAPABILITIES))
+    other = () if set(capabilities) == set(everything) else everything
+
+    async def both() -> tuple[Snapshot, Snapshot | BaseException]:
+        def one(declared: tuple[str, ...]) -> Any:
+            return snapshot.fetch(source, settle=settle, timeout=timeout, capabilities=declared)
+
+        if source.config is not None:
+            first = await one(capabilities)
+            try:
+                return first, await one(other)
+            except GenerationError as error:
+                return first, error
+        found = await asyncio.gather(one(capabilities), one(other), return_exceptions=True)
+        if isinstance(found[0], BaseException):
+            raise found[0]
+        return found[0], found[1]
+
+    current, compared = asyncio.run(both())
+    if isinstance(compared, GenerationError):
+        # The bindings are still right; only the comparison is missing.
+        click.echo(
+            f"mcp-codegen: could not list with client capabilities "
+            f"{', '.join(other) or 'none'} to compare: {compared}",
+            err=True,
+        )
+        return current, None
+    if isinstance(compared, BaseException):
+        raise compared
+    return current, compared
 
 
 def _check(output: Path, current: Snapshot, class_name: str | None, as_json: bool) -> None:

@@ -5,8 +5,11 @@ added, removed, retyped, made required or optional (nested object parameters
 field by field); its output fields the same way; its task support; a prompt's
 arguments; a template's URI. Each change says whether code generated from the
 older snapshot breaks on it (``breaking``): a removed tool, a new required
-parameter, a retyped output field. Descriptions are reported as notes only;
-every other change is drift, which ``--check`` fails on.
+parameter, a parameter narrowed (``number`` to ``integer``: old callers may
+send 2.5), an output field widened (``string`` to ``string | null``: old code
+cannot decode null). A parameter widened or an output field narrowed is drift
+without breaking anything. Descriptions are reported as notes only; every
+other change is drift, which ``--check`` fails on.
 """
 
 from __future__ import annotations
@@ -198,6 +201,25 @@ class Shape:
                 required |= set(arm.get("required", []))
         return {key: (value, key in required) for key, value in properties.items()}
 
+    def alternatives(self, node: Any) -> set[str]:
+        """The node's type as a set of alternatives, each as :meth:`describe`
+        gives it: ``string | null`` is {"string", "null"}, an enum its values."""
+        node, seen = self.deref(node)
+        if not isinstance(node, dict):
+            return {self.describe(node, seen)}
+        for key in ("anyOf", "oneOf"):
+            if isinstance(node.get(key), list):
+                return set().union(*(self.alternatives(arm) for arm in node[key]))
+        if "const" not in node and isinstance(node.get("enum"), list):
+            return {json.dumps(v) for v in node["enum"]}
+        kinds = node.get("type")
+        found = (
+            {self.describe({**node, "type": k, "nullable": False}, seen) for k in kinds}
+            if isinstance(kinds, list) and "const" not in node
+            else {self.describe({**node, "nullable": False}, seen)}
+        )
+        return found | ({"null"} if node.get("nullable") is True else set())
+
     def describe(self, node: Any, seen: frozenset[str] = frozenset(), depth: int = 0) -> str:
         node, seen = self.deref(node, seen)
         if node is True or node == {}:
@@ -242,6 +264,41 @@ class Shape:
         return " | ".join(parts)
 
 
+def _within(values: set[str], kinds: set[str]) -> bool:
+    """Whether every alternative of ``values`` is one of ``kinds`` (as
+    :meth:`Shape.alternatives` gives them): the same, an integer where a
+    number is, a constant or a formatted string of a kind that is."""
+    for value in values:
+        if value in kinds:
+            continue
+        if value == "integer" and "number" in kinds:
+            continue
+        if value.startswith("string<") and "string" in kinds:
+            continue
+        try:
+            constant = json.loads(value)
+        except ValueError:
+            return False
+        kind = _json_kind(constant)
+        if kind is None or not (kind in kinds or (kind == "integer" and "number" in kinds)):
+            return False
+    return True
+
+
+def _json_kind(value: Any) -> str | None:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    return None
+
+
 def _fields(
     name: str,
     old: Shape,
@@ -262,8 +319,10 @@ def _fields(
     added = [k for k in after if k not in before]
     for key in removed:
         detail = _renamed_hint(old, new, before[key][0], {k: after[k][0] for k in added}, "to")
+        # An optional output field that is no longer sent still decodes (as UNSET).
+        breaking = not output or before[key][1]
         changes.append(
-            Change("tool", name, f"{label} removed", prefix + key, detail, breaking=True)
+            Change("tool", name, f"{label} removed", prefix + key, detail, breaking=breaking)
         )
     for key in added:
         schema, required = after[key]
@@ -290,8 +349,19 @@ def _fields(
         else:
             was, now = old.describe(old_schema), new.describe(new_schema)
             if was != now:
+                # Old code breaks unless it takes every new value: callers' old
+                # arguments must still be accepted (the parameter widened), the
+                # server's new outputs still decode (the output field narrowed).
+                if output:
+                    breaking = not _within(
+                        new.alternatives(new_schema), old.alternatives(old_schema)
+                    )
+                else:
+                    breaking = not _within(
+                        old.alternatives(old_schema), new.alternatives(new_schema)
+                    )
                 changes.append(
-                    Change("tool", name, f"{label} retyped", path, f"{was} -> {now}", True)
+                    Change("tool", name, f"{label} retyped", path, f"{was} -> {now}", breaking)
                 )
         if old_required != new_required:
             change = f"{label} made {'required' if new_required else 'optional'}"

@@ -17,7 +17,9 @@ the field (``# looser: ...``). The rules, in the order they apply:
   apart by a required property with a constant string become a tagged union;
   other object unions are ``dict[str, Any]``; several array arms one list of
   their items; several string arms ``str`` (see :func:`union`). ``oneOf``'s
-  "exactly one" is not checked when arms overlap.
+  "exactly one" is not checked when arms overlap (a JSON value two arms'
+  types both take: an integer for ``integer`` and ``number``, a string for a
+  constant and ``string``), and that is noted.
 - ``enum`` / ``const``: ``Literal`` of strings, integers, booleans and null;
   other values loosen to their base type.
 - ``type`` lists and ``nullable: true`` are unions (with ``None``).
@@ -30,7 +32,11 @@ the field (``# looser: ...``). The rules, in the order they apply:
 - numeric and string bounds, ``multipleOf``, ``pattern`` and
   ``minItems``/``maxItems``/``minProperties``/``maxProperties`` become
   ``msgspec.Meta``; the formats ``date-time``, ``date``, ``time`` and
-  ``uuid`` are ``datetime``/``uuid`` types, other formats are ``str``.
+  ``uuid`` are ``datetime``/``uuid`` types (``date-time`` and ``time`` with
+  the offset RFC 3339 requires), other formats are ``str``. What msgspec's
+  parsers of those formats accept beyond the format is noted (a space for
+  ``T``, an offset without a colon, a UUID without hyphens); a leap second and
+  the year 0000 are refused, as Python's datetime has neither.
 """
 
 from __future__ import annotations
@@ -66,6 +72,13 @@ FORMATS = {
     "date": ("datetime", "date"),
     "time": ("datetime", "time"),
     "uuid": ("uuid", "UUID"),
+}
+# What msgspec's parsers of these formats take beyond the format's own grammar.
+_LOOSER_FORMATS = {
+    "date-time": "format date-time: a space for `T` and an offset without a colon (+0100) "
+    "are accepted too",
+    "time": "format time: an offset without a colon (+0100) is accepted too",
+    "uuid": "format uuid: 32 hex digits without hyphens are accepted too",
 }
 _SCALAR = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
 # Validation keywords nothing here expresses: reported, never silently dropped.
@@ -273,11 +286,8 @@ class Reader:
         if node.get("nullable") is True:
             arms.append(Scalar("None"))
         found = union(arms, self.notes, self.registry.structs)
-        if (
-            key == "oneOf"
-            and isinstance(found, UnionT)
-            and not disjoint(found, self.registry.structs)
-        ):
+        # The arms as written, not as merged: `str` may have absorbed a constant arm.
+        if key == "oneOf" and not disjoint(UnionT(tuple(arms)), self.registry.structs):
             self.notes.append("oneOf: that exactly one arm matches is not checked")
         return found
 
@@ -454,7 +464,13 @@ def _string(node: dict[str, Any], notes: list[str]) -> Type:
     if fmt in FORMATS:
         if meta:
             notes.append(f"string bounds on format {fmt}: not checked")
-        return Formatted(*FORMATS[fmt])
+        found: Type = Formatted(*FORMATS[fmt])
+        if fmt in _LOOSER_FORMATS:
+            notes.append(_LOOSER_FORMATS[fmt])
+        if fmt in ("date-time", "time"):
+            # RFC 3339 requires the offset; msgspec refuses a naive value with tz=True.
+            found = Constrained(found, (("tz", True),))
+        return found
     base = Scalar("str")
     return Constrained(base, tuple(meta)) if meta else base
 

@@ -7,6 +7,11 @@ the server gives them, so that parameters keep their order), so the same
 contract is the same bytes and the same sha256, which the generated
 module's header names. Fetching uses the project's own client runtime: a
 stdio command, a URL, or an entry of an ``mcpServers`` file through a Host.
+
+Servers may list some tools only to clients that declare a capability
+(sampling, elicitation, roots): the client that fetches declares the
+capabilities the bindings' users will have (``--capability``), and the
+snapshot records them so that ``--check`` lists the same way.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import contextlib
 import hashlib
 import json
 import os
+import tempfile
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +30,15 @@ from typing import Any
 from ..model import GenerationError
 
 FORMAT = "mcp-codegen server snapshot 1"
+
+# The client capabilities servers gate tools on, as the fetching client declares them,
+# and the Host handler that declares each one for a config entry.
+CLIENT_CAPABILITIES = {"elicitation": "elicit", "roots": "list_roots", "sampling": "create_message"}
+# How long a server being listed may take to exit once its stdin is closed (and
+# after SIGTERM): it has nothing to save, and --timeout bounds the fetch.
+_STOP_GRACE = 0.25
+# How much of a failed server's stderr an error quotes.
+_STDERR_TAIL = 2000
 
 # list method, result field, capability the server must declare
 _LISTS = (
@@ -40,8 +55,11 @@ class Snapshot:
     tools: list[dict[str, Any]] = field(default_factory=list)
     prompts: list[dict[str, Any]] = field(default_factory=list)
     resource_templates: list[dict[str, Any]] = field(default_factory=list)
+    capabilities: list[str] = field(default_factory=list)
+    """The client capabilities declared when listing (sorted names)."""
 
     def __post_init__(self) -> None:
+        self.capabilities = sorted(set(self.capabilities))
         self.tools.sort(key=lambda t: str(t.get("name")))
         self.prompts.sort(key=lambda p: str(p.get("name")))
         self.resource_templates.sort(key=lambda t: str(t.get("uriTemplate")))
@@ -55,14 +73,17 @@ class Snapshot:
         return str(self.server.get("version") or "")
 
     def document(self) -> dict[str, Any]:
-        return {
+        found: dict[str, Any] = {
             "format": FORMAT,
             "server": self.server,
             "protocolVersion": self.revision,
-            "tools": self.tools,
-            "prompts": self.prompts,
-            "resourceTemplates": self.resource_templates,
         }
+        if self.capabilities:  # absent when none: older snapshots keep their bytes
+            found["clientCapabilities"] = self.capabilities
+        found.update(
+            tools=self.tools, prompts=self.prompts, resourceTemplates=self.resource_templates
+        )
+        return found
 
     def to_json(self) -> str:
         return json.dumps(self.document(), indent=2, ensure_ascii=False) + "\n"
@@ -86,12 +107,18 @@ def parse(document: Any, where: str) -> Snapshot:
     revision = document.get("protocolVersion")
     if not isinstance(server, dict) or not isinstance(revision, str):
         raise GenerationError(f"{where}: server and protocolVersion are required")
+    capabilities = document.get("clientCapabilities", [])
+    if not isinstance(capabilities, list) or not set(capabilities) <= set(CLIENT_CAPABILITIES):
+        raise GenerationError(
+            f"{where}: clientCapabilities is not a list of {', '.join(CLIENT_CAPABILITIES)}"
+        )
     snapshot = Snapshot(
         dict(server),
         revision,
         entries("tools"),
         entries("prompts"),
         entries("resourceTemplates"),
+        list(capabilities),
     )
     for kind, items, key in (
         ("tool", snapshot.tools, "name"),
@@ -137,38 +164,70 @@ class Source:
         return f"{self.entry} in {self.config}"
 
 
-async def fetch(source: Source, *, settle: float = 0.0, timeout: float = 60.0) -> Snapshot:
-    """Connect to the server, wait ``settle`` seconds (servers that register
-    tools after initialization announce them with a list change), list."""
+async def fetch(
+    source: Source,
+    *,
+    settle: float = 0.0,
+    timeout: float = 60.0,
+    capabilities: Sequence[str] = (),
+) -> Snapshot:
+    """Connect to the server declaring ``capabilities`` (names of
+    :data:`CLIENT_CAPABILITIES`), wait ``settle`` seconds (servers that
+    register tools after initialization announce them with a list change),
+    list. A server that fails is reported with the end of its stderr."""
     from mcp_runtime.jsonrpc import McpError
 
-    try:
-        async with asyncio.timeout(timeout), _session(source) as session:
-            if settle > 0:
-                await asyncio.sleep(settle)
-            return await _listed(session)
-    except McpError as error:
-        raise GenerationError(f"{source.describe()}: {error}") from None
-    except TimeoutError:
-        raise GenerationError(
-            f"{source.describe()}: no snapshot within {timeout:g} seconds"
-        ) from None
-    except OSError as error:
-        raise GenerationError(f"{source.describe()}: {error.strerror or error}") from None
+    with tempfile.TemporaryFile() as stderr:
+        try:
+            async with (
+                asyncio.timeout(timeout),
+                _session(source, capabilities, stderr.fileno()) as session,
+            ):
+                if settle > 0:
+                    await asyncio.sleep(settle)
+                listed = await _listed(session)
+                listed.capabilities = sorted(capabilities)
+                return listed
+        except McpError as error:
+            raise GenerationError(f"{source.describe()}: {error}{_said(stderr)}") from None
+        except TimeoutError:
+            raise GenerationError(
+                f"{source.describe()}: no snapshot within {timeout:g} seconds{_said(stderr)}"
+            ) from None
+        except OSError as error:
+            raise GenerationError(
+                f"{source.describe()}: {error.strerror or error}{_said(stderr)}"
+            ) from None
+
+
+def _said(stderr: Any) -> str:
+    """The end of what the server wrote to stderr, to follow an error."""
+    stderr.seek(0, os.SEEK_END)
+    size = stderr.tell()
+    stderr.seek(max(0, size - _STDERR_TAIL))
+    text = stderr.read().decode("utf-8", "replace").strip()
+    if not text:
+        return ""
+    return f"; its stderr: {'...' if size > _STDERR_TAIL else ''}{text}"
 
 
 @contextlib.asynccontextmanager
-async def _session(source: Source) -> AsyncIterator[Any]:
+async def _session(source: Source, capabilities: Sequence[str], stderr: int) -> AsyncIterator[Any]:
     from mcp_runtime.client import Client, connect_stdio
 
-    client = Client(name="mcp-codegen", version="0.1.0")
+    client = Client(
+        name="mcp-codegen",
+        version="0.1.0",
+        capabilities={name: {} for name in capabilities},
+    )
     if source.command:
         from mcp_runtime.stdio import StdioServerParameters
 
         parameters = StdioServerParameters(
             command=source.command[0],
             args=list(source.command[1:]),
-            stderr=asyncio.subprocess.DEVNULL,
+            stderr=stderr,
+            terminate_timeout=_STOP_GRACE,
         )
         async with connect_stdio(client, parameters) as session:
             yield session
@@ -178,13 +237,16 @@ async def _session(source: Source) -> AsyncIterator[Any]:
         async with connect_http(client, source.url, headers=dict(source.headers)) as session:
             yield session
     else:
-        async with _host_session(source) as session:
+        async with _host_session(source, capabilities, stderr) as session:
             yield session
 
 
 @contextlib.asynccontextmanager
-async def _host_session(source: Source) -> AsyncIterator[Any]:
+async def _host_session(
+    source: Source, capabilities: Sequence[str], stderr: int
+) -> AsyncIterator[Any]:
     from mcp_runtime.host import ConfigError, Host, HostConfig, HostError, RetryPolicy, load_config
+    from mcp_runtime.host.handlers import HostHandlers
 
     assert source.config is not None and source.entry is not None
     try:
@@ -197,12 +259,23 @@ async def _host_session(source: Source) -> AsyncIterator[Any]:
         from mcp_runtime.host.authorization import HostAuthorization
 
         oauth = HostAuthorization(LoopbackRedirect(), client_name="mcp-codegen")
+    # A host's clients declare the capabilities whose handlers it overrides; these
+    # refuse what they are asked (-32601): the generator only lists.
+    handlers = type(
+        "ListingHandlers",
+        (HostHandlers,),
+        {
+            CLIENT_CAPABILITIES[name]: _refusing(getattr(HostHandlers, CLIENT_CAPABILITIES[name]))
+            for name in capabilities
+        },
+    )()
     host = Host(
         HostConfig(servers=(entry,)),
+        handlers,
         name="mcp-codegen",
         retry=RetryPolicy(max_attempts=1),
         oauth=oauth,
-        server_stderr=asyncio.subprocess.DEVNULL,
+        server_stderr=stderr,
     )
     async with host:
         try:
@@ -210,6 +283,15 @@ async def _host_session(source: Source) -> AsyncIterator[Any]:
         except HostError as error:
             raise GenerationError(f"{source.describe()}: {error}") from None
         yield session
+
+
+def _refusing(refuse: Any) -> Any:
+    """An override of a HostHandlers request that refuses as the base does."""
+
+    async def handler(self: Any, server: str, params: Any, ctx: Any) -> Any:
+        return await refuse(self, server, params, ctx)
+
+    return handler
 
 
 async def _listed(session: Any) -> Snapshot:

@@ -133,13 +133,29 @@ def _tagged(objects: list[Type], notes: list[str], structs: dict[str, Struct]) -
 
 
 def disjoint(found: UnionT, structs: dict[str, Struct]) -> bool:
-    kinds = [_primary_kind(a) for a in found.arms if not isinstance(a, (Lit, Named))]
-    tagged = all(
-        structs[a.name].tag_field is not None
-        for a in found.arms
-        if isinstance(a, Named) and a.name in structs
-    )
-    return len(kinds) == len(set(kinds)) and tagged
+    """Whether no JSON value is taken by two arms of ``found`` (what ``oneOf``'s
+    "exactly one" needs): arms of different JSON kinds, a float's including
+    integers, or objects of a tagged union."""
+    arms: list[Type] = []
+    for arm in found.arms:
+        arms += list(arm.arms) if isinstance(arm, UnionT) else [arm]
+    for index, arm in enumerate(arms):
+        for other in arms[index + 1 :]:
+            if isinstance(arm, Named) and isinstance(other, Named):
+                tagged = [structs.get(a.name) for a in (arm, other)]
+                if any(s is None or s.tag_field is None for s in tagged):
+                    return False
+            elif isinstance(arm, Lit) and isinstance(other, Lit):
+                if any(_same(a, b) for a in arm.values for b in other.values):
+                    return False
+            elif arm.kinds & other.kinds:
+                return False
+    return True
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal as JSON values (``1`` and ``True`` are not)."""
+    return a == b and kind_of(a) == kind_of(b)
 
 
 # ---------------------------------------------------------------- defaults
