@@ -59,6 +59,7 @@ from ..stdio import StdioServerParameters
 from .audit import Audit
 from .backend_subscriptions import Subscriptions
 from .completion import Completer, completion_key
+from .core_tasks import RELATED_TASK
 from .flavor import Flavor
 from .lifespan import Lifespan
 from .media import to_block
@@ -86,6 +87,8 @@ _CAPABILITY = {
     "resources": "resources",
     "templates": "resources",
 }
+# Result metadata that is the backend's own: its identity, and the task it ran a call as.
+_BACKEND_META = (SERVER_INFO_KEY, RELATED_TASK)
 # Front request members that belong to the front hop only.
 # (A front's task is the app's own: the backend gets the call, or its own task.)
 _HOP_MEMBERS = ("_meta", "inputResponses", "requestState", "task")
@@ -534,6 +537,19 @@ def _wire(params: Any, **replaced: Any) -> dict[str, Any]:
     return wire
 
 
+def _linked(prefix: str, block: dict[str, Any]) -> dict[str, Any]:
+    """A content block of the backend's as the front reads it: the URI of a
+    resource link or an embedded resource under the prefix rule, so that the
+    front client can read it through the app."""
+    if block.get("type") == "resource_link" and isinstance(block.get("uri"), str):
+        return {**block, "uri": prefixed_uri(prefix, block["uri"])}
+    resource = block.get("resource")
+    if block.get("type") == "resource" and isinstance(resource, dict):
+        if isinstance(resource.get("uri"), str):
+            return {**block, "resource": {**resource, "uri": prefixed_uri(prefix, resource["uri"])}}
+    return block
+
+
 def _wrap(kind: str, proxy: Proxy, key: str, outer: str, item: dict[str, Any]) -> Any:
     if kind == "tools":
         return ProxiedTool(proxy, key, outer, item)
@@ -593,13 +609,17 @@ class ProxiedTool:
         return start
 
     def _own(self, result: Any, flavor: Flavor) -> Any:
-        own = flavor.own_result(result)
-        meta = getattr(own, "meta", None)
-        if isinstance(meta, dict) and SERVER_INFO_KEY in meta:
-            # The backend's identity is not the front's: the front's own is added on the way out.
-            rest = {key: value for key, value in meta.items() if key != SERVER_INFO_KEY}
-            own = msgspec.structs.replace(own, meta=rest or msgspec.UNSET)
-        return own
+        wire = msgspec.to_builtins(result)
+        wire["content"] = [_linked(self.proxy.prefix, block) for block in wire.get("content", [])]
+        meta = wire.get("_meta")
+        if isinstance(meta, dict):
+            # The backend's identity and its task are not the front's: the front's
+            # own identity is added on the way out, and its own task's id by its tasks.
+            for key in _BACKEND_META:
+                meta.pop(key, None)
+            if not meta:
+                del wire["_meta"]
+        return flavor.own_result(codec.convert(wire, type(result)))
 
 
 class ProxiedPrompt:
@@ -624,6 +644,9 @@ class ProxiedPrompt:
         if not final:
             return result
         wire = msgspec.to_builtins(result)
+        for message in wire["messages"]:
+            message["content"] = _linked(proxy.prefix, message["content"])
+        result = codec.convert(wire, type(result))
         blocks = [to_block(message.content, flavor) for message in result.messages]
         wire["messages"] = [
             {**m, "content": {"type": "text", "text": ""}} for m in wire["messages"]
