@@ -52,7 +52,7 @@ from ..host.config import ServerConfig, parse_config
 from ..host.connection import Connection, RetryPolicy
 from ..http.related import notification_related, related_request
 from ..jsonrpc import McpError, RequestId
-from ..lifecycle import SERVER_INFO_KEY
+from ..lifecycle import LOG_LEVEL_KEY, SERVER_INFO_KEY
 from ..methods import RequestContext
 from ..outgoing import current_request
 from ..stdio import StdioServerParameters
@@ -154,13 +154,15 @@ class Proxy:
         self.config, self._stderr = _config(source, prefix)
         self.retry = retry or RetryPolicy()
         handlers = BackendHandlers(self)
-        # roots.listChanged: the front's roots/list_changed is passed on (see .relay).
+        # roots.listChanged: the front's roots/list_changed is passed on (see .relay);
+        # elicitation in both modes: a backend offers what needs URL mode only to a
+        # client that declares it, and each question goes to a front client that has its mode.
         self.client = Client(
             name="mcp-runtime-proxy",
             version="1",
             handlers=handlers,
             package=None,
-            capabilities={"roots": {"listChanged": True}},
+            capabilities={"roots": {"listChanged": True}, "elicitation": {"form": {}, "url": {}}},
         )
         parent.registry.roots_watchers.append(handlers.roots_changed)
         self.connection: Connection | None = None
@@ -266,12 +268,19 @@ class Proxy:
         self, method: str, wire: Mapping[str, Any], ctx: RequestContext | Rounds | None
     ) -> Any:
         """The backend's answer to ``method`` with ``wire`` params; progress and
-        log messages go to ``ctx``; cancelling the caller cancels the backend call.
+        log messages go to ``ctx`` (a 2026-07-28 backend is asked for the log
+        level ``ctx`` wants); cancelling the caller cancels the backend call.
         A backend that does not answer within its ``requestTimeout``, or is lost
         meanwhile, fails the call with an error naming it."""
         spec, params = self._request(method, wire)
         session = self.session
         assert session is not None
+        front = ctx.ctx if isinstance(ctx, Rounds) else ctx
+        level = front.log_level if front is not None else None
+        if level is not None and session.stateless and params is not None:
+            # A 2026-07-28 backend logs only for a request that names a level: the
+            # front's. The session adds the rest of the request's _meta to it.
+            params = msgspec.structs.replace(params, meta={LOG_LEVEL_KEY: level})
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             if ctx is not None:
