@@ -17,7 +17,9 @@ Each side speaks its own revision. The backend's answers are rebuilt as the
 front revision's types: members the front revision lacks are dropped, and a
 content block it lacks goes through the app layer's content rule
 (:func:`mcp_runtime.app.media.to_block`: audio becomes an embedded resource
-blob before 2025-03-26, a resource link becomes text before 2025-06-18).
+blob before 2025-03-26, a resource link becomes text before 2025-06-18),
+and what they say of the backend is put in the front's terms (links under
+the prefix, the backend's task id dropped: :mod:`.backend_results`).
 Progress and log messages the backend sends while answering go to the front
 request that caused them; cancelling the front request cancels the backend
 call; the backend's list-changed notifications refresh the app's lists and
@@ -52,14 +54,13 @@ from ..host.config import ServerConfig, parse_config
 from ..host.connection import Connection, RetryPolicy
 from ..http.related import notification_related, related_request
 from ..jsonrpc import McpError, RequestId
-from ..lifecycle import LOG_LEVEL_KEY, SERVER_INFO_KEY
 from ..methods import RequestContext
 from ..outgoing import current_request
 from ..stdio import StdioServerParameters
 from .audit import Audit
+from .backend_results import linked_prompt, own_call_result, with_log_level
 from .backend_subscriptions import Subscriptions
 from .completion import Completer, completion_key
-from .core_tasks import RELATED_TASK
 from .flavor import Flavor
 from .lifespan import Lifespan
 from .media import to_block
@@ -87,8 +88,6 @@ _CAPABILITY = {
     "resources": "resources",
     "templates": "resources",
 }
-# Result metadata that is the backend's own: its identity, and the task it ran a call as.
-_BACKEND_META = (SERVER_INFO_KEY, RELATED_TASK)
 # Front request members that belong to the front hop only.
 # (A front's task is the app's own: the backend gets the call, or its own task.)
 _HOP_MEMBERS = ("_meta", "inputResponses", "requestState", "task")
@@ -275,12 +274,8 @@ class Proxy:
         spec, params = self._request(method, wire)
         session = self.session
         assert session is not None
-        front = ctx.ctx if isinstance(ctx, Rounds) else ctx
-        level = front.log_level if front is not None else None
-        if level is not None and session.stateless and params is not None:
-            # A 2026-07-28 backend logs only for a request that names a level: the
-            # front's. The session adds the rest of the request's _meta to it.
-            params = msgspec.structs.replace(params, meta={LOG_LEVEL_KEY: level})
+        if session.stateless:
+            params = with_log_level(params, ctx.ctx if isinstance(ctx, Rounds) else ctx)
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             if ctx is not None:
@@ -546,19 +541,6 @@ def _wire(params: Any, **replaced: Any) -> dict[str, Any]:
     return wire
 
 
-def _linked(prefix: str, block: dict[str, Any]) -> dict[str, Any]:
-    """A content block of the backend's as the front reads it: the URI of a
-    resource link or an embedded resource under the prefix rule, so that the
-    front client can read it through the app."""
-    if block.get("type") == "resource_link" and isinstance(block.get("uri"), str):
-        return {**block, "uri": prefixed_uri(prefix, block["uri"])}
-    resource = block.get("resource")
-    if block.get("type") == "resource" and isinstance(resource, dict):
-        if isinstance(resource.get("uri"), str):
-            return {**block, "resource": {**resource, "uri": prefixed_uri(prefix, resource["uri"])}}
-    return block
-
-
 def _wrap(kind: str, proxy: Proxy, key: str, outer: str, item: dict[str, Any]) -> Any:
     if kind == "tools":
         return ProxiedTool(proxy, key, outer, item)
@@ -618,17 +600,7 @@ class ProxiedTool:
         return start
 
     def _own(self, result: Any, flavor: Flavor) -> Any:
-        wire = msgspec.to_builtins(result)
-        wire["content"] = [_linked(self.proxy.prefix, block) for block in wire.get("content", [])]
-        meta = wire.get("_meta")
-        if isinstance(meta, dict):
-            # The backend's identity and its task are not the front's: the front's
-            # own identity is added on the way out, and its own task's id by its tasks.
-            for key in _BACKEND_META:
-                meta.pop(key, None)
-            if not meta:
-                del wire["_meta"]
-        return flavor.own_result(codec.convert(wire, type(result)))
+        return own_call_result(self.proxy.prefix, result, flavor)
 
 
 class ProxiedPrompt:
@@ -652,10 +624,8 @@ class ProxiedPrompt:
         result, final = await proxy.in_rounds(start, params, request, flavor)
         if not final:
             return result
+        result = linked_prompt(proxy.prefix, result)
         wire = msgspec.to_builtins(result)
-        for message in wire["messages"]:
-            message["content"] = _linked(proxy.prefix, message["content"])
-        result = codec.convert(wire, type(result))
         blocks = [to_block(message.content, flavor) for message in result.messages]
         wire["messages"] = [
             {**m, "content": {"type": "text", "text": ""}} for m in wire["messages"]
