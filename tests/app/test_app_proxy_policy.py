@@ -118,6 +118,10 @@ def test_the_gateway_behind_oauth_asks_for_the_scopes_of_each_backend_tool(
     def ping() -> str:
         return "pong"
 
+    @app.tool(scopes=["mcp:admin"])
+    def own_admin() -> str:
+        return "own"
+
     app.proxy(stdio(PROTECTED), prefix="p", scopes={"admin_*": ["mcp:admin"]})
     resource_server = ResourceServer(
         url,
@@ -142,8 +146,24 @@ def test_the_gateway_behind_oauth_asks_for_the_scopes_of_each_backend_tool(
         ).access_token
         allowed = raw_call(url, admin, "p_admin_reset")
         assert messages(allowed)[-1]["result"]["content"][0]["text"] == "reset"
+        # In a handshake session too, for the app's own tool as for a proxied one.
+        run(refused_in_a_handshake_session(url, tools, ["own_admin", "p_admin_reset"]))
     finally:
         served.stop()
+
+
+async def refused_in_a_handshake_session(url: str, token: str, tools: list[str]) -> None:
+    session = HandshakeSession(url, token)
+    try:
+        assert (await session.open()).status_code == 200
+        assert tool_text(await session.call("ping")) == "pong"
+        for tool in tools:
+            refused = await session.call(tool)
+            assert refused.status_code == 403, (tool, refused.status_code, refused.text)
+            challenge = refused.headers["www-authenticate"]
+            assert 'error="insufficient_scope"' in challenge and "mcp:admin" in challenge
+    finally:
+        await session.close()
 
 
 @pytest.mark.node

@@ -6,16 +6,23 @@ official Python SDK client over stdio and Streamable HTTP."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import mcp as sdk
 import pytest
 from mcp import StdioServerParameters as SdkStdioParameters
+from support.gateway import gateway_config, gateway_over_http
 from support.http_servers import serving
 from support.peers import (
+    NODE,
+    REPO,
     SERVER_EVERYTHING,
     SUPPORT,
     THIS_TREE,
@@ -147,3 +154,37 @@ def test_a_backends_task_id_does_not_reach_a_2026_07_28_front_without_the_tasks_
             assert RELATED_TASK not in (result.meta or {})
 
     run(main())
+
+
+@pytest.mark.node
+def test_the_official_typescript_client_follows_the_links_of_a_proxied_result(
+    tmp_path: Path,
+) -> None:
+    """``mcpx serve --http`` in front of server-everything: the official
+    TypeScript client reads each resource link of a proxied result at the URI
+    the link gives."""
+    node = require(NODE, "node")
+    config = gateway_config(
+        tmp_path / "gateway.json",
+        {
+            "everything": {
+                "command": str(require(SERVER_EVERYTHING, "server-everything")),
+                "args": ["stdio"],
+            }
+        },
+    )
+    with gateway_over_http(config) as url:
+        completed = subprocess.run(
+            [str(node), str(SUPPORT / "ts_links_client.cjs"), url],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "NODE_PATH": str(REPO / "tests" / "peers" / "node_modules")},
+        )
+    assert completed.returncode == 0, completed.stderr
+    seen = json.loads(completed.stdout)
+    assert seen["links"] == [
+        "demo://everything/resource/dynamic/blob/1",
+        "demo://everything/resource/dynamic/text/2",
+    ]
+    assert seen["read"] == [[uri] for uri in seen["links"]]
