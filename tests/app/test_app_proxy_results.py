@@ -143,17 +143,33 @@ def test_a_backends_task_id_does_not_reach_a_2024_11_05_front() -> None:
     run(main())
 
 
+async def call_research(client: Any) -> None:
+    assert client.protocol_version == "2026-07-28"
+    result = await client.call_tool(RESEARCH, {"topic": "gateways"})
+    assert not result.is_error, result.content
+    assert "gateways" in " ".join(getattr(b, "text", "") for b in result.content)
+    assert RELATED_TASK not in (result.meta or {})
+
+
 @pytest.mark.peers
-def test_a_backends_task_id_does_not_reach_a_2026_07_28_front_without_the_tasks_extension() -> None:
+def test_a_backends_task_id_does_not_reach_a_2026_07_28_front_without_tasks_over_stdio() -> None:
     async def main() -> None:
         async with sdk.Client(over_stdio(), mode="auto") as client:
-            assert client.protocol_version == "2026-07-28"
-            result = await client.call_tool(RESEARCH, {"topic": "gateways"})
-            assert not result.is_error, result.content
-            assert "gateways" in " ".join(getattr(b, "text", "") for b in result.content)
-            assert RELATED_TASK not in (result.meta or {})
+            await call_research(client)
 
     run(main())
+
+
+@pytest.mark.peers
+def test_a_backends_task_id_does_not_reach_a_2026_07_28_front_without_tasks_over_http() -> None:
+    app = everything_behind_an_app()
+
+    async def main(url: str) -> None:
+        async with sdk.Client(url, mode="auto") as client:
+            await call_research(client)
+
+    with serving(app.asgi()) as server:
+        run(main(server.url()))
 
 
 @pytest.mark.node
