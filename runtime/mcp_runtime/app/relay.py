@@ -1,13 +1,13 @@
 """What a proxied server sends the proxy, relayed to the front.
 
 The proxy's client session to a backend declares sampling, elicitation (form
-and URL modes) and roots, so a backend may ask for them. A question goes to the front request it
-belongs to, where the backend says which: a 2026-07-28 backend asks within the
-answer to one call (an input-required result), a Streamable HTTP backend on
-the response stream of the call it is answering. A backend over stdio (or the
-legacy HTTP+SSE transport) does not say: its question goes to the newest front
-request in flight to it, which may be another client's when several call it
-at once. It is asked of that request's client in the client's own revision:
+and URL modes) and roots, so a backend may ask for them. A question goes to
+the front request it belongs to, where the backend says which: a 2026-07-28
+backend asks within the answer to one call (an input-required result), a
+Streamable HTTP backend on the response stream of the call it is answering.
+A backend over stdio (or the legacy HTTP+SSE transport) does not say: its
+question goes to the newest front request in flight to it, which may be
+another client's when several call it at once. It is asked of that request's client in the client's own revision:
 
 - a front client that does not declare the capability (for a URL-mode
   elicitation, ``elicitation.url``) is not asked: the backend gets ``-32601``
