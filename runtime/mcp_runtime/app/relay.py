@@ -7,7 +7,8 @@ backend asks within the answer to one call (an input-required result), a
 Streamable HTTP backend on the response stream of the call it is answering.
 A backend over stdio (or the legacy HTTP+SSE transport) does not say: its
 question goes to the newest front request in flight to it, which may be
-another client's when several call it at once. It is asked of that request's client in the client's own revision:
+another client's when several call it at once. It is asked of that request's
+client in the client's own revision:
 
 - a front client that does not declare the capability (for a URL-mode
   elicitation, ``elicitation.url``) is not asked: the backend gets ``-32601``
