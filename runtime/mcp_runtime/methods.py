@@ -106,6 +106,12 @@ class RequestContext(Protocol):
         """The client's name and version, where it gave them."""
 
     @property
+    def log_level(self) -> str | None:
+        """The least level of log messages the client wants for this request:
+        named by the request itself (2026-07-28 on; None: it wants none), else
+        the session's (``logging/setLevel``)."""
+
+    @property
     def principal(self) -> Any:
         """The authenticated caller (a :class:`mcp_runtime.auth.principal.Principal`)
         where the transport verified an access token; None otherwise."""

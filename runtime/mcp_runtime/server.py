@@ -171,6 +171,10 @@ class Server:
         self._subscriptions: set[Subscription] = set()
         # Told the URIs a listen stream asks for (True, before it is acknowledged; False at its end).
         self.listen_watchers: list[Callable[[Sequence[str], bool], Awaitable[None]]] = []
+        # The scopes the item a request names needs ((method, name) -> scopes: a tool's
+        # own), asked by HTTP before the request is served, so that a token lacking
+        # them gets its 403 before any answer (an SSE stream) starts. Set by the app layer.
+        self.item_scopes: Callable[[str, str], frozenset[str]] | None = None
         self._handshake_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self.store: Store | None = None
         if store is not None:

@@ -189,6 +189,14 @@ class SessionContext:
         return getattr(self.peer, "client_info", None)
 
     @property
+    def log_level(self) -> str | None:
+        envelope = self._envelope
+        if envelope is not None:
+            return envelope.log_level
+        allows = self.peer.router.log_level_allows
+        return next((level for level in LOG_LEVELS if allows(level)), None)
+
+    @property
     def principal(self) -> Any:
         return self._principal
 

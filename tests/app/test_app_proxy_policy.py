@@ -118,6 +118,10 @@ def test_the_gateway_behind_oauth_asks_for_the_scopes_of_each_backend_tool(
     def ping() -> str:
         return "pong"
 
+    @app.tool(scopes=["mcp:admin"])
+    def own_admin() -> str:
+        return "own"
+
     app.proxy(stdio(PROTECTED), prefix="p", scopes={"admin_*": ["mcp:admin"]})
     resource_server = ResourceServer(
         url,
@@ -142,8 +146,24 @@ def test_the_gateway_behind_oauth_asks_for_the_scopes_of_each_backend_tool(
         ).access_token
         allowed = raw_call(url, admin, "p_admin_reset")
         assert messages(allowed)[-1]["result"]["content"][0]["text"] == "reset"
+        # In a handshake session too, for the app's own tool as for a proxied one.
+        run(refused_in_a_handshake_session(url, tools, ["own_admin", "p_admin_reset"]))
     finally:
         served.stop()
+
+
+async def refused_in_a_handshake_session(url: str, token: str, tools: list[str]) -> None:
+    session = HandshakeSession(url, token)
+    try:
+        assert (await session.open()).status_code == 200
+        assert tool_text(await session.call("ping")) == "pong"
+        for tool in tools:
+            refused = await session.call(tool)
+            assert refused.status_code == 403, (tool, refused.status_code, refused.text)
+            challenge = refused.headers["www-authenticate"]
+            assert 'error="insufficient_scope"' in challenge and "mcp:admin" in challenge
+    finally:
+        await session.close()
 
 
 @pytest.mark.node
@@ -187,6 +207,51 @@ def test_mcpx_serve_behind_oauth_asks_for_each_backend_tools_scopes_from_its_con
             issuer, register_client(issuer), url, scope="mcp:tools mcp:admin"
         ).access_token
         assert tool_text(raw_call(url, admin, "p_admin_reset")) == "reset"
+
+
+@pytest.mark.node
+def test_a_handshake_session_gets_403_for_a_backend_tool_whose_scope_its_token_lacks(
+    issuer: AuthorizationServer, tmp_path: Path
+) -> None:
+    """A token without a tool's scope: "Clients SHOULD respond to 403 Forbidden
+    with error="insufficient_scope" by requesting a new authorization with the
+    required scopes" (specification 2025-11-25, basic/authorization, Scope
+    Challenge Handling). The tool, and so the scopes it needs, are known from
+    the POST before any SSE stream opens: a 2025-11-25 session gets the 403 and
+    its WWW-Authenticate challenge, not a 200 stream carrying -32003."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    issuer.register_resource(url)
+    entry = {
+        "command": sys.executable,
+        "args": [str(PROTECTED)],
+        "env": THIS_TREE,
+        "scopes": {"admin_*": ["mcp:admin"]},
+    }
+    config = gateway_config(tmp_path / "gateway.json", {"p": entry})
+    options = ("--auth-issuer", issuer.issuer, "--resource", url, "--required-scope", "mcp:tools")
+
+    async def main(tools: str, admin: str) -> None:
+        session = HandshakeSession(url, tools)
+        try:
+            assert (await session.open()).status_code == 200
+            assert tool_text(await session.call("p_whoami")) == "null"  # stdio backend: no token
+            refused = await session.call("p_admin_reset")
+            assert refused.status_code == 403, (refused.status_code, refused.text)
+            challenge = refused.headers["www-authenticate"]
+            assert 'error="insufficient_scope"' in challenge and "mcp:admin" in challenge
+            # The session goes on with the stepped-up token.
+            assert tool_text(await session.call("p_admin_reset", token=admin)) == "reset"
+        finally:
+            await session.close()
+
+    with gateway_over_http(config, *options, port=port) as served:
+        assert served == url
+        tools = authorize(issuer, register_client(issuer), url, scope="mcp:tools").access_token
+        admin = authorize(
+            issuer, register_client(issuer), url, scope="mcp:tools mcp:admin"
+        ).access_token
+        run(main(tools, admin))
 
 
 class Recording(RawServer):

@@ -8,14 +8,16 @@ import asyncio
 import sys
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import mcp as sdk
 import pytest
 from mcp import StdioServerParameters as SdkStdioParameters
-from support.gateway import on_elicit, on_roots, on_sample
+from support.gateway import gateway_config, gateway_over_http, on_elicit, on_roots, on_sample
 from support.http_servers import serving
 from support.peers import (
+    REPO,
     SERVER_EVERYTHING,
     SUPPORT,
     THIS_TREE,
@@ -30,6 +32,7 @@ from mcp_runtime.app import App, Context
 from mcp_runtime.client import Client
 from mcp_runtime.http.client import connect_http
 from mcp_runtime.jsonrpc import METHOD_NOT_FOUND
+from mcp_runtime.lifecycle import LOG_LEVEL_KEY as LOG_LEVEL
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.stdio import StdioServerParameters
 
@@ -102,6 +105,95 @@ def test_backend_questions_are_answered_by_the_front_sdk_client_over_http(
 
     with serving(app.asgi()) as server:
         run(main(server.url()))
+
+
+URL_TOOL = "everything_trigger-url-elicitation"
+CONSENT = "https://example.com/consent"
+
+
+async def drive_url_elicitation(client: Any) -> None:
+    """server-everything offers its URL-mode elicitation tool (it registers it
+    only for a client that declares ``elicitation.url``), and its question
+    reaches the front client's callback in URL mode."""
+    tools = {tool.name for tool in (await client.list_tools()).tools}
+    assert URL_TOOL in tools, sorted(tools)
+    result = await client.call_tool(URL_TOOL, {"url": CONSENT})
+    text = "".join(block.text for block in result.content)
+    assert "User completed the URL elicitation flow" in text and CONSENT in text, text
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_url_mode_elicitation_reaches_the_front_sdk_client_over_stdio(
+    mode: str, version: str
+) -> None:
+    """The proxy declares URL-mode elicitation to its backends ("Clients that
+    support elicitation MUST declare the elicitation capability", with ``url``
+    for URL mode: specification 2025-11-25, client/elicitation, Capabilities),
+    so that a backend offers what needs it to the front clients that have it."""
+    require(SERVER_EVERYTHING, "server-everything")
+
+    async def main() -> None:
+        parameters = SdkStdioParameters(
+            command=sys.executable, args=[str(SUPPORT / "proxy_front.py")], env=THIS_TREE
+        )
+        async with sdk.Client(parameters, mode=mode, elicitation_callback=on_elicit) as client:
+            assert client.protocol_version == version
+            await drive_url_elicitation(client)
+
+    run(main())
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_url_mode_elicitation_reaches_the_front_sdk_client_over_http(
+    mode: str, version: str
+) -> None:
+    require(SERVER_EVERYTHING, "server-everything")
+    app = App("front")
+    app.proxy(StdioServerParameters(str(SERVER_EVERYTHING), ["stdio"]), prefix="everything")
+
+    async def main(url: str) -> None:
+        async with sdk.Client(url, mode=mode, elicitation_callback=on_elicit) as client:
+            assert client.protocol_version == version
+            await drive_url_elicitation(client)
+
+    with serving(app.asgi()) as server:
+        run(main(server.url()))
+
+
+class FormOnly(v2025_11_25.ClientHandlers):
+    """A front client that elicits in form mode only (it declares ``elicitation: {}``)."""
+
+    def __init__(self) -> None:
+        self.asked: list[Any] = []
+
+    async def elicit(self, params: Any, ctx: RequestContext) -> Any:
+        self.asked.append(params)
+        return v2025_11_25.ElicitResult(action="decline")
+
+
+def test_a_front_client_without_url_mode_is_not_asked_in_url_mode() -> None:
+    """ "Servers MUST NOT send elicitation requests with modes that are not
+    supported by the client" (specification 2025-11-25, client/elicitation,
+    Capabilities): the proxy, which declares URL mode for all its front
+    clients, does not put a URL-mode question to one that declares form mode
+    only; the backend gets the Method not found error instead."""
+    require(SERVER_EVERYTHING, "server-everything")
+    app = App("front")
+    app.proxy(StdioServerParameters(str(SERVER_EVERYTHING), ["stdio"]), prefix="everything")
+    front = FormOnly()
+
+    async def main() -> None:
+        async with app.test_client(handlers=front) as session:
+            stub = v2025_11_25.ClientStub(session)
+            result = await stub.call_tool(URL_TOOL, arguments={"url": CONSENT})
+            assert result.is_error is True
+            text = result.content[0].text
+            assert str(METHOD_NOT_FOUND) in text and "elicitation.url" in text, text
+            assert front.asked == []
+
+    run(main())
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
@@ -363,3 +455,94 @@ def test_a_backends_log_message_reaches_the_client_whose_call_it_came_with() -> 
         gateway.proxy(backend.url(), prefix="chatty")
         with serving(gateway.asgi()) as front:
             run(main(front.url()))
+
+
+EXAMPLE = REPO / "examples" / "stateless_server.py"
+SDK_MODERN = SUPPORT / "sdk_modern_server.py"
+
+
+def modern_backends(tmp_path: Path) -> Path:
+    """A gateway configuration of two backends that speak 2026-07-28 over stdio:
+    the stateless example and a server built with the official Python SDK."""
+    return gateway_config(
+        tmp_path / "gateway.json",
+        {
+            "example": {"command": sys.executable, "args": [str(EXAMPLE)], "env": THIS_TREE},
+            "sdk": {"command": sys.executable, "args": [str(SDK_MODERN)], "env": THIS_TREE},
+        },
+    )
+
+
+async def drive_logs(client: Any, heard: list[tuple[str, Any]], version: str) -> None:
+    """The modern backends' log messages reach the front request, at the level
+    the front asked for: info for the first calls, then warning."""
+    assert client.protocol_version == version
+    if version != "2026-07-28":
+        await client.set_logging_level("info")
+    await client.call_tool("example_log", {"message": "first"})
+    assert heard == [("info", "info: first"), ("warning", "warning: first")]
+    heard.clear()
+    await client.call_tool("sdk_count", {"steps": 2})
+    assert [data for _, data in heard] == ["finished step 1", "finished step 2"]
+    heard.clear()
+    if version != "2026-07-28":
+        await client.set_logging_level("warning")
+        await client.call_tool("example_log", {"message": "second"})
+    else:
+        await client.call_tool("example_log", {"message": "second"}, meta={LOG_LEVEL: "warning"})
+    assert heard == [("warning", "warning: second")]
+
+
+def listening() -> tuple[list[tuple[str, Any]], Any]:
+    heard: list[tuple[str, Any]] = []
+
+    async def on_log(params: Any) -> None:
+        heard.append((params.level, params.data))
+
+    return heard, on_log
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_log_messages_of_2026_07_28_backends_reach_the_front_over_stdio(
+    tmp_path: Path, mode: str, version: str
+) -> None:
+    """At 2026-07-28 a backend logs only for a request that names a level: "If
+    absent, the server MUST NOT send any notifications/message notifications
+    for this request. The client opts in to log messages by explicitly setting
+    a level." (schema 2026-07-28, RequestMetaObject, io.modelcontextprotocol/logLevel).
+    The gateway passes on the front's level (the session's, set by
+    logging/setLevel, or the request's own) with each call, and relays what the
+    backend logs to the front request, filtered by that level. ``mcpx serve``
+    over stdio in front of the stateless example and the official SDK's server."""
+    config = modern_backends(tmp_path)
+    heard, on_log = listening()
+
+    async def main() -> None:
+        parameters = SdkStdioParameters(
+            command=sys.executable,
+            args=["-m", "mcp_runtime.cli", "serve", str(config)],
+            env={**THIS_TREE, "PYTHONWARNINGS": "ignore"},
+        )
+        async with sdk.Client(
+            parameters, mode=mode, logging_callback=on_log, log_level="info"
+        ) as client:
+            await drive_logs(client, heard, version)
+
+    run(main())
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_log_messages_of_2026_07_28_backends_reach_the_front_over_http(
+    tmp_path: Path, mode: str, version: str
+) -> None:
+    config = modern_backends(tmp_path)
+    heard, on_log = listening()
+
+    async def main(url: str) -> None:
+        async with sdk.Client(url, mode=mode, logging_callback=on_log, log_level="info") as client:
+            await drive_logs(client, heard, version)
+
+    with gateway_over_http(config) as url:
+        run(main(url))

@@ -115,7 +115,9 @@ def test_resource_links_reach_a_2024_11_05_front_as_text() -> None:
             )
             texts = [block.text for block in links.content]
             assert all(isinstance(block, v2024_11_05.TextContent) for block in links.content)
-            assert any("demo://resource/" in text for text in texts), texts
+            # The text names the URI the front reads the resource at, under the prefix.
+            assert any("demo://everything/resource/" in text for text in texts), texts
+            assert not any("demo://resource/" in text for text in texts), texts
 
     run(main())
 

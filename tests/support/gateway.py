@@ -113,6 +113,9 @@ async def on_sample(context: Any, params: Any) -> sdk_types.CreateMessageResult:
 
 
 async def on_elicit(context: Any, params: Any) -> sdk_types.ElicitResult:
+    if isinstance(params, sdk_types.ElicitRequestURLParams):
+        # URL mode: the user went to the page; no content comes back.
+        return sdk_types.ElicitResult(action="accept")
     return sdk_types.ElicitResult(action="accept", content={"name": "Ann", "check": True})
 
 
@@ -143,6 +146,7 @@ EVERY_TOOL: dict[str, dict[str, Any]] = {
     "everything_get-roots-list": {},
     "everything_trigger-elicitation-request": {},
     "everything_trigger-sampling-request": {"prompt": "every"},
+    "everything_trigger-url-elicitation": {"url": "https://example.com/consent"},
     "everything_simulate-research-query": {"topic": "gateways"},
     "sdk_add": {"a": 2, "b": 3},
     "sdk_count": {"steps": 2},

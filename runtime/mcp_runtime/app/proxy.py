@@ -17,7 +17,9 @@ Each side speaks its own revision. The backend's answers are rebuilt as the
 front revision's types: members the front revision lacks are dropped, and a
 content block it lacks goes through the app layer's content rule
 (:func:`mcp_runtime.app.media.to_block`: audio becomes an embedded resource
-blob before 2025-03-26, a resource link becomes text before 2025-06-18).
+blob before 2025-03-26, a resource link becomes text before 2025-06-18),
+and what they say of the backend is put in the front's terms (links under
+the prefix, the backend's task id dropped: :mod:`.backend_results`).
 Progress and log messages the backend sends while answering go to the front
 request that caused them; cancelling the front request cancels the backend
 call; the backend's list-changed notifications refresh the app's lists and
@@ -52,11 +54,11 @@ from ..host.config import ServerConfig, parse_config
 from ..host.connection import Connection, RetryPolicy
 from ..http.related import notification_related, related_request
 from ..jsonrpc import McpError, RequestId
-from ..lifecycle import SERVER_INFO_KEY
 from ..methods import RequestContext
 from ..outgoing import current_request
 from ..stdio import StdioServerParameters
 from .audit import Audit
+from .backend_results import linked_prompt, own_call_result, with_log_level
 from .backend_subscriptions import Subscriptions
 from .completion import Completer, completion_key
 from .flavor import Flavor
@@ -151,13 +153,15 @@ class Proxy:
         self.config, self._stderr = _config(source, prefix)
         self.retry = retry or RetryPolicy()
         handlers = BackendHandlers(self)
-        # roots.listChanged: the front's roots/list_changed is passed on (see .relay).
+        # roots.listChanged: the front's roots/list_changed is passed on (see .relay);
+        # elicitation in both modes: a backend offers what needs URL mode only to a
+        # client that declares it, and each question goes to a front client that has its mode.
         self.client = Client(
             name="mcp-runtime-proxy",
             version="1",
             handlers=handlers,
             package=None,
-            capabilities={"roots": {"listChanged": True}},
+            capabilities={"roots": {"listChanged": True}, "elicitation": {"form": {}, "url": {}}},
         )
         parent.registry.roots_watchers.append(handlers.roots_changed)
         self.connection: Connection | None = None
@@ -263,12 +267,15 @@ class Proxy:
         self, method: str, wire: Mapping[str, Any], ctx: RequestContext | Rounds | None
     ) -> Any:
         """The backend's answer to ``method`` with ``wire`` params; progress and
-        log messages go to ``ctx``; cancelling the caller cancels the backend call.
+        log messages go to ``ctx`` (a 2026-07-28 backend is asked for the log
+        level ``ctx`` wants); cancelling the caller cancels the backend call.
         A backend that does not answer within its ``requestTimeout``, or is lost
         meanwhile, fails the call with an error naming it."""
         spec, params = self._request(method, wire)
         session = self.session
         assert session is not None
+        if session.stateless:
+            params = with_log_level(params, ctx.ctx if isinstance(ctx, Rounds) else ctx)
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             if ctx is not None:
@@ -593,13 +600,7 @@ class ProxiedTool:
         return start
 
     def _own(self, result: Any, flavor: Flavor) -> Any:
-        own = flavor.own_result(result)
-        meta = getattr(own, "meta", None)
-        if isinstance(meta, dict) and SERVER_INFO_KEY in meta:
-            # The backend's identity is not the front's: the front's own is added on the way out.
-            rest = {key: value for key, value in meta.items() if key != SERVER_INFO_KEY}
-            own = msgspec.structs.replace(own, meta=rest or msgspec.UNSET)
-        return own
+        return own_call_result(self.proxy.prefix, result, flavor)
 
 
 class ProxiedPrompt:
@@ -623,6 +624,7 @@ class ProxiedPrompt:
         result, final = await proxy.in_rounds(start, params, request, flavor)
         if not final:
             return result
+        result = linked_prompt(proxy.prefix, result)
         wire = msgspec.to_builtins(result)
         blocks = [to_block(message.content, flavor) for message in result.messages]
         wire["messages"] = [

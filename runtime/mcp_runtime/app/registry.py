@@ -26,6 +26,10 @@ _ITEMS = {
 }
 
 
+# The registry kind of the item each request names (by ``name``, or a resource's ``uri``).
+_NAMED = {"tools/call": "tools", "prompts/get": "prompts", "resources/read": "resources"}
+
+
 class Registry:
     def __init__(self) -> None:
         self.tools: dict[str, ToolSpec] = {}
@@ -45,6 +49,14 @@ class Registry:
         self.subscription_watchers: list[Callable[[str, bool], Awaitable[None]]] = []
         # Told of each notifications/roots/list_changed of a front client: proxies pass it on.
         self.roots_watchers: list[Callable[[], Awaitable[None]]] = []
+
+    def scopes_of(self, method: str, name: str) -> frozenset[str]:
+        """The scopes a request of ``method`` naming ``name`` needs: those of the
+        tool, prompt or resource (by its exact URI) it names; none for the rest."""
+        kind = _NAMED.get(method)
+        item = getattr(self, kind).get(name) if kind is not None else None
+        scopes: frozenset[str] = item.scopes if item is not None else frozenset()
+        return scopes
 
     def listing(self, kind: str, flavor: Flavor) -> list[Any]:
         """The items of list ``kind`` as ``flavor``'s types, built once per change."""

@@ -1,17 +1,19 @@
 """What a proxied server sends the proxy, relayed to the front.
 
-The proxy's client session to a backend declares sampling, elicitation and
-roots, so a backend may ask for them. A question goes to the front request it
-belongs to, where the backend says which: a 2026-07-28 backend asks within the
-answer to one call (an input-required result), a Streamable HTTP backend on
-the response stream of the call it is answering. A backend over stdio (or the
-legacy HTTP+SSE transport) does not say: its question goes to the newest front
-request in flight to it, which may be another client's when several call it
-at once. It is asked of that request's client in the client's own revision:
+The proxy's client session to a backend declares sampling, elicitation (form
+and URL modes) and roots, so a backend may ask for them. A question goes to
+the front request it belongs to, where the backend says which: a 2026-07-28
+backend asks within the answer to one call (an input-required result), a
+Streamable HTTP backend on the response stream of the call it is answering.
+A backend over stdio (or the legacy HTTP+SSE transport) does not say: its
+question goes to the newest front request in flight to it, which may be
+another client's when several call it at once. It is asked of that request's
+client in the client's own revision:
 
-- a front client that does not declare the capability is not asked: the
-  backend gets ``-32601`` (Method not found), the roots page's "Client does
-  not support roots: ``-32601`` (Method not found)", used for all three;
+- a front client that does not declare the capability (for a URL-mode
+  elicitation, ``elicitation.url``) is not asked: the backend gets ``-32601``
+  (Method not found), the roots page's "Client does not support roots:
+  ``-32601`` (Method not found)", used for all three;
 - a 2026-07-28 front client is asked through input-required results
   (:class:`Rounds`): the front's ``tools/call``, ``prompts/get`` or
   ``resources/read`` (the revision's requests that may take rounds) is
@@ -247,9 +249,12 @@ async def ask_front(proxy: Relaying, method: str, params: Any, request: RequestC
     if asking is None:
         raise _not_found(method, f"no request of a client of {proxy.prefix!r} is in flight to ask")
     front = asking.ctx if isinstance(asking, Rounds) else asking
-    if not lifecycle.has_capability(front.client_capabilities, (capability,)):
-        raise _not_found(method, f"the client does not declare the {capability} capability")
     wire: dict[str, Any] = msgspec.to_builtins(params) if params is not None else {}
+    # The proxy declares every elicitation mode to its backends; a front client has its own.
+    needed = (capability, "url") if wire.get("mode") == "url" else (capability,)
+    if not lifecycle.has_capability(front.client_capabilities, needed):
+        named = ".".join(needed)
+        raise _not_found(method, f"the client does not declare the {named} capability")
     for member in _HOP_MEMBERS:
         wire.pop(member, None)
     if isinstance(asking, Rounds):
@@ -269,6 +274,10 @@ async def ask_front(proxy: Relaying, method: str, params: Any, request: RequestC
     spec = lifecycle.revision(front.protocol_version).all_methods.get(method)
     if spec is None:
         raise _not_found(method, f"the client speaks {front.protocol_version}, without {method}")
+    if needed == ("elicitation", "url"):
+        # The proxy's handlers speak 2026-07-28, whose URL mode has no elicitationId;
+        # a handshake client needs one, unique for its server, which the app is to it.
+        wire.setdefault("elicitationId", secrets.token_urlsafe(16))
     try:
         asked = codec.convert(wire, spec.params) if spec.params is not None else None
     except msgspec.ValidationError as error:

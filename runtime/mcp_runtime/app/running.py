@@ -132,6 +132,7 @@ class Running:
                 store=self.store,
                 wrap_route=chain(self.middleware) if self.middleware else None,
             )
+            self._server.item_scopes = self.registry.scopes_of
             if self._proxies:
                 self._server.listen_watchers.append(self._listened)
         return self._server

@@ -277,9 +277,13 @@ class StreamableHTTPApp:
             return
         if self.auth is not None and principal is not None:
             sent = probe if isinstance(probe, list) else [probe]
-            # A generator: nothing is gathered unless the app declares scopes by method.
+            # A generator: nothing is gathered unless scopes are declared by method, or
+            # the served app names its items' (a tool's own scopes: known now, before
+            # an SSE stream would start with a 200 and carry -32003).
             refusal = self.auth.authorize(
-                principal, ((i.method, i.params) for i in sent if isinstance(i.method, str))
+                principal,
+                ((i.method, i.params) for i in sent if isinstance(i.method, str)),
+                self.server.item_scopes,
             )
             if refusal is not None:
                 await send_answer(send, refusal)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import msgspec
@@ -45,6 +45,8 @@ _UNQUOTABLE = re.compile(r'["\\\x00-\x1f\x7f-\U0010ffff]')
 _JSON = (b"content-type", b"application/json")
 
 ScopeKey = str | tuple[str, str]
+# The requests that name an item of the app: by ``name``, or a resource's ``uri``.
+_ITEMS = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,19 +176,28 @@ class ResourceServer:
         return principal
 
     def authorize(
-        self, principal: Principal, calls: Iterable[tuple[str, msgspec.Raw | UnsetType]]
+        self,
+        principal: Principal,
+        calls: Iterable[tuple[str, msgspec.Raw | UnsetType]],
+        named: Callable[[str, str], Iterable[str]] | None = None,
     ) -> HttpAnswer | None:
         """None if ``principal`` may make these requests (method, raw params),
-        else the 403 naming every scope they need."""
-        if not self._method_scopes and not self._named_scopes:
+        else the 403 naming every scope they need: by ``scopes``, and by
+        ``named`` (method, name -> scopes: what the served app's item needs,
+        its tools' own scopes) for ``tools/call``, ``prompts/get`` and
+        ``resources/read``."""
+        if not self._method_scopes and not self._named_scopes and named is None:
             return None
         needed: set[str] = set()
         for method, params in calls:
             needed |= self._method_scopes.get(method, frozenset())
-            if method in self._named_methods and not isinstance(params, UnsetType):
+            asked = method in self._named_methods or (named is not None and method in _ITEMS)
+            if asked and not isinstance(params, UnsetType):
                 name = _name_of(params)
                 if name is not None:
                     needed |= self._named_scopes.get((method, name), frozenset())
+                    if named is not None:
+                        needed.update(named(method, name))
         if principal.has_scopes(needed):
             return None
         return self.insufficient(needed)
