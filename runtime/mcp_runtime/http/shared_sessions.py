@@ -149,12 +149,27 @@ class SharedSessions(SessionTable):
     # ------------------------------------------------------------ workers
 
     async def _beat(self) -> None:
+        # Besides the heartbeat, a longer mark that this worker served here: a
+        # stream named by a worker without one was never this deployment's
+        # (another's, or made up), not a stream of a worker that stopped. It
+        # outlives the logs of the worker's streams (they expire ``ttl`` after
+        # their last write) and is renewed every ttl / 3.
+        known_until = 0.0
         while True:
             try:
                 await self.store.set_mark(f"worker:{self.worker}", 1, HEARTBEAT_TTL)
+                if time.monotonic() >= known_until:
+                    await self.store.set_mark(f"worker-known:{self.worker}", 1, 2 * self.ttl)
+                    known_until = time.monotonic() + self.ttl / 3
             except StoreUnavailable:
                 pass  # the writer reports the outage
             await asyncio.sleep(HEARTBEAT_EVERY)
+
+    async def _worker_known(self, stream_id: str) -> bool:
+        """Whether the worker a request stream's id names served this deployment
+        (it may have stopped since)."""
+        worker = stream_id.partition(".")[0]
+        return worker == self.worker or await self.store.get_mark(f"worker-known:{worker}") != 0
 
     async def _worker_gone(self, stream_id: str) -> bool:
         """Whether the worker whose request stream this is has stopped (no
@@ -375,6 +390,17 @@ class SharedSessions(SessionTable):
         finally:
             self.places.release_stream(client, lease)
 
+    async def _unlogged(self, key: str, stream_id: str) -> str:
+        """Why a request stream cannot be resumed from the store ("" if it can:
+        see _logged)."""
+        if await self.store.has_stream(key):
+            return ""
+        if "." in stream_id and not await self._worker_known(stream_id):
+            return "no worker of this server ever had that stream"
+        if await _logged(self.store, key, stream_id, self._worker_gone):
+            return ""
+        return "the stream may have expired"
+
     async def _follow_log(
         self, http_session: HttpSession, headers: dict[str, str], send: Send, receive: Receive
     ) -> None:
@@ -385,17 +411,13 @@ class SharedSessions(SessionTable):
         try:
             if last is not None:
                 stream_id, _, seq = last.partition(":")
-                if not (seq.isascii() and seq.isdigit() and len(seq) <= _MAX_LAST_EVENT_DIGITS) or (
-                    stream_id != STANDALONE
-                    and not await _logged(
-                        self.store, f"{session_id}:{stream_id}", stream_id, self._worker_gone
-                    )
-                ):
-                    await plain(
-                        send,
-                        400,
-                        "Bad Request: unknown Last-Event-ID (the stream may have expired)",
-                    )
+                unknown = ""
+                if not (seq.isascii() and seq.isdigit() and len(seq) <= _MAX_LAST_EVENT_DIGITS):
+                    unknown = "the stream may have expired"
+                elif stream_id != STANDALONE:
+                    unknown = await self._unlogged(f"{session_id}:{stream_id}", stream_id)
+                if unknown:
+                    await plain(send, 400, f"Bad Request: unknown Last-Event-ID ({unknown})")
                     return
                 after, prime = int(seq), False
             else:
@@ -528,9 +550,8 @@ async def _logged(
     renewed while that worker lives (a loaded worker's writes lag) up to
     ``_LOG_LIVE_WAIT``, before it is unknown; one whose worker died
     before writing it is ended with an error for each request its id
-    names (see store_log.end_orphan), or else unknown."""
-    if await store.has_stream(key):
-        return True
+    names (see store_log.end_orphan), or else unknown. The caller has
+    found the log missing once and the worker one of this deployment's."""
     if "." not in stream_id:
         return False
     now = time.monotonic()
