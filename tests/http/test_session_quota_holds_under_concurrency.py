@@ -12,12 +12,14 @@ import asyncio
 import json
 
 import httpx
+import pytest
 from support.http_servers import lowlevel_server, serving
 from support.peers import run
+from support.redis_server import RedisServer
 
-from mcp_runtime.http import HttpOptions, http_app
+from mcp_runtime.http import HttpApp, HttpOptions, http_app
 from mcp_runtime.http.streamable import StreamableHTTPApp
-from mcp_runtime.server import Server
+from mcp_runtime.stores.redis_store import RedisStore
 
 QUOTA = 512  # the default
 CONNECTIONS = 8
@@ -44,8 +46,33 @@ def held(app: StreamableHTTPApp) -> int:
 
 
 def test_one_address_never_holds_more_sessions_than_its_quota_over_concurrent_connections() -> None:
-    server: Server = lowlevel_server()
-    app = http_app(server, options=HttpOptions(max_sessions_per_client=QUOTA))
+    opened = flood(http_app(lowlevel_server(), options=HttpOptions(max_sessions_per_client=QUOTA)))
+    assert opened > QUOTA  # the client went past its quota: its idle sessions made room
+
+
+def test_the_app_wide_session_cap_holds_over_concurrent_connections() -> None:
+    """``max_sessions`` alike: a session closed to make room still counts until it is closed."""
+    options = HttpOptions(max_sessions=64, max_sessions_per_client=None)
+    assert flood(http_app(lowlevel_server(), options=options), cap=64) > 64
+
+
+@pytest.mark.redis
+def test_the_quota_holds_the_same_with_sessions_shared_through_redis() -> None:
+    """With a shared store the quota is counted app-wide in Redis (a session past it
+    is refused with 503: no idle session is closed for it)."""
+    redis = RedisServer()
+    redis.start()
+    try:
+        options = HttpOptions(max_sessions_per_client=QUOTA)
+        app = http_app(lowlevel_server(), store=RedisStore.from_url(redis.url), options=options)
+        assert flood(app) == QUOTA
+    finally:
+        redis.close()
+
+
+def flood(app: HttpApp, cap: int = QUOTA) -> int:
+    """One address opens sessions over CONNECTIONS connections at once, EACH
+    times each; at no time does it hold more than ``cap`` of them. How many it opened."""
     most = 0
 
     async def scenario(url: str) -> list[str]:
@@ -87,6 +114,6 @@ def test_one_address_never_holds_more_sessions_than_its_quota_over_concurrent_co
             return sum(1 for answer in pinged if answer.status_code == 200)
 
         alive = run(live(), timeout=240)
-    assert len(opened) > QUOTA  # the client went past its quota: idle sessions made room
-    assert alive <= QUOTA, f"one address holds {alive} sessions against a quota of {QUOTA}"
-    assert most <= QUOTA, f"one address held {most} sessions at once (quota {QUOTA})"
+    assert alive <= cap, f"one address holds {alive} sessions against a cap of {cap}"
+    assert most <= cap, f"one address held {most} sessions at once (cap {cap})"
+    return len(opened)
