@@ -5,7 +5,8 @@ proxy: HAProxy and nginx (Debian's binaries, installed where missing).
   ``<!-- proxy-config: nginx -->`` is a whole configuration: ``haproxy -c`` or
   ``nginx -t`` accepts it, and the first of each kind, run in front of a server
   of this runtime (its ports moved to free loopback ones), carries an MCP
-  session through and appends the client's address to ``X-Forwarded-For``.
+  session through, appends the client's address to ``X-Forwarded-For`` and
+  cuts a client that trickles its request head.
 * A directive the prose names in passing (`` `option forwardfor` ``,
   `` `proxy_buffering off;` ``) is accepted by its proxy too, put into a
   configuration of its own. The hardening guide named ``option forwardedfor``,
@@ -14,15 +15,19 @@ proxy: HAProxy and nginx (Debian's binaries, installed where missing).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import itertools
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from support.everything_http import free_port
-from support.http_servers import Recorder, lowlevel_server, serving
+from support.http_servers import Recorder, lowlevel_server, run, serving
 from support.proxies import check, running
 
 from mcp_runtime.http import http_app
@@ -183,3 +188,39 @@ def test_a_documented_proxy_configuration_forwards_the_client_address(
     assert forwarded and all(
         header.split(",")[-1].strip() == "127.0.0.1" for header in forwarded
     ), forwarded
+
+
+def test_a_documented_proxy_configuration_cuts_a_trickled_request_head(
+    proxied: tuple[str, Recorder],
+) -> None:
+    """The configurations bound request heads (10 s): a client sending its head a
+    byte every 0.2 s is cut by the proxy (HAProxy answers 408; nginx closes)."""
+    url, _ = proxied
+    port = int(url.split(":")[2].split("/")[0])
+
+    async def trickle() -> float:
+        started = time.monotonic()
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+
+        async def drip() -> None:
+            with contextlib.suppress(ConnectionError, OSError):
+                for byte in itertools.cycle(b"POST /mcp HTTP/1.1\r\nx-slow: "):
+                    writer.write(bytes([byte]))
+                    await writer.drain()
+                    await asyncio.sleep(0.2)
+
+        dripping = asyncio.ensure_future(drip())
+        try:
+            with contextlib.suppress(ConnectionError, OSError):
+                async with asyncio.timeout(60):
+                    while await reader.read(65536):
+                        pass
+        finally:
+            dripping.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await dripping
+            writer.close()
+        return time.monotonic() - started
+
+    held = run(trickle(), timeout=90)
+    assert held < 30, f"a trickled head held its connection through the proxy {held:.0f} s"
