@@ -185,3 +185,53 @@ def test_a_made_up_stream_id_gets_errors_only_for_the_ids_it_names_on_its_own_se
             await second.close()
 
     run(scenario(), timeout=120)
+
+
+def test_another_deployments_stream_id_is_an_unknown_last_event_id_at_once(
+    redis_url: str,
+) -> None:
+    """A stream id of a worker this store never had (another deployment's: another
+    Redis, or another key prefix), resumed with one's own valid session, is an
+    unknown Last-Event-ID at once (400): no worker of this deployment stopped.
+    Before, the follower waited 9 s for the stream's log and then said that the
+    worker running its request had stopped before answering it."""
+
+    def deployment(prefix: str) -> StreamableHTTPApp:
+        from support.scaleout_app import Tools
+
+        tools = Tools(Tasks())
+        server = Server(tools, name="w", version="1", capabilities={"logging": {}})
+        tools.server = server
+        return StreamableHTTPApp(server, store=RedisStore.from_url(redis_url, prefix=prefix))
+
+    async def scenario() -> None:
+        ours, theirs = deployment("ours:"), deployment("theirs:")
+        try:
+            mine, other = await open_session(ours), await open_session(theirs)
+            body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                    "params": {"name": "count", "arguments": {"n": 1}}}  # fmt: skip
+            answer = await request(
+                theirs, "POST", "/mcp", headers=other, body=json.dumps(body).encode()
+            )
+            their_event = sse_events(answer.body.decode())[0][0]
+            assert their_event.count(".") == 2  # a worker's id, a count, the ids it answers
+            their_stream = their_event.partition(":")[0]
+            for last in (their_event, f"{carrying(their_stream.partition('.')[0], 1, [2])}:0"):
+                started = asyncio.get_running_loop().time()
+                answered = await request(
+                    ours, "GET", "/mcp", headers={**mine, "last-event-id": last}, timeout=20
+                )
+                waited = asyncio.get_running_loop().time() - started
+                assert answered.status == 400, (answered.status, answered.body)
+                assert b"unknown Last-Event-ID" in answered.body, answered.body
+                assert b"no worker of this server" in answered.body, answered.body
+                # Not after waiting for a log to appear (3 s and more, 9 s before).
+                assert waited < 2.5, waited
+            # Their deployment still resumes it.
+            status, events = await resume(theirs, other, their_event)
+            assert status == 200 and events[-1]["id"] == 2
+        finally:
+            await ours.close()
+            await theirs.close()
+
+    run(scenario(), timeout=120)

@@ -19,18 +19,25 @@ The deadlines are looked at every ``head_timeout``, not timed per request, so
 a connection is cut up to one ``head_timeout`` after its deadline (a head
 trickled past 10 s is cut by 20 s).
 
-``run_http`` serves with them (:func:`uvicorn_protocol`). With uvicorn's own
-command line, name one of the classes here (defaults: 10 s and 60 s)::
+``run_http`` serves with them (:func:`uvicorn_protocol`). An app of this
+runtime served by uvicorn any other way (``uvicorn app:app``, with or without
+``--workers``, or ``uvicorn.run(app)``) puts them on that uvicorn itself at its
+ASGI lifespan startup (:func:`guard_uvicorn`), with the defaults (10 s and
+60 s), unless its protocol has them already. With ``--lifespan off`` that
+cannot happen: name one of the classes here instead::
 
     uvicorn app:app --http mcp_runtime.http.deadlines:HttpToolsProtocol
     uvicorn app:app --http mcp_runtime.http.deadlines:H11Protocol
 
-This module imports uvicorn only when one of them is asked for.
+This module imports uvicorn only when one of them is asked for, or when it
+is serving.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import sys
 from typing import Any
 
 DEFAULT_HEAD_TIMEOUT = 10.0
@@ -123,12 +130,64 @@ def uvicorn_protocol(
         raise ValueError(f"unknown uvicorn HTTP protocol {http!r} (httptools, h11 or auto)")
     from uvicorn.importer import import_from_string
 
-    base = import_from_string(_BASES[http])
+    return with_deadlines(import_from_string(_BASES[http]), head_timeout, body_timeout)
+
+
+def with_deadlines(
+    base: type[asyncio.Protocol],
+    head_timeout: float = DEFAULT_HEAD_TIMEOUT,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
+) -> type[asyncio.Protocol]:
+    """``base`` (one of uvicorn's HTTP protocols) with the two deadlines."""
     return type(
         f"{base.__name__}WithDeadlines",
         (_Deadlines, base),
         {"head_timeout": head_timeout, "body_timeout": body_timeout, "__module__": __name__},
     )
+
+
+def guard_uvicorn(
+    head_timeout: float = DEFAULT_HEAD_TIMEOUT, body_timeout: float = DEFAULT_BODY_TIMEOUT
+) -> bool:
+    """Called by an app at its ASGI lifespan startup: when uvicorn runs that
+    startup, the connections it accepts from then on (it accepts none before)
+    get the deadlines, unless its HTTP protocol has them already. Whether it
+    put them on.
+
+    An ASGI app never sees a request head before it is complete, so it
+    cannot cut a trickling one itself; and uvicorn's command line, or a
+    ``uvicorn.run(app)``, chooses the protocol without the app. uvicorn makes
+    each connection's protocol from ``Config.http_protocol_class`` as it
+    accepts it, and runs the lifespan (in each worker of ``--workers``) in a
+    task of its ``LifespanOn``, before it listens: that config is reached
+    from the task, whatever ASGI wrappers pass the lifespan on."""
+    if "uvicorn" not in sys.modules:
+        return False  # another server (uvicorn is imported by whatever runs it)
+    from uvicorn.lifespan.on import LifespanOn
+
+    task = asyncio.current_task()
+    running = None if task is None else task.get_coro()
+    if not inspect.iscoroutine(running):
+        return False
+    owner = inspect.getcoroutinelocals(running).get("self")
+    if not isinstance(owner, LifespanOn):
+        return False
+    config = owner.config
+    current = config.http_protocol_class
+    if issubclass(current, _Deadlines) or not issubclass(current, _uvicorn_protocols()):
+        return False  # run_http's, a named one of this module's, or a protocol of its own
+    config.http_protocol_class = with_deadlines(current, head_timeout, body_timeout)
+    return True
+
+
+def _uvicorn_protocols() -> tuple[type[asyncio.Protocol], ...]:
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:  # httptools not installed
+        return (H11Protocol,)
+    return (H11Protocol, HttpToolsProtocol)
 
 
 def __getattr__(name: str) -> type[asyncio.Protocol]:

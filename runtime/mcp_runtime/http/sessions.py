@@ -468,6 +468,7 @@ class LocalSessions(SessionTable):
         self._unused: dict[str, None] = (
             {}
         )  # sessions with no request since initialize, oldest first
+        self._closing = 0  # sessions being closed to make room, still counted under max_sessions
 
     async def open(self, session_id: str, owner: str | None, client: str) -> HttpSession | str:
         if not await self._room_for_session(client):
@@ -550,14 +551,22 @@ class LocalSessions(SessionTable):
         """Whether ``client`` may open one more session, after closing an idle
         one if a cap is reached: the client's own when its quota is full,
         anyone's when max_sessions is; never-used sessions first, then the
-        least recently seen. False when every candidate is busy."""
-        if self.quota.full(client):
-            if not await self._evict_idle(lambda s: s.client == client):
+        least recently seen. False when every candidate is busy.
+
+        A session closed to make room keeps its place under both caps until
+        it is closed: an initialize arriving meanwhile finds the cap still
+        reached and makes room of its own, so neither cap is passed however
+        many come at once (freeing the place first let one take it, and the
+        session that made room one more)."""
+        while True:
+            if self.quota.full(client):
+                found = await self._evict_idle(lambda s: s.client == client)
+            elif len(self.sessions) + self._closing >= self.options.max_sessions:
+                found = await self._evict_idle(lambda s: True)
+            else:
+                return True  # the caller takes the place before it awaits anything
+            if not found:
                 return False
-        if len(self.sessions) >= self.options.max_sessions:
-            if not await self._evict_idle(lambda s: True):
-                return False
-        return True
 
     async def _evict_idle(self, candidate: Callable[[HttpSession], bool]) -> bool:
         # Both orders are kept as they change (self.sessions: least recently
@@ -573,7 +582,14 @@ class LocalSessions(SessionTable):
         )
         if oldest is None:
             return False
-        if oldest.id is not None:
-            self.forget(oldest.id, oldest)
-        await oldest.close()
+        session_id = oldest.id or ""
+        # Out of the table (no one else picks it), its places still held.
+        self.sessions.pop(session_id, None)
+        self._unused.pop(session_id, None)
+        self._closing += 1
+        try:
+            await oldest.close()
+        finally:
+            self._closing -= 1
+            self.forget(session_id, oldest)
         return True

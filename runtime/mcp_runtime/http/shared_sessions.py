@@ -110,7 +110,8 @@ class SharedSessions(SessionTable):
         self.started = False
         self._followed: set[str] = set()  # sessions whose GET stream a connection here holds
         self.writer = StoreWriter(store, self.ttl, options.event_history)
-        self.worker = secrets.token_hex(6)
+        self.workers = _Workers(store, self.ttl)
+        self.worker = self.workers.name
         """This worker's name in the store (its heartbeat, its request streams' ids)."""
         self.stream_ids = itertools.count(1)
         self._heart: asyncio.Task[None] | None = None
@@ -131,7 +132,7 @@ class SharedSessions(SessionTable):
         loop = asyncio.get_running_loop()
         self.writer.start()
         await self.store.start()
-        self._heart = loop.create_task(self._beat(), name="mcp-store-heartbeat")
+        self._heart = loop.create_task(self.workers.beat(), name="mcp-store-heartbeat")
 
     async def close(self) -> None:
         """Stop the writer and the heartbeat, and let go of the store."""
@@ -146,24 +147,6 @@ class SharedSessions(SessionTable):
         self._heart = None
         await self.store.close()
         self.started = False
-
-    # ------------------------------------------------------------ workers
-
-    async def _beat(self) -> None:
-        while True:
-            try:
-                await self.store.set_mark(f"worker:{self.worker}", 1, HEARTBEAT_TTL)
-            except StoreUnavailable:
-                pass  # the writer reports the outage
-            await asyncio.sleep(HEARTBEAT_EVERY)
-
-    async def _worker_gone(self, stream_id: str) -> bool:
-        """Whether the worker whose request stream this is has stopped (no
-        heartbeat within HEARTBEAT_TTL)."""
-        worker, dot, _ = stream_id.partition(".")
-        if not dot or worker == self.worker:
-            return False
-        return await self.store.get_mark(f"worker:{worker}") == 0
 
     # ------------------------------------------------------------ sessions
 
@@ -390,17 +373,15 @@ class SharedSessions(SessionTable):
         try:
             if last is not None:
                 stream_id, _, seq = last.partition(":")
-                if not (seq.isascii() and seq.isdigit() and len(seq) <= _MAX_LAST_EVENT_DIGITS) or (
-                    stream_id != STANDALONE
-                    and not await _logged(
-                        self.store, f"{session_id}:{stream_id}", stream_id, self._worker_gone
+                unknown = ""
+                if not (seq.isascii() and seq.isdigit() and len(seq) <= _MAX_LAST_EVENT_DIGITS):
+                    unknown = "the stream may have expired"
+                elif stream_id != STANDALONE:
+                    unknown = await _unlogged(
+                        self.store, f"{session_id}:{stream_id}", stream_id, self.workers
                     )
-                ):
-                    await plain(
-                        send,
-                        400,
-                        "Bad Request: unknown Last-Event-ID (the stream may have expired)",
-                    )
+                if unknown:
+                    await plain(send, 400, f"Bad Request: unknown Last-Event-ID ({unknown})")
                     return
                 after, prime = int(seq), False
             else:
@@ -458,7 +439,7 @@ class SharedSessions(SessionTable):
                 elif not events:
                     if not standalone:
                         try:
-                            gone = await self._worker_gone(stream_id)
+                            gone = await self.workers.gone(stream_id)
                             # Twice in a row: a store that just came back has no heartbeats yet.
                             orphan_checks = orphan_checks + 1 if gone else 0
                             if orphan_checks >= 2:
@@ -486,6 +467,47 @@ class SharedSessions(SessionTable):
             http_session.in_flight -= 1
             if standalone:
                 self._followed.discard(session_id)
+
+
+class _Workers:
+    """This worker's marks in the store, and what they say of the others.
+
+    Besides the heartbeat, a longer mark says that the worker served this
+    deployment: a stream named by a worker without one was never this
+    deployment's (another's, or made up), not a stream of a worker that
+    stopped. The mark outlives the logs of the worker's streams (they expire
+    ``ttl`` after their last write) and is renewed every ttl / 3."""
+
+    def __init__(self, store: Store, ttl: float) -> None:
+        self.store = store
+        self.ttl = ttl
+        self.name = secrets.token_hex(6)
+
+    async def beat(self) -> None:
+        known_until = 0.0
+        while True:
+            try:
+                await self.store.set_mark(f"worker:{self.name}", 1, HEARTBEAT_TTL)
+                if time.monotonic() >= known_until:
+                    await self.store.set_mark(f"worker-known:{self.name}", 1, 2 * self.ttl)
+                    known_until = time.monotonic() + self.ttl / 3
+            except StoreUnavailable:
+                pass  # the writer reports the outage
+            await asyncio.sleep(HEARTBEAT_EVERY)
+
+    async def known(self, stream_id: str) -> bool:
+        """Whether the worker a request stream's id names served this deployment
+        (it may have stopped since)."""
+        worker = stream_id.partition(".")[0]
+        return worker == self.name or await self.store.get_mark(f"worker-known:{worker}") != 0
+
+    async def gone(self, stream_id: str) -> bool:
+        """Whether the worker whose request stream this is has stopped (no
+        heartbeat within HEARTBEAT_TTL)."""
+        worker, dot, _ = stream_id.partition(".")
+        if not dot or worker == self.name:
+            return False
+        return await self.store.get_mark(f"worker:{worker}") == 0
 
 
 class _Lookups:
@@ -523,6 +545,21 @@ class _Lookups:
                 await lookup
 
 
+async def _unlogged(store: Store, key: str, stream_id: str, workers: _Workers) -> str:
+    """Why a request stream cannot be resumed from the store ("" if it can).
+
+    Its log is there; or, when it is not, the stream is named by a worker's id:
+    of a worker this deployment never had (another deployment's, or made up),
+    it is unknown at once; else see _logged."""
+    if await store.has_stream(key):
+        return ""
+    if "." in stream_id and not await workers.known(stream_id):
+        return "no worker of this server ever had that stream"
+    if await _logged(store, key, stream_id, workers.gone):
+        return ""
+    return "the stream may have expired"
+
+
 async def _logged(
     store: Store, key: str, stream_id: str, gone: Callable[[str], Awaitable[bool]]
 ) -> bool:
@@ -533,9 +570,8 @@ async def _logged(
     renewed while that worker lives (a loaded worker's writes lag) up to
     ``_LOG_LIVE_WAIT``, before it is unknown; one whose worker died
     before writing it is ended with an error for each request its id
-    names (see store_log.end_orphan), or else unknown."""
-    if await store.has_stream(key):
-        return True
+    names (see store_log.end_orphan), or else unknown. The caller has
+    found the log missing once and the worker one of this deployment's."""
     if "." not in stream_id:
         return False
     now = time.monotonic()

@@ -39,6 +39,7 @@ from ..limits import BodyBudget, BodyRefused, ClientKey, TrustedProxies, peer_ke
 from ..server import Server
 from ..stores import Store
 from .answers import body_refused, headers_of, plain, refuse, send_answer
+from .deadlines import guard_uvicorn
 from .events import EventStream
 from .handshake import DEFAULT_HEADER_VERSION, HandshakePath
 from .options import (
@@ -333,6 +334,8 @@ class StreamableHTTPApp:
         while True:
             message: Message = await receive()
             if message["type"] == "lifespan.startup":
+                # Served by uvicorn without run_http: cut heads trickled past 10 s all the same.
+                guard_uvicorn()
                 await self.table.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
