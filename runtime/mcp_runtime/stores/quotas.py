@@ -22,7 +22,7 @@ import contextlib
 import logging
 import secrets
 from collections.abc import Awaitable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from .base import Store, StoreUnavailable
 
@@ -35,6 +35,12 @@ LEASE_TTL = 30.0
 UNSURE_KEPT = 256
 """Leases whose taking timed out, remembered to be dropped when the store answers
 again (at most; the others run out within the lease's ttl)."""
+
+
+def _ended_in_background(task: asyncio.Future[Any]) -> None:
+    """The end of a store call given up on: its outcome was answered already."""
+    if not task.cancelled():
+        task.exception()  # retrieved, so that asyncio does not log it
 
 
 class SharedQuota:
@@ -57,6 +63,7 @@ class SharedQuota:
         self.store = store
         self.timeout = timeout
         self._unsure: dict[tuple[str, str], None] = {}  # taken when the store did not answer
+        self._given_up: set[asyncio.Future[Any]] = set()  # store calls past the timeout, ending
         self.kind = kind
         self.limit = limit
         self.ttl = LEASE_TTL if ttl is None else ttl
@@ -97,16 +104,27 @@ class SharedQuota:
         return await self._bounded(self.store.lease_held(self._name(client), place))
 
     async def _bounded(self, call: Awaitable[_T]) -> _T:
-        """``call``, within ``timeout`` seconds when there is one."""
+        """``call``, within ``timeout`` seconds when there is one.
+
+        The call runs as a task of its own, waited for, not cancelled in place: redis-py
+        has been seen to lose a cancellation (one that lands as a connection to a stalled
+        Redis is being made) and wait on for its own socket timeout. Past ``timeout`` the
+        task is cancelled and left to end in the background."""
         if self.timeout is None:
             return await call
+        task = asyncio.ensure_future(call)
         try:
-            async with asyncio.timeout(self.timeout):
-                return await call
-        except TimeoutError:
-            raise StoreUnavailable(
-                f"the shared store did not answer within {self.timeout:g} s"
-            ) from None
+            done, _ = await asyncio.wait({task}, timeout=self.timeout)
+        except BaseException:
+            task.cancel()
+            raise
+        if task in done:
+            return task.result()
+        task.cancel()
+        self._given_up.add(task)
+        task.add_done_callback(self._given_up.discard)
+        task.add_done_callback(_ended_in_background)
+        raise StoreUnavailable(f"the shared store did not answer within {self.timeout:g} s")
 
     async def _drop_unsure(self) -> None:
         unsure = list(self._unsure)
