@@ -169,7 +169,7 @@ def test_app_wide_counts_with_redis_frozen_fall_back_to_the_workers_own_count(
                 assert all(answered(r) for r in await asyncio.gather(*held))
             finally:
                 redis.thaw()
-            warned = [r for r in caplog.records if "counted by this worker" in r.getMessage()]
+            warned = [r for r in caplog.records if "by this worker alone" in r.getMessage()]
             assert len(warned) == 1, [r.getMessage() for r in caplog.records]
             # Asked again a few seconds later: the requests take leases in Redis once more.
             taken = False

@@ -127,15 +127,15 @@ class Places:
             except StoreUnavailable as error:
                 if not self._store_down:
                     logger.warning(
-                        "per-client counts of 2026-07-28 requests are counted by this worker"
-                        " alone for now: %s",
+                        "2026-07-28 requests are counted per client by this worker alone for"
+                        " now (max_requests_per_client), not app-wide: %s",
                         error,
                     )
                 self._store_down = True
                 self._store_retry_at = time.monotonic() + STORE_RETRY
             else:
                 if self._store_down:
-                    logger.warning("per-client counts of 2026-07-28 requests are app-wide again")
+                    logger.warning("2026-07-28 requests are counted per client app-wide again")
                 self._store_down = False
                 if lease is None:
                     return (429, CLIENT_REQUESTS_FULL), None
