@@ -16,6 +16,10 @@ answers 404 (the row counts those answers and is marked not applicable);
 with Redis both serve it. wrk, the workers and Redis share this machine's
 cores.
 
+The Redis round trips of a stateless request: one worker (bench/soak.py's, which counts
+every command or pipeline it sends, heartbeats included) with the default options, then
+with ``app_wide_request_counts=True``, 200 sequential 2026-07-28 ``tools/call pid``.
+
 Then the soak run (bench/soak.py): 2 and 4 workers behind HAProxy on one
 Redis, ``soak_requests`` mixed requests at ``soak_in_flight`` at once, one
 worker SIGKILLed and restarted and Redis restarted during the run.
@@ -35,6 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import msgspec
 
 from . import soak
@@ -159,6 +164,46 @@ def measure(wrk: str, store: str, workers: int, connections: int, seconds: float
         redis.close()
 
 
+def stateless_round_trips(calls: int = 200) -> dict[str, Any]:
+    """Redis round trips per stateless 2026-07-28 request of one worker, with the default
+    per-client quotas (``default``) and with ``app_wide_request_counts=True``
+    (``app_wide``)."""
+    found: dict[str, Any] = {"calls": calls}
+    redis = RedisServer()
+    redis.start()
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            for key, quotas in (("default", "default"), ("app_wide", "default,app-wide")):
+                backend = soak.Backend(0, redis.url, Path(folder) / f"{key}.log", quotas)
+                backend.start()
+                try:
+                    url = f"http://127.0.0.1:{backend.port}/mcp"
+                    headers, body = request_of("modern", None)
+                    with httpx.Client(timeout=30) as client:
+                        for n in range(20):  # warm-up: connections made, scripts loaded
+                            send(client, url, headers, body, n)
+                        before = backend.trips()
+                        for n in range(calls):
+                            send(client, url, headers, body, 100 + n)
+                        after = backend.trips()
+                        # Reading the count is a stateless request too: what it costs
+                        # (between two readings) is taken off.
+                        reading = backend.trips() - after
+                    found[key] = (after - before - reading) / calls
+                finally:
+                    backend.stop()
+    finally:
+        redis.close()
+    return found
+
+
+def send(client: httpx.Client, url: str, headers: dict[str, str], body: bytes, n: int) -> None:
+    answer = client.post(
+        url, headers=headers, content=body.replace(str(_ID).encode(), str(n).encode())
+    )
+    assert answer.status_code == 200 and b'"result"' in answer.content, answer.text
+
+
 def run(
     seconds: float,
     connections: int,
@@ -173,6 +218,7 @@ def run(
         for store in ("memory", "redis")
         for workers in (1, 2)
     }
+    result["stateless_round_trips"] = stateless_round_trips()
     if soak_requests:
         try:
             result["soak"] = soak.run(soak_requests, soak_in_flight)
@@ -213,7 +259,7 @@ def main() -> None:
         print(json.dumps(result))
         return
     for key, wires in result.items():
-        if key in ("settings", "soak"):
+        if key in ("settings", "soak", "stateless_round_trips"):
             continue
         for wire, row in wires.items():
             note = f"  (not applicable: {row['not_applicable']})" if "not_applicable" in row else ""
@@ -221,6 +267,11 @@ def main() -> None:
                 f"{key:10s} {wire:9s} {row['rps']:8.0f} req/s  p99 {row['p99_us'] / 1e3:6.2f} ms"
                 f"  {row['redis_commands_per_request']:.2f} Redis commands per request{note}"
             )
+    trips = result["stateless_round_trips"]
+    print(
+        f"Redis round trips per stateless request: {trips['default']:.2f} (default options),"
+        f" {trips['app_wide']:.2f} (app_wide_request_counts=True)"
+    )
     print(json.dumps(result.get("soak"), indent=2))
 
 

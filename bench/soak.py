@@ -103,7 +103,10 @@ def find_haproxy() -> str:
 class Backend:
     """One worker: ``uvicorn`` serving support.scaleout_app on a port of its own."""
 
-    def __init__(self, index: int, redis_url: str, log: Path) -> None:
+    def __init__(self, index: int, redis_url: str, log: Path, quotas: str = "") -> None:
+        """``quotas``: the per-client quotas (support.scaleout_app's MCP_TEST_QUOTAS; none
+        when empty)."""
+        self.quotas = quotas
         self.index = index
         self.name = f"w{index}"
         self.port = free_port()
@@ -122,6 +125,7 @@ class Backend:
             # Named, so that CLIENT LIST tells each worker's connections apart.
             "MCP_TEST_REDIS_URL": f"{self.redis_url}?client_name=soak-{self.name}",
             "MCP_TEST_COUNT_REDIS": "1",
+            "MCP_TEST_QUOTAS": self.quotas,
         }
         command = [
             sys.executable, "-m", "uvicorn", "support.scaleout_app:app", "--factory",

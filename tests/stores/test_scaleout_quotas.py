@@ -1,7 +1,8 @@
 """Per-client quotas on a deployment of several workers sharing Redis: a
 client's sessions, long-lived streams and 2026-07-28 requests in flight are
-counted app-wide, whichever worker each landed on, and the places held by a
-worker that died free themselves once their leases run out."""
+counted app-wide (the requests with ``app_wide_request_counts``), whichever worker each
+landed on, and the places held by a worker that died free themselves once their leases
+run out."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ SESSIONS, STREAMS, REQUESTS, LEASE_TTL = 3, 2, 2, 3.0
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Workers]:
-    with deployment(quotas=f"{SESSIONS},{STREAMS},{REQUESTS},{LEASE_TTL}") as (_, workers):
+    quotas = f"{SESSIONS},{STREAMS},{REQUESTS},{LEASE_TTL},app-wide"
+    with deployment(quotas=quotas) as (_, workers):
         yield workers
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -89,6 +90,8 @@ class RedisServer:
 
     def stop(self) -> None:
         if self.process is not None:
+            if self.process.poll() is None:
+                os.kill(self.process.pid, signal.SIGCONT)  # a frozen one would not end
             self.process.terminate()
             try:
                 self.process.wait(10)
@@ -96,6 +99,17 @@ class RedisServer:
                 self.process.kill()
                 self.process.wait()
             self.process = None
+
+    def freeze(self) -> None:
+        """SIGSTOP: Redis stalls as a hung host does. Connections are still accepted
+        (by the kernel, up to the backlog) and commands are sent; nothing is answered."""
+        assert self.process is not None
+        os.kill(self.process.pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        """SIGCONT: Redis answers again, what was sent while it was frozen first."""
+        assert self.process is not None
+        os.kill(self.process.pid, signal.SIGCONT)
 
     def command(self, *args: str) -> bytes:
         """One command with redis-cli's wire format (no client library): its raw reply

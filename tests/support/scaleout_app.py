@@ -208,15 +208,27 @@ def app() -> SaysWorker:
     )
     tools.server = server
     per_client: list[int | None] = [None, None, None]
-    if os.environ.get(
-        "MCP_TEST_QUOTAS"
-    ):  # "sessions,streams,requests" per client, and the lease ttl
-        *limits, lease_ttl = os.environ["MCP_TEST_QUOTAS"].split(",")
+    # MCP_TEST_QUOTAS: "sessions,streams,requests" per client and the lease ttl, then
+    # ",app-wide" to count the requests app-wide (app_wide_request_counts); or "default"
+    # (the options' defaults, app_wide_request_counts too when followed by ",app-wide").
+    chosen = (
+        os.environ.get("MCP_TEST_QUOTAS", "").split(",")
+        if os.environ.get("MCP_TEST_QUOTAS")
+        else []
+    )
+    app_wide = chosen[-1:] == ["app-wide"]
+    if app_wide:
+        chosen.pop()
+    if chosen == ["default"]:
+        defaults = HttpOptions()
+        per_client = [defaults.max_sessions_per_client, defaults.max_streams_per_client, defaults.max_requests_per_client]  # fmt: skip
+    elif chosen:
+        *limits, lease_ttl = chosen
         per_client = [int(limit) for limit in limits]
         quotas.LEASE_TTL = float(
             lease_ttl
         )  # short, so that a test sees a dead worker's places drain
     sessions, streams, requests = per_client
     trusted = tuple(filter(None, os.environ.get("MCP_TEST_TRUSTED_PROXIES", "").split(",")))
-    tools.app = http_app(server, store=store(), options=HttpOptions(session_timeout=20, max_sessions_per_client=sessions, max_streams_per_client=streams, max_requests_per_client=requests, trusted_proxies=trusted))  # fmt: skip
+    tools.app = http_app(server, store=store(), options=HttpOptions(session_timeout=20, max_sessions_per_client=sessions, max_streams_per_client=streams, max_requests_per_client=requests, app_wide_request_counts=app_wide, trusted_proxies=trusted))  # fmt: skip
     return SaysWorker(tools.app)

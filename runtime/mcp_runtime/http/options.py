@@ -46,10 +46,19 @@ class HttpOptions:
       2026-07-28 requests of the whole app (and the requests of the stateless mode); more
       get 429. It counts handlers still running, whether or not their POST is still open.
     * ``max_requests_per_client``: 2026-07-28 requests of one client in flight at once (429
-      past it; app-wide with a shared store). A client is the authenticated principal, else
+      past it). A client is the authenticated principal, else
       the peer's address (behind a proxy, the forwarded address the server trusts: see
       ``trusted_proxies``). Every per-client quota is on by default
-      (512 sessions, 128 streams, 256 requests); None turns one off.
+      (512 sessions, 128 streams, 256 requests); None turns one off. With a shared store
+      each worker counts a client's 2026-07-28 requests on its own (so that they need
+      nothing from the store), unless ``app_wide_request_counts``.
+    * ``app_wide_request_counts``: with a shared store, count ``max_requests_per_client``
+      across every worker: a lease in the store per request (a script to take it, a
+      ``ZREM`` to free it: 2 round trips per request). Each of these store calls is bounded
+      by ``app_wide_count_timeout`` seconds; past it, or with the store unavailable, the
+      request is counted by this worker alone (fail open, to the per-worker count of the
+      default: the same limit, per worker), the worker logs it once, and asks the store
+      again 5 s later (one request at a time until it answers).
     * ``trusted_proxies``: addresses and networks (``"10.0.0.0/8"``) of the reverse
       proxies in front of the app. A request from one of them is keyed by the address it
       forwarded (``X-Forwarded-For``, else ``Forwarded``: the right-most hop that is not a
@@ -101,6 +110,8 @@ class HttpOptions:
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT
     max_concurrent_requests: int = 1024
     max_requests_per_client: int | None = DEFAULT_MAX_REQUESTS_PER_CLIENT
+    app_wide_request_counts: bool = False
+    app_wide_count_timeout: float = 1.0
     trusted_proxies: tuple[str, ...] = ()
     max_sessions: int = 10_000
     max_sessions_per_client: int | None = DEFAULT_MAX_SESSIONS_PER_CLIENT

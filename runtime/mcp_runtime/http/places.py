@@ -2,12 +2,18 @@
 
 A long-lived stream (a GET stream, ``subscriptions/listen``) or a 2026-07-28 request in
 flight holds a place: against this process's cap (``max_streams``,
-``max_concurrent_requests``), and against its client's quota, app-wide (a lease in the
-store) when the store is shared. Streams are counted apart from requests so that they
-cannot starve them. A refusal is an HTTP status and why.
+``max_concurrent_requests``), and against its client's quota. With a shared store a
+stream's quota is app-wide (a lease in the store); a request's is this process's own
+unless ``app_wide_request_counts`` (a stateless request then needs nothing from the
+store), and an app-wide count the store cannot give in time falls back to this
+process's (see :meth:`Places.hold_request`). Streams are counted apart from requests so
+that they cannot starve them. A refusal is an HTTP status and why.
 """
 
 from __future__ import annotations
+
+import logging
+import time
 
 from ..asgi import Scope
 from ..limits import ClientKey, Quota
@@ -17,6 +23,12 @@ from .options import HttpOptions
 
 # Refused by the per-client quota of 2026-07-28 requests, in this process or app-wide.
 CLIENT_REQUESTS_FULL = "Too many requests in flight for this client"
+
+STORE_RETRY = 5.0
+"""Seconds a worker counts requests on its own after the store failed to count one
+app-wide, before it asks the store again (one request at a time until it answers)."""
+
+logger = logging.getLogger("mcp_runtime.http")
 
 Refusal = tuple[int, str]
 """An HTTP status and why."""
@@ -46,8 +58,16 @@ class Places:
         if shared is not None and options.max_streams_per_client is not None and sessions:
             self.stream_leases = SharedQuota(shared, "streams", options.max_streams_per_client)
         self.request_leases = None
-        if shared is not None and options.max_requests_per_client is not None:
-            self.request_leases = SharedQuota(shared, "requests", options.max_requests_per_client)
+        limit = options.max_requests_per_client
+        if shared is not None and limit is not None and options.app_wide_request_counts:
+            self.request_leases = SharedQuota(
+                shared, "requests", limit, timeout=options.app_wide_count_timeout
+            )
+        # While the store cannot count requests app-wide: when to ask it again, and
+        # whether a request is asking it now.
+        self._store_down = False
+        self._store_retry_at = 0.0
+        self._store_probing = False
 
     async def hold_stream(self, client: str) -> tuple[Refusal | None, str | None]:
         if self.streams >= self.options.max_streams:
@@ -82,15 +102,50 @@ class Places:
         return None
 
     async def hold_request(self, client: str) -> tuple[Refusal | None, str | None]:
-        """A place for a 2026-07-28 request: a lease of the shared store's."""
+        """A place for a 2026-07-28 request: a lease of the shared store's (app-wide
+        counts); None for the lease when the place is this process's own.
+
+        The rule when the store does not count it within ``app_wide_count_timeout``
+        (stalled, down, or every connection busy): the request is counted here, against
+        the same limit (fail open, to the default per-worker count), rather than wait or
+        be refused. The worker says so once, counts here for STORE_RETRY seconds, then
+        lets one request at a time ask the store until it answers."""
         refused = self.too_many_requests()
         if refused is not None:
             return refused, None
-        taken, lease = await take_place(self.request_quota, self.request_leases, client)
-        if taken is not None:
-            return (taken[0], taken[1] or CLIENT_REQUESTS_FULL), None
-        self.requests += 1
-        return None, lease
+        leases = self.request_leases
+        asking = leases is not None and (
+            not self._store_down
+            or (not self._store_probing and time.monotonic() >= self._store_retry_at)
+        )
+        if leases is not None and asking:
+            probing = self._store_down
+            if probing:
+                self._store_probing = True
+            try:
+                lease = await leases.take(client)
+            except StoreUnavailable as error:
+                if not self._store_down:
+                    logger.warning(
+                        "2026-07-28 requests are counted per client by this worker alone for"
+                        " now (max_requests_per_client), not app-wide: %s",
+                        error,
+                    )
+                self._store_down = True
+                self._store_retry_at = time.monotonic() + STORE_RETRY
+            else:
+                if self._store_down:
+                    logger.warning("2026-07-28 requests are counted per client app-wide again")
+                self._store_down = False
+                if lease is None:
+                    return (429, CLIENT_REQUESTS_FULL), None
+                self.requests += 1
+                return None, lease
+            finally:
+                if probing:
+                    self._store_probing = False
+        refused = self.hold_request_here(client)
+        return refused, None
 
     def too_many_requests(self) -> Refusal | None:
         if self.requests >= self.options.max_concurrent_requests:
@@ -101,7 +156,7 @@ class Places:
         self.requests -= 1
         if lease is not None:
             give_place(self.request_quota, self.request_leases, client, lease)
-        elif self.request_leases is None:
+        else:  # counted here (the default, or while the store could not count it)
             self.request_quota.leave(client)
 
     async def close(self) -> None:

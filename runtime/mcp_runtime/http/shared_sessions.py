@@ -140,10 +140,14 @@ class SharedSessions(SessionTable):
             await self.per_client.close()
         await self.writer.close()
         await self._finding.close()
-        if self._heart is not None:
-            self._heart.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._heart
+        heart = self._heart
+        # Cancelled until it ends: a cancellation that lands as Redis answers a
+        # command sent while it was stalled has been seen lost in the heartbeat's
+        # store call (it then beat on, and close() waited forever). A cancellation
+        # of close() itself goes on up, instead of being taken for the heartbeat's.
+        while heart is not None and not heart.done():
+            heart.cancel()
+            await asyncio.wait({heart}, timeout=1.0)
         self._heart = None
         await self.store.close()
         self.started = False

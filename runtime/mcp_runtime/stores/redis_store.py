@@ -181,7 +181,8 @@ class RedisStore:
         in flight at once in this process (each holds a connection), waiting
         up to ``pool_timeout`` seconds for their turn; None leaves the bound to
         the client's pool (a ``BlockingConnectionPool`` waits by itself; the
-        pools of a cluster or a Sentinel fail at once when full)."""
+        pools of a cluster or a Sentinel fail at once when full, as does
+        redis-py's default ``ConnectionPool``: 100 connections in redis-py 8)."""
         if "{" in prefix or "}" in prefix:
             raise ValueError(
                 f"a key prefix must not contain braces (Redis Cluster hash tags): {prefix!r}"

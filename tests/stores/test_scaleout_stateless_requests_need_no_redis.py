@@ -1,0 +1,192 @@
+"""Stateless 2026-07-28 requests need nothing from Redis, on a real redis-server.
+
+By default a worker counts each client's requests in flight (``max_requests_per_client``) on
+its own: a stateless request sends Redis no command, and a Redis that stalls (SIGSTOP: it
+accepts connections and answers nothing) leaves them served. With app-wide counts turned on
+(``app_wide_request_counts``), each store call is bounded by ``app_wide_count_timeout``; past
+it the worker counts the request on its own (the same limit, per worker), says so once in its
+log, and asks the store again a few seconds later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from support.asgi import Response, request
+from support.peers import run
+from support.redis_monitor import Monitor
+from support.redis_server import RedisServer
+from support.scaleout import MODERN, modern_meta
+from support.scaleout_app import Tools
+
+from mcp_runtime.http import HttpOptions
+from mcp_runtime.http.streamable import StreamableHTTPApp
+from mcp_runtime.server import Server
+from mcp_runtime.stores.redis_store import RedisStore
+from mcp_runtime.tasks import Tasks
+
+pytestmark = pytest.mark.redis
+
+HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+# Far below the ~30 s a stateless request waited for a stalled Redis (three 10 s socket
+# timeouts), far above the ~1 s it may take now, on a loaded machine.
+ANSWERED_WITHIN = 10.0
+
+
+@pytest.fixture
+def redis() -> Iterator[RedisServer]:
+    """A redis-server of the test's own (it is frozen and thawed)."""
+    server = RedisServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def worker(url: str, options: HttpOptions) -> StreamableHTTPApp:
+    tools = Tools(Tasks())
+    server = Server(tools, name="w", version="1", state_key=b"k" * 32)
+    tools.server = server
+    return StreamableHTTPApp(server, store=RedisStore.from_url(url), options=options)
+
+
+async def call(
+    app: StreamableHTTPApp,
+    request_id: int,
+    tool: str = "pid",
+    arguments: dict[str, Any] | None = None,
+    timeout: float = ANSWERED_WITHIN,
+) -> Response:
+    """A stateless 2026-07-28 ``tools/call`` (no session), from 127.0.0.1."""
+    headers = {**HEADERS, "mcp-protocol-version": MODERN, "mcp-method": "tools/call"}
+    headers["mcp-name"] = tool
+    params = {"name": tool, "arguments": arguments or {}, "_meta": modern_meta()}
+    body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    return await request(
+        app, "POST", "/mcp", headers=headers, body=json.dumps(body).encode(), timeout=timeout
+    )
+
+
+async def close(app: StreamableHTTPApp) -> None:
+    """Close the worker, and check that it closes (after a stall of Redis, the heartbeat
+    once missed its cancellation and close() waited for it forever)."""
+    closing = asyncio.ensure_future(app.close())
+    done, _ = await asyncio.wait({closing}, timeout=60)
+    assert closing in done, "the worker did not close within 60 s"
+    closing.result()
+
+
+def answered(response: Response) -> bool:
+    return response.status == 200 and b'"result"' in response.body
+
+
+def test_a_stateless_request_sends_redis_no_command_by_default(redis: RedisServer) -> None:
+    """The default options (``max_requests_per_client`` 256, counted by each worker): not one
+    command, as MONITOR shows."""
+    monitor = Monitor(redis)
+
+    async def scenario() -> None:
+        app = worker(redis.url, HttpOptions())
+        try:
+            assert answered(await call(app, 1))  # the worker's start-up (bus, heartbeat)
+            start = monitor.mark()
+            for n in range(2, 12):
+                assert answered(await call(app, n))
+            end = monitor.mark()
+            assert monitor.commands(start, end, ignore=("mark:worker:",)) == []
+        finally:
+            await close(app)
+
+    try:
+        run(scenario(), timeout=120)
+    finally:
+        monitor.close()
+
+
+def test_stateless_requests_are_answered_while_redis_is_frozen(redis: RedisServer) -> None:
+    """Redis stopped with SIGSTOP (it accepts connections, answers nothing): 50 concurrent
+    stateless requests are all answered, none waits for Redis."""
+
+    async def scenario() -> None:
+        app = worker(redis.url, HttpOptions())
+        try:
+            assert answered(await call(app, 0))
+            redis.freeze()
+            try:
+                responses = await asyncio.gather(*(call(app, n) for n in range(1, 51)))
+                assert [r.status for r in responses if not answered(r)] == []
+            finally:
+                redis.thaw()
+        finally:
+            await close(app)
+
+    run(scenario(), timeout=120)
+
+
+def test_app_wide_counts_with_redis_frozen_fall_back_to_the_workers_own_count(
+    redis: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``app_wide_request_counts=True``, ``max_requests_per_client=2``: with Redis frozen
+    each request is decided within ``app_wide_count_timeout`` (0.5 s here; 100 at once, more
+    than the worker's 31 command connections to Redis), counted by the worker alone: answered, and refused (429) past the limit like the default count; the
+    worker says so once. Redis thawed, the requests are counted in it again."""
+    options = HttpOptions(
+        max_requests_per_client=2, app_wide_request_counts=True, app_wide_count_timeout=0.5
+    )
+    monitor = Monitor(redis)
+
+    async def scenario() -> None:
+        app = worker(redis.url, options)
+        try:
+            start = monitor.mark()
+            assert answered(await call(app, 0))
+            leases = [
+                c for c in monitor.commands(start, monitor.mark()) if "lease:{requests:" in str(c)
+            ]
+            assert leases, "with app-wide counts on, a request takes a lease in Redis"
+            redis.freeze()
+            try:
+                responses = await asyncio.gather(*(call(app, n) for n in range(1, 101)))
+                assert [r.status for r in responses if not answered(r)] == []
+                # Two held by this worker: the third is refused, as by the default count.
+                held = [
+                    asyncio.ensure_future(call(app, n, "sleep", {"seconds": 3.0})) for n in (30, 31)
+                ]
+                third: Response | None = None
+                for _ in range(200):
+                    third = await call(app, 32)
+                    if third.status == 429:
+                        break
+                    await asyncio.sleep(0.02)
+                assert third is not None and third.status == 429, third
+                assert b"Too many requests in flight for this client" in third.body
+                assert all(answered(r) for r in await asyncio.gather(*held))
+            finally:
+                redis.thaw()
+            warned = [r for r in caplog.records if "by this worker alone" in r.getMessage()]
+            assert len(warned) == 1, [r.getMessage() for r in caplog.records]
+            # Asked again a few seconds later: the requests take leases in Redis once more.
+            taken = False
+            for n in range(100, 400):
+                start = monitor.mark()
+                assert answered(await call(app, n))
+                found = monitor.commands(start, monitor.mark())
+                if any("lease:{requests:" in str(c) and c.name == "EVALSHA" for c in found):
+                    taken = True
+                    break
+                await asyncio.sleep(0.1)
+            assert taken, "the app-wide count did not come back after Redis was thawed"
+        finally:
+            await close(app)
+
+    caplog.set_level(logging.WARNING, logger="mcp_runtime")
+    try:
+        run(scenario(), timeout=180)
+    finally:
+        monitor.close()
