@@ -10,6 +10,7 @@ module or class grows past the size a reader takes in at one sitting.
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,8 +55,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 KNOWN_UPWARD: set[tuple[str, str]] = set()
 KNOWN_CYCLES: set[frozenset[str]] = set()
 KNOWN_PRIVATE: set[tuple[str, str]] = set()
-KNOWN_LARGE: set[str] = set()
 
+# Past these a module or class is named in a warning (a hint, not a rule).
 MAX_MODULE_LINES = 700
 MAX_CLASS_LINES = 400
 
@@ -215,18 +216,23 @@ def test_no_module_imports_another_modules_underscore_names(package: str) -> Non
     assert mine - private == set(), "fixed: remove from KNOWN_PRIVATE"
 
 
-def test_modules_and_classes_fit_one_sitting() -> None:
-    large = set()
+def test_modules_and_classes_past_one_sitting_are_named() -> None:
+    """A module or class past one sitting's read is worth a look (which second
+    concern moved in?), never a reason to split by itself: it is reported as a
+    warning, not a failure."""
+    large = []
     for package in ("mcp_runtime", "mcp_codegen"):
         for module, path in modules(package).items():
             text = path.read_text()
             if text.count("\n") > MAX_MODULE_LINES:
-                large.add(module)
+                large.append(module)
             for node in ast.walk(ast.parse(text)):
                 if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
                     if node.end_lineno - node.lineno + 1 > MAX_CLASS_LINES:
-                        large.add(f"{module}.{node.name}")
-    assert (
-        large - KNOWN_LARGE == set()
-    ), f"over {MAX_MODULE_LINES} lines a module or {MAX_CLASS_LINES} a class: {sorted(large - KNOWN_LARGE)}"
-    assert KNOWN_LARGE - large == set(), "fixed: remove from KNOWN_LARGE"
+                        large.append(f"{module}.{node.name}")
+    if large:
+        warnings.warn(
+            f"over {MAX_MODULE_LINES} lines a module or {MAX_CLASS_LINES} a class: "
+            + ", ".join(sorted(large)),
+            stacklevel=1,
+        )
