@@ -139,27 +139,59 @@ def _app(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
 
 def _stack(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
     if "asgi" in results:
+        # impl: ours, sdk, ours_sse and sdk_def (defaults), echo (the bare ASGI echo)
         rows = {(row["impl"], row["wire"]): row for row in results["asgi"]["rows"]}
+        for (impl, wire), row in rows.items():
+            yield f"asgi.{wire}.{impl}", micro(row["us_per_request"] / 1e6)
         for wire in ("modern", "handshake"):
             ours, sdk = rows["ours", wire]["us_per_request"], rows["sdk", wire]["us_per_request"]
-            yield f"asgi.{wire}.ours", micro(ours / 1e6)
-            yield f"asgi.{wire}.sdk", micro(sdk / 1e6)
             yield f"asgi.{wire}.ratio", times(sdk / ours)
     if "client" in results:
+        # client: ours, sdk, and the raw aiohttp and httpx2 floors
         rows = {(row["client"], row["wire"]): row for row in results["client"]["rows"]}
+        for (client, wire), row in rows.items():
+            yield f"client.{wire}.{client}", micro(row["cpu_us_per_request"] / 1e6)
         for wire in ("modern", "handshake"):
             ours = rows["ours", wire]["cpu_us_per_request"]
             sdk = rows["sdk", wire]["cpu_us_per_request"]
-            yield f"client.{wire}.ours", micro(ours / 1e6)
-            yield f"client.{wire}.sdk", micro(sdk / 1e6)
             yield f"client.{wire}.ratio", times(sdk / ours)
+
+
+def _servers(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """The server alone under each stack, driven by wrk: ``server.<stack>.<wire>.<impl>.c<n>``
+    (impl ``ours``, ``sdk``, ``ours_sse`` and ``sdk_def``: each with its default settings,
+    ``echo``: the bare ASGI echo) and the ratios ``server.<stack>.<wire>.c<n>.ratio``
+    (like with like), ``.defaults_ratio`` and ``.defaults_p99_ratio``."""
+    if "server" not in results:
+        return
+    rows = {
+        (slug(row["stack"]), row["wire"], row["impl"], row["connections"]): row
+        for row in results["server"]["rows"]
+    }
+    for (stack, wire, impl, n), row in rows.items():
+        name = f"server.{stack}.{wire}.{impl}.c{n}"
+        yield f"{name}.rps", rate(row["rps"])
+        yield f"{name}.p99", milli(row["p99_us"] / 1e6)
+        echo = rows.get((stack, "modern", "echo", n))
+        if echo is not None:
+            yield f"{name}.share", f"{row['rps'] / echo['rps']:.0%}"
+    for (stack, wire, impl, n), row in rows.items():
+        if impl != "ours":
+            continue
+        name = f"server.{stack}.{wire}.c{n}"
+        yield f"{name}.ratio", times(row["rps"] / rows[stack, wire, "sdk", n]["rps"])
+        # By default our server answers a handshake session's request on an SSE stream.
+        ours = rows[stack, wire, "ours_sse" if wire == "handshake" else "ours", n]
+        theirs = rows[stack, wire, "sdk_def", n]
+        yield f"{name}.defaults_ratio", times(ours["rps"] / theirs["rps"])
+        yield f"{name}.defaults_p99_ratio", times(theirs["p99_us"] / ours["p99_us"])
 
 
 def figures(results: dict[str, Any]) -> dict[str, str]:
     """Every figure a page can quote, by name, as the page writes it."""
     return dict(
         pair
-        for source in (_codec, _round_trips, _footprint, _app, _stack)
+        for source in (_codec, _round_trips, _footprint, _app, _stack, _servers)
         for pair in source(results)
     )
 
