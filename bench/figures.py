@@ -157,6 +157,22 @@ def _stack(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
             yield f"client.{wire}.ratio", times(sdk / ours)
 
 
+def _gateway(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """``gateway.<stdio|http>.<direct|gateway|added|cpu>``: a tools/call made directly
+    to the backend, through mcpx serve, the difference, and the gateway's CPU per call."""
+    for backend in ("stdio", "http"):
+        part = results.get("gateway", {}).get(backend)
+        if part is None:
+            continue
+        for name, key in (
+            ("direct", "direct_s"),
+            ("gateway", "gateway_s"),
+            ("added", "added_s"),
+            ("cpu", "gateway_cpu_s"),
+        ):
+            yield f"gateway.{backend}.{name}", micro(part[key])
+
+
 def _servers(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """The server alone under each stack, driven by wrk: ``server.<stack>.<wire>.<impl>.c<n>``
     (impl ``ours``, ``sdk``, ``ours_sse`` and ``sdk_def``: each with its default settings,
@@ -191,7 +207,7 @@ def figures(results: dict[str, Any]) -> dict[str, str]:
     """Every figure a page can quote, by name, as the page writes it."""
     return dict(
         pair
-        for source in (_codec, _round_trips, _footprint, _app, _stack, _servers)
+        for source in (_codec, _round_trips, _footprint, _app, _stack, _servers, _gateway)
         for pair in source(results)
     )
 
