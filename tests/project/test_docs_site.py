@@ -75,6 +75,8 @@ new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done))).th
     sticking,
     cut,
     scrolling,
+    escaped: [...column.querySelectorAll('td code, th code')]
+      .filter(el => el.textContent.includes('\\\\|')).map(label),
     links: [...document.querySelectorAll('a[href]')].map(a => a.href),
     ids: [...document.querySelectorAll('[id], a[name]')].map(el => el.id || el.name),
   };
@@ -166,6 +168,19 @@ def test_every_code_block_wider_than_its_box_scrolls_on_its_own(
         if name == width and found["cut"]
     }
     assert not cut, cut
+
+
+def test_no_table_shows_an_escaped_pipe_in_its_code(
+    measured: dict[tuple[str, str], dict[str, Any]],
+) -> None:
+    """Python-Markdown keeps a pipe inside a table's code span, so a GitHub-style ``\\|``
+    shows its backslash on the site."""
+    escaped = {
+        path or "/": found["escaped"]
+        for (name, path), found in measured.items()
+        if name == "desktop" and found["escaped"]
+    }
+    assert not escaped, escaped
 
 
 def test_every_link_inside_the_site_reaches_a_page_and_anchor(
