@@ -34,7 +34,8 @@ Run from the repository root. Measures, in one run:
 
 prints a table of absolute figures and ratios (ours / SDK) and checks the
 targets of the issue. With ``--write`` it also writes bench/results.json and
-bench/results.md (the tracked figures); without it nothing is written. A run
+bench/results.md (the tracked figures), then fills the figures README.md and
+docs/ quote from them (bench/figures.py); without it nothing is written. A run
 shorter than the defaults (``--quick``, or fewer trials, seconds, calls or
 repeats) is marked as such: its targets read "below (shortened run)" rather
 than FAIL, since its figures are too noisy to judge them.
@@ -63,7 +64,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import http_stack
+from . import figures, http_stack
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -1369,6 +1370,10 @@ def main() -> None:
     log(
         f"wrote {options.output / 'results.json'} and {options.output / 'results.md'} ({results['elapsed_s']:.0f} s)"
     )
+    if options.output.resolve() == HERE:
+        # The pages quote the tracked results: they follow them (bench/figures.py).
+        for page in figures.write():
+            log(f"filled the figures of {page.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":
