@@ -101,13 +101,14 @@ def decode_batch(data: bytes) -> list[Envelope]:
     return _batch_decoder.decode(data)
 
 
-def batch_members(data: bytes) -> list[Envelope | None] | tuple[int, str]:
-    """The members of the batch ``data``, each a message or None where it is
-    none (not an object, or an object whose members have the wrong types),
-    or the error (code and message) that refuses the whole batch: not JSON,
-    not an array, empty. JSON-RPC 2.0 answers a batch member by member: a
-    member that is no message gets its own Invalid Request error, and the
-    others are served (``[{...}, 5]`` is a request and an error)."""
+def batch_members(data: bytes) -> list[Envelope] | tuple[int, str]:
+    """The members of the batch ``data``, or the error (code and message)
+    that refuses the whole batch: not JSON, not an array, empty. JSON-RPC 2.0
+    answers a batch member by member: a member that is no message (not an
+    object, or one whose members have the wrong types) is an envelope that
+    :func:`well_formed` refuses, so it gets its own Invalid Request error,
+    as a single message would, and the others are served (``[{...}, 5]`` is
+    a request and an error)."""
     try:
         members = _members_decoder.decode(data)
     except msgspec.ValidationError:
@@ -119,11 +120,11 @@ def batch_members(data: bytes) -> list[Envelope | None] | tuple[int, str]:
     return [_member(member) for member in members]
 
 
-def _member(member: msgspec.Raw) -> Envelope | None:
+def _member(member: msgspec.Raw) -> Envelope:
     try:
         return _decoder.decode(member)
     except (msgspec.ValidationError, *UNDECODABLE):
-        return None
+        return Envelope(jsonrpc=None)  # not a string: no message
 
 
 UNDECODABLE: Final = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)

@@ -497,12 +497,7 @@ class Session:
             self._send_error(None, *batch)
             return
         for envelope in batch:
-            if envelope is None:
-                self._send_error(
-                    None, jsonrpc.INVALID_REQUEST, "Invalid request: not a JSON-RPC message"
-                )
-            else:
-                self._dispatch_envelope(envelope, data)
+            self._dispatch_envelope(envelope, data)
 
     def _dispatch_envelope(self, envelope: Envelope, data: bytes) -> None:
         request_id = envelope.id
