@@ -80,6 +80,7 @@ class ConnectionClosed(McpError):
 
 _decoder = msgspec.json.Decoder(Envelope)
 _batch_decoder = msgspec.json.Decoder(list[Envelope])
+_members_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 _encoder = msgspec.json.Encoder()
 encode = _encoder.encode
 
@@ -101,19 +102,29 @@ def decode_batch(data: bytes) -> list[Envelope]:
 
 
 def batch_members(data: bytes) -> list[Envelope] | tuple[int, str]:
-    """The messages of the batch ``data``, or the error (code and message)
-    that refuses the whole batch: not JSON, not an array of messages, empty."""
+    """The members of the batch ``data``, or the error (code and message)
+    that refuses the whole batch: not JSON, not an array, empty. JSON-RPC 2.0
+    answers a batch member by member: a member that is no message (not an
+    object, or one whose members have the wrong types) is an envelope that
+    :func:`well_formed` refuses, so it gets its own Invalid Request error,
+    as a single message would, and the others are served (``[{...}, 5]`` is
+    a request and an error)."""
     try:
-        batch = _batch_decoder.decode(data)
+        members = _members_decoder.decode(data)
     except msgspec.ValidationError:
         return INVALID_REQUEST, "Invalid request: not a JSON-RPC message"
     except UNDECODABLE as error:
         return PARSE_ERROR, parse_error_message(error)
-    if not batch:
+    if not members:
         return INVALID_REQUEST, "Invalid request: empty batch"
-    if not all(well_formed(envelope) for envelope in batch):
-        return INVALID_REQUEST, "Invalid request: not a JSON-RPC message"
-    return batch
+    return [_member(member) for member in members]
+
+
+def _member(member: msgspec.Raw) -> Envelope:
+    try:
+        return _decoder.decode(member)
+    except (msgspec.ValidationError, *UNDECODABLE):
+        return Envelope(jsonrpc=None)  # not a string: no message
 
 
 UNDECODABLE: Final = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)

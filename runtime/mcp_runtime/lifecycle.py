@@ -196,6 +196,18 @@ def allows_batches(version: str) -> bool:
     return not version or version < BATCHES_REMOVED
 
 
+PRIMING_EVENTS_FROM: Final = "2025-11-25"
+"""The first revision whose SSE streams start with a priming event (an event id
+and empty data); clients of the earlier ones read every event's data as a
+JSON-RPC message (the official Python SDK 1.x logs an error for each empty one)."""
+
+
+def primes_streams(version: str) -> bool:
+    """Whether an SSE stream to a peer speaking ``version`` starts with a
+    priming event (false while no revision is known yet)."""
+    return version >= PRIMING_EVENTS_FROM
+
+
 def revision_of_handlers(handlers: object, base: str) -> Revision:
     """The revision whose generated ``base`` class (ServerHandlers/ClientHandlers)
     ``handlers`` extends, from whichever generated package defines it."""

@@ -90,12 +90,13 @@ def test_2025_11_25_to_2026_07_28(november_to_july: dict[str, Any]) -> None:
     assert added["server/discover"]["result"] == "DiscoverResult"
     assert added["subscriptions/listen"]["direction"] == "client_to_server"
     assert {"InputRequiredResult", "DiscoverRequest", "JSONValue"} <= set(diff["types_added"])
-    # Tool.execution went with tasks into an extension; list results gain caching hints:
-    # a required cacheScope, and ttlMs with the default the specification gives (0).
+    # Tool.execution went with tasks into an extension; list results gain caching hints,
+    # required by the schema, with defaults for what a peer leaves out: ttlMs the one
+    # the specification gives (0), cacheScope "private" (schema/corrections.toml).
     assert [c["change"] for c in _field(diff, "Tool", "execution")] == ["removed"]
     assert "execution" not in new["Tool"]["properties"]
     assert [c["change"] for c in _field(diff, "ListToolsResult", "cacheScope")] == [
-        "added (required)"
+        "added (optional)"
     ]
     assert "cacheScope" in new["ListToolsResult"]["required"]
     assert [c["change"] for c in _field(diff, "ListToolsResult", "ttlMs")] == ["added (optional)"]

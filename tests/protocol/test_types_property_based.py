@@ -293,7 +293,11 @@ def test_drawn_instances_round_trip(key: str, members: tuple[tuple[str, str], ..
 
 # Properties schema/corrections.toml gives a default ([[field_default]]): absent
 # in an instance, they come back with their default value.
-_DEFAULTED = {"resultType": ("complete", "input_required"), "ttlMs": (0,)}
+_DEFAULTED = {
+    "resultType": ("complete", "input_required"),
+    "ttlMs": (0,),
+    "cacheScope": ("private",),
+}
 
 
 def _without_filled_defaults(encoded: Any, original: Any) -> Any:

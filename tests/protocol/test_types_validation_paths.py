@@ -253,8 +253,8 @@ def test_null_is_not_an_absent_optional_field() -> None:
         (
             "2026-07-28",
             "ListToolsResult",
-            {"tools": [], "ttlMs": 0},
-            "Object missing required field `cacheScope`",
+            {"ttlMs": 0, "cacheScope": "private"},
+            "Object missing required field `tools`",
         ),
     ],
 )
@@ -302,18 +302,13 @@ READ = b'"contents": [{"uri": "a://b", "text": "x"}]'
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        # The official example's shape: complete, contents, no ttlMs nor cacheScope.
         (
-            b'{"resultType": "complete", ' + READ + b"}",
-            "ReadResourceResult lacks required field `cacheScope` (resultType 'complete')",
+            b'{"resultType": "complete", "ttlMs": 5}',
+            "ReadResourceResult lacks required field `contents` (resultType 'complete')",
         ),
         (
-            b"{" + READ + b"}",
-            "ReadResourceResult lacks required field `cacheScope` (resultType absent, so 'complete')",
-        ),
-        (
-            b'{"resultType": "complete"}',
-            "ReadResourceResult lacks required fields `cacheScope`, `contents` (resultType 'complete')",
+            b"{}",
+            "ReadResourceResult lacks required field `contents` (resultType absent, so 'complete')",
         ),
         (
             b'{"resultType": "bogus", "cacheScope": "public", ' + READ + b"}",
@@ -344,6 +339,30 @@ def test_a_missing_ttl_is_the_default_the_specification_gives() -> None:
     result = decode(body, V2026.ReadResourceResultResponseResult)
     assert isinstance(result, V2026.ReadResourceResult) and result.ttl_ms == 0
     assert json.loads(encode(result))["ttlMs"] == 0
+
+
+CACHEABLE = {
+    "DiscoverResult": b'"supportedVersions": ["2026-07-28"], "capabilities": {}',
+    "ListToolsResult": b'"tools": []',
+    "ListPromptsResult": b'"prompts": []',
+    "ListResourcesResult": b'"resources": []',
+    "ListResourceTemplatesResult": b'"resourceTemplates": []',
+    "ReadResourceResult": READ,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CACHEABLE))
+def test_missing_cache_hints_are_immediately_stale_and_private(name: str) -> None:
+    """A cacheable result without `ttlMs` and `cacheScope` (the official example
+    read-resource-result-response.json has neither): `ttlMs` 0, as
+    server/utilities/caching says ("If `ttlMs` is absent, clients SHOULD assume
+    a default of `0`"), and `cacheScope` "private", the scope that allows no
+    shared cache ("Caches MUST NOT be shared across authorization contexts");
+    re-encoded, the result carries both."""
+    result = decode(b'{"resultType": "complete", ' + CACHEABLE[name] + b"}", getattr(V2026, name))
+    assert (result.ttl_ms, result.cache_scope) == (0, "private")
+    encoded = json.loads(encode(result))
+    assert (encoded["ttlMs"], encoded["cacheScope"]) == (0, "private")
 
 
 def test_every_result_union_with_input_required_is_discriminated() -> None:

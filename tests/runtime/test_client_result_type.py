@@ -122,8 +122,8 @@ def test_an_answer_without_result_type_is_the_final_result(method: str) -> None:
 MISSING = {
     "tools/call": "CallToolResult lacks required field `content`",
     "prompts/get": "GetPromptResult lacks required field `messages`",
-    # ttlMs has a default (0) by the specification; cacheScope and contents have none.
-    "resources/read": "ReadResourceResult lacks required fields `cacheScope`, `contents`",
+    # ttlMs and cacheScope have defaults (0, "private"); contents has none.
+    "resources/read": "ReadResourceResult lacks required field `contents`",
 }
 
 

@@ -189,7 +189,7 @@ def test_session_calls_whose_worker_dies_before_their_first_event_fail_with_a_cl
     Redis to wait for)."""
 
     async def main() -> None:
-        session = await client_of("2025-06-18").connect(transport(deployment))
+        session = await client_of("2025-11-25").connect(transport(deployment))
         try:
             stub = handshake.ClientStub(session)
             await asyncio.to_thread(deployment.freeze)
@@ -216,7 +216,7 @@ def test_a_session_call_whose_worker_dies_after_its_priming_event_gets_the_json_
     the error the restarted worker writes for the dead worker's request."""
 
     async def main() -> None:
-        session = await client_of("2025-06-18").connect(transport(deployment))
+        session = await client_of("2025-11-25").connect(transport(deployment))
         try:
             stub = handshake.ClientStub(session)
             before = await asyncio.to_thread(deployment.answered)

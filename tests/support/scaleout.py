@@ -28,7 +28,8 @@ from support.peers import REPO, TESTS
 from support.redis_server import RedisServer
 
 _ids = itertools.count()
-HANDSHAKE = "2025-06-18"
+# The first revision whose streams start with a priming event (resumption tests resume from it).
+HANDSHAKE = "2025-11-25"
 MODERN = "2026-07-28"
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 

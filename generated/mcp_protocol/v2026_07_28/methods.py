@@ -11,6 +11,7 @@
 #   result-type-complete: /$defs/{CacheableResult,CallToolResult,CompleteResult,DiscoverResult,GetPromptResult,ListPromptsResult,ListResourceTemplatesResult,ListResourcesResult,ListToolsResult,PaginatedResult,ReadResourceResult,Result,SubscriptionsListenResult}/properties/resultType = 'complete'
 #   result-type-input-required: /$defs/{InputRequiredResult}/properties/resultType = 'input_required'
 #   ttl-ms-zero: /$defs/{CacheableResult,DiscoverResult,ListPromptsResult,ListResourceTemplatesResult,ListResourcesResult,ListToolsResult,ReadResourceResult}/properties/ttlMs = 0
+#   cache-scope-private: /$defs/{CacheableResult,DiscoverResult,ListPromptsResult,ListResourceTemplatesResult,ListResourcesResult,ListToolsResult,ReadResourceResult}/properties/cacheScope = 'private'
 #   meta-by-runtime: /$defs/{CallToolRequestParams,CompleteRequestParams,GetPromptRequestParams,InputResponseRequestParams,PaginatedRequestParams,ReadResourceRequestParams,RequestParams,ResourceRequestParams,SubscriptionsListenRequestParams,SubscriptionsListenResult}/properties/_meta
 #   result-type-discriminates: /$defs/*/properties/resultType: discriminator, absent = 'complete'
 """JSON-RPC methods of MCP 2026-07-28, derived from the schema's message unions.

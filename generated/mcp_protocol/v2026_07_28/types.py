@@ -11,6 +11,7 @@
 #   result-type-complete: /$defs/{CacheableResult,CallToolResult,CompleteResult,DiscoverResult,GetPromptResult,ListPromptsResult,ListResourceTemplatesResult,ListResourcesResult,ListToolsResult,PaginatedResult,ReadResourceResult,Result,SubscriptionsListenResult}/properties/resultType = 'complete'
 #   result-type-input-required: /$defs/{InputRequiredResult}/properties/resultType = 'input_required'
 #   ttl-ms-zero: /$defs/{CacheableResult,DiscoverResult,ListPromptsResult,ListResourceTemplatesResult,ListResourcesResult,ListToolsResult,ReadResourceResult}/properties/ttlMs = 0
+#   cache-scope-private: /$defs/{CacheableResult,DiscoverResult,ListPromptsResult,ListResourceTemplatesResult,ListResourcesResult,ListToolsResult,ReadResourceResult}/properties/cacheScope = 'private'
 #   meta-by-runtime: /$defs/{CallToolRequestParams,CompleteRequestParams,GetPromptRequestParams,InputResponseRequestParams,PaginatedRequestParams,ReadResourceRequestParams,RequestParams,ResourceRequestParams,SubscriptionsListenRequestParams,SubscriptionsListenResult}/properties/_meta
 #   result-type-discriminates: /$defs/*/properties/resultType: discriminator, absent = 'complete'
 """MCP 2026-07-28 wire types.
@@ -510,7 +511,7 @@ class CacheableResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
-    cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope")
+    cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope", default="private")
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -938,7 +939,7 @@ class DiscoverResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=F
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
-    cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope")
+    cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope", default="private")
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -1463,7 +1464,7 @@ class ListPromptsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, g
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
-    cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope")
+    cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope", default="private")
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -1535,7 +1536,7 @@ class ListResourceTemplatesResult(msgspec.Struct, kw_only=True, repr_omit_defaul
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
-    cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope")
+    cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope", default="private")
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -1609,7 +1610,7 @@ class ListResourcesResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True,
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
-    cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope")
+    cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope", default="private")
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -1715,7 +1716,7 @@ class ListToolsResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
-    cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope")
+    cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope", default="private")
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -2227,7 +2228,7 @@ class ReadResourceResult(msgspec.Struct, kw_only=True, repr_omit_defaults=True, 
 
     meta: ResultMetaObject | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
-    cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope")
+    cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope", default="private")
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 

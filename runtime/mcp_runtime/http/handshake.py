@@ -279,7 +279,9 @@ class HandshakePath:
                     extra,
                     retry_ms=self.options.retry_ms,
                     slow_answers=self.slow_answers,
-                    prime=True,
+                    # After feed: an initialize, answered there, has set the version
+                    # (if not, no priming event, which every client can read).
+                    prime=lifecycle.primes_streams(http_session.session.protocol_version),
                     short=True,
                 )
         finally:

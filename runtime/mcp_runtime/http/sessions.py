@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 
 import msgspec
 
-from .. import jsonrpc, ownership, wire
+from .. import jsonrpc, lifecycle, ownership, wire
 from ..asgi import Receive, Send
 from ..auth.principal import Principal
 from ..disconnect import SlowAnswers
@@ -527,7 +527,7 @@ class LocalSessions(SessionTable):
                 await plain(send, 409, "Conflict: this session already has a GET stream")
                 return
             # What was sent while no GET stream was open is delivered now.
-            after, prime = -1, True
+            after, prime = -1, lifecycle.primes_streams(http_session.session.protocol_version)
         refused, lease = await self.places.hold_stream(client)
         if refused is not None:
             await plain(send, *refused)

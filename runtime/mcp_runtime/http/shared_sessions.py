@@ -393,7 +393,8 @@ class SharedSessions(SessionTable):
                     await plain(send, 409, "Conflict: this session already has a GET stream")
                     return
                 # What was sent while no GET stream was open is delivered now.
-                stream_id, after, prime = STANDALONE, await self.store.get_mark(mark), True
+                stream_id, after = STANDALONE, await self.store.get_mark(mark)
+                prime = lifecycle.primes_streams(http_session.session.protocol_version)
         except StoreUnavailable as error:
             await plain(send, 503, f"Service Unavailable: {error}")
             return
