@@ -227,18 +227,26 @@ TRANSPORTS = ["stdio", "http"]
 def test_a_broken_entry_is_reported_and_retried_while_the_others_are_served(
     tmp_path: Path, transport: str
 ) -> None:
-    """Entries whose command does not exist, whose URL refuses connections, or
-    whose server exits at start do not stop the gateway: it answers
+    """Entries whose command does not exist, whose URL refuses connections or
+    does not answer (within its ``connectTimeout``), or whose server exits at
+    start do not stop the gateway: it answers
     ``initialize``, serves both server-everything backends, logs each broken
     entry with its real reason (the backend's last stderr line for one that
     exits), tells a client calling one of its tools that reason, and keeps
     trying: the entry whose server starts later is served."""
     ready = tmp_path / "ready"
     port = free_port()
+    silent = socket.socket()  # listens, and never accepts: connections are never answered
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
     servers = {
         **everything_entries(),
         "missing": {"command": str(tmp_path / "no-such-command")},
         "refused": {"url": f"http://127.0.0.1:{port}/mcp"},
+        "silent": {
+            "url": f"http://127.0.0.1:{silent.getsockname()[1]}/mcp",
+            "connectTimeout": 2,
+        },
         "flaky": {
             "command": sys.executable,
             "args": [str(FLAKY_SERVER), str(ready)],
@@ -251,7 +259,9 @@ def test_a_broken_entry_is_reported_and_retried_while_the_others_are_served(
         async with front(transport, config, tmp_path) as (client, said):
             names = await tool_names(client)
             assert {"old_echo", "new_echo"} <= names, names
-            assert not any(name.startswith(("missing_", "refused_", "flaky_")) for name in names)
+            assert not any(
+                name.startswith(("missing_", "refused_", "silent_", "flaky_")) for name in names
+            )
             old = await client.call_tool("old_echo", {"message": "still"})
             assert old.content[0].text == "Echo: still"
             new = await client.call_tool("new_echo", {"message": "served"})
@@ -267,6 +277,7 @@ def test_a_broken_entry_is_reported_and_retried_while_the_others_are_served(
                 reported("missing", "No such file or directory"), "the missing command reported"
             )
             await eventually(reported("refused", str(port)), "the refused connection reported")
+            await eventually(reported("silent", "timed out connecting"), "the silent URL reported")
             await eventually(
                 reported("flaky", "its stderr said: flaky: API_KEY is not set"),
                 "the backend's last stderr line reported",
@@ -289,7 +300,8 @@ def test_a_broken_entry_is_reported_and_retried_while_the_others_are_served(
             added = await client.call_tool("flaky_add_note", {"text": "retried"})
             assert not added.is_error, added.content
 
-    run(main(), timeout=3 * WAIT)
+    with silent:
+        run(main(), timeout=3 * WAIT)
 
 
 def test_the_typescript_client_is_served_beside_broken_entries(tmp_path: Path) -> None:
