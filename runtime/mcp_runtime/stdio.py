@@ -322,6 +322,13 @@ class ProcessTransport(StreamTransport):
         The process is stopped before waiting for stdin to finish closing: a
         server that stopped reading never takes the messages still buffered
         for it, and waiting for them first would wait forever.
+
+        Cancelled meanwhile (the program told to stop while it waits for its
+        servers: the official SDK closes a stdio server's stdin, then sends
+        SIGTERM two seconds later), the server is not waited for any longer:
+        its process group is terminated, then killed, within
+        ``terminate_timeout``, before the cancellation goes on, so that no
+        server outlives its client.
         """
         if not self._closed:
             self._closed = True
@@ -329,7 +336,11 @@ class ProcessTransport(StreamTransport):
                 self._writer.close()  # end of input, once the buffered messages are written
             except (ConnectionError, OSError):
                 pass
-        await self._stop()
+        try:
+            await self._stop()
+        except asyncio.CancelledError:
+            await asyncio.shield(self._end_now())
+            raise
         try:
             await asyncio.wait_for(self._writer.wait_closed(), self.parameters.terminate_timeout)
         except (ConnectionError, OSError, asyncio.TimeoutError):
@@ -357,6 +368,22 @@ class ProcessTransport(StreamTransport):
             if await self._ended(timeout):
                 return
         await process.wait()
+
+    async def _end_now(self) -> None:
+        """Terminate the process group, and kill what is left of it after ``terminate_timeout``."""
+        if self.process.returncode is not None and not (
+            _OWN_PROCESS_GROUP and _group_alive(self.process.pid)
+        ):
+            return
+        for stop in (self._terminate, self._kill):
+            try:
+                stop()
+            except ProcessLookupError:
+                return
+            except PermissionError:
+                pass
+            if await self._ended(self.parameters.terminate_timeout / 2):
+                return
 
     async def _ended(self, timeout: float) -> bool:
         """Whether the server (on POSIX, its whole process group) ended within ``timeout``."""

@@ -132,5 +132,5 @@ def test_a_hung_backend_times_out_fails_its_health_check_and_comes_back() -> Non
     """A stopped process answers nothing: the call in flight fails after the
     entry's requestTimeout, the health check of its pingInterval fails, and the
     proxy replaces the process."""
-    app = gateway({"requestTimeout": 1, "pingInterval": 1, "connectTimeout": 2})
+    app = gateway({"requestTimeout": 1, "pingInterval": 1, "healthTimeout": 2})
     run(isolated_and_back(app, lambda pid: os.kill(pid, signal.SIGSTOP), "health check failed"))

@@ -64,6 +64,10 @@ def test_the_mcp_servers_shape() -> None:
         }
     )
     assert (quiet["r"].ping_interval, quiet["s"].ping_interval) == (None, 5.0)
+    # a health check waits healthTimeout for its answer (10 s by default), not connectTimeout
+    assert (files.health_timeout, remote.health_timeout) == (10.0, 10.0)
+    bounded = parse_config({"mcpServers": {"r": {"url": "http://h", "healthTimeout": 2}}})
+    assert bounded["r"].health_timeout == 2.0
 
 
 def test_the_servers_shape_with_explicit_types(tmp_path: Path) -> None:
@@ -139,6 +143,10 @@ def test_the_servers_shape_with_explicit_types(tmp_path: Path) -> None:
         (
             {"mcpServers": {"x": {"command": "a", "connectTimeout": 0}}},
             "mcpServers.x.connectTimeout: expected a positive",
+        ),
+        (
+            {"mcpServers": {"x": {"command": "a", "healthTimeout": -1}}},
+            "mcpServers.x.healthTimeout: expected a positive",
         ),
         (
             {"mcpServers": {"x": {"command": "a", "pingInterval": "often"}}},

@@ -24,10 +24,13 @@ NOTES_SERVER = REPO / "examples" / "notes_server.py"
 
 
 @contextlib.contextmanager
-def gateway_over_http(config: Path, *options: str, port: int = 0) -> Iterator[str]:
+def gateway_over_http(
+    config: Path, *options: str, port: int = 0, said: list[str] | None = None
+) -> Iterator[str]:
     """``mcpx serve CONFIG --http [OPTIONS]`` on ``port`` (by default an ephemeral
     one): its URL once it listens (uvicorn binds after the lifespan, so every
-    backend has connected by then)."""
+    backend has connected, or failed its first attempt, by then). The lines
+    it writes to stderr are added to ``said`` as they come."""
     command = ["serve", str(config), "--http", "--port", str(port), *options]
     process = subprocess.Popen(
         [sys.executable, "-m", "mcp_runtime.cli", *command],
@@ -38,7 +41,8 @@ def gateway_over_http(config: Path, *options: str, port: int = 0) -> Iterator[st
         text=True,
     )
     assert process.stderr is not None
-    said: list[str] = []
+    if said is None:
+        said = []
     try:
         for line in process.stderr:
             said.append(line)

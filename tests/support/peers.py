@@ -34,6 +34,11 @@ LAUNCHER = SUPPORT / "launcher.py"
 NPM_BIN = TESTS / "peers" / "node_modules" / ".bin"
 NODE = NPM_BIN / "node"
 SERVER_EVERYTHING = NPM_BIN / "mcp-server-everything"
+# server-everything 0.6.2 (npm alias server-everything-0.6.2): a server that
+# keeps running after the end of its input, as some servers in use do.
+SERVER_EVERYTHING_062 = (
+    TESTS / "peers" / "node_modules" / "server-everything-0.6.2" / "dist" / "index.js"
+)
 
 # Generous: a loaded two-core CI machine starting node or the SDK is slow.
 TIMEOUT = 60.0

@@ -40,6 +40,7 @@ from .registry import Registry
 from .running import AppServices, Running
 from .shared_rules import SharedRules
 from .state import SessionStates
+from .supervision import connected as proxies_connected
 from .visibility import KINDS, Visibility
 
 S = TypeVar("S", default=Any)
@@ -152,6 +153,7 @@ class App(Registering, Running, Generic[S]):
         pins: Pins | None = None,
         audit: Audit | None = None,
         scopes: Mapping[str, Sequence[str]] | None = None,
+        redact: bool | Iterable[str] = False,
     ) -> None:
         """Serve another MCP server as part of this app, under ``prefix`` (the
         rule of :meth:`mount`). ``source``: a
@@ -162,7 +164,11 @@ class App(Registering, Running, Generic[S]):
         ``pins`` hold back definitions that changed since approved
         (:mod:`.pinning`); ``audit`` writes each call made through it
         (:mod:`.audit`); ``scopes`` maps tool names or fnmatch patterns to the
-        OAuth scopes a caller's token needs to call them. An app that proxies
+        OAuth scopes a caller's token needs to call them; ``redact`` takes
+        secret values out of what the server's answers, errors, progress and
+        log messages carry to the clients (True: the values of the entry's
+        ``env`` and ``headers``; or the values themselves; see
+        :mod:`.redaction`). An app that proxies
         serves the 2026-07-28 tasks extension (a :class:`~mcp_runtime.tasks.Tasks`
         is added to its extensions unless it has one), so that the backends'
         task-capable tools run as tasks for the clients that ask for them.
@@ -179,12 +185,26 @@ class App(Registering, Running, Generic[S]):
             pins=pins,
             audit=audit,
             scopes={pattern: tuple(needed) for pattern, needed in (scopes or {}).items()},
+            redact=redact,
         )
+        if not self._proxies:
+            self.services.lifespan.children.append(
+                Lifespan(lambda app: proxies_connected(self._proxies), self)
+            )
         self._proxies.append(proxy)
-        self.services.lifespan.children.append(proxy.lifespan)
         if not any(isinstance(each, Tasks) for each in self.extensions):
             # So that a 2026-07-28 client asking for a task gets one of a task-capable backend tool.
             self.extensions += (Tasks(),)
+
+    def unconnected(self) -> dict[str, str]:
+        """The proxied servers not connected now, by prefix, and why (the
+        reason of the last attempt, with what a stdio server last wrote to its
+        stderr); empty when every one is. See :meth:`proxy`."""
+        return {
+            proxy.prefix: problem
+            for proxy in self._proxies
+            if (problem := proxy.problem) is not None
+        }
 
     @property
     def lifespan_state(self) -> S:

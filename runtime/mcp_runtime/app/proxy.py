@@ -29,10 +29,13 @@ The backend's sampling, elicitation and roots requests are asked of the
 front client (:mod:`.relay`); the front's subscriptions reach the backend, and
 a 2026-07-28 backend is listened to for its changes
 (:mod:`.backend_subscriptions`). The session is supervised as a host's
-(:class:`~mcp_runtime.host.connection.Connection`): a backend that is lost,
-or fails the health checks of its ``pingInterval``, leaves the app's lists
-until it is connected again; a call it does not answer within its
-``requestTimeout`` fails with an error naming it.
+(:class:`~mcp_runtime.host.connection.Connection`, :mod:`.supervision`): a
+backend that cannot be started is reported and tried again, without stopping
+the app; one that is lost, or fails the health checks of its ``pingInterval``
+(each waiting ``healthTimeout``), leaves the app's lists until it is connected
+again; a call it does not answer within its ``requestTimeout`` fails with an
+error naming it. Configured secrets can be taken out of what it relays
+(:mod:`.redaction`).
 """
 
 from __future__ import annotations
@@ -43,31 +46,37 @@ import dataclasses
 import fnmatch
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Mapping
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from typing import Any, Literal
 
 import msgspec
 
 from .. import codec, jsonrpc, lifecycle
 from ..client import Client, ClientSession
-from ..host.config import ServerConfig, parse_config
 from ..host.connection import Connection, RetryPolicy
 from ..http.related import notification_related, related_request
 from ..jsonrpc import McpError, RequestId
 from ..methods import RequestContext
 from ..outgoing import current_request
-from ..stdio import StdioServerParameters
 from .audit import Audit
 from .backend_results import linked_prompt, own_call_result, with_log_level
 from .backend_subscriptions import Subscriptions
 from .completion import Completer, completion_key
 from .flavor import Flavor
-from .lifespan import Lifespan
 from .media import to_block
 from .mount import prefixed_name, prefixed_uri, unprefixed_uri
 from .pinning import Pins
+from .redaction import Redaction
 from .relay import ASKING, BackendHandlers, InTask, Rounds, WaitingCalls
 from .resources import UriTemplate
+from .supervision import Supervision, backend_config
 from .tools import check_scopes
 
 logger = logging.getLogger("mcp_runtime.app")
@@ -93,32 +102,6 @@ _CAPABILITY = {
 _HOP_MEMBERS = ("_meta", "inputResponses", "requestState", "task")
 
 
-def _config(source: Any, prefix: str) -> tuple[ServerConfig, int | None]:
-    """``source`` as a host configuration entry named ``prefix``, and where a
-    stdio server's stderr goes."""
-    if isinstance(source, Mapping):
-        source = parse_config({"mcpServers": {prefix: dict(source)}})[prefix]
-    if isinstance(source, ServerConfig):
-        # A configuration's servers are many: their stderr would drown the gateway's own.
-        return source, asyncio.subprocess.DEVNULL
-    if isinstance(source, StdioServerParameters):
-        config = ServerConfig(
-            name=prefix,
-            transport="stdio",
-            command=source.command,
-            args=tuple(source.args),
-            env=dict(source.env or {}),
-            cwd=str(source.cwd) if source.cwd is not None else None,
-        )
-        return config, source.stderr
-    if isinstance(source, str) and source.startswith(("http://", "https://")):
-        return ServerConfig(name=prefix, transport="auto", url=source), None
-    raise TypeError(
-        "proxy() serves a StdioServerParameters, an http(s) URL, an mcpServers entry "
-        f"(a mapping) or a host ServerConfig, not {type(source).__name__}"
-    )
-
-
 class Proxy:
     """One backend server served as part of an app: keeps the app's registry in step with it.
 
@@ -140,6 +123,7 @@ class Proxy:
         pins: Pins | None = None,
         audit: Audit | None = None,
         scopes: Mapping[str, tuple[str, ...]] | None = None,
+        redact: bool | Iterable[str] = False,
     ) -> None:
         if not isinstance(prefix, str) or not _PREFIX.match(prefix):
             raise ValueError(
@@ -150,7 +134,9 @@ class Proxy:
         self.prefix = prefix
         self.allow_tools = allow_tools
         self.deny_tools = deny_tools
-        self.config, self._stderr = _config(source, prefix)
+        self.config, stderr = backend_config(source, prefix)
+        self.supervision = Supervision(prefix, self.config, stderr)
+        parent.registry.backends[prefix] = lambda: self.problem
         self.retry = retry or RetryPolicy()
         handlers = BackendHandlers(self)
         # roots.listChanged: the front's roots/list_changed is passed on (see .relay);
@@ -164,10 +150,12 @@ class Proxy:
             capabilities={"roots": {"listChanged": True}, "elicitation": {"form": {}, "url": {}}},
         )
         parent.registry.roots_watchers.append(handlers.roots_changed)
-        self.connection: Connection | None = None
         self.pins = pins
         self.audit = audit
         self.scopes = dict(scopes or {})
+        # True: the entry's own credentials (its env and headers values).
+        redaction = Redaction.of_entry(self.config) if redact is True else Redaction(redact or ())
+        self.redact = redaction if redaction else None
         self.session: ClientSession | None = None
         self._keys: dict[str, set[str]] = {kind: set() for kind in _LISTS}
         self._completions: set[tuple[str, str, str]] = set()
@@ -177,34 +165,30 @@ class Proxy:
         self._withdrawn: set[str] = set()  # its tools while it is lost
         self.subscriptions = Subscriptions(self, parent.registry)
         self._tasks: set[asyncio.Task[None]] = set()
-        self.lifespan: Lifespan[Any] = Lifespan(lambda app: self._connected(), parent)
 
     # ------------------------------------------------------------ connection
 
-    @contextlib.asynccontextmanager
-    async def _connected(self) -> AsyncIterator[None]:
-        connection = Connection(
-            self.config,
-            self.client,
-            retry=self.retry,
-            on_ready=self._ready,
-            on_lost=self._lost,
-            on_status=lambda connection: None,
-            stderr=self._stderr,
-        )
-        self.connection = connection
-        connection.start()
-        await connection.settled.wait()
-        if connection.status.state != "ready":
-            # A backend that cannot be started at all stops the app, as a lifespan that fails.
-            await connection.stop()
-            raise RuntimeError(f"proxy {self.prefix!r}: {connection.status.error}")
+    async def start(self) -> None:
+        """Connect to the backend, returning once the first attempt has succeeded
+        or failed (a backend that cannot be reached is logged and tried again:
+        see :class:`.supervision.Supervision`)."""
+        await self.supervision.start(self.client, self.retry, self._ready, self._lost)
+
+    async def stop(self) -> None:
+        """Close the backend's session (ending a stdio backend's process group)."""
         try:
-            yield None
+            await self.supervision.stop()
         finally:
-            self.connection = None  # closing: its loss is no news
-            await connection.stop()
             self._clear()
+
+    @property
+    def connection(self) -> Connection | None:
+        return self.supervision.connection
+
+    @property
+    def problem(self) -> str | None:
+        """Why the backend is not connected (None while it is)."""
+        return self.supervision.problem
 
     async def _ready(self, connection: Connection) -> None:
         session = self.session = connection.session
@@ -223,7 +207,7 @@ class Proxy:
     def _lost(self, connection: Connection) -> None:
         if self.session is None or self.connection is None:
             return
-        why = connection.status.error or "connection lost"
+        why = self.problem or "connection lost"
         logger.warning(
             "proxy %r: %s; its items are withdrawn until it is connected again", self.prefix, why
         )
@@ -244,10 +228,9 @@ class Proxy:
         self._sync_completions()
 
     def _why_not_connected(self) -> str:
-        connection = self.connection
-        error = connection.status.error if connection is not None else None
+        problem = self.problem
         return f"the server behind {self.prefix!r} is not connected" + (
-            f": {error}" if error else ""
+            f": {problem}" if problem else ""
         )
 
     def _request(self, method: str, wire: Mapping[str, Any]) -> tuple[Any, Any]:
@@ -278,6 +261,8 @@ class Proxy:
             params = with_log_level(params, ctx.ctx if isinstance(ctx, Rounds) else ctx)
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
+            if message is not None and self.redact is not None:
+                message = self.redact.text(message)
             if ctx is not None:
                 with _on_front(ctx) as target:
                     await target.report_progress(value, total, message)
@@ -308,15 +293,18 @@ class Proxy:
         request_id: RequestId,
     ) -> Any:
         try:
-            return await session.request(
+            result = await session.request(
                 spec,
                 params,
                 on_progress=progress,
                 timeout=self.config.request_timeout,
                 request_id=request_id,
             )
+            return self.redact.result(result) if self.redact is not None else result
         except McpError as error:
             if error.code not in (jsonrpc.REQUEST_TIMEOUT, jsonrpc.CONNECTION_CLOSED):
+                if self.redact is not None:
+                    raise self.redact.error(error) from None
                 raise  # the backend's own answer
             raise McpError(
                 error.code, f"the server behind {self.prefix!r}: {error.message}", error.data
@@ -401,8 +389,11 @@ class Proxy:
         if front is None:
             return
         name = params.logger if isinstance(params.logger, str) else self.prefix
+        data = msgspec.to_builtins(params.data)
+        if self.redact is not None:
+            data = self.redact.value(data)
         with _on_front(front) as ctx:
-            await ctx.log(params.level, msgspec.to_builtins(params.data), name)
+            await ctx.log(params.level, data, name)
 
     async def relay_resource_updated(self, uri: str) -> None:
         """A backend's resource changed: the front's subscribers to its prefixed URI are told."""

@@ -39,6 +39,9 @@ class Registry:
         self.completions: dict[tuple[str, str, str], Completer] = {}
         # Tools withdrawn for a reason a caller should hear (a proxied server lost), by name.
         self.withdrawn: dict[str, str] = {}
+        # Each proxied server's prefix -> why it is not connected (None while it is):
+        # a tool of one never connected is named by no list, only by its prefix.
+        self.backends: dict[str, Callable[[], str | None]] = {}
         # Definitions a proxied server lists but the app holds back (see .pinning):
         # kind -> name or URI template -> (the proxy's prefix, why).
         self.held: dict[str, dict[str, tuple[str, str]]] = {kind: {} for kind in _ITEMS}
@@ -76,6 +79,11 @@ class Registry:
         if held is not None:
             return held[1]
         why = self.withdrawn.get(name) if kind == "tools" else None
+        if why is None and kind == "tools":
+            for prefix, problem in self.backends.items():
+                if name.startswith(f"{prefix}_") and (found := problem()) is not None:
+                    why = f"the server behind {prefix!r} is not connected: {found}"
+                    break
         return otherwise + (f" ({why})" if why else "")
 
     def changed(self, kind: str) -> None:

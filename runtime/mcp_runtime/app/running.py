@@ -224,14 +224,20 @@ class Running:
         loop = asyncio.get_running_loop()
         if main is not None:
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                # SIGTERM ends serving as end of input does: the lifespan's teardown runs.
-                loop.add_signal_handler(signal.SIGTERM, main.cancel)
+                # SIGTERM and SIGINT end serving as end of input does: the lifespan's
+                # teardown runs. One that comes during the teardown hurries it (what
+                # waits for a stdio server's exit terminates its process group).
+                for signum in (signal.SIGTERM, signal.SIGINT):
+                    loop.add_signal_handler(signum, main.cancel)
         try:
             await serve_stdio(self.server())
         except asyncio.CancelledError:
             pass
         finally:
-            await lifespan.stop()
+            try:
+                await lifespan.stop()
+            except asyncio.CancelledError:
+                pass  # a second signal hurried the teardown, which ran all the same
 
     @contextlib.asynccontextmanager
     async def test_client(

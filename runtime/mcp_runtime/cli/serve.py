@@ -116,6 +116,12 @@ def _run_entry(target: Target, use_http: bool) -> int:
     "--audit-arguments", is_flag=True, help="With --audit: write each call's arguments too."
 )
 @click.option(
+    "--redact-secrets",
+    is_flag=True,
+    help="Replace each entry's env and headers values in what its server's answers, errors, "
+    "progress and log messages carry with [redacted].",
+)
+@click.option(
     "--auth-issuer",
     metavar="URL",
     help="With --http: accept only access tokens of this OAuth authorization server (JWT).",
@@ -143,6 +149,7 @@ def serve_command(
     approve: bool,
     audit_to: str | None,
     audit_arguments: bool,
+    redact_secrets: bool,
     auth_issuer: str | None,
     resource: str | None,
     required_scopes: tuple[str, ...],
@@ -162,7 +169,7 @@ def serve_command(
     audit = None
     if audit_to is not None:
         audit = Audit(None if audit_to == "-" else audit_to, arguments=audit_arguments)
-    gateway, names = gateway_app(config, pins=pins, audit=audit)
+    gateway, names = gateway_app(config, pins=pins, audit=audit, redact=redact_secrets)
     if approve:
         assert pins is not None
         return _approve(gateway, pins, names)
@@ -188,11 +195,13 @@ def gateway_app(
     audit: Audit | None = None,
     store: Store | None = None,
     state_key: bytes | None = None,
+    redact: bool = False,
 ) -> tuple[App, list[str]]:
     """The gateway over the mcpServers file ``config`` and its entries' names.
     ``store`` and ``state_key`` are the app's (see :class:`~mcp_runtime.app.App`):
     a gateway on several workers shares its sessions through ``store``, each
-    worker keeping its own backend connections."""
+    worker keeping its own backend connections. ``redact``: each entry's
+    ``env`` and ``headers`` values are taken out of what its server relays."""
     from ..host.config import ConfigError, load_config
 
     try:
@@ -211,6 +220,7 @@ def gateway_app(
                 pins=pins,
                 audit=audit,
                 scopes=scopes.get(entry.name),
+                redact=redact,
             )
         except ValueError as error:
             raise click.UsageError(f"{config}: {error}") from None
@@ -264,6 +274,13 @@ def _approve(gateway: App, pins: Pins, names: list[str]) -> int:
         lifespan = gateway.services.lifespan
         await lifespan.start()
         try:
+            # Approving what a backend lists needs every backend listing it.
+            unconnected = gateway.unconnected()
+            if unconnected:
+                raise click.ClickException(
+                    "; ".join(f"{name}: {why}" for name, why in unconnected.items())
+                    + " (no pins written)"
+                )
             return pins.save(names)
         finally:
             await lifespan.stop()

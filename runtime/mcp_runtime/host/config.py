@@ -18,7 +18,8 @@ some editors write it); ``$$`` is a literal ``$``. Every entry may also set
 ``connectTimeout`` and ``requestTimeout`` (seconds), ``pingInterval`` (seconds
 between health checks; by default 30 for servers reached by URL, whose loss
 nothing else reveals, and none for stdio servers; 0 turns them off),
-``disabled`` and ``auth``
+``healthTimeout`` (seconds a health check waits for its answer, 10 by
+default), ``disabled`` and ``auth``
 (handed, untouched, to the host's authorization hook; for a server reached
 by URL, ``{"type": "oauth", ...}`` has the host authorize with the OAuth
 client, see :class:`OAuthEntry`). Keys of other hosts
@@ -44,6 +45,7 @@ TransportKind = Literal["stdio", "http", "sse", "auto"]
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
 DEFAULT_PING_INTERVAL = 30.0
+DEFAULT_HEALTH_TIMEOUT = 10.0
 
 # What an explicit "type" may say, as the common hosts spell it.
 _TYPES: dict[str, TransportKind] = {
@@ -79,6 +81,9 @@ class ServerConfig:
     """Default seconds for each request to it (None: no limit)."""
     ping_interval: float | None = None
     """Seconds between health checks while connected (None: none)."""
+    health_timeout: float = DEFAULT_HEALTH_TIMEOUT
+    """Seconds a health check waits for the server's answer: a server hung
+    for longer is taken as lost (its own bound, not ``connect_timeout``)."""
     auth: Any = None
     """The entry's ``auth`` value, for :attr:`mcp_runtime.host.Host` ``authorize``."""
     oauth: OAuthEntry | None = None
@@ -204,6 +209,8 @@ def _server(
     connect_timeout = _timeout(entry, where, "connectTimeout", DEFAULT_CONNECT_TIMEOUT)
     assert connect_timeout is not None
     request_timeout = _timeout(entry, where, "requestTimeout", None)
+    health_timeout = _timeout(entry, where, "healthTimeout", DEFAULT_HEALTH_TIMEOUT)
+    assert health_timeout is not None
     if transport == "stdio":
         if _oauth(entry, where, expand) is not None:
             raise ConfigError(f"{where}.auth: OAuth is for servers reached by URL, not stdio ones")
@@ -231,6 +238,7 @@ def _server(
             auth=entry.get("auth"),
             connect_timeout=connect_timeout,
             request_timeout=request_timeout,
+            health_timeout=health_timeout,
             **_tool_lists(entry, where),
         )
     for other in ("command", "args", "env", "cwd"):
@@ -252,6 +260,7 @@ def _server(
         oauth=_oauth(entry, where, expand),
         connect_timeout=connect_timeout,
         request_timeout=request_timeout,
+        health_timeout=health_timeout,
         **_tool_lists(entry, where),
     )
 

@@ -211,7 +211,7 @@ class Connection:
             except TimeoutError:
                 pass
             try:
-                await session.request(spec, None, timeout=self.config.connect_timeout)
+                await session.request(spec, None, timeout=self.config.health_timeout)
             except McpError as error:
                 return f"health check failed: {error.message}"
 
