@@ -246,3 +246,33 @@ def test_a_sampling_request_answered_on_the_terminal(server: str) -> None:
         tty.send("")
         done = tty.wait_for(lambda shown: "EXIT=" in shown, timeout=60, what="the end of the call")
     assert "Vermilion" not in done and "declined" in done, done
+
+
+def test_watch_says_that_no_update_has_come_and_for_how_long() -> None:
+    """server-everything sends resource updates only once its tool
+    toggle-subscriber-updates turns them on: after the first print, watch says
+    on stderr that it is subscribed and waiting, then how long no update has
+    come, rather than nothing."""
+    command = [
+        str(MCPX),
+        "watch",
+        "demo://resource/dynamic/text/1",
+        "--idle-notice",
+        "1",
+        *everything_stdio(),
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        seen: list[str] = []
+        for line in process.stderr:
+            seen.append(line)
+            if re.search(r"no update of \S+ for [2-9] s", line):
+                break
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    shown = "".join(seen)
+    assert "subscribed to demo://resource/dynamic/text/1; waiting for updates" in shown, shown
+    assert "no update of demo://resource/dynamic/text/1 for 1 s" in shown, shown
+    assert "only once something turns them on" in shown
