@@ -100,6 +100,27 @@ def test_dev_serves_an_edit_to_a_client_that_keeps_running(tmp_path: Path) -> No
     assert "exited" not in shown and "EXIT=" not in shown  # the client never stopped
 
 
+def test_dev_does_not_say_reloaded_when_the_new_server_did_not_start(tmp_path: Path) -> None:
+    """An edit that breaks the server: mcpx dev says the reload failed (not
+    "reloaded"), waits for the next change, and reloads the repaired file."""
+    source = tmp_path / "server.py"
+    source.write_text(SERVER_V1)
+    client = [sys.executable, str(SUPPORT / "dev_client.py"), str(MCPX), "dev", str(source)]
+    with terminal(client, width=200) as tty:
+        tty.wait_for(lambda shown: "version: first" in shown, 60, "the first edition")
+        source.write_text(SERVER_V1 + "\nthis is not Python\n")
+        shown = tty.wait_for(
+            lambda shown: "reload failed" in shown or "mcpx dev: reloaded" in shown,
+            60,
+            "the end of the reload",
+        )
+        assert "mcpx dev: reloaded" not in shown, shown
+        source.write_text(SERVER_V1.replace('"first"', '"third"'))
+        shown = tty.wait_for(lambda shown: "version: third" in shown, 60, "the repaired edition")
+    assert shown.count("mcpx dev: reloaded") == 1, shown
+    assert "EXIT=" not in shown  # the client never stopped
+
+
 @pytest.mark.parametrize(
     ("client", "relative", "key"),
     [
