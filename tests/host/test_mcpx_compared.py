@@ -536,3 +536,23 @@ def test_raw_bytes_are_the_blob_decoded() -> None:
     listed = mcpx_json("read", uri, "--json", *everything())
     decoded = base64.b64decode(listed["contents"][0]["blob"])
     assert decoded.startswith(b"Resource 1: This is a base64 blob")
+
+
+def test_load_counts_the_failed_calls_by_kind() -> None:
+    """A JSON-RPC error and a call past --timeout are each
+    counted under their kind, and a load run with a failure exits 1."""
+    example = [
+        "--",
+        sys.executable,
+        str(Path(__file__).parents[1] / "support" / "lowlevel_server.py"),
+    ]
+    load = ["--load", "--requests", "4", "--concurrency", "2", "--json"]
+    failed = json.loads(mcpx("call", "fail", *load, *example, expect=1).stdout)
+    assert (failed["calls"], failed["failed"]) == (4, 4)
+    assert failed["errors"] == {"-32603 Internal error": 4}
+    slow = json.loads(
+        mcpx("call", "sleep", "seconds=30", *load, "--timeout", "0.5", *example, expect=1).stdout
+    )
+    assert slow["errors"] == {"timeout": 4} and slow["calls"] == 4
+    shown = mcpx("call", "fail", "--load", "--requests", "3", *example, expect=1).stdout
+    assert "errors by kind:" in shown and "3  -32603 Internal error" in shown
