@@ -80,15 +80,15 @@ def test_oauth_entries_reach_a_protected_server(
             states = {name: status.state for name, status in host.status().items()}
             assert states == {"registers": "ready", "known": "ready", "plain": "failed"}
             assert "401" in (host.status()["plain"].error or "")
-            registers = json.loads(text(await host.call_tool("registers__whoami")))
+            registers = json.loads(text(await host.call_tool("registers_whoami")))
             assert registers["subject"] == "judy" and registers["scopes"] == ["mcp:tools"]
-            known_seen = json.loads(text(await host.call_tool("known__whoami")))
+            known_seen = json.loads(text(await host.call_tool("known_whoami")))
             # the pre-registered client, with the configured scope beside the one the server names
             assert known_seen["client_id"] == known.client_id and known_seen["scopes"] == [
                 "mcp:admin",
                 "mcp:tools",
             ]
-            assert text(await host.call_tool("known__admin_reset")) == "reset"
+            assert text(await host.call_tool("known_admin_reset")) == "reset"
             registered = await storages["registers"].get_client(issuer.issuer)
             assert (
                 registered is not None
@@ -97,8 +97,8 @@ def test_oauth_entries_reach_a_protected_server(
         assert len(user.authorizations) == 2  # one per server
         # The application restarts with the same storage: no user interaction this time.
         async with Host(config, oauth=oauth, retry=RetryPolicy(max_attempts=1)) as host:
-            assert json.loads(text(await host.call_tool("registers__whoami")))["subject"] == "judy"
-            assert text(await host.call_tool("known__admin_reset")) == "reset"
+            assert json.loads(text(await host.call_tool("registers_whoami")))["subject"] == "judy"
+            assert text(await host.call_tool("known_admin_reset")) == "reset"
         assert len(user.authorizations) == 2
 
     run(go())

@@ -4,13 +4,15 @@ errors that name the entry and the field."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from mcp_runtime.app.mount import prefixed_name
 from mcp_runtime.host import ConfigError, load_config, parse_config
-from mcp_runtime.host.names import qualified_names, sanitise
+from mcp_runtime.host.names import clashing_servers, qualified_names, server_prefix
 
 ENV = {"HOME": "/home/u", "TOKEN": "t0k", "EMPTY": ""}
 
@@ -177,14 +179,30 @@ def test_a_file_that_is_not_json_or_missing(tmp_path: Path) -> None:
 
 
 def test_the_naming_rule() -> None:
-    assert sanitise("my server/1") == "my_server_1"
+    assert server_prefix("my server/1") == "my-server-1"
+    assert server_prefix("everything_http") == "everything-http"
     names = qualified_names("my server", ["echo", "say hi", "say_hi", "a.b-c"])
     assert names == {
-        "my_server__echo": "echo",
-        "my_server__say_hi": "say hi",
-        "my_server__say_hi_2": "say_hi",
-        "my_server__a.b-c": "a.b-c",
+        "my-server_echo": "echo",
+        "my-server_say_hi": "say hi",
+        "my-server_say_hi_2": "say_hi",
+        "my-server_a.b-c": "a.b-c",
     }
     long = qualified_names("s", ["x" * 200])
     (name,) = long
-    assert len(name) == 128 and name.startswith("s__xxx")
+    assert len(name) == 128 and name.startswith("s_xxx")
+
+
+def test_the_host_and_the_gateway_name_tools_by_one_rule() -> None:
+    """A tool of server ``weather`` is ``weather_forecast`` behind a Host and behind
+    the gateway (Proxy/mount), by one function; a server name the gateway would
+    refuse as a prefix (``my_server``) gets the prefix the gateway accepts."""
+    assert qualified_names("weather", ["forecast"]) == {
+        prefixed_name("weather", "forecast"): "forecast"
+    }
+    assert prefixed_name("weather", "forecast") == "weather_forecast"
+    prefix = server_prefix("my_server")
+    assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.-]*", prefix)
+    assert qualified_names("my_server", ["go"]) == {prefixed_name(prefix, "go"): "go"}
+    # Split at the first underscore, a name says its server: no two servers share one.
+    assert clashing_servers(["a", "a_b", "a-b"]) == [("a_b", "a-b")]

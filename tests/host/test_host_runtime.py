@@ -34,30 +34,30 @@ def test_servers_added_removed_and_changed_while_running(tmp_path: Path) -> None
 
     async def go() -> None:
         async with Host(path, retry=ONCE, watch_config=True) as host:
-            assert "a__echo" in tool_names(host)
+            assert "a_echo" in tool_names(host)
             first = host.session("a")
             # the file changes: b is started, a is left as it was
             path.write_text(json.dumps({"mcpServers": example("a") | example("b")}))
-            await host.wait_until(lambda h: "b__echo" in tool_names(h), 60)
+            await host.wait_until(lambda h: "b_echo" in tool_names(h), 60)
             assert host.session("a") is first
             # a broken entry in the file: the running servers are kept
             path.write_text("{not json")
             # a changed entry restarts; a removed one stops
             path.write_text(json.dumps({"mcpServers": example("b", env={"X": "1"})}))
-            await host.wait_until(lambda h: "a__echo" not in tool_names(h), 60)
+            await host.wait_until(lambda h: "a_echo" not in tool_names(h), 60)
             await host.wait_until(lambda h: h.status()["b"].state == "ready", 60)
             assert "a" not in host.status() and host.config.names == ["b"]
             # by call
             status = await host.add(
                 ServerConfig("c", "stdio", command=sys.executable, args=(str(LOWLEVEL_SERVER),))
             )
-            assert status.state == "ready" and "c__echo" in tool_names(host)
+            assert status.state == "ready" and "c_echo" in tool_names(host)
             with pytest.raises(HostError, match="already a server named 'c'"):
                 await host.add(ServerConfig("c", "stdio", command="x"))
             await host.remove("c")
-            assert "c__echo" not in tool_names(host)
+            assert "c_echo" not in tool_names(host)
             await host.reload({"mcpServers": example("d")})
-            assert set(host.status()) == {"d"} and "d__echo" in tool_names(host)
+            assert set(host.status()) == {"d"} and "d_echo" in tool_names(host)
 
     run(go())
 
@@ -76,7 +76,7 @@ def test_retry_now_connects_a_server_given_up(tmp_path: Path) -> None:
             flag.touch()
             host.retry_now("flaky")
             await host.wait_until(lambda h: h.status()["flaky"].state == "ready", 60)
-            assert "flaky__echo" in tool_names(host)
+            assert "flaky_echo" in tool_names(host)
 
     run(go())
 
@@ -88,9 +88,9 @@ class Sum(msgspec.Struct):
 def test_typed_calls_and_the_revision_stub() -> None:
     async def go() -> None:
         async with Host({"mcpServers": example("ex")}, retry=ONCE) as host:
-            assert await host.call_tool_as("ex__add", {"a": 1, "b": 2}, result_type=Sum) == Sum(3)
+            assert await host.call_tool_as("ex_add", {"a": 1, "b": 2}, result_type=Sum) == Sum(3)
             with pytest.raises(HostError, match="returned no structuredContent"):
-                await host.call_tool_as("ex__echo", {"text": "x"}, result_type=Sum)
+                await host.call_tool_as("ex_echo", {"text": "x"}, result_type=Sum)
             listed = await host.stub("ex").list_tools()
             assert "add" in [tool.name for tool in listed.tools]
 
@@ -105,7 +105,7 @@ def test_a_resource_subscription_through_the_host() -> None:
 
     async def go() -> None:
         async with Host(config, retry=ONCE, server_stderr=-3) as host:
-            await host.call_tool("e__toggle-subscriber-updates")
+            await host.call_tool("e_toggle-subscriber-updates")
             async with host.subscribe(uri, server="e") as updates:
                 update = await anext(updates)
                 assert update.uri == uri
@@ -130,14 +130,14 @@ def test_allow_and_deny_lists_and_the_approval_hook() -> None:
             assert {t.original for t in host.tools if t.server == "only"} == {"echo", "add"}
             most = {t.original for t in host.tools if t.server == "most"}
             assert "echo" in most and "count" not in most and "crash" not in most
-            assert (await host.call_tool("only__echo", {"text": "hi"})).content[0].text == "hi"
-            with pytest.raises(HostError, match="the call to 'only__add' was not approved"):
-                await host.call_tool("only__add", {"a": 1, "b": 2})
-            with pytest.raises(HostError, match="no tool named 'only__count'"):
-                await host.call_tool("only__count")
+            assert (await host.call_tool("only_echo", {"text": "hi"})).content[0].text == "hi"
+            with pytest.raises(HostError, match="the call to 'only_add' was not approved"):
+                await host.call_tool("only_add", {"a": 1, "b": 2})
+            with pytest.raises(HostError, match="no tool named 'only_count'"):
+                await host.call_tool("only_count")
 
     run(go())
-    assert asked == [("only__echo", {"text": "hi"}), ("only__add", {"a": 1, "b": 2})]
+    assert asked == [("only_echo", {"text": "hi"}), ("only_add", {"a": 1, "b": 2})]
 
 
 def test_each_servers_stderr_is_prefixed_with_its_name(capfd: pytest.CaptureFixture[str]) -> None:
@@ -154,7 +154,7 @@ def test_each_servers_stderr_is_prefixed_with_its_name(capfd: pytest.CaptureFixt
 
     async def go() -> None:
         async with Host(config, retry=ONCE) as host:
-            assert (await host.call_tool("two__echo", {"text": "x"})).content[0].text == "x"
+            assert (await host.call_tool("two_echo", {"text": "x"})).content[0].text == "x"
 
     run(go())
     lines = capfd.readouterr().err.splitlines()

@@ -140,10 +140,10 @@ def test_aggregates_every_server_and_routes_calls(everything_url: str) -> None:
 
             names = tool_names(host)
             assert {
-                "everything__echo",
-                "everything_http__echo",
-                "example__echo",
-                "sdk__add",
+                "everything_echo",
+                "everything-http_echo",
+                "example_echo",
+                "sdk_add",
             } <= names
             assert not any(name.startswith("broken__") for name in names)
             assert all(
@@ -151,18 +151,18 @@ def test_aggregates_every_server_and_routes_calls(everything_url: str) -> None:
                 and name.replace("_", "").replace("-", "").replace(".", "").isalnum()
                 for name in names
             )
-            echo = next(tool for tool in host.tools if tool.name == "everything_http__echo")
+            echo = next(tool for tool in host.tools if tool.name == "everything-http_echo")
             assert (echo.server, echo.original) == ("everything http", "echo")
 
             # routing: each call reaches the server that offers the tool
-            assert texts(await host.call_tool("everything__echo", {"message": "one"})) == [
+            assert texts(await host.call_tool("everything_echo", {"message": "one"})) == [
                 "Echo: one"
             ]
-            assert texts(await host.call_tool("everything_http__echo", {"message": "two"})) == [
+            assert texts(await host.call_tool("everything-http_echo", {"message": "two"})) == [
                 "Echo: two"
             ]
-            assert texts(await host.call_tool("example__echo", {"text": "three"})) == ["three"]
-            assert texts(await host.call_tool("sdk__add", {"a": 2, "b": 5})) == ["7"]
+            assert texts(await host.call_tool("example_echo", {"text": "three"})) == ["three"]
+            assert texts(await host.call_tool("sdk_add", {"a": 2, "b": 5})) == ["7"]
 
             # resources by URI, templates by match, prompts and completions by host name
             static = next(
@@ -177,25 +177,25 @@ def test_aggregates_every_server_and_routes_calls(everything_url: str) -> None:
                 host.server_of(static)  # both everything servers list it
             contents = await host.read_resource(static, server="everything http")
             assert contents.contents[0].uri == static
-            prompt = await host.get_prompt("sdk__review", {"code": "x = 1"})
+            prompt = await host.get_prompt("sdk_review", {"code": "x = 1"})
             assert "x = 1" in texts(prompt)[0]
-            completed = await host.complete("language", "py", prompt="example__review")
+            completed = await host.complete("language", "py", prompt="example_review")
             assert "python" in completed.completion.values
             names = await host.complete("name", "a", template="greeting://{name}")
             assert names.completion.values == ["alice"]
             team = await host.complete(
                 "name",
                 "",
-                prompt="everything__completable-prompt",
+                prompt="everything_completable-prompt",
                 context={"department": "Engineering"},
             )
             assert team.completion.values
 
             # a name under a server that is down names the server, not a missing tool
             with pytest.raises(HostError, match=r"^server 'broken' is not connected \(retrying"):
-                await host.call_tool("broken__x")
-            with pytest.raises(HostError, match="no tool named 'example__nope'"):
-                await host.call_tool("example__nope")
+                await host.call_tool("broken_x")
+            with pytest.raises(HostError, match="no tool named 'example_nope'"):
+                await host.call_tool("example_nope")
             with pytest.raises(HostError, match="not connected"):
                 host.session("broken")
 
@@ -213,22 +213,22 @@ def test_list_changes_and_server_requests_reach_the_one_set_of_handlers(
             # has seen the client's capabilities, and announces the new list
             await host.wait_until(
                 lambda h: {
-                    "everything__trigger-sampling-request",
-                    "everything_http__get-roots-list",
+                    "everything_trigger-sampling-request",
+                    "everything-http_get-roots-list",
                 }
                 <= tool_names(h),
                 timeout=20,
             )
-            sampled = await host.call_tool("everything__trigger-sampling-request", {"prompt": "hi"})
+            sampled = await host.call_tool("everything_trigger-sampling-request", {"prompt": "hi"})
             assert "sampled for everything" in " ".join(texts(sampled))
-            roots = await host.call_tool("everything_http__get-roots-list", {})
+            roots = await host.call_tool("everything-http_get-roots-list", {})
             assert "root of everything http" in " ".join(texts(roots))
             # server-everything asks for the roots again when told they changed
             await host.roots_changed()
             await eventually(
                 lambda: app.asked.count(("everything http", "roots")) == 2, 10, "roots asked again"
             )
-            elicited = await host.call_tool("everything__trigger-elicitation-request", {})
+            elicited = await host.call_tool("everything_trigger-elicitation-request", {})
             assert "Ada of everything" in " ".join(texts(elicited))
             assert {
                 ("everything", "sampling"),
@@ -246,13 +246,13 @@ def test_a_killed_server_leaves_the_catalogue_and_comes_back(everything_url: str
         async with host_of(everything_url) as host:
             first = cast(ProcessTransport, host.session("example").transport).process.pid
             os.kill(first, signal.SIGKILL)
-            await host.wait_until(lambda h: "example__echo" not in tool_names(h), timeout=10)
-            await host.wait_until(lambda h: "example__echo" in tool_names(h), timeout=20)
+            await host.wait_until(lambda h: "example_echo" not in tool_names(h), timeout=10)
+            await host.wait_until(lambda h: "example_echo" in tool_names(h), timeout=20)
             assert host.status()["example"].state == "ready"
             second = cast(ProcessTransport, host.session("example").transport).process.pid
             assert second != first
-            assert texts(await host.call_tool("example__echo", {"text": "back"})) == ["back"]
-            assert texts(await host.call_tool("sdk__add", {"a": 1, "b": 1})) == [
+            assert texts(await host.call_tool("example_echo", {"text": "back"})) == ["back"]
+            assert texts(await host.call_tool("sdk_add", {"a": 1, "b": 1})) == [
                 "2"
             ]  # the others were undisturbed
 
@@ -289,14 +289,14 @@ def test_an_http_server_killed_and_restarted_is_noticed_and_comes_back() -> None
             }
         }
         async with Host(config, retry=FAST_RETRY) as host:
-            assert "remote__echo" in tool_names(host)
+            assert "remote_echo" in tool_names(host)
             await asyncio.to_thread(remote.kill)
-            await host.wait_until(lambda h: "remote__echo" not in tool_names(h), timeout=15)
+            await host.wait_until(lambda h: "remote_echo" not in tool_names(h), timeout=15)
             assert "health check failed" in (host.status()["remote"].error or "")
-            assert "example__echo" in tool_names(host)
+            assert "example_echo" in tool_names(host)
             await asyncio.to_thread(remote.start)
-            await host.wait_until(lambda h: "remote__echo" in tool_names(h), timeout=20)
-            assert texts(await host.call_tool("remote__echo", {"message": "again"})) == [
+            await host.wait_until(lambda h: "remote_echo" in tool_names(h), timeout=20)
+            assert texts(await host.call_tool("remote_echo", {"message": "again"})) == [
                 "Echo: again"
             ]
 
@@ -327,14 +327,14 @@ def test_legacy_sse_and_stateless_entries_an_authorization_hook_and_a_triggered_
                 status["new"].protocol_version == "2026-07-28"
             )  # list changes come over subscriptions/listen
             assert status["old"].state == "ready"
-            assert {"old__grow", "new__grow"} <= tool_names(host)
-            grown = await host.call_tool("new__grow")
+            assert {"old_grow", "new_grow"} <= tool_names(host)
+            grown = await host.call_tool("new_grow")
             assert texts(grown) == ["extra-1"]
             await host.wait_until(
-                lambda h: {"old__extra-1", "new__extra-1"} <= tool_names(h), timeout=10
+                lambda h: {"old_extra-1", "new_extra-1"} <= tool_names(h), timeout=10
             )
             assert ("old", "tools") in app.changes and ("new", "tools") in app.changes
-            assert texts(await host.call_tool("old__extra-1")) == ["extra-1 called"]
+            assert texts(await host.call_tool("old_extra-1")) == ["extra-1 called"]
         assert sorted(seen) == ["new", "old"]
         legacy = [h for m, path, h in web.recorder.requests if path in ("/sse", "/messages")]
         assert legacy and all(h.get("authorization") == "Bearer s3cret" for h in legacy)

@@ -100,6 +100,27 @@ def test_dev_serves_an_edit_to_a_client_that_keeps_running(tmp_path: Path) -> No
     assert "exited" not in shown and "EXIT=" not in shown  # the client never stopped
 
 
+def test_dev_does_not_say_reloaded_when_the_new_server_did_not_start(tmp_path: Path) -> None:
+    """An edit that breaks the server: mcpx dev says the reload failed (not
+    "reloaded"), waits for the next change, and reloads the repaired file."""
+    source = tmp_path / "server.py"
+    source.write_text(SERVER_V1)
+    client = [sys.executable, str(SUPPORT / "dev_client.py"), str(MCPX), "dev", str(source)]
+    with terminal(client, width=200) as tty:
+        tty.wait_for(lambda shown: "version: first" in shown, 60, "the first edition")
+        source.write_text(SERVER_V1 + "\nthis is not Python\n")
+        shown = tty.wait_for(
+            lambda shown: "reload failed" in shown or "mcpx dev: reloaded" in shown,
+            60,
+            "the end of the reload",
+        )
+        assert "mcpx dev: reloaded" not in shown, shown
+        source.write_text(SERVER_V1.replace('"first"', '"third"'))
+        shown = tty.wait_for(lambda shown: "version: third" in shown, 60, "the repaired edition")
+    assert shown.count("mcpx dev: reloaded") == 1, shown
+    assert "EXIT=" not in shown  # the client never stopped
+
+
 @pytest.mark.parametrize(
     ("client", "relative", "key"),
     [
@@ -134,20 +155,20 @@ def test_install_writes_an_entry_that_starts_the_server(
     assert not path.exists()  # --print writes nothing
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({key: {"other": {"command": "other"}}, "theme": "dark"}))
-    assert "added 'stdio_server'" in install().stderr
+    assert "added 'mcp-codegen-example'" in install().stderr  # the server's own name
     document = json.loads(path.read_text())
     assert document["theme"] == "dark" and "other" in document[key]  # the rest is kept
-    assert document[key]["stdio_server"] == printed[key]["stdio_server"]
+    assert document[key]["mcp-codegen-example"] == printed[key]["mcp-codegen-example"]
     assert json.loads((path.parent / (path.name + ".bak")).read_text())[key] == {
         "other": {"command": "other"}
     }
     written = path.read_text()
     assert "is already in" in install().stderr  # idempotent: the file is not touched
     assert path.read_text() == written
-    assert "updated 'stdio_server'" in install("-e", "GREETING=hi").stderr
-    assert json.loads(path.read_text())[key]["stdio_server"]["env"] == {"GREETING": "hi"}
+    assert "updated 'mcp-codegen-example'" in install("-e", "GREETING=hi").stderr
+    assert json.loads(path.read_text())[key]["mcp-codegen-example"]["env"] == {"GREETING": "hi"}
 
-    entry = json.loads(path.read_text())[key]["stdio_server"]
+    entry = json.loads(path.read_text())[key]["mcp-codegen-example"]
     config = parse_config({key: {"example": entry}})
 
     async def started() -> list[str]:
@@ -215,3 +236,63 @@ def test_dev_over_http_serves_an_edit_to_a_client_that_keeps_running(
         server.wait(30)
         if server.stderr is not None:
             server.stderr.close()
+
+
+QUICK_START = """from mcp_runtime.app import App
+
+app = App({name!r}, "1")
+
+
+@app.tool()
+def hello() -> str:
+    return "hi"
+"""
+
+
+def test_install_names_the_entry_after_the_server_and_keeps_another_projects(
+    tmp_path: Path,
+) -> None:
+    """Two quick-start projects, each a server.py: the entries are named after
+    each server's own name (its serverInfo), or the project's folder when the
+    file cannot be loaded; an entry of that name that starts another server is
+    not replaced without --force (exit 1, the file untouched)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    environment = {k: v for k, v in os.environ.items() if k != "XDG_CONFIG_HOME"} | {
+        "HOME": str(home)
+    }
+    projects = {}
+    for folder, name in (("weather", "weather"), ("notes", "notes"), ("copy", "weather")):
+        (tmp_path / folder).mkdir()
+        projects[folder] = tmp_path / folder / "server.py"
+        projects[folder].write_text(QUICK_START.format(name=name))
+    (tmp_path / "broken-tool").mkdir()
+    projects["broken"] = tmp_path / "broken-tool" / "server.py"
+    projects["broken"].write_text("raise SystemExit('not importable here')\n")
+
+    def install(project: str, *args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [str(MCPX), "install", "cursor", str(projects[project]), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=environment,
+        )
+        assert done.returncode == expect, done.stderr
+        return done
+
+    path = home / ".cursor" / "mcp.json"
+    assert "added 'weather'" in install("weather").stderr
+    assert "added 'notes'" in install("notes").stderr
+    assert "added 'broken-tool'" in install("broken").stderr  # the folder's name
+    written = path.read_text()
+    refused = install("copy", expect=1)
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert "'weather' already starts another server" in refused.stderr
+    assert "--force" in refused.stderr and "--name" in refused.stderr
+    assert path.read_text() == written
+    assert "replaced 'weather'" in install("copy", "--force").stderr
+    servers = json.loads(path.read_text())["mcpServers"]
+    assert set(servers) == {"weather", "notes", "broken-tool"}
+    assert str(projects["copy"]) in servers["weather"]["args"]
+    assert "added 'weather-2'" in install("weather", "--name", "weather-2").stderr

@@ -139,9 +139,9 @@ def test_an_unset_variable_fails_its_entry_alone(tmp_path: Path) -> None:
             assert status["github"].error == (
                 "mcpServers.github.headers.A: environment variable NO_SUCH_TOKEN is not set"
             )
-            assert (await host.call_tool("example__echo", {"text": "hi"})).content[0].text == "hi"
+            assert (await host.call_tool("example_echo", {"text": "hi"})).content[0].text == "hi"
             with pytest.raises(HostError, match=r"server 'github' is not connected \(failed: "):
-                await host.call_tool("github__anything")
+                await host.call_tool("github_anything")
 
     run(go())
     config = tmp_path / "mcp.json"
@@ -162,9 +162,9 @@ def test_a_call_to_a_lost_server_says_it_is_not_connected() -> None:
         }
         async with Host(config, retry=RetryPolicy(initial_delay=600, jitter=0)) as host:
             with pytest.raises(Exception):
-                await host.call_tool("example__crash")
+                await host.call_tool("example_crash")
             await host.wait_until(lambda h: h.status()["example"].state == "retrying", 30)
             with pytest.raises(HostError, match=r"^server 'example' is not connected \(retrying"):
-                await host.call_tool("example__echo", {"text": "hi"})
+                await host.call_tool("example_echo", {"text": "hi"})
 
     run(go())

@@ -14,6 +14,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -185,14 +186,28 @@ def test_an_elicitation_answered_in_a_form_on_the_terminal() -> None:
         ("Choose your favorite types of fish", ""),
         ("Choose your favorite type of pet", ""),
     ]
+    # What Enter keeps, shown with the field: the schema's default (a choice by its title).
+    defaults = {
+        "Favorite first line": "(Enter: It was a dark and stormy night.)",
+        "Your favorite integer": "(Enter: 42)",
+        "Favorite number": "(Enter: 3.14)",
+        "Choose your favorite friend": "(Enter: Monica)",
+        "Choose your favorite instruments": "(Enter: Guitar)",
+        "Choose your favorite hero": "(Enter: Superman)",
+        "Choose your favorite types of fish": "(Enter: Tuna)",
+        "Choose your favorite type of pet": "(Enter: Cats)",
+    }
     command = [str(MCPX), "call", "trigger-elicitation-request", *everything_stdio()]
-    with terminal(command, height=50) as tty:
+    with terminal(command, width=250, height=50) as tty:
         for description, typed in fields:
-            tty.wait_for(
+            shown = tty.wait_for(
                 lambda shown, d=description: d in shown and asking(shown),
                 timeout=120,
                 what=f"the field {description!r}",
             )
+            question = shown.rstrip().splitlines()[-1]
+            if description in defaults:
+                assert defaults[description] in shown.split(description, 1)[1], question
             tty.send(typed)
         done = tty.wait_for(lambda shown: "EXIT=" in shown, timeout=120, what="the end of the call")
     assert "EXIT=0" in done
@@ -246,3 +261,72 @@ def test_a_sampling_request_answered_on_the_terminal(server: str) -> None:
         tty.send("")
         done = tty.wait_for(lambda shown: "EXIT=" in shown, timeout=60, what="the end of the call")
     assert "Vermilion" not in done and "declined" in done, done
+
+
+def test_watch_says_that_no_update_has_come_and_for_how_long() -> None:
+    """server-everything sends resource updates only once its tool
+    toggle-subscriber-updates turns them on: after the first print, watch says
+    on stderr that it is subscribed and waiting, then how long no update has
+    come, rather than nothing."""
+    command = [
+        str(MCPX),
+        "watch",
+        "demo://resource/dynamic/text/1",
+        "--idle-notice",
+        "1",
+        *everything_stdio(),
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        seen: list[str] = []
+        for line in process.stderr:
+            seen.append(line)
+            if re.search(r"no update of \S+ for [2-9] s", line):
+                break
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    shown = "".join(seen)
+    assert "subscribed to demo://resource/dynamic/text/1; waiting for updates" in shown, shown
+    assert "no update of demo://resource/dynamic/text/1 for 1 s" in shown, shown
+    assert "only once something turns them on" in shown
+
+
+def test_log_lines_wait_until_the_question_is_answered(tmp_path: Path) -> None:
+    """A server's log message that comes while the user answers a question is not
+    printed into it (where the typed answer would follow it): it is shown once
+    the question is answered."""
+    go, done = tmp_path / "go", tmp_path / "done"
+    server = Path(__file__).parents[1] / "support" / "chatty_question_server.py"
+    command = [
+        "env",
+        f"CHATTER_GO={go}",
+        f"CHATTER_DONE={done}",
+        str(MCPX),
+        "call",
+        "ask_while_logging",
+        "--log-level",
+        "info",
+        "--protocol-version",
+        "2025-11-25",
+        "--",
+        sys.executable,
+        str(server),
+    ]
+    with terminal(command, width=200) as tty:
+        tty.wait_for(lambda shown: shown.rstrip().endswith(":"), 120, "the question")
+        go.write_text("go")
+        deadline = time.monotonic() + 120
+        while not done.exists():
+            assert time.monotonic() < deadline, "the server never logged"
+            time.sleep(0.1)
+        # The messages were sent; give the terminal the chance to show them wrongly.
+        mcpx("ping", *EXAMPLE)
+        shown = tty.screen()
+        assert "tick" not in shown and shown.rstrip().endswith(":"), shown
+        tty.send("Ada")
+        finished = tty.wait_for(lambda shown: "EXIT=" in shown, 120, "the end of the call")
+    assert "EXIT=0" in finished and "hello Ada" in finished
+    after = finished.split("Ada", 1)[1]
+    assert all(f"tick {n} while the user answers" in after for n in range(3)), finished

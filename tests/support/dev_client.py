@@ -23,7 +23,7 @@ async def show(host: Host) -> None:
     names = sorted(tool.original for tool in host.tools)
     print("tools:", ", ".join(names), flush=True)
     if "version" in names:
-        result = await host.call_tool("dev__version")
+        result = await host.call_tool("dev_version")
         print("version:", result.content[0].text, flush=True)
 
 

@@ -39,6 +39,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import msgspec
 
+from ..host.names import prefixed_name as prefixed_name  # the host's rule too
 from ..methods import RequestContext
 from ..session import Handler
 from .completion import Completer, completion_key
@@ -59,11 +60,6 @@ _METHODS = {
     "prompts/get": "get_prompt",
     "completion/complete": "complete",
 }
-
-
-def prefixed_name(prefix: str, name: str) -> str:
-    """A tool or prompt name as the parent serves it."""
-    return f"{prefix}_{name}"
 
 
 def prefixed_uri(prefix: str, uri: str) -> str:

@@ -10,8 +10,9 @@ requested schema), and without a terminal the request is declined.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,10 +56,27 @@ class Handlers(HostHandlers):
         self.answers = answers
         self._ask = ask or _prompt
         self._asking = asyncio.Lock()  # one question on the terminal at a time
+        self._held: list[tuple[str, str, str | None, Any]] = []
 
     async def on_log(self, server: str, params: Any) -> None:
         logger = params.logger if isinstance(params.logger, str) else None
+        if self._asking.locked():
+            # Printed now, the line would land inside the question, before the typed answer.
+            self._held.append((server, params.level, logger, params.data))
+            return
         self.terminal.log(server, params.level, logger, params.data)
+
+    @contextlib.asynccontextmanager
+    async def _question(self) -> AsyncIterator[None]:
+        """The terminal to ask on: one question at a time, log lines held until it is answered."""
+        async with self._asking:
+            self.terminal.pause()
+            try:
+                yield
+            finally:
+                held, self._held = self._held, []
+                for entry in held:
+                    self.terminal.log(*entry)
 
     async def on_resource_updated(self, server: str, params: Any) -> None:
         self.terminal.updated(params.uri)
@@ -68,8 +86,7 @@ class Handlers(HostHandlers):
     ) -> mcp.CreateMessageResult:
         reply = self.answers.sampling_reply
         if reply is None and self.answers.interactive and not self.answers.decline:
-            async with self._asking:
-                self.terminal.pause()
+            async with self._question():
                 self.terminal.notice(f"{server} asks for a completion (sampling):")
                 for message in params.messages:
                     self.terminal.notice(f"  {message.role}: {_text(message.content)}")
@@ -90,8 +107,7 @@ class Handlers(HostHandlers):
         if not self.answers.interactive or not isinstance(params, mcp.ElicitRequestFormParams):
             return mcp.ElicitResult(action="decline")
         schema = json.loads(codec.encode(params.requested_schema))
-        async with self._asking:
-            self.terminal.pause()
+        async with self._question():
             self.terminal.notice(f"{server} asks: {params.message}")
             content = await asyncio.to_thread(_form, schema, self._ask)
         if content is None:
@@ -172,9 +188,30 @@ def _label(name: str, field: Mapping[str, Any], required: bool, first: bool) -> 
         )
     elif field.get("type") == "boolean":
         parts.append("[y/n]")
+    if "default" in field:
+        parts.append(f"(Enter: {_shown_default(_default(field), choices)})")
     if first:
         parts.append("('-' declines)")
     return " ".join(parts)
+
+
+def _default(field: Mapping[str, Any]) -> Any:
+    """The field's default; an integer's as an int (the schema may come with 42.0)."""
+    default = field.get("default")
+    if field.get("type") == "integer" and isinstance(default, float) and default.is_integer():
+        return int(default)
+    return default
+
+
+def _shown_default(default: Any, choices: list[tuple[str, str]]) -> str:
+    """What Enter keeps, as the user reads it: a choice by its title."""
+    titles = dict(choices)
+    values = default if isinstance(default, list) else [default]
+    if choices:
+        return ", ".join(titles.get(str(value), str(value)) for value in values)
+    if isinstance(default, bool):
+        return "y" if default else "n"
+    return default if isinstance(default, str) else json.dumps(default)
 
 
 def _choice(values: list[str], raw: str) -> str:
@@ -188,7 +225,7 @@ def _choice(values: list[str], raw: str) -> str:
 def _value(field: Mapping[str, Any], raw: str) -> Any:
     raw = raw.strip()
     if not raw:
-        return field.get("default")
+        return _default(field)
     choices = _choices(field)
     if choices:
         values = [v for v, _ in choices]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from .. import lifecycle
+from .. import codec, lifecycle
 from ..extras import DISTRIBUTION
 from ..host import (
     ConfigError,
@@ -34,7 +34,9 @@ from ..host import (
 )
 from ..jsonrpc import ConnectionClosed, McpError
 from .answers import Answers, Handlers
+from .load import run_load
 from .output import Failed, Terminal
+from .portability import check_tools, summary
 from .tasks import (
     EXTENSION_REVISIONS,
     HANDSHAKE_TASKS,
@@ -206,9 +208,16 @@ _KINDS = {
 
 @main.command(name="list")
 @click.argument("kind", type=click.Choice(list(_KINDS)), metavar="KIND")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="With tools: report what common clients reject in the tools (exit 1 on an error).",
+)
 @target_options
-def list_command(options: Options, kind: str) -> int:
+def list_command(options: Options, kind: str, strict: bool) -> int:
     """List the server's tools, resources, templates or prompts."""
+    if strict and kind != "tools":
+        raise click.UsageError("--strict is for mcpx list tools")
 
     async def work(host: Host, name: str, terminal: Terminal) -> int:
         entries = getattr(host, _KINDS[kind])
@@ -218,8 +227,19 @@ def list_command(options: Options, kind: str) -> int:
             "resources": "resource",
             "templates": "template",
         }[kind]
-        terminal.listing(kind, [getattr(entry, attribute) for entry in entries])
-        return 0
+        items = [getattr(entry, attribute) for entry in entries]
+        if not strict:
+            terminal.listing(kind, items)
+            return 0
+        findings = check_tools([json.loads(codec.encode(item)) for item in items])
+        if options.json:
+            terminal.json_value(
+                {"tools": items, "findings": [finding.as_json() for finding in findings]}
+            )
+        else:
+            terminal.listing(kind, items)
+        terminal.findings(findings, summary(findings))
+        return 1 if any(finding.severity == "error" for finding in findings) else 0
 
     return run_work(options, work)
 
@@ -233,11 +253,52 @@ def list_command(options: Options, kind: str) -> int:
     default=None,
     help="Run the call as a task, showing its status (default: when the tool requires it).",
 )
+@click.option(
+    "--load",
+    is_flag=True,
+    help="Call the tool again and again, several at once; print calls, latency, errors.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="With --load: calls in flight at once.",
+)
+@click.option(
+    "--requests",
+    type=click.IntRange(min=1),
+    help="With --load: stop after starting this many calls.",
+)
+@click.option(
+    "--duration",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="S",
+    help="With --load: stop starting calls after S seconds (default 10 without --requests).",
+)
 @target_options
-def call(options: Options, tool: str, arguments: tuple[str, ...], as_task: bool | None) -> int:
-    """Call TOOL with ARGUMENTS: key=value pairs (values JSON unless the tool wants a string) or one JSON object.
+def call(
+    options: Options,
+    tool: str,
+    arguments: tuple[str, ...],
+    as_task: bool | None,
+    load: bool,
+    concurrency: int,
+    requests: int | None,
+    duration: float | None,
+) -> int:
+    """Call TOOL with ARGUMENTS: key=value pairs (values JSON unless the tool wants a string),
+    or one JSON object (given as is, or read from @FILE, or - for stdin).
 
-    Exits with 1 if the tool reports an error."""
+    Exits with 1 if the tool reports an error (with --load: if any call failed)."""
+    if not load and (requests is not None or duration is not None):
+        raise click.UsageError("--requests and --duration are for --load")
+    if load and as_task:
+        raise click.UsageError("--load calls plainly; it does not take --task")
+    per_call = options.timeout
+    if load:
+        # --timeout bounds each call of a load run, not the run.
+        options = replace(options, timeout=None)
 
     async def work(host: Host, name: str, terminal: Terminal) -> int:
         found = [entry.tool for entry in host.tools if entry.original == tool]
@@ -246,6 +307,18 @@ def call(options: Options, tool: str, arguments: tuple[str, ...], as_task: bool 
             raise Failed(f"the server has no tool {tool!r} (tools: {known})")
         values = _tool_arguments(arguments, found[0])
         terminal.label = tool
+        if load:
+            params = with_meta(options, {"name": tool, "arguments": values})
+            report = await run_load(
+                lambda: host.request(name, "tools/call", params),
+                tool,
+                concurrency=concurrency,
+                requests=requests,
+                duration=duration,
+                timeout=per_call,
+            )
+            terminal.load_report(report)
+            return 1 if report.failed else 0
         session = host.session(name)
         if session.protocol_version in EXTENSION_REVISIONS and as_task is not False:
             result = await extension_call(host, name, tool, values, as_task, terminal)
@@ -537,6 +610,10 @@ def _pairs(arguments: tuple[str, ...], flag: str | None = None) -> dict[str, str
 def _tool_arguments(arguments: tuple[str, ...], tool: Any) -> dict[str, Any]:
     """key=value pairs, or one JSON object. A value is JSON (2, true, [1]) unless
     the tool's input schema says the property is a string, or it is not JSON."""
+    if len(arguments) == 1 and arguments[0] == "-" or arguments[:1] and arguments[0][:1] == "@":
+        if len(arguments) != 1:
+            raise click.UsageError("@FILE (or -) is the whole of the arguments")
+        arguments = (_document(arguments[0]),)
     if len(arguments) == 1 and arguments[0].lstrip().startswith("{"):
         try:
             parsed = json.loads(arguments[0])
@@ -563,6 +640,17 @@ def _tool_arguments(arguments: tuple[str, ...], tool: Any) -> dict[str, Any]:
         except json.JSONDecodeError:
             values[key] = value
     return values
+
+
+def _document(source: str) -> str:
+    """The text of @FILE, or of stdin for -: the arguments as one JSON document."""
+    if source == "-":
+        return sys.stdin.read()
+    try:
+        with open(source[1:], encoding="utf-8") as file:
+            return file.read()
+    except OSError as error:
+        raise click.UsageError(f"{source}: {error.strerror or error}") from None
 
 
 def _answers(options: Options) -> Answers:

@@ -5,6 +5,7 @@ completion script for mcpx)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import click
@@ -67,8 +68,16 @@ def ping(options: Options) -> int:
     type=click.IntRange(min=1),
     help="Stop after this many updates (default: until interrupted).",
 )
+@click.option(
+    "--idle-notice",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    metavar="S",
+    help="Say on stderr how long no update has come, every S seconds without one.",
+)
 @target_options
-def watch(options: Options, uri: str, count: int | None) -> int:
+def watch(options: Options, uri: str, count: int | None, idle_notice: float) -> int:
     """Subscribe to the resource at URI and print it again at each update."""
 
     async def work(host: Host, name: str, terminal: Terminal) -> int:
@@ -77,9 +86,26 @@ def watch(options: Options, uri: str, count: int | None) -> int:
             raise Failed("the server does not offer resource subscriptions")
         async with host.subscribe(uri, server=name) as updates:
             terminal.contents(await host.request(name, "resources/read", {"uri": uri}))
+            # Silence would look like a hang: many servers send updates only once
+            # something (often one of their own tools) turns them on.
+            terminal.notice(
+                f"subscribed to {uri}; waiting for updates (a server sends them when the "
+                "resource changes, some only once something turns them on)"
+            )
             seen = 0
             while count is None or seen < count:
-                await anext(updates)
+                waited = time.monotonic()
+                next_update = asyncio.ensure_future(anext(updates))
+                try:
+                    while True:
+                        done, _ = await asyncio.wait({next_update}, timeout=idle_notice)
+                        if done:
+                            next_update.result()
+                            break
+                        idle = time.monotonic() - waited
+                        terminal.notice(f"no update of {uri} for {idle:.0f} s; still subscribed")
+                finally:
+                    next_update.cancel()
                 seen += 1
                 terminal.contents(await host.request(name, "resources/read", {"uri": uri}))
         return 0

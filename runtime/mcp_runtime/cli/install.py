@@ -13,6 +13,13 @@ target's absolute path, in the target's directory (``--cwd``), with the
 ``--env`` values. Writing is idempotent (an entry already as wanted leaves
 the file untouched); an existing file is copied to ``<file>.bak`` before it
 is changed; ``--print`` shows the entry and writes nothing.
+
+The entry is named after the server's own name (the name its ``serverInfo``
+gives), else (code that does not load here) the project's folder, and a
+configuration entry by its own name. An entry of that name that starts
+another server (another command, arguments or URL) is replaced only with
+``--force``: two quick-start projects, both ``server.py``, do not overwrite
+each other.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from typing import Any
 import click
 
 from .commands import main
-from .targets import Target, parse_target
+from .targets import Target, load_server, parse_target
 
 
 @dataclass(frozen=True)
@@ -96,7 +103,12 @@ def entry_for(target: Target, client: ClientFile, env: dict[str, str]) -> dict[s
 @main.command()
 @click.argument("client", type=click.Choice(list(CLIENTS)))
 @click.argument("target")
-@click.option("--name", help="The entry's name (default: the target's).")
+@click.option(
+    "--name", help="The entry's name (default: the server's own name, else its folder's)."
+)
+@click.option(
+    "--force", is_flag=True, help="Replace an entry of that name that starts another server."
+)
 @click.option(
     "-e",
     "--env",
@@ -107,7 +119,12 @@ def entry_for(target: Target, client: ClientFile, env: dict[str, str]) -> dict[s
 )
 @click.option("--print", "print_only", is_flag=True, help="Print the entry; write nothing.")
 def install(
-    client: str, target: str, name: str | None, env: tuple[str, ...], print_only: bool
+    client: str,
+    target: str,
+    name: str | None,
+    force: bool,
+    env: tuple[str, ...],
+    print_only: bool,
 ) -> int:
     """Add TARGET to CLIENT's MCP servers (claude-desktop, claude-code, cursor, vscode).
 
@@ -120,7 +137,7 @@ def install(
         if not equals or not key:
             raise click.UsageError(f"-e {pair!r}: expected KEY=VALUE")
         values[key] = value
-    entry_name = name or chosen.name
+    entry_name = name or _default_name(chosen)
     entry = entry_for(chosen, spec, values)
     if print_only:
         click.echo(json.dumps({spec.key: {entry_name: entry}}, indent=2))
@@ -134,6 +151,15 @@ def install(
         click.echo(f"{spec.title}: {entry_name!r} is already in {path}", err=True)
         return 0
     verb = "updated" if entry_name in servers else "added"
+    previous = servers.get(entry_name)
+    if isinstance(previous, dict) and not _same_server(previous, entry):
+        if not force:
+            raise click.ClickException(
+                f"{path}: {entry_name!r} already starts another server "
+                f"({_describe(previous)}); not replacing it without --force "
+                f"(or give this one another --name)"
+            )
+        verb = "replaced"
     servers[entry_name] = entry
     if path.exists():
         shutil.copy2(path, path.with_name(path.name + ".bak"))
@@ -157,3 +183,31 @@ def _read(path: Path) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise click.ClickException(f"{path} is not a JSON object; not changing it")
     return document
+
+
+def _default_name(target: Target) -> str:
+    """The server's own name (its serverInfo's), else its project folder's."""
+    if target.entry is not None:
+        return target.entry.name
+    try:
+        found = load_server(target)
+    except (Exception, SystemExit):  # code that needs more than this process to load
+        found = None
+    if found is not None and found.name:
+        return str(found.name)
+    if target.file is not None:
+        return target.file.parent.name or target.name
+    return target.name
+
+
+def _same_server(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether two entries start the same server (their environment aside)."""
+    return all(old.get(key) == new.get(key) for key in ("command", "args", "url"))
+
+
+def _describe(entry: dict[str, Any]) -> str:
+    if "url" in entry:
+        return str(entry["url"])
+    args = entry.get("args")
+    words = [str(entry.get("command", "")), *(args if isinstance(args, list) else [])]
+    return " ".join(words)

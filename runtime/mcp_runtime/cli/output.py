@@ -27,6 +27,8 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import codec
+from .load import LoadReport
+from .portability import SOURCES, Finding
 
 
 class _Count(ProgressColumn):
@@ -143,6 +145,23 @@ class Terminal:
         self.pause()
 
     # ------------------------------------------------------------ stdout
+
+    def findings(self, findings: Sequence[Finding], summary: str) -> None:
+        """--strict: each finding on stderr (severity, tool, where, what, whose rule)."""
+        for finding in findings:
+            style = "bold red" if finding.severity == "error" else "yellow"
+            self.err.print(
+                Text(f"{finding.severity}: tool {finding.tool!r} at {finding.path}: ", style=style)
+                + Text(f"{finding.rule}: {finding.issue} [{SOURCES[finding.rule]}]")
+            )
+        self.err.print(Text(f"mcpx: schema portability: {summary}"))
+
+    def load_report(self, report: LoadReport) -> None:
+        if self.json:
+            self.json_value(report.as_json())
+            return
+        sys.stdout.write(report.table() + "\n")
+        sys.stdout.flush()
 
     def json_value(self, value: Any) -> None:
         sys.stdout.write(msgspec.json.format(codec.encode(value), indent=2).decode() + "\n")

@@ -109,8 +109,9 @@ class _Proxy:
         self.initialize: dict[str, Any] | None = None
         self.initialized: bytes | None = None
         self.pending: dict[str, Any] = {}  # the client's requests in flight, by JSON id
-        self.replayed: asyncio.Future[None] | None = None
+        self.replayed: asyncio.Future[bool] | None = None  # True: the new server initialized
         self.ready = asyncio.Event()
+        self.probing = False  # the REPLAY_ID request is a ping, not the client's initialize
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
@@ -127,20 +128,33 @@ class _Proxy:
                 await _stop(self.process)
         return 0
 
-    async def _start(self) -> None:
+    async def _start(self, probe: bool = False) -> bool:
+        """Start the server (initialized as the client initialized the last one);
+        whether it started: it answered that initialize (or, with ``probe`` and
+        nothing to replay, a ping) and has not exited."""
         self.ready.clear()
         process = await asyncio.create_subprocess_exec(
             *self.child, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
         )
         self.process = process
         asyncio.get_running_loop().create_task(self._from_server(process))
+        started = True
         if self.initialize is not None:  # the client initialized the old server: so is this one
             self.replayed = asyncio.get_running_loop().create_future()
             self._send({**self.initialize, "id": REPLAY_ID})
-            await self.replayed
-            if self.initialized is not None:
+            started = await self.replayed
+            if started and self.initialized is not None:
                 self._write_server(self.initialized)
+        elif probe:
+            # A client without a handshake (2026-07-28) left nothing to replay: any answer
+            # to a ping, even "method not found", says the new server runs.
+            self.replayed = asyncio.get_running_loop().create_future()
+            self.probing = True
+            self._send({"jsonrpc": "2.0", "id": REPLAY_ID, "method": "ping"})
+            started = await self.replayed
+            self.probing = False
         self.ready.set()
+        return started and process.returncode is None
 
     async def _watch(self) -> None:
         while True:
@@ -152,7 +166,10 @@ class _Proxy:
                 await _stop(old)
             for request_id in list(self.pending):
                 self._answer_error(self.pending.pop(request_id))
-            await self._start()
+            if not await self._start(probe=True):
+                # The client keeps its session; its requests get errors until the next change.
+                _say("reload failed: the new server did not start; waiting for a change")
+                continue
             for method in CHANGED:
                 self._write_client({"jsonrpc": "2.0", "method": method})
             _say("reloaded")
@@ -183,7 +200,7 @@ class _Proxy:
             if isinstance(message, dict) and "method" not in message and "id" in message:
                 if message["id"] == REPLAY_ID:
                     if self.replayed is not None and not self.replayed.done():
-                        self.replayed.set_result(None)
+                        self.replayed.set_result(self.probing or "error" not in message)
                     continue
                 self.pending.pop(json.dumps(message["id"]), None)
             sys.stdout.buffer.write(line)
@@ -192,7 +209,7 @@ class _Proxy:
         if process is self.process:
             _say(f"the server exited with status {code}; waiting for a change")
             if self.replayed is not None and not self.replayed.done():
-                self.replayed.set_result(None)
+                self.replayed.set_result(False)
             for request_id in list(self.pending):
                 self._answer_error(self.pending.pop(request_id), "the server exited (mcpx dev)")
 

@@ -15,7 +15,7 @@ from ..client import ClientSession
 from ..methods import ProgressCallback
 from .catalogue import Catalogue, HostResource, HostResourceTemplate, HostTool
 from .config import HostConfig
-from .names import SEPARATOR, sanitise
+from .names import SEPARATOR, server_prefix
 
 T = TypeVar("T")
 
@@ -171,7 +171,10 @@ class Routing:
                 return found
         # A name under the prefix of a server that is down: say so, rather than "no such tool".
         for server in self.config.names:
-            if name.startswith(sanitise(server) + SEPARATOR) and server not in self._catalogues:
+            if (
+                name.startswith(server_prefix(server) + SEPARATOR)
+                and server not in self._catalogues
+            ):
                 self.session(server)  # raises: not connected, and why
         down = ", ".join(n for n in self.config.names if n not in self._catalogues)
         raise HostError(f"no {what} named {name!r} (servers not connected: {down or 'none'})")
