@@ -110,13 +110,15 @@ def test_a_handshake_session_gets_403_for_a_template_whose_scope_its_token_lacks
 def test_a_legacy_sse_post_gets_403_for_a_tool_whose_scope_its_token_lacks(
     issuer: AuthorizationServer,
 ) -> None:
-    """2024-11-05 has no authorization; the 2025-03-26 one applies to HTTP
-    transports: "When authorization is required and not yet proven, servers
-    MUST respond with HTTP 401 Unauthorized" and its error handling lists "403
-    | Forbidden | Invalid scopes or insufficient permissions" (basic/
-    authorization, 2.6 and 2.9). The tool a POST calls is known at the POST,
-    which is answered before the message is served: the 403 and its challenge
-    come there, not a 202 and -32003 down the stream."""
+    """2024-11-05 defines no authorization; what applies is 2025-03-26's, the
+    first revision to define it (for "Implementations using an HTTP-based
+    transport"): "Servers MUST return appropriate HTTP status codes for authorization errors", "403 |
+    Forbidden | Invalid scopes or insufficient permissions" (basic/authorization,
+    Error Handling), with the challenge of RFC 6750 3.1 ("insufficient_scope ...
+    SHOULD respond with the HTTP 403 (Forbidden) status code"). Each legacy POST
+    carries the token and is answered on its own, before its message is served:
+    the tool it calls, and so the scopes it needs, are known there, so the 403
+    and its challenge come at the POST, not a 202 and -32003 down the stream."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     base = f"http://127.0.0.1:{port}"
