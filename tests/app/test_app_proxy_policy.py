@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.bearer import MODERN, HandshakeSession, auth, messages, tool_text
+from support.bearer import MODERN, HandshakeSession, LegacySession, auth, messages, tool_text
 from support.everything_http import free_port
 from support.gateway import gateway_config, gateway_over_http
 from support.http_servers import ThreadedServer
@@ -369,3 +369,48 @@ def test_a_gateway_entry_with_malformed_scopes_is_refused_in_one_line(tmp_path: 
         f"mcpx: error: {config}: server 'local': scopes is a list of scopes, "
         "or an object of tool patterns and lists of scopes"
     )
+
+
+@pytest.mark.node
+def test_a_legacy_sse_post_through_the_gateway_gets_403_for_a_backend_tool_whose_scope_it_lacks(
+    issuer: AuthorizationServer, tmp_path: Path
+) -> None:
+    """2024-11-05 defines no authorization; 2025-03-26's, the first revision to
+    define it (for "Implementations using an HTTP-based transport"), says
+    "Servers MUST return appropriate HTTP status codes for authorization
+    errors", "403 | Forbidden | Invalid scopes or insufficient permissions"
+    (basic/authorization, Error Handling). A legacy POST carries the token and
+    is answered before its message is served: a backend tool an entry's
+    ``scopes`` guard gets the 403 and its challenge there, not a 202 and
+    -32003 down the stream."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    issuer.register_resource(url)
+    entry = {
+        "command": sys.executable,
+        "args": [str(PROTECTED)],
+        "env": THIS_TREE,
+        "scopes": {"admin_*": ["mcp:admin"]},
+    }
+    config = gateway_config(tmp_path / "gateway.json", {"p": entry})
+    options = ("--auth-issuer", issuer.issuer, "--resource", url, "--required-scope", "mcp:tools")
+
+    async def main(tools: str, admin: str) -> None:
+        async with LegacySession(f"http://127.0.0.1:{port}", tools).opened() as session:
+            assert (await session.call(1, "p_whoami")).status_code == 202
+            assert (await session.answer(1))["result"]["content"][0]["text"] == "null"
+            refused = await session.call(2, "p_admin_reset")
+            assert refused.status_code == 403, (refused.status_code, refused.text)
+            challenge = refused.headers["www-authenticate"]
+            assert 'error="insufficient_scope"' in challenge and "mcp:admin" in challenge
+            # The session goes on with the stepped-up token.
+            assert (await session.call(3, "p_admin_reset", admin)).status_code == 202
+            assert (await session.answer(3))["result"]["content"][0]["text"] == "reset"
+
+    with gateway_over_http(config, *options, port=port) as served:
+        assert served == url
+        tools = authorize(issuer, register_client(issuer), url, scope="mcp:tools").access_token
+        admin = authorize(
+            issuer, register_client(issuer), url, scope="mcp:tools mcp:admin"
+        ).access_token
+        run(main(tools, admin))

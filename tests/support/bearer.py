@@ -3,11 +3,15 @@ one under test: what came back (status, challenge, JSON-RPC messages)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+
+from mcp_runtime.http.client import SSEParser
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
@@ -132,3 +136,68 @@ def tool_error(response: httpx.Response) -> dict[str, Any]:
     assert found, (response.status_code, response.text)
     error: dict[str, Any] = found[-1]["error"]
     return error
+
+
+class LegacySession:
+    """A 2024-11-05 HTTP+SSE session over raw requests: the GET stream, and a
+    POST of each message to the endpoint it names."""
+
+    def __init__(self, base: str, token: str) -> None:
+        self.base = base
+        self.token = token
+        self.http = httpx.AsyncClient(timeout=30)
+        self.parser = SSEParser()
+        self.endpoint = ""
+        self._chunks: AsyncIterator[bytes] | None = None
+        self._pending: list[Any] = []
+
+    @contextlib.asynccontextmanager
+    async def opened(self) -> AsyncIterator[LegacySession]:
+        """The session, initialized, while its GET stream (at ``base``/sse) is open."""
+        try:
+            sse = f"{self.base}/sse"
+            async with self.http.stream("GET", sse, headers=auth(self.token)) as stream:
+                assert stream.status_code == 200, stream.status_code
+                await self._open(stream)
+                yield self
+        finally:
+            await self.http.aclose()
+
+    async def _open(self, stream: httpx.Response) -> None:
+        self._chunks = stream.aiter_bytes()
+        events = self.parser.feed(await anext(self._chunks))
+        assert events[0].event == "endpoint", events
+        self.endpoint = self.base + events[0].data
+        init = {
+            "protocolVersion": "2024-11-05",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        }
+        assert (
+            await self.post({"id": 0, "method": "initialize", "params": init})
+        ).status_code == 202
+        assert "result" in await self.answer(0)
+        assert (await self.post({"method": "notifications/initialized"})).status_code == 202
+
+    async def post(self, message: dict[str, Any], token: str | None = None) -> httpx.Response:
+        body = {"jsonrpc": "2.0", **message}
+        headers = auth(token if token is not None else self.token)
+        return await self.http.post(self.endpoint, json=body, headers=headers)
+
+    async def call(self, request_id: int, tool: str, token: str | None = None) -> httpx.Response:
+        params = {"name": tool, "arguments": {}}
+        return await self.post({"id": request_id, "method": "tools/call", "params": params}, token)
+
+    async def answer(self, request_id: int) -> dict[str, Any]:
+        """The response to ``request_id``, from the stream."""
+        assert self._chunks is not None
+        while True:
+            for message in self._pending:
+                if message.get("id") == request_id and "method" not in message:
+                    self._pending.remove(message)
+                    return dict(message)
+            self._pending += [
+                json.loads(event.data)
+                for event in self.parser.feed(await anext(self._chunks))
+                if event.event == "message"
+            ]

@@ -282,14 +282,9 @@ def _check_reference(registry: Registry, key: tuple[str, str, str]) -> None:
 def _find_resource(
     registry: Registry, uri: str, flavor: Flavor
 ) -> tuple[ResourceSpec, dict[str, str]]:
-    static = registry.resources.get(uri)
-    if static is not None:
-        return static, {}
-    for template in registry.templates.values():
-        assert template.template is not None
-        variables = template.template.match(uri)
-        if variables is not None:
-            return template, variables
+    found = registry.resource(uri)
+    if found is not None:
+        return found
     message = f"Resource not found: {uri}"
     for held, (_, why) in registry.held["templates"].items():
         if UriTemplate(held).match(uri) is not None:

@@ -26,10 +26,6 @@ _ITEMS = {
 }
 
 
-# The registry kind of the item each request names (by ``name``, or a resource's ``uri``).
-_NAMED = {"tools/call": "tools", "prompts/get": "prompts", "resources/read": "resources"}
-
-
 class Registry:
     def __init__(self) -> None:
         self.tools: dict[str, ToolSpec] = {}
@@ -55,11 +51,31 @@ class Registry:
 
     def scopes_of(self, method: str, name: str) -> frozenset[str]:
         """The scopes a request of ``method`` naming ``name`` needs: those of the
-        tool, prompt or resource (by its exact URI) it names; none for the rest."""
-        kind = _NAMED.get(method)
-        item = getattr(self, kind).get(name) if kind is not None else None
-        scopes: frozenset[str] = item.scopes if item is not None else frozenset()
-        return scopes
+        tool or prompt it names, or of the resource a ``resources/read`` of URI
+        ``name`` reads (the exact one, else the template it matches); none for
+        the rest."""
+        item: ToolSpec | PromptSpec | ResourceSpec | None = None
+        if method == "tools/call":
+            item = self.tools.get(name)
+        elif method == "prompts/get":
+            item = self.prompts.get(name)
+        elif method == "resources/read":
+            found = self.resource(name)
+            item = found[0] if found is not None else None
+        return item.scopes if item is not None else frozenset()
+
+    def resource(self, uri: str) -> tuple[ResourceSpec, dict[str, str]] | None:
+        """What reads ``uri``: the resource of that exact URI, else the first
+        template it matches, with the template's variables; None if neither."""
+        static = self.resources.get(uri)
+        if static is not None:
+            return static, {}
+        for template in self.templates.values():
+            assert template.template is not None
+            variables = template.template.match(uri)
+            if variables is not None:
+                return template, variables
+        return None
 
     def listing(self, kind: str, flavor: Flavor) -> list[Any]:
         """The items of list ``kind`` as ``flavor``'s types, built once per change."""

@@ -334,7 +334,10 @@ class LegacySSEApp:
             await refuse(send, 400, None, jsonrpc.PARSE_ERROR, problem)
             return
         if self.auth is not None and principal is not None:
-            refusal = self.auth.authorize(principal, method_calls(body))
+            # The scopes declared by method, and those of the item a request names
+            # (a tool's own): known now, so that the token lacking them gets the
+            # 403 with its challenge here, not a 202 and -32003 down the stream.
+            refusal = self.auth.authorize(principal, method_calls(body), self.server.item_scopes)
             if refusal is not None:
                 await send_answer(send, refusal)
                 return
