@@ -292,6 +292,9 @@ def _scaleout(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
             yield f"{name}.refused", f"{row['refused_share']:.0%}"
     if "settings" in part:
         yield "scaleout.seconds", f"{part['settings']['seconds']:g} s"
+    # The soak's mix of requests, by kind (a share of the requests).
+    for kind, share in part.get("soak", {}).get("settings", {}).get("mix", {}).items():
+        yield f"soak.mix.{kind}", f"{share}%"
     for store in ("memory", "redis"):
         for wire in ("modern", "handshake"):
             one, two = part.get(f"{store}_1w", {}).get(wire), part.get(f"{store}_2w", {}).get(wire)
@@ -330,6 +333,16 @@ def _bindings(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
     yield "bindings.typed", f"{part['typed_s'] * 1e6:.2f} µs"
     yield "bindings.untyped", f"{part['untyped_s'] * 1e6:.2f} µs"
     yield "bindings.ratio", times(part["ratio"], 3)
+
+
+def _targets(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """``target.<name>``: the targets the run judged (bench/__main__.py's TARGETS,
+    as the results record them), ``4x``, ``1.1x``; ``target.<name>.margin``: a target
+    of at most ``1.1`` as ``10%``."""
+    for name, value in results.get("targets", {}).items():
+        yield f"target.{name}", f"{value:g}x" if value == round(value, 1) else times(value)
+        if 1 < value < 2:
+            yield f"target.{name}.margin", f"{value - 1:.0%}"
 
 
 def _measured(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
@@ -392,6 +405,7 @@ def figures(results: dict[str, Any]) -> dict[str, str]:
         _gateway,
         _scaleout,
         _bindings,
+        _targets,
         _measured,
     )
     return {**FACTS, **dict(pair for source in sources for pair in source(results))}

@@ -75,6 +75,7 @@ QUOTED = {
             if (store, n, wire) != ("memory", 2, "handshake")
         ),
         "scaleout.memory_2w.handshake.refused",
+        *(f"soak.mix.{kind}" for kind in ("session", "resume", "modern", "task", "listen")),
         "scaleout.memory.modern.scaling",
         "scaleout.redis.modern.scaling",
         "scaleout.redis.handshake.scaling",
@@ -115,8 +116,16 @@ QUOTED = {
         "codec.decode_payload.tools_list_result_100_tools.floor",
         "codec.decode_payload.tools_call_result_text.floor_vs_sdk",
         "client.modern.aiohttp",
+        "target.stdio_16",
+        "target.decode_vs_sdk",
+        "target.bindings_over_untyped.margin",
         "http.cpu16.client.ours.range",
         "http.cpu16.server.sdk.range",
+    },
+    "docs/guides/servers.md": {
+        "target.app_over_generated_16",
+        "target.app_vs_sdk_16",
+        "target.app_schema_vs_sdk",
     },
     "docs/guides/conformance.md": {
         "conformance.suite",
