@@ -32,7 +32,7 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -315,6 +315,7 @@ def _scaleout(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
         yield f"{name}.duplicates", f"{len(soak['duplicates']):,}"
         yield f"{name}.commands", f"{soak['redis_commands_per_request']:.1f}"
         yield f"{name}.round_trips", f"{soak['redis_round_trips_per_request']:.1f}"
+        yield from _soak_causes(name, soak)
         steady = soak.get("steady_state")
         if steady:
             # answered at once, and answered after its priming event ("slow")
@@ -323,6 +324,50 @@ def _scaleout(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
                 round_trips = steady[f"{prefix}redis_round_trips_per_request"]
                 yield f"{name}.{label}.commands", f"{commands:.1f}"
                 yield f"{name}.{label}.round_trips", f"{round_trips:.2f}"
+
+
+def _soak_causes(name: str, soak: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """A soak run's errors by cause (``soak.<n>w.cause.<cause>``), its connections
+    (the killed worker's and the others'), its tracebacks, and when the survivors
+    failed the killed worker's requests (seconds after the kill)."""
+    errors: dict[str, int] = soak["errors"]
+
+    def count(test: Callable[[str], bool]) -> str:
+        return f"{sum(n for cause, n in errors.items() if test(cause)):,}"
+
+    yield f"{name}.cause.requests_failed", count(lambda c: c.startswith("JSON-RPC error -32603:"))
+    yield f"{name}.cause.tasks_failed", count(lambda c: c.startswith("JSON-RPC error -32603 (the"))
+    yield f"{name}.cause.http502", count(lambda c: "HTTP 502" in c)
+    yield f"{name}.cause.http502_requests", count(lambda c: c.startswith("HTTP 502"))
+    yield f"{name}.cause.http502_tasks_get", count(lambda c: c.startswith("tasks/get: HTTP 502"))
+    yield f"{name}.cause.cut_before_first_event", count(lambda c: c.startswith("cut before any"))
+    yield f"{name}.cause.cut_not_resumable", count(lambda c: "not resumable" in c)
+    yield f"{name}.cause.cut_listen", count(lambda c: "before acknowledging" in c)
+    tracebacks = sum(n for line, n in soak["worker_logs"].items() if line.startswith("traceback"))
+    yield f"{name}.tracebacks", f"{tracebacks:,}"
+    peaks = soak["redis_connections_peak"].values()
+    yield f"{name}.redis_connections_peak", span(f"{min(peaks)}", f"{max(peaks)}")
+    killed = {
+        event.split("worker ", 1)[1].split()[0]: float(event.split(" s:", 1)[0])
+        for event in soak["events"]
+        if event.endswith("SIGKILLed")
+    }
+    most = {worker: stats["smax"] for worker, stats in soak["http_connections"].items()}
+    others = [n for worker, n in most.items() if worker not in killed]
+    for worker in killed:
+        yield f"{name}.http_connections.killed", f"{most[worker]:,}"
+    if others:
+        yield f"{name}.http_connections.others", span(f"{min(others):,}", f"{max(others):,}")
+    windows = [
+        window
+        for cause, window in soak["error_windows_s"].items()
+        if cause.startswith("JSON-RPC error -32603")
+    ]
+    if killed and windows:
+        at = min(killed.values())
+        yield f"{name}.failed_after_kill", span(
+            f"{min(w[0] for w in windows) - at:.0f}", f"{max(w[1] for w in windows) - at:.0f} s"
+        )
 
 
 def _bindings(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
@@ -380,6 +425,11 @@ FACTS = {
     "conformance.sdk.2025_11_25.client": "18/18",
     "conformance.sdk.2026_07_28.client": "31/32",
     "conformance.sdk.client_not_scored": "4/7",
+    "conformance.sdk.measured": "2026-11-24",
+    "conformance.2025_11_25.client_required_checks": "256/256",
+    "conformance.2026_07_28.client_required_checks": "420/420",
+    "conformance.sdk.2025_11_25.client_required_checks": "238/238",
+    "conformance.sdk.2026_07_28.client_required_checks": "396/396",
     "reliability.malformed_inputs": "3,953",
     "reliability.stdio_calls": "10,000",
     "reliability.stdio_in_flight": "512",

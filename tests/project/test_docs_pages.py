@@ -75,6 +75,19 @@ QUOTED = {
             if (store, n, wire) != ("memory", 2, "handshake")
         ),
         "scaleout.memory_2w.handshake.refused",
+        *(
+            f"soak.{n}w.{measure}"
+            for n in (2, 4)
+            for measure in (
+                "cause.requests_failed",
+                "cause.tasks_failed",
+                "redis_connections_peak",
+                "http_connections.killed",
+                "http_connections.others",
+                "tracebacks",
+                "failed_after_kill",
+            )
+        ),
         *(f"soak.mix.{kind}" for kind in ("session", "resume", "modern", "task", "listen")),
         "scaleout.memory.modern.scaling",
         "scaleout.redis.modern.scaling",
@@ -131,6 +144,7 @@ QUOTED = {
         "conformance.suite",
         "conformance.2025_11_25.server_required",
         "conformance.2026_07_28.client_checks",
+        "conformance.sdk.2026_07_28.client_required_checks",
         "reliability.malformed_inputs",
     },
 }
