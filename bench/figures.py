@@ -15,7 +15,15 @@ fills the pages after writing new results.
 Names: ``<part>.<measure>.<ours|sdk|ratio>``, for instance ``stdio.p50.ours``
 (0.07 ms), ``stdio_modern.rps16.ratio`` (ours / SDK, 40.1x),
 ``codec.decode_payload.initialize_request.ratio`` (how many times faster than
-the SDK); :func:`figures` lists them all.
+the SDK); :func:`figures` lists them all. A range a page quotes over several
+rows (``codec.encode.range``: ``1.7x to 9.4x``) is the least and the greatest
+of those rows, computed like any other figure.
+
+Some figures are not benchmark results: the conformance suite's scenario and
+check counts (its ``summary.json`` is written under build/, which is not
+tracked) and the counts of the reliability tests. They are written by hand in
+one place, :data:`FACTS`, and quoted through the same markers, so that a page
+cannot disagree with another either.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +72,16 @@ def rate(requests_per_second: float) -> str:
     return f"{requests_per_second:,.0f} req/s"
 
 
+def span(low: str, high: str) -> str:
+    """A range of two figures in the same unit: ``1.7x to 9.4x``, ``51 to 56 µs``."""
+    if low == high:
+        return low
+    for unit in (" µs", " req/s", " ms"):
+        if low.endswith(unit) and high.endswith(unit):
+            return f"{low.removesuffix(unit)} to {high}"
+    return f"{low} to {high}"
+
+
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
@@ -78,6 +96,30 @@ def _codec(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
         ratio = entry["ours_over_sdk"]
         yield f"{name}.ratio", times(1 / ratio)
         yield f"{name}.slower", times(ratio)
+        # How close to untyped msgspec decoding the same bytes (below 1: faster), and
+        # how much faster untyped msgspec itself is than the SDK (the floor of the ratio).
+        yield f"{name}.floor", times(entry["ours_over_floor"], 2)
+        yield f"{name}.floor_vs_sdk", times(sdk / entry["floor"]["median_s"])
+    yield from _codec_ranges(results.get("codec", []))
+
+
+def _codec_ranges(entries: list[dict[str, Any]]) -> Iterator[tuple[str, str]]:
+    """The ranges pages quote over several kinds: ``codec.decode_payload.range``
+    (times faster than the SDK, every kind the SDK is slower at),
+    ``codec.encode.range`` (payload and whole message, every kind) and
+    ``codec.decode_payload.floor.range`` (ours / untyped msgspec, every kind but
+    tools/list, whose open objects cost a hook each)."""
+    decode = [e for e in entries if e["operation"] == "decode payload"]
+    encode = [e for e in entries if e["operation"].startswith("encode")]
+    faster = [1 / e["ours_over_sdk"] for e in decode if e["ours_over_sdk"] < 1]
+    if faster:
+        yield "codec.decode_payload.range", span(times(min(faster)), times(max(faster)))
+    if encode:
+        ratios = [1 / e["ours_over_sdk"] for e in encode]
+        yield "codec.encode.range", span(times(min(ratios)), times(max(ratios)))
+    floor = [e["ours_over_floor"] for e in decode if not e["kind"].startswith("tools/list")]
+    if floor:
+        yield "codec.decode_payload.floor.range", span(times(min(floor), 2), times(max(floor), 2))
 
 
 def _round_trips(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
@@ -100,6 +142,20 @@ def _round_trips(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
                 client, server = figures["client_cpu_s"][n] * 1e6, figures["server_cpu_s"][n] * 1e6
                 yield f"{part}.cpu{n}.{side}", f"{client:,.0f} + {server:,.0f} µs"
             yield f"{part}.cpu{n}.ratio", times(ours_cpu / sdk_cpu, 2)
+    yield from _http_cpu_ranges(results)
+
+
+def _http_cpu_ranges(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """``http.cpu16.<client|server>.<ours|sdk>.range``: CPU per request at 16 in
+    flight, end to end, over both wires (the handshake session and 2026-07-28)."""
+    parts = [results[part] for part in ("http", "http_modern") if part in results]
+    for role in ("client", "server"):
+        for side in ("ours", "sdk"):
+            values = [part[side][f"{role}_cpu_s"]["16"] for part in parts]
+            if values:
+                yield f"http.cpu16.{role}.{side}.range", span(
+                    micro(min(values)), micro(max(values))
+                )
 
 
 def _footprint(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
@@ -146,6 +202,11 @@ def _stack(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
         for wire in ("modern", "handshake"):
             ours, sdk = rows["ours", wire]["us_per_request"], rows["sdk", wire]["us_per_request"]
             yield f"asgi.{wire}.ratio", times(sdk / ours)
+        # What a 2026-07-28 request costs in process against a handshake session's.
+        yield "asgi.modern_over_handshake", times(
+            rows["ours", "modern"]["us_per_request"] / rows["ours", "handshake"]["us_per_request"],
+            2,
+        )
     if "client" in results:
         # client: ours, sdk, and the raw aiohttp and httpx2 floors
         rows = {(row["client"], row["wire"]): row for row in results["client"]["rows"]}
@@ -188,6 +249,8 @@ def _servers(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
         name = f"server.{stack}.{wire}.{impl}.c{n}"
         yield f"{name}.rps", rate(row["rps"])
         yield f"{name}.p99", milli(row["p99_us"] / 1e6)
+        if "server_cpu_us_per_request" in row:
+            yield f"{name}.cpu", micro(row["server_cpu_us_per_request"] / 1e6)
         echo = rows.get((stack, "modern", "echo", n))
         if echo is not None:
             yield f"{name}.share", f"{row['rps'] / echo['rps']:.0%}"
@@ -201,15 +264,201 @@ def _servers(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
         theirs = rows[stack, wire, "sdk_def", n]
         yield f"{name}.defaults_ratio", times(ours["rps"] / theirs["rps"])
         yield f"{name}.defaults_p99_ratio", times(theirs["p99_us"] / ours["p99_us"])
+    # p99 over p50 of our server at 16 connections, every stack and wire (the target: ≤3x).
+    tails = [
+        row["p99_us"] / row["p50_us"]
+        for (stack, wire, impl, n), row in rows.items()
+        if impl == "ours" and n == 16
+    ]
+    if tails:
+        yield "server.ours.c16.p99_over_p50.range", span(times(min(tails)), times(max(tails)))
+
+
+def _scaleout(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """The scale-out part: ``scaleout.<memory|redis>_<n>w.<modern|handshake>.<rps|p99|
+    commands>`` (wrk on one host, n uvicorn workers), ``scaleout.<store>.<wire>.scaling``
+    (two workers over one), and its soak run, ``soak.<n>w.<measure>``."""
+    part = results.get("scaleout")
+    if part is None:
+        return
+    for run, wires in part.items():
+        if not (run.startswith(("memory_", "redis_")) and isinstance(wires, dict)):
+            continue
+        for wire, row in wires.items():
+            name = f"scaleout.{run}.{wire}"
+            yield f"{name}.rps", rate(row["rps"])
+            yield f"{name}.p99", milli(row["p99_us"] / 1e6, 1)
+            yield f"{name}.commands", f"{row['redis_commands_per_request']:.1f}"
+            yield f"{name}.refused", f"{row['refused_share']:.0%}"
+    if "settings" in part:
+        yield "scaleout.seconds", f"{part['settings']['seconds']:g} s"
+    # The soak's mix of requests, by kind (a share of the requests).
+    for kind, share in part.get("soak", {}).get("settings", {}).get("mix", {}).items():
+        yield f"soak.mix.{kind}", f"{share}%"
+    for store in ("memory", "redis"):
+        for wire in ("modern", "handshake"):
+            one, two = part.get(f"{store}_1w", {}).get(wire), part.get(f"{store}_2w", {}).get(wire)
+            if one and two:
+                yield f"scaleout.{store}.{wire}.scaling", times(two["rps"] / one["rps"], 1)
+    for run, soak in part.get("soak", {}).items():
+        if run == "settings":
+            continue
+        name = f"soak.{run}"
+        yield f"{name}.rps", f"{soak['rps']:,.0f}"
+        yield f"{name}.rps_first_99_percent", f"{soak['rps_first_99_percent']:,.0f}"
+        yield f"{name}.p50", f"{soak['p50_ms']:,.0f} ms"
+        p99 = soak["p99_ms"]
+        yield f"{name}.p99", f"{p99 / 1e3:.1f} s" if p99 >= 1000 else f"{p99:,.0f} ms"
+        yield f"{name}.answered", f"{soak['answered']:,}"
+        for key in ("jsonrpc_errors", "transport_errors", "hung", "neither_answered_nor_error"):
+            yield f"{name}.{key}", f"{soak[key]:,}"
+        yield f"{name}.duplicates", f"{len(soak['duplicates']):,}"
+        yield f"{name}.commands", f"{soak['redis_commands_per_request']:.1f}"
+        yield f"{name}.round_trips", f"{soak['redis_round_trips_per_request']:.1f}"
+        yield from _soak_causes(name, soak)
+        steady = soak.get("steady_state")
+        if steady:
+            # answered at once, and answered after its priming event ("slow")
+            for prefix, label in (("", "steady"), ("slow_", "steady_slow")):
+                commands = steady[f"{prefix}redis_commands_per_request"]
+                round_trips = steady[f"{prefix}redis_round_trips_per_request"]
+                yield f"{name}.{label}.commands", f"{commands:.1f}"
+                yield f"{name}.{label}.round_trips", f"{round_trips:.2f}"
+
+
+def _soak_causes(name: str, soak: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """A soak run's errors by cause (``soak.<n>w.cause.<cause>``), its connections
+    (the killed worker's and the others'), its tracebacks, and when the survivors
+    failed the killed worker's requests (seconds after the kill)."""
+    errors: dict[str, int] = soak["errors"]
+
+    def count(test: Callable[[str], bool]) -> str:
+        return f"{sum(n for cause, n in errors.items() if test(cause)):,}"
+
+    yield f"{name}.cause.requests_failed", count(lambda c: c.startswith("JSON-RPC error -32603:"))
+    yield f"{name}.cause.tasks_failed", count(lambda c: c.startswith("JSON-RPC error -32603 (the"))
+    yield f"{name}.cause.http502", count(lambda c: "HTTP 502" in c)
+    yield f"{name}.cause.http502_requests", count(lambda c: c.startswith("HTTP 502"))
+    yield f"{name}.cause.http502_tasks_get", count(lambda c: c.startswith("tasks/get: HTTP 502"))
+    yield f"{name}.cause.cut_before_first_event", count(lambda c: c.startswith("cut before any"))
+    yield f"{name}.cause.cut_not_resumable", count(lambda c: "not resumable" in c)
+    yield f"{name}.cause.cut_listen", count(lambda c: "before acknowledging" in c)
+    tracebacks = sum(n for line, n in soak["worker_logs"].items() if line.startswith("traceback"))
+    yield f"{name}.tracebacks", f"{tracebacks:,}"
+    peaks = soak["redis_connections_peak"].values()
+    yield f"{name}.redis_connections_peak", span(f"{min(peaks)}", f"{max(peaks)}")
+    killed = {
+        event.split("worker ", 1)[1].split()[0]: float(event.split(" s:", 1)[0])
+        for event in soak["events"]
+        if event.endswith("SIGKILLed")
+    }
+    most = {worker: stats["smax"] for worker, stats in soak["http_connections"].items()}
+    others = [n for worker, n in most.items() if worker not in killed]
+    for worker in killed:
+        yield f"{name}.http_connections.killed", f"{most[worker]:,}"
+    if others:
+        yield f"{name}.http_connections.others", span(f"{min(others):,}", f"{max(others):,}")
+    windows = [
+        window
+        for cause, window in soak["error_windows_s"].items()
+        if cause.startswith("JSON-RPC error -32603")
+    ]
+    if killed and windows:
+        at = min(killed.values())
+        yield f"{name}.failed_after_kill", span(
+            f"{min(w[0] for w in windows) - at:.0f}", f"{max(w[1] for w in windows) - at:.0f} s"
+        )
+
+
+def _bindings(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """``bindings.<typed|untyped|ratio>``, once a run has written the part."""
+    part = results.get("bindings")
+    if part is None:
+        return
+    yield "bindings.typed", f"{part['typed_s'] * 1e6:.2f} µs"
+    yield "bindings.untyped", f"{part['untyped_s'] * 1e6:.2f} µs"
+    yield "bindings.ratio", times(part["ratio"], 3)
+
+
+def _targets(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """``target.<name>``: the targets the run judged (bench/__main__.py's TARGETS,
+    as the results record them), ``4x``, ``1.1x``; ``target.<name>.margin``: a target
+    of at most ``1.1`` as ``10%``."""
+    for name, value in results.get("targets", {}).items():
+        yield f"target.{name}", f"{value:g}x" if value == round(value, 1) else times(value)
+        if 1 < value < 2:
+            yield f"target.{name}.margin", f"{value - 1:.0%}"
+
+
+def _measured(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """``measured.<part>``: when and at which commit a part was last measured,
+    ``2026-11-26 at `277c1e8```, for the sentences that date a page's figures."""
+    for part, stamp in results.get("measured", {}).items():
+        machine = stamp["machine"]
+        yield f"measured.{part}", f"{machine['date'][:10]} at `{machine['commit']}`"
+
+
+# Figures that are not benchmark results, written here by hand and nowhere else
+# (pages quote them through markers). Conformance: tests/conformance.py's last
+# full run (its summary.json goes to build/conformance/, not tracked); the
+# Conformance page's table has the details. Reliability: what the tests under
+# tests/reliability/ and tests/stores/ use as their loads and bounds.
+FACTS = {
+    "conformance.suite": "0.2.0-alpha.12",
+    "conformance.measured": "2026-11-22",
+    "conformance.2025_11_25.server": "33/33",
+    "conformance.2025_11_25.server_required": "30/30",
+    "conformance.2025_11_25.server_required_checks": "70/70",
+    "conformance.2025_11_25.server_not_scored": "3/3",
+    "conformance.2025_11_25.server_not_scored_checks": "14/14",
+    "conformance.2025_11_25.client_checks": "68/68",
+    "conformance.2025_11_25.client": "18/18",
+    "conformance.2025_11_25.client_not_scored": "7/7",
+    "conformance.2026_07_28.server": "50/50",
+    "conformance.2026_07_28.server_required": "37/37",
+    "conformance.2026_07_28.server_required_checks": "120/120",
+    "conformance.2026_07_28.server_not_scored": "13/13",
+    "conformance.2026_07_28.server_not_scored_checks": "76/76",
+    "conformance.2026_07_28.client_checks": "66/66",
+    "conformance.2026_07_28.client": "32/32",
+    "conformance.2026_07_28.client_not_scored": "7/7",
+    "conformance.sdk.2025_11_25.client": "18/18",
+    "conformance.sdk.2026_07_28.client": "31/32",
+    "conformance.sdk.client_not_scored": "4/7",
+    "conformance.sdk.measured": "2026-11-24",
+    "conformance.2025_11_25.client_required_checks": "256/256",
+    "conformance.2026_07_28.client_required_checks": "420/420",
+    "conformance.sdk.2025_11_25.client_required_checks": "238/238",
+    "conformance.sdk.2026_07_28.client_required_checks": "396/396",
+    "reliability.malformed_inputs": "3,953",
+    "reliability.stdio_calls": "10,000",
+    "reliability.stdio_in_flight": "512",
+    "reliability.stdio_seconds": "0.59 s",
+    "reliability.killed_server_fails_within": "0.6 s",
+    "reliability.idle_sessions": "1,000",
+    "reliability.listen_streams": "1,024",
+    "reliability.honest_client_served_in": "about 1 ms",
+    "reliability.client_answer_survived": "256 MiB",
+    "reliability.oauth_answer_limit": "1 MiB",
+}
 
 
 def figures(results: dict[str, Any]) -> dict[str, str]:
     """Every figure a page can quote, by name, as the page writes it."""
-    return dict(
-        pair
-        for source in (_codec, _round_trips, _footprint, _app, _stack, _servers, _gateway)
-        for pair in source(results)
+    sources = (
+        _codec,
+        _round_trips,
+        _footprint,
+        _app,
+        _stack,
+        _servers,
+        _gateway,
+        _scaleout,
+        _bindings,
+        _targets,
+        _measured,
     )
+    return {**FACTS, **dict(pair for source in sources for pair in source(results))}
 
 
 def load(path: Path = RESULTS) -> dict[str, str]:

@@ -34,14 +34,87 @@ QUOTED = {
         "app.rps16.ratio",
         "server.uvicorn.modern.c16.ratio",
         "server.uvicorn.handshake.c16.defaults_ratio",
+        "scaleout.redis_1w.handshake.rps",
+        "scaleout.redis_2w.handshake.rps",
+        "measured.scaleout",
+        "conformance.2025_11_25.server",
+        "conformance.2026_07_28.server",
+        "conformance.2026_07_28.client",
+        "conformance.sdk.2026_07_28.client",
+        "reliability.malformed_inputs",
+        "reliability.stdio_seconds",
     },
     "docs/guides/performance.md": {
+        "measured.server",
+        "server.ours.c16.p99_over_p50.range",
+        "asgi.modern_over_handshake",
+        "server.uvicorn.modern.ours.c16.cpu",
+        "server.uvicorn.modern.echo.c16.cpu",
         "asgi.modern.ours",
         "server.uvicorn.modern.ours.c16.rps",
         "server.uvicorn.modern.c16.ratio",
         "client.modern.ratio",
     },
-    "docs/index.md": {"stdio.p50.ratio", "stdio.rps16.ratio", "imports.ratio"},
+    "docs/index.md": {
+        "codec.decode_payload.range",
+        "codec.decode_payload.resources_read_result_1_mib_blob.slower",
+        "stdio.p50.ratio",
+        "stdio.rps16.ratio",
+        "imports.ratio",
+        "memory.per_session.ratio",
+    },
+    "docs/guides/scaling.md": {
+        "measured.scaleout",
+        "scaleout.seconds",
+        *(
+            f"scaleout.{store}_{n}w.{wire}.{measure}"
+            for store in ("memory", "redis")
+            for n in (1, 2)
+            for wire in ("modern", "handshake")
+            for measure in ("rps", "p99")
+            if (store, n, wire) != ("memory", 2, "handshake")
+        ),
+        "scaleout.memory_2w.handshake.refused",
+        *(
+            f"soak.{n}w.{measure}"
+            for n in (2, 4)
+            for measure in (
+                "cause.requests_failed",
+                "cause.tasks_failed",
+                "redis_connections_peak",
+                "http_connections.killed",
+                "http_connections.others",
+                "tracebacks",
+                "failed_after_kill",
+            )
+        ),
+        *(f"soak.mix.{kind}" for kind in ("session", "resume", "modern", "task", "listen")),
+        "scaleout.memory.modern.scaling",
+        "scaleout.redis.modern.scaling",
+        "scaleout.redis.handshake.scaling",
+        *(
+            f"soak.{n}w.{measure}"
+            for n in (2, 4)
+            for measure in (
+                "rps",
+                "rps_first_99_percent",
+                "p50",
+                "p99",
+                "answered",
+                "jsonrpc_errors",
+                "transport_errors",
+                "neither_answered_nor_error",
+                "hung",
+                "duplicates",
+                "commands",
+                "round_trips",
+                "steady.round_trips",
+                "steady.commands",
+                "steady_slow.round_trips",
+                "steady_slow.commands",
+            )
+        ),
+    },
     "docs/guides/benchmarks.md": {
         "stdio.p50.ratio",
         "stdio.rps16.ours",
@@ -51,6 +124,28 @@ QUOTED = {
         "http_modern.rps16.ratio",
         "imports.ratio",
         "memory.per_session.ratio",
+        "codec.encode.range",
+        "codec.decode_payload.floor.range",
+        "codec.decode_payload.tools_list_result_100_tools.floor",
+        "codec.decode_payload.tools_call_result_text.floor_vs_sdk",
+        "client.modern.aiohttp",
+        "target.stdio_16",
+        "target.decode_vs_sdk",
+        "target.bindings_over_untyped.margin",
+        "http.cpu16.client.ours.range",
+        "http.cpu16.server.sdk.range",
+    },
+    "docs/guides/servers.md": {
+        "target.app_over_generated_16",
+        "target.app_vs_sdk_16",
+        "target.app_schema_vs_sdk",
+    },
+    "docs/guides/conformance.md": {
+        "conformance.suite",
+        "conformance.2025_11_25.server_required",
+        "conformance.2026_07_28.client_checks",
+        "conformance.sdk.2026_07_28.client_required_checks",
+        "reliability.malformed_inputs",
     },
 }
 
@@ -63,6 +158,39 @@ def test_every_quoted_figure_is_the_written_results() -> None:
 def test_the_pages_quote_their_benchmark_figures_by_name(page: str) -> None:
     named = {marker["name"] for marker in figures.MARKER.finditer((ROOT / page).read_text())}
     assert QUOTED[page] <= named, sorted(QUOTED[page] - named)
+
+
+def test_a_range_is_the_least_and_the_greatest_of_its_rows() -> None:
+    """A range a page quotes ("1.7x to 11x faster") is computed from the rows it
+    summarises, so a new run that moves one end moves the page."""
+
+    def codec(operation: str, kind: str, ours_over_sdk: float, floor: float) -> dict[str, object]:
+        ours = {"median_s": 1e-6}
+        sdk = {"median_s": 1e-6 / ours_over_sdk}
+        return {
+            "operation": operation,
+            "kind": kind,
+            "ours": ours,
+            "sdk": sdk,
+            "floor": {"median_s": 1e-6 / floor},
+            "ours_over_sdk": ours_over_sdk,
+            "ours_over_floor": floor,
+        }
+
+    values = figures.figures(
+        {
+            "codec": [
+                codec("decode payload", "initialize request", 1 / 8.04, 0.80),
+                codec("decode payload", "tools/list result", 1 / 1.91, 1.35),
+                codec("decode payload", "blob", 1.6, 1.04),
+                codec("encode payload", "initialize request", 1 / 1.7, 1.0),
+                codec("encode message", "progress notification", 1 / 11.2, 1.9),
+            ]
+        }
+    )
+    assert values["codec.decode_payload.range"] == "1.9x to 8.0x"
+    assert values["codec.encode.range"] == "1.7x to 11x"
+    assert values["codec.decode_payload.floor.range"] == "0.80x to 1.04x"
 
 
 def test_a_page_that_disagrees_is_named_and_the_command_mends_it(tmp_path: Path) -> None:
