@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import corrections, methods, names, render
+from . import corrections, facts, methods, names, render
 from .model import Corrections, Extension, GenerationError, Module
 from .parser import SchemaParser
 from .sources import Config, LoadedExtension, LoadedSchema
@@ -23,6 +23,8 @@ def render_package(config: Config, loaded: LoadedSchema) -> tuple[dict[str, str]
     and the model they were rendered from (for what the command reports)."""
     module = build_module(config, loaded)
     derived = methods.derive(module)
+    facts.apply(module, derived, facts.load_all(config.facts_files))
+    module.method_names = frozenset(m.method for m in derived)
     names.check(module, derived)
     files = {
         "__init__.py": render.render_init(module, package_of(config)),
@@ -53,6 +55,8 @@ def render_extension(
     parser = SchemaParser(loaded.schema, base=extension.base, sort_properties=False)
     module = parser.parse(base.revision, loaded.sha256, base.status, Corrections(), extension)
     derived = methods.derive(module)
+    facts.apply(module, derived, facts.load_all(config.facts_files))
+    module.method_names = frozenset(m.method for m in derived)
     names.check(module, derived)
     files = {
         "__init__.py": render.render_extension_init(module, package_of(config)),
@@ -84,3 +88,12 @@ def package_of(config: Config) -> str:
             "no package name: pass --package NAME (or set package in [tool.mcp-codegen])"
         )
     return config.package
+
+
+def check_facts(config: Config, modules: list[Module]) -> None:
+    """Fail on a protocol fact of a method that none of ``modules`` has (a
+    misspelt method, or one every revision dropped)."""
+    generated = set().union(*(m.method_names for m in modules))
+    unknown = facts.unknown_methods(facts.load_all(config.facts_files), generated)
+    if unknown:
+        raise GenerationError(f"protocol facts of unknown methods: {', '.join(unknown)}")
