@@ -70,58 +70,74 @@ def _order(revision: str) -> tuple[bool, str]:
     return (not re.fullmatch(r"\d{4}-\d{2}-\d{2}", revision), revision)
 
 
-def apply(module: Module, methods: list[Method], entries: list[dict[str, Any]]) -> None:
+def apply(
+    module: Module, methods: list[Method], entries: list[dict[str, Any]], *, reviewed: bool
+) -> None:
     """Set the facts of ``module``'s revision on its ``methods``, checking each
     against the schema. A fact of a method the revision does not have, or of a
-    later revision (``since``), is left out."""
+    later revision (``since``), is left out. A fact that does not fit the
+    schema is an error in a ``reviewed`` revision (one the shipped pins name);
+    in any other (a new revision nobody reviewed the facts for) it is left out
+    and reported, as corrections carried forward are."""
     by_name = {m.method: m for m in methods}
     for entry in entries:
         method = by_name.get(entry["method"])
         since = entry.get("since")
         if method is None or (since is not None and _order(module.revision) < _order(since)):
             continue
-        where = f"protocol fact of {method.method} ({module.revision})"
-        if "name_field" in entry:
-            _expect(method.kind == "request", f"{where}: name_field on a notification")
-            field = entry["name_field"]
-            struct = method.params_struct
+        for key, value in entry.items():
+            if key in ("method", "since", "source"):
+                continue
+            try:
+                _apply_key(module, method, by_name, key, value)
+            except GenerationError as error:
+                if reviewed:
+                    raise
+                module.notes.append(f"{error}: left out")
+
+
+def _apply_key(
+    module: Module, method: Method, by_name: dict[str, Method], key: str, value: Any
+) -> None:
+    """Check one fact of ``method`` against the schema and set it."""
+    where = f"protocol fact of {method.method} ({module.revision})"
+    if key == "name_field":
+        _expect(method.kind == "request", f"{where}: name_field on a notification")
+        struct = method.params_struct
+        _expect(
+            struct is not None and any(f.wire_name == value for f in struct.wire_fields),
+            f"{where}: its params have no member {value!r}",
+        )
+        method.name_field = value
+    elif key == "stales":
+        _expect(method.kind == "notification", f"{where}: stales on a request")
+        for stale in value:
+            other = by_name.get(stale)
             _expect(
-                struct is not None and any(f.wire_name == field for f in struct.wire_fields),
-                f"{where}: its params have no member {field!r}",
+                other is not None and other.kind == "request",
+                f"{where}: stales {stale!r}, not a request of the revision",
             )
-            method.name_field = field
-        if "stales" in entry:
-            _expect(method.kind == "notification", f"{where}: stales on a request")
-            for stale in entry["stales"]:
-                other = by_name.get(stale)
-                _expect(
-                    other is not None and other.kind == "request",
-                    f"{where}: stales {stale!r}, not a request of the revision",
-                )
-            method.stales = tuple(entry["stales"])
-        if "sender_capability" in entry:
-            path = tuple(entry["sender_capability"])
-            sender = (
-                "ServerCapabilities"
-                if method.direction == "server_to_client"
-                else "ClientCapabilities"
-            )
-            _expect(
-                method.direction != "both" and _has_path(module, sender, path),
-                f"{where}: {sender} has no {'.'.join(path)}",
-            )
-            method.sender_capability = path
-        if "listen_filter" in entry:
-            member = entry["listen_filter"]
-            listen = module.structs.get(_LISTEN_FILTER)
-            _expect(
-                listen is not None and any(f.wire_name == member for f in listen.wire_fields),
-                f"{where}: {_LISTEN_FILTER} has no member {member!r}",
-            )
-            method.listen_filter = member
-        if "input_errors_as_result" in entry:
-            _expect(method.kind == "request", f"{where}: input_errors_as_result on a notification")
-            method.input_errors_as_result = bool(entry["input_errors_as_result"])
+        method.stales = tuple(value)
+    elif key == "sender_capability":
+        path = tuple(value)
+        sender = (
+            "ServerCapabilities" if method.direction == "server_to_client" else "ClientCapabilities"
+        )
+        _expect(
+            method.direction != "both" and _has_path(module, sender, path),
+            f"{where}: {sender} has no {'.'.join(path)}",
+        )
+        method.sender_capability = path
+    elif key == "listen_filter":
+        listen = module.structs.get(_LISTEN_FILTER)
+        _expect(
+            listen is not None and any(f.wire_name == value for f in listen.wire_fields),
+            f"{where}: {_LISTEN_FILTER} has no member {value!r}",
+        )
+        method.listen_filter = value
+    elif key == "input_errors_as_result":
+        _expect(method.kind == "request", f"{where}: input_errors_as_result on a notification")
+        method.input_errors_as_result = bool(value)
 
 
 def unknown_methods(entries: list[dict[str, Any]], generated: set[str]) -> list[str]:

@@ -174,6 +174,13 @@ def load_pins(config: Config) -> dict[str, Pin]:
     return pins
 
 
+def shipped_revisions() -> frozenset[str]:
+    """The revisions the shipped pins name: those the shipped protocol facts
+    were reviewed against."""
+    with DEFAULT_PINS.open("rb") as handle:
+        return frozenset(tomllib.load(handle).get("revisions", {}))
+
+
 @dataclass(frozen=True)
 class ExtensionPin:
     name: str
