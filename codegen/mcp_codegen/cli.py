@@ -172,6 +172,7 @@ def main(
         rendered: dict[str, tuple[dict[str, str], str]] = {}
         loaded_by_revision: dict[str, LoadedSchema] = {}
         statuses = dict(present)
+        modules = []
         for revision in wanted:
             loaded = loaded_by_revision[revision] = _load(
                 config, pins, revision, schema, verify=not no_verify
@@ -179,6 +180,7 @@ def main(
             files, module = generate.render_package(config, loaded)
             rendered[generate.package_name(revision)] = files, revision
             statuses[revision] = loaded.status
+            modules.append(module)
             _report(module)
         extensions = _present_extensions(config)
         if all_ or check:
@@ -190,7 +192,9 @@ def main(
                 files, module = generate.render_extension(config, extension, base)
                 rendered[module.package] = files, f"extension {extension.id}"
                 extensions[extension.id] = module.package
+                modules.append(module)
                 _report(module)
+            generate.check_facts(config, modules)
         index = generate.render_index(config, statuses, extensions)
     except GenerationError as error:
         _fail(str(error))

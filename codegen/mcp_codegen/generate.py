@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import corrections, methods, names, render
+from . import corrections, facts, methods, names, render, sources
 from .model import Corrections, Extension, GenerationError, Module
 from .parser import SchemaParser
 from .sources import Config, LoadedExtension, LoadedSchema
@@ -23,6 +23,9 @@ def render_package(config: Config, loaded: LoadedSchema) -> tuple[dict[str, str]
     and the model they were rendered from (for what the command reports)."""
     module = build_module(config, loaded)
     derived = methods.derive(module)
+    reviewed = loaded.revision in sources.shipped_revisions()
+    facts.apply(module, derived, facts.load_all(config.facts_files), reviewed=reviewed)
+    module.method_names = frozenset(m.method for m in derived)
     names.check(module, derived)
     files = {
         "__init__.py": render.render_init(module, package_of(config)),
@@ -53,6 +56,9 @@ def render_extension(
     parser = SchemaParser(loaded.schema, base=extension.base, sort_properties=False)
     module = parser.parse(base.revision, loaded.sha256, base.status, Corrections(), extension)
     derived = methods.derive(module)
+    reviewed = loaded.revision in sources.shipped_revisions()
+    facts.apply(module, derived, facts.load_all(config.facts_files), reviewed=reviewed)
+    module.method_names = frozenset(m.method for m in derived)
     names.check(module, derived)
     files = {
         "__init__.py": render.render_extension_init(module, package_of(config)),
@@ -84,3 +90,16 @@ def package_of(config: Config) -> str:
             "no package name: pass --package NAME (or set package in [tool.mcp-codegen])"
         )
     return config.package
+
+
+def check_facts(config: Config, modules: list[Module]) -> None:
+    """Fail on a protocol fact of the project's own file (in this repository,
+    the shipped one) of a method that none of ``modules`` has: a misspelt
+    method, or one every revision dropped. The shipped facts a project's
+    revisions do not use are no error of its own."""
+    if config.facts_file is None:
+        return
+    generated = set().union(*(m.method_names for m in modules))
+    unknown = facts.unknown_methods(facts.load(config.facts_file), generated)
+    if unknown:
+        raise GenerationError(f"protocol facts of unknown methods: {', '.join(unknown)}")

@@ -88,6 +88,8 @@ class Method:
     capability: tuple[str, ...] = ()
     # For paginated list requests: the result field holding the items, and their type.
     page_items: tuple[str, TypeExpr] | None = None
+    # Its wire name (``resourceTemplates``).
+    page_member: str | None = None
     # A request that travels inside an input-required result, not as a message.
     input_request: bool = False
     # The name of the stub's pagination helper (see ``_name_page_helpers``).
@@ -102,6 +104,16 @@ class Method:
     # on): the server may answer it with input requests for the client to
     # answer and retry with (see ``_mark_input_required``).
     may_require_input: bool = False
+    # Facts of schema/protocol_facts.toml (see ``facts``): the params member
+    # Mcp-Name mirrors; the requests whose cached results a notification makes
+    # stale; the sender's own capability a notification needs; the filter
+    # member of subscriptions/listen that asks for it; whether a tool's invalid
+    # input is a tool execution error rather than a protocol error.
+    name_field: str | None = None
+    stales: tuple[str, ...] = ()
+    sender_capability: tuple[str, ...] = ()
+    listen_filter: str | None = None
+    input_errors_as_result: bool = False
 
     @property
     def direction(self) -> str:
@@ -195,6 +207,7 @@ def derive(module: Module) -> list[Method]:
     for entry in found.values():
         entry.capability = _capability(module, entry)
         entry.page_items = _page_items(module, entry)
+        entry.page_member = _page_member(module, entry)
     ordered = sorted(found.values(), key=lambda m: m.method)
     _name_page_helpers(ordered)
     _mark_task_augmented(module, ordered, found.get("tasks/result"))
@@ -376,3 +389,12 @@ def _page_items(module: Module, entry: Method) -> tuple[str, TypeExpr] | None:
     if len(lists) != 1:
         return None
     return lists[0].name, lists[0].type.item  # type: ignore[attr-defined]
+
+
+def _page_member(module: Module, entry: Method) -> str | None:
+    """The wire name of the result field holding a list request's items."""
+    if entry.page_items is None or entry.result is None:
+        return None
+    result = _struct_of(module, entry.result)
+    fields = result.wire_fields if result is not None else []
+    return next((f.wire_name for f in fields if f.name == entry.page_items[0]), None)

@@ -393,6 +393,8 @@ class Module:
     notes: list[str] = field(default_factory=list)
     # For an extension: what it is; its types refer to those of ``revision``.
     extension: Extension | None = None
+    # The JSON-RPC methods derived from it (set once they are).
+    method_names: frozenset[str] = frozenset()
 
     @property
     def unstable(self) -> bool:

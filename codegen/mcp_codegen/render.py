@@ -294,6 +294,13 @@ class MethodView:
         field_name, item = self.m.page_items
         return {"field": field_name, "item": item.render(self.ctx)}
 
+    @property
+    def page_items_runtime(self) -> str | None:
+        """``("tools", Tool)``: the wire member holding a list request's items, and their type."""
+        if self.m.page_items is None or self.m.page_member is None:
+            return None
+        return f"({self.m.page_member!r}, {self.m.page_items[1].render(self.ctx)})"
+
 
 def _prune_imports(source: str, candidates: dict[str, str]) -> str:
     """Import lines for the candidate names the module body uses.
@@ -400,7 +407,11 @@ def render_methods(module: Module, methods: list[Method]) -> str:
         )
     tables += _input_required_table(messages)
     source = _ENV.get_template("methods.py.j2").render(
-        module=module, methods=views, messages=messages, tables=tables
+        module=module,
+        methods=views,
+        messages=messages,
+        tables=tables,
+        input_messages=[v for v in views if v.input_request],
     )
     return _with_imports(source, module)
 

@@ -40,6 +40,7 @@ if not DEFAULTS.is_dir():  # a source checkout or an editable install
     DEFAULTS = Path(__file__).resolve().parents[2] / "schema"
 DEFAULT_PINS = DEFAULTS / "pins.toml"
 DEFAULT_CORRECTIONS = DEFAULTS / "corrections.toml"
+DEFAULT_FACTS = DEFAULTS / "protocol_facts.toml"
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class Config:
     pins_file: Path | None  # the project's own, added to the shipped ones
     corrections_file: Path | None
     package: str | None  # None: not configured, --package must say
+    facts_file: Path | None = None  # the project's own protocol facts, added to the shipped ones
 
     @property
     def corrections_files(self) -> tuple[Path, ...]:
@@ -69,6 +71,16 @@ class Config:
             else (self.corrections_file,)
         )
         return (DEFAULT_CORRECTIONS, *own)
+
+    @property
+    def facts_files(self) -> tuple[Path, ...]:
+        """The shipped protocol facts, then the project's (whose keys replace theirs)."""
+        own = (
+            ()
+            if self.facts_file is None or _same(self.facts_file, DEFAULT_FACTS)
+            else (self.facts_file,)
+        )
+        return (DEFAULT_FACTS, *own)
 
     @property
     def pins(self) -> Path:
@@ -119,6 +131,9 @@ def find_config(start: Path) -> Config:
                         folder, settings.get("corrections", "schema/corrections.toml")
                     ),
                     package=settings.get("package"),
+                    facts_file=_optional_file(
+                        folder, settings.get("facts", "schema/protocol_facts.toml")
+                    ),
                 )
     return Config(
         root=start,
@@ -157,6 +172,13 @@ def load_pins(config: Config) -> dict[str, Pin]:
             revision, entry["path"], entry["sha256"], bool(entry.get("unstable", False)), url
         )
     return pins
+
+
+def shipped_revisions() -> frozenset[str]:
+    """The revisions the shipped pins name: those the shipped protocol facts
+    were reviewed against."""
+    with DEFAULT_PINS.open("rb") as handle:
+        return frozenset(tomllib.load(handle).get("revisions", {}))
 
 
 @dataclass(frozen=True)

@@ -36,14 +36,6 @@ SERVER: Final = "ServerCapabilities"
 # the sender's own (a notification announcing what the sender said it would do).
 _PEER = {CLIENT: SERVER, SERVER: CLIENT}
 
-# Notifications that only a sender who declared the path may send.
-_OWN = {
-    "notifications/roots/list_changed": ("roots", "listChanged"),
-    "notifications/tools/list_changed": ("tools", "listChanged"),
-    "notifications/prompts/list_changed": ("prompts", "listChanged"),
-    "notifications/resources/list_changed": ("resources", "listChanged"),
-}
-
 # Elicitation modes: an elicitation object declaring none of them is the form
 # mode alone (2025-11-25: "an empty capabilities object is equivalent to
 # declaring support for form mode only").
@@ -80,9 +72,10 @@ def needs(revision: Revision, sender: str, method: str, params: Any) -> tuple[Ne
         found.append(Need(("sampling", "tools")))
     if _present(_member(params, "task")):
         found.append(Need(("tasks", "requests", *method.split("/"))))
-    own = _OWN.get(method)
-    if own is not None:
-        found.append(Need(own, own=True))
+    # Notifications that only a sender who declared the path may send (generated protocol facts).
+    spec = revision.all_methods.get(method)
+    if spec is not None and spec.sender_capability:
+        found.append(Need(spec.sender_capability, own=True))
     if not found:
         return NONE
     kept = []
@@ -96,11 +89,14 @@ def needs(revision: Revision, sender: str, method: str, params: Any) -> tuple[Ne
 _PARAM_RULES: Final = frozenset({"elicitation/create", "sampling/createMessage"})
 
 
-def beyond_method(method: str, params: Any) -> bool:
+def beyond_method(revision: Revision, method: str, params: Any) -> bool:
     """Whether sending ``method`` with ``params`` may need more than the method's
     own capability: False when :func:`needs` would find nothing, which a sender
     on its hot path then need not ask."""
-    return method in _PARAM_RULES or method in _OWN or _present(_member(params, "task"))
+    if method in _PARAM_RULES or _present(_member(params, "task")):
+        return True
+    spec = revision.all_methods.get(method)
+    return spec is not None and bool(spec.sender_capability)
 
 
 def declares(capabilities: Any, need: Need) -> bool:
@@ -127,7 +123,7 @@ def unmet(
     own_declared: Any = None,
 ) -> list[Need]:
     """The needs of sending ``method`` with ``params`` that the declared capabilities do not grant."""
-    if not beyond_method(method, params):
+    if not beyond_method(revision, method, params):
         return []  # on every request's path: most need nothing beyond their method's capability
     return [
         need

@@ -46,14 +46,6 @@ P = TypeVar("P")
 R = TypeVar("R")
 
 
-# What a list_changed or updated notification makes stale in the cache.
-_STALE = {
-    "notifications/tools/list_changed": ("tools/list",),
-    "notifications/prompts/list_changed": ("prompts/list",),
-    "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
-    "notifications/resources/updated": ("resources/read",),
-}
-_CACHEABLE = frozenset(method for methods in _STALE.values() for method in methods)
 MAX_CACHED = 1024
 """Cached results a session keeps at most (Client(cache=True))."""
 
@@ -395,7 +387,7 @@ class ClientSession(Session):
         return msgspec.structs.replace(params, meta=merged)  # type: ignore[type-var]
 
     def _cache_key(self, spec: MethodSpec[Any, Any], params: Any) -> tuple[str, bytes] | None:
-        if spec.method not in _CACHEABLE:
+        if spec.method not in self.client.bindings.cacheable:
             return None
         return spec.method, codec.encode(msgspec.structs.replace(params, meta=UNSET))
 
@@ -585,7 +577,7 @@ class _ClientRouter:
         return route
 
     def route_notification(self, method: str) -> Route | None:
-        stale = _STALE.get(method)
+        stale = self.client.bindings.stales.get(method)  # generated protocol facts
         if stale is not None and self.client.cache:
             for name in stale:
                 self.session.invalidate(name)

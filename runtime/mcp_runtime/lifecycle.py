@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
 from types import ModuleType
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import msgspec
 from msgspec import UNSET
@@ -81,8 +81,25 @@ class Revision:
         table: Mapping[str, MethodSpec[Any, Any]] = getattr(self.package.methods, name, {})
         return table
 
+    def input_request_type(self, method: str) -> type[Any]:
+        """The message type of the input request ``method`` (2026-07-28 on),
+        which an input-required result carries."""
+        types: Mapping[str, type[Any]] = self.package.methods.INPUT_REQUEST_TYPES
+        return types[method]
+
     def type(self, name: str) -> Any:
         return getattr(self.package, name)
+
+
+class ListChange(NamedTuple):
+    """A list whose changes a server announces."""
+
+    notification: str
+    """The notification announcing a change (``notifications/tools/list_changed``)."""
+    listen_filter: str | None
+    """The ``subscriptions/listen`` filter member asking for it (None: no revision has one)."""
+    stales: tuple[str, ...]
+    """The list requests whose results a change makes stale."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +140,45 @@ class Bindings:
     def modern_versions(self) -> tuple[str, ...]:
         """Deprecated name of :attr:`stateless_versions`."""
         return self.stateless_versions
+
+    # ------------------------------------------------ protocol facts (schema/protocol_facts.toml)
+
+    @cached_property
+    def every_spec(self) -> tuple[MethodSpec[Any, Any], ...]:
+        """Every method of every revision and extension package, newest revision last."""
+        specs = [spec for r in self.revisions.values() for spec in r.all_methods.values()]
+        index = importlib.import_module(self.root)
+        for package in getattr(index, "EXTENSIONS", {}).values():
+            specs += importlib.import_module(f"{package}.methods").METHODS.values()
+        return tuple(specs)
+
+    @cached_property  # read for every 2026-07-28 request on the HTTP transports
+    def name_fields(self) -> Mapping[str, str]:
+        """The params member ``Mcp-Name`` mirrors, by method."""
+        return {s.method: s.name_field for s in self.every_spec if s.name_field is not None}
+
+    @cached_property
+    def stales(self) -> Mapping[str, tuple[str, ...]]:
+        """The requests whose cached results each notification makes stale."""
+        return {s.method: s.stales for s in self.every_spec if s.stales}
+
+    @cached_property
+    def cacheable(self) -> frozenset[str]:
+        """The requests some notification makes stale: those whose results may be kept."""
+        return frozenset(method for stale in self.stales.values() for method in stale)
+
+    @cached_property
+    def list_changes(self) -> Mapping[str, ListChange]:
+        """Each list a server announces changes of, by the capability that
+        declares it (``tools``, ``prompts``, ``resources``)."""
+        found: dict[str, ListChange] = {}
+        for spec in self.every_spec:
+            path = spec.sender_capability
+            if spec.direction == "server_to_client" and path[1:] == ("listChanged",):
+                before = found.get(path[0])
+                listen = spec.listen_filter or (before.listen_filter if before else None)
+                found[path[0]] = ListChange(spec.method, listen, spec.stales)
+        return found
 
     @property
     def newest(self) -> str:

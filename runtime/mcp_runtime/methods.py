@@ -44,6 +44,19 @@ class MethodSpec(Generic[P, R]):
     # Capability the receiver must have declared, as a path into its
     # capabilities object (("tools",), ("resources", "subscribe")), or ().
     capability: tuple[str, ...] = ()
+    page_items: tuple[str, type[Any]] | None = None
+    """For a paginated list request: the result member holding the items, and their type."""
+    # Facts the specification states in prose (schema/protocol_facts.toml).
+    name_field: str | None = None
+    """The params member the ``Mcp-Name`` header mirrors (``name``, ``uri``)."""
+    stales: tuple[str, ...] = ()
+    """For a notification: the requests whose cached results it makes stale."""
+    sender_capability: tuple[str, ...] = ()
+    """For a notification: the capability its sender must itself have declared."""
+    listen_filter: str | None = None
+    """For a notification: the ``subscriptions/listen`` filter member asking for it."""
+    input_errors_as_result: bool = False
+    """For ``tools/call``: invalid tool input is a tool execution error, not -32602."""
 
 
 def optional_as_in(spec: MethodSpec[P, R], session_spec: MethodSpec[Any, Any]) -> MethodSpec[P, R]:

@@ -59,14 +59,6 @@ _BASE = "ServerHandlers"
 # Given a route's method spec and handler once, returns the handler to use.
 RouteWrapper = Callable[[MethodSpec[Any, Any], Handler], Handler]
 
-# The lists whose changes a subscriptions/listen stream can ask for, with the
-# member of its notifications filter that asks.
-_LIST_KINDS = {
-    "tools": "toolsListChanged",
-    "prompts": "promptsListChanged",
-    "resources": "resourcesListChanged",
-}
-
 
 class Extension(Protocol):
     """A protocol extension served next to a revision's methods (2026-07-28 on),
@@ -224,9 +216,9 @@ class Server:
         """Tell clients that the list of ``kind`` ("tools", "prompts" or
         "resources") changed: every subscriptions/listen stream that asked for
         it, and every handshake session whose server declared listChanged."""
-        flag = _LIST_KINDS.get(kind)
-        if flag is None:
-            raise ValueError(f"no list of {kind!r} (expected one of {', '.join(_LIST_KINDS)})")
+        lists = self.bindings.list_changes  # generated protocol facts
+        if kind not in lists:
+            raise ValueError(f"no list of {kind!r} (expected one of {', '.join(lists)})")
         if self.store is not None and self.store.shared:
             await self._publish({"k": "list", "kind": kind})
             return
@@ -242,10 +234,10 @@ class Server:
         """Tell only ``sessions`` (handshake sessions of this process, those
         declared listChanged to) that the list of ``kind`` changed; with
         ``streams``, also this process's subscriptions/listen streams that asked."""
-        flag = _LIST_KINDS[kind]
-        method = f"notifications/{kind}/list_changed"
+        change = self.bindings.list_changes[kind]
+        method = change.notification
         for subscription in list(self._subscriptions) if streams else ():
-            if subscription.accepted.get(flag) is True:
+            if change.listen_filter and subscription.accepted.get(change.listen_filter) is True:
                 await subscription.send(method, {})
         for session in sessions:
             if lifecycle.has_capability(session.declared_capabilities, (kind, "listChanged")):
@@ -280,7 +272,7 @@ class Server:
             return
         token = current_note.set(str(note.get("n")))
         try:
-            if note["k"] == "list" and note.get("kind") in _LIST_KINDS:
+            if note["k"] == "list" and note.get("kind") in self.bindings.list_changes:
                 await self._list_changed(note["kind"])
             elif note["k"] == "res" and isinstance(note.get("uri"), str):
                 await self._resource_updated(note["uri"])
@@ -350,7 +342,7 @@ class Server:
             {"logging": {}, **self.extra_capabilities},
         )
         # Changes reach clients through subscriptions/listen, which the runtime serves.
-        for kind in _LIST_KINDS:
+        for kind in self.bindings.list_changes:
             if kind in declared:
                 declared[kind] = {**declared[kind], "listChanged": True}
         if "resources" in declared:

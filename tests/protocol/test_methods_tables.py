@@ -275,3 +275,77 @@ def test_capabilities_are_receiver_capabilities(revision: str) -> None:
             node = node["properties"][part]
             if "$ref" in node:
                 node = defs[node["$ref"].rsplit("/", 1)[-1]]
+
+
+@pytest.mark.parametrize("revision", STABLE_REVISIONS)
+def test_protocol_facts_are_on_the_generated_specs(revision: str) -> None:
+    """Each fact of schema/protocol_facts.toml is on the method's spec of every
+    revision that has the method (from its ``since`` on), and only there."""
+    import tomllib
+
+    from conftest import REPO
+
+    methods = _methods(revision)
+    entries = tomllib.loads((REPO / "schema" / "protocol_facts.toml").read_text())["fact"]
+    expected: dict[tuple[str, str], Any] = {}
+    for entry in entries:
+        if entry["method"] in methods.METHODS and entry.get("since", revision) <= revision:
+            for key, value in entry.items():
+                if key not in ("method", "since", "source"):
+                    expected[entry["method"], key] = (
+                        tuple(value) if isinstance(value, list) else value
+                    )
+    for name, spec in methods.METHODS.items():
+        for key, default in (
+            ("name_field", None),
+            ("stales", ()),
+            ("sender_capability", ()),
+            ("listen_filter", None),
+            ("input_errors_as_result", False),
+        ):
+            assert getattr(spec, key) == expected.get((name, key), default), (name, key)
+
+
+@pytest.mark.parametrize("revision", STABLE_REVISIONS)
+def test_input_request_types_are_their_message_definitions(revision: str) -> None:
+    """An input-required result carries each input request as its message type."""
+    pkg = package(revision)
+    inputs = getattr(pkg.methods, "INPUT_REQUESTS", {})
+    types = getattr(pkg.methods, "INPUT_REQUEST_TYPES", {})
+    assert set(types) == set(inputs)
+    for method, message in types.items():
+        assert message.method == method and _is_generated(message, revision)
+
+
+def test_the_runtime_reads_the_generated_facts() -> None:
+    """What the runtime once kept in tables of its own, read from the specs."""
+    from mcp_runtime import lifecycle
+    from mcp_runtime.http.headers import MirroredFields
+
+    facts = lifecycle.bindings()
+    assert facts.name_fields == {
+        "tools/call": "name",
+        "prompts/get": "name",
+        "resources/read": "uri",
+        "tasks/get": "taskId",
+        "tasks/update": "taskId",
+        "tasks/cancel": "taskId",
+    }
+    # Mcp-Name is decoded from these members without decoding the whole params.
+    assert set(facts.name_fields.values()) <= set(MirroredFields.__struct_fields__)
+    assert facts.stales["notifications/resources/list_changed"] == (
+        "resources/list",
+        "resources/templates/list",
+    )
+    assert facts.cacheable == {
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    }
+    assert {kind: change.listen_filter for kind, change in facts.list_changes.items()} == {
+        "tools": "toolsListChanged",
+        "prompts": "promptsListChanged",
+        "resources": "resourcesListChanged",
+    }

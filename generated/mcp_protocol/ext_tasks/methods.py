@@ -33,6 +33,7 @@ TASKS_CANCEL: MethodSpec[CancelTaskParams, CancelTaskResult] = MethodSpec(
     params_required=True,
     handler="cancel_task",
     capability=("extensions", "io.modelcontextprotocol/tasks"),
+    name_field="taskId",
 )
 """Cancel a task (acknowledged for terminal tasks too)."""
 
@@ -45,6 +46,7 @@ TASKS_GET: MethodSpec[GetTaskParams, GetTaskResult] = MethodSpec(
     params_required=True,
     handler="get_task",
     capability=("extensions", "io.modelcontextprotocol/tasks"),
+    name_field="taskId",
 )
 """The state of a task, with its result, error or pending input requests inlined."""
 
@@ -57,6 +59,7 @@ TASKS_UPDATE: MethodSpec[UpdateTaskParams, UpdateTaskResult] = MethodSpec(
     params_required=True,
     handler="update_task",
     capability=("extensions", "io.modelcontextprotocol/tasks"),
+    name_field="taskId",
 )
 """Answers to some or all of a task's pending input requests."""
 

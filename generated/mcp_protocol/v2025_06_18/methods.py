@@ -42,10 +42,14 @@ from .types import (
     LoggingMessageNotificationParams,
     NotificationParams,
     ProgressNotificationParams,
+    Prompt,
     ReadResourceResult,
     RequestParams,
+    Resource,
+    ResourceTemplate,
     SetLevelRequestParams,
     SubscribeRequestParams,
+    Tool,
 )
 
 COMPLETION_COMPLETE: MethodSpec[CompleteRequestParams, CompleteResult] = MethodSpec(
@@ -159,6 +163,8 @@ NOTIFICATIONS_PROMPTS_LIST_CHANGED: MethodSpec[NotificationParams, None] = Metho
     params_required=False,
     handler="on_prompt_list_changed",
     capability=(),
+    stales=("prompts/list",),
+    sender_capability=("prompts", "listChanged"),
 )
 """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client."""
 
@@ -171,6 +177,8 @@ NOTIFICATIONS_RESOURCES_LIST_CHANGED: MethodSpec[NotificationParams, None] = Met
     params_required=False,
     handler="on_resource_list_changed",
     capability=(),
+    stales=("resources/list", "resources/templates/list"),
+    sender_capability=("resources", "listChanged"),
 )
 """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client."""
 
@@ -183,6 +191,7 @@ NOTIFICATIONS_RESOURCES_UPDATED: MethodSpec[SubscribeRequestParams, None] = Meth
     params_required=True,
     handler="on_resource_updated",
     capability=(),
+    stales=("resources/read",),
 )
 """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
 
@@ -195,6 +204,7 @@ NOTIFICATIONS_ROOTS_LIST_CHANGED: MethodSpec[NotificationParams, None] = MethodS
     params_required=False,
     handler="on_roots_list_changed",
     capability=(),
+    sender_capability=("roots", "listChanged"),
 )
 """A notification from the client to the server, informing it that the list of roots has changed.
 This notification should be sent whenever the client adds, removes, or modifies any root.
@@ -209,6 +219,8 @@ NOTIFICATIONS_TOOLS_LIST_CHANGED: MethodSpec[NotificationParams, None] = MethodS
     params_required=False,
     handler="on_tool_list_changed",
     capability=(),
+    stales=("tools/list",),
+    sender_capability=("tools", "listChanged"),
 )
 """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client."""
 
@@ -233,6 +245,7 @@ PROMPTS_GET: MethodSpec[GetPromptRequestParams, GetPromptResult] = MethodSpec(
     params_required=True,
     handler="get_prompt",
     capability=("prompts",),
+    name_field="name",
 )
 """Used by the client to get a prompt provided by the server."""
 
@@ -245,6 +258,7 @@ PROMPTS_LIST: MethodSpec[ListToolsRequestParams, ListPromptsResult] = MethodSpec
     params_required=False,
     handler="list_prompts",
     capability=("prompts",),
+    page_items=("prompts", Prompt),
 )
 """Sent from the client to request a list of prompts and prompt templates the server has."""
 
@@ -257,6 +271,7 @@ RESOURCES_LIST: MethodSpec[ListToolsRequestParams, ListResourcesResult] = Method
     params_required=False,
     handler="list_resources",
     capability=("resources",),
+    page_items=("resources", Resource),
 )
 """Sent from the client to request a list of resources the server has."""
 
@@ -269,6 +284,7 @@ RESOURCES_READ: MethodSpec[SubscribeRequestParams, ReadResourceResult] = MethodS
     params_required=True,
     handler="read_resource",
     capability=("resources",),
+    name_field="uri",
 )
 """Sent from the client to the server, to read a specific resource URI."""
 
@@ -294,6 +310,7 @@ RESOURCES_TEMPLATES_LIST: MethodSpec[ListToolsRequestParams, ListResourceTemplat
         params_required=False,
         handler="list_resource_templates",
         capability=("resources",),
+        page_items=("resourceTemplates", ResourceTemplate),
     )
 )
 """Sent from the client to request a list of resource templates the server has."""
@@ -349,6 +366,7 @@ TOOLS_CALL: MethodSpec[CallToolRequestParams, CallToolResult] = MethodSpec(
     params_required=True,
     handler="call_tool",
     capability=("tools",),
+    name_field="name",
 )
 """Used by the client to invoke a tool provided by the server."""
 
@@ -361,6 +379,7 @@ TOOLS_LIST: MethodSpec[ListToolsRequestParams, ListToolsResult] = MethodSpec(
     params_required=False,
     handler="list_tools",
     capability=("tools",),
+    page_items=("tools", Tool),
 )
 """Sent from the client to request a list of tools the server has."""
 

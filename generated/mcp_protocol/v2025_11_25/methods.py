@@ -49,13 +49,18 @@ from .types import (
     NotificationParams,
     PaginatedRequestParams,
     ProgressNotificationParams,
+    Prompt,
     ReadResourceRequestParams,
     ReadResourceResult,
     RequestParams,
+    Resource,
+    ResourceTemplate,
     ResourceUpdatedNotificationParams,
     SetLevelRequestParams,
     SubscribeRequestParams,
+    Task,
     TaskStatusNotificationParams,
+    Tool,
     UnsubscribeRequestParams,
 )
 
@@ -209,6 +214,8 @@ NOTIFICATIONS_PROMPTS_LIST_CHANGED: MethodSpec[NotificationParams, None] = Metho
     params_required=False,
     handler="on_prompt_list_changed",
     capability=(),
+    stales=("prompts/list",),
+    sender_capability=("prompts", "listChanged"),
 )
 """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client."""
 
@@ -221,6 +228,8 @@ NOTIFICATIONS_RESOURCES_LIST_CHANGED: MethodSpec[NotificationParams, None] = Met
     params_required=False,
     handler="on_resource_list_changed",
     capability=(),
+    stales=("resources/list", "resources/templates/list"),
+    sender_capability=("resources", "listChanged"),
 )
 """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client."""
 
@@ -233,6 +242,7 @@ NOTIFICATIONS_RESOURCES_UPDATED: MethodSpec[ResourceUpdatedNotificationParams, N
     params_required=True,
     handler="on_resource_updated",
     capability=(),
+    stales=("resources/read",),
 )
 """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
 
@@ -245,6 +255,7 @@ NOTIFICATIONS_ROOTS_LIST_CHANGED: MethodSpec[NotificationParams, None] = MethodS
     params_required=False,
     handler="on_roots_list_changed",
     capability=(),
+    sender_capability=("roots", "listChanged"),
 )
 """A notification from the client to the server, informing it that the list of roots has changed.
 This notification should be sent whenever the client adds, removes, or modifies any root.
@@ -271,6 +282,8 @@ NOTIFICATIONS_TOOLS_LIST_CHANGED: MethodSpec[NotificationParams, None] = MethodS
     params_required=False,
     handler="on_tool_list_changed",
     capability=(),
+    stales=("tools/list",),
+    sender_capability=("tools", "listChanged"),
 )
 """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client."""
 
@@ -295,6 +308,7 @@ PROMPTS_GET: MethodSpec[GetPromptRequestParams, GetPromptResult] = MethodSpec(
     params_required=True,
     handler="get_prompt",
     capability=("prompts",),
+    name_field="name",
 )
 """Used by the client to get a prompt provided by the server."""
 
@@ -307,6 +321,7 @@ PROMPTS_LIST: MethodSpec[PaginatedRequestParams, ListPromptsResult] = MethodSpec
     params_required=False,
     handler="list_prompts",
     capability=("prompts",),
+    page_items=("prompts", Prompt),
 )
 """Sent from the client to request a list of prompts and prompt templates the server has."""
 
@@ -319,6 +334,7 @@ RESOURCES_LIST: MethodSpec[PaginatedRequestParams, ListResourcesResult] = Method
     params_required=False,
     handler="list_resources",
     capability=("resources",),
+    page_items=("resources", Resource),
 )
 """Sent from the client to request a list of resources the server has."""
 
@@ -331,6 +347,7 @@ RESOURCES_READ: MethodSpec[ReadResourceRequestParams, ReadResourceResult] = Meth
     params_required=True,
     handler="read_resource",
     capability=("resources",),
+    name_field="uri",
 )
 """Sent from the client to the server, to read a specific resource URI."""
 
@@ -356,6 +373,7 @@ RESOURCES_TEMPLATES_LIST: MethodSpec[PaginatedRequestParams, ListResourceTemplat
         params_required=False,
         handler="list_resource_templates",
         capability=("resources",),
+        page_items=("resourceTemplates", ResourceTemplate),
     )
 )
 """Sent from the client to request a list of resource templates the server has."""
@@ -438,6 +456,7 @@ TASKS_CANCEL: MethodSpec[GetTaskRequestParams, CancelTaskResult] = MethodSpec(
     params_required=True,
     handler="cancel_task",
     capability=(),
+    name_field="taskId",
 )
 """A request to cancel a task."""
 
@@ -450,6 +469,7 @@ TASKS_GET: MethodSpec[GetTaskRequestParams, GetTaskResult] = MethodSpec(
     params_required=True,
     handler="get_task",
     capability=(),
+    name_field="taskId",
 )
 """A request to retrieve the state of a task."""
 
@@ -462,6 +482,7 @@ TASKS_LIST: MethodSpec[PaginatedRequestParams, ListTasksResult] = MethodSpec(
     params_required=False,
     handler="list_tasks",
     capability=(),
+    page_items=("tasks", Task),
 )
 """A request to retrieve a list of tasks."""
 
@@ -486,6 +507,8 @@ TOOLS_CALL: MethodSpec[CallToolRequestParams, CallToolResult] = MethodSpec(
     params_required=True,
     handler="call_tool",
     capability=("tools",),
+    name_field="name",
+    input_errors_as_result=True,
 )
 """Used by the client to invoke a tool provided by the server."""
 
@@ -521,6 +544,7 @@ TOOLS_LIST: MethodSpec[PaginatedRequestParams, ListToolsResult] = MethodSpec(
     params_required=False,
     handler="list_tools",
     capability=("tools",),
+    page_items=("tools", Tool),
 )
 """Sent from the client to request a list of tools the server has."""
 

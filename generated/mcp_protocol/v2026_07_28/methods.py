@@ -33,9 +33,11 @@ from .types import (
     CancelledNotificationParams,
     CompleteRequestParams,
     CompleteResult,
+    CreateMessageRequest,
     CreateMessageRequestParams,
     CreateMessageResult,
     DiscoverResult,
+    ElicitRequest,
     ElicitRequestParams,
     ElicitResult,
     GetPromptRequestParams,
@@ -43,6 +45,7 @@ from .types import (
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
+    ListRootsRequest,
     ListRootsRequestParams,
     ListRootsResult,
     ListToolsResult,
@@ -50,13 +53,17 @@ from .types import (
     NotificationParams,
     PaginatedRequestParams,
     ProgressNotificationParams,
+    Prompt,
     ReadResourceRequestParams,
     ReadResourceResultResponseResult,
     RequestParams,
+    Resource,
+    ResourceTemplate,
     ResourceUpdatedNotificationParams,
     SubscriptionsAcknowledgedNotificationParams,
     SubscriptionsListenRequestParams,
     SubscriptionsListenResult,
+    Tool,
 )
 
 COMPLETION_COMPLETE: MethodSpec[CompleteRequestParams, CompleteResult] = MethodSpec(
@@ -134,6 +141,9 @@ NOTIFICATIONS_PROMPTS_LIST_CHANGED: MethodSpec[NotificationParams, None] = Metho
     params_required=False,
     handler="on_prompt_list_changed",
     capability=(),
+    stales=("prompts/list",),
+    sender_capability=("prompts", "listChanged"),
+    listen_filter="promptsListChanged",
 )
 """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `promptsListChanged` filter field."""
 
@@ -146,6 +156,9 @@ NOTIFICATIONS_RESOURCES_LIST_CHANGED: MethodSpec[NotificationParams, None] = Met
     params_required=False,
     handler="on_resource_list_changed",
     capability=(),
+    stales=("resources/list", "resources/templates/list"),
+    sender_capability=("resources", "listChanged"),
+    listen_filter="resourcesListChanged",
 )
 """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `resourcesListChanged` filter field."""
 
@@ -158,6 +171,7 @@ NOTIFICATIONS_RESOURCES_UPDATED: MethodSpec[ResourceUpdatedNotificationParams, N
     params_required=True,
     handler="on_resource_updated",
     capability=(),
+    stales=("resources/read",),
 )
 """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a {@link SubscriptionsListenRequestsubscriptions/listen} request."""
 
@@ -193,6 +207,9 @@ NOTIFICATIONS_TOOLS_LIST_CHANGED: MethodSpec[NotificationParams, None] = MethodS
     params_required=False,
     handler="on_tool_list_changed",
     capability=(),
+    stales=("tools/list",),
+    sender_capability=("tools", "listChanged"),
+    listen_filter="toolsListChanged",
 )
 """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `toolsListChanged` filter field."""
 
@@ -205,6 +222,7 @@ PROMPTS_GET: MethodSpec[GetPromptRequestParams, GetPromptResultResponseResult] =
     params_required=True,
     handler="get_prompt",
     capability=("prompts",),
+    name_field="name",
 )
 """Used by the client to get a prompt provided by the server."""
 
@@ -217,6 +235,7 @@ PROMPTS_LIST: MethodSpec[PaginatedRequestParams, ListPromptsResult] = MethodSpec
     params_required=True,
     handler="list_prompts",
     capability=("prompts",),
+    page_items=("prompts", Prompt),
 )
 """Sent from the client to request a list of prompts and prompt templates the server has."""
 
@@ -229,6 +248,7 @@ RESOURCES_LIST: MethodSpec[PaginatedRequestParams, ListResourcesResult] = Method
     params_required=True,
     handler="list_resources",
     capability=("resources",),
+    page_items=("resources", Resource),
 )
 """Sent from the client to request a list of resources the server has."""
 
@@ -242,6 +262,7 @@ RESOURCES_READ: MethodSpec[ReadResourceRequestParams, ReadResourceResultResponse
         params_required=True,
         handler="read_resource",
         capability=("resources",),
+        name_field="uri",
     )
 )
 """Sent from the client to the server, to read a specific resource URI."""
@@ -256,6 +277,7 @@ RESOURCES_TEMPLATES_LIST: MethodSpec[PaginatedRequestParams, ListResourceTemplat
         params_required=True,
         handler="list_resource_templates",
         capability=("resources",),
+        page_items=("resourceTemplates", ResourceTemplate),
     )
 )
 """Sent from the client to request a list of resource templates the server has."""
@@ -330,6 +352,8 @@ TOOLS_CALL: MethodSpec[CallToolRequestParams, CallToolResultResponseResult] = Me
     params_required=True,
     handler="call_tool",
     capability=("tools",),
+    name_field="name",
+    input_errors_as_result=True,
 )
 """Used by the client to invoke a tool provided by the server."""
 
@@ -342,6 +366,7 @@ TOOLS_LIST: MethodSpec[PaginatedRequestParams, ListToolsResult] = MethodSpec(
     params_required=True,
     handler="list_tools",
     capability=("tools",),
+    page_items=("tools", Tool),
 )
 """Sent from the client to request a list of tools the server has."""
 
@@ -416,3 +441,11 @@ INPUT_REQUIRED_METHODS: dict[str, MethodSpec[Any, Any]] = {
 }
 """Requests a server may answer with an input-required result (multi round-trip
 requests): the client answers its input requests and retries the request."""
+
+
+INPUT_REQUEST_TYPES: dict[str, type[Any]] = {
+    "elicitation/create": ElicitRequest,
+    "roots/list": ListRootsRequest,
+    "sampling/createMessage": CreateMessageRequest,
+}
+"""The message type of each input request, for an input-required result to carry."""

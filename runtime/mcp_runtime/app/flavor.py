@@ -20,10 +20,6 @@ from .media import to_block
 if TYPE_CHECKING:
     from .errors import InputRequired
 
-# Tool input validation errors are tool execution errors from 2025-11-25 on
-# (the model can correct its call); before, they are -32602 protocol errors.
-VALIDATION_AS_TOOL_ERROR_SINCE = "2025-11-25"
-
 # A resource that does not exist: -32002 (the code the specification
 # recommended) until 2026-07-28 made it invalid params (SEP-2164).
 RESOURCE_NOT_FOUND = -32002
@@ -39,7 +35,10 @@ class Flavor:
         self.types: Any = revision.package
         self.stateless = not revision.has_handshake
         self.structured = "structured_content" in self.types.CallToolResult.__struct_fields__
-        self.validation_as_tool_error = version >= VALIDATION_AS_TOOL_ERROR_SINCE
+        # Tool input validation errors are tool execution errors from 2025-11-25 on
+        # (the model can correct its call); before, they are -32602 protocol errors.
+        call = revision.all_methods.get("tools/call")
+        self.validation_as_tool_error = call is not None and call.input_errors_as_result
         self.resource_not_found = jsonrpc.INVALID_PARAMS if self.stateless else RESOURCE_NOT_FOUND
         self.text_content = self.types.TextContent
         self.call_tool_result = self.types.CallToolResult
@@ -105,16 +104,8 @@ class Flavor:
     def input_request(self, method: str, params: Mapping[str, Any]) -> Any:
         """A request the client answers inside an input-required result (2026-07-28)."""
         spec = self.revision.table("INPUT_REQUESTS")[method]
-        request_type = getattr(self.types, _INPUT_REQUEST_TYPES[method])
+        request_type = self.revision.input_request_type(method)
         return request_type(params=codec.convert(params, spec.params))
-
-
-# The request type of each method a 2026-07-28 server may ask for.
-_INPUT_REQUEST_TYPES = {
-    "elicitation/create": "ElicitRequest",
-    "sampling/createMessage": "CreateMessageRequest",
-    "roots/list": "ListRootsRequest",
-}
 
 
 _BLOCK_NAMES = ("TextContent", "ImageContent", "AudioContent", "EmbeddedResource", "ResourceLink")

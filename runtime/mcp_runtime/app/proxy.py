@@ -74,32 +74,29 @@ from .media import to_block
 from .mount import prefixed_name, prefixed_uri, unprefixed_uri
 from .pinning import Pins
 from .redaction import Redaction
+from .registry import ITEMS
 from .relay import ASKING, BackendHandlers, InTask, Rounds, WaitingCalls
 from .resources import UriTemplate
 from .supervision import Supervision, backend_config
 from .tools import check_scopes
+from .visibility import KINDS
 
 logger = logging.getLogger("mcp_runtime.app")
 
 _PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]*$")  # the rule of mount prefixes
 
-# Each list: its method, the result member holding the items, the registry kind.
-_LISTS = {
-    "tools": ("tools/list", "tools"),
-    "prompts": ("prompts/list", "prompts"),
-    "resources": ("resources/list", "resources"),
-    "templates": ("resources/templates/list", "resourceTemplates"),
-}
-# The capability that says the backend serves each list.
-_CAPABILITY = {
-    "tools": "tools",
-    "prompts": "prompts",
-    "resources": "resources",
-    "templates": "resources",
-}
 # Front request members that belong to the front hop only.
 # (A front's task is the app's own: the backend gets the call, or its own task.)
 _HOP_MEMBERS = ("_meta", "inputResponses", "requestState", "task")
+
+
+def _list_request(revision: lifecycle.Revision, kind: str) -> tuple[str, str] | None:
+    """The request listing a registry kind's items in ``revision``, and the
+    result member holding them (from the generated method specs)."""
+    for spec in revision.all_methods.values():
+        if spec.page_items is not None and spec.page_items[1].__name__ == ITEMS[kind]:
+            return spec.method, spec.page_items[0]
+    return None
 
 
 class Proxy:
@@ -157,7 +154,7 @@ class Proxy:
         redaction = Redaction.of_entry(self.config) if redact is True else Redaction(redact or ())
         self.redact = redaction if redaction else None
         self.session: ClientSession | None = None
-        self._keys: dict[str, set[str]] = {kind: set() for kind in _LISTS}
+        self._keys: dict[str, set[str]] = {kind: set() for kind in ITEMS}
         self._completions: set[tuple[str, str, str]] = set()
         self._in_flight: list[RequestContext | Rounds] = []
         self._forwarded: dict[RequestId, RequestContext | Rounds] = {}  # by the backend call's id
@@ -199,7 +196,7 @@ class Proxy:
             self.parent.registry.withdrawn.pop(outer, None)
         self._withdrawn = set()
         await self.subscriptions.before_lists()
-        await self.refresh(tuple(_LISTS))
+        await self.refresh(tuple(ITEMS))
         await self.subscriptions.after_lists()
         if self.session is not None:
             logger.info("proxy %r: connected (%s)", self.prefix, self.session.protocol_version)
@@ -223,7 +220,7 @@ class Proxy:
         self.subscriptions.lost()
         for task in list(self._tasks):
             task.cancel()
-        for kind in _LISTS:
+        for kind in ITEMS:
             self._replace(kind, {})
         self._sync_completions()
 
@@ -412,10 +409,12 @@ class Proxy:
         if session is None:
             return
         offered = msgspec.to_builtins(session.server_capabilities or {})
+        revision = session.client.bindings.revision(session.protocol_version)
         for kind in kinds:
             items: list[dict[str, Any]] = []
-            if _CAPABILITY[kind] in offered:
-                method, member = _LISTS[kind]
+            listing = _list_request(revision, kind)
+            if KINDS[kind] in offered and listing is not None:
+                method, member = listing
                 cursor: Any = None
                 while True:
                     result = msgspec.to_builtins(

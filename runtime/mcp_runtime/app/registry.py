@@ -17,13 +17,13 @@ from .prompts import PromptSpec
 from .resources import ResourceSpec
 from .tools import ToolSpec
 
-# Each list and the wire type of its items.
-_ITEMS = {
+ITEMS = {
     "tools": "Tool",
     "resources": "Resource",
     "templates": "ResourceTemplate",
     "prompts": "Prompt",
 }
+"""Each kind of item the registry holds, and the wire type of its items."""
 
 
 class Registry:
@@ -40,7 +40,7 @@ class Registry:
         self.backends: dict[str, Callable[[], str | None]] = {}
         # Definitions a proxied server lists but the app holds back (see .pinning):
         # kind -> name or URI template -> (the proxy's prefix, why).
-        self.held: dict[str, dict[str, tuple[str, str]]] = {kind: {} for kind in _ITEMS}
+        self.held: dict[str, dict[str, tuple[str, str]]] = {kind: {} for kind in ITEMS}
         self._listings: dict[tuple[str, str], list[Any]] = {}
         self._subscribers: dict[str, weakref.WeakSet[Any]] = {}
         self._listening: dict[str, int] = {}  # URIs asked for by listen streams, how often
@@ -84,7 +84,7 @@ class Registry:
         if found is None:
             specs: dict[str, Any] = getattr(self, kind)
             found = self._listings[key] = [
-                flavor.convert(spec.wire, _ITEMS[kind]) for spec in specs.values()
+                flavor.convert(spec.wire, ITEMS[kind]) for spec in specs.values()
             ]
         return found
 

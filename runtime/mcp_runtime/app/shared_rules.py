@@ -39,7 +39,7 @@ from ..server import Server
 from ..stores import Store, StoreUnavailable
 from ..stores.base import current_note
 from .registry import Registry
-from .visibility import Visibility
+from .visibility import KINDS, Visibility
 
 logger = logging.getLogger("mcp_runtime.app")
 
@@ -48,8 +48,14 @@ LOG_TTL = 365 * 24 * 3600.0
 LOG_EVENTS = 100_000
 """Rules kept: a worker starting after more were made would miss the oldest."""
 
-# The lists a client is told about, and the registry tables each is made of.
-_LISTS = {"tools": ("tools",), "resources": ("resources", "templates"), "prompts": ("prompts",)}
+
+def _lists(server: Server) -> dict[str, tuple[str, ...]]:
+    """The lists a client is told about (generated protocol facts), and the
+    registry tables each is made of."""
+    return {
+        kind: tuple(table for table, capability in KINDS.items() if capability == kind)
+        for kind in server.bindings.list_changes
+    }
 
 
 class _Rule(msgspec.Struct, array_like=True):
@@ -174,13 +180,14 @@ class SharedRules:
     def views(self) -> Views:
         """What the app (None: the listen streams) and each of this worker's sessions see."""
         registry, visibility = self.app.registry, self.app.visibility
-        watched: list[Any] = [None, *self.app.server().handshake_sessions()]
+        server = self.app.server()
+        watched: list[Any] = [None, *server.handshake_sessions()]
         return {
             each: {
                 kind: frozenset().union(
                     *(visibility.view(each, getattr(registry, table)) for table in tables)
                 )
-                for kind, tables in _LISTS.items()
+                for kind, tables in _lists(server).items()
             }
             for each in watched
         }
@@ -191,7 +198,7 @@ class SharedRules:
         try:
             for each, new in after.items():
                 old = before.get(each)
-                for kind in _LISTS:
+                for kind in new:
                     if old is not None and old[kind] == new[kind]:
                         continue
                     if old is None and each is not None:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .. import lifecycle
 from ..jsonrpc import INTERNAL_ERROR, McpError
 from ..stores import Store
 from .middleware import Call, Next
@@ -32,8 +33,6 @@ RATE_LIMITED = -32029
 
 # Clients counted in this process before those idle for a whole window are forgotten.
 _SWEEP_AT = 4096
-
-_LISTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
 
 
 @dataclass
@@ -240,7 +239,8 @@ class Cache:
     ) -> None:
         self.ttl = ttl
         self.shared = shared
-        self.methods = frozenset(methods if methods is not None else (*_LISTS, "resources/read"))
+        # By default what list-changed and updated notifications make stale (generated protocol facts).
+        self.methods = frozenset(methods if methods is not None else lifecycle.bindings().cacheable)
         # Shared entries, and those of requests without a session (keyed by client).
         self._kept: dict[tuple[str, ...], tuple[float, Any]] = {}
         # A session's own entries live and die with it: visibility rules are

@@ -31,16 +31,6 @@ METHOD: Final = "mcp-method"
 NAME: Final = "mcp-name"
 PARAM_PREFIX: Final = "mcp-param-"
 
-# Where each method keeps the value Mcp-Name mirrors.
-NAME_FIELDS: Final = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-    "tasks/get": "taskId",
-    "tasks/update": "taskId",
-    "tasks/cancel": "taskId",
-}
-
 ANNOTATION: Final = "x-mcp-header"
 # RFC 9110 token: what a header name may be made of.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -215,8 +205,8 @@ class MirroredFields(msgspec.Struct):
 
     def name_for(self, method: str) -> str | None:
         """The value ``Mcp-Name`` mirrors for ``method``, if it has one."""
-        field = NAME_FIELDS.get(method)
-        value = getattr(self, field) if field is not None else None
+        field = lifecycle.bindings().name_fields.get(method)  # generated protocol facts
+        value = getattr(self, field, None) if field is not None else None
         return value if isinstance(value, str) else None
 
 
@@ -339,7 +329,7 @@ class Mirror:
             fields = mirrored_fields(msgspec.Raw(params))
             name, version, arguments = fields.name_for(method), fields.version, fields.arguments
         else:
-            field = NAME_FIELDS.get(method)
+            field = lifecycle.bindings().name_fields.get(method)
             found = member(params, field) if field is not None and params is not None else None
             name = found if isinstance(found, str) else None
             meta = member(params, "_meta") if params is not None else None
