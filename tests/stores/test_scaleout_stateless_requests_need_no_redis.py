@@ -74,8 +74,11 @@ async def call(
     )
 
 
-async def listen(app: StreamableHTTPApp, timeout: float = ANSWERED_WITHIN) -> Response:
-    """A 2026-07-28 ``subscriptions/listen`` from 127.0.0.1, left once its first event came."""
+async def listen(
+    app: StreamableHTTPApp, timeout: float = ANSWERED_WITHIN, leave: bool = True
+) -> Response:
+    """A 2026-07-28 ``subscriptions/listen`` from 127.0.0.1, left once its first event came
+    (``leave``; else held open until ``timeout`` or cancelled)."""
     headers = {**HEADERS, "mcp-protocol-version": MODERN, "mcp-method": "subscriptions/listen"}
     params = {"notifications": {"toolsListChanged": True}, "_meta": modern_meta()}
     body = {"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": params}
@@ -85,7 +88,7 @@ async def listen(app: StreamableHTTPApp, timeout: float = ANSWERED_WITHIN) -> Re
         "/mcp",
         headers=headers,
         body=json.dumps(body).encode(),
-        leave_after_first_chunk=True,
+        leave_after_first_chunk=leave,
         timeout=timeout,
     )
 
@@ -268,4 +271,45 @@ def test_a_listen_stream_opens_while_redis_is_frozen(
         assert len(warned) == (1 if app_wide else 0), [r.getMessage() for r in caplog.records]
 
     caplog.set_level(logging.WARNING, logger="mcp_runtime")
+    run(scenario(), timeout=180)
+
+
+@pytest.mark.parametrize("app_wide", [False, True], ids=["default", "app-wide-counts"])
+def test_a_worker_s_own_count_of_listen_streams_keeps_the_limit_while_redis_is_frozen(
+    redis: RedisServer, app_wide: bool
+) -> None:
+    """``max_streams_per_client=2``, Redis frozen: two listen streams held open, a third is
+    refused (429, this client's streams), by the worker's own count (the default's, and the
+    one app-wide counts fall back to); one closed, a new one opens."""
+    options = HttpOptions(
+        max_streams_per_client=2, app_wide_request_counts=app_wide, app_wide_count_timeout=0.5
+    )
+
+    async def scenario() -> None:
+        app = worker(redis.url, options)
+        try:
+            assert answered(await call(app, 0))
+            redis.freeze()
+            try:
+                held = [
+                    asyncio.ensure_future(listen(app, timeout=120, leave=False)) for _ in range(2)
+                ]
+                for _ in range(1000):  # until both hold their places
+                    if app.places.streams == 2:
+                        break
+                    await asyncio.sleep(0.02)
+                assert app.places.streams == 2 and not any(h.done() for h in held)
+                third = await listen(app)
+                assert third.status == 429, third
+                assert b"Too many streams open for this client" in third.body
+                held[0].cancel()
+                await asyncio.gather(held[0], return_exceptions=True)
+                assert opened(await listen(app))
+                held[1].cancel()
+                await asyncio.gather(held[1], return_exceptions=True)
+            finally:
+                redis.thaw()
+        finally:
+            await close(app)
+
     run(scenario(), timeout=180)
