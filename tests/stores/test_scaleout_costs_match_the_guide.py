@@ -29,8 +29,9 @@ pytestmark = pytest.mark.redis
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "scaling.md"
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-# Per request, not per worker: connection set-up, and the heartbeat every 2 s.
-NOT_PER_REQUEST = ("mark:worker:", "HELLO", "SCRIPT", "CLIENT")
+# Per request, not per worker: connection set-up, and the heartbeat (every 2 s, its longer
+# mark every session_timeout / 3).
+NOT_PER_REQUEST = ("mark:worker", "HELLO", "SCRIPT", "CLIENT")
 
 
 def guide_costs() -> dict[str, tuple[int, int]]:
@@ -82,6 +83,22 @@ async def stateless(app: StreamableHTTPApp, request_id: int) -> None:
     assert answer.status == 200 and b'"result"' in answer.body, answer.body
 
 
+async def listen(app: StreamableHTTPApp) -> None:
+    """A ``subscriptions/listen`` stream, left once its first event came."""
+    headers = {**HEADERS, "mcp-protocol-version": MODERN, "mcp-method": "subscriptions/listen"}
+    params = {"notifications": {"toolsListChanged": True}, "_meta": modern_meta()}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": params}
+    answer = await request(
+        app,
+        "POST",
+        "/mcp",
+        headers=headers,
+        body=json.dumps(body).encode(),
+        leave_after_first_chunk=True,
+    )
+    assert answer.status == 200 and b"data:" in answer.body, answer.body
+
+
 async def initialize(app: StreamableHTTPApp) -> dict[str, str]:
     params = {"protocolVersion": HANDSHAKE, "capabilities": {},
               "clientInfo": {"name": "costs", "version": "1"}}  # fmt: skip
@@ -121,6 +138,8 @@ def test_the_guide_states_the_measured_rows() -> None:
     assert set(guide_costs()) >= {
         "2026-07-28 request (no task, no change notification), the default options",
         "The same with `HttpOptions(app_wide_request_counts=True)`",
+        "`subscriptions/listen` stream opened and closed, the default options",
+        "The same stream with `HttpOptions(app_wide_request_counts=True)`",
         "Request in a handshake session, answered on an SSE stream",
         "Session lookup",
         "`initialize` with `notifications/initialized`, the default options",
@@ -145,6 +164,29 @@ def test_a_stateless_request_costs_what_the_guide_says(
             assert (found.commands, found.round_trips) == table[row], found
             found = await cost(monitor, lambda: stateless(app_wide, 2), ends_with="ZREM")
             row = "The same with `HttpOptions(app_wide_request_counts=True)`"
+            assert (found.commands, found.round_trips) == table[row], found
+        finally:
+            await default.close()
+            await app_wide.close()
+
+    run(scenario(), timeout=120)
+
+
+def test_a_listen_stream_costs_what_the_guide_says(redis: RedisServer, monitor: Monitor) -> None:
+    table = guide_costs()
+
+    async def scenario() -> None:
+        default = worker(redis.url, HttpOptions())
+        app_wide = worker(redis.url, HttpOptions(app_wide_request_counts=True))
+        try:
+            for app in (default, app_wide):
+                await listen(app)  # the worker's start, the scripts loaded
+                await asyncio.sleep(0.3)
+            found = await cost(monitor, lambda: listen(default))
+            row = "`subscriptions/listen` stream opened and closed, the default options"
+            assert (found.commands, found.round_trips) == table[row], found
+            found = await cost(monitor, lambda: listen(app_wide), ends_with="ZREM")
+            row = "The same stream with `HttpOptions(app_wide_request_counts=True)`"
             assert (found.commands, found.round_trips) == table[row], found
         finally:
             await default.close()

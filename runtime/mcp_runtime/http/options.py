@@ -50,15 +50,17 @@ class HttpOptions:
       the peer's address (behind a proxy, the forwarded address the server trusts: see
       ``trusted_proxies``). Every per-client quota is on by default
       (512 sessions, 128 streams, 256 requests); None turns one off. With a shared store
-      each worker counts a client's 2026-07-28 requests on its own (so that they need
-      nothing from the store), unless ``app_wide_request_counts``.
+      each worker counts a client's 2026-07-28 requests and ``subscriptions/listen``
+      streams on its own (so that they need nothing from the store), unless
+      ``app_wide_request_counts``.
     * ``app_wide_request_counts``: with a shared store, count ``max_requests_per_client``
-      across every worker: a lease in the store per request (a script to take it, a
-      ``ZREM`` to free it: 2 round trips per request). Each of these store calls is bounded
-      by ``app_wide_count_timeout`` seconds; past it, or with the store unavailable, the
-      request is counted by this worker alone (fail open, to the per-worker count of the
-      default: the same limit, per worker), the worker logs it once, and asks the store
-      again 5 s later (one request at a time until it answers).
+      (and a listen stream's place in ``max_streams_per_client``) across every worker: a
+      lease in the store per request or listen stream (a script to take it, a ``ZREM`` to
+      free it: 2 round trips each). Each of these store calls is bounded by
+      ``app_wide_count_timeout`` seconds; past it, or with the store unavailable, the
+      request or stream is counted by this worker alone (fail open, to the per-worker count
+      of the default: the same limit, per worker), the worker logs it once, and asks the
+      store again 5 s later (one request at a time until it answers).
     * ``trusted_proxies``: addresses and networks (``"10.0.0.0/8"``) of the reverse
       proxies in front of the app. A request from one of them is keyed by the address it
       forwarded (``X-Forwarded-For``, else ``Forwarded``: the right-most hop that is not a
@@ -79,7 +81,9 @@ class HttpOptions:
 
     * ``max_streams``: open at once, counted apart from requests so that they cannot starve
       them; ``max_streams_per_client`` per client; more get 429 (503 for HTTP+SSE past
-      ``max_streams``).
+      ``max_streams``). With a shared store a session's streams (GET, HTTP+SSE) take their
+      client's place in it, app-wide (503 when it is unavailable); a listen stream's is
+      counted like a 2026-07-28 request's (see ``app_wide_request_counts``).
     * ``keepalive``: quiet seconds after which a 2026-07-28 SSE stream gets a comment line,
       so that proxies and idle timeouts leave long ones open.
 

@@ -400,7 +400,7 @@ class PerRequestPath:
         # Who sent it, as the per-client limits name clients: for the app's handlers too.
         identity = ClientIdentity(client or places.client_key(scope))
         if listen:
-            refused, lease = await places.hold_stream(client)
+            refused, lease = await places.hold_listen(client)
         elif places.request_leases is None:
             refused, lease = places.hold_request_here(client), None
         else:
@@ -463,7 +463,7 @@ class PerRequestPath:
             post.end()
             if listen:
                 self.listening -= 1
-                places.release_stream(client, lease)
+                places.release_listen(client, lease)
             else:
                 places.release_request(client, lease)
             if post.session is not None:
