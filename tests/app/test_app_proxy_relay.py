@@ -53,6 +53,7 @@ async def drive_questions(client: Any) -> None:
     assert "file:///front" in roots.content[0].text
 
 
+@pytest.mark.node
 @pytest.mark.peers
 @pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
 def test_backend_questions_are_answered_by_the_front_sdk_client_over_stdio(
@@ -80,6 +81,7 @@ def test_backend_questions_are_answered_by_the_front_sdk_client_over_stdio(
     run(main())
 
 
+@pytest.mark.node
 @pytest.mark.peers
 @pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
 def test_backend_questions_are_answered_by_the_front_sdk_client_over_http(
@@ -104,6 +106,7 @@ def test_backend_questions_are_answered_by_the_front_sdk_client_over_http(
         run(main(server.url()))
 
 
+@pytest.mark.node
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
 def test_a_front_client_without_the_capability_is_not_asked(version: str) -> None:
     """The backend gets the roots page's error for a client that lacks a
