@@ -37,7 +37,7 @@ from typing import Any
 
 import msgspec
 
-from . import soak
+from . import processes, soak
 from .http_server_bench import LUA, find_wrk
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -188,6 +188,11 @@ def run(
 
 
 def main() -> None:
+    with processes.owned():
+        _main()
+
+
+def _main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.scaleout_bench", description=__doc__)
     parser.add_argument("--seconds", type=float, default=5.0, help="length of each wrk run")
     parser.add_argument("--connections", type=int, default=16, help="wrk connections")
