@@ -357,6 +357,7 @@ def run_app(repeats: int, calls: int, seconds: float, quick: bool) -> dict[str, 
 def run_scaleout(seconds: float, quick: bool) -> dict[str, Any]:
     """Part 7: bench/scaleout_bench.py in a process of its own (it starts redis-server and uvicorn workers)."""
     counts = ["--seconds", str(seconds), "--connections", "4" if quick else "16"]
+    counts += ["--workers", "2" if quick else "1,2"]
     # The soak (HAProxy, worker kill, Redis restart) takes minutes: not in a quick run.
     counts += ["--soak-requests", "0" if quick else "10000", "--soak-in-flight", "512"]
     out = processes.run_part(
@@ -475,6 +476,8 @@ def scaleout_rows(part: dict[str, Any]) -> list[list[str]]:
     rows = []
     for key, label in (("memory_1w", "1 worker, in-process store"), ("memory_2w", "2 workers, in-process store"),
                        ("redis_1w", "1 worker, Redis store"), ("redis_2w", "2 workers, Redis store")):  # fmt: skip
+        if key not in part:
+            continue  # not measured (a quick run measures 2 workers only)
         for wire, name in (("modern", "2026-07-28"), ("handshake", "one session")):
             figures = part[key][wire]
             if "not_applicable" in figures:
@@ -890,8 +893,8 @@ def text_table(header: list[str], rows: list[list[str]], width: int = processes.
         widest = widths.index(max(widths[1:]), 1)
         widths[widest] -= 1
     widths[0] = max(0, min(widths[0], room - sum(widths[1:])))
-    # Text wrapped in a figure column reads left to right; figures align right.
-    left = [i == 0 or w < natural[i] for i, w in enumerate(widths)]
+    # Text (a column of long cells, wrapped) reads left to right; figures align right.
+    left = [i == 0 or (w < natural[i] and natural[i] > 40) for i, w in enumerate(widths)]
     lines = []
     for n, row in enumerate([header, *rows]):
         label, figures = row[0], row[1:]
@@ -1195,7 +1198,8 @@ def _main() -> None:
         "--quick",
         action="store_true",
         help="a smoke test of about a minute: every part once, briefly (noisy figures), 16 in"
-        " flight only, no cross pairs, no soak",
+        " flight only, no cross pairs, one server stack at 16 connections, 2 workers only in"
+        " the scale-out part, no soak",
     )
     parser.add_argument("--codec-repeats", type=int, default=None)
     parser.add_argument(
@@ -1232,7 +1236,9 @@ def _main() -> None:
         help="calls per batch of each path (bindings part)",
     )
     parser.add_argument(
-        "--stacks", default="uvicorn-h11,uvicorn,granian", help="server stacks of the server part"
+        "--stacks",
+        default=None,
+        help="server stacks of the server part (default uvicorn-h11,uvicorn,granian; quick: uvicorn)",
     )
     parser.add_argument(
         "--wrk", default=None, help="path of wrk (default: on PATH, else apt-get as root)"
@@ -1249,6 +1255,7 @@ def _main() -> None:
     import_samples = options.import_samples or (2 if quick else IMPORT_SAMPLES)
     sessions = options.sessions or (QUICK_SESSIONS if quick else SESSIONS)
     cross = options.cross and not quick
+    stacks = options.stacks or ("uvicorn" if quick else "uvicorn-h11,uvicorn,granian")
     # A quick run measures 16 in flight only (what the targets judge).
     in_flights = {key: [16] if quick else spec[3] for key, spec in ROUNDTRIPS.items()}
     asgi_requests = options.asgi_requests or (
@@ -1301,7 +1308,7 @@ def _main() -> None:
             "bindings_trials": bindings_trials,
             "gateway_calls": gateway_calls,
             "gateway_trials": gateway_trials,
-            "stacks": options.stacks,
+            "stacks": stacks,
             "codec_env": CODEC_ENV,
             "shortened": shortened,
         },
@@ -1341,8 +1348,8 @@ def _main() -> None:
         )
         results["asgi"] = http_stack.run_asgi(asgi_requests)
     if "server" in parts:
-        log(f"6b. the server alone under {options.stacks}, driven by wrk ({wrk_seconds:g} s runs)")
-        results["server"] = http_stack.run_server(wrk_seconds, options.stacks, options.wrk)
+        log(f"6b. the server alone under {stacks}, driven by wrk ({wrk_seconds:g} s runs)")
+        results["server"] = http_stack.run_server(wrk_seconds, stacks, options.wrk, quick)
         if "skipped" in results["server"]:
             log(f"   not measured: {results['server']['skipped']}")
     if "client" in parts:

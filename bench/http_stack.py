@@ -63,15 +63,18 @@ def run_asgi(requests: int, in_flight: int = 16) -> dict[str, Any]:
     return _child("bench.asgi_bench", "--requests", str(requests), "--in-flight", str(in_flight))
 
 
-def run_server(seconds: float, stacks: str, wrk: str | None) -> dict[str, Any]:
+def run_server(seconds: float, stacks: str, wrk: str | None, quick: bool = False) -> dict[str, Any]:
+    """``quick``: 16 connections only, and the main rows only (not the defaults ones)."""
     args = [
         "--seconds",
         str(seconds),
         "--connections",
-        ",".join(map(str, CONNECTIONS)),
+        "16" if quick else ",".join(map(str, CONNECTIONS)),
         "--stacks",
         stacks,
     ]
+    if quick:
+        args += ["--impls", "ours,sdk,echo"]
     return _child("bench.http_server_bench", *args, *(["--wrk", wrk] if wrk else []))
 
 

@@ -165,13 +165,14 @@ def run(
     wrk: str | None = None,
     soak_requests: int = 10_000,
     soak_in_flight: int = 512,
+    worker_counts: tuple[int, ...] = (1, 2),
 ) -> dict[str, Any]:
     found = find_wrk(wrk)
     started = time.time()
     result: dict[str, Any] = {
         f"{store}_{workers}w": measure(found, store, workers, connections, seconds)
         for store in ("memory", "redis")
-        for workers in (1, 2)
+        for workers in worker_counts
     }
     if soak_requests:
         try:
@@ -205,6 +206,7 @@ def _main() -> None:
     parser.add_argument(
         "--soak-in-flight", type=int, default=512, help="soak requests in flight at once"
     )
+    parser.add_argument("--workers", default="1,2", help="worker counts, comma-separated")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     options = parser.parse_args()
     result = run(
@@ -213,6 +215,7 @@ def _main() -> None:
         options.wrk,
         options.soak_requests,
         options.soak_in_flight,
+        tuple(int(n) for n in options.workers.split(",")),
     )
     if options.json:
         print(json.dumps(result))

@@ -17,7 +17,11 @@ marked `node`". It sees two ways in:
 
 ``MCP_TESTS_WITHOUT`` (comma-separated marks, e.g. ``node,redis,peers``) makes
 them behave as if not installed, as on a fresh clone with only the ``test``
-extra: :func:`needs` and the audit hook then fail even a marked test.
+extra: :func:`needs` and the audit hook then fail even a marked test. (The
+official SDK itself is in the ``test`` extra: what ``peers`` hides is its
+servers and the other peer programs started as processes.) A process started
+by a process the test started is not seen; the helpers that hand a peer's
+command to one (``everything_stdio`` of test_host_cli) go through ``require``.
 """
 
 from __future__ import annotations
@@ -104,7 +108,9 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         needs(*found)
 
 
-sys.addaudithook(_audit)
+def pytest_configure(config: pytest.Config) -> None:
+    # Only in a test session (not in the bench's processes, which import the helpers too).
+    sys.addaudithook(_audit)
 
 
 @pytest.hookimpl(wrapper=True)
