@@ -13,11 +13,11 @@ bare HTTP clients (client). Each missed target names what limits it.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from . import processes
 from .http_wire import SAME_AS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +30,7 @@ PART_ROWS = {
 }
 # Defaults of a full run; fewer is a shortened run.
 ASGI_REQUESTS, WRK_SECONDS, CLIENT_REQUESTS = 20_000, 10.0, 5_000
-QUICK_ASGI_REQUESTS, QUICK_WRK_SECONDS, QUICK_CLIENT_REQUESTS = 2_000, 2.0, 500
+QUICK_ASGI_REQUESTS, QUICK_WRK_SECONDS, QUICK_CLIENT_REQUESTS = 500, 0.5, 200
 CONNECTIONS = [16, 64]
 
 TARGETS = {
@@ -54,14 +54,7 @@ WIRE_NAMES = {"modern": "2026-07-28", "handshake": "handshake session"}
 
 
 def _child(module: str, *args: str, timeout: float = 3600) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", module, *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-        timeout=timeout,
-        check=True,
-    )
+    done = processes.run_part([sys.executable, "-m", module, *args], cwd=ROOT, timeout=timeout)
     result: dict[str, Any] = json.loads(done.stdout)
     return result
 
@@ -70,15 +63,18 @@ def run_asgi(requests: int, in_flight: int = 16) -> dict[str, Any]:
     return _child("bench.asgi_bench", "--requests", str(requests), "--in-flight", str(in_flight))
 
 
-def run_server(seconds: float, stacks: str, wrk: str | None) -> dict[str, Any]:
+def run_server(seconds: float, stacks: str, wrk: str | None, quick: bool = False) -> dict[str, Any]:
+    """``quick``: 16 connections only, and the main rows only (not the defaults ones)."""
     args = [
         "--seconds",
         str(seconds),
         "--connections",
-        ",".join(map(str, CONNECTIONS)),
+        "16" if quick else ",".join(map(str, CONNECTIONS)),
         "--stacks",
         stacks,
     ]
+    if quick:
+        args += ["--impls", "ours,sdk,echo"]
     return _child("bench.http_server_bench", *args, *(["--wrk", wrk] if wrk else []))
 
 

@@ -42,7 +42,7 @@ from typing import Any
 import httpx
 import msgspec
 
-from . import soak
+from . import processes, soak
 from .http_server_bench import LUA, find_wrk
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -210,13 +210,14 @@ def run(
     wrk: str | None = None,
     soak_requests: int = 10_000,
     soak_in_flight: int = 512,
+    worker_counts: tuple[int, ...] = (1, 2),
 ) -> dict[str, Any]:
     found = find_wrk(wrk)
     started = time.time()
     result: dict[str, Any] = {
         f"{store}_{workers}w": measure(found, store, workers, connections, seconds)
         for store in ("memory", "redis")
-        for workers in (1, 2)
+        for workers in worker_counts
     }
     result["stateless_round_trips"] = stateless_round_trips()
     if soak_requests:
@@ -234,6 +235,11 @@ def run(
 
 
 def main() -> None:
+    with processes.owned():
+        _main()
+
+
+def _main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.scaleout_bench", description=__doc__)
     parser.add_argument("--seconds", type=float, default=5.0, help="length of each wrk run")
     parser.add_argument("--connections", type=int, default=16, help="wrk connections")
@@ -246,6 +252,7 @@ def main() -> None:
     parser.add_argument(
         "--soak-in-flight", type=int, default=512, help="soak requests in flight at once"
     )
+    parser.add_argument("--workers", default="1,2", help="worker counts, comma-separated")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     options = parser.parse_args()
     result = run(
@@ -254,6 +261,7 @@ def main() -> None:
         options.wrk,
         options.soak_requests,
         options.soak_in_flight,
+        tuple(int(n) for n in options.workers.split(",")),
     )
     if options.json:
         print(json.dumps(result))

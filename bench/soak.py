@@ -59,6 +59,8 @@ from typing import Any
 import aiohttp
 import httpx
 
+from . import processes
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 _redis_server: Any = importlib.import_module("support.redis_server")
@@ -269,7 +271,11 @@ backend workers
     def stop(self) -> None:
         if self.process is not None:
             self.process.terminate()
-            self.process.wait(10)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
             self.process = None
 
 
@@ -649,11 +655,11 @@ def soak(
     """One run; ``chaos_of``: what happens during it ("kill", "redis", both, or "")."""
     folder = Path(tempfile.mkdtemp(prefix="mcp-soak-"))
     redis = RedisServer()
-    redis.start()
     backends = [Backend(n, redis.url, folder / "workers.log") for n in range(workers)]
     balancer = Balancer(haproxy, backends, folder)
     events: list[str] = []
     try:
+        redis.start()
         for backend in backends:
             backend.start()
         balancer.start()
@@ -751,11 +757,13 @@ def soak(
             "steady_state": steady,
         }
     finally:
-        balancer.stop()
-        for backend in backends:
-            backend.stop()
-        redis.close()
-        shutil.rmtree(folder, ignore_errors=True)
+        # Each one stopped even if stopping another failed (an ExitStack goes on).
+        with contextlib.ExitStack() as stack:
+            stack.callback(shutil.rmtree, folder, ignore_errors=True)
+            stack.callback(redis.close)
+            for backend in backends:
+                stack.callback(backend.stop)
+            stack.callback(balancer.stop)
 
 
 def steady_state(url: str, backends: list[Backend], redis: Any, calls: int = 200) -> dict[str, Any]:
@@ -822,6 +830,11 @@ def run(
 
 
 def main() -> None:
+    with processes.owned():
+        _main()
+
+
+def _main() -> None:
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__)

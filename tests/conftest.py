@@ -64,3 +64,8 @@ def schema_mirror() -> Path:
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO
+
+
+# Each test is held to its marks (support/needs.py): one that reaches Node, Redis
+# or a peer without the mark that says so fails, on every run.
+pytest_plugins = ("support.needs",)

@@ -177,6 +177,7 @@ def typescript_client(*target: str, env: dict[str, str] | None = None) -> dict[s
     return seen
 
 
+@pytest.mark.node
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-11-25"])
 @pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
 def test_typescript_client(transport: str, version: str, tmp_path: Path) -> None:

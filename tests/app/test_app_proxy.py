@@ -46,6 +46,7 @@ def quiet() -> Iterator[None]:
         yield
 
 
+@pytest.mark.node
 @pytest.mark.peers
 @pytest.mark.parametrize(("mode", "version"), MODES)
 def test_proxied_server_everything_is_listed_called_and_read_under_its_prefix(
@@ -92,6 +93,7 @@ def test_a_2024_11_05_backend_is_served_to_a_2026_07_28_front() -> None:
     run(main())
 
 
+@pytest.mark.node
 @pytest.mark.peers
 @pytest.mark.parametrize(("mode", "version"), MODES)
 def test_the_gateway_serves_every_tool_of_every_entry_under_its_name(
@@ -126,6 +128,7 @@ def test_the_gateway_serves_every_tool_of_every_entry_under_its_name(
     run(main())
 
 
+@pytest.mark.node
 def test_deny_tools_keeps_an_entrys_tools_out_of_the_gateway(tmp_path: Path) -> None:
     require(SERVER_EVERYTHING, "server-everything")
     servers = three_backends()

@@ -71,6 +71,7 @@ def three_backends_over_http(tmp_path: Path, notes_url: str) -> Path:
     )
 
 
+@pytest.mark.node
 @pytest.mark.peers
 @pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
 def test_the_gateway_over_http_serves_every_tool_of_its_backends_to_the_sdk_client(

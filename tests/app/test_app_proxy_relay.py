@@ -56,6 +56,7 @@ async def drive_questions(client: Any) -> None:
     assert "file:///front" in roots.content[0].text
 
 
+@pytest.mark.node
 @pytest.mark.peers
 @pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
 def test_backend_questions_are_answered_by_the_front_sdk_client_over_stdio(
@@ -83,6 +84,7 @@ def test_backend_questions_are_answered_by_the_front_sdk_client_over_stdio(
     run(main())
 
 
+@pytest.mark.node
 @pytest.mark.peers
 @pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
 def test_backend_questions_are_answered_by_the_front_sdk_client_over_http(
@@ -122,6 +124,7 @@ async def drive_url_elicitation(client: Any) -> None:
     assert "User completed the URL elicitation flow" in text and CONSENT in text, text
 
 
+@pytest.mark.node
 @pytest.mark.peers
 @pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
 def test_url_mode_elicitation_reaches_the_front_sdk_client_over_stdio(
@@ -144,6 +147,7 @@ def test_url_mode_elicitation_reaches_the_front_sdk_client_over_stdio(
     run(main())
 
 
+@pytest.mark.node
 @pytest.mark.peers
 @pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
 def test_url_mode_elicitation_reaches_the_front_sdk_client_over_http(
@@ -173,6 +177,7 @@ class FormOnly(v2025_11_25.ClientHandlers):
         return v2025_11_25.ElicitResult(action="decline")
 
 
+@pytest.mark.node
 def test_a_front_client_without_url_mode_is_not_asked_in_url_mode() -> None:
     """ "Servers MUST NOT send elicitation requests with modes that are not
     supported by the client" (specification 2025-11-25, client/elicitation,
@@ -196,6 +201,7 @@ def test_a_front_client_without_url_mode_is_not_asked_in_url_mode() -> None:
     run(main())
 
 
+@pytest.mark.node
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
 def test_a_front_client_without_the_capability_is_not_asked(version: str) -> None:
     """The backend gets the roots page's error for a client that lacks a

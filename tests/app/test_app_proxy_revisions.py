@@ -99,6 +99,7 @@ def test_a_2026_07_28_backend_is_served_to_2024_11_05_and_2025_03_26_fronts() ->
         run(main())
 
 
+@pytest.mark.node
 @pytest.mark.peers
 def test_resource_links_reach_a_2024_11_05_front_as_text() -> None:
     require(SERVER_EVERYTHING, "server-everything")

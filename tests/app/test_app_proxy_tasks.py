@@ -48,6 +48,7 @@ def everything_behind_an_app() -> App:
     return app
 
 
+@pytest.mark.node
 def test_a_task_required_backend_tool_runs_as_a_task_through_the_proxy() -> None:
     """The 2025-11-25 schema's ToolExecution: "\"required\": Tool requires
     task-augmented execution". The front lists the backend's taskSupport, refuses
@@ -83,6 +84,7 @@ class Subscriber(v2025_11_25.ClientHandlers):
         self.updated.put_nowait(params.uri)
 
 
+@pytest.mark.node
 def test_a_front_subscription_reaches_the_backend_and_its_updates_come_back() -> None:
     app = everything_behind_an_app()
     front = Subscriber()
@@ -157,6 +159,7 @@ def modern_tasks_client() -> Client:
     return Client(name="front", version="1", capabilities=capabilities)
 
 
+@pytest.mark.node
 def test_a_2026_07_28_client_asking_for_a_task_gets_one_of_a_proxied_task_tool() -> None:
     """A front that declares the tasks extension gets a task handle
     (``resultType: "task"``) for a proxied task-capable tool, whose work is the
@@ -178,6 +181,7 @@ def test_a_2026_07_28_client_asking_for_a_task_gets_one_of_a_proxied_task_tool()
     run(main())
 
 
+@pytest.mark.node
 def test_a_backends_question_in_a_proxied_task_is_the_tasks_input_request() -> None:
     """A backend's question during a task of the front is the task's input
     request: the task shows ``input_required`` with it, and the client's
@@ -217,6 +221,7 @@ class ModernSubscriber(v2026_07_28.ClientHandlers):
         self.updated.put_nowait(params.uri)
 
 
+@pytest.mark.node
 def test_a_2026_07_28_listen_stream_for_a_proxied_resource_reaches_the_backend() -> None:
     """A 2026-07-28 front tells of the resources it wants to hear of on a
     subscriptions/listen stream: the proxy subscribes the backend to the URIs

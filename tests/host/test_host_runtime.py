@@ -97,6 +97,7 @@ def test_typed_calls_and_the_revision_stub() -> None:
     run(go())
 
 
+@pytest.mark.node
 def test_a_resource_subscription_through_the_host() -> None:
     config = {
         "mcpServers": {"e": {"command": str(NODE), "args": [str(SERVER_EVERYTHING), "stdio"]}}

@@ -25,6 +25,7 @@ from test_host_cli import MCPX
 EXAMPLE_SERVER = REPO / "examples" / "stdio_server.py"
 LAUNCHER = NPM_BIN.parent / "@modelcontextprotocol" / "inspector" / "clients" / "launcher"
 TOKEN = "mcpx-test-token"
+pytestmark = pytest.mark.node
 
 
 def free_port() -> int:

@@ -39,6 +39,7 @@ def protected(issuer: AuthorizationServer) -> Iterator[ThreadedServer]:
         yield served
 
 
+@pytest.mark.node
 def test_a_listing_leaves_stderr_quiet() -> None:
     """server-everything announces list changes as the session closes; the
     host does not list again then, and nothing reaches stderr."""
@@ -48,6 +49,7 @@ def test_a_listing_leaves_stderr_quiet() -> None:
         assert len(json.loads(done.stdout)) >= 13
 
 
+@pytest.mark.node
 def test_an_oauth_entry_is_authorized_in_the_browser(
     protected: ThreadedServer, tmp_path: Path
 ) -> None:
@@ -109,6 +111,7 @@ def test_a_timeout_is_mcpx_giving_up_not_an_answer() -> None:
     )
 
 
+@pytest.mark.node
 def test_piped_tables_keep_long_rows() -> None:
     listed = mcpx("list", "tools", *everything_stdio()).stdout
     row = next(line for line in listed.splitlines() if line.lstrip().startswith("gzip-file"))

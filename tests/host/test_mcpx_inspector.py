@@ -45,6 +45,7 @@ CALLS = {
 }
 
 
+@pytest.mark.node
 def test_all_16_tools_of_server_everything_are_listed_and_callable(tmp_path: Path) -> None:
     root = ["--root", str(tmp_path)]
     tools = mcpx_json("list", "tools", "--json", *ANSWERS, *root, *everything_stdio())
@@ -65,6 +66,7 @@ def test_all_16_tools_of_server_everything_are_listed_and_callable(tmp_path: Pat
     assert "Research Report: tides" in text["simulate-research-query"]  # run as a task
 
 
+@pytest.mark.node
 def test_the_initialize_result_ping_and_version() -> None:
     info = mcpx_json("info", "--json", *everything_stdio())
     assert info["serverInfo"]["name"] == "mcp-servers/everything"
@@ -79,6 +81,8 @@ def test_the_initialize_result_ping_and_version() -> None:
     assert mcpx("--version").stdout == "mcpx 0.1.0\n"
 
 
+@pytest.mark.node
+@pytest.mark.peers
 def test_request_meta_environment_and_directory(tmp_path: Path) -> None:
     echoed = mcpx_json(
         "call",
@@ -102,6 +106,7 @@ def test_request_meta_environment_and_directory(tmp_path: Path) -> None:
     assert str(tmp_path) in done.stderr
 
 
+@pytest.mark.node
 def test_raw_blob_output(tmp_path: Path) -> None:
     """The blob's bytes, not its base64 nor a summary, to a file or stdout."""
     target = tmp_path / "blob.bin"
@@ -167,6 +172,7 @@ def asking(shown: str) -> bool:
     return bool(lines) and lines[-1].rstrip().endswith(":")
 
 
+@pytest.mark.node
 def test_an_elicitation_answered_in_a_form_on_the_terminal() -> None:
     """A form on the terminal from the requested schema: each field asked by its
     title and description, enumerations by number, defaults kept on Enter."""
@@ -214,6 +220,7 @@ def test_an_elicitation_answered_in_a_form_on_the_terminal() -> None:
     assert "Grace Hopper" in done and "Joey" in done and "Piano" in done
 
 
+@pytest.mark.node
 def test_a_task_augmented_call_shows_its_status_in_a_terminal() -> None:
     command = [str(MCPX), "call", "simulate-research-query", "topic=tides", *everything_stdio()]
     with terminal(command) as tty:
@@ -235,7 +242,9 @@ def test_watch_prints_the_resource_again_at_each_update() -> None:
     assert done.stderr.count("updated ticker://count") == 2
 
 
-@pytest.mark.parametrize("server", ["server-everything", "ours at 2026-07-28"])
+@pytest.mark.parametrize(
+    "server", [pytest.param("server-everything", marks=pytest.mark.node), "ours at 2026-07-28"]
+)
 def test_a_sampling_request_answered_on_the_terminal(server: str) -> None:
     """The server's sampling request is shown (its messages) and the user's reply
     typed on the terminal is what the server gets: server-everything asks in the

@@ -442,6 +442,7 @@ def sdk_server(port: int = 0) -> Iterator[SubprocessServer]:
         server.stop()
 
 
+@pytest.mark.peers
 def test_the_sdk_server_restarted_on_the_same_port_gets_a_new_session() -> None:
     """The official SDK's Streamable HTTP server, restarted on the same
     port, answers 404 to the old session: a call in flight then fails

@@ -4,6 +4,7 @@ when a run is shorter than the defaults (its figures then judge no target)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -52,7 +53,19 @@ def test_the_bindings_part_generates_a_facade_and_reports_both_calls() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("SHORTENED RUN (typed server bindings)")
-    assert "tools/call through the generated facade" in done.stdout
-    assert "the same call untyped" in done.stdout
-    assert "a facade call within 10% of the untyped call" in done.stdout
-    assert "FAIL" not in done.stdout
+    text = " ".join(done.stdout.split())  # long labels are wrapped to fit 100 columns
+    assert "tools/call through the generated facade" in text
+    assert "the same call untyped" in text
+    assert "a facade call within 10% of the untyped call" in text
+    assert "FAIL" not in text
+
+
+def test_what_it_prints_fits_100_columns(tmp_path: Path) -> None:
+    """The tables, the machine and versions lines, the banner and the progress
+    lines; the whole report is in the files it names."""
+    done = bench("--import-samples", "1", "--output", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    for line in done.stdout.splitlines() + done.stderr.splitlines():
+        assert len(line) <= 100, line
+    details = Path(re.findall(r"/\S+/results\.md", done.stderr)[0])
+    assert "cold import" in details.read_text()

@@ -37,7 +37,7 @@ from mcp_runtime.client import Client
 from mcp_runtime.http.client import StreamableHTTPClientTransport
 from mcp_runtime.jsonrpc import CONNECTION_CLOSED, INTERNAL_ERROR, McpError
 
-pytestmark = pytest.mark.redis
+pytestmark = [pytest.mark.redis, pytest.mark.peers]
 
 
 class Deployment:

@@ -30,7 +30,7 @@ from support.scaleout import (
     sse_events,
 )
 
-pytestmark = [pytest.mark.redis, pytest.mark.peers]
+pytestmark = [pytest.mark.redis, pytest.mark.peers, pytest.mark.node]
 
 TARGET = "support.scaleout_gateway_app:asgi"
 

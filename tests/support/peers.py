@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import pytest
 
 from mcp_runtime.stdio import StdioServerParameters
+from support.needs import needs
 
 T = TypeVar("T")
 
@@ -61,6 +62,9 @@ def run(coroutine: Coroutine[Any, Any, T], timeout: float = TIMEOUT) -> T:
 
 
 def require(path: Path, what: str) -> Path:
+    """``path``, one of the npm peers (Node itself included): the running test
+    must be marked ``node`` (support.needs), and the peers installed."""
+    needs("node", what)
     if not path.exists():
         pytest.fail(
             f"{what} is missing at {path}; install the pinned npm peers with "

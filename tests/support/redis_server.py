@@ -22,9 +22,11 @@ from pathlib import Path
 from urllib.parse import quote
 
 from support.everything_http import free_port
+from support.needs import needs
 
 
 def redis_server_binary() -> str:
+    needs("redis", "redis-server")
     found = shutil.which("redis-server")
     if found is None and os.geteuid() == 0:
         subprocess.run(["apt-get", "update", "-qq"], check=True, capture_output=True)
