@@ -120,11 +120,6 @@ class Bindings:
         )
 
     @property
-    def modern_versions(self) -> tuple[str, ...]:
-        """Deprecated name of :attr:`stateless_versions`."""
-        return self.stateless_versions
-
-    @property
     def newest(self) -> str:
         """What a client asks for unless told: the newest released revision, else
         (a package of unpinned revisions only) the newest it speaks."""
@@ -167,11 +162,6 @@ def handshake_versions() -> tuple[str, ...]:
 def stateless_versions() -> tuple[str, ...]:
     """The shipped package's revisions without a handshake (2026-07-28 on)."""
     return bindings().stateless_versions
-
-
-def modern_versions() -> tuple[str, ...]:
-    """Deprecated name of :func:`stateless_versions`."""
-    return stateless_versions()
 
 
 @cache
