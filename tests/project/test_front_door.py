@@ -148,6 +148,14 @@ def test_the_names_are_listed_once_and_the_app_layer_is_whole() -> None:
     assert set(app.__all__) <= set(mcp_runtime.__all__)
 
 
+def test_the_reference_lists_the_front_door() -> None:
+    """docs/reference/index.md names each module's front door names, as the table has them."""
+    page = (ROOT / "docs" / "reference" / "index.md").read_text()
+    for module, (_extra, names) in mcp_runtime._MODULES.items():
+        row = f"| `mcp_runtime{module}` | " + ", ".join(f"`{n}`" for n in names) + " |"
+        assert row in page.splitlines(), f"docs/reference/index.md lacks the row {row}"
+
+
 def test_importing_the_package_imports_none_of_its_modules_nor_an_extra() -> None:
     loaded = json.loads(run_python("""
 import json, sys
