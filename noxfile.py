@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import nox
 
-nox.options.sessions = ["tests"]
+nox.options.sessions = ["tests", "tests_newer"]
 nox.options.reuse_existing_virtualenvs = True
 
 PYTHON = "3.11"
@@ -29,6 +29,23 @@ def tests(session: nox.Session) -> None:
     session.run("mypy", *TYPED)
     session.run("mkdocs", "build", "--strict", env={"NO_MKDOCS_2_WARNING": "1"})
     session.run("pytest", *session.posargs)
+
+
+# The newer Pythons the classifiers claim, and the part of the suite run on them: what needs
+# neither Node.js, nor redis-server, nor the official SDK as a peer (the `tests` session runs
+# everything on PYTHON).
+NEWER = ["3.12", "3.13"]
+FAST = "not node and not redis and not peers"
+
+
+@nox.session(python=NEWER, download_python="never")
+def tests_newer(session: nox.Session) -> None:
+    """The fast part of the test suite on Python 3.12 and 3.13 (`-m "not node and not redis
+    and not peers"`). An interpreter nox does not find is skipped with the reason ("Python
+    interpreter 3.13 not found"; with `CI` set, pass --no-error-on-missing-interpreters, as
+    .ci/run does). Under pyenv, name the versions: PYENV_VERSION=3.11.7:3.12.1:3.13.0."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "-m", FAST, *session.posargs)
 
 
 LINTED = ["codegen", "runtime", "examples", "bench", "tests", "noxfile.py"]

@@ -9,8 +9,8 @@
 
     app.run()
 
-The application layer (:class:`App`), the client (:class:`Client`, :func:`connect_stdio`,
-:func:`connect_http`), the low-level server (:class:`Server`, :func:`run_stdio`,
+The application layer (:class:`App` and every other name of :mod:`mcp_runtime.app`), the
+client (:class:`Client`, :func:`connect_stdio`, :func:`connect_http`), the low-level server (:class:`Server`, :func:`run_stdio`,
 :func:`http_app`, :func:`run_http`), errors, stores, hosts and the OAuth entry points are all
 importable from here; each also stays importable from the module that defines it.
 
@@ -23,87 +23,71 @@ from __future__ import annotations
 
 import importlib
 
-# Not typing.TYPE_CHECKING: importing typing (and re with it) would be most of what
-# ``import mcp_runtime`` costs. Type checkers take any name TYPE_CHECKING as true.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+__version__ = "0.1.0"
 
-    from .app import (
-        App,
-        Context,
-        Elicited,
-        Message,
-        OutputMismatch,
-        PromptError,
-        ResourceError,
-        Root,
-        Sampled,
-        ToolCallFailed,
-        ToolError,
-        ToolSchemas,
-        call_tool_typed,
-    )
-    from .auth.client import (
-        ClientCredentialsProvider,
-        ClientMetadata,
-        JWTBearerProvider,
-        LoopbackRedirect,
-        OAuthClientProvider,
-    )
-    from .auth.principal import InsufficientScope, Principal
-    from .auth.server import IntrospectionVerifier, JWTVerifier, ResourceServer
-    from .client import Client, ClientSession, connect_stdio
-    from .extras import MissingExtra
-    from .host import Host, HostHandlers
-    from .http import UVICORN_OPTIONS, HttpApp, HttpOptions, http_app
-    from .http.client import connect_http, connect_sse, connect_streamable_http
-    from .jsonrpc import (
-        INTERNAL_ERROR,
-        INVALID_PARAMS,
-        INVALID_REQUEST,
-        METHOD_NOT_FOUND,
-        PARSE_ERROR,
-        ConnectionClosed,
-        McpError,
-    )
-    from .methods import RequestContext
-    from .server import Server
-    from .serving import run_http, run_stdio, serve_stdio
-    from .stdio import StdioServerParameters
-    from .stores import MemoryStore, Store, StoreUnavailable
-    from .stores.redis_store import RedisStore
-    from .tasks import TaskContext, Tasks, TaskSupport
-
-# Where each name lives, and the extra its module needs (None: the core install). The
-# imports above say the same to type checkers; tests/project/test_front_door.py keeps the
-# two in step and checks every extra named here against an environment without extras.
+# The front door's one table: the module each name lives in, and the extra that module
+# needs (None: the core install). ``__all__`` and ``__getattr__`` below are derived from
+# it; ``__init__.pyi``, which type checkers read in place of this file, is generated from it
+# (``python tests/project/test_front_door.py --write``; the test fails when the two differ).
+# A name added or removed here needs its line in CHANGELOG.md (tests/project/test_public_names.py).
 _MODULES: dict[str, tuple[str | None, tuple[str, ...]]] = {
+    # the application layer: every name of mcp_runtime.app
     ".app": (
         None,
         (
             "App",
+            "Audio",
+            "Audit",
+            "Cache",
+            "Call",
+            "Content",
             "Context",
             "Elicited",
+            "ErrorMapping",
+            "File",
+            "Image",
+            "LifespanError",
+            "Link",
+            "LogLevel",
             "Message",
+            "Middleware",
+            "Next",
+            "NoSession",
             "OutputMismatch",
+            "PinError",
+            "Pins",
             "PromptError",
+            "PromptOptions",
+            "RATE_LIMITED",
+            "RateLimit",
             "ResourceError",
+            "ResourceOptions",
             "Root",
             "Sampled",
+            "SessionState",
+            "StructuredLogging",
+            "Timing",
+            "ToolAnnotations",
             "ToolCallFailed",
             "ToolError",
+            "ToolOptions",
             "ToolSchemas",
+            "UriTemplate",
             "call_tool_typed",
+            "validate_structured",
         ),
     ),
+    # clients
     ".client": (None, ("Client", "ClientSession", "connect_stdio")),
     ".stdio": (None, ("StdioServerParameters",)),
+    ".http.client": ("http", ("connect_http", "connect_sse", "connect_streamable_http")),
+    # servers
     ".server": (None, ("Server",)),
     ".methods": (None, ("RequestContext",)),
     ".serving": (None, ("run_http", "run_stdio", "serve_stdio")),
     ".http": (None, ("UVICORN_OPTIONS", "HttpApp", "HttpOptions", "http_app")),
-    ".http.client": ("http", ("connect_http", "connect_sse", "connect_streamable_http")),
+    ".tasks": (None, ("TaskContext", "TaskSupport", "Tasks")),
+    # errors
     ".jsonrpc": (
         None,
         (
@@ -117,10 +101,12 @@ _MODULES: dict[str, tuple[str | None, tuple[str, ...]]] = {
         ),
     ),
     ".extras": (None, ("MissingExtra",)),
-    ".tasks": (None, ("TaskContext", "TaskSupport", "Tasks")),
+    # where server state lives
     ".stores": (None, ("MemoryStore", "Store", "StoreUnavailable")),
     ".stores.redis_store": ("redis", ("RedisStore",)),
+    # hosts
     ".host": (None, ("Host", "HostHandlers")),
+    # authorization
     ".auth.principal": (None, ("InsufficientScope", "Principal")),
     ".auth.client": (
         "auth",
@@ -139,74 +125,10 @@ _HOME: dict[str, str] = {
     name: module for module, (_extra, names) in _MODULES.items() for name in names
 }
 
-__all__ = [
-    # the application layer
-    "App",
-    "Context",
-    "Elicited",
-    "Message",
-    "PromptError",
-    "ResourceError",
-    "Root",
-    "Sampled",
-    "ToolError",
-    "ToolSchemas",
-    "call_tool_typed",
-    "OutputMismatch",
-    "ToolCallFailed",
-    # clients
-    "Client",
-    "ClientSession",
-    "StdioServerParameters",
-    "connect_stdio",
-    "connect_http",
-    "connect_streamable_http",
-    "connect_sse",
-    # servers
-    "Server",
-    "RequestContext",
-    "run_stdio",
-    "serve_stdio",
-    "http_app",
-    "HttpApp",
-    "HttpOptions",
-    "run_http",
-    "UVICORN_OPTIONS",
-    "Tasks",
-    "TaskContext",
-    "TaskSupport",
-    # errors
-    "McpError",
-    "ConnectionClosed",
-    "MissingExtra",
-    "PARSE_ERROR",
-    "INVALID_REQUEST",
-    "METHOD_NOT_FOUND",
-    "INVALID_PARAMS",
-    "INTERNAL_ERROR",
-    # where server state lives
-    "Store",
-    "MemoryStore",
-    "RedisStore",
-    "StoreUnavailable",
-    # hosts
-    "Host",
-    "HostHandlers",
-    # authorization
-    "OAuthClientProvider",
-    "ClientCredentialsProvider",
-    "JWTBearerProvider",
-    "ClientMetadata",
-    "LoopbackRedirect",
-    "ResourceServer",
-    "JWTVerifier",
-    "IntrospectionVerifier",
-    "Principal",
-    "InsufficientScope",
-]
+__all__ = list(_HOME)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module_name = _HOME.get(name)
     if module_name is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

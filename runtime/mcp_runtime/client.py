@@ -180,11 +180,6 @@ class ClientSession(Session):
         """Whether the session speaks a stateless revision (2026-07-28 on)."""
         return self._envelope is not None
 
-    @property
-    def modern(self) -> bool:
-        """Deprecated name of :attr:`stateless`."""
-        return self.stateless
-
     # ------------------------------------------------------------ opening
 
     async def discover(self) -> bool:

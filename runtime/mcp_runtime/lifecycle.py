@@ -136,11 +136,6 @@ class Bindings:
             v for v, r in self.revisions.items() if r.status != "draft" and not r.has_handshake
         )
 
-    @property
-    def modern_versions(self) -> tuple[str, ...]:
-        """Deprecated name of :attr:`stateless_versions`."""
-        return self.stateless_versions
-
     # ------------------------------------------------ protocol facts (schema/protocol_facts.toml)
 
     @cached_property
@@ -223,11 +218,6 @@ def handshake_versions() -> tuple[str, ...]:
 def stateless_versions() -> tuple[str, ...]:
     """The shipped package's revisions without a handshake (2026-07-28 on)."""
     return bindings().stateless_versions
-
-
-def modern_versions() -> tuple[str, ...]:
-    """Deprecated name of :func:`stateless_versions`."""
-    return stateless_versions()
 
 
 @cache

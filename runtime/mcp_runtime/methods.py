@@ -106,10 +106,6 @@ class RequestContext(Protocol):
         rather than relying on an initialize handshake."""
 
     @property
-    def modern(self) -> bool:
-        """Deprecated name of :attr:`stateless`."""
-
-    @property
     def client_capabilities(self) -> Any:
         """The capabilities the client declared: in this request's ``_meta``
         (2026-07-28 on) or at initialize. None where unknown."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import warnings
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
@@ -39,9 +38,9 @@ from .ownership import connection_owner
 from .request_state import StateSealer
 from .session import (
     Handler,
-    RequestContext,
     Route,
     Session,
+    SessionContext,
     Transport,
     level_passes,
 )
@@ -73,8 +72,8 @@ class Extension(Protocol):
         """Request methods the extension answers, by name."""
 
     def wrap(
-        self, method: str, handler: Callable[[Any, RequestContext], Awaitable[Any]]
-    ) -> Callable[[Any, RequestContext], Awaitable[Any]]:
+        self, method: str, handler: Callable[[Any, SessionContext], Awaitable[Any]]
+    ) -> Callable[[Any, SessionContext], Awaitable[Any]]:
         """The handler to use for a revision method (``handler`` itself if the extension leaves it alone)."""
 
 
@@ -172,11 +171,6 @@ class Server:
         if store is not None:
             self.use_store(store)
         self.wrap_route = wrap_route
-
-    @property
-    def modern_versions(self) -> list[str]:
-        """Deprecated name of :attr:`stateless_versions`."""
-        return self.stateless_versions
 
     def use_store(self, store: Store) -> None:
         """Share state through ``store`` (once; the same store again is a no-op)."""
@@ -354,7 +348,7 @@ class Server:
             }
         return declared
 
-    async def _discover(self, params: Any, ctx: RequestContext) -> Any:
+    async def _discover(self, params: Any, ctx: SessionContext) -> Any:
         version = ctx.protocol_version
         result = self._discover_results.get(version)
         if result is None:
@@ -373,7 +367,7 @@ class Server:
             )
         return result
 
-    async def _listen(self, params: Any, ctx: RequestContext) -> Any:
+    async def _listen(self, params: Any, ctx: SessionContext) -> Any:
         session = ctx.peer
         assert isinstance(session, Session) and ctx.request_id is not None
         declared = self._capabilities_of(ctx.protocol_version)
@@ -618,7 +612,7 @@ class _ServerRouter:
         self.revision, self.handlers, self.handler_revision = revision, handlers, handler_revision
         self._build_routes()
 
-    def _initialize(self, params: Any, ctx: RequestContext) -> Any:
+    def _initialize(self, params: Any, ctx: SessionContext) -> Any:
         version = lifecycle.negotiate(params.protocol_version, self.server.versions)
         self.adopt(version, params.capabilities, params.client_info)
         revision, handlers, handler_revision = self.revision, self.handlers, self.handler_revision
@@ -671,22 +665,7 @@ class _ServerRouter:
                 typed = optional_as_in(typed, spec)
                 self._notifications[method] = (typed, self.server.wrapped(typed, handler))
 
-    async def _set_level(self, params: Any, ctx: RequestContext) -> Any:
+    async def _set_level(self, params: Any, ctx: SessionContext) -> Any:
         self.log_level = params.level
         assert self.revision is not None
         return codec.convert({}, self.revision.all_methods["logging/setLevel"].result)
-
-
-def __getattr__(name: str) -> Any:
-    # run_stdio and serve_stdio lived here once and are documented at this path; the
-    # server does not run itself, so they are found where they live now.
-    if name in ("run_stdio", "serve_stdio"):
-        warnings.warn(
-            f"mcp_runtime.server.{name} is deprecated: import it from mcp_runtime.serving",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        from . import running
-
-        return getattr(running, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

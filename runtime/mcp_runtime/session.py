@@ -172,11 +172,6 @@ class SessionContext:
         return self._envelope is not None
 
     @property
-    def modern(self) -> bool:
-        """Deprecated name of :attr:`stateless`."""
-        return self._envelope is not None
-
-    @property
     def client_capabilities(self) -> Any:
         if self._envelope is not None:
             return self._envelope.client_capabilities
@@ -684,15 +679,10 @@ async def _handle_notification(
         logger.exception("notification handler for %s failed", spec.method)
 
 
-RequestContext = SessionContext
-"""Deprecated name of :class:`SessionContext` (type handlers with
-:class:`mcp_runtime.RequestContext`)."""
-
 __all__ = [
     "LOG_LEVELS",
     "MAX_PROGRESS_BACKLOG",
     "Handler",
-    "RequestContext",
     "SessionContext",
     "RequestEnvelope",
     "Route",

@@ -129,6 +129,7 @@ def test_the_gateway_serves_every_tool_of_every_entry_under_its_name(
 
 
 @pytest.mark.node
+@pytest.mark.peers
 def test_deny_tools_keeps_an_entrys_tools_out_of_the_gateway(tmp_path: Path) -> None:
     require(SERVER_EVERYTHING, "server-everything")
     servers = three_backends()

@@ -1,9 +1,10 @@
-"""One options object for every limit of the HTTP apps, and the keywords users were told
-about still working (deprecated), seen through raw HTTP against a real server."""
+"""One options object for every limit of the HTTP apps, seen through raw HTTP against a real
+server, and no other way to pass them."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -32,24 +33,17 @@ def test_one_options_object_bounds_both_http_transports() -> None:
         assert refused.json()["error"]["code"] == -32600
 
 
-def test_limits_passed_as_keywords_still_apply_with_a_deprecation_warning() -> None:
-    with pytest.warns(DeprecationWarning, match=r"http_app\(max_body_size=\.\.\.\)"):
-        app = http_app(lowlevel_server(), max_body_size=len(PING) - 1)
-    assert app.streamable.options.max_body_size == len(PING) - 1
-    with serving(app) as server:
-        assert post(server.url("/mcp"), PING).status_code == 413
-    with pytest.warns(DeprecationWarning):
-        streamable = StreamableHTTPApp(lowlevel_server(), session_timeout=5.0)
-    assert streamable.options.session_timeout == 5.0
-    # The 2024-11-05 app's session cap was its max_sessions: one GET stream each.
-    with pytest.warns(DeprecationWarning):
-        legacy = LegacySSEApp(lowlevel_server(), max_sessions=3)
-    assert legacy.options.max_streams == 3
+@pytest.mark.parametrize("app", [http_app, StreamableHTTPApp, LegacySSEApp])
+def test_a_limit_passed_as_a_keyword_is_refused(app: Callable[..., object]) -> None:
+    """The limits are options only (the keyword form was removed before 0.1.0): a limit
+    passed beside them is a TypeError, not a silently ignored setting."""
+    with pytest.raises(TypeError, match="unexpected keyword argument 'max_body_size'"):
+        app(lowlevel_server(), max_body_size=1)
 
 
 def test_a_keyword_that_names_no_option_is_refused() -> None:
     with pytest.raises(TypeError, match="unexpected keyword argument 'max_bodysize'"):
-        http_app(lowlevel_server(), max_bodysize=1)
+        http_app(lowlevel_server(), max_bodysize=1)  # type: ignore[call-arg]
 
 
 def test_options_are_frozen() -> None:

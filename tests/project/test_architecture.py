@@ -30,8 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli",),
     ("app", "bindings"),
     ("host",),
-    # (http_client, sse_legacy, streamable_http: deprecated paths into the http wing)
-    ("http", "auth", "serving", "http_client", "sse_legacy", "streamable_http"),
+    ("http", "auth", "serving"),
     ("server", "stateless_answers", "client", "renewal", "tasks", "shared_tasks"),
     ("session", "stdio", "stores", "running", "outgoing", "answering"),
     (

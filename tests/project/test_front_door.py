@@ -1,11 +1,11 @@
 """``mcp_runtime`` is the front door: every name it lists resolves, to the same object as
-the module that defines it, type checkers see each one, ``import mcp_runtime`` costs no
+the module that defines it, type checkers see each one (through ``__init__.pyi``, generated
+from the one table: ``python tests/project/test_front_door.py --write`` rewrites it), ``import mcp_runtime`` costs no
 import of its own modules, and without the optional extras the core names still load
 while the others fail with the one-line MissingExtra error naming their extra."""
 
 from __future__ import annotations
 
-import ast
 import importlib
 import importlib.metadata
 import json
@@ -22,6 +22,7 @@ import mcp_runtime
 
 ROOT = Path(__file__).resolve().parents[2]
 FRONT_DOOR = ROOT / "runtime" / "mcp_runtime" / "__init__.py"
+STUB = FRONT_DOOR.with_suffix(".pyi")
 SOURCE_ROOTS = [ROOT / "runtime", ROOT / "generated", ROOT / "codegen"]
 
 
@@ -32,6 +33,36 @@ def declared() -> dict[str, tuple[str, str | None]]:
         for module, (extra, names) in mcp_runtime._MODULES.items()
         for name in names
     }
+
+
+def isort(name: str) -> tuple[int, str]:
+    """The import order of the lint step (ruff's isort): constants, classes, then the rest."""
+    return (0 if name.isupper() else 1 if name[0].isupper() else 2, name.lower())
+
+
+def render_stub() -> str:
+    """``__init__.pyi`` as the table ``_MODULES`` says it: what type checkers read."""
+    lines = [
+        '"""The front door as type checkers see it: generated from ``_MODULES`` in',
+        '__init__.py by ``python tests/project/test_front_door.py --write``; do not edit."""',
+        "",
+    ]
+    for module, (_extra, names) in sorted(mcp_runtime._MODULES.items()):
+        lines += [f"from {module} import {name} as {name}" for name in sorted(names, key=isort)]
+    lines += [
+        "",
+        "__version__: str",
+        "_MODULES: dict[str, tuple[str | None, tuple[str, ...]]]",
+        "_HOME: dict[str, str]",
+        "",
+        "__all__ = [",
+        *(f'    "{name}",' for name in mcp_runtime.__all__),
+        "]",
+        "",
+        "def __dir__() -> list[str]: ...",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def optional_modules() -> set[str]:
@@ -99,21 +130,30 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
 
 def test_type_checkers_are_told_the_same_modules() -> None:
-    """The ``if TYPE_CHECKING`` imports, which mypy and IDEs read, match the lazy table."""
-    tree = ast.parse(FRONT_DOOR.read_text())
-    guarded = next(
-        node
-        for node in tree.body
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
-        if node.test.id == "TYPE_CHECKING"
+    """``__init__.pyi``, which mypy and IDEs read in place of ``__init__.py``, is the one
+    generated from the lazy table."""
+    assert STUB.read_text() == render_stub(), (
+        "mcp_runtime/__init__.pyi is out of date with _MODULES: "
+        "run python tests/project/test_front_door.py --write"
     )
-    seen = {
-        alias.name: "mcp_runtime." + (node.module or "")
-        for node in guarded.body
-        if isinstance(node, ast.ImportFrom) and node.level == 1
-        for alias in node.names
-    }
-    assert seen == {name: module for name, (module, _extra) in declared().items()}
+
+
+def test_the_names_are_listed_once_and_the_app_layer_is_whole() -> None:
+    """One table: a name has one home, and every public name of ``mcp_runtime.app`` (what
+    the quick starts and guides import) is at the front door too."""
+    homes = [name for _extra, names in mcp_runtime._MODULES.values() for name in names]
+    assert len(homes) == len(set(homes)), "a name listed twice"
+    assert mcp_runtime.__all__ == homes
+    app = importlib.import_module("mcp_runtime.app")
+    assert set(app.__all__) <= set(mcp_runtime.__all__)
+
+
+def test_the_reference_lists_the_front_door() -> None:
+    """docs/reference/index.md names each module's front door names, as the table has them."""
+    page = (ROOT / "docs" / "reference" / "index.md").read_text()
+    for module, (_extra, names) in mcp_runtime._MODULES.items():
+        row = f"| `mcp_runtime{module}` | " + ", ".join(f"`{n}`" for n in names) + " |"
+        assert row in page.splitlines(), f"docs/reference/index.md lacks the row {row}"
 
 
 def test_importing_the_package_imports_none_of_its_modules_nor_an_extra() -> None:
@@ -192,3 +232,9 @@ def test_mypy_sees_every_name(tmp_path: Path) -> None:
     assert len(revealed) == len(names) + 1, done.stdout
     assert "Any" not in revealed, done.stdout
     assert "mcp_runtime.app.app.App" in revealed[-1]
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: python tests/project/test_front_door.py --write")
+    STUB.write_text(render_stub())

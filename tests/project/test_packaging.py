@@ -1,5 +1,7 @@
 """What a user installs: the wheel and sdist build, install into fresh virtual
-environments, and work from outside the repository.
+environments, and work from outside the repository: the release's version everywhere it is
+written, and the README's quick start run by the installed wheel from a directory outside the
+checkout, nothing of the checkout on its path.
 
 One build (sdist, then the wheel from the sdist, as ``python -m build`` does)
 is shared by the tests of this module. The fresh environments install from
@@ -8,6 +10,8 @@ the package index through pip's cache, like a user's would.
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -29,10 +33,23 @@ class Build:
     sdist: Path
 
 
+# What would let an installed environment import the checkout, or mypy read it, instead of
+# what was installed.
+CHECKOUT_PATHS = ("PYTHONPATH", "MYPYPATH")
+
+
 def run(*command: str | Path, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in CHECKOUT_PATHS}
     return subprocess.run(
-        [str(c) for c in command], cwd=cwd, capture_output=True, text=True, timeout=timeout
+        [str(c) for c in command], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
+
+
+def version() -> str:
+    """The version pyproject.toml gives the distribution."""
+    found = re.search(r'^version = "(.+)"$', (ROOT / "pyproject.toml").read_text(), re.M)
+    assert found is not None
+    return found.group(1)
 
 
 def checked(*command: str | Path, cwd: Path, timeout: float = 300) -> str:
@@ -70,6 +87,12 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Build:
 
 
 @pytest.fixture(scope="module")
+def installed_sdist(build: Build, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The python of a fresh venv with the sdist (built into a wheel by pip) and no extras."""
+    return fresh_venv(tmp_path_factory.mktemp("sdist-env") / "venv", build.sdist)
+
+
+@pytest.fixture(scope="module")
 def installed(build: Build, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The python of a fresh venv with the wheel and no extras."""
     return fresh_venv(tmp_path_factory.mktemp("wheel-env") / "venv", build.wheel)
@@ -95,6 +118,8 @@ def test_wheel_contents(build: Build) -> None:
     ] == TEMPLATES
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "mcp_protocol/v2025_11_25/types.py" in names
+    # What type checkers read of the front door.
+    assert "mcp_runtime/__init__.pyi" in names
     # The extensions' schemas ship with the pins that name them.
     assert "mcp_codegen/defaults/extensions/tasks.json" in names
     assert "mcp_protocol/ext_tasks/types.py" in names
@@ -125,14 +150,61 @@ def test_sdist_contents(build: Build) -> None:
     assert not [n for n in names if "node_modules" in n or "__pycache__" in n]
 
 
+def test_the_version_is_the_same_everywhere_it_is_written(build: Build) -> None:
+    """pyproject.toml, ``mcp_runtime.__version__``, the newest release of CHANGELOG.md (under
+    an empty [Unreleased]) and the names of the wheel and the sdist say one version."""
+    released = version()
+    assert build.wheel.name.startswith(f"mcp_codegen-{released}-")
+    assert build.sdist.name == f"mcp_codegen-{released}.tar.gz"
+    init = (ROOT / "runtime" / "mcp_runtime" / "__init__.py").read_text()
+    assert f'__version__ = "{released}"' in init
+    sections = re.findall(r"^## \[([^]]+)\](.*)$", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    assert sections[0] == ("Unreleased", "")
+    assert sections[1][0] == released and re.fullmatch(r" - \d{4}-\d{2}-\d{2}", sections[1][1])
+
+
+@pytest.mark.parametrize("install", ["installed", "installed_sdist"])
+def test_the_installed_package_is_the_release(
+    install: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Each install, run from outside the checkout, imports its own copy and reports the
+    release's version."""
+    python: Path = request.getfixturevalue(install)
+    out = checked(
+        python,
+        "-c",
+        "import importlib.metadata, mcp_runtime, mcp_protocol, mcp_codegen; "
+        "print(mcp_runtime.__version__, importlib.metadata.version('mcp-codegen')); "
+        "print(mcp_runtime.__file__, mcp_protocol.__file__, mcp_codegen.__file__, sep='\\n')",
+        cwd=tmp_path,
+    )
+    versions, *files = out.splitlines()
+    assert versions == f"{version()} {version()}"
+    venv = python.parent.parent
+    for file in files:
+        assert Path(file).is_relative_to(venv) and not Path(file).is_relative_to(ROOT), file
+
+
 def test_quick_start_against_the_wheel(installed: Path, quick_start: Path) -> None:
+    """The README's server.py and client.py, saved outside the checkout, run by the wheel's
+    environment (client.py starts server.py with the same python)."""
+    assert not quick_start.is_relative_to(ROOT)
+    where = checked(
+        installed, "-c", "import mcp_runtime; print(mcp_runtime.__file__)", cwd=quick_start
+    )
+    assert Path(where.strip()).is_relative_to(installed.parent.parent)
     out = checked(installed, "client.py", cwd=quick_start, timeout=60)
     expected = parse(ROOT / "README.md").outputs["client.py"]
     assert out.splitlines() == expected
 
 
 def test_wheel_is_visible_to_mypy(installed: Path, quick_start: Path) -> None:
-    checked(
+    """mypy --strict on the quick start against the wheel, which tells it each front door
+    name's type (``__init__.pyi``), not Any."""
+    (quick_start / "front_door_types.py").write_text(
+        "import mcp_runtime\n\nreveal_type(mcp_runtime.App)\nreveal_type(mcp_runtime.Image)\n"
+    )
+    out = checked(
         sys.executable,
         "-m",
         "mypy",
@@ -142,8 +214,12 @@ def test_wheel_is_visible_to_mypy(installed: Path, quick_start: Path) -> None:
         "--no-incremental",
         "server.py",
         "client.py",
+        "front_door_types.py",
         cwd=quick_start,
     )
+    revealed = re.findall(r'Revealed type is "(.*)"', out)
+    assert len(revealed) == 2, out
+    assert "mcp_runtime.app.app.App" in revealed[0] and "mcp_runtime.app.media.Image" in revealed[1]
 
 
 def test_editable_install_is_visible_to_mypy(tmp_path: Path, quick_start: Path) -> None:

@@ -19,7 +19,7 @@ from ..limits import ClientKey, peer_key
 from ..server import Server
 from ..stores import Store
 from .legacy_sse import LegacySSEApp
-from .options import HttpOptions, options_with
+from .options import DEFAULT_OPTIONS, HttpOptions
 from .streamable import StreamableHTTPApp
 
 if TYPE_CHECKING:
@@ -67,18 +67,16 @@ def http_app(
     client_key: ClientKey = peer_key,
     store: Store | None = None,
     options: HttpOptions | None = None,
-    **limits: Any,
 ) -> HttpApp:
     """The ASGI application serving ``server`` over HTTP (see the module
     docstring). ``options``: every limit and timeout, for both transports
     (:class:`~mcp_runtime.http.HttpOptions`; the legacy app takes
     ``max_streams`` as its session cap); the other settings are
-    :class:`StreamableHTTPApp`'s. Passing the limits as keywords
-    (``max_body_size=...``) still works, deprecated.
+    :class:`StreamableHTTPApp`'s.
 
     ``store``: share state between workers (``RedisStore.from_url(url)``; see
     docs/guides/scaling.md); by default everything stays in this process."""
-    options = options_with(options, limits, "http_app")
+    options = DEFAULT_OPTIONS if options is None else options
     streamable = StreamableHTTPApp(
         server,
         path=path,

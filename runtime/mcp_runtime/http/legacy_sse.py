@@ -14,7 +14,7 @@ import contextlib
 import logging
 import secrets
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 from .. import jsonrpc, ownership, wire
@@ -27,7 +27,7 @@ from ..server import Server, ServerSession
 from ..stores import Store, StoreUnavailable
 from .answers import body_refused, headers_of, plain, refuse, send_answer
 from .legacy_handover import BUSY, HANDOVER_WAIT, TAKEN, UNKNOWN, LegacyHandover
-from .options import DEFAULT_MAX_STREAM_BUFFER, HttpOptions, options_with
+from .options import DEFAULT_MAX_STREAM_BUFFER, DEFAULT_OPTIONS, HttpOptions
 from .places import Places, give_place, take_place
 from .probe import method_calls, probed, requests_in
 from .security import RebindingGuard
@@ -131,8 +131,6 @@ class LegacySSEApp:
     ``store``: with a shared one (see docs/guides/scaling.md) any worker takes a
     session's POSTs, the sessions are counted app-wide (capped by ``max_sessions``)
     and the per-client quota is counted across workers.
-    Passing the limits as keywords still works, deprecated (``max_sessions`` then
-    names ``max_streams``).
     """
 
     def __init__(
@@ -147,11 +145,8 @@ class LegacySSEApp:
         client_key: ClientKey = peer_key,
         store: Store | None = None,
         options: HttpOptions | None = None,
-        **limits: Any,
     ) -> None:
-        self.options = options = options_with(
-            options, limits, "LegacySSEApp", max_sessions="max_streams"
-        )
+        self.options = options = DEFAULT_OPTIONS if options is None else options
         self.server = server
         self.auth = auth
         if client_key is peer_key and options.trusted_proxies:

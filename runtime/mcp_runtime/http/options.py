@@ -10,11 +10,8 @@ docs/guides/deployment-hardening.md.
 
 from __future__ import annotations
 
-import dataclasses
-import warnings
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 MIB = 1024 * 1024
 DEFAULT_MAX_BODY = 4 * MIB
@@ -137,27 +134,3 @@ class HttpOptions:
 
 
 DEFAULT_OPTIONS: Final = HttpOptions()
-LIMITS: Final = frozenset(field.name for field in dataclasses.fields(HttpOptions))
-"""The names of the options, each once a keyword of the apps' constructors."""
-
-
-def options_with(
-    options: HttpOptions | None, limits: Mapping[str, Any], caller: str, **renamed: str
-) -> HttpOptions:
-    """``options`` (the defaults when None) with the limits passed as keywords, the
-    deprecated way; ``renamed``: keywords of ``caller`` that name another option."""
-    chosen = DEFAULT_OPTIONS if options is None else options
-    if not limits:
-        return chosen
-    unknown = sorted(name for name in limits if name not in LIMITS and name not in renamed)
-    if unknown:
-        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
-    warnings.warn(
-        f"{caller}({', '.join(f'{name}=...' for name in limits)}) is deprecated: pass "
-        "options=HttpOptions(...) (mcp_runtime.http.HttpOptions)",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    return dataclasses.replace(
-        chosen, **{renamed.get(name, name): value for name, value in limits.items()}
-    )

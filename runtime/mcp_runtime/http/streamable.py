@@ -27,7 +27,7 @@ the path that answers it. Serve it with any ASGI server, e.g.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -49,8 +49,8 @@ from .options import (
     DEFAULT_MAX_BODY,
     DEFAULT_MAX_REPLAY,
     DEFAULT_MAX_STREAM_BUFFER,
+    DEFAULT_OPTIONS,
     HttpOptions,
-    options_with,
 )
 from .places import Places
 from .probe import probe_body
@@ -90,8 +90,7 @@ class StreamableHTTPApp:
       notifications live; a shared one (``RedisStore``) lets several
       workers and hosts serve one deployment (default: the server's
       store, else this process). See docs/guides/scaling.md.
-    * ``options``: every limit and timeout (:class:`HttpOptions`). Passing
-      them as keywords (``max_body_size=...``) still works, deprecated.
+    * ``options``: every limit and timeout (:class:`HttpOptions`).
 
     Requests of 2026-07-28 (see the module docstring) take no session; of
     the settings above, ``json_response`` and ``stateless``, and the session
@@ -111,9 +110,8 @@ class StreamableHTTPApp:
         client_key: ClientKey = peer_key,
         store: Store | None = None,
         options: HttpOptions | None = None,
-        **limits: Any,
     ) -> None:
-        self.options = options = options_with(options, limits, "StreamableHTTPApp")
+        self.options = options = DEFAULT_OPTIONS if options is None else options
         self.server = server
         self.auth = auth
         self.path = path.rstrip("/") or "/"
