@@ -41,11 +41,12 @@ FAST = "not node and not redis and not peers"
 @nox.session(python=NEWER, download_python="never")
 def tests_newer(session: nox.Session) -> None:
     """The fast part of the test suite on Python 3.12 and 3.13 (`-m "not node and not redis
-    and not peers"`). An interpreter nox does not find is skipped with the reason ("Python
+    and not peers" -n 2`). An interpreter nox does not find is skipped with the reason ("Python
     interpreter 3.13 not found"; with `CI` set, pass --no-error-on-missing-interpreters, as
     .ci/run does). Under pyenv, name the versions: PYENV_VERSION=3.11.7:3.12.1:3.13.0."""
     session.install("-e", ".[test]")
-    session.run("pytest", "-m", FAST, *session.posargs)
+    # The fast part is xdist-safe (free ports, tmp paths): both cores (pytest-xdist).
+    session.run("pytest", "-m", FAST, "-n", "2", *session.posargs)
 
 
 LINTED = ["codegen", "runtime", "examples", "bench", "tests", "noxfile.py"]
