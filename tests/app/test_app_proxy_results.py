@@ -35,7 +35,7 @@ from mcp_protocol import v2024_11_05
 from mcp_runtime.app import App
 from mcp_runtime.stdio import StdioServerParameters
 
-pytestmark = pytest.mark.usefixtures("no_leaked_processes")
+pytestmark = [pytest.mark.usefixtures("no_leaked_processes"), pytest.mark.node]
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 MODES = [("legacy", "2025-11-25"), ("auto", "2026-07-28")]

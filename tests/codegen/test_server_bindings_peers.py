@@ -66,7 +66,9 @@ def generate(output: Path, *args: str) -> None:
 def bindings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Each server's bindings, generated from the live server into one folder on sys.path."""
     folder = tmp_path_factory.mktemp("bindings")
-    for name, (command, settle) in servers().items():
+    # Taken once: the teardown may run in a test that is not marked `node`.
+    commands = servers()
+    for name, (command, settle) in commands.items():
         generate(
             folder / f"{name}.py",
             "--stdio",
@@ -77,7 +79,7 @@ def bindings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     sys.path.insert(0, str(folder))
     yield folder
     sys.path.remove(str(folder))
-    for name in servers():
+    for name in commands:
         sys.modules.pop(name, None)
 
 

@@ -272,6 +272,7 @@ def test_a_sampling_request_answered_on_the_terminal(server: str) -> None:
     assert "Vermilion" not in done and "declined" in done, done
 
 
+@pytest.mark.node
 def test_watch_says_that_no_update_has_come_and_for_how_long() -> None:
     """server-everything sends resource updates only once its tool
     toggle-subscriber-updates turns them on: after the first print, watch says

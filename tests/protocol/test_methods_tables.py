@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import STABLE_REVISIONS, definitions, load_schema, package
+from conftest import REPO, STABLE_REVISIONS, definitions, load_schema, package
 
 from mcp_codegen.methods import RUNTIME_OWNED
 from mcp_runtime.codec import UnsetType
@@ -282,8 +282,6 @@ def test_protocol_facts_are_on_the_generated_specs(revision: str) -> None:
     """Each fact of schema/protocol_facts.toml is on the method's spec of every
     revision that has the method (from its ``since`` on), and only there."""
     import tomllib
-
-    from conftest import REPO
 
     methods = _methods(revision)
     entries = tomllib.loads((REPO / "schema" / "protocol_facts.toml").read_text())["fact"]
