@@ -17,7 +17,7 @@ import httpx
 import pytest
 from support.bearer import MODERN, HandshakeSession, LegacySession, auth, messages, tool_text
 from support.everything_http import free_port
-from support.gateway import gateway_config, gateway_over_http
+from support.gateway import gateway_config, gateway_over_http, ts_scenario
 from support.http_servers import ThreadedServer
 from support.oidc_provider import (
     AuthorizationServer,
@@ -252,6 +252,44 @@ def test_a_handshake_session_gets_403_for_a_backend_tool_whose_scope_its_token_l
             issuer, register_client(issuer), url, scope="mcp:tools mcp:admin"
         ).access_token
         run(main(tools, admin))
+
+
+@pytest.mark.node
+@pytest.mark.peers
+def test_the_typescript_client_gets_403_for_a_backend_tool_whose_scope_its_token_lacks(
+    issuer: AuthorizationServer, tmp_path: Path
+) -> None:
+    """A token without a tool's scope: "Clients SHOULD respond to 403 Forbidden
+    with error="insufficient_scope" by requesting a new authorization with the
+    required scopes" (specification 2025-11-25, basic/authorization, Scope
+    Challenge Handling). The official TypeScript SDK client, at 2025-11-25 with
+    the token in its request headers, calls a tool it may call, then one whose
+    scope it lacks: ``mcpx serve --http`` answers that POST 403 with the
+    insufficient_scope challenge, and the SDK raises the status."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    issuer.register_resource(url)
+    entry = {
+        "command": sys.executable,
+        "args": [str(PROTECTED)],
+        "env": THIS_TREE,
+        "scopes": {"admin_*": ["mcp:admin"]},
+    }
+    config = gateway_config(tmp_path / "gateway.json", {"p": entry})
+    options = ("--auth-issuer", issuer.issuer, "--resource", url, "--required-scope", "mcp:tools")
+    with gateway_over_http(config, *options, port=port) as served:
+        assert served == url
+        tools = authorize(issuer, register_client(issuer), url, scope="mcp:tools").access_token
+        seen = ts_scenario("scope", [url], token=tools)
+    assert seen["protocolVersion"] == "2025-11-25", seen
+    assert seen["whoami"] == "null", seen  # stdio backend: no token
+    [refused] = seen["refused"]
+    assert refused["status"] == 403, seen
+    assert 'error="insufficient_scope"' in refused["challenge"], refused
+    assert "mcp:admin" in refused["challenge"], refused
+    error = seen["error"]
+    assert error is not None and error["name"] == "StreamableHTTPError", seen
+    assert error["code"] == 403, error
 
 
 class Recording(RawServer):

