@@ -28,7 +28,8 @@ def tests(session: nox.Session) -> None:
     lint(session)
     session.run("mypy", *TYPED)
     session.run("mkdocs", "build", "--strict", env={"NO_MKDOCS_2_WARNING": "1"})
-    session.run("pytest", *session.posargs)
+    # Both cores (pytest-xdist): every test takes free ports and its own tmp paths.
+    session.run("pytest", "-n", "2", *session.posargs)
 
 
 # The newer Pythons the classifiers claim, and the part of the suite run on them: what needs
