@@ -158,6 +158,23 @@ def test_server_middleware_sees_the_requests_of_the_per_request_revision() -> No
     run(main())
 
 
+def test_client_middleware_sees_the_requests_of_the_per_request_revision() -> None:
+    """A 2026-07-28 client's requests go through its sending middleware with their
+    ``_meta`` envelope, server/discover first."""
+
+    async def main() -> None:
+        recorder = Recorder()
+        client = Client(name="c", version="1", sending=[recorder])
+        async with in_memory(modern_server(), client) as session:
+            await modern.ClientStub(session).call_tool(name="echo", arguments={"text": "hi"})
+        assert recorder.seen == [
+            ("server/discover", modern.RequestParams, modern.DiscoverResult),
+            ("tools/call", modern.CallToolRequestParams, modern.CallToolResult),
+        ]
+
+    run(main())
+
+
 @asynccontextmanager
 async def over_stdio(client: Client) -> AsyncIterator[ClientSession]:
     parameters = StdioServerParameters(command=sys.executable, args=[str(LOWLEVEL_SERVER)])
