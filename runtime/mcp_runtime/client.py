@@ -65,9 +65,8 @@ class Client:
     for the time the server says they stay fresh. ``on_renewed`` is called
     with the session and a :class:`~mcp_runtime.renewal.SessionRenewal` when
     the server ended a session (HTTP 404) and a new one replaced it (see
-    :mod:`mcp_runtime.renewal`). ``sending`` wraps every request the client
-    sends, ``middleware`` every request and notification its handlers answer:
-    see :mod:`mcp_runtime.middleware`.
+    :mod:`mcp_runtime.renewal`). ``sending`` wraps the requests it sends,
+    ``middleware`` what its handlers answer (:mod:`mcp_runtime.middleware`).
     """
 
     def __init__(
@@ -530,6 +529,12 @@ class _ClientRouter:
         # Handlers of a stateless revision answer the older revisions' server
         # requests too (sampling, roots, elicitation are input requests there).
         typed_methods = {**typed_revision.table("INPUT_REQUESTS"), **typed_revision.all_methods}
+        middleware = self.client.middleware
+
+        def handler(spec: MethodSpec[Any, Any]) -> Handler:
+            found: Handler = getattr(handlers, spec.handler)
+            return wrap(middleware, spec, found) if middleware else found
+
         for method in revision.table("SERVER_REQUESTS"):
             typed = typed_methods.get(method)
             if (
@@ -537,28 +542,15 @@ class _ClientRouter:
                 and method != "ping"
                 and lifecycle.overridden(handlers, _BASE, typed.handler)
             ):
-                self._routes[method] = (
-                    typed,
-                    self._checked(method, self._wrapped(typed, getattr(handlers, typed.handler))),
-                )
+                self._routes[method] = (typed, self._checked(method, handler(typed)))
         for method in revision.table("INPUT_REQUESTS"):
             typed = typed_methods.get(method)
             if typed is not None and lifecycle.overridden(handlers, _BASE, typed.handler):
-                self._inputs[method] = (
-                    typed,
-                    self._wrapped(typed, getattr(handlers, typed.handler)),
-                )
+                self._inputs[method] = (typed, handler(typed))
         for method in revision.table("SERVER_NOTIFICATIONS"):
             typed = typed_methods.get(method)
             if typed is not None and lifecycle.overridden(handlers, _BASE, typed.handler):
-                self._notifications[method] = (
-                    typed,
-                    self._wrapped(typed, getattr(handlers, typed.handler)),
-                )
-
-    def _wrapped(self, spec: MethodSpec[Any, Any], handler: Handler) -> Handler:
-        middleware = self.client.middleware
-        return wrap(middleware, spec, handler) if middleware else handler
+                self._notifications[method] = (typed, handler(typed))
 
     async def fulfil(self, requests: Any) -> dict[str, Any]:
         """The client's answers to input requests (decoded, by key), by key."""
