@@ -37,6 +37,7 @@ from .lifecycle import (
     Revision,
 )
 from .methods import MethodSpec, ProgressCallback
+from .middleware import Handler, Middleware, Senders, SendingMiddleware, wrap
 from .renewal import KEPT, RenewalCallback, Renewer, SessionRenewal  # noqa: F401  (offered here)
 from .session import Route, Session, SessionContext, Transport
 
@@ -64,7 +65,8 @@ class Client:
     for the time the server says they stay fresh. ``on_renewed`` is called
     with the session and a :class:`~mcp_runtime.renewal.SessionRenewal` when
     the server ended a session (HTTP 404) and a new one replaced it (see
-    :mod:`mcp_runtime.renewal`).
+    :mod:`mcp_runtime.renewal`). ``sending`` wraps the requests it sends,
+    ``middleware`` what its handlers answer (:mod:`mcp_runtime.middleware`).
     """
 
     def __init__(
@@ -84,8 +86,13 @@ class Client:
         discover_timeout: float = 10.0,
         package: str | None = None,
         on_renewed: RenewalCallback | None = None,
+        middleware: Sequence[Middleware] = (),
+        sending: Sequence[SendingMiddleware] = (),
     ) -> None:
         self.handlers = handlers
+        self.middleware = tuple(middleware)
+        # None without sending middleware: requests then go straight out.
+        self.senders = Senders(sending) if sending else None
         self.on_renewed = on_renewed
         self.handler_revision = (
             lifecycle.revision_of_handlers(handlers, _BASE) if handlers is not None else None
@@ -318,9 +325,14 @@ class ClientSession(Session):
         request_id: RequestId | None = None,
     ) -> R:
         envelope = self._envelope
+        senders = self.client.senders
         if envelope is None:
             # Straight to the calls (Session.request hands them on): a frame less per call.
-            answer = await self.outgoing.request(spec, params, timeout, on_progress, request_id)
+            answer: R = await (
+                self.outgoing.request(spec, params, timeout, on_progress, request_id)
+                if senders is None
+                else senders.request(self, spec, params, timeout, on_progress, request_id)
+            )
             if spec.method in KEPT:
                 self.renewer.note(spec, params)
             return answer
@@ -336,8 +348,10 @@ class ClientSession(Session):
             generation = self._cache_generation.get(spec.method, 0)
         rounds = 0
         while True:
-            result: Any = await self.outgoing.request(
-                spec, params, timeout, on_progress, request_id
+            result: Any = await (
+                self.outgoing.request(spec, params, timeout, on_progress, request_id)
+                if senders is None
+                else senders.request(self, spec, params, timeout, on_progress, request_id)
             )
             request_id = None  # a retry is a new request
             if getattr(result, "result_type", None) != "input_required":
@@ -515,6 +529,12 @@ class _ClientRouter:
         # Handlers of a stateless revision answer the older revisions' server
         # requests too (sampling, roots, elicitation are input requests there).
         typed_methods = {**typed_revision.table("INPUT_REQUESTS"), **typed_revision.all_methods}
+        middleware = self.client.middleware
+
+        def handler(spec: MethodSpec[Any, Any]) -> Handler:
+            found: Handler = getattr(handlers, spec.handler)
+            return wrap(middleware, spec, found) if middleware else found
+
         for method in revision.table("SERVER_REQUESTS"):
             typed = typed_methods.get(method)
             if (
@@ -522,18 +542,15 @@ class _ClientRouter:
                 and method != "ping"
                 and lifecycle.overridden(handlers, _BASE, typed.handler)
             ):
-                self._routes[method] = (
-                    typed,
-                    self._checked(method, getattr(handlers, typed.handler)),
-                )
+                self._routes[method] = (typed, self._checked(method, handler(typed)))
         for method in revision.table("INPUT_REQUESTS"):
             typed = typed_methods.get(method)
             if typed is not None and lifecycle.overridden(handlers, _BASE, typed.handler):
-                self._inputs[method] = (typed, getattr(handlers, typed.handler))
+                self._inputs[method] = (typed, handler(typed))
         for method in revision.table("SERVER_NOTIFICATIONS"):
             typed = typed_methods.get(method)
             if typed is not None and lifecycle.overridden(handlers, _BASE, typed.handler):
-                self._notifications[method] = (typed, getattr(handlers, typed.handler))
+                self._notifications[method] = (typed, handler(typed))
 
     async def fulfil(self, requests: Any) -> dict[str, Any]:
         """The client's answers to input requests (decoded, by key), by key."""

@@ -20,20 +20,21 @@ import asyncio
 import secrets
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import capabilities, codec, jsonrpc, lifecycle
-from .jsonrpc import McpError
+from .jsonrpc import McpError, RequestId
 from .lifecycle import (
     SERVER_INFO_KEY,
     SUBSCRIPTION_ID_KEY,
     VERSION_KEY,
     Revision,
 )
-from .methods import MethodSpec, optional_as_in
+from .methods import MethodSpec, P, ProgressCallback, R, optional_as_in
+from .middleware import Middleware, Senders, SendingMiddleware, wrap
 from .ownership import connection_owner
 from .request_state import StateSealer
 from .session import (
@@ -55,9 +56,6 @@ from .stores.base import Store, StoreUnavailable, current_note
 
 _BASE = "ServerHandlers"
 
-# Given a route's method spec and handler once, returns the handler to use.
-RouteWrapper = Callable[[MethodSpec[Any, Any], Handler], Handler]
-
 
 class Extension(Protocol):
     """A protocol extension served next to a revision's methods (2026-07-28 on),
@@ -71,10 +69,17 @@ class Extension(Protocol):
     def routes(self) -> Mapping[str, Route]:
         """Request methods the extension answers, by name."""
 
-    def wrap(
-        self, method: str, handler: Callable[[Any, SessionContext], Awaitable[Any]]
-    ) -> Callable[[Any, SessionContext], Awaitable[Any]]:
-        """The handler to use for a revision method (``handler`` itself if the extension leaves it alone)."""
+    def middleware(self) -> Sequence[Middleware]:
+        """Middleware (see :mod:`mcp_runtime.middleware`) around the methods served
+        at the extension's revisions, inside the server's own; empty if none."""
+
+
+@runtime_checkable
+class DeclaresCapabilities(Protocol):
+    """Handlers that add capabilities of their own revision to what their
+    methods imply (2025-11-25 tasks, which no method implies)."""
+
+    extra_capabilities: Mapping[str, Any]
 
 
 class Server:
@@ -91,9 +96,9 @@ class Server:
     ``store`` (e.g. ``RedisStore.from_url(url)``) shares sessions, resumable
     events, tasks and change notifications between workers; see
     docs/guides/scaling.md. Default: this process only.
-    ``wrap_route(spec, handler)`` returns the handler to use for each route
-    (once, when a session or revision resolves it): a hook around every
-    request and notification the handlers and extensions answer.
+    ``middleware`` wraps every request and notification the handlers and
+    extensions answer, ``sending`` every request the server sends its clients
+    (sampling, elicitation, roots): see :mod:`mcp_runtime.middleware`.
     """
 
     def __init__(
@@ -111,7 +116,8 @@ class Server:
         encrypt_state: bool = False,
         extensions: Sequence[Extension] = (),
         store: Store | None = None,
-        wrap_route: RouteWrapper | None = None,
+        middleware: Sequence[Middleware] = (),
+        sending: Sequence[SendingMiddleware] = (),
     ) -> None:
         items = list(handlers) if isinstance(handlers, Sequence) else [handlers]
         if not items:
@@ -170,7 +176,9 @@ class Server:
         self.store: Store | None = None
         if store is not None:
             self.use_store(store)
-        self.wrap_route = wrap_route
+        self.middleware = tuple(middleware)
+        # None without sending middleware: requests then go straight out.
+        self.senders = Senders(sending) if sending else None
 
     def use_store(self, store: Store) -> None:
         """Share state through ``store`` (once; the same store again is a no-op)."""
@@ -183,9 +191,8 @@ class Server:
             store.subscribe(self._on_published)
 
     def wrapped(self, spec: MethodSpec[Any, Any], handler: Handler) -> Handler:
-        """``handler`` as ``wrap_route`` makes it (itself without one)."""
-        wrap = self.wrap_route
-        return handler if wrap is None else wrap(spec, handler)
+        """``handler`` as the server's middleware makes it (itself without any)."""
+        return wrap(self.middleware, spec, handler) if self.middleware else handler
 
     def handshake_sessions(self) -> list[ServerSession]:
         """The live sessions of the handshake revisions served by this process."""
@@ -288,30 +295,26 @@ class Server:
         handlers, handler_revision = self.handlers_for(version)
         revision = self.bindings.revision(version)
         handler_methods = handler_revision.all_methods
+        answering = self.answers.middleware(revision)
+        # The per-request answers outermost, then the server's middleware, then the extensions'.
+        chain: list[Middleware] = [answering, *self.middleware]
+        for extension in self.extensions:
+            chain.extend(extension.middleware())
         routes = {}
         for method, spec in revision.table("CLIENT_REQUESTS").items():
             if method == "server/discover":
-                routes[method] = (spec, self.answers.wrap(spec, self._discover, revision))
+                routes[method] = (spec, answering(spec, self._discover))
                 continue
             if method == "subscriptions/listen":
-                routes[method] = (spec, self.answers.wrap(spec, self._listen, revision))
+                routes[method] = (spec, answering(spec, self._listen))
                 continue
             typed = handler_methods.get(method)
             if typed is None or not lifecycle.overridden(handlers, _BASE, typed.handler):
                 continue
-            handler = getattr(handlers, typed.handler)
-            for extension in self.extensions:
-                handler = extension.wrap(method, handler)
-            routes[method] = (
-                typed,
-                self.answers.wrap(typed, self.wrapped(typed, handler), revision),
-            )
+            routes[method] = (typed, wrap(chain, typed, getattr(handlers, typed.handler)))
         for extension in self.extensions:
             for method, (spec, handler) in extension.routes().items():
-                routes[method] = (
-                    spec,
-                    self.answers.wrap(spec, self.wrapped(spec, handler), revision),
-                )
+                routes[method] = (spec, wrap(chain, spec, handler))
         self._stateless_routes[version] = routes
         return routes
 
@@ -428,6 +431,21 @@ class ServerSession(Session):
             None  # made when first asked for (never, per 2026-07-28 request)
         )
         self._owner: str | None = None
+
+    async def request(
+        self,
+        spec: MethodSpec[P, R],
+        params: P | None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        request_id: RequestId | None = None,
+    ) -> R:
+        senders = self.server.senders
+        if senders is None:
+            return await self.outgoing.request(spec, params, timeout, on_progress, request_id)
+        result: R = await senders.request(self, spec, params, timeout, on_progress, request_id)
+        return result
 
     @property
     def initialized(self) -> asyncio.Event:
@@ -617,9 +635,7 @@ class _ServerRouter:
         self.adopt(version, params.capabilities, params.client_info)
         revision, handlers, handler_revision = self.revision, self.handlers, self.handler_revision
         assert revision is not None
-        # A handlers object may add capabilities of its own revision
-        # (``extra_capabilities``: 2025-11-25 tasks, which no method implies).
-        own = getattr(handlers, "extra_capabilities", None)
+        own = handlers.extra_capabilities if isinstance(handlers, DeclaresCapabilities) else None
         declared = lifecycle.capabilities(
             handlers,
             _BASE,

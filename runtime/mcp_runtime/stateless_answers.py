@@ -2,7 +2,7 @@
 
 Each request names its protocol version, and describes its sender, in
 ``_meta``: :func:`requested_version` reads the version to route by, and the
-answering wrapper (:meth:`PerRequestAnswers.wrap`) hands the handler a context
+answering middleware (:meth:`PerRequestAnswers.middleware`) hands the handler a context
 that describes the sender, opens the sealed ``requestState`` of a request
 that carries one, seals the state of an input-required result (after checking
 that the client can answer what it asks), and adds the server's identity to
@@ -13,7 +13,7 @@ carries the change notifications its client asked for.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -33,6 +33,7 @@ from .lifecycle import (
     Revision,
 )
 from .methods import MethodSpec
+from .middleware import Handler, Middleware
 from .request_state import StateError, StateSealer
 from .session import LOG_LEVELS, RequestEnvelope, Session, SessionContext
 
@@ -130,7 +131,7 @@ async def send_change(
 
 
 class PerRequestAnswers:
-    """The wrapper of a server's handlers on the per-request wire: ``sealer``
+    """The middleware of a server's handlers on the per-request wire: ``sealer``
     seals and opens request state, ``info`` is the server's identity, added to
     every result."""
 
@@ -139,26 +140,27 @@ class PerRequestAnswers:
         self.info = info
         self.bindings = bindings
 
-    def wrap(
-        self,
-        spec: MethodSpec[Any, Any],
-        handler: Callable[[Any, SessionContext], Awaitable[Any]],
-        revision: Revision,
-    ) -> Callable[[Any, SessionContext], Awaitable[Any]]:
-        method = spec.method
-        may_ask = method in revision.table(INPUT_REQUIRED)
+    def middleware(self, revision: Revision) -> Middleware:
+        """The outermost middleware of the methods of ``revision``, a stateless one."""
         typed_meta = revision.type("RequestMetaObject")
+        input_required = revision.table(INPUT_REQUIRED)
 
-        async def answer(params: Any, ctx: SessionContext) -> Any:
-            ctx = ctx.described(_envelope(revision, typed_meta, params))
-            if may_ask and getattr(params, "request_state", UNSET) is not UNSET:
-                params = self._open_state(method, params, ctx)
-            result = await handler(params, ctx)
-            if getattr(result, "result_type", None) == "input_required":
-                result = self._input_required(method, params, result, ctx)
-            return _with_server_info(result, self.info)
+        def answering(spec: MethodSpec[Any, Any], handler: Handler) -> Handler:
+            method = spec.method
+            may_ask = method in input_required
 
-        return answer
+            async def answer(params: Any, ctx: SessionContext) -> Any:
+                ctx = ctx.described(_envelope(revision, typed_meta, params))
+                if may_ask and getattr(params, "request_state", UNSET) is not UNSET:
+                    params = self._open_state(method, params, ctx)
+                result = await handler(params, ctx)
+                if getattr(result, "result_type", None) == "input_required":
+                    result = self._input_required(method, params, result, ctx)
+                return _with_server_info(result, self.info)
+
+            return answer
+
+        return answering
 
     def _open_state(self, method: str, params: Any, ctx: SessionContext) -> Any:
         state = getattr(params, "request_state", UNSET)

@@ -28,7 +28,7 @@ Usage::
 How a handler becomes a task: ``tasks.start(ctx, work)`` decides. If this
 request's client declared the extension (and the server routes it), it stores
 a new task, runs ``work`` in the background and returns a placeholder
-``CallToolResult`` that the extension's wrapper of ``tools/call`` turns into
+``CallToolResult`` that the extension's middleware of ``tools/call`` turns into
 the ``CreateTaskResult`` (so the handler keeps the generated signature; no
 casts). Otherwise it awaits ``work`` in place and returns its result: the call
 stays synchronous. A handler can therefore answer some rounds itself (an
@@ -65,7 +65,7 @@ import itertools
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Final, Literal, TypeVar
@@ -107,7 +107,8 @@ from mcp_protocol.v2026_07_28.types import (
 from . import capabilities, codec, jsonrpc, lifecycle, ownership
 from .codec import UNSET
 from .jsonrpc import McpError
-from .methods import RequestContext
+from .methods import MethodSpec, RequestContext
+from .middleware import Handler, Middleware
 from .session import Route, SessionContext
 from .shared_tasks import SharedTasks
 
@@ -137,7 +138,6 @@ TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 logger = logging.getLogger("mcp_runtime.tasks")
 
 R = TypeVar("R")
-ToolHandler = Callable[[Any, SessionContext], Awaitable[Any]]
 
 
 # ---------------------------------------------------------------- capabilities
@@ -255,12 +255,12 @@ class _Record:
 
 class _TaskCreated(CallToolResult, kw_only=True, gc=False):
     """What :meth:`Tasks.start` hands the handler when it made a task: the
-    wrapper of ``tools/call`` answers with the task instead."""
+    middleware of ``tools/call`` answers with the task instead."""
 
     task_id: str
 
 
-# The Tasks object whose tools/call wrapper is running the current handler.
+# The Tasks object whose tools/call middleware is running the current handler.
 _serving: contextvars.ContextVar[Tasks | None] = contextvars.ContextVar(
     "mcp_tasks_serving", default=None
 )
@@ -445,8 +445,13 @@ class Tasks:
             TASKS_CANCEL.method: (TASKS_CANCEL, self._cancel),
         }
 
-    def wrap(self, method: str, handler: ToolHandler) -> ToolHandler:
-        if method != "tools/call":
+    def middleware(self) -> Sequence[Middleware]:
+        return (self._call_tool_middleware,)
+
+    def _call_tool_middleware(self, spec: MethodSpec[Any, Any], handler: Handler) -> Handler:
+        """Around ``tools/call``: refuses required tasks to clients without the
+        extension, and answers a started task with its ``CreateTaskResult``."""
+        if spec.method != "tools/call":
             return handler
 
         async def call_tool(params: CallToolRequestParams, ctx: SessionContext) -> Any:

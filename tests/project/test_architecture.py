@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("host",),
     ("http", "auth", "serving"),
     ("server", "stateless_answers", "client", "renewal", "tasks", "shared_tasks"),
+    ("middleware",),
     ("session", "stdio", "stores", "running", "outgoing", "answering"),
     (
         "lifecycle",

@@ -31,7 +31,7 @@ from .audit import Audit
 from .context import Context
 from .errors import NoSession
 from .lifespan import Lifespan, LifespanFactory
-from .middleware import Middleware
+from .middleware import Invalidates, Middleware, UsesStore
 from .mount import Mount, prefixed_uri
 from .pinning import Pins
 from .proxy import Proxy
@@ -111,9 +111,8 @@ class App(Registering, Running, Generic[S]):
         self.services = AppServices(Lifespan(lifespan, self), states)
         if store is not None:
             for each in self.middleware:
-                use_store = getattr(each, "use_store", None)
-                if callable(use_store):
-                    use_store(store)
+                if isinstance(each, UsesStore):
+                    each.use_store(store)
         # App-wide rules made while serving, shared by the workers (None: this process only).
         self.shared_rules: SharedRules | None = None
         if store is not None and store.shared:
@@ -254,9 +253,8 @@ class App(Registering, Running, Generic[S]):
 
     def _invalidate(self, uri: str | None) -> None:
         for each in self.middleware:
-            invalidate = getattr(each, "invalidate", None)
-            if callable(invalidate):
-                invalidate(uri)
+            if isinstance(each, Invalidates):
+                each.invalidate(uri)
 
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell the clients subscribed to ``uri`` that it changed (subscribed

@@ -17,9 +17,11 @@ never call it (short-circuit), change the params (``call.replace(params=...)``)
 or raise :class:`~mcp_runtime.jsonrpc.McpError` (the client gets that error).
 
 The list is in order from the outside in: the first middleware sees the
-request first and the result last. The chain is built once per route (when a
-session or a revision first resolves the method), not per request; an app
-without middleware installs none and pays nothing. It runs the same on
+request first and the result last. Each is one of the runtime's middleware
+(:mod:`mcp_runtime.middleware`, through :func:`as_middleware`): the chain is
+built once per route (when a session or a revision first resolves the
+method), not per request; an app without middleware installs none and pays
+nothing. It runs the same on
 stdio, Streamable HTTP, legacy SSE and in memory, at every revision: around
 the app's requests, ``logging/setLevel``, the tasks extension's methods,
 and the notifications the app handles (``notifications/roots/list_changed``).
@@ -27,14 +29,16 @@ and the notifications the app handles (``notifications/roots/list_changed``).
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol, runtime_checkable
 
 from ..http import request_headers
 from ..limits import ClientIdentity
 from ..methods import MethodSpec
-from ..session import Handler, SessionContext
+from ..middleware import Handler
+from ..middleware import Middleware as RouteMiddleware
+from ..session import SessionContext
+from ..stores.base import Store
 
 Next = Callable[["Call"], Awaitable[Any]]
 
@@ -111,37 +115,39 @@ class Middleware(Protocol):
     def __call__(self, call: Call, call_next: Next, /) -> Awaitable[Any]: ...
 
 
-def chain(middleware: Sequence[Middleware]) -> Callable[[MethodSpec[Any, Any], Handler], Handler]:
-    """The route wrapper (see :class:`~mcp_runtime.server.Server`) running ``middleware``."""
-    ordered = tuple(middleware)
+def as_middleware(middleware: Middleware) -> RouteMiddleware:
+    """``middleware`` as the runtime's middleware (:mod:`mcp_runtime.middleware`): given a
+    route's spec and next handler once, the handler that hands it a :class:`Call`."""
 
-    def wrap(spec: MethodSpec[Any, Any], handler: Handler) -> Handler:
-        async def innermost(call: Call) -> Any:
-            result = handler(call.params, call.request)
-            if inspect.isawaitable(result):
-                result = await result
-            return result
-
-        step: Next = innermost
-        for outer in reversed(ordered):
-            step = _link(outer, step)
+    def around(spec: MethodSpec[Any, Any], handler: Handler) -> Handler:
         method, notification = spec.method, spec.kind == "notification"
 
+        async def call_next(call: Call) -> Any:
+            return await handler(call.params, call.request)
+
         async def route(params: Any, ctx: SessionContext) -> Any:
-            call = Call(method, params, ctx, notification, request_headers())
             if ctx.client_identity.kind == "server":
                 # The transport asking the app for itself (the tool listing behind
                 # the Mcp-Param-* check): no client's call, not the middleware's.
-                return await innermost(call)
-            return await step(call)
+                return await handler(params, ctx)
+            return await middleware(
+                Call(method, params, ctx, notification, request_headers()), call_next
+            )
 
         return route
 
-    return wrap
+    return around
 
 
-def _link(middleware: Middleware, call_next: Next) -> Next:
-    def run(call: Call) -> Awaitable[Any]:
-        return middleware(call, call_next)
+@runtime_checkable
+class UsesStore(Protocol):
+    """A middleware that shares its state through the app's store (``App(store=...)``)."""
 
-    return run
+    def use_store(self, store: Store) -> None: ...
+
+
+@runtime_checkable
+class Invalidates(Protocol):
+    """A middleware that keeps results, told when a resource (``uri``; None: every one) changed."""
+
+    def invalidate(self, uri: str | None = None) -> None: ...

@@ -41,11 +41,12 @@ import msgspec
 
 from ..host.names import prefixed_name as prefixed_name  # the host's rule too
 from ..methods import RequestContext
+from ..middleware import wrap
 from ..session import Handler
 from .completion import Completer, completion_key
 from .flavor import Flavor
 from .handlers import build_handlers
-from .middleware import Middleware, chain
+from .middleware import Middleware, as_middleware
 from .registry import Registry
 from .resources import UriTemplate
 from .running import AppServices
@@ -207,7 +208,8 @@ class Mount(Generic[A]):
         handler: Handler = getattr(handlers, _METHODS[method])
         if not app.middleware:
             return handler
-        return chain(app.middleware)(flavor.revision.all_methods[method], handler)
+        chain = [as_middleware(each) for each in app.middleware]
+        return wrap(chain, flavor.revision.all_methods[method], handler)
 
 
 def _wrap(kind: str, mount: Mount[Any], key: str, outer: str, spec: Any) -> Any:

@@ -23,7 +23,7 @@ from .core_tasks import CoreTasks
 from .flavor import Flavor
 from .handlers import Tasking, build_handlers
 from .lifespan import Lifespan, LifespanASGI, LifespanError
-from .middleware import Middleware, chain
+from .middleware import Middleware, as_middleware
 from .registry import Registry
 from .settings import RunSettings, SettingsError
 from .state import SessionStates
@@ -130,7 +130,7 @@ class Running:
                 state_key=self.state_key,
                 extensions=self.extensions,
                 store=self.store,
-                wrap_route=chain(self.middleware) if self.middleware else None,
+                middleware=[as_middleware(each) for each in self.middleware],
             )
             self._server.item_scopes = self.registry.scopes_of
             if self._proxies:
