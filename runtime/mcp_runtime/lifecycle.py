@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
 from types import ModuleType
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
 import msgspec
 from msgspec import UNSET
@@ -273,8 +273,18 @@ def negotiate(requested: str, supported: Iterable[str]) -> str:
     return max(offered)
 
 
+@runtime_checkable
+class Selective(Protocol):
+    """Handlers that define every method but answer only some (the generated
+    ``AnsweringHandlers``): those it serves count as overridden."""
+
+    def serves(self, handler: str) -> bool: ...
+
+
 def overridden(handlers: object, base: str, name: str) -> bool:
     """Whether ``handlers`` overrides the generated default of method ``name``."""
+    if isinstance(handlers, Selective) and not handlers.serves(name):
+        return False
     for cls in type(handlers).__mro__:
         if name in cls.__dict__:
             return not _is_generated_base(cls, base)

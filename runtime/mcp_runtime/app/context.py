@@ -297,7 +297,7 @@ class Context(Generic[S]):
             key = f"{_KEYS[method]}-{self._asked}"
         self._asked += 1
         flavor = self._flavor
-        result_type = flavor.types.__dict__[result_name]
+        result_type = flavor.type_named(result_name)
         if self._rounds is None:
             spec = flavor.revision.all_methods.get(method)
             if spec is None:

@@ -8,7 +8,7 @@ resource.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from .completion import Completer
@@ -41,7 +41,7 @@ class Registry:
         # Definitions a proxied server lists but the app holds back (see .pinning):
         # kind -> name or URI template -> (the proxy's prefix, why).
         self.held: dict[str, dict[str, tuple[str, str]]] = {kind: {} for kind in ITEMS}
-        self._listings: dict[tuple[str, str], list[Any]] = {}
+        self._listings: dict[tuple[str, str], list[object]] = {}
         self._subscribers: dict[str, weakref.WeakSet[Any]] = {}
         self._listening: dict[str, int] = {}  # URIs asked for by listen streams, how often
         # Told of each subscribe (True) and unsubscribe (False): proxies pass them on.
@@ -77,14 +77,23 @@ class Registry:
                 return template, variables
         return None
 
-    def listing(self, kind: str, flavor: Flavor) -> list[Any]:
+    def specs(self, kind: str) -> Mapping[str, ToolSpec | ResourceSpec | PromptSpec]:
+        """The specs of list ``kind`` (``tools``, ``resources``, ``templates``, ``prompts``)."""
+        kinds: dict[str, Mapping[str, ToolSpec | ResourceSpec | PromptSpec]] = {
+            "tools": self.tools,
+            "resources": self.resources,
+            "templates": self.templates,
+            "prompts": self.prompts,
+        }
+        return kinds[kind]
+
+    def listing(self, kind: str, flavor: Flavor) -> list[object]:
         """The items of list ``kind`` as ``flavor``'s types, built once per change."""
         key = (kind, flavor.version)
         found = self._listings.get(key)
         if found is None:
-            specs: dict[str, Any] = getattr(self, kind)
             found = self._listings[key] = [
-                flavor.convert(spec.wire, ITEMS[kind]) for spec in specs.values()
+                flavor.convert(spec.wire, ITEMS[kind]) for spec in self.specs(kind).values()
             ]
         return found
 

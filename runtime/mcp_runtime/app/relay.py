@@ -170,7 +170,7 @@ class WaitingCalls:
             self._calls.pop(rounds.token, None)
             return call.result(), True
         key, request = question.result()
-        asked = flavor.types.InputRequiredResult(
+        asked = flavor.type_named("InputRequiredResult")(
             input_requests={key: request}, request_state=rounds.state
         )
         return asked, False
