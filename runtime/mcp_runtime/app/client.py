@@ -40,8 +40,8 @@ class ToolCallFailed(Exception):
         name: str,
         message: str,
         *,
-        content: Sequence[Any] = (),
-        structured_content: Any = None,
+        content: Sequence[object] = (),
+        structured_content: object = None,
     ) -> None:
         super().__init__(f"tool {name!r} failed: {message}")
         self.name = name

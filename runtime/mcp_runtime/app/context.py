@@ -85,7 +85,7 @@ class Context(Generic[S]):
     __slots__ = ("_request", "_params", "_flavor", "_rounds", "_asked", "_session")
 
     def __init__(
-        self, request: RequestContext, params: Any, flavor: Flavor, rounds: InputRounds | None
+        self, request: RequestContext, params: object, flavor: Flavor, rounds: InputRounds | None
     ) -> None:
         self._request = request
         self._params = params
@@ -147,7 +147,7 @@ class Context(Generic[S]):
             return {}
         if isinstance(meta, Mapping):
             return meta
-        built: Mapping[str, Any] = msgspec.to_builtins(meta)
+        built: Mapping[str, object] = msgspec.to_builtins(meta)
         return built
 
     @property
@@ -198,20 +198,20 @@ class Context(Generic[S]):
         """A progress notification, if the client asked for progress."""
         await self._request.report_progress(progress, total, message)
 
-    async def log(self, level: LogLevel, data: Any, logger: str | None = None) -> None:
+    async def log(self, level: LogLevel, data: object, logger: str | None = None) -> None:
         """A log message, if the client's log level lets it through."""
         await self._request.log(level, data, logger)
 
-    async def debug(self, data: Any, logger: str | None = None) -> None:
+    async def debug(self, data: object, logger: str | None = None) -> None:
         await self._request.log("debug", data, logger)
 
-    async def info(self, data: Any, logger: str | None = None) -> None:
+    async def info(self, data: object, logger: str | None = None) -> None:
         await self._request.log("info", data, logger)
 
-    async def warning(self, data: Any, logger: str | None = None) -> None:
+    async def warning(self, data: object, logger: str | None = None) -> None:
         await self._request.log("warning", data, logger)
 
-    async def error(self, data: Any, logger: str | None = None) -> None:
+    async def error(self, data: object, logger: str | None = None) -> None:
         await self._request.log("error", data, logger)
 
     def close_sse_stream(self) -> None:
@@ -225,7 +225,7 @@ class Context(Generic[S]):
         message: str,
         form: type[T],
         *,
-        schema: Mapping[str, Any] | None = None,
+        schema: Mapping[str, object] | None = None,
         key: str | None = None,
     ) -> Elicited[T]:
         """Ask the user to fill in ``form`` (a Struct, dataclass or TypedDict of

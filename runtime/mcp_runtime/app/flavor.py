@@ -109,12 +109,12 @@ class Flavor:
         does not have (``outputSchema`` before 2025-06-18 ...) are dropped."""
         return codec.convert(wire, self.type_named(type_name))
 
-    def text_result(self, text: str, *, is_error: bool = False) -> Any:
+    def text_result(self, text: str, *, is_error: bool = False) -> object:
         if is_error:
             return self.call_tool_result(content=[self.text_content(text=text)], is_error=True)
         return self.call_tool_result(content=[self.text_content(text=text)])
 
-    def structured_result(self, raw: bytes, text: str) -> Any:
+    def structured_result(self, raw: bytes, text: str) -> object:
         """``raw`` (encoded JSON of an object) as structuredContent, and its text."""
         if self.structured:
             return self.call_tool_result(
@@ -129,7 +129,7 @@ class Flavor:
             input_requests={asked.key: asked.request}, request_state=request_state
         )
 
-    def input_request(self, method: str, params: Mapping[str, Any]) -> Any:
+    def input_request(self, method: str, params: Mapping[str, object]) -> object:
         """A request the client answers inside an input-required result (2026-07-28)."""
         spec = self.revision.table("INPUT_REQUESTS")[method]
         request_type = self.revision.input_request_type(method)

@@ -139,7 +139,7 @@ class RegistryAnswers:
             _TASKS_CAPABILITY if "get_task" in served else {}
         )
         # Chosen here, once: an app without task-capable tools checks nothing per call.
-        self._call: Callable[[_Named, RequestContext], Coroutine[Any, Any, Any]] = (
+        self._call: Callable[[_Named, RequestContext], Coroutine[object, object, object]] = (
             self._call_in_place
         )
         if self.core is not None:

@@ -55,7 +55,7 @@ class LifespanError(RuntimeError):
 class Lifespan(Generic[S]):
     """Runs one lifespan (entered at most once at a time) and holds what it yielded."""
 
-    def __init__(self, factory: LifespanFactory[S] | None, app: Any) -> None:
+    def __init__(self, factory: LifespanFactory[S] | None, app: object) -> None:
         self._factory = factory
         self._app = app
         self._stack: contextlib.AsyncExitStack | None = None
@@ -63,7 +63,7 @@ class Lifespan(Generic[S]):
         self._users = 0
         self.failed: str | None = None  # why the last start failed, if it did
         # The lifespans of mounted apps: entered after this one, left before it.
-        self.children: list[Lifespan[Any]] = []
+        self.children: list[Lifespan[object]] = []
 
     @property
     def running(self) -> bool:

@@ -181,7 +181,7 @@ class Mount(Generic[A]):
     def active(self) -> bool:
         return bool(self.app.visibility.active)
 
-    def verdict(self, session: Any, key: str, tags: frozenset[str]) -> bool | None:
+    def verdict(self, session: object, key: str, tags: frozenset[str]) -> bool | None:
         inner = self.inner(key)
         if inner is None:
             return None

@@ -230,7 +230,7 @@ class Proxy:
             f": {problem}" if problem else ""
         )
 
-    def _request(self, method: str, wire: Mapping[str, Any]) -> tuple[Any, Any]:
+    def _request(self, method: str, wire: Mapping[str, object]) -> tuple[object, object]:
         session = self.session
         if session is None:
             raise McpError(jsonrpc.INTERNAL_ERROR, self._why_not_connected())
@@ -244,8 +244,8 @@ class Proxy:
         return spec, params
 
     async def forward(
-        self, method: str, wire: Mapping[str, Any], ctx: RequestContext | Rounds | None
-    ) -> Any:
+        self, method: str, wire: Mapping[str, object], ctx: RequestContext | Rounds | None
+    ) -> object:
         """The backend's answer to ``method`` with ``wire`` params; progress and
         log messages go to ``ctx`` (a 2026-07-28 backend is asked for the log
         level ``ctx`` wants); cancelling the caller cancels the backend call.
@@ -308,8 +308,8 @@ class Proxy:
             ) from None
 
     async def forward_task(
-        self, wire: Mapping[str, Any], ctx: RequestContext | Rounds | None
-    ) -> Any:
+        self, wire: Mapping[str, object], ctx: RequestContext | Rounds | None
+    ) -> object:
         """The result of a backend tool that runs only as a task: called with
         ``task``, then waited for with ``tasks/result`` (cancelled at the backend
         when the caller gives up). A backend without 2025-11-25 tasks gets the call."""
@@ -348,11 +348,11 @@ class Proxy:
 
     async def in_rounds(
         self,
-        start: Callable[[RequestContext | Rounds], Coroutine[Any, Any, Any]],
-        params: Any,
+        start: Callable[[RequestContext | Rounds], Coroutine[object, object, object]],
+        params: object,
         request: RequestContext,
         flavor: Flavor,
-    ) -> tuple[Any, bool]:
+    ) -> tuple[object, bool]:
         """A front request forwarded by ``start``: (the backend's answer, True), or
         for a 2026-07-28 front (its tools/call, prompts/get and resources/read: the
         revision's INPUT_REQUIRED_METHODS) an input-required result carrying the

@@ -42,7 +42,7 @@ class Registry:
         # kind -> name or URI template -> (the proxy's prefix, why).
         self.held: dict[str, dict[str, tuple[str, str]]] = {kind: {} for kind in ITEMS}
         self._listings: dict[tuple[str, str], list[object]] = {}
-        self._subscribers: dict[str, weakref.WeakSet[Any]] = {}
+        self._subscribers: dict[str, weakref.WeakSet[object]] = {}
         self._listening: dict[str, int] = {}  # URIs asked for by listen streams, how often
         # Told of each subscribe (True) and unsubscribe (False): proxies pass them on.
         self.subscription_watchers: list[Callable[[str, bool], Awaitable[None]]] = []
@@ -117,7 +117,7 @@ class Registry:
 
     # ------------------------------------------------------------ subscriptions (handshake revisions)
 
-    def subscribe(self, uri: str, session: Any) -> None:
+    def subscribe(self, uri: str, session: object) -> None:
         self._subscribers.setdefault(uri, weakref.WeakSet()).add(session)
 
     def unsubscribe(self, uri: str, session: Any) -> None:

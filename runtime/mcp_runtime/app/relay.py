@@ -53,7 +53,7 @@ from ..jsonrpc import McpError
 from ..methods import RequestContext
 
 # The client capability each relayed request needs, and its answer's type.
-_ASKED: dict[str, tuple[str, type[Any]]] = {
+_ASKED: dict[str, tuple[str, type]] = {
     "sampling/createMessage": ("sampling", mcp.CreateMessageResult),
     "elicitation/create": ("elicitation", mcp.ElicitResult),
     "roots/list": ("roots", mcp.ListRootsResult),

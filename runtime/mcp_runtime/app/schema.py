@@ -34,7 +34,7 @@ class Signature:
     description: str | None
 
 
-def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+def type_hints(fn: Callable[..., object]) -> dict[str, object]:
     try:
         return typing.get_type_hints(fn, include_extras=True)
     except (

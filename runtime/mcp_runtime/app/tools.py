@@ -63,7 +63,7 @@ class ToolAnnotations(TypedDict, total=False):
 _ANNOTATION_KEYS = frozenset(ToolAnnotations.__annotations__)
 
 
-def checked_annotations(annotations: Mapping[str, Any], where: str) -> dict[str, Any]:
+def checked_annotations(annotations: Mapping[str, object], where: str) -> dict[str, object]:
     """``annotations`` as a dict, or TypeError naming a key no revision defines."""
     unknown = sorted(set(annotations) - _ANNOTATION_KEYS)
     if unknown:
