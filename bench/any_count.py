@@ -3,7 +3,8 @@
 Counts, over ``runtime/mcp_runtime/app/*.py``, every annotation node (a
 parameter's, a return's, an annotated assignment's) that is or contains the
 name ``Any`` (``Any``, ``typing.Any``, ``dict[str, Any]``, ``"list[Any]"`` ...),
-and prints the total, then the count per module, largest first.
+and prints the total, then the count per module, largest first; also how
+many of them are ``Any`` itself (not ``dict[str, Any]`` ...).
 """
 
 from __future__ import annotations
@@ -47,18 +48,28 @@ def mentions_any(annotation: ast.expr) -> bool:
     return False
 
 
-def count(path: Path) -> int:
+def is_any(annotation: ast.expr) -> bool:
+    """Whether an annotation is ``Any`` itself."""
+    return (isinstance(annotation, ast.Name) and annotation.id == "Any") or (
+        isinstance(annotation, ast.Attribute) and annotation.attr == "Any"
+    )
+
+
+def count(path: Path) -> tuple[int, int]:
+    """(annotations that are or contain Any, annotations that are Any) of one module."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    return sum(1 for annotation in annotations(tree) if mentions_any(annotation))
+    found = [annotation for annotation in annotations(tree) if mentions_any(annotation)]
+    return len(found), sum(1 for annotation in found if is_any(annotation))
 
 
 def main(argv: list[str]) -> int:
     folder = Path(argv[0]) if argv else APP
     counts = {path.name: count(path) for path in sorted(folder.glob("*.py"))}
-    print(f"total {sum(counts.values())}")
-    for name, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+    print(f"total {sum(n for n, _ in counts.values())}")
+    print(f"of which Any itself {sum(exact for _, exact in counts.values())}")
+    for name, (n, exact) in sorted(counts.items(), key=lambda item: (-item[1][0], item[0])):
         if n:
-            print(f"{n:5d}  {name}")
+            print(f"{n:5d}  {name} ({exact} Any itself)")
     return 0
 
 

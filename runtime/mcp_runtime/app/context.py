@@ -234,7 +234,7 @@ class Context(Generic[S]):
         which no Python type spells); the answer is still decoded into ``form``.
         ``key`` names the request in a 2026-07-28 input-required result
         (default: ``elicit-<n>``, n counting this call's questions)."""
-        shape: Any = form  # a class, so hashable: form_schema caches by it
+        shape: object = form  # a class, so hashable: form_schema caches by it
         requested = dict(schema) if schema is not None else form_schema(shape)
         params = {"mode": "form", "message": message, "requestedSchema": requested}
         if self._flavor.version < "2025-11-25":
@@ -264,7 +264,7 @@ class Context(Generic[S]):
         pairs: Sequence[tuple[Role, str]] = (
             [("user", messages)] if isinstance(messages, str) else messages
         )
-        params: dict[str, Any] = {
+        params: dict[str, object] = {
             "messages": [
                 {"role": role, "content": {"type": "text", "text": text}} for role, text in pairs
             ],
@@ -337,7 +337,7 @@ class InputRounds:
 
     __slots__ = ("_answers",)
 
-    def __init__(self, responses: Any, state: Any) -> None:
+    def __init__(self, responses: object, state: object) -> None:
         answers: dict[str, Any] = {}
         if isinstance(state, str) and state.startswith("{"):
             try:
@@ -351,7 +351,7 @@ class InputRounds:
                 answers[key] = msgspec.to_builtins(value)
         self._answers = answers
 
-    def answer(self, key: str, result_type: Any, method: str) -> Any:
+    def answer(self, key: str, result_type: Any, method: str) -> object:
         """The answer under ``key``, read as the result of ``method`` (what was
         asked under that key), whatever shape the params decoding took it for:
         one lacking a field the result requires is refused naming both, as
@@ -378,7 +378,7 @@ class InputRounds:
 
 
 @cache
-def form_schema(form: type) -> dict[str, Any]:
+def form_schema(form: type) -> dict[str, object]:
     """The restricted JSON Schema of an elicitation form: a flat object of
     primitive properties. Raises TypeError for what elicitation cannot ask."""
     try:
@@ -388,10 +388,10 @@ def form_schema(form: type) -> dict[str, Any]:
     defs = schema.pop("$defs", {})
     if schema.get("type") != "object":
         raise TypeError(f"{form!r} cannot be an elicitation form: it is not an object type")
-    properties: dict[str, Any] = {}
+    properties: dict[str, object] = {}
     for name, prop in schema.get("properties", {}).items():
         properties[name] = _primitive(form, name, prop, defs)
-    result: dict[str, Any] = {"type": "object", "properties": properties}
+    result: dict[str, object] = {"type": "object", "properties": properties}
     if schema.get("required"):
         result["required"] = list(schema["required"])
     return result

@@ -94,7 +94,7 @@ class Flavor:
         """Whether this revision has the content block type ``name`` (``AudioContent`` ...)."""
         return isinstance(getattr(self.types, name, None), type)
 
-    def own_result(self, value: Any) -> Any:
+    def own_result(self, value: object) -> object:
         """A CallToolResult of another revision as this revision's: its blocks
         converted (with media fallbacks), members this revision lacks
         (``resultType`` before 2026-07-28 ...) dropped."""
@@ -104,7 +104,7 @@ class Flavor:
         result = self.convert(wire, "CallToolResult")
         return msgspec.structs.replace(result, content=blocks)
 
-    def convert(self, wire: Mapping[str, Any], type_name: str) -> Any:
+    def convert(self, wire: Mapping[str, object], type_name: str) -> Any:
         """A wire-shaped dict as this revision's type: members the revision
         does not have (``outputSchema`` before 2025-06-18 ...) are dropped."""
         return codec.convert(wire, self.type_named(type_name))
@@ -122,7 +122,7 @@ class Flavor:
             )
         return self.call_tool_result(content=[self.text_content(text=text)])
 
-    def input_required(self, asked: InputRequired, request_state: str) -> Any:
+    def input_required(self, asked: InputRequired, request_state: str) -> object:
         """The input-required result asking what ``asked`` names, carrying
         ``request_state`` (the answers so far, sealed)."""
         return self.type_named("InputRequiredResult")(

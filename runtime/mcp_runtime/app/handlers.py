@@ -161,17 +161,19 @@ class RegistryAnswers:
     def call_tool(self, params: _Named, ctx: RequestContext) -> Coroutine[Any, Any, Any]:
         return self._call(params, ctx)
 
-    def _call_in_place(self, params: _Named, ctx: RequestContext) -> Coroutine[Any, Any, Any]:
+    def _call_in_place(self, params: _Named, ctx: RequestContext) -> Coroutine[Any, Any, object]:
         # The tool's own coroutine is the handler's: one frame fewer per call.
         return self._tool(params.name, ctx).call(params, ctx, self.flavor)
 
-    def _call_as_core_task(self, params: _Named, ctx: RequestContext) -> Coroutine[Any, Any, Any]:
+    def _call_as_core_task(
+        self, params: _Named, ctx: RequestContext
+    ) -> Coroutine[Any, Any, object]:
         assert self.core is not None
         return self.core.call(self._tool(params.name, ctx), params, ctx, self.flavor)
 
     def _call_as_extension_task(
         self, params: _Named, ctx: RequestContext
-    ) -> Coroutine[Any, Any, Any]:
+    ) -> Coroutine[Any, Any, object]:
         assert self.extension is not None
         tool = self._tool(params.name, ctx)
         if tool.task_support is not None:
@@ -306,7 +308,7 @@ class RegistryAnswers:
 
 async def _as_extension_task(
     extension: Tasks, tool: ToolSpec, params: Any, ctx: RequestContext, flavor: Flavor
-) -> Any:
+) -> object:
     """A task-capable tool's call at 2026-07-28: a task of the extension for a
     client that declared it, else the call itself."""
 
@@ -322,12 +324,12 @@ async def _as_extension_task(
     return await extension.start(ctx, work)
 
 
-def _session(ctx: RequestContext) -> Any:
+def _session(ctx: RequestContext) -> object:
     """The session of a request for visibility (None at 2026-07-28: no session)."""
     return None if ctx.stateless else ctx.peer
 
 
-def _first_page_only(params: Any) -> None:
+def _first_page_only(params: object) -> None:
     """Refuse a cursor: an app's lists are one page, so no cursor is one it issued."""
     cursor = getattr(params, "cursor", UNSET)
     if cursor is not UNSET and cursor is not None:

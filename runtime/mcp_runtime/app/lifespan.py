@@ -118,7 +118,9 @@ class LifespanASGI:
     """An ASGI app running ``lifespan`` around the ASGI lifespan of ``app``:
     started before the app starts, stopped after it has shut down."""
 
-    def __init__(self, app: Callable[[Scope, Receive, Send], Any], lifespan: Lifespan[Any]) -> None:
+    def __init__(
+        self, app: Callable[[Scope, Receive, Send], Any], lifespan: Lifespan[object]
+    ) -> None:
         self.app = app
         self.lifespan = lifespan
 
@@ -134,7 +136,7 @@ class LifespanASGI:
         except LifespanError as error:
             await send({"type": "lifespan.startup.failed", "message": str(error)})
             return
-        first: list[Any] = [message]
+        first: list[object] = [message]
 
         async def inner_receive() -> Any:
             return first.pop() if first else await receive()

@@ -190,7 +190,9 @@ class Mount(Generic[A]):
 
     # ------------------------------------------------------------ forwarding
 
-    async def forward(self, method: str, params: Any, request: RequestContext, version: str) -> Any:
+    async def forward(
+        self, method: str, params: object, request: RequestContext, version: str
+    ) -> Any:
         """Answer ``method`` with the mounted app's own handler, its middleware around it."""
         route = self._routes.get((method, version))
         if route is None:
@@ -244,9 +246,9 @@ class MountedPrompt:
         self.mount, self.inner, self.name, self.spec = mount, inner, outer, spec
         self.tags: frozenset[str] = spec.tags
         self.scopes: frozenset[str] = spec.scopes
-        self.wire: dict[str, Any] = {**spec.wire, "name": outer}
+        self.wire: dict[str, object] = {**spec.wire, "name": outer}
 
-    def get(self, params: Any, request: RequestContext, flavor: Flavor) -> Awaitable[Any]:
+    def get(self, params: Any, request: RequestContext, flavor: Flavor) -> Awaitable[object]:
         params = msgspec.structs.replace(params, name=self.inner)
         return self.mount.forward("prompts/get", params, request, flavor.version)
 

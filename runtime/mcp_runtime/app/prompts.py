@@ -72,8 +72,8 @@ class PromptSpec:
         name: str | None = None,
         title: str | None = None,
         description: str | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
+        icons: Sequence[Mapping[str, object]] | None = None,
+        meta: Mapping[str, object] | None = None,
         scopes: Sequence[str] = (),
         tags: Iterable[str] = (),
     ) -> None:
@@ -93,13 +93,13 @@ class PromptSpec:
                     f"prompt {fn.__qualname__}: parameter {argument!r} must be a string, number, boolean "
                     "or string enum (prompt arguments are strings)"
                 )
-            entry: dict[str, Any] = {"name": argument}
+            entry: dict[str, object] = {"name": argument}
             if "description" in prop:
                 entry["description"] = prop["description"]
             if argument in required:
                 entry["required"] = True
             arguments.append(entry)
-        wire: dict[str, Any] = {"name": self.name}
+        wire: dict[str, object] = {"name": self.name}
         if title is not None:
             wire["title"] = title
         if self.description is not None:
@@ -156,7 +156,7 @@ class PromptSpec:
         return flavor.types.GetPromptResult(messages=messages)
 
 
-def _message(item: Any, flavor: Flavor) -> Any:
+def _message(item: object, flavor: Flavor) -> object:
     types = flavor.types
     if isinstance(item, str):
         return types.PromptMessage(role="user", content=types.TextContent(text=item))

@@ -120,7 +120,7 @@ class Registry:
     def subscribe(self, uri: str, session: object) -> None:
         self._subscribers.setdefault(uri, weakref.WeakSet()).add(session)
 
-    def unsubscribe(self, uri: str, session: Any) -> None:
+    def unsubscribe(self, uri: str, session: object) -> None:
         sessions = self._subscribers.get(uri)
         if sessions is not None:
             sessions.discard(session)

@@ -98,7 +98,7 @@ class Visibility:
         for each in self.on_change:
             each()
 
-    def visible(self, session: Any | None, name: str, tags: frozenset[str]) -> bool:
+    def visible(self, session: object | None, name: str, tags: frozenset[str]) -> bool:
         if not self.active:
             return True
         verdict = self.verdict(session, name, tags)
@@ -122,7 +122,7 @@ class Visibility:
                 return verdict
         return None
 
-    def view(self, session: Any | None, specs: Mapping[str, Any]) -> frozenset[str]:
+    def view(self, session: object | None, specs: Mapping[str, Any]) -> frozenset[str]:
         """The keys of ``specs`` (name → spec with ``tags``) that ``session`` sees."""
         return frozenset(
             key for key, spec in specs.items() if self.visible(session, key, spec.tags)
