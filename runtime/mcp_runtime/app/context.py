@@ -22,6 +22,7 @@ from msgspec import UNSET
 from typing_extensions import TypeVar
 
 from .. import capabilities, codec, jsonrpc, lifecycle
+from ..auth.principal import Principal
 from ..http import request_headers
 from ..jsonrpc import McpError
 from ..limits import ClientIdentity
@@ -121,9 +122,10 @@ class Context(Generic[S]):
         return self._request.client_info
 
     @property
-    def principal(self) -> Any:
-        """The authenticated caller (:class:`mcp_runtime.auth.principal.Principal`), or None."""
-        return self._request.principal
+    def principal(self) -> Principal | None:
+        """The authenticated caller, or None (a transport without authorization)."""
+        principal: Principal | None = self._request.principal
+        return principal
 
     @property
     def client_identity(self) -> ClientIdentity:

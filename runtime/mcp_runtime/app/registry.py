@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
 
+from ..session import Session
 from .completion import Completer
 from .flavor import Flavor
 from .prompts import PromptSpec
@@ -42,7 +42,7 @@ class Registry:
         # kind -> name or URI template -> (the proxy's prefix, why).
         self.held: dict[str, dict[str, tuple[str, str]]] = {kind: {} for kind in ITEMS}
         self._listings: dict[tuple[str, str], list[object]] = {}
-        self._subscribers: dict[str, weakref.WeakSet[object]] = {}
+        self._subscribers: dict[str, weakref.WeakSet[Session]] = {}
         self._listening: dict[str, int] = {}  # URIs asked for by listen streams, how often
         # Told of each subscribe (True) and unsubscribe (False): proxies pass them on.
         self.subscription_watchers: list[Callable[[str, bool], Awaitable[None]]] = []
@@ -117,15 +117,15 @@ class Registry:
 
     # ------------------------------------------------------------ subscriptions (handshake revisions)
 
-    def subscribe(self, uri: str, session: object) -> None:
+    def subscribe(self, uri: str, session: Session) -> None:
         self._subscribers.setdefault(uri, weakref.WeakSet()).add(session)
 
-    def unsubscribe(self, uri: str, session: object) -> None:
+    def unsubscribe(self, uri: str, session: Session) -> None:
         sessions = self._subscribers.get(uri)
         if sessions is not None:
             sessions.discard(session)
 
-    def subscribers(self, uri: str) -> list[Any]:
+    def subscribers(self, uri: str) -> list[Session]:
         return list(self._subscribers.get(uri, ()))
 
     def listened(self, uri: str, listening: bool) -> None:
