@@ -339,6 +339,14 @@ class InputRounds:
 
     __slots__ = ("_answers",)
 
+    @classmethod
+    def of(cls, params: object) -> InputRounds:
+        """The rounds a request's params carry (a stateless revision's params
+        have ``inputResponses`` and ``requestState``; those of others, neither)."""
+        return cls(
+            getattr(params, "input_responses", UNSET), getattr(params, "request_state", UNSET)
+        )
+
     def __init__(self, responses: object, state: object) -> None:
         answers: dict[str, Any] = {}
         if isinstance(state, str) and state.startswith("{"):

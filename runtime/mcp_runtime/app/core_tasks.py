@@ -39,7 +39,7 @@ from ..jsonrpc import McpError
 from ..methods import RequestContext
 
 if TYPE_CHECKING:
-    from .flavor import Flavor
+    from .flavor import Flavor, NamedCall
     from .tools import ToolSpec
 
 logger = logging.getLogger("mcp_runtime.app.tasks")
@@ -146,7 +146,7 @@ class CoreTasks:
         self,
         task: _CoreTask,
         tool: ToolSpec,
-        params: object,
+        params: NamedCall,
         request: RequestContext,
         flavor: Flavor,
     ) -> None:

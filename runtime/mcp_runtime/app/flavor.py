@@ -25,6 +25,16 @@ if TYPE_CHECKING:
 RESOURCE_NOT_FOUND = -32002
 
 
+class NamedCall(Protocol):
+    """The params of a ``tools/call`` or ``prompts/get`` in every revision."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def arguments(self) -> Mapping[str, object] | msgspec.UnsetType: ...
+
+
 class RevisionTypes(Protocol):
     """What the application layer builds from a revision's generated package
     (``mcp_protocol.v2025_11_25`` ...): every revision has these; the content

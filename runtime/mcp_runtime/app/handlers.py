@@ -20,7 +20,7 @@ from ..jsonrpc import McpError
 from ..methods import HandlerNotImplemented, RequestContext
 from ..session import Session
 from .completion import completion_key
-from .flavor import Flavor
+from .flavor import Flavor, NamedCall
 from .resources import ResourceSpec, UriTemplate
 
 if TYPE_CHECKING:
@@ -73,13 +73,6 @@ class Tasking:
     def __init__(self, core: CoreTasks, extension: Tasks | None) -> None:
         self.core = core
         self.extension = extension
-
-
-class _Named(Protocol):
-    """The params of a request naming a tool or a prompt."""
-
-    @property
-    def name(self) -> str: ...
 
 
 class _Addressed(Protocol):
@@ -139,7 +132,7 @@ class RegistryAnswers:
             _TASKS_CAPABILITY if "get_task" in served else {}
         )
         # Chosen here, once: an app without task-capable tools checks nothing per call.
-        self._call: Callable[[_Named, RequestContext], Coroutine[object, object, object]] = (
+        self._call: Callable[[NamedCall, RequestContext], Coroutine[object, object, object]] = (
             self._call_in_place
         )
         if self.core is not None:
@@ -158,21 +151,21 @@ class RegistryAnswers:
             tools=self._listing("tools", ctx), **self.flavor.cache_hints
         )
 
-    def call_tool(self, params: _Named, ctx: RequestContext) -> Coroutine[Any, Any, Any]:
+    def call_tool(self, params: NamedCall, ctx: RequestContext) -> Coroutine[Any, Any, Any]:
         return self._call(params, ctx)
 
-    def _call_in_place(self, params: _Named, ctx: RequestContext) -> Coroutine[Any, Any, object]:
+    def _call_in_place(self, params: NamedCall, ctx: RequestContext) -> Coroutine[Any, Any, object]:
         # The tool's own coroutine is the handler's: one frame fewer per call.
         return self._tool(params.name, ctx).call(params, ctx, self.flavor)
 
     def _call_as_core_task(
-        self, params: _Named, ctx: RequestContext
+        self, params: NamedCall, ctx: RequestContext
     ) -> Coroutine[Any, Any, object]:
         assert self.core is not None
         return self.core.call(self._tool(params.name, ctx), params, ctx, self.flavor)
 
     def _call_as_extension_task(
-        self, params: _Named, ctx: RequestContext
+        self, params: NamedCall, ctx: RequestContext
     ) -> Coroutine[Any, Any, object]:
         assert self.extension is not None
         tool = self._tool(params.name, ctx)
@@ -264,7 +257,7 @@ class RegistryAnswers:
             prompts=self._listing("prompts", ctx), **self.flavor.cache_hints
         )
 
-    async def get_prompt(self, params: _Named, ctx: RequestContext) -> Any:
+    async def get_prompt(self, params: NamedCall, ctx: RequestContext) -> Any:
         name = params.name
         prompt = self.registry.prompts.get(name)
         if prompt is None or self._hidden(name, prompt.tags, ctx):

@@ -16,13 +16,12 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import msgspec
-from msgspec import UNSET
 
 from ..codec import join_paths
 from ..methods import RequestContext
 from .context import Context, InputRounds
 from .errors import InputRequired, PromptError, ToolError
-from .flavor import Flavor
+from .flavor import Flavor, NamedCall
 from .media import to_block
 from .schema import Signature, analyse
 from .tools import check_scopes
@@ -112,7 +111,7 @@ class PromptSpec:
             wire["_meta"] = dict(meta)
         self.wire = wire
 
-    async def get(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+    async def get(self, params: NamedCall, request: RequestContext, flavor: Flavor) -> object:
         if self.scopes:
             check_scopes(request, self.scopes)
         arguments = params.arguments if isinstance(params.arguments, Mapping) else {}
@@ -127,10 +126,7 @@ class PromptSpec:
         rounds = None
         if self.signature.context_param is not None:
             if flavor.stateless:
-                rounds = InputRounds(
-                    getattr(params, "input_responses", UNSET),
-                    getattr(params, "request_state", UNSET),
-                )
+                rounds = InputRounds.of(params)
             kwargs[self.signature.context_param] = Context(request, params, flavor, rounds)
         try:
             value = self.fn(**kwargs)

@@ -155,7 +155,7 @@ class ResourceSpec:
         rounds = None
         if self.signature.context_param is not None:
             if flavor.stateless:
-                rounds = InputRounds(params.input_responses, params.request_state)
+                rounds = InputRounds.of(params)
             kwargs[self.signature.context_param] = Context(request, params, flavor, rounds)
         try:
             value = self.fn(**kwargs)

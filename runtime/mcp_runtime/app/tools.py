@@ -26,7 +26,7 @@ from ..jsonrpc import McpError
 from ..methods import RequestContext
 from .context import Context, InputRounds
 from .errors import InputRequired, ToolError
-from .flavor import Flavor, content_types, result_types
+from .flavor import Flavor, NamedCall, content_types, result_types
 from .media import MEDIA_TYPES, to_block
 from .schema import JSON_SCHEMA_DIALECT, Signature, analyse, object_schema, type_hints
 
@@ -161,7 +161,7 @@ class ToolSpec:
         self._arguments = self.signature.arguments
         self._context_param = self.signature.context_param
 
-    async def call(self, params: Any, request: RequestContext, flavor: Flavor) -> object:
+    async def call(self, params: NamedCall, request: RequestContext, flavor: Flavor) -> object:
         """Answer a tools/call of this tool in ``flavor``'s revision."""
         if self.scopes:
             check_scopes(request, self.scopes)
@@ -179,7 +179,7 @@ class ToolSpec:
         rounds = None
         if self._context_param is not None:
             if flavor.stateless:
-                rounds = InputRounds(params.input_responses, params.request_state)
+                rounds = InputRounds.of(params)
             kwargs[self._context_param] = Context(request, params, flavor, rounds)
         try:
             value = self.fn(**kwargs)
