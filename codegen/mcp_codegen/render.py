@@ -348,6 +348,7 @@ def _candidates(module: Module) -> dict[str, str]:
                 "MethodSpec",
                 "ProgressCallback",
                 "RequestContext",
+                "Selective",
             )
         }
     )

@@ -16,14 +16,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
 from types import ModuleType
-from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Final, NamedTuple
 
 import msgspec
 from msgspec import UNSET
 
 from . import jsonrpc
 from .jsonrpc import McpError
-from .methods import MethodSpec
+from .methods import MethodSpec, Selective
 
 # The _meta members of 2026-07-28, where a request carries what the handshake
 # negotiated before and a result names its server.
@@ -271,14 +271,6 @@ def negotiate(requested: str, supported: Iterable[str]) -> str:
     if requested in offered:
         return requested
     return max(offered)
-
-
-@runtime_checkable
-class Selective(Protocol):
-    """Handlers that define every method but answer only some (the generated
-    ``AnsweringHandlers``): those it serves count as overridden."""
-
-    def serves(self, handler: str) -> bool: ...
 
 
 def overridden(handlers: object, base: str, name: str) -> bool:

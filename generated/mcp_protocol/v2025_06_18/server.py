@@ -16,7 +16,13 @@ from collections.abc import Coroutine, Mapping
 from typing import Any, Literal, Protocol
 
 from mcp_runtime.codec import UNSET, UnsetType
-from mcp_runtime.methods import Caller, HandlerNotImplemented, ProgressCallback, RequestContext
+from mcp_runtime.methods import (
+    Caller,
+    HandlerNotImplemented,
+    ProgressCallback,
+    RequestContext,
+    Selective,
+)
 
 from . import methods
 from .types import (
@@ -318,7 +324,7 @@ class ServerAnswers(Protocol):
     ) -> Coroutine[Any, Any, ListToolsResult]: ...
 
 
-class AnsweringHandlers(ServerHandlers):
+class AnsweringHandlers(ServerHandlers, Selective):
     """ServerHandlers forwarding every method to one ServerAnswers, typed
     as this revision: only the methods it serves count as overridden (routed,
     and deciding the capabilities declared)."""

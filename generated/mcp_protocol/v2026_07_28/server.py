@@ -25,7 +25,7 @@ from collections.abc import Coroutine, Mapping
 from typing import Any, Protocol
 
 from mcp_runtime.codec import UNSET, UnsetType
-from mcp_runtime.methods import Caller, HandlerNotImplemented, RequestContext
+from mcp_runtime.methods import Caller, HandlerNotImplemented, RequestContext, Selective
 
 from . import methods
 from .types import (
@@ -252,7 +252,7 @@ class ServerAnswers(Protocol):
     ) -> Coroutine[Any, Any, ListToolsResult]: ...
 
 
-class AnsweringHandlers(ServerHandlers):
+class AnsweringHandlers(ServerHandlers, Selective):
     """ServerHandlers forwarding every method to one ServerAnswers, typed
     as this revision: only the methods it serves count as overridden (routed,
     and deciding the capabilities declared)."""

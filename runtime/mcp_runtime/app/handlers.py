@@ -1,9 +1,10 @@
-"""The generated handler interfaces, implemented once per revision from an app's registry.
+"""The generated handler interfaces, answered from an app's registry.
 
-Each revision gets a subclass of its ``ServerHandlers`` overriding only the
-methods the app needs (the runtime derives the declared capabilities from
-which methods are overridden), all reading the same registry, so tools added
-later are served at once.
+Each revision is served by its generated ``AnsweringHandlers`` (typed as that
+revision) forwarding to one :class:`RegistryAnswers`, which answers only the
+methods the app needs (the runtime routes them and derives the declared
+capabilities from them), all reading the same registry, so tools added later
+are served at once. No class is built at run time.
 """
 
 from __future__ import annotations
