@@ -17,7 +17,7 @@ from pathlib import Path
 APP = Path(__file__).resolve().parent.parent / "runtime" / "mcp_runtime" / "app"
 
 
-def annotations(tree: ast.AST) -> Iterator[ast.expr]:
+def annotation_nodes(tree: ast.AST) -> Iterator[ast.expr]:
     """Every annotation node of a module: arguments, returns, annotated assignments."""
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -58,7 +58,7 @@ def is_any(annotation: ast.expr) -> bool:
 def count(path: Path) -> tuple[int, int]:
     """(annotations that are or contain Any, annotations that are Any) of one module."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    found = [annotation for annotation in annotations(tree) if mentions_any(annotation)]
+    found = [annotation for annotation in annotation_nodes(tree) if mentions_any(annotation)]
     return len(found), sum(1 for annotation in found if is_any(annotation))
 
 
