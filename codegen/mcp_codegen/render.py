@@ -348,6 +348,7 @@ def _candidates(module: Module) -> dict[str, str]:
                 "MethodSpec",
                 "ProgressCallback",
                 "RequestContext",
+                "Selective",
             )
         }
     )
@@ -471,10 +472,23 @@ def render_side(module: Module, methods: list[Method], side: str) -> str:
             ),
         ),
     }[side]
+    # A server's handlers also come as one class forwarding to an object that
+    # answers them (the application layer's), so no per-revision class is hand-written.
+    answering = side == "server" and bool(handlers) and module.extension is None
     source = _ENV.get_template("rpc.py.j2").render(
-        module=module, side=side, stub_methods=stub, handler_methods=handlers, ctx=ctx, **names
+        module=module,
+        side=side,
+        stub_methods=stub,
+        handler_methods=handlers,
+        ctx=ctx,
+        answering=answering,
+        answers_class="ServerAnswers",
+        answering_class="AnsweringHandlers",
+        **names,
     )
-    return _with_imports(source, module, {"methods": "."})
+    extra = {"methods": ".", "Coroutine": "collections.abc", "Mapping": "collections.abc"}
+    extra["Protocol"] = "typing"
+    return _with_imports(source, module, extra)
 
 
 def render_init(module: Module, package: str) -> str:

@@ -23,7 +23,7 @@ from msgspec import UNSET
 
 from . import jsonrpc
 from .jsonrpc import McpError
-from .methods import MethodSpec
+from .methods import MethodSpec, Selective
 
 # The _meta members of 2026-07-28, where a request carries what the handshake
 # negotiated before and a result names its server.
@@ -275,6 +275,8 @@ def negotiate(requested: str, supported: Iterable[str]) -> str:
 
 def overridden(handlers: object, base: str, name: str) -> bool:
     """Whether ``handlers`` overrides the generated default of method ``name``."""
+    if isinstance(handlers, Selective) and not handlers.serves(name):
+        return False
     for cls in type(handlers).__mro__:
         if name in cls.__dict__:
             return not _is_generated_base(cls, base)

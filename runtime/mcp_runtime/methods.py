@@ -152,3 +152,16 @@ class RequestContext(Protocol):
 
 class HandlerNotImplemented(Exception):
     """Raised by the generated handler defaults: the session answers -32601."""
+
+
+class Selective:
+    """A base of generated handlers that define every method but answer only
+    some (``AnsweringHandlers``): only those ``serves`` names count as
+    overridden (routed, and deciding the capabilities declared). A class, not
+    a runtime-checkable protocol: the check runs for every method of every
+    session's routes, and a protocol's isinstance costs some 15 µs."""
+
+    __slots__ = ()
+
+    def serves(self, handler: str) -> bool:
+        return True

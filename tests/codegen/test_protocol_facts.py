@@ -219,3 +219,58 @@ def test_a_new_method_needs_only_its_handler(widgets_package: Any) -> None:
     result = asyncio.run(scenario())
     assert isinstance(result, w.GetWidgetResult)
     assert result.colour == "gear is blue"
+
+
+def test_a_new_method_reaches_every_generated_interface(widgets_package: Any) -> None:
+    """A new method of a new revision is in the dispatch table, the client stub,
+    the handler interface and the answering handlers an application layer
+    implements, with no hand edit in the runtime: an object answering
+    ``get_widget`` behind the generated ``AnsweringHandlers`` is served, and
+    what it does not serve is neither routed nor declared."""
+    from support.transports import memory_pair
+
+    from mcp_runtime import lifecycle
+    from mcp_runtime.client import Client
+    from mcp_runtime.jsonrpc import McpError
+    from mcp_runtime.server import Server, ServerSession
+
+    w = widgets_package
+    spec = w.methods.CLIENT_REQUESTS["widgets/get"]
+    assert spec is w.methods.WIDGETS_GET
+    assert callable(w.ClientStub.get_widget)
+    assert "get_widget" in vars(w.ServerHandlers)
+    assert "get_widget" in vars(w.ServerAnswers)
+    assert "get_widget" in vars(w.AnsweringHandlers)
+
+    class Answers:  # the one hand edit: its answer (the rest refuse, unserved)
+        extra_capabilities: dict[str, Any] = {}
+
+        def serves(self, handler: str) -> bool:
+            return handler == "get_widget"
+
+        async def get_widget(self, params: Any, ctx: Any) -> Any:
+            return w.GetWidgetResult(colour=f"{params.name} is green")
+
+    async def scenario() -> tuple[Any, Any, McpError]:
+        server = Server(w.AnsweringHandlers(Answers()), name="widgets", version="1")
+        client_end, server_end = memory_pair("client", "server")
+        served = asyncio.create_task(ServerSession(server, server_end).run())
+        try:
+            session = await Client(name="c", version="1", package="widgets_mcp").connect(client_end)
+            try:
+                result = await session.request(spec, w.GetWidgetRequestParams(name="cog"))
+                with pytest.raises(McpError) as refused:
+                    await session.request(w.methods.TOOLS_LIST, w.PaginatedRequestParams())
+                capabilities = session.server_capabilities
+            finally:
+                await session.close()
+        finally:
+            await client_end.close()
+            await asyncio.wait_for(served, 10)
+        return result, capabilities, refused.value
+
+    result, capabilities, refused = asyncio.run(scenario())
+    assert isinstance(result, w.GetWidgetResult)
+    assert result.colour == "cog is green"
+    assert refused.code == -32601
+    assert not lifecycle.has_capability(capabilities, ("tools",))

@@ -11,7 +11,7 @@ specification. ``from mcp_protocol.v2024_11_05 import CallToolResult``.
 
 from . import methods
 from .client import ClientHandlers, ClientStub
-from .server import ServerHandlers, ServerStub
+from .server import AnsweringHandlers, ServerAnswers, ServerHandlers, ServerStub
 from .types import (
     DEFINITIONS,
     Annotated,
@@ -132,8 +132,10 @@ __all__ = [
     "SCHEMA_SHA256",
     "STATUS",
     "UNSTABLE",
+    "AnsweringHandlers",
     "ClientHandlers",
     "ClientStub",
+    "ServerAnswers",
     "ServerHandlers",
     "ServerStub",
     "methods",

@@ -10,10 +10,17 @@ Descriptions come from the MCP specification.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Coroutine, Mapping
+from typing import Any, Literal, Protocol
 
 from mcp_runtime.codec import UNSET, UnsetType
-from mcp_runtime.methods import Caller, HandlerNotImplemented, ProgressCallback, RequestContext
+from mcp_runtime.methods import (
+    Caller,
+    HandlerNotImplemented,
+    ProgressCallback,
+    RequestContext,
+    Selective,
+)
 
 from . import methods
 from .types import (
@@ -236,3 +243,145 @@ class ServerHandlers:
     ) -> ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         raise HandlerNotImplemented("tools/list")
+
+
+class ServerAnswers(Protocol):
+    """What AnsweringHandlers forwards to: an answer per method of this
+    revision a server receives, and which of them it gives."""
+
+    @property
+    def extra_capabilities(self) -> Mapping[str, Any]:
+        """Capabilities declared beyond those the answered methods imply."""
+        ...
+
+    def serves(self, handler: str) -> bool:
+        """Whether the handler method named ``handler`` is answered (else -32601, and no capability)."""
+        ...
+
+    def complete(
+        self, params: CompleteRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, CompleteResult]: ...
+
+    def on_roots_list_changed(
+        self, params: NotificationParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, None]: ...
+
+    def get_prompt(
+        self, params: GetPromptRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, GetPromptResult]: ...
+
+    def list_prompts(
+        self, params: ListToolsRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListPromptsResult]: ...
+
+    def list_resources(
+        self, params: ListToolsRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListResourcesResult]: ...
+
+    def read_resource(
+        self, params: SubscribeRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ReadResourceResult]: ...
+
+    def subscribe(
+        self, params: SubscribeRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, EmptyResult]: ...
+
+    def list_resource_templates(
+        self, params: ListToolsRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListResourceTemplatesResult]: ...
+
+    def unsubscribe(
+        self, params: SubscribeRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, EmptyResult]: ...
+
+    def call_tool(
+        self, params: CallToolRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, CallToolResult]: ...
+
+    def list_tools(
+        self, params: ListToolsRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListToolsResult]: ...
+
+
+class AnsweringHandlers(ServerHandlers, Selective):
+    """ServerHandlers forwarding every method to one ServerAnswers, typed
+    as this revision: only the methods it serves count as overridden (routed,
+    and deciding the capabilities declared)."""
+
+    __slots__ = ("answers",)
+
+    def __init__(self, answers: ServerAnswers) -> None:
+        self.answers = answers
+
+    @property
+    def extra_capabilities(self) -> Mapping[str, Any]:
+        return self.answers.extra_capabilities
+
+    def serves(self, handler: str) -> bool:
+        return self.answers.serves(handler)
+
+    def complete(
+        self, params: CompleteRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, CompleteResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.complete(params, ctx)
+
+    def on_roots_list_changed(
+        self, params: NotificationParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, None]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.on_roots_list_changed(params, ctx)
+
+    def get_prompt(
+        self, params: GetPromptRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, GetPromptResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.get_prompt(params, ctx)
+
+    def list_prompts(
+        self, params: ListToolsRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListPromptsResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.list_prompts(params, ctx)
+
+    def list_resources(
+        self, params: ListToolsRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListResourcesResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.list_resources(params, ctx)
+
+    def read_resource(
+        self, params: SubscribeRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ReadResourceResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.read_resource(params, ctx)
+
+    def subscribe(
+        self, params: SubscribeRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, EmptyResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.subscribe(params, ctx)
+
+    def list_resource_templates(
+        self, params: ListToolsRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListResourceTemplatesResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.list_resource_templates(params, ctx)
+
+    def unsubscribe(
+        self, params: SubscribeRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, EmptyResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.unsubscribe(params, ctx)
+
+    def call_tool(
+        self, params: CallToolRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, CallToolResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.call_tool(params, ctx)
+
+    def list_tools(
+        self, params: ListToolsRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListToolsResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.list_tools(params, ctx)

@@ -13,7 +13,7 @@ specification. ``from mcp_protocol.v2025_06_18 import CallToolResult``.
 
 from . import methods
 from .client import ClientHandlers, ClientStub
-from .server import ServerHandlers, ServerStub
+from .server import AnsweringHandlers, ServerAnswers, ServerHandlers, ServerStub
 from .types import (
     DEFINITIONS,
     Annotations,
@@ -149,8 +149,10 @@ __all__ = [
     "SCHEMA_SHA256",
     "STATUS",
     "UNSTABLE",
+    "AnsweringHandlers",
     "ClientHandlers",
     "ClientStub",
+    "ServerAnswers",
     "ServerHandlers",
     "ServerStub",
     "methods",

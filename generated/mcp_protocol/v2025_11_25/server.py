@@ -12,13 +12,19 @@ Descriptions come from the MCP specification.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Coroutine, Mapping
+from typing import Any, Literal, Protocol
 
 import msgspec
 
 from mcp_runtime.codec import UNSET, UnsetType
-from mcp_runtime.methods import Caller, HandlerNotImplemented, ProgressCallback, RequestContext
+from mcp_runtime.methods import (
+    Caller,
+    HandlerNotImplemented,
+    ProgressCallback,
+    RequestContext,
+    Selective,
+)
 
 from . import methods
 from .types import (
@@ -511,3 +517,195 @@ class ServerHandlers:
     ) -> ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         raise HandlerNotImplemented("tools/list")
+
+
+class ServerAnswers(Protocol):
+    """What AnsweringHandlers forwards to: an answer per method of this
+    revision a server receives, and which of them it gives."""
+
+    @property
+    def extra_capabilities(self) -> Mapping[str, Any]:
+        """Capabilities declared beyond those the answered methods imply."""
+        ...
+
+    def serves(self, handler: str) -> bool:
+        """Whether the handler method named ``handler`` is answered (else -32601, and no capability)."""
+        ...
+
+    def complete(
+        self, params: CompleteRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, CompleteResult]: ...
+
+    def on_roots_list_changed(
+        self, params: NotificationParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, None]: ...
+
+    def on_task_status(
+        self, params: TaskStatusNotificationParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, None]: ...
+
+    def get_prompt(
+        self, params: GetPromptRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, GetPromptResult]: ...
+
+    def list_prompts(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListPromptsResult]: ...
+
+    def list_resources(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListResourcesResult]: ...
+
+    def read_resource(
+        self, params: ReadResourceRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ReadResourceResult]: ...
+
+    def subscribe(
+        self, params: SubscribeRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, EmptyResult]: ...
+
+    def list_resource_templates(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListResourceTemplatesResult]: ...
+
+    def unsubscribe(
+        self, params: UnsubscribeRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, EmptyResult]: ...
+
+    def cancel_task(
+        self, params: GetTaskRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, CancelTaskResult]: ...
+
+    def get_task(
+        self, params: GetTaskRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, GetTaskResult]: ...
+
+    def list_tasks(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListTasksResult]: ...
+
+    def get_task_payload(
+        self, params: GetTaskRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, GetTaskPayloadResult]: ...
+
+    def call_tool(
+        self, params: CallToolRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, CallToolResult]: ...
+
+    def list_tools(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListToolsResult]: ...
+
+
+class AnsweringHandlers(ServerHandlers, Selective):
+    """ServerHandlers forwarding every method to one ServerAnswers, typed
+    as this revision: only the methods it serves count as overridden (routed,
+    and deciding the capabilities declared)."""
+
+    __slots__ = ("answers",)
+
+    def __init__(self, answers: ServerAnswers) -> None:
+        self.answers = answers
+
+    @property
+    def extra_capabilities(self) -> Mapping[str, Any]:
+        return self.answers.extra_capabilities
+
+    def serves(self, handler: str) -> bool:
+        return self.answers.serves(handler)
+
+    def complete(
+        self, params: CompleteRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, CompleteResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.complete(params, ctx)
+
+    def on_roots_list_changed(
+        self, params: NotificationParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, None]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.on_roots_list_changed(params, ctx)
+
+    def on_task_status(
+        self, params: TaskStatusNotificationParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, None]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.on_task_status(params, ctx)
+
+    def get_prompt(
+        self, params: GetPromptRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, GetPromptResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.get_prompt(params, ctx)
+
+    def list_prompts(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListPromptsResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.list_prompts(params, ctx)
+
+    def list_resources(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListResourcesResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.list_resources(params, ctx)
+
+    def read_resource(
+        self, params: ReadResourceRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ReadResourceResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.read_resource(params, ctx)
+
+    def subscribe(
+        self, params: SubscribeRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, EmptyResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.subscribe(params, ctx)
+
+    def list_resource_templates(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListResourceTemplatesResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.list_resource_templates(params, ctx)
+
+    def unsubscribe(
+        self, params: UnsubscribeRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, EmptyResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.unsubscribe(params, ctx)
+
+    def cancel_task(
+        self, params: GetTaskRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, CancelTaskResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.cancel_task(params, ctx)
+
+    def get_task(
+        self, params: GetTaskRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, GetTaskResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.get_task(params, ctx)
+
+    def list_tasks(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListTasksResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.list_tasks(params, ctx)
+
+    def get_task_payload(
+        self, params: GetTaskRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, GetTaskPayloadResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.get_task_payload(params, ctx)
+
+    def call_tool(
+        self, params: CallToolRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, CallToolResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.call_tool(params, ctx)
+
+    def list_tools(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListToolsResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.list_tools(params, ctx)

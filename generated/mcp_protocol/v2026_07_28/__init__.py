@@ -22,7 +22,7 @@ specification. ``from mcp_protocol.v2026_07_28 import CallToolResult``.
 
 from . import methods
 from .client import ClientHandlers, ClientStub
-from .server import ServerHandlers, ServerStub
+from .server import AnsweringHandlers, ServerAnswers, ServerHandlers, ServerStub
 from .types import (
     DEFINITIONS,
     Annotations,
@@ -220,8 +220,10 @@ __all__ = [
     "SCHEMA_SHA256",
     "STATUS",
     "UNSTABLE",
+    "AnsweringHandlers",
     "ClientHandlers",
     "ClientStub",
+    "ServerAnswers",
     "ServerHandlers",
     "ServerStub",
     "methods",

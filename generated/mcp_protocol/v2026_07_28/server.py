@@ -21,10 +21,11 @@ Descriptions come from the MCP specification.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Coroutine, Mapping
+from typing import Any, Protocol
 
 from mcp_runtime.codec import UNSET, UnsetType
-from mcp_runtime.methods import Caller, HandlerNotImplemented, RequestContext
+from mcp_runtime.methods import Caller, HandlerNotImplemented, RequestContext, Selective
 
 from . import methods
 from .types import (
@@ -199,3 +200,125 @@ class ServerHandlers:
     ) -> ListToolsResult:
         """Sent from the client to request a list of tools the server has."""
         raise HandlerNotImplemented("tools/list")
+
+
+class ServerAnswers(Protocol):
+    """What AnsweringHandlers forwards to: an answer per method of this
+    revision a server receives, and which of them it gives."""
+
+    @property
+    def extra_capabilities(self) -> Mapping[str, Any]:
+        """Capabilities declared beyond those the answered methods imply."""
+        ...
+
+    def serves(self, handler: str) -> bool:
+        """Whether the handler method named ``handler`` is answered (else -32601, and no capability)."""
+        ...
+
+    def complete(
+        self, params: CompleteRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, CompleteResult]: ...
+
+    def get_prompt(
+        self, params: GetPromptRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, GetPromptResultResponseResult]: ...
+
+    def list_prompts(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListPromptsResult]: ...
+
+    def list_resources(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListResourcesResult]: ...
+
+    def read_resource(
+        self, params: ReadResourceRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ReadResourceResultResponseResult]: ...
+
+    def list_resource_templates(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListResourceTemplatesResult]: ...
+
+    def subscriptions_listen(
+        self, params: SubscriptionsListenRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, SubscriptionsListenResult]: ...
+
+    def call_tool(
+        self, params: CallToolRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, CallToolResultResponseResult]: ...
+
+    def list_tools(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListToolsResult]: ...
+
+
+class AnsweringHandlers(ServerHandlers, Selective):
+    """ServerHandlers forwarding every method to one ServerAnswers, typed
+    as this revision: only the methods it serves count as overridden (routed,
+    and deciding the capabilities declared)."""
+
+    __slots__ = ("answers",)
+
+    def __init__(self, answers: ServerAnswers) -> None:
+        self.answers = answers
+
+    @property
+    def extra_capabilities(self) -> Mapping[str, Any]:
+        return self.answers.extra_capabilities
+
+    def serves(self, handler: str) -> bool:
+        return self.answers.serves(handler)
+
+    def complete(
+        self, params: CompleteRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, CompleteResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.complete(params, ctx)
+
+    def get_prompt(
+        self, params: GetPromptRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, GetPromptResultResponseResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.get_prompt(params, ctx)
+
+    def list_prompts(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListPromptsResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.list_prompts(params, ctx)
+
+    def list_resources(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListResourcesResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.list_resources(params, ctx)
+
+    def read_resource(
+        self, params: ReadResourceRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ReadResourceResultResponseResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.read_resource(params, ctx)
+
+    def list_resource_templates(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListResourceTemplatesResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.list_resource_templates(params, ctx)
+
+    def subscriptions_listen(
+        self, params: SubscriptionsListenRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, SubscriptionsListenResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.subscriptions_listen(params, ctx)
+
+    def call_tool(
+        self, params: CallToolRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, CallToolResultResponseResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.call_tool(params, ctx)
+
+    def list_tools(
+        self, params: PaginatedRequestParams, ctx: RequestContext
+    ) -> Coroutine[Any, Any, ListToolsResult]:
+        # The answer's own coroutine: no frame of this class's per call.
+        return self.answers.list_tools(params, ctx)

@@ -77,7 +77,7 @@ class App(Registering, Running, Generic[S]):
         extensions: Sequence[Extension] = (),
         state_key: bytes | None = None,
         default_timeout: float | None = None,
-        capabilities: Mapping[str, Any] | None = None,
+        capabilities: Mapping[str, object] | None = None,
         cache_ttl_ms: int = 0,
         cache_scope: Literal["private", "public"] = "private",
         lifespan: LifespanFactory[S] | None = None,
@@ -120,8 +120,8 @@ class App(Registering, Running, Generic[S]):
             self.services.lifespan.children.append(Lifespan(self.shared_rules.serve, self))
         self._server: Server | None = None
         self._notifying: set[asyncio.Task[None]] = set()
-        self._mounts: list[Mount[App[Any]]] = []  # the apps mounted in this one
-        self._mounted_in: list[Mount[App[Any]]] = []  # where this app is mounted
+        self._mounts: list[Mount[App[object]]] = []  # the apps mounted in this one
+        self._mounted_in: list[Mount[App[object]]] = []  # where this app is mounted
         self._proxies: list[Proxy] = []  # the servers proxied by this one
 
     def mount(self, app: App[Any], *, prefix: str) -> None:
@@ -144,7 +144,7 @@ class App(Registering, Running, Generic[S]):
 
     def proxy(
         self,
-        source: Any,
+        source: object,
         *,
         prefix: str,
         allow_tools: Sequence[str] | None = None,
@@ -341,7 +341,7 @@ class App(Registering, Running, Generic[S]):
                 else:
                     self._later(server.notify_list_changed_to(kind, [each]))
 
-    def _view(self, session: Any) -> dict[str, frozenset[str]]:
+    def _view(self, session: object) -> dict[str, frozenset[str]]:
         registry, visibility = self.registry, self.visibility
         return {
             "tools": visibility.view(session, registry.tools),
@@ -357,7 +357,7 @@ def _strings(values: Iterable[str], what: str) -> tuple[str, ...]:
     return tuple(values)
 
 
-def _peer(session: Context[Any] | RequestContext | None) -> Any:
+def _peer(session: Context[object] | RequestContext | None) -> object:
     """The session a context's request belongs to (None for the app's rules)."""
     if session is None:
         return None

@@ -61,7 +61,7 @@ class Audit:
         self.arguments = arguments
         self._file: TextIO | None = None
 
-    def write(self, record: Mapping[str, Any]) -> None:
+    def write(self, record: Mapping[str, object]) -> None:
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
         if self.path is None:
             self.logger.info("%s", line)
@@ -80,13 +80,13 @@ class Audit:
         self,
         backend: str,
         method: str,
-        wire: Mapping[str, Any],
+        wire: Mapping[str, object],
         ctx: RequestContext,
         answer: Awaitable[Any],
     ) -> Any:
         """Await the backend's ``answer`` to ``method`` and write how it went."""
         started = time.perf_counter()
-        record: dict[str, Any] = {
+        record: dict[str, object] = {
             "time": _now(),
             "who": who(ctx),
         }

@@ -43,7 +43,7 @@ def linked(prefix: str, block: dict[str, Any]) -> dict[str, Any]:
     return block
 
 
-def own_call_result(prefix: str, result: Any, flavor: Flavor) -> Any:
+def own_call_result(prefix: str, result: object, flavor: Flavor) -> object:
     """A backend's CallToolResult as the front revision's, in the front's terms."""
     wire = msgspec.to_builtins(result)
     wire["content"] = [linked(prefix, block) for block in wire.get("content", [])]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from .. import lifecycle
 from ..client import ClientSession, Listener
@@ -34,7 +34,7 @@ class Backend(Protocol):
     prefix: str
     session: ClientSession | None
 
-    async def forward(self, method: str, wire: Mapping[str, Any], ctx: None) -> Any: ...
+    async def forward(self, method: str, wire: Mapping[str, object], ctx: None) -> object: ...
 
 
 class Subscriptions:

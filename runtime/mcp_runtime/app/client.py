@@ -40,8 +40,8 @@ class ToolCallFailed(Exception):
         name: str,
         message: str,
         *,
-        content: Sequence[Any] = (),
-        structured_content: Any = None,
+        content: Sequence[object] = (),
+        structured_content: object = None,
     ) -> None:
         super().__init__(f"tool {name!r} failed: {message}")
         self.name = name
@@ -62,7 +62,7 @@ class ToolSchemas:
         """Every page of ``tools/list`` of the session's server."""
         spec = lifecycle.revision(session.protocol_version).all_methods["tools/list"]
         schemas: dict[str, Mapping[str, Any]] = {}
-        cursor: Any = UNSET
+        cursor: object = UNSET
         while True:
             page = await session.request(spec, spec.params(cursor=cursor))
             for tool in page.tools:
@@ -73,7 +73,7 @@ class ToolSchemas:
             if not isinstance(cursor, str):
                 return cls(schemas)
 
-    def validate(self, name: str, structured: Any) -> None:
+    def validate(self, name: str, structured: object) -> None:
         """Raise :class:`OutputMismatch` if ``structured`` breaks tool ``name``'s outputSchema."""
         schema = self.schemas.get(name)
         if schema is None:
@@ -95,7 +95,9 @@ class ToolSchemas:
             )
 
 
-def validate_structured(schema: Mapping[str, Any], structured: Any, *, name: str = "tool") -> None:
+def validate_structured(
+    schema: Mapping[str, object], structured: object, *, name: str = "tool"
+) -> None:
     """Check ``structured`` against an outputSchema; raises :class:`OutputMismatch`."""
     ToolSchemas({name: schema}).validate(name, structured)
 
@@ -103,7 +105,7 @@ def validate_structured(schema: Mapping[str, Any], structured: Any, *, name: str
 async def call_tool_typed(
     session: ClientSession,
     name: str,
-    arguments: Mapping[str, Any] | None = None,
+    arguments: Mapping[str, object] | None = None,
     *,
     result_type: type[T],
     schemas: ToolSchemas | None = None,
@@ -145,11 +147,11 @@ async def call_tool_typed(
         ) from None
 
 
-def _name(type_: Any) -> str:
+def _name(type_: object) -> str:
     return getattr(type_, "__qualname__", None) or repr(type_)
 
 
-def _validator(schema: Mapping[str, Any]) -> Any:
+def _validator(schema: Mapping[str, object]) -> Any:
     try:
         jsonschema: Any = importlib.import_module(
             "jsonschema"

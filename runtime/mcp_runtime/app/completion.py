@@ -40,11 +40,11 @@ class Completer:
                 "characters; return a list of candidates"
             )
 
-    async def answer(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+    async def answer(self, params: Any, request: RequestContext, flavor: Flavor) -> object:
         """The CompleteResult of a completion/complete request."""
         return await self.complete(params.argument.value, filled_arguments(params), flavor)
 
-    async def complete(self, value: str, arguments: Mapping[str, str], flavor: Flavor) -> Any:
+    async def complete(self, value: str, arguments: Mapping[str, str], flavor: Flavor) -> object:
         found = self.fn(value, dict(arguments)) if self.wants_arguments else self.fn(value)
         if self.is_async:
             found = await found
@@ -53,7 +53,7 @@ class Completer:
                 f"completion {self.fn.__qualname__} returned one str: return a list of candidates"
             )
         values = [str(item) for item in found]
-        completion: dict[str, Any] = {"values": values[:MAX_VALUES], "total": len(values)}
+        completion: dict[str, object] = {"values": values[:MAX_VALUES], "total": len(values)}
         if len(values) > MAX_VALUES:
             completion["hasMore"] = True
         return flavor.convert({"completion": completion}, "CompleteResult")
@@ -77,7 +77,7 @@ def filled_arguments(params: Any) -> Mapping[str, str]:
     return arguments if isinstance(arguments, Mapping) else {}
 
 
-def _returns_str(fn: Callable[..., Any]) -> bool:
+def _returns_str(fn: Callable[..., object]) -> bool:
     """Whether ``fn`` is annotated to return (or resolve to) one ``str``."""
     try:
         returned = typing.get_type_hints(fn).get("return")

@@ -22,6 +22,7 @@ from msgspec import UNSET
 from typing_extensions import TypeVar
 
 from .. import capabilities, codec, jsonrpc, lifecycle
+from ..auth.principal import Principal
 from ..http import request_headers
 from ..jsonrpc import McpError
 from ..limits import ClientIdentity
@@ -85,7 +86,7 @@ class Context(Generic[S]):
     __slots__ = ("_request", "_params", "_flavor", "_rounds", "_asked", "_session")
 
     def __init__(
-        self, request: RequestContext, params: Any, flavor: Flavor, rounds: InputRounds | None
+        self, request: RequestContext, params: object, flavor: Flavor, rounds: InputRounds | None
     ) -> None:
         self._request = request
         self._params = params
@@ -121,9 +122,10 @@ class Context(Generic[S]):
         return self._request.client_info
 
     @property
-    def principal(self) -> Any:
-        """The authenticated caller (:class:`mcp_runtime.auth.principal.Principal`), or None."""
-        return self._request.principal
+    def principal(self) -> Principal | None:
+        """The authenticated caller, or None (a transport without authorization)."""
+        principal: Principal | None = self._request.principal
+        return principal
 
     @property
     def client_identity(self) -> ClientIdentity:
@@ -147,7 +149,7 @@ class Context(Generic[S]):
             return {}
         if isinstance(meta, Mapping):
             return meta
-        built: Mapping[str, Any] = msgspec.to_builtins(meta)
+        built: Mapping[str, object] = msgspec.to_builtins(meta)
         return built
 
     @property
@@ -198,20 +200,20 @@ class Context(Generic[S]):
         """A progress notification, if the client asked for progress."""
         await self._request.report_progress(progress, total, message)
 
-    async def log(self, level: LogLevel, data: Any, logger: str | None = None) -> None:
+    async def log(self, level: LogLevel, data: object, logger: str | None = None) -> None:
         """A log message, if the client's log level lets it through."""
         await self._request.log(level, data, logger)
 
-    async def debug(self, data: Any, logger: str | None = None) -> None:
+    async def debug(self, data: object, logger: str | None = None) -> None:
         await self._request.log("debug", data, logger)
 
-    async def info(self, data: Any, logger: str | None = None) -> None:
+    async def info(self, data: object, logger: str | None = None) -> None:
         await self._request.log("info", data, logger)
 
-    async def warning(self, data: Any, logger: str | None = None) -> None:
+    async def warning(self, data: object, logger: str | None = None) -> None:
         await self._request.log("warning", data, logger)
 
-    async def error(self, data: Any, logger: str | None = None) -> None:
+    async def error(self, data: object, logger: str | None = None) -> None:
         await self._request.log("error", data, logger)
 
     def close_sse_stream(self) -> None:
@@ -225,7 +227,7 @@ class Context(Generic[S]):
         message: str,
         form: type[T],
         *,
-        schema: Mapping[str, Any] | None = None,
+        schema: Mapping[str, object] | None = None,
         key: str | None = None,
     ) -> Elicited[T]:
         """Ask the user to fill in ``form`` (a Struct, dataclass or TypedDict of
@@ -234,7 +236,7 @@ class Context(Generic[S]):
         which no Python type spells); the answer is still decoded into ``form``.
         ``key`` names the request in a 2026-07-28 input-required result
         (default: ``elicit-<n>``, n counting this call's questions)."""
-        shape: Any = form  # a class, so hashable: form_schema caches by it
+        shape: object = form  # a class, so hashable: form_schema caches by it
         requested = dict(schema) if schema is not None else form_schema(shape)
         params = {"mode": "form", "message": message, "requestedSchema": requested}
         if self._flavor.version < "2025-11-25":
@@ -264,7 +266,7 @@ class Context(Generic[S]):
         pairs: Sequence[tuple[Role, str]] = (
             [("user", messages)] if isinstance(messages, str) else messages
         )
-        params: dict[str, Any] = {
+        params: dict[str, object] = {
             "messages": [
                 {"role": role, "content": {"type": "text", "text": text}} for role, text in pairs
             ],
@@ -297,7 +299,7 @@ class Context(Generic[S]):
             key = f"{_KEYS[method]}-{self._asked}"
         self._asked += 1
         flavor = self._flavor
-        result_type = flavor.types.__dict__[result_name]
+        result_type = flavor.type_named(result_name)
         if self._rounds is None:
             spec = flavor.revision.all_methods.get(method)
             if spec is None:
@@ -337,7 +339,15 @@ class InputRounds:
 
     __slots__ = ("_answers",)
 
-    def __init__(self, responses: Any, state: Any) -> None:
+    @classmethod
+    def of(cls, params: object) -> InputRounds:
+        """The rounds a request's params carry (a stateless revision's params
+        have ``inputResponses`` and ``requestState``; those of others, neither)."""
+        return cls(
+            getattr(params, "input_responses", UNSET), getattr(params, "request_state", UNSET)
+        )
+
+    def __init__(self, responses: object, state: object) -> None:
         answers: dict[str, Any] = {}
         if isinstance(state, str) and state.startswith("{"):
             try:
@@ -351,7 +361,7 @@ class InputRounds:
                 answers[key] = msgspec.to_builtins(value)
         self._answers = answers
 
-    def answer(self, key: str, result_type: Any, method: str) -> Any:
+    def answer(self, key: str, result_type: Any, method: str) -> object:
         """The answer under ``key``, read as the result of ``method`` (what was
         asked under that key), whatever shape the params decoding took it for:
         one lacking a field the result requires is refused naming both, as
@@ -378,7 +388,7 @@ class InputRounds:
 
 
 @cache
-def form_schema(form: type) -> dict[str, Any]:
+def form_schema(form: type) -> dict[str, object]:
     """The restricted JSON Schema of an elicitation form: a flat object of
     primitive properties. Raises TypeError for what elicitation cannot ask."""
     try:
@@ -388,10 +398,10 @@ def form_schema(form: type) -> dict[str, Any]:
     defs = schema.pop("$defs", {})
     if schema.get("type") != "object":
         raise TypeError(f"{form!r} cannot be an elicitation form: it is not an object type")
-    properties: dict[str, Any] = {}
+    properties: dict[str, object] = {}
     for name, prop in schema.get("properties", {}).items():
         properties[name] = _primitive(form, name, prop, defs)
-    result: dict[str, Any] = {"type": "object", "properties": properties}
+    result: dict[str, object] = {"type": "object", "properties": properties}
     if schema.get("required"):
         result["required"] = list(schema["required"])
     return result

@@ -39,7 +39,7 @@ from ..jsonrpc import McpError
 from ..methods import RequestContext
 
 if TYPE_CHECKING:
-    from .flavor import Flavor
+    from .flavor import Flavor, NamedCall
     from .tools import ToolSpec
 
 logger = logging.getLogger("mcp_runtime.app.tasks")
@@ -77,8 +77,8 @@ class _CoreTask:
         self.runner: asyncio.Task[None] | None = None
         self.flavor = flavor
 
-    def wire(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
+    def wire(self) -> dict[str, object]:
+        body: dict[str, object] = {
             "taskId": self.task_id,
             "status": self.status,
             "createdAt": self.created,
@@ -90,7 +90,7 @@ class _CoreTask:
             body["statusMessage"] = self.message
         return body
 
-    def settle(self, status: str, *, result: Any = None, error: McpError | None = None) -> bool:
+    def settle(self, status: str, *, result: object = None, error: McpError | None = None) -> bool:
         if self.status in TERMINAL:
             return False  # terminal states never change
         self.status, self.updated = status, _now()
@@ -112,7 +112,7 @@ class CoreTasks:
 
     async def call(
         self, tool: ToolSpec, params: Any, request: RequestContext, flavor: Flavor
-    ) -> Any:
+    ) -> object:
         """Answer a tools/call of a 2025-11-25 session: a task when asked for one."""
         asked = params.task
         support = tool.task_support
@@ -143,7 +143,12 @@ class CoreTasks:
         return flavor.convert({"task": task.wire()}, "CreateTaskResult")
 
     async def _run(
-        self, task: _CoreTask, tool: ToolSpec, params: Any, request: RequestContext, flavor: Flavor
+        self,
+        task: _CoreTask,
+        tool: ToolSpec,
+        params: NamedCall,
+        request: RequestContext,
+        flavor: Flavor,
     ) -> None:
         try:
             result = await tool.call(params, request, flavor)
@@ -191,10 +196,10 @@ class CoreTasks:
             )
         return task
 
-    async def get(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+    async def get(self, params: object, request: RequestContext, flavor: Flavor) -> object:
         return flavor.convert(self._find(params, request).wire(), "GetTaskResult")
 
-    async def result(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+    async def result(self, params: object, request: RequestContext, flavor: Flavor) -> object:
         """tasks/result: waits until the task ends, then its result (or its error)."""
         task = self._find(params, request)
         await task.done.wait()
@@ -208,7 +213,7 @@ class CoreTasks:
         merged = {**(meta if isinstance(meta, dict) else {}), **related}
         return msgspec.structs.replace(result, meta=merged)
 
-    async def list(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+    async def list(self, params: object, request: RequestContext, flavor: Flavor) -> object:
         cursor = getattr(params, "cursor", UNSET)
         if cursor is not UNSET and cursor is not None:
             raise McpError(
@@ -219,7 +224,7 @@ class CoreTasks:
         tasks = [task.wire() for task in self._tasks.values() if task.owner is owner]
         return flavor.convert({"tasks": tasks}, "ListTasksResult")
 
-    async def cancel(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+    async def cancel(self, params: object, request: RequestContext, flavor: Flavor) -> object:
         task = self._find(params, request)
         if task.status in TERMINAL:
             raise McpError(

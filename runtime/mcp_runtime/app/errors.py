@@ -9,8 +9,6 @@ exception goes to the ``mcp_runtime.session`` logger.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..jsonrpc import INVALID_PARAMS, McpError
 
 
@@ -28,14 +26,14 @@ class ResourceError(McpError):
     """Raised by a resource function: -32602 with the message (a resource
     that does not exist, or cannot be read with these variables)."""
 
-    def __init__(self, message: str, data: Any = None) -> None:
+    def __init__(self, message: str, data: object = None) -> None:
         super().__init__(INVALID_PARAMS, message, data)
 
 
 class PromptError(McpError):
     """Raised by a prompt function: -32602 with the message."""
 
-    def __init__(self, message: str, data: Any = None) -> None:
+    def __init__(self, message: str, data: object = None) -> None:
         super().__init__(INVALID_PARAMS, message, data)
 
 
@@ -47,7 +45,7 @@ class InputRequired(BaseException):
     A BaseException, as asyncio.CancelledError is: an ``except Exception``
     in the function must not swallow it."""
 
-    def __init__(self, key: str, request: Any) -> None:
+    def __init__(self, key: str, request: object) -> None:
         super().__init__(key)
         self.key = key
         self.request = request

@@ -55,7 +55,7 @@ class LifespanError(RuntimeError):
 class Lifespan(Generic[S]):
     """Runs one lifespan (entered at most once at a time) and holds what it yielded."""
 
-    def __init__(self, factory: LifespanFactory[S] | None, app: Any) -> None:
+    def __init__(self, factory: LifespanFactory[S] | None, app: object) -> None:
         self._factory = factory
         self._app = app
         self._stack: contextlib.AsyncExitStack | None = None
@@ -63,7 +63,7 @@ class Lifespan(Generic[S]):
         self._users = 0
         self.failed: str | None = None  # why the last start failed, if it did
         # The lifespans of mounted apps: entered after this one, left before it.
-        self.children: list[Lifespan[Any]] = []
+        self.children: list[Lifespan[object]] = []
 
     @property
     def running(self) -> bool:
@@ -118,7 +118,9 @@ class LifespanASGI:
     """An ASGI app running ``lifespan`` around the ASGI lifespan of ``app``:
     started before the app starts, stopped after it has shut down."""
 
-    def __init__(self, app: Callable[[Scope, Receive, Send], Any], lifespan: Lifespan[Any]) -> None:
+    def __init__(
+        self, app: Callable[[Scope, Receive, Send], Any], lifespan: Lifespan[object]
+    ) -> None:
         self.app = app
         self.lifespan = lifespan
 
@@ -134,7 +136,7 @@ class LifespanASGI:
         except LifespanError as error:
             await send({"type": "lifespan.startup.failed", "message": str(error)})
             return
-        first: list[Any] = [message]
+        first: list[object] = [message]
 
         async def inner_receive() -> Any:
             return first.pop() if first else await receive()

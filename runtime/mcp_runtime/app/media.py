@@ -45,7 +45,7 @@ class Flavor(Protocol):
 
     def has_block(self, name: str) -> bool: ...
 
-    def convert(self, wire: Mapping[str, Any], type_name: str) -> Any: ...
+    def convert(self, wire: Mapping[str, object], type_name: str) -> object: ...
 
 
 # Leading bytes of the formats a client shows, and their MIME types.
@@ -170,7 +170,7 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def resource_contents(uri: str, value: Image | Audio | File, flavor: Flavor) -> Any:
+def resource_contents(uri: str, value: Image | Audio | File, flavor: Flavor) -> object:
     """``value`` as the revision's TextResourceContents or BlobResourceContents at ``uri``."""
     types = flavor.types
     if isinstance(value, File) and value.is_text:
@@ -180,7 +180,7 @@ def resource_contents(uri: str, value: Image | Audio | File, flavor: Flavor) -> 
     return types.BlobResourceContents(uri=uri, blob=_b64(value.data), mime_type=value.mime_type)
 
 
-def to_block(value: Any, flavor: Flavor) -> Any:
+def to_block(value: object, flavor: Flavor) -> object:
     """One content block of ``flavor``'s revision from a helper, a string, or
     a block of any revision (converted, with the fallbacks above)."""
     if type(value) in flavor.own_blocks:
@@ -201,7 +201,11 @@ def to_block(value: Any, flavor: Flavor) -> Any:
         return types.EmbeddedResource(resource=resource_contents(value.uri, value, flavor))
     if isinstance(value, Link):
         if flavor.has_block("ResourceLink"):
-            wire: dict[str, Any] = {"type": "resource_link", "uri": value.uri, "name": value.name}
+            wire: dict[str, object] = {
+                "type": "resource_link",
+                "uri": value.uri,
+                "name": value.name,
+            }
             if value.mime_type is not None:
                 wire["mimeType"] = value.mime_type
             if value.description is not None:

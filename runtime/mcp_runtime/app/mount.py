@@ -182,7 +182,7 @@ class Mount(Generic[A]):
     def active(self) -> bool:
         return bool(self.app.visibility.active)
 
-    def verdict(self, session: Any, key: str, tags: frozenset[str]) -> bool | None:
+    def verdict(self, session: object, key: str, tags: frozenset[str]) -> bool | None:
         inner = self.inner(key)
         if inner is None:
             return None
@@ -191,7 +191,9 @@ class Mount(Generic[A]):
 
     # ------------------------------------------------------------ forwarding
 
-    async def forward(self, method: str, params: Any, request: RequestContext, version: str) -> Any:
+    async def forward(
+        self, method: str, params: object, request: RequestContext, version: str
+    ) -> Any:
         """Answer ``method`` with the mounted app's own handler, its middleware around it."""
         route = self._routes.get((method, version))
         if route is None:
@@ -246,9 +248,9 @@ class MountedPrompt:
         self.mount, self.inner, self.name, self.spec = mount, inner, outer, spec
         self.tags: frozenset[str] = spec.tags
         self.scopes: frozenset[str] = spec.scopes
-        self.wire: dict[str, Any] = {**spec.wire, "name": outer}
+        self.wire: dict[str, object] = {**spec.wire, "name": outer}
 
-    def get(self, params: Any, request: RequestContext, flavor: Flavor) -> Awaitable[Any]:
+    def get(self, params: Any, request: RequestContext, flavor: Flavor) -> Awaitable[object]:
         params = msgspec.structs.replace(params, name=self.inner)
         return self.mount.forward("prompts/get", params, request, flavor.version)
 

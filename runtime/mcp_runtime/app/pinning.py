@@ -51,12 +51,12 @@ class PinError(ValueError):
     """A pin file that cannot be read or used (one line: the file and why)."""
 
 
-def contract(item: Mapping[str, Any]) -> dict[str, Any]:
+def contract(item: Mapping[str, object]) -> dict[str, object]:
     """A definition as pinned: without its icons and ``_meta``."""
     return {key: value for key, value in item.items() if key not in ("icons", "_meta")}
 
 
-def digest(item: Mapping[str, Any]) -> str:
+def digest(item: Mapping[str, object]) -> str:
     """The sha256 of a definition's contract, as canonical JSON."""
     text = json.dumps(contract(item), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -123,7 +123,7 @@ class Pins:
         }
         self.servers[backend] = (info, revision)
 
-    def admit(self, backend: str, kind: str, key: str, item: Mapping[str, Any]) -> str | None:
+    def admit(self, backend: str, kind: str, key: str, item: Mapping[str, object]) -> str | None:
         """None when ``backend``'s definition ``key`` of ``kind`` is served, else
         why it is held back (logged once per definition and sha256)."""
         pinned = PINNED.get(kind)
@@ -156,7 +156,7 @@ class Pins:
     def snapshot(self, backend: str) -> dict[str, Any]:
         """The section of ``backend`` as last listed: a bindings snapshot with ``sha256``."""
         info, revision = self.servers.get(backend, ({}, ""))
-        section: dict[str, Any] = {
+        section: dict[str, object] = {
             "format": SNAPSHOT_FORMAT,
             "server": info,
             "protocolVersion": revision,

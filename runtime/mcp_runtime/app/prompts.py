@@ -16,13 +16,12 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import msgspec
-from msgspec import UNSET
 
 from ..codec import join_paths
 from ..methods import RequestContext
 from .context import Context, InputRounds
 from .errors import InputRequired, PromptError, ToolError
-from .flavor import Flavor
+from .flavor import Flavor, NamedCall
 from .media import to_block
 from .schema import Signature, analyse
 from .tools import check_scopes
@@ -72,8 +71,8 @@ class PromptSpec:
         name: str | None = None,
         title: str | None = None,
         description: str | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
+        icons: Sequence[Mapping[str, object]] | None = None,
+        meta: Mapping[str, object] | None = None,
         scopes: Sequence[str] = (),
         tags: Iterable[str] = (),
     ) -> None:
@@ -93,13 +92,13 @@ class PromptSpec:
                     f"prompt {fn.__qualname__}: parameter {argument!r} must be a string, number, boolean "
                     "or string enum (prompt arguments are strings)"
                 )
-            entry: dict[str, Any] = {"name": argument}
+            entry: dict[str, object] = {"name": argument}
             if "description" in prop:
                 entry["description"] = prop["description"]
             if argument in required:
                 entry["required"] = True
             arguments.append(entry)
-        wire: dict[str, Any] = {"name": self.name}
+        wire: dict[str, object] = {"name": self.name}
         if title is not None:
             wire["title"] = title
         if self.description is not None:
@@ -112,7 +111,7 @@ class PromptSpec:
             wire["_meta"] = dict(meta)
         self.wire = wire
 
-    async def get(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+    async def get(self, params: NamedCall, request: RequestContext, flavor: Flavor) -> object:
         if self.scopes:
             check_scopes(request, self.scopes)
         arguments = params.arguments if isinstance(params.arguments, Mapping) else {}
@@ -127,10 +126,7 @@ class PromptSpec:
         rounds = None
         if self.signature.context_param is not None:
             if flavor.stateless:
-                rounds = InputRounds(
-                    getattr(params, "input_responses", UNSET),
-                    getattr(params, "request_state", UNSET),
-                )
+                rounds = InputRounds.of(params)
             kwargs[self.signature.context_param] = Context(request, params, flavor, rounds)
         try:
             value = self.fn(**kwargs)
@@ -156,7 +152,7 @@ class PromptSpec:
         return flavor.types.GetPromptResult(messages=messages)
 
 
-def _message(item: Any, flavor: Flavor) -> Any:
+def _message(item: object, flavor: Flavor) -> object:
     types = flavor.types
     if isinstance(item, str):
         return types.PromptMessage(role="user", content=types.TextContent(text=item))

@@ -111,7 +111,7 @@ class Proxy:
     def __init__(
         self,
         parent: Any,
-        source: Any,
+        source: object,
         prefix: str,
         *,
         allow_tools: tuple[str, ...] | None = None,
@@ -230,7 +230,7 @@ class Proxy:
             f": {problem}" if problem else ""
         )
 
-    def _request(self, method: str, wire: Mapping[str, Any]) -> tuple[Any, Any]:
+    def _request(self, method: str, wire: Mapping[str, object]) -> tuple[object, object]:
         session = self.session
         if session is None:
             raise McpError(jsonrpc.INTERNAL_ERROR, self._why_not_connected())
@@ -244,8 +244,8 @@ class Proxy:
         return spec, params
 
     async def forward(
-        self, method: str, wire: Mapping[str, Any], ctx: RequestContext | Rounds | None
-    ) -> Any:
+        self, method: str, wire: Mapping[str, object], ctx: RequestContext | Rounds | None
+    ) -> object:
         """The backend's answer to ``method`` with ``wire`` params; progress and
         log messages go to ``ctx`` (a 2026-07-28 backend is asked for the log
         level ``ctx`` wants); cancelling the caller cancels the backend call.
@@ -285,10 +285,10 @@ class Proxy:
         self,
         session: ClientSession,
         spec: Any,
-        params: Any,
+        params: object,
         progress: Callable[[float, float | None, str | None], Awaitable[None]],
         request_id: RequestId,
-    ) -> Any:
+    ) -> object:
         try:
             result = await session.request(
                 spec,
@@ -308,8 +308,8 @@ class Proxy:
             ) from None
 
     async def forward_task(
-        self, wire: Mapping[str, Any], ctx: RequestContext | Rounds | None
-    ) -> Any:
+        self, wire: Mapping[str, object], ctx: RequestContext | Rounds | None
+    ) -> object:
         """The result of a backend tool that runs only as a task: called with
         ``task``, then waited for with ``tasks/result`` (cancelled at the backend
         when the caller gives up). A backend without 2025-11-25 tasks gets the call."""
@@ -330,10 +330,10 @@ class Proxy:
         self,
         session: ClientSession,
         spec: Any,
-        params: Any,
+        params: object,
         revision: Any,
         ctx: RequestContext | Rounds | None,
-    ) -> Any:
+    ) -> object:
         creating = dataclasses.replace(spec, result=revision.package.CreateTaskResult)
         created = await session.request(creating, params, timeout=self.config.request_timeout)
         task_id = created.task.task_id
@@ -348,11 +348,11 @@ class Proxy:
 
     async def in_rounds(
         self,
-        start: Callable[[RequestContext | Rounds], Coroutine[Any, Any, Any]],
-        params: Any,
+        start: Callable[[RequestContext | Rounds], Coroutine[object, object, object]],
+        params: object,
         request: RequestContext,
         flavor: Flavor,
-    ) -> tuple[Any, bool]:
+    ) -> tuple[object, bool]:
         """A front request forwarded by ``start``: (the backend's answer, True), or
         for a 2026-07-28 front (its tools/call, prompts/get and resources/read: the
         revision's INPUT_REQUIRED_METHODS) an input-required result carrying the
@@ -411,11 +411,11 @@ class Proxy:
         offered = msgspec.to_builtins(session.server_capabilities or {})
         revision = session.client.bindings.revision(session.protocol_version)
         for kind in kinds:
-            items: list[dict[str, Any]] = []
+            items: list[dict[str, object]] = []
             listing = _list_request(revision, kind)
             if KINDS[kind] in offered and listing is not None:
                 method, member = listing
-                cursor: Any = None
+                cursor: object = None
                 while True:
                     result = msgspec.to_builtins(
                         await self.forward(method, {"cursor": cursor} if cursor else {}, None)
@@ -428,7 +428,7 @@ class Proxy:
         if "completions" in offered:
             self._sync_completions()
 
-    def _key(self, kind: str, item: Mapping[str, Any]) -> str:
+    def _key(self, kind: str, item: Mapping[str, object]) -> str:
         if kind == "templates":
             return str(item["uriTemplate"])
         return str(item["uri" if kind == "resources" else "name"])
@@ -450,7 +450,7 @@ class Proxy:
             for scope in needed
         )
 
-    def _replace(self, kind: str, items: Mapping[str, dict[str, Any]]) -> None:
+    def _replace(self, kind: str, items: Mapping[str, dict[str, object]]) -> None:
         parent_items: dict[str, Any] = getattr(self.parent.registry, kind)
         ours = self._keys[kind]
         wanted: dict[str, Any] = {}
@@ -522,7 +522,7 @@ def _on_front(front: RequestContext | Rounds) -> Iterator[RequestContext]:
         current_request.reset(token)
 
 
-def _wire(params: Any, **replaced: Any) -> dict[str, Any]:
+def _wire(params: Any, **replaced: object) -> dict[str, Any]:
     """A front request's params as the backend's wire dict, without the front hop's members."""
     wire: dict[str, Any] = msgspec.to_builtins(params)
     for member in _HOP_MEMBERS:
@@ -531,7 +531,7 @@ def _wire(params: Any, **replaced: Any) -> dict[str, Any]:
     return wire
 
 
-def _wrap(kind: str, proxy: Proxy, key: str, outer: str, item: dict[str, Any]) -> Any:
+def _wrap(kind: str, proxy: Proxy, key: str, outer: str, item: dict[str, object]) -> object:
     if kind == "tools":
         return ProxiedTool(proxy, key, outer, item)
     if kind == "prompts":
@@ -545,7 +545,7 @@ class ProxiedTool:
     __slots__ = ("proxy", "inner", "name", "spec", "tags", "task_support", "scopes", "wire")
     proxied = True
 
-    def __init__(self, proxy: Proxy, inner: str, outer: str, item: dict[str, Any]) -> None:
+    def __init__(self, proxy: Proxy, inner: str, outer: str, item: dict[str, object]) -> None:
         self.proxy, self.inner, self.name, self.spec = proxy, inner, outer, self
         self.tags: frozenset[str] = frozenset()
         # The backend's taskSupport is the front's: a task-required tool runs as a
@@ -556,20 +556,20 @@ class ProxiedTool:
             support if support in ("optional", "required") else None
         )
         self.scopes: frozenset[str] = proxy.scopes_of(inner)
-        self.wire: dict[str, Any] = {**item, "name": outer}
+        self.wire: dict[str, object] = {**item, "name": outer}
 
-    def call(self, params: Any, request: RequestContext, flavor: Flavor) -> Awaitable[Any]:
+    def call(self, params: object, request: RequestContext, flavor: Flavor) -> Awaitable[object]:
         return self._call(params, request, flavor)
 
-    async def _call(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+    async def _call(self, params: object, request: RequestContext, flavor: Flavor) -> object:
         if self.scopes:
             check_scopes(request, self.scopes)
         result, final = await self.proxy.in_rounds(self._start(params), params, request, flavor)
         return self._own(result, flavor) if final else result
 
     async def call_in_task(
-        self, params: Any, request: RequestContext, flavor: Flavor, task: Any
-    ) -> Any:
+        self, params: object, request: RequestContext, flavor: Flavor, task: object
+    ) -> object:
         """The call as the work of a task of the 2026-07-28 tasks extension
         (``task``: its TaskContext): the backend's questions become the task's
         input requests, answered by the client's ``tasks/update``."""
@@ -578,18 +578,20 @@ class ProxiedTool:
         result = await self._start(params)(InTask(request, flavor, task))
         return self._own(result, flavor)
 
-    def _start(self, params: Any) -> Callable[[RequestContext | Rounds], Coroutine[Any, Any, Any]]:
+    def _start(
+        self, params: object
+    ) -> Callable[[RequestContext | Rounds], Coroutine[object, object, object]]:
         wire = _wire(params, name=self.inner)
         proxy = self.proxy
 
-        def start(front: RequestContext | Rounds) -> Coroutine[Any, Any, Any]:
+        def start(front: RequestContext | Rounds) -> Coroutine[Any, Any, object]:
             if self.task_support == "required":
                 return proxy.forward_task(wire, front)
             return proxy.forward("tools/call", wire, front)
 
         return start
 
-    def _own(self, result: Any, flavor: Flavor) -> Any:
+    def _own(self, result: object, flavor: Flavor) -> object:
         return own_call_result(self.proxy.prefix, result, flavor)
 
 
@@ -598,17 +600,17 @@ class ProxiedPrompt:
 
     __slots__ = ("proxy", "inner", "name", "spec", "tags", "scopes", "wire")
 
-    def __init__(self, proxy: Proxy, inner: str, outer: str, item: dict[str, Any]) -> None:
+    def __init__(self, proxy: Proxy, inner: str, outer: str, item: dict[str, object]) -> None:
         self.proxy, self.inner, self.name, self.spec = proxy, inner, outer, self
         self.tags: frozenset[str] = frozenset()
         self.scopes: frozenset[str] = frozenset()
-        self.wire: dict[str, Any] = {**item, "name": outer}
+        self.wire: dict[str, object] = {**item, "name": outer}
 
-    async def get(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+    async def get(self, params: object, request: RequestContext, flavor: Flavor) -> object:
         wire = _wire(params, name=self.inner)
         proxy = self.proxy
 
-        def start(front: RequestContext | Rounds) -> Coroutine[Any, Any, Any]:
+        def start(front: RequestContext | Rounds) -> Coroutine[Any, Any, object]:
             return proxy.forward("prompts/get", wire, front)
 
         result, final = await proxy.in_rounds(start, params, request, flavor)
@@ -634,26 +636,26 @@ class ProxiedResource:
     __slots__ = ("proxy", "inner", "uri", "spec", "tags", "scopes", "template", "wire")
 
     def __init__(
-        self, proxy: Proxy, inner: str, outer: str, item: dict[str, Any], template: bool
+        self, proxy: Proxy, inner: str, outer: str, item: dict[str, object], template: bool
     ) -> None:
         self.proxy, self.inner, self.uri, self.spec = proxy, inner, outer, self
         self.tags: frozenset[str] = frozenset()
         self.scopes: frozenset[str] = frozenset()
         self.template = UriTemplate(outer) if template else None
-        self.wire: dict[str, Any] = {**item, ("uriTemplate" if template else "uri"): outer}
+        self.wire: dict[str, object] = {**item, ("uriTemplate" if template else "uri"): outer}
 
     async def read(
         self,
         uri: str,
         variables: Mapping[str, str],
-        params: Any,
+        params: object,
         request: RequestContext,
         flavor: Flavor,
-    ) -> Any:
+    ) -> object:
         proxy = self.proxy
         wire = _wire(params, uri=unprefixed_uri(proxy.prefix, uri) or uri)
 
-        def start(front: RequestContext | Rounds) -> Coroutine[Any, Any, Any]:
+        def start(front: RequestContext | Rounds) -> Coroutine[Any, Any, object]:
             return proxy.forward("resources/read", wire, front)
 
         result, final = await proxy.in_rounds(start, params, request, flavor)
@@ -680,7 +682,7 @@ class ProxiedCompleter(Completer):
         self.proxy = proxy
         self.inner = inner
 
-    async def answer(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+    async def answer(self, params: object, request: RequestContext, flavor: Flavor) -> object:
         kind, _, _ = completion_key(params)
         wire = _wire(params)
         wire["ref"] = {**wire["ref"], ("name" if kind == "ref/prompt" else "uri"): self.inner}

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
 
 import msgspec
 
@@ -54,7 +53,7 @@ class Redaction:
             return text
         return self._pattern.sub(REDACTED, text)
 
-    def value(self, value: Any) -> Any:
+    def value(self, value: object) -> object:
         """``value`` (JSON-like) with every string redacted."""
         if isinstance(value, str):
             return self.text(value)
@@ -64,7 +63,7 @@ class Redaction:
             return [self.value(item) for item in value]
         return value
 
-    def result(self, result: Any) -> Any:
+    def result(self, result: object) -> object:
         """A typed result (a msgspec Struct) with its strings redacted; the same
         object when nothing in it is secret."""
         if self._pattern is None or result is None:

@@ -87,7 +87,7 @@ class Registering:
     def _changed(self, kind: str) -> None:
         raise NotImplementedError
 
-    def _add(self, kind: str, key: str, spec: Any) -> None:
+    def _add(self, kind: str, key: str, spec: object) -> None:
         getattr(self.registry, kind)[key] = spec
         self._changed(kind)
 
@@ -125,7 +125,7 @@ class Registering:
         return register
 
     def add_tool(
-        self, fn: Callable[..., Any], *, name: str | None = None, **options: Unpack[ToolOptions]
+        self, fn: Callable[..., object], *, name: str | None = None, **options: Unpack[ToolOptions]
     ) -> None:
         """Register a tool without the decorator (the options of :meth:`tool`);
         clients are told the list changed."""
@@ -154,7 +154,7 @@ class Registering:
         return register
 
     def add_resource(
-        self, uri: str, fn: Callable[..., Any], **options: Unpack[ResourceOptions]
+        self, uri: str, fn: Callable[..., object], **options: Unpack[ResourceOptions]
     ) -> None:
         """Register a resource or template without the decorator (the options of :meth:`resource`)."""
         spec = ResourceSpec(uri, fn, **options)
@@ -181,7 +181,11 @@ class Registering:
         return register
 
     def add_prompt(
-        self, fn: Callable[..., Any], *, name: str | None = None, **options: Unpack[PromptOptions]
+        self,
+        fn: Callable[..., object],
+        *,
+        name: str | None = None,
+        **options: Unpack[PromptOptions],
     ) -> None:
         """Register a prompt without the decorator (the options of :meth:`prompt`)."""
         spec = PromptSpec(fn, name=name, **options)

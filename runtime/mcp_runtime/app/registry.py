@@ -8,9 +8,9 @@ resource.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
 
+from ..session import Session
 from .completion import Completer
 from .flavor import Flavor
 from .prompts import PromptSpec
@@ -41,8 +41,8 @@ class Registry:
         # Definitions a proxied server lists but the app holds back (see .pinning):
         # kind -> name or URI template -> (the proxy's prefix, why).
         self.held: dict[str, dict[str, tuple[str, str]]] = {kind: {} for kind in ITEMS}
-        self._listings: dict[tuple[str, str], list[Any]] = {}
-        self._subscribers: dict[str, weakref.WeakSet[Any]] = {}
+        self._listings: dict[tuple[str, str], list[object]] = {}
+        self._subscribers: dict[str, weakref.WeakSet[Session]] = {}
         self._listening: dict[str, int] = {}  # URIs asked for by listen streams, how often
         # Told of each subscribe (True) and unsubscribe (False): proxies pass them on.
         self.subscription_watchers: list[Callable[[str, bool], Awaitable[None]]] = []
@@ -77,14 +77,23 @@ class Registry:
                 return template, variables
         return None
 
-    def listing(self, kind: str, flavor: Flavor) -> list[Any]:
+    def specs(self, kind: str) -> Mapping[str, ToolSpec | ResourceSpec | PromptSpec]:
+        """The specs of list ``kind`` (``tools``, ``resources``, ``templates``, ``prompts``)."""
+        kinds: dict[str, Mapping[str, ToolSpec | ResourceSpec | PromptSpec]] = {
+            "tools": self.tools,
+            "resources": self.resources,
+            "templates": self.templates,
+            "prompts": self.prompts,
+        }
+        return kinds[kind]
+
+    def listing(self, kind: str, flavor: Flavor) -> list[object]:
         """The items of list ``kind`` as ``flavor``'s types, built once per change."""
         key = (kind, flavor.version)
         found = self._listings.get(key)
         if found is None:
-            specs: dict[str, Any] = getattr(self, kind)
             found = self._listings[key] = [
-                flavor.convert(spec.wire, ITEMS[kind]) for spec in specs.values()
+                flavor.convert(spec.wire, ITEMS[kind]) for spec in self.specs(kind).values()
             ]
         return found
 
@@ -108,15 +117,15 @@ class Registry:
 
     # ------------------------------------------------------------ subscriptions (handshake revisions)
 
-    def subscribe(self, uri: str, session: Any) -> None:
+    def subscribe(self, uri: str, session: Session) -> None:
         self._subscribers.setdefault(uri, weakref.WeakSet()).add(session)
 
-    def unsubscribe(self, uri: str, session: Any) -> None:
+    def unsubscribe(self, uri: str, session: Session) -> None:
         sessions = self._subscribers.get(uri)
         if sessions is not None:
             sessions.discard(session)
 
-    def subscribers(self, uri: str) -> list[Any]:
+    def subscribers(self, uri: str) -> list[Session]:
         return list(self._subscribers.get(uri, ()))
 
     def listened(self, uri: str, listening: bool) -> None:

@@ -53,7 +53,7 @@ from ..jsonrpc import McpError
 from ..methods import RequestContext
 
 # The client capability each relayed request needs, and its answer's type.
-_ASKED: dict[str, tuple[str, type[Any]]] = {
+_ASKED: dict[str, tuple[str, type]] = {
     "sampling/createMessage": ("sampling", mcp.CreateMessageResult),
     "elicitation/create": ("elicitation", mcp.ElicitResult),
     "roots/list": ("roots", mcp.ListRootsResult),
@@ -80,9 +80,9 @@ class Rounds:
         self.token = secrets.token_urlsafe(18)
         self.ctx = ctx  # the current round's request (progress and logs go there)
         self.flavor = flavor
-        self.call: asyncio.Task[Any] | None = None
-        self.questions: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-        self.waiting: dict[str, tuple[asyncio.Future[Any], str]] = {}
+        self.call: asyncio.Task[object] | None = None
+        self.questions: asyncio.Queue[tuple[str, object]] = asyncio.Queue()
+        self.waiting: dict[str, tuple[asyncio.Future[object], str]] = {}
         self.asked = 0
         self.expiry: asyncio.TimerHandle | None = None
 
@@ -90,16 +90,16 @@ class Rounds:
     def state(self) -> str:
         return STATE_PREFIX + self.token
 
-    async def ask(self, method: str, params: dict[str, Any]) -> Any:
+    async def ask(self, method: str, params: dict[str, object]) -> object:
         """Put a backend's question to the front and wait for the round that answers it."""
         key = f"{_KEYS[method]}-{self.asked}"
         self.asked += 1
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[object] = asyncio.get_running_loop().create_future()
         self.waiting[key] = (future, method)
         self.questions.put_nowait((key, self.flavor.input_request(method, params)))
         return await future
 
-    def answer(self, responses: Any) -> None:
+    def answer(self, responses: object) -> None:
         """The answers a retry carries, to the questions waiting for them."""
         if not isinstance(responses, Mapping):
             return
@@ -114,11 +114,11 @@ class InTask(Rounds):
     the backend's questions are the task's input requests (the task shows
     ``input_required`` until the client's ``tasks/update`` answers them)."""
 
-    def __init__(self, ctx: RequestContext, flavor: Any, task: Any) -> None:
+    def __init__(self, ctx: RequestContext, flavor: object, task: Any) -> None:
         super().__init__(ctx, flavor)
         self.task = task  # the extension's TaskContext
 
-    async def ask(self, method: str, params: dict[str, Any]) -> Any:
+    async def ask(self, method: str, params: dict[str, Any]) -> object:
         answer = await self.task.input(self.flavor.input_request(method, params))
         return msgspec.to_builtins(answer)
 
@@ -132,11 +132,11 @@ class WaitingCalls:
 
     async def run(
         self,
-        start: Callable[[Rounds], Coroutine[Any, Any, Any]],
-        params: Any,
+        start: Callable[[Rounds], Coroutine[object, object, object]],
+        params: object,
         ctx: RequestContext,
         flavor: Any,
-    ) -> tuple[Any, bool]:
+    ) -> tuple[object, bool]:
         """A 2026-07-28 front's call: (its result, True), or (an input-required
         result asking the backend's question, False) while the backend call
         waits for the round that answers (see :class:`Rounds`)."""
@@ -170,7 +170,7 @@ class WaitingCalls:
             self._calls.pop(rounds.token, None)
             return call.result(), True
         key, request = question.result()
-        asked = flavor.types.InputRequiredResult(
+        asked = flavor.type_named("InputRequiredResult")(
             input_requests={key: request}, request_state=rounds.state
         )
         return asked, False
@@ -191,7 +191,7 @@ class Relaying(Protocol):
 
     def refresh_later(self, kinds: tuple[str, ...]) -> None: ...
 
-    async def relay_log(self, params: Any) -> None: ...
+    async def relay_log(self, params: object) -> None: ...
 
     async def relay_resource_updated(self, uri: str) -> None: ...
 
@@ -216,13 +216,13 @@ class BackendHandlers(mcp.ClientHandlers):
         if spec is not None:  # not at 2026-07-28, whose backends ask each time
             await session.notify(spec, None)
 
-    async def on_tool_list_changed(self, params: Any, ctx: RequestContext) -> None:
+    async def on_tool_list_changed(self, params: object, ctx: RequestContext) -> None:
         self.proxy.refresh_later(("tools",))
 
-    async def on_prompt_list_changed(self, params: Any, ctx: RequestContext) -> None:
+    async def on_prompt_list_changed(self, params: object, ctx: RequestContext) -> None:
         self.proxy.refresh_later(("prompts",))
 
-    async def on_resource_list_changed(self, params: Any, ctx: RequestContext) -> None:
+    async def on_resource_list_changed(self, params: object, ctx: RequestContext) -> None:
         self.proxy.refresh_later(("resources", "templates"))
 
     async def on_resource_updated(self, params: Any, ctx: RequestContext) -> None:
@@ -231,25 +231,27 @@ class BackendHandlers(mcp.ClientHandlers):
     async def on_logging_message(self, params: Any, ctx: RequestContext) -> None:
         await self.proxy.relay_log(params)
 
-    async def create_message(self, params: Any, ctx: RequestContext) -> Any:
+    async def create_message(self, params: object, ctx: RequestContext) -> Any:
         return await ask_front(self.proxy, "sampling/createMessage", params, ctx)
 
     async def elicit(self, params: Any, ctx: RequestContext) -> Any:
         return await ask_front(self.proxy, "elicitation/create", params, ctx)
 
-    async def list_roots(self, params: Any, ctx: RequestContext) -> Any:
+    async def list_roots(self, params: object, ctx: RequestContext) -> Any:
         self.asked_roots = True
         return await ask_front(self.proxy, "roots/list", params, ctx)
 
 
-async def ask_front(proxy: Relaying, method: str, params: Any, request: RequestContext) -> Any:
+async def ask_front(
+    proxy: Relaying, method: str, params: object, request: RequestContext
+) -> object:
     """The front client's answer to a backend's ``method`` request (see the module docstring)."""
     capability, answer_type = _ASKED[method]
     asking = proxy.front(request)
     if asking is None:
         raise _not_found(method, f"no request of a client of {proxy.prefix!r} is in flight to ask")
     front = asking.ctx if isinstance(asking, Rounds) else asking
-    wire: dict[str, Any] = msgspec.to_builtins(params) if params is not None else {}
+    wire: dict[str, object] = msgspec.to_builtins(params) if params is not None else {}
     # The proxy declares every elicitation mode to its backends; a front client has its own.
     needed = (capability, "url") if wire.get("mode") == "url" else (capability,)
     if not lifecycle.has_capability(front.client_capabilities, needed):

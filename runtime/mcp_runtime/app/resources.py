@@ -98,9 +98,9 @@ class ResourceSpec:
         description: str | None = None,
         mime_type: str | None = None,
         size: int | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        meta: Mapping[str, Any] | None = None,
+        icons: Sequence[Mapping[str, object]] | None = None,
+        annotations: Mapping[str, object] | None = None,
+        meta: Mapping[str, object] | None = None,
         scopes: Sequence[str] = (),
         tags: Iterable[str] = (),
     ) -> None:
@@ -113,7 +113,7 @@ class ResourceSpec:
         self.mime_type = mime_type
         self.scopes = frozenset(scopes)
         _check_variables(fn, self.template, self.signature)
-        wire: dict[str, Any] = {"name": name or fn.__name__}
+        wire: dict[str, object] = {"name": name or fn.__name__}
         wire["uriTemplate" if self.template else "uri"] = uri
         for key, value in (
             ("title", title),
@@ -155,7 +155,7 @@ class ResourceSpec:
         rounds = None
         if self.signature.context_param is not None:
             if flavor.stateless:
-                rounds = InputRounds(params.input_responses, params.request_state)
+                rounds = InputRounds.of(params)
             kwargs[self.signature.context_param] = Context(request, params, flavor, rounds)
         try:
             value = self.fn(**kwargs)
@@ -170,7 +170,7 @@ class ResourceSpec:
             contents=self._contents(uri, value, flavor), **flavor.cache_hints
         )
 
-    def _contents(self, uri: str, value: Any, flavor: Flavor) -> list[Any]:
+    def _contents(self, uri: str, value: Any, flavor: Flavor) -> list[object]:
         types = flavor.types
         if isinstance(value, str):
             return [
@@ -198,7 +198,7 @@ class ResourceSpec:
 
 
 def _check_variables(
-    fn: Callable[..., Any], template: UriTemplate | None, signature: Signature
+    fn: Callable[..., object], template: UriTemplate | None, signature: Signature
 ) -> None:
     names = set(signature.names)
     variables = set(template.variables) if template else set()

@@ -164,7 +164,7 @@ class Running:
         port: int | None = None,
         path: str | None = None,
         log_level: str | None = None,
-        **options: Any,
+        **options: object,
     ) -> None:
         """Serve until stopped (blocking): over stdio until stdin closes, or
         over HTTP. Each setting comes from its argument, else its environment
@@ -246,7 +246,7 @@ class Running:
         protocol_version: str | None = None,
         handlers: object | None = None,
         client: Client | None = None,
-        principal: Any = None,
+        principal: object = None,
     ) -> AsyncIterator[ClientSession]:
         """A real client session connected to this app in memory: the way to
         unit-test a server (the app's lifespan runs around it).
@@ -284,7 +284,7 @@ class _SaidInOneLine(logging.Filter):
     reason, then "Application startup failed"): :meth:`Running.run` says it in
     one line."""
 
-    def __init__(self, lifespan: Lifespan[Any]) -> None:
+    def __init__(self, lifespan: Lifespan[object]) -> None:
         super().__init__()
         self.lifespan = lifespan
 

@@ -34,7 +34,7 @@ class Signature:
     description: str | None
 
 
-def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+def type_hints(fn: Callable[..., object]) -> dict[str, object]:
     try:
         return typing.get_type_hints(fn, include_extras=True)
     except (
@@ -47,18 +47,18 @@ def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
 
 
 def analyse(
-    fn: Callable[..., Any],
+    fn: Callable[..., object],
     *,
     context_type: type,
     what: str,
-    hints: Mapping[str, Any] | None = None,
+    hints: Mapping[str, object] | None = None,
 ) -> Signature:
     """The Signature of ``fn``; raises TypeError naming the function and
     parameter for what JSON Schema cannot express (``what`` says whose:
     "tool", "prompt", "resource"). ``hints``: its type hints, if already resolved."""
     if hints is None:
         hints = type_hints(fn)
-    fields: list[tuple[str, Any, Any]] = []
+    fields: list[tuple[str, object, object]] = []
     names: list[str] = []
     context_param = None
     for parameter in inspect.signature(fn).parameters.values():
@@ -103,7 +103,7 @@ def analyse(
     return Signature(arguments, tuple(names), schema, context_param, _summary(doc))
 
 
-def object_schema(type_: Any) -> dict[str, Any]:
+def object_schema(type_: object) -> dict[str, Any]:
     """The JSON Schema of ``type_`` with its own definition at the root and
     the types it refers to under ``$defs`` (msgspec would put them all there)."""
     (root,), components = msgspec.json.schema_components([type_], ref_template="#/$defs/{name}")
@@ -121,11 +121,11 @@ def object_schema(type_: Any) -> dict[str, Any]:
     return root
 
 
-def _refers_to(node: Any, name: str) -> bool:
+def _refers_to(node: object, name: str) -> bool:
     return f'"#/$defs/{name}"'.encode() in msgspec.json.encode(node)
 
 
-def _default(value: Any) -> Any:
+def _default(value: object) -> object:
     # msgspec copies only empty mutable defaults itself; others get a factory
     # so that one call cannot change what the next one sees.
     if isinstance(value, (list, dict, set)) and value:
@@ -133,7 +133,7 @@ def _default(value: Any) -> Any:
     return value
 
 
-def _is_context(annotation: Any, context_type: type) -> bool:
+def _is_context(annotation: object, context_type: type) -> bool:
     """``Context`` (or ``Context[State]``), or ``Context | None`` (for a function also called without one)."""
     members = (
         typing.get_args(annotation)
@@ -148,11 +148,11 @@ def _is_context(annotation: Any, context_type: type) -> bool:
     return isinstance(found, type) and issubclass(found, context_type)
 
 
-def _qualname(fn: Callable[..., Any]) -> str:
+def _qualname(fn: Callable[..., object]) -> str:
     return getattr(fn, "__qualname__", repr(fn))
 
 
-def _type_name(annotation: Any) -> str:
+def _type_name(annotation: object) -> str:
     return getattr(annotation, "__qualname__", None) or repr(annotation)
 
 

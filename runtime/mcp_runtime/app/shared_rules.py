@@ -181,7 +181,7 @@ class SharedRules:
         """What the app (None: the listen streams) and each of this worker's sessions see."""
         registry, visibility = self.app.registry, self.app.visibility
         server = self.app.server()
-        watched: list[Any] = [None, *server.handshake_sessions()]
+        watched: list[object] = [None, *server.handshake_sessions()]
         return {
             each: {
                 kind: frozenset().union(

@@ -242,11 +242,11 @@ class Cache:
         # By default what list-changed and updated notifications make stale (generated protocol facts).
         self.methods = frozenset(methods if methods is not None else lifecycle.bindings().cacheable)
         # Shared entries, and those of requests without a session (keyed by client).
-        self._kept: dict[tuple[str, ...], tuple[float, Any]] = {}
+        self._kept: dict[tuple[str, ...], tuple[float, object]] = {}
         # A session's own entries live and die with it: visibility rules are
         # per session, and one address may hold several sessions.
         self._per_session: weakref.WeakKeyDictionary[
-            Any, dict[tuple[str, ...], tuple[float, Any]]
+            object, dict[tuple[str, ...], tuple[float, object]]
         ] = weakref.WeakKeyDictionary()
 
     async def __call__(self, call: Call, call_next: Next) -> Any:

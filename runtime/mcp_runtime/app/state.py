@@ -18,7 +18,7 @@ sessions is kept in it, for every worker; otherwise in this process. A
 from __future__ import annotations
 
 import weakref
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import msgspec
 
@@ -36,20 +36,20 @@ class SessionStates:
     def __init__(self) -> None:
         self.store: Store | None = None
         self._by_id: dict[str, dict[str, bytes]] = {}
-        self._by_connection: weakref.WeakKeyDictionary[Any, dict[str, bytes]] = (
+        self._by_connection: weakref.WeakKeyDictionary[object, dict[str, bytes]] = (
             weakref.WeakKeyDictionary()
         )
 
     def for_http(self, session_id: str) -> SessionState:
         return SessionState(self, session_id, None)
 
-    def for_connection(self, connection: Any) -> SessionState:
+    def for_connection(self, connection: object) -> SessionState:
         return SessionState(self, None, connection)
 
     def forget(self, session_id: str) -> None:
         self._by_id.pop(session_id, None)
 
-    async def load(self, session_id: str | None, connection: Any) -> dict[str, bytes]:
+    async def load(self, session_id: str | None, connection: object) -> dict[str, bytes]:
         if session_id is None:
             if connection is None:
                 return {}
@@ -81,7 +81,7 @@ class SessionState:
 
     __slots__ = ("_states", "_session_id", "_connection", "_values")
 
-    def __init__(self, states: SessionStates | None, session_id: str | None, connection: Any):
+    def __init__(self, states: SessionStates | None, session_id: str | None, connection: object):
         self._states = states
         self._session_id = session_id
         self._connection = connection

@@ -19,7 +19,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from ..client import Client
 from ..host.config import ServerConfig, parse_config
@@ -34,7 +34,7 @@ Stderr = int | Literal["tail"] | None
 ``"tail"`` (read, its last line kept for the reports: :class:`StderrTail`)."""
 
 
-def backend_config(source: Any, prefix: str) -> tuple[ServerConfig, Stderr]:
+def backend_config(source: object, prefix: str) -> tuple[ServerConfig, Stderr]:
     """``source`` as a host configuration entry named ``prefix``, and where a
     stdio server's stderr goes."""
     if isinstance(source, Mapping):

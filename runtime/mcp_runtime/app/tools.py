@@ -26,7 +26,7 @@ from ..jsonrpc import McpError
 from ..methods import RequestContext
 from .context import Context, InputRounds
 from .errors import InputRequired, ToolError
-from .flavor import Flavor, content_types, result_types
+from .flavor import Flavor, NamedCall, content_types, result_types
 from .media import MEDIA_TYPES, to_block
 from .schema import JSON_SCHEMA_DIALECT, Signature, analyse, object_schema, type_hints
 
@@ -63,7 +63,7 @@ class ToolAnnotations(TypedDict, total=False):
 _ANNOTATION_KEYS = frozenset(ToolAnnotations.__annotations__)
 
 
-def checked_annotations(annotations: Mapping[str, Any], where: str) -> dict[str, Any]:
+def checked_annotations(annotations: Mapping[str, object], where: str) -> dict[str, object]:
     """``annotations`` as a dict, or TypeError naming a key no revision defines."""
     unknown = sorted(set(annotations) - _ANNOTATION_KEYS)
     if unknown:
@@ -101,12 +101,12 @@ class ToolSpec:
         name: str | None = None,
         title: str | None = None,
         description: str | None = None,
-        annotations: ToolAnnotations | Mapping[str, Any] | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
+        annotations: ToolAnnotations | Mapping[str, object] | None = None,
+        icons: Sequence[Mapping[str, object]] | None = None,
+        meta: Mapping[str, object] | None = None,
         scopes: Sequence[str] = (),
         structured_output: bool | None = None,
-        input_schema: Mapping[str, Any] | None = None,
+        input_schema: Mapping[str, object] | None = None,
         tags: Iterable[str] = (),
         task_support: TaskSupport | None = None,
     ) -> None:
@@ -141,7 +141,7 @@ class ToolSpec:
         # no signature spells: if/then/else, $anchor ...); arguments are still
         # decoded by the signature, so the two must agree.
         advertised = dict(input_schema) if input_schema is not None else dict(self.signature.schema)
-        wire: dict[str, Any] = {"name": self.name, "inputSchema": advertised}
+        wire: dict[str, object] = {"name": self.name, "inputSchema": advertised}
         if title is not None:
             wire["title"] = title
         text = description if description is not None else self.signature.description
@@ -161,7 +161,7 @@ class ToolSpec:
         self._arguments = self.signature.arguments
         self._context_param = self.signature.context_param
 
-    async def call(self, params: Any, request: RequestContext, flavor: Flavor) -> Any:
+    async def call(self, params: NamedCall, request: RequestContext, flavor: Flavor) -> object:
         """Answer a tools/call of this tool in ``flavor``'s revision."""
         if self.scopes:
             check_scopes(request, self.scopes)
@@ -179,7 +179,7 @@ class ToolSpec:
         rounds = None
         if self._context_param is not None:
             if flavor.stateless:
-                rounds = InputRounds(params.input_responses, params.request_state)
+                rounds = InputRounds.of(params)
             kwargs[self._context_param] = Context(request, params, flavor, rounds)
         try:
             value = self.fn(**kwargs)
@@ -192,7 +192,7 @@ class ToolSpec:
             return flavor.input_required(asked, rounds.state())
         return self._result(value, flavor)
 
-    def _result(self, value: Any, flavor: Flavor) -> Any:
+    def _result(self, value: Any, flavor: Flavor) -> object:
         output = self.output
         if output == _OBJECT:
             raw = msgspec.json.encode(value)
@@ -212,7 +212,7 @@ class ToolSpec:
             return flavor.call_tool_result(content=[])
         return _dynamic_result(value, flavor)
 
-    def _as_declared(self, raw: bytes, value: Any, flavor: Flavor) -> tuple[bytes, str | None]:
+    def _as_declared(self, raw: bytes, value: object, flavor: Flavor) -> tuple[bytes, str | None]:
         """The encoded result as the declared output type (undeclared members
         dropped), and why it does not conform to the outputSchema, if it does
         not (revisions without structuredContent advertise no schema to break)."""
@@ -249,7 +249,7 @@ def check_scopes(request: RequestContext, scopes: frozenset[str]) -> None:
         raise InsufficientScope(scopes)
 
 
-def _dynamic_result(value: Any, flavor: Flavor) -> Any:
+def _dynamic_result(value: object, flavor: Flavor) -> object:
     """A value whose type the annotation did not fix: decided by what it is."""
     if isinstance(value, str):
         return flavor.text_result(value)
@@ -277,8 +277,8 @@ def _dynamic_result(value: Any, flavor: Flavor) -> Any:
 
 
 def _output(
-    fn: Callable[..., Any], hints: Mapping[str, Any], structured: bool | None
-) -> tuple[str, dict[str, Any] | None]:
+    fn: Callable[..., object], hints: Mapping[str, object], structured: bool | None
+) -> tuple[str, dict[str, object] | None]:
     """How results are built, and the outputSchema, from the return annotation."""
     if "return" not in hints:
         return _DYNAMIC, None
@@ -306,7 +306,7 @@ def _output(
     if schema.get("type") == "object" and not _may_be_null(annotation):
         return _OBJECT, {"$schema": JSON_SCHEMA_DIALECT, **schema}
     defs = schema.pop("$defs", None)
-    wrapped: dict[str, Any] = {
+    wrapped: dict[str, object] = {
         "$schema": JSON_SCHEMA_DIALECT,
         "type": "object",
         "properties": {"result": schema},
@@ -317,7 +317,7 @@ def _output(
     return _WRAPPED, wrapped
 
 
-def _awaited(annotation: Any) -> Any:
+def _awaited(annotation: object) -> object:
     origin = typing.get_origin(annotation)
     if origin is not None and isinstance(origin, type) and issubclass(origin, Awaitable):
         args = typing.get_args(annotation)
@@ -325,17 +325,17 @@ def _awaited(annotation: Any) -> Any:
     return annotation
 
 
-def _may_be_null(annotation: Any) -> bool:
+def _may_be_null(annotation: object) -> bool:
     return type(None) in typing.get_args(annotation)
 
 
-def _is_passthrough(annotation: Any) -> bool:
+def _is_passthrough(annotation: object) -> bool:
     """Content blocks, lists of them, or a CallToolResult: returned as they are."""
     members = _union_members(annotation)
     return all(_is_passthrough_member(member) for member in members)
 
 
-def _is_passthrough_member(annotation: Any) -> bool:
+def _is_passthrough_member(annotation: object) -> bool:
     if isinstance(annotation, type) and issubclass(annotation, result_types() + _blocks()):
         return True
     origin = typing.get_origin(annotation)
@@ -353,7 +353,7 @@ def _is_passthrough_member(annotation: Any) -> bool:
     return False
 
 
-def _union_members(annotation: Any) -> tuple[Any, ...]:
+def _union_members(annotation: object) -> tuple[object, ...]:
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         return typing.get_args(annotation)
     return (annotation,)

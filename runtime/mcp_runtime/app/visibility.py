@@ -62,7 +62,7 @@ class Delegate(Protocol):
     @property
     def active(self) -> bool: ...
 
-    def verdict(self, session: Any | None, name: str, tags: frozenset[str]) -> bool | None: ...
+    def verdict(self, session: object | None, name: str, tags: frozenset[str]) -> bool | None: ...
 
 
 class Visibility:
@@ -70,7 +70,7 @@ class Visibility:
 
     def __init__(self) -> None:
         self.app = Rules()
-        self._sessions: weakref.WeakKeyDictionary[Any, Rules] = weakref.WeakKeyDictionary()
+        self._sessions: weakref.WeakKeyDictionary[object, Rules] = weakref.WeakKeyDictionary()
         self._own = False  # whether any rule of ours exists
         # The rules of mounted apps on their own items (see .mount), after ours.
         self.delegates: list[Delegate] = []
@@ -82,7 +82,7 @@ class Visibility:
         """Whether any rule exists (here or in a mounted app): without one, nothing is filtered."""
         return self._own or any(each.active for each in self.delegates)
 
-    def rules(self, session: Any | None) -> Rules:
+    def rules(self, session: object | None) -> Rules:
         if session is None:
             return self.app
         found = self._sessions.get(session)
@@ -91,20 +91,20 @@ class Visibility:
         return found
 
     def change(
-        self, session: Any | None, names: Iterable[str], tags: Iterable[str], shown: bool
+        self, session: object | None, names: Iterable[str], tags: Iterable[str], shown: bool
     ) -> None:
         self.rules(session).set(names, tags, shown)
         self._own = bool(self.app) or any(self._sessions.values())
         for each in self.on_change:
             each()
 
-    def visible(self, session: Any | None, name: str, tags: frozenset[str]) -> bool:
+    def visible(self, session: object | None, name: str, tags: frozenset[str]) -> bool:
         if not self.active:
             return True
         verdict = self.verdict(session, name, tags)
         return True if verdict is None else verdict
 
-    def verdict(self, session: Any | None, name: str, tags: frozenset[str]) -> bool | None:
+    def verdict(self, session: object | None, name: str, tags: frozenset[str]) -> bool | None:
         """Shown, hidden, or no rule for it (None): the session's rules, the
         app's, then those of the mounted app the item comes from."""
         if session is not None:
@@ -122,7 +122,7 @@ class Visibility:
                 return verdict
         return None
 
-    def view(self, session: Any | None, specs: Mapping[str, Any]) -> frozenset[str]:
+    def view(self, session: object | None, specs: Mapping[str, Any]) -> frozenset[str]:
         """The keys of ``specs`` (name → spec with ``tags``) that ``session`` sees."""
         return frozenset(
             key for key, spec in specs.items() if self.visible(session, key, spec.tags)
