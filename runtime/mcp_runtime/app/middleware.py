@@ -31,7 +31,6 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from ..http import request_headers
 from ..limits import ClientIdentity
 from ..methods import MethodSpec
 from ..session import Handler, SessionContext
@@ -128,7 +127,7 @@ def chain(middleware: Sequence[Middleware]) -> Callable[[MethodSpec[Any, Any], H
         method, notification = spec.method, spec.kind == "notification"
 
         async def route(params: Any, ctx: SessionContext) -> Any:
-            call = Call(method, params, ctx, notification, request_headers())
+            call = Call(method, params, ctx, notification, ctx.extra.headers)
             if ctx.client_identity.kind == "server":
                 # The transport asking the app for itself (the tool listing behind
                 # the Mcp-Param-* check): no client's call, not the middleware's.

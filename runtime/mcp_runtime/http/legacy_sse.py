@@ -73,7 +73,7 @@ class LegacySSETransport:
         if item is None:
             return None
         message, self.principal = item
-        return wire.incoming(message)
+        return wire.incoming(message, extra=wire.RequestExtra(self.principal, self.identity))
 
     def write(self, sent: wire.Message) -> None:
         message = sent.data

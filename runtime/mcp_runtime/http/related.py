@@ -10,6 +10,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 
 from ..jsonrpc import RequestId
+from ..wire import RelatesRequests
 
 carried_on: ContextVar[RequestId | None] = ContextVar("mcp_http_carried_on", default=None)
 """The request of ours on whose response stream the message being handled came
@@ -22,11 +23,9 @@ def related_request(transport: object, request_id: RequestId | None) -> RequestI
     ``request_id`` (2025-11-25, transports: such messages "SHOULD relate to the
     originating client request"); None when it came on no request's stream (the
     standalone stream, the legacy HTTP+SSE stream, stdio)."""
-    carried = getattr(transport, "carried", None)
-    if not isinstance(carried, dict) or request_id is None:
+    if not isinstance(transport, RelatesRequests) or request_id is None:
         return None
-    found: RequestId | None = carried.get(request_id)
-    return found
+    return transport.carried.get(request_id)
 
 
 def notification_related() -> RequestId | None:
