@@ -109,19 +109,6 @@ class SessionContext:
         self._extra = extra
 
     @classmethod
-    def on_demand(
-        cls,
-        summon: Callable[[], Session],
-        request_id: RequestId,
-        progress: ProgressState | None,
-        extra: RequestExtra,
-    ) -> SessionContext:
-        """The context of a request served with no session yet: ``summon()``
-        makes it (once; later calls return the same) when the handler first
-        needs it. ``extra``: what its transport knows of the request."""
-        return cls._of(None, summon, request_id, progress, None, extra)
-
-    @classmethod
     def _of(
         cls,
         session: Session | None,
@@ -620,8 +607,7 @@ class Session:
         except McpError as error:
             self._send_error(request_id, error.code, error.message, error.data)
             return None
-        context = SessionContext(self, request_id, token_of(params, data), extra)
-        outcome = call_handler(request_id, spec, handler, decoded, context, context._progress)
+        outcome = _call(spec, handler, decoded, request_id, params, data, extra, self, None)
         if isinstance(outcome, Message):
             self.transport.write(outcome)
             return None
@@ -708,10 +694,7 @@ def first_step(
         decoded = decode_params(spec, params)
     except McpError:
         return None
-    token = token_of(params, data)
-    progress = ProgressState(token) if token is not None else None
-    context = SessionContext.on_demand(summon, request_id, progress, extra)
-    outcome = call_handler(request_id, spec, handler, decoded, context, progress)
+    outcome = _call(spec, handler, decoded, request_id, params, data, extra, None, summon)
     if isinstance(outcome, Message):
         return outcome
     current_request.set(request_id)  # as the session's answering task does
@@ -722,6 +705,27 @@ def first_step(
     if isinstance(stepped, Pending):
         return stepped
     return result_message(request_id, spec, stepped)
+
+
+def _call(
+    spec: MethodSpec[Any, Any],
+    handler: Handler,
+    decoded: Any,
+    request_id: RequestId,
+    params: msgspec.Raw | UnsetType,
+    data: bytes,
+    extra: RequestExtra,
+    session: Session | None,
+    summon: Callable[[], Session] | None,
+) -> Message | Awaitable[Any]:
+    """Call the handler of a request with its context: the response when known
+    at once (see :func:`call_handler`), else what to await for the result.
+    The context is of ``session``, or of the one ``summon()`` makes when the
+    handler first needs it (a request begun before its session)."""
+    token = token_of(params, data)
+    progress = ProgressState(token) if token is not None else None
+    context = SessionContext._of(session, summon, request_id, progress, None, extra)
+    return call_handler(request_id, spec, handler, decoded, context, progress)
 
 
 async def _handle_notification(

@@ -64,6 +64,12 @@ class RequestExtra(msgspec.Struct, frozen=True, gc=False):
     client to resume it (Streamable HTTP, an SSE answer); None where the
     transport has no such stream (stdio, in memory, JSON answers, 2026-07-28
     requests, whose streams cannot be resumed)."""
+    related: RequestId | None = None
+    """On a client over Streamable HTTP: the request of ours on whose response
+    stream the server's request or notification came (2025-11-25, transports:
+    such messages "SHOULD relate to the originating client request"); None
+    when it came on no request's stream (the standalone stream, the legacy
+    HTTP+SSE stream, stdio)."""
 
 
 NO_EXTRA: Final = RequestExtra()
@@ -174,14 +180,6 @@ class NamesSession(Protocol):
     session_id: str | None
 
 
-@runtime_checkable
-class RelatesRequests(Protocol):
-    """A client transport that knows on which request's response stream each
-    request of the server came (Streamable HTTP)."""
-
-    carried: dict[RequestId, RequestId]
-
-
 def incoming(
     data: bytes,
     envelope: Envelope | None = None,
@@ -224,7 +222,6 @@ __all__ = [
     "Kind",
     "Message",
     "NamesSession",
-    "RelatesRequests",
     "RenewsSession",
     "RequestExtra",
     "TakesVersion",

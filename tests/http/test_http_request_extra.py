@@ -22,11 +22,14 @@ from mcp_runtime import jsonrpc
 from mcp_runtime.auth.principal import Principal
 from mcp_runtime.auth.server import ResourceServer
 from mcp_runtime.auth.server.verifier import InvalidToken
+from mcp_runtime.client import Client
 from mcp_runtime.http import http_app
+from mcp_runtime.http.client import connect_http
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
 from mcp_runtime.stdio import StreamTransport
+from mcp_runtime.wire import RequestExtra
 
 SCOPE_DATA = {"error": "insufficient_scope", "scope": "mcp:admin"}
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -77,6 +80,10 @@ class Handlers(mcp.ServerHandlers):
             # The same code with other data (a backend's own use of it), its
             # text naming the scope error: an error, not a challenge.
             raise McpError(jsonrpc.INSUFFICIENT_SCOPE, "upstream: insufficient_scope", {"n": 1})
+        if params.name == "log":
+            await ctx.log("info", "on the request's stream")
+            await asyncio.sleep(0.1)  # not answered within the POST's first pass: an SSE stream
+            return _text("logged")
         if params.name == "close":
             close = ctx.extra.close_stream
             assert close is not None
@@ -304,5 +311,40 @@ def test_an_insufficient_scope_status_comes_from_the_typed_error_not_its_text(
             assert refused.status_code == 403, refused.text
             challenge = refused.headers["www-authenticate"]
             assert 'error="insufficient_scope"' in challenge and "mcp:admin" in challenge
+
+    run(main())
+
+
+class Listening(mcp.ClientHandlers):
+    def __init__(self) -> None:
+        self.extras: list[RequestExtra] = []
+
+    async def on_logging_message(
+        self, params: mcp.LoggingMessageNotificationParams, ctx: RequestContext
+    ) -> None:
+        self.extras.append(ctx.extra)
+
+
+def test_a_client_handler_knows_which_request_of_ours_carried_the_servers_message(
+    plain_server: str,
+) -> None:
+    """2025-11-25, transports: "These messages SHOULD relate to the originating
+    client request": a client's handler of a log message sent on a request's
+    response stream finds that request's id in ``ctx.extra.related``."""
+
+    async def main() -> None:
+        handlers = Listening()
+        client = Client(name="t", version="0", protocol_version="2025-11-25", handlers=handlers)
+        async with connect_http(client, plain_server, listen=False) as session:
+            request_id = session.next_id()
+            spec = session.client.bindings.revision("2025-11-25").all_methods["tools/call"]
+            await session.request(
+                spec, mcp.CallToolRequestParams(name="log", arguments={}), request_id=request_id
+            )
+            for _ in range(200):  # the notification's handler runs in a task of its own
+                if handlers.extras:
+                    break
+                await asyncio.sleep(0.02)
+        assert [extra.related for extra in handlers.extras] == [request_id]
 
     run(main())
