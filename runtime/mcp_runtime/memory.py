@@ -25,8 +25,8 @@ class MemoryTransport:
         outbox: asyncio.Queue[bytes | None],
         principal: Any = None,
     ) -> None:
-        # What RequestContext.principal reports on this end, as if a verified token came with every request.
-        self.principal = principal
+        # What ctx.extra says of every message read on this end: the principal
+        # as if a verified token came with each, and the local client.
         self._extra = RequestExtra(principal, local_client(principal))
         self._inbox = inbox
         self._outbox = outbox

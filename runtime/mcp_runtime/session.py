@@ -722,7 +722,9 @@ def _call(
     at once (see :func:`call_handler`), else what to await for the result.
     The context is of ``session``, or of the one ``summon()`` makes when the
     handler first needs it (a request begun before its session)."""
-    token = token_of(params, data)
+    # The bytes looked at here, not in token_of: most requests carry no token,
+    # and a call less per request is what _call itself costs.
+    token = token_of(params, data) if b'"progressToken"' in data else None
     progress = ProgressState(token) if token is not None else None
     context = SessionContext._of(session, summon, request_id, progress, None, extra)
     return call_handler(request_id, spec, handler, decoded, context, progress)

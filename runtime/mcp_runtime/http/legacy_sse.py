@@ -58,7 +58,6 @@ class LegacySSETransport:
         self.identity = identity
         # Each message with the principal its POST was authenticated with.
         self.incoming: asyncio.Queue[tuple[bytes, Principal | None] | None] = asyncio.Queue()
-        self.principal: Principal | None = None  # that of the message read last
         self.owner = owner  # the key of the principal that opened the stream: only it may post
         self.outgoing: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.max_pending = max_pending
@@ -72,8 +71,8 @@ class LegacySSETransport:
         item = await self.incoming.get()
         if item is None:
             return None
-        message, self.principal = item
-        return wire.incoming(message, extra=wire.RequestExtra(self.principal, self.identity))
+        message, principal = item
+        return wire.incoming(message, extra=wire.RequestExtra(principal, self.identity))
 
     def write(self, sent: wire.Message) -> None:
         message = sent.data
