@@ -24,7 +24,7 @@ from mcp_runtime.auth.server import ResourceServer
 from mcp_runtime.auth.server.verifier import InvalidToken
 from mcp_runtime.client import Client
 from mcp_runtime.http import http_app
-from mcp_runtime.http.client import connect_http
+from mcp_runtime.http.client import connect_http, connect_sse
 from mcp_runtime.jsonrpc import McpError
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
@@ -209,6 +209,23 @@ def test_request_extra_carries_the_posts_headers_over_http(plain_server: str) ->
             assert answer.status_code == 200, answer.text
             found = sse_messages(answer.text) if "data: " in answer.text else [answer.json()]
             assert found[-1]["result"]["content"][0]["text"] == "modern"
+
+    run(main())
+
+
+def test_request_extra_carries_the_posts_headers_over_legacy_http_sse(plain_server: str) -> None:
+    """Over the 2024-11-05 HTTP+SSE transport too, a handler reads the headers
+    of the POST that carried its request (its session reader takes the
+    message in: the headers travel with it, not in the reader's context)."""
+
+    async def main() -> None:
+        client = Client(name="t", version="0", protocol_version="2024-11-05")
+        sse_url = plain_server.removesuffix("/mcp") + "/sse"
+        async with connect_sse(client, sse_url, headers={"x-tenant": "legacy"}) as session:
+            result = await session.request_raw(
+                "tools/call", json.dumps({"name": "headers", "arguments": {}}).encode()
+            )
+        assert json.loads(bytes(result))["content"][0]["text"] == "legacy"
 
     run(main())
 
