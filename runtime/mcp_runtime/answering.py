@@ -2,9 +2,9 @@
 
 Decoding the params with the method's type, calling the handler, turning what
 it returned or raised into the response bytes, and the progress state of a
-request that carries a progress token. :class:`~mcp_runtime.session.Session`
-and the session-less first step of a 2026-07-28 request
-(:func:`~mcp_runtime.http.stateless.first_step`) both answer this way.
+request that carries a progress token: what the dispatcher of
+:class:`~mcp_runtime.session.Session` does with each request, whether it
+answers in a task of its own or in its caller's.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from msgspec import UNSET, UnsetType
 from . import jsonrpc
 from .auth.principal import InsufficientScope
 from .codec import decoder, encode, join_paths
-from .jsonrpc import McpError, RequestId
+from .jsonrpc import ErrorObject, McpError, RequestId
 from .methods import HandlerNotImplemented, MethodSpec
+from .wire import RESPONSE, Message
 
 logger = logging.getLogger("mcp_runtime.session")
 
@@ -143,7 +144,7 @@ def call_handler(
     params: Any,
     context: Any,
     progress: ProgressState | None,
-) -> bytes | Awaitable[Any]:
+) -> Message | Awaitable[Any]:
     """What the handler returned, to await; or the response when it is
     known already: the error the handler raised, or a plain function's result.
     ``progress``: the request's progress state, closed once it is answered."""
@@ -158,7 +159,7 @@ def call_handler(
         # order, before the next message is read.
         if progress is not None:
             progress.open = False
-        return jsonrpc.result_bytes(request_id, encode(outcome))
+        return result_message(request_id, spec, outcome)
     if progress is not None:
         # Only requests that asked for progress pay for the frame that ends it.
         return _ending_progress(outcome, progress)
@@ -175,28 +176,41 @@ async def _ending_progress(outcome: Awaitable[Any], progress: ProgressState) -> 
             progress.open = False
 
 
-def result_message(request_id: RequestId, spec: MethodSpec[Any, Any], result: Any) -> bytes:
+def result_message(request_id: RequestId, spec: MethodSpec[Any, Any], result: Any) -> Message:
+    """The response carrying ``result``: a Message the transport knows for a result."""
     try:
-        return jsonrpc.result_bytes(request_id, encode(result))
+        data = jsonrpc.result_bytes(request_id, encode(result))
     except Exception as error:  # a result the codec cannot encode
         return error_message(request_id, spec, error)
+    return Message(data=data, kind=RESPONSE, id=request_id, related=request_id)
 
 
-def error_message(request_id: RequestId, spec: MethodSpec[Any, Any], error: Exception) -> bytes:
-    """The error response for a handler that raised; no traceback goes on the wire."""
+def error_message(request_id: RequestId, spec: MethodSpec[Any, Any], error: Exception) -> Message:
+    """The error response for a handler that raised; no traceback goes on the
+    wire. The Message carries the error object, for the transport to choose
+    its HTTP status by (see :attr:`mcp_runtime.wire.Message.error`)."""
+    problem = error_object(spec, error)
+    return Message(
+        data=jsonrpc.error_bytes(request_id, problem.code, problem.message, problem.data),
+        kind=RESPONSE,
+        id=request_id,
+        related=request_id,
+        error=problem,
+    )
+
+
+def error_object(spec: MethodSpec[Any, Any], error: Exception) -> ErrorObject:
+    """What the error response for a handler that raised ``error`` says."""
     if isinstance(error, McpError):
-        return jsonrpc.error_bytes(request_id, error.code, error.message, error.data)
+        return ErrorObject(error.code, error.message, error.data)
     if isinstance(error, HandlerNotImplemented):
-        return jsonrpc.error_bytes(
-            request_id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {spec.method}"
-        )
+        return ErrorObject(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {spec.method}")
     if isinstance(error, InsufficientScope):
         data = {"error": "insufficient_scope", "scope": " ".join(error.required)}
-        return jsonrpc.error_bytes(
-            request_id,
+        return ErrorObject(
             jsonrpc.INSUFFICIENT_SCOPE,
             f"Insufficient scope: {spec.method} needs {data['scope']}",
             data,
         )
     logger.error("handler for %s failed", spec.method, exc_info=error)
-    return jsonrpc.error_bytes(request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
+    return ErrorObject(jsonrpc.INTERNAL_ERROR, "Internal error")

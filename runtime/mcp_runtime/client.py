@@ -40,6 +40,7 @@ from .methods import MethodSpec, ProgressCallback
 from .middleware import Handler, Middleware, Senders, SendingMiddleware, wrap
 from .renewal import KEPT, RenewalCallback, Renewer, SessionRenewal  # noqa: F401  (offered here)
 from .session import Route, Session, SessionContext, Transport
+from .wire import RenewsSession, TakesVersion
 
 _BASE = "ClientHandlers"
 
@@ -261,9 +262,8 @@ class ClientSession(Session):
             if client.protocol_version in client.handshake_versions
             else max(client.handshake_versions)
         )
-        renew_by = getattr(self.transport, "renew_by", None)
-        if renew_by is not None:  # a transport whose server can end the session (HTTP)
-            renew_by(self.renewer.renew)
+        if isinstance(self.transport, RenewsSession):  # its server can end the session (HTTP)
+            self.transport.renew_by(self.renewer.renew)
 
     async def handshake(self, asked_version: str) -> None:
         """initialize, asking for ``asked_version``, then notifications/initialized."""
@@ -309,9 +309,8 @@ class ClientSession(Session):
 
     def _tell_transport(self, version: str) -> None:
         # HTTP transports send the version (and, when stateless, more) in headers from now on.
-        negotiated = getattr(self.transport, "negotiated", None)
-        if negotiated is not None:
-            negotiated(version, self.stateless)
+        if isinstance(self.transport, TakesVersion):
+            self.transport.negotiated(version, self.stateless)
 
     # ------------------------------------------------------------ requests
 

@@ -12,7 +12,8 @@ import asyncio
 from typing import Any
 
 from .jsonrpc import RequestId
-from .wire import Message
+from .limits import local_client
+from .wire import Message, RequestExtra
 
 
 class MemoryTransport:
@@ -24,8 +25,9 @@ class MemoryTransport:
         outbox: asyncio.Queue[bytes | None],
         principal: Any = None,
     ) -> None:
-        # What RequestContext.principal reports on this end, as if a verified token came with every request.
-        self.principal = principal
+        # What ctx.extra says of every message read on this end: the principal
+        # as if a verified token came with each, and the local client.
+        self._extra = RequestExtra(principal, local_client(principal))
         self._inbox = inbox
         self._outbox = outbox
         self._closed = False
@@ -37,7 +39,7 @@ class MemoryTransport:
         if data is None:
             self._closed = True
             return None
-        return Message(data=data)
+        return Message(data=data, extra=self._extra)
 
     def write(self, message: Message) -> None:
         if not self._closed:  # after close, like a broken pipe: dropped

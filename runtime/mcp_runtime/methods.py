@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from .limits import ClientIdentity
+from .wire import RequestExtra
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -129,6 +130,13 @@ class RequestContext(Protocol):
     def client_identity(self) -> ClientIdentity:
         """Who sent the request, as its transport names its client for its own
         per-client limits (:class:`mcp_runtime.limits.ClientIdentity`)."""
+
+    @property
+    def extra(self) -> RequestExtra:
+        """What the transport knows of the request beyond its message
+        (:class:`mcp_runtime.wire.RequestExtra`): the principal, the client,
+        the HTTP request's headers (None off HTTP) and, where the request's
+        answer is a resumable SSE stream, a way to close it early."""
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None

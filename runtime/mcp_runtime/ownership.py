@@ -13,11 +13,19 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, Protocol, runtime_checkable
 
 PRINCIPAL_SCOPE_KEY: Final = "mcp.principal"
 """Where an authorization layer in front of the HTTP apps puts the verified
 :class:`~mcp_runtime.auth.principal.Principal` of a request, in its ASGI scope."""
+
+
+@runtime_checkable
+class Owned(Protocol):
+    """A server transport that knows who may use its session (an HTTP
+    session's owner; None: anyone holding the id)."""
+
+    owner: str | None
 
 
 def owner_of(ctx: Any) -> str | None:
@@ -31,7 +39,7 @@ def owner_of(ctx: Any) -> str | None:
         return f"principal:{principal.key}"
     session = ctx.peer
     transport = session.transport
-    if hasattr(transport, "owner"):  # a transport that knows (an HTTP session, or no owner at all)
+    if isinstance(transport, Owned):  # a transport that knows (an HTTP session, or no owner at all)
         owner = transport.owner
         return owner if isinstance(owner, str) else None
     return str(session.owner)  # a connection of its own: stdio, legacy HTTP+SSE

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 from . import jsonrpc
 from .jsonrpc import McpError
 from .methods import MethodSpec
+from .wire import NamesSession
 
 logger = logging.getLogger("mcp_runtime.client")
 
@@ -136,7 +137,7 @@ class Renewer:
                 return
         renewal = SessionRenewal(
             previous,
-            getattr(session.transport, "session_id", None),
+            session.transport.session_id if isinstance(session.transport, NamesSession) else None,
             session.protocol_version,
             number,
             tuple(restored),

@@ -37,11 +37,12 @@ from .answering import (
 )
 from .codec import encode
 from .jsonrpc import Envelope, ErrorObject, McpError, RequestId
-from .limits import ClientIdentity, local_client
+from .limits import ClientIdentity
 from .logsafe import quoted
 from .methods import MethodSpec, ProgressCallback
 from .outgoing import MAX_PROGRESS_BACKLOG, TYPED_MIN_SIZE, Outgoing, current_request
-from .wire import RESPONSE, Message, Transport
+from .stepping import Pending, step
+from .wire import NO_EXTRA, ClosesWithReason, Message, RequestExtra, Transport
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -90,15 +91,14 @@ class SessionContext:
     The session's implementation of :class:`mcp_runtime.methods.RequestContext`, the
     protocol handlers are typed with."""
 
-    __slots__ = (
-        "_session", "_summon", "_request_id", "_progress", "_envelope", "_principal", "_client",
-    )  # fmt: skip
+    __slots__ = ("_session", "_summon", "_request_id", "_progress", "_envelope", "_extra")
 
     def __init__(
         self,
         session: Session,
         request_id: RequestId | None,
         progress_token: str | int | None,
+        extra: RequestExtra = NO_EXTRA,
         envelope: RequestEnvelope | None = None,
     ) -> None:
         self._session: Session | None = session
@@ -106,27 +106,7 @@ class SessionContext:
         self._request_id = request_id
         self._progress = ProgressState(progress_token) if progress_token is not None else None
         self._envelope = envelope
-        # Taken now, while the message is being dispatched: a transport that
-        # authenticates (HTTP) names the principal of the message it last read.
-        self._principal = getattr(session.transport, "principal", None)
-        # Likewise who sent it, as an HTTP transport names its client.
-        named = getattr(session.transport, "identity", None)
-        self._client: ClientIdentity = named or local_client(self._principal)
-
-    @classmethod
-    def on_demand(
-        cls,
-        summon: Callable[[], Session],
-        request_id: RequestId,
-        progress: ProgressState | None,
-        principal: Any,
-        client: ClientIdentity,
-    ) -> SessionContext:
-        """The context of a request served with no session yet: ``summon()``
-        makes it (once; later calls return the same) when the handler first
-        needs it. ``principal``: who the request was authenticated as;
-        ``client``: who sent it."""
-        return cls._of(None, summon, request_id, progress, None, principal, client)
+        self._extra = extra
 
     @classmethod
     def _of(
@@ -136,14 +116,12 @@ class SessionContext:
         request_id: RequestId | None,
         progress: ProgressState | None,
         envelope: RequestEnvelope | None,
-        principal: Any,
-        client: ClientIdentity,
+        extra: RequestExtra,
     ) -> SessionContext:
         context = cls.__new__(cls)
         context._session, context._summon = session, summon
         context._request_id, context._progress = request_id, progress
-        context._envelope, context._principal = envelope, principal
-        context._client = client
+        context._envelope, context._extra = envelope, extra
         return context
 
     @property
@@ -192,12 +170,16 @@ class SessionContext:
         return next((level for level in LOG_LEVELS if allows(level)), None)
 
     @property
+    def extra(self) -> RequestExtra:
+        return self._extra
+
+    @property
     def principal(self) -> Any:
-        return self._principal
+        return self._extra.principal
 
     @property
     def client_identity(self) -> ClientIdentity:
-        return self._client
+        return self._extra.client
 
     def described(self, envelope: RequestEnvelope) -> SessionContext:
         """This context for a request that describes its sender (2026-07-28 on)."""
@@ -207,8 +189,7 @@ class SessionContext:
             self._request_id,
             self._progress,
             envelope,
-            self._principal,
-            self._client,
+            self._extra,
         )
 
     def hold_progress(self) -> None:
@@ -253,8 +234,9 @@ class SessionContext:
     def close_sse_stream(self) -> None:
         """Close the HTTP stream carrying this request (the client resumes it
         with Last-Event-ID); nothing on transports without such streams."""
-        if self._request_id is not None:
-            self.peer.transport.close_request_stream(self._request_id)
+        close = self._extra.close_stream
+        if close is not None:
+            close()
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         envelope = self._envelope
@@ -308,8 +290,8 @@ class Session:
                     break
                 self.feed(message)
         finally:
-            reason = getattr(self.transport, "closed_reason", None)
-            detail = reason() if reason is not None else None
+            transport = self.transport
+            detail = transport.closed_reason() if isinstance(transport, ClosesWithReason) else None
             self.shut_down(
                 f"Connection closed: {detail}" if detail else "Connection closed by peer"
             )
@@ -321,10 +303,11 @@ class Session:
         whose envelope the transport decoded (to route it) is not decoded again."""
         try:
             envelope = message.envelope
+            extra = message.extra or NO_EXTRA
             if envelope is None:
-                self._dispatch(message.data)
+                self._dispatch(message.data, extra)
             else:
-                self._dispatch_envelope(envelope, message.data)
+                self._dispatch_envelope(envelope, message.data, extra)
         except Exception:  # a bug here must not take the session down
             logger.exception("failed to dispatch a message")
 
@@ -344,7 +327,7 @@ class Session:
         is the request in flight: closing the session cancels it.
 
         ``started``: the request's method and its handler's outcome, when the
-        handler was begun without the session (see :func:`first_step`).
+        handler was begun before the session was made (see :func:`first_step`).
         ``task`` is passed in because looking it up again is a system call
         on CPython 3.11."""
         envelope = message.envelope
@@ -358,7 +341,11 @@ class Session:
         if started is None:
             try:
                 started = self._start_handler(
-                    request_id, envelope.method, envelope.params, message.data
+                    request_id,
+                    envelope.method,
+                    envelope.params,
+                    message.data,
+                    message.extra or NO_EXTRA,
                 )
             except Exception:  # as in feed()
                 logger.exception("failed to dispatch a message")
@@ -456,12 +443,16 @@ class Session:
     ) -> None:
         if self.outgoing.closed is None:
             self.transport.write(
-                wire.response(jsonrpc.error_bytes(request_id, code, message, data), request_id)
+                wire.response(
+                    jsonrpc.error_bytes(request_id, code, message, data),
+                    request_id,
+                    ErrorObject(code, message, data),
+                )
             )
 
     # ------------------------------------------------------------ receiving
 
-    def _dispatch(self, data: bytes) -> None:
+    def _dispatch(self, data: bytes, extra: RequestExtra) -> None:
         if (
             len(data) >= TYPED_MIN_SIZE
             and self.outgoing.expecting_typed
@@ -476,7 +467,7 @@ class Session:
             if problem is not None:
                 self._refuse(data, jsonrpc.PARSE_ERROR, problem)
             elif data.lstrip()[:1] == b"[":
-                self._dispatch_batch(data)
+                self._dispatch_batch(data, extra)
             else:
                 self._send_error(
                     None, jsonrpc.INVALID_REQUEST, "Invalid request: not a JSON-RPC message"
@@ -485,7 +476,7 @@ class Session:
         except jsonrpc.UNDECODABLE as error:
             self._refuse(data, jsonrpc.PARSE_ERROR, jsonrpc.parse_error_message(error))
             return
-        self._dispatch_envelope(envelope, data)
+        self._dispatch_envelope(envelope, data, extra)
 
     def _refuse(self, data: bytes, code: int, message: str) -> None:
         """Answer a message that is not JSON (or too deep or too large to
@@ -501,7 +492,7 @@ class Session:
             return
         self._send_error(request_id, code, message)
 
-    def _dispatch_batch(self, data: bytes) -> None:
+    def _dispatch_batch(self, data: bytes, extra: RequestExtra) -> None:
         if self.router.stateless or not lifecycle.allows_batches(self.protocol_version):
             # Refused before decoding: one batch would otherwise start a handler per member.
             self._send_error(
@@ -515,9 +506,9 @@ class Session:
             self._send_error(None, *batch)
             return
         for envelope in batch:
-            self._dispatch_envelope(envelope, data)
+            self._dispatch_envelope(envelope, data, extra)
 
-    def _dispatch_envelope(self, envelope: Envelope, data: bytes) -> None:
+    def _dispatch_envelope(self, envelope: Envelope, data: bytes, extra: RequestExtra) -> None:
         request_id = envelope.id
         if envelope.jsonrpc != "2.0":
             if not jsonrpc.well_formed(envelope):
@@ -541,13 +532,13 @@ class Session:
             return
         if envelope.method is not UNSET:
             if request_id is UNSET:
-                self._on_notification(envelope.method, envelope.params)
+                self._on_notification(envelope.method, envelope.params, extra)
             elif request_id is None:
                 self._send_error(
                     None, jsonrpc.INVALID_REQUEST, "Invalid request: id must not be null"
                 )
             else:
-                self._on_request(request_id, envelope.method, envelope.params, data)
+                self._on_request(request_id, envelope.method, envelope.params, data, extra)
         elif request_id is not UNSET and request_id is not None:
             if envelope.error is not UNSET:
                 self.outgoing.deliver(request_id, envelope.error)
@@ -567,9 +558,14 @@ class Session:
             )
 
     def _on_request(
-        self, request_id: RequestId, method: str, params: msgspec.Raw | UnsetType, data: bytes
+        self,
+        request_id: RequestId,
+        method: str,
+        params: msgspec.Raw | UnsetType,
+        data: bytes,
+        extra: RequestExtra,
     ) -> None:
-        started = self._start_handler(request_id, method, params, data)
+        started = self._start_handler(request_id, method, params, data, extra)
         if started is None:
             return
         spec, outcome = started
@@ -585,7 +581,12 @@ class Session:
         self._in_flight[request_id] = task
 
     def _start_handler(
-        self, request_id: RequestId, method: str, params: msgspec.Raw | UnsetType, data: bytes
+        self,
+        request_id: RequestId,
+        method: str,
+        params: msgspec.Raw | UnsetType,
+        data: bytes,
+        extra: RequestExtra,
     ) -> tuple[MethodSpec[Any, Any], Awaitable[Any]] | None:
         """The method and what its handler returned, to await for the result;
         None when the response (an error, the result of a plain-function
@@ -606,10 +607,9 @@ class Session:
         except McpError as error:
             self._send_error(request_id, error.code, error.message, error.data)
             return None
-        context = SessionContext(self, request_id, token_of(params, data))
-        outcome = call_handler(request_id, spec, handler, decoded, context, context._progress)
-        if isinstance(outcome, bytes):
-            self.transport.write(wire.response(outcome, request_id))
+        outcome = _call(spec, handler, decoded, request_id, params, data, extra, self, None)
+        if isinstance(outcome, Message):
+            self.transport.write(outcome)
             return None
         return spec, outcome
 
@@ -628,12 +628,12 @@ class Session:
         finally:
             self._in_flight.pop(request_id, None)
         if self.outgoing.closed is None:
-            self.transport.write(
-                Message(data=message, kind=RESPONSE, id=request_id, related=request_id)
-            )
+            self.transport.write(message)
             await self.transport.drain()
 
-    def _on_notification(self, method: str, params: msgspec.Raw | UnsetType) -> None:
+    def _on_notification(
+        self, method: str, params: msgspec.Raw | UnsetType, extra: RequestExtra
+    ) -> None:
         if method == "notifications/cancelled":
             self._on_cancelled(params)
             return
@@ -649,7 +649,7 @@ class Session:
         except McpError as error:
             logger.warning("dropping %s: %s", quoted(method), quoted(error.message))
             return
-        context = SessionContext(self, None, None)  # now, while its message is the one read
+        context = SessionContext(self, None, None, extra)
         task = asyncio.get_running_loop().create_task(
             _handle_notification(spec, handler, decoded, context)
         )
@@ -668,6 +668,66 @@ class Session:
         task = self._in_flight.pop(cancelled.requestId, None)
         if task is not None:
             task.cancel()
+
+
+def first_step(
+    route: Route,
+    request_id: RequestId,
+    params: msgspec.Raw | UnsetType,
+    data: bytes,
+    summon: Callable[[], Session],
+    extra: RequestExtra,
+) -> Message | Pending[Any] | None:
+    """The dispatcher's first step for a request answered in its caller's task
+    before any session is made (a 2026-07-28 request over HTTP): serve the
+    request ``data`` (``request_id``, ``params``) by ``route`` until its
+    handler first waits. Its context makes the session by ``summon()`` when
+    the handler first needs one (a notification, ``ctx.peer``); ``extra``:
+    what the transport knows of the request.
+
+    Returns the response when the handler answered within that step; else
+    where the handler stopped, for :meth:`Session.serve` to carry on
+    (``started=(spec, pending.rest())``); None when the params do not decode:
+    the session's own dispatch of the request says what is wrong with them."""
+    spec, handler = route
+    try:
+        decoded = decode_params(spec, params)
+    except McpError:
+        return None
+    outcome = _call(spec, handler, decoded, request_id, params, data, extra, None, summon)
+    if isinstance(outcome, Message):
+        return outcome
+    current_request.set(request_id)  # as the session's answering task does
+    try:
+        stepped = step(outcome)
+    except Exception as error:
+        return error_message(request_id, spec, error)
+    if isinstance(stepped, Pending):
+        return stepped
+    return result_message(request_id, spec, stepped)
+
+
+def _call(
+    spec: MethodSpec[Any, Any],
+    handler: Handler,
+    decoded: Any,
+    request_id: RequestId,
+    params: msgspec.Raw | UnsetType,
+    data: bytes,
+    extra: RequestExtra,
+    session: Session | None,
+    summon: Callable[[], Session] | None,
+) -> Message | Awaitable[Any]:
+    """Call the handler of a request with its context: the response when known
+    at once (see :func:`call_handler`), else what to await for the result.
+    The context is of ``session``, or of the one ``summon()`` makes when the
+    handler first needs it (a request begun before its session)."""
+    # The bytes looked at here, not in token_of: most requests carry no token,
+    # and a call less per request is what _call itself costs.
+    token = token_of(params, data) if b'"progressToken"' in data else None
+    progress = ProgressState(token) if token is not None else None
+    context = SessionContext._of(session, summon, request_id, progress, None, extra)
+    return call_handler(request_id, spec, handler, decoded, context, progress)
 
 
 async def _handle_notification(
@@ -689,5 +749,6 @@ __all__ = [
     "Router",
     "Session",
     "Transport",
+    "first_step",
     "level_passes",
 ]

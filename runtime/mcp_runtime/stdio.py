@@ -19,6 +19,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from . import jsonrpc, wire
 from .jsonrpc import RequestId
@@ -36,6 +37,15 @@ MAX_BUFFERED = 64 * 1024 * 1024
 written; past it the connection is dropped (see StreamTransport)."""
 
 _HEAD = 64 * 1024  # how much of a dropped message is kept to find its id
+
+
+@runtime_checkable
+class HasWriteLimits(Protocol):
+    """An asyncio write transport's buffer limits (asyncio's and uvloop's
+    alike; uvloop's transports are no ``asyncio.WriteTransport`` instances)."""
+
+    def get_write_buffer_limits(self) -> tuple[int, int]:
+        """(low, high) water marks, in bytes."""
 
 
 class StreamTransport:
@@ -61,8 +71,11 @@ class StreamTransport:
         self._writer = writer
         self._max = max_message_size
         self._max_buffered = max_buffered
-        limits = getattr(writer.transport, "get_write_buffer_limits", None)
-        self._low_water: int = limits()[0] if limits is not None else 0
+        pipe = writer.transport
+        # A regular file (_FileWriter) buffers nothing: no low-water mark.
+        self._low_water = (
+            pipe.get_write_buffer_limits()[0] if isinstance(pipe, HasWriteLimits) else 0
+        )
         self._closed = False
 
     async def read(self) -> Message | None:

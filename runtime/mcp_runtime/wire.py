@@ -17,11 +17,13 @@ from others (stdio) the session gets the bytes alone and decodes them, once.
 from __future__ import annotations
 
 import enum
-from typing import Any, Final, Protocol
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final, Protocol, runtime_checkable
 
 import msgspec
 
-from .jsonrpc import Envelope, RequestId
+from .jsonrpc import Envelope, ErrorObject, RequestId
+from .limits import LOCAL, ClientIdentity
 
 
 class Kind(enum.IntEnum):
@@ -38,6 +40,41 @@ UNKNOWN: Final = Kind.UNKNOWN
 REQUEST: Final = Kind.REQUEST
 NOTIFICATION: Final = Kind.NOTIFICATION
 RESPONSE: Final = Kind.RESPONSE
+
+
+class RequestExtra(msgspec.Struct, frozen=True, gc=False):
+    """What the transport knows of an incoming message beyond its bytes.
+
+    Built by the transport as it hands the message over (once per connection
+    where nothing changes between messages: stdio, in memory; once per POST
+    over HTTP), read by handlers as ``ctx.extra``. A frozen Struct: built in
+    C, shared by every handler and task of the request, changed by none."""
+
+    principal: Any = None
+    """Who the message was authenticated as (a
+    :class:`~mcp_runtime.auth.principal.Principal`), where the transport
+    verified an access token; else None."""
+    client: ClientIdentity = LOCAL
+    """Who sent it, as the transport names its clients for per-client limits."""
+    headers: Mapping[str, str] | None = None
+    """The headers of the HTTP request that carried it (names lower-cased,
+    values as latin-1), read only; None off HTTP."""
+    close_stream: Callable[[], None] | None = None
+    """Ends the connection carrying the request's messages early, for the
+    client to resume it (Streamable HTTP, an SSE answer); None where the
+    transport has no such stream (stdio, in memory, JSON answers, 2026-07-28
+    requests, whose streams cannot be resumed)."""
+    related: RequestId | None = None
+    """On a client over Streamable HTTP: the request of ours on whose response
+    stream the server's request or notification came (2025-11-25, transports:
+    such messages "SHOULD relate to the originating client request"); None
+    when it came on no request's stream (the standalone stream, the legacy
+    HTTP+SSE stream, stdio)."""
+
+
+NO_EXTRA: Final = RequestExtra()
+"""The extra of a message whose transport knows nothing more of it: a local,
+unauthenticated peer (stdio)."""
 
 
 class Message(msgspec.Struct, kw_only=True, gc=False):
@@ -66,6 +103,13 @@ class Message(msgspec.Struct, kw_only=True, gc=False):
     (``request_raw``); None for none."""
     envelope: Envelope | None = None
     """Incoming: the envelope, when the transport decoded it (else the session does)."""
+    extra: RequestExtra | None = None
+    """Incoming: what the transport knows of the message beyond its bytes
+    (None: nothing, :data:`NO_EXTRA`)."""
+    error: ErrorObject | None = None
+    """Outgoing, for an error response: its code, message and data, so that the
+    transport decides on its HTTP status (403 and its challenge for an
+    insufficient scope) from what the session knew, not from the bytes."""
 
 
 class Transport(Protocol):
@@ -97,12 +141,55 @@ class Transport(Protocol):
         the transport can resume it later (Streamable HTTP); else nothing."""
 
 
+# What some transports can do besides the five members every one has: each a
+# Protocol of its own, checked with isinstance where it matters (at connect or
+# close, never per message), so a transport without the ability still serves.
+
+
+@runtime_checkable
+class ClosesWithReason(Protocol):
+    """A transport that can say why its peer went away (a child process's exit)."""
+
+    def closed_reason(self) -> str | None:
+        """Why reading ended, for the error of the calls left waiting; None if unknown."""
+
+
+@runtime_checkable
+class TakesVersion(Protocol):
+    """A client transport that sends the negotiated version with every message
+    (HTTP, in headers), told once it is known."""
+
+    def negotiated(self, version: str, stateless: bool | None = None) -> None:
+        """``version`` was agreed on; ``stateless``: whether requests describe
+        themselves (2026-07-28 on), None to leave it as it was."""
+
+
+@runtime_checkable
+class RenewsSession(Protocol):
+    """A client transport whose server can end the session (Streamable HTTP:
+    a 404 to a request of an expired session), and which can start a new one."""
+
+    def renew_by(self, renew: Callable[[str | None], Awaitable[None]]) -> None:
+        """Call ``renew`` (with the ended session's id) when the server ended it."""
+
+
+@runtime_checkable
+class NamesSession(Protocol):
+    """A transport whose connection has a session id (Streamable HTTP)."""
+
+    session_id: str | None
+
+
 def incoming(
-    data: bytes, envelope: Envelope | None = None, related: RequestId | None = None
+    data: bytes,
+    envelope: Envelope | None = None,
+    related: RequestId | None = None,
+    extra: RequestExtra | None = None,
 ) -> Message:
     """A message read from the peer, decoded (``envelope``) or not; ``related``:
-    the request of ours whose response stream carried it, where the transport knows."""
-    return Message(data=data, envelope=envelope, related=related)
+    the request of ours whose response stream carried it, where the transport
+    knows; ``extra``: what else it knows of it (see :class:`RequestExtra`)."""
+    return Message(data=data, envelope=envelope, related=related, extra=extra)
 
 
 def request(
@@ -117,18 +204,27 @@ def notification(data: bytes, method: str, related: RequestId | None, params: An
     return Message(data=data, kind=NOTIFICATION, method=method, related=related, params=params)
 
 
-def response(data: bytes, request_id: RequestId | None) -> Message:
-    """The response to the incoming request ``request_id`` (related to it)."""
-    return Message(data=data, kind=RESPONSE, id=request_id, related=request_id)
+def response(
+    data: bytes, request_id: RequestId | None, error: ErrorObject | None = None
+) -> Message:
+    """The response to the incoming request ``request_id`` (related to it);
+    ``error``: what it says, when it is an error response."""
+    return Message(data=data, kind=RESPONSE, id=request_id, related=request_id, error=error)
 
 
 __all__ = [
     "NOTIFICATION",
+    "NO_EXTRA",
     "REQUEST",
     "RESPONSE",
     "UNKNOWN",
+    "ClosesWithReason",
     "Kind",
     "Message",
+    "NamesSession",
+    "RenewsSession",
+    "RequestExtra",
+    "TakesVersion",
     "Transport",
     "incoming",
     "notification",

@@ -6,6 +6,7 @@ carrying only that revision's fields."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import msgspec
@@ -228,3 +229,34 @@ def test_before_2025_11_25_a_task_capable_tool_runs_in_place() -> None:
                 ].text == "exported 1 rows"
 
     asyncio.run(main())
+
+
+def test_a_tasks_function_reads_the_headers_of_the_post_that_started_it() -> None:
+    """A task outlives its request's POST: its function, run in the background,
+    still reads that POST's headers (``ctx.headers``, from ``ctx.extra``)."""
+    from support.http_servers import serving
+
+    from mcp_runtime.http.client import connect_http
+
+    app = App("task-headers")
+    release = threading.Event()  # the server runs in a thread of its own
+
+    @app.tool(task_support="optional")
+    async def tenant(ctx: Context) -> str:
+        while not release.is_set():  # answered first: the POST is over when this reads
+            await asyncio.sleep(0.01)
+        return "none" if ctx.headers is None else ctx.headers.get("x-tenant", "?")
+
+    async def main(url: str) -> None:
+        client = Client(name="t", version="0", protocol_version="2025-11-25")
+        async with connect_http(client, url, headers={"x-tenant": "acme"}) as session:
+            stub = mcp.ClientStub(session)
+            created = await stub.call_tool_as_task(
+                "tenant", arguments={}, task=mcp.TaskMetadata(ttl=60_000)
+            )
+            release.set()
+            result = await stub.call_tool_task_result(created.task.task_id)
+            assert result.content[0].text == "acme"
+
+    with serving(app.asgi()) as served:
+        asyncio.run(asyncio.wait_for(main(served.url()), 60))

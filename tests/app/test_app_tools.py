@@ -408,6 +408,7 @@ def test_insufficient_scope_is_raised_to_the_transport() -> None:
     from mcp_runtime.memory import memory_pair
     from mcp_runtime.server import Server, ServerSession
     from mcp_runtime.session import SessionContext
+    from mcp_runtime.wire import RequestExtra
 
     app = App("scoped")
 
@@ -416,9 +417,10 @@ def test_insufficient_scope_is_raised_to_the_transport() -> None:
         return "wiped"
 
     async def main() -> None:
-        server_end, _ = memory_pair(Principal("bob", scopes=frozenset({"read"})))
+        bob = Principal("bob", scopes=frozenset({"read"}))
+        server_end, _ = memory_pair(bob)
         session = ServerSession(Server(app.handlers()[-1], name="s", version="1"), server_end)
-        ctx = SessionContext(session, 1, None)
+        ctx = SessionContext(session, 1, None, RequestExtra(bob))
         flavor = Flavor("2025-11-25", ttl_ms=0, cache_scope="private")
         with pytest.raises(InsufficientScope) as raised:
             await app.registry.tools["wipe"].call(

@@ -36,13 +36,13 @@ from mcp_runtime.http.client import (
     connect_streamable_http,
 )
 from mcp_runtime.http.headers import InvalidAnnotation, decode_value, encode_value, param_headers
-from mcp_runtime.http.stateless import first_step
 from mcp_runtime.http.streamable import StreamableHTTPApp
 from mcp_runtime.jsonrpc import ConnectionClosed, McpError
 from mcp_runtime.limits import ClientIdentity
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
-from mcp_runtime.session import Session
+from mcp_runtime.session import Session, first_step
+from mcp_runtime.wire import Message, RequestExtra
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
@@ -992,31 +992,26 @@ def test_first_step_answers_at_once_or_hands_the_handler_over() -> None:
     def summon() -> Any:
         raise AssertionError("none of these handlers needs a session")
 
-    peer = ClientIdentity("peer:127.0.0.1")
+    extra = RequestExtra(None, ClientIdentity("peer:127.0.0.1"))
 
     def params(**fields: Any) -> msgspec.Raw:
         return msgspec.Raw(json.dumps({**fields, "_meta": META}).encode())
 
     async def main() -> None:
-        answered = first_step(
-            route, 1, params(name="echo", arguments={"a": 1}), b"", summon, None, peer
-        )
-        assert isinstance(answered, bytes)
-        assert json.loads(answered)["result"]["content"][0]["text"] == '{"a": 1}'
-        failed = first_step(route, 2, params(name="fail"), b"", summon, None, peer)
-        assert (
-            isinstance(failed, bytes)
-            and json.loads(failed)["error"]["message"] == "the tool failed on purpose"
-        )
-        assert first_step(route, 3, params(name=5), b"", summon, None, peer) is None
+        answered = first_step(route, 1, params(name="echo", arguments={"a": 1}), b"", summon, extra)
+        assert isinstance(answered, Message) and answered.error is None
+        assert json.loads(answered.data)["result"]["content"][0]["text"] == '{"a": 1}'
+        failed = first_step(route, 2, params(name="fail"), b"", summon, extra)
+        assert isinstance(failed, Message) and failed.error is not None
+        assert json.loads(failed.data)["error"]["message"] == "the tool failed on purpose"
+        assert first_step(route, 3, params(name=5), b"", summon, extra) is None
         waiting = first_step(
             route,
             4,
             params(name="slow", arguments={"seconds": 0, "tag": "t"}),
             b"",
             summon,
-            None,
-            peer,
+            extra,
         )
         assert isinstance(waiting, stepping.Pending) and handlers.started == ["t"]
         result = await waiting.rest()  # what the handler returns, once carried on

@@ -46,8 +46,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "ownership",
         "memory",
         "auth.principal",
+        # A message carries who sent it (wire.RequestExtra: limits.ClientIdentity).
+        "wire",
     ),
-    ("wire", "jsonrpc", "codec", "logsafe", "extras", "asgi"),
+    ("jsonrpc", "codec", "logsafe", "extras", "asgi"),
 )
 
 # What the runtime still does against the rules above, each to be removed, never added to:

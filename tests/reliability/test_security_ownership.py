@@ -32,10 +32,12 @@ from mcp_protocol import v2026_07_28 as mcp
 from mcp_runtime import jsonrpc
 from mcp_runtime.auth.principal import Principal
 from mcp_runtime.http import http_app
+from mcp_runtime.limits import local_client
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.ownership import PRINCIPAL_SCOPE_KEY
 from mcp_runtime.server import Server, ServerSession
 from mcp_runtime.tasks import EXTENSION_ID, TaskContext, Tasks
+from mcp_runtime.wire import RequestExtra
 
 VERSION = "2026-07-28"
 META = {
@@ -106,7 +108,7 @@ def unknown_shape(answer: dict[str, Any], task_id: str) -> Any:
 @contextlib.asynccontextmanager
 async def connection(server: Server, principal: Principal | None) -> AsyncIterator[MemoryTransport]:
     client_end, server_end = memory_pair("client", "server")
-    server_end.principal = principal  # type: ignore[attr-defined]  # what an authorization gate sets
+    server_end.extra = RequestExtra(principal, local_client(principal))  # as an auth gate would
     task = asyncio.create_task(ServerSession(server, server_end).run())
     try:
         yield client_end

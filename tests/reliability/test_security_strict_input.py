@@ -44,10 +44,12 @@ from mcp_runtime import jsonrpc
 from mcp_runtime.auth.principal import Principal
 from mcp_runtime.http import http_app
 from mcp_runtime.http.streamable import StreamableHTTPApp
+from mcp_runtime.limits import local_client
 from mcp_runtime.logsafe import LIMIT, quoted
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.request_state import StateError, StateSealer
 from mcp_runtime.server import Server, ServerSession
+from mcp_runtime.wire import RequestExtra
 
 RELIABILITY_SERVER = Path(__file__).resolve().parents[1] / "support" / "reliability_server.py"
 ACCEPT = "application/json, text/event-stream"
@@ -623,7 +625,7 @@ async def as_principal(
 ) -> AsyncIterator[MemoryTransport]:
     """A connection whose transport verified ``principal`` (what an auth gate sets)."""
     client_end, server_end = memory_pair("client", "server")
-    server_end.principal = principal  # type: ignore[attr-defined]
+    server_end.extra = RequestExtra(principal, local_client(principal))  # as an auth gate would
     task = asyncio.create_task(ServerSession(server, server_end).run())
     try:
         yield client_end

@@ -79,11 +79,15 @@ class LegacyStream:
         self.client.close()
 
 
-def send(endpoint: str, message: dict[str, Any]) -> httpx.Response:
+def send(
+    endpoint: str, message: dict[str, Any], headers: dict[str, str] | None = None
+) -> httpx.Response:
     """POST one message on a fresh connection (so that it may land on either worker)."""
     with httpx.Client(timeout=30) as client:
         return client.post(
-            endpoint, content=json.dumps(message), headers={"content-type": "application/json"}
+            endpoint,
+            content=json.dumps(message),
+            headers={"content-type": "application/json", **(headers or {})},
         )
 
 
@@ -128,6 +132,30 @@ def test_posts_landing_on_any_worker_are_answered_once_on_the_stream(cluster: Wo
         last = len(landed) + 1
         assert send(stream.endpoint, request(last, "ping")).status_code == 202
         assert stream.message() == {"jsonrpc": "2.0", "id": last, "result": {}}
+    finally:
+        stream.close()
+
+
+def test_a_handler_reads_the_headers_of_its_post_on_whichever_worker_it_landed(
+    cluster: Workers,
+) -> None:
+    """A POST handed over to the worker holding the stream brings its headers:
+    the handler's ``ctx.extra.headers`` are the POST's, not the stream's."""
+    stream = LegacyStream(origin(cluster))
+    try:
+        assert stream.status == 200, stream.text
+        handshake(stream)
+
+        def call_header(n: int) -> str:
+            call = request(n, "tools/call", {"name": "header", "arguments": {}})
+            posted = send(stream.endpoint, call, {"x-probe": f"probe-{n}"})
+            assert posted.status_code == 202, (posted.status_code, posted.text)
+            answer = stream.message()
+            assert answer["id"] == n, answer
+            assert answer["result"]["content"][0]["text"] == f"probe-{n}", answer
+            return posted.headers["x-worker"]
+
+        assert len(set(on_both_workers(call_header))) == 2
     finally:
         stream.close()
 

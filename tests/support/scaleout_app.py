@@ -97,6 +97,9 @@ class Tools(mcp.ServerHandlers):
         assert self.server is not None
         if params.name == "pid":
             return text(os.getpid())
+        if params.name == "header":  # the x-probe header of the request's POST
+            headers = ctx.extra.headers
+            return text("none" if headers is None else headers.get("x-probe", "?"))
         if params.name == "trips":
             return text(f"{os.getpid()} {trips[0]}")
         if params.name == "count":

@@ -38,6 +38,9 @@ class MemoryTransport:
         self.sent: list[bytes] = []
         self.related: list[tuple[RequestId | None, bool]] = []
         self.closed = False
+        # What this end's reads say of each message (a principal, as an
+        # authorization gate would set it); None: nothing.
+        self.extra: wire.RequestExtra | None = None
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._waiters: list[asyncio.Future[None]] = []
         self._flowing = asyncio.Event()
@@ -52,7 +55,7 @@ class MemoryTransport:
         if message is None:
             self._inbox.put_nowait(None)  # every later read sees the end too
             return None
-        return wire.incoming(message)
+        return wire.incoming(message, extra=self.extra)
 
     def write(self, message: wire.Message) -> None:
         if self.closed or self.peer is None or self.peer.closed:

@@ -23,7 +23,6 @@ from typing_extensions import TypeVar
 
 from .. import capabilities, codec, jsonrpc, lifecycle
 from ..auth.principal import Principal
-from ..http import request_headers
 from ..jsonrpc import McpError
 from ..limits import ClientIdentity
 from ..methods import RequestContext
@@ -156,7 +155,7 @@ class Context(Generic[S]):
     def headers(self) -> Mapping[str, str] | None:
         """The HTTP request's headers (lower-cased names: ``ctx.headers["x-tenant"]``);
         None off HTTP (stdio, in memory), so code must say what it does then."""
-        return request_headers()
+        return self._request.extra.headers
 
     @property
     def lifespan(self) -> S:
@@ -180,7 +179,7 @@ class Context(Generic[S]):
     def _session_state(self) -> SessionState:
         services = self._flavor.services
         states: SessionStates | None = services.states if services is not None else None
-        headers = request_headers()
+        headers = self._request.extra.headers
         session_id = headers.get("mcp-session-id") if headers is not None else None
         if states is None or (self._flavor.stateless and not session_id):
             return SessionState(None, None, None)  # no session: this request's alone

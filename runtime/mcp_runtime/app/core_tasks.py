@@ -33,8 +33,6 @@ import msgspec
 from msgspec import UNSET
 
 from .. import jsonrpc
-from ..http import request_headers
-from ..http.current import set_request_headers
 from ..jsonrpc import McpError
 from ..methods import RequestContext
 
@@ -133,9 +131,8 @@ class CoreTasks:
         self._tasks[task.task_id] = task
         inner = msgspec.structs.replace(params, task=UNSET)
         # A fresh context: the work outlives the request and must not pass for a
-        # part of it; it keeps the request's HTTP headers (ctx.headers).
+        # part of it (its ctx still carries the request's headers, in ctx.extra).
         context = contextvars.Context()
-        context.run(set_request_headers, request_headers())
         request.hold_progress()  # the task reports under the request's token until it ends
         task.runner = asyncio.get_running_loop().create_task(
             self._run(task, tool, inner, request, flavor), context=context

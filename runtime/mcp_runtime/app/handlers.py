@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from msgspec import UNSET
 
 from .. import jsonrpc
-from ..http import request_headers
-from ..http.current import set_request_headers
 from ..jsonrpc import McpError
 from ..methods import HandlerNotImplemented, RequestContext
 from ..session import Session
@@ -306,10 +304,7 @@ async def _as_extension_task(
     """A task-capable tool's call at 2026-07-28: a task of the extension for a
     client that declared it, else the call itself."""
 
-    headers = request_headers()
-
     async def work(task: TaskContext) -> Any:
-        set_request_headers(headers)  # the task's own context: ctx.headers stays the request's
         in_task = getattr(tool, "call_in_task", None)  # a proxied tool asks through the task
         if in_task is not None and task.task_id is not None:
             return await in_task(params, ctx, flavor, task)

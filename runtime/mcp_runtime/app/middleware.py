@@ -32,7 +32,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from ..http import request_headers
 from ..limits import ClientIdentity
 from ..methods import MethodSpec
 from ..middleware import Handler
@@ -131,7 +130,7 @@ def as_middleware(middleware: Middleware) -> RouteMiddleware:
                 # the Mcp-Param-* check): no client's call, not the middleware's.
                 return await handler(params, ctx)
             return await middleware(
-                Call(method, params, ctx, notification, request_headers()), call_next
+                Call(method, params, ctx, notification, ctx.extra.headers), call_next
             )
 
         return route

@@ -61,7 +61,6 @@ import msgspec
 from .. import codec, jsonrpc, lifecycle
 from ..client import Client, ClientSession
 from ..host.connection import Connection, RetryPolicy
-from ..http.related import notification_related, related_request
 from ..jsonrpc import McpError, RequestId
 from ..methods import RequestContext
 from ..outgoing import current_request
@@ -372,16 +371,17 @@ class Proxy:
             if within is not None:
                 return within
         elif session is not None and asked is not None:
-            carrying = related_request(session.transport, asked.request_id)
+            carrying = asked.extra.related
             found = self._forwarded.get(carrying) if carrying is not None else None
             if found is not None:
                 return found
         return self._in_flight[-1] if self._in_flight else None
 
-    async def relay_log(self, params: Any) -> None:
-        """A backend's log message, to the front request whose call it came on the
-        response stream of (Streamable HTTP), else the newest in flight."""
-        carrying = notification_related()
+    async def relay_log(self, params: Any, ctx: RequestContext) -> None:
+        """A backend's log message (``ctx``: its notification's context), to the
+        front request whose call it came on the response stream of (Streamable
+        HTTP), else the newest in flight."""
+        carrying = ctx.extra.related
         front = (self._forwarded.get(carrying) if carrying is not None else None) or self.front()
         if front is None:
             return

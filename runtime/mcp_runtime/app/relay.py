@@ -191,7 +191,7 @@ class Relaying(Protocol):
 
     def refresh_later(self, kinds: tuple[str, ...]) -> None: ...
 
-    async def relay_log(self, params: object) -> None: ...
+    async def relay_log(self, params: object, ctx: RequestContext) -> None: ...
 
     async def relay_resource_updated(self, uri: str) -> None: ...
 
@@ -229,7 +229,7 @@ class BackendHandlers(mcp.ClientHandlers):
         await self.proxy.relay_resource_updated(params.uri)
 
     async def on_logging_message(self, params: Any, ctx: RequestContext) -> None:
-        await self.proxy.relay_log(params)
+        await self.proxy.relay_log(params, ctx)
 
     async def create_message(self, params: object, ctx: RequestContext) -> Any:
         return await ask_front(self.proxy, "sampling/createMessage", params, ctx)

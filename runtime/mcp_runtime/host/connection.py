@@ -23,6 +23,7 @@ from .. import lifecycle
 from ..client import Client, ClientSession, connect_stdio
 from ..jsonrpc import McpError
 from ..stdio import StdioServerParameters
+from ..wire import ClosesWithReason
 from .config import ServerConfig
 
 if TYPE_CHECKING:  # the 'http' extra, imported when a server is reached by URL
@@ -188,8 +189,10 @@ class Connection:
                 self._lost(None)
                 raise
             if failed is None:
-                reason = getattr(session.transport, "closed_reason", None)
-                detail = reason() if reason is not None else None
+                transport = session.transport
+                detail = (
+                    transport.closed_reason() if isinstance(transport, ClosesWithReason) else None
+                )
                 failed = f"connection lost: {detail}" if detail else "connection lost"
             # The entries go before the session is closed, which may take a while.
             self._lost(failed)

@@ -13,7 +13,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .app import UVICORN_OPTIONS, HttpApp, http_app
-from .current import request_headers
 from .legacy_sse import LegacySSEApp
 from .options import HttpOptions
 from .streamable import StreamableHTTPApp
@@ -48,7 +47,6 @@ __all__ = [
     "connect_http",
     "connect_sse",
     "connect_streamable_http",
-    "request_headers",
     "http_app",
 ]
 

@@ -6,11 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from .. import jsonrpc
 from ..asgi import Scope, Send
-from ..jsonrpc import Envelope, RequestId
+from ..jsonrpc import Envelope, ErrorObject, RequestId
 from ..limits import BodyRefused
 from .probe import reply_id
 
@@ -146,32 +144,16 @@ async def utf8_or_refused(body: bytes, send: Send) -> bool:
     return True
 
 
-class _ErrorData(msgspec.Struct):
-    code: Any = None
-    data: Any = None
-
-
-class _DataOutcome(msgspec.Struct):
-    error: _ErrorData | None = None
-
-
-_data_outcome = msgspec.json.Decoder(_DataOutcome)
-
-
-def scope_refusal(auth: ResourceServer | None, response: bytes) -> HttpAnswer | None:
-    """The 403 for a response that says the caller lacks scopes (a handler
-    raised InsufficientScope), when the app checks tokens; else None."""
-    if auth is None or b"insufficient_scope" not in response:
+def scope_refusal(auth: ResourceServer | None, error: ErrorObject | None) -> HttpAnswer | None:
+    """The 403 for a response whose error says the caller lacks scopes (a
+    handler raised InsufficientScope, or relayed such an error), when the app
+    checks tokens; else None. Decided on the error object the session wrote
+    (:attr:`mcp_runtime.wire.Message.error`), never on the response's text: a
+    result that merely mentions a scope is a result."""
+    if auth is None or error is None or error.code != jsonrpc.INSUFFICIENT_SCOPE:
         return None
-    try:
-        error = _data_outcome.decode(response).error
-    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
+    data = error.data
+    if not isinstance(data, dict) or data.get("error") != "insufficient_scope":
         return None
-    if (
-        error is None
-        or error.code != jsonrpc.INSUFFICIENT_SCOPE
-        or not isinstance(error.data, dict)
-    ):
-        return None
-    scope = error.data.get("scope")
+    scope = data.get("scope")
     return auth.insufficient(scope.split() if isinstance(scope, str) else ())

@@ -65,7 +65,7 @@ except ModuleNotFoundError as error:
 from ..client import Client, ClientSession
 from ..jsonrpc import Envelope, McpError, RequestId
 from ..logsafe import quoted
-from ..wire import REQUEST, Message
+from ..wire import REQUEST, Message, RequestExtra
 from .client_streams import (
     ACCEPT_ANY,
     DEFAULT_RETRY_MS,  # noqa: F401  (the names this module always had)
@@ -84,7 +84,6 @@ from .fetch import (
     read_limited,
 )
 from .legacy_client import LegacySSEClientTransport
-from .related import carried_on
 from .sse_parser import (
     MAX_EVENT_SIZE,  # noqa: F401
     SSEEvent,
@@ -157,7 +156,6 @@ class StreamableHTTPClientTransport:
         legacy HTTP+SSE transport answers it (see :func:`connect_http`)."""
         self._incoming: asyncio.Queue[Message | None] = asyncio.Queue()
         self._requests: dict[RequestId, asyncio.Task[None]] = {}
-        self.carried: dict[RequestId, RequestId] = {}  # see related.related_request
         self._posts: set[asyncio.Task[None]] = set()
         self._listener: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # at the first write (a system call)
@@ -186,8 +184,6 @@ class StreamableHTTPClientTransport:
         message = await self._incoming.get()
         if message is None:
             self._incoming.put_nowait(None)  # every later read ends too
-        else:  # dispatched in this task, whose value a handler's task starts with
-            carried_on.set(message.related)
         return message
 
     def write(self, message: Message) -> None:
@@ -304,7 +300,8 @@ class StreamableHTTPClientTransport:
         if answers is not None and answers in self._tool_lists and envelope is not None:
             self._tool_lists.discard(answers)
             data, envelope = _screened(self._mirror, answers, data, envelope)
-        self._incoming.put_nowait(wire.incoming(data, envelope, carried_on))
+        extra = None if carried_on is None else RequestExtra(related=carried_on)
+        self._incoming.put_nowait(wire.incoming(data, envelope, carried_on, extra))
 
     def deliver_error(self, request_id: RequestId, error: McpError) -> None:
         if not self._closed:

@@ -64,9 +64,6 @@ class Owner(Protocol):
     session_id: str | None
     fallback_reason: str | None
     max_reconnects: int
-    carried: dict[RequestId, RequestId]
-    """The server's requests in flight that came on a request's stream: their
-    id -> that request's (see :func:`mcp_runtime.http.related.related_request`)."""
 
     @property
     def http(self) -> Fetcher: ...
@@ -89,7 +86,8 @@ class Owner(Protocol):
     ) -> None:
         """Hand a message read (and its envelope, if decoded) to the session;
         ``answers``: the request it is the response to, if it is one;
-        ``carried_on``: the request on whose stream a notification came."""
+        ``carried_on``: the request on whose stream a request or notification
+        of the server came (its handler's ``ctx.extra.related``)."""
 
     def deliver_error(self, request_id: RequestId, error: McpError) -> None:
         """Answer the call ``request_id`` with ``error``."""
@@ -142,11 +140,7 @@ def deliver(owner: Owner, data: bytes, request_id: RequestId | None) -> bool:
     answered = answers(data, envelope, request_id)
     carried_on = None
     if not answered and envelope is not None and envelope.method is not UNSET:
-        asked = envelope.id
-        if isinstance(asked, (str, int)):
-            owner.carried[asked] = request_id
-        else:
-            carried_on = request_id  # a notification: see related.notification_related
+        carried_on = request_id  # the server's request or notification, sent on its stream
     owner.deliver(data, envelope, request_id if answered else None, carried_on)
     return answered
 
@@ -247,10 +241,6 @@ class Exchange:
             owner.deliver_error(
                 request_id, McpError(jsonrpc.INTERNAL_ERROR, "internal error in the HTTP transport")
             )
-        finally:
-            carried = owner.carried
-            for asked in [asked for asked, on in carried.items() if on == request_id]:
-                del carried[asked]
 
     async def _post(self) -> asyncio.Future[bool] | None:
         """POST the request, and deliver its answer if it comes in that

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from ..asgi import Receive, Send
 from ..disconnect import ClientWatch, Gone, SlowAnswers, next_or_gone
-from ..jsonrpc import RequestId
+from ..jsonrpc import ErrorObject, RequestId
 from ..queues import OneReaderQueue
 from ..stepping import one_pass
 from .answers import SSE_HEADERS, whole_sse
@@ -46,7 +46,7 @@ class EventStream:
 
     __slots__ = (
         "id", "expected", "json", "events", "stamps", "kept", "max_buffer", "seq", "handed", "delivered", "live",
-        "waiting", "dropped", "finished", "log", "known",
+        "waiting", "dropped", "finished", "log", "known", "error",
     )  # fmt: skip
 
     def __init__(
@@ -78,6 +78,9 @@ class EventStream:
         # not answered at once goes out, so that a client resuming from it
         # on another worker finds the stream, even if this worker dies.
         self.known: Callable[[], Awaitable[None]] | None = None
+        # The error the last response sent on it says, as its session knew it
+        # (a JSON answer's HTTP status is chosen by it); None after a result.
+        self.error: ErrorObject | None = None
 
     def send(self, message: bytes) -> None:
         self.seq += 1

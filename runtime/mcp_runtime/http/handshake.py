@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -24,7 +25,6 @@ from ..limits import ClientIdentity, ClientKey
 from ..server import Server
 from ..stepping import one_pass
 from .answers import plain, refuse, scope_refusal, send_answer, utf8_or_refused
-from .current import reset_request_headers, set_request_headers
 from .events import Events, EventStream, send_stream
 from .options import HttpOptions
 from .probe import batch_members, is_response, post_problem, reply_id
@@ -220,7 +220,7 @@ class HandshakePath:
     ) -> None:
         """``identity``: the POST's client;
         ``single``: the POST's one message, as decoded (None for a batch);
-        ``headers``: the POST's, for the handlers (see mcp_runtime.http.current);
+        ``headers``: the POST's, for the handlers (in their ``ctx.extra``);
         ``errors``: the answers to the batch's members that are no valid message,
         sent with the responses to the others."""
         transport = http_session.transport
@@ -254,12 +254,19 @@ class HandshakePath:
             stream.send(error)
         http_session.in_flight += len(requests)
         try:
-            # The handlers' tasks start in feed: they keep these headers, this POST's.
-            token = set_request_headers(headers)
-            try:
-                http_session.feed(body, principal, identity, single)
-            finally:
-                reset_request_headers(token)
+            http_session.feed(
+                body,
+                principal,
+                identity,
+                single,
+                headers,
+                # The SSE answer's: a handler may end it for the client to resume.
+                (
+                    None
+                    if self.json_response
+                    else partial(transport.close_request_stream, requests[0])
+                ),
+            )
             if self.json_response:
                 await self._reply_json(
                     stream,
@@ -354,7 +361,7 @@ class HandshakePath:
             if watch is not None:
                 watch.close()
         refusal = (
-            scope_refusal(self.auth, responses[0]) if len(responses) == 1 and not batch else None
+            scope_refusal(self.auth, stream.error) if len(responses) == 1 and not batch else None
         )
         if refusal is not None:
             await send_answer(send, refusal)

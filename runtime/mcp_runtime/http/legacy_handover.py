@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Final
 
 import msgspec
@@ -43,14 +43,15 @@ class _Handover(msgspec.Struct, omit_defaults=True):
     r: str  # the mailbox the holder answers to
     o: str | None = None  # the key of the POST's principal
     p: Principal | None = None  # the principal itself, for the handlers
+    h: dict[str, str] | None = None  # the POST's headers, for the handlers (ctx.extra)
 
 
 _decode_handover = msgspec.json.Decoder(_Handover)
 _encode = msgspec.json.Encoder(enc_hook=str)  # claims a verifier kept as other types travel as text
 
-Take = Callable[[str, bytes, Principal | None, str | None], bytes]
-"""The holder's side: feed ``(session id, body, principal, owner)`` to the session held
-here; TAKEN, BUSY or UNKNOWN."""
+Take = Callable[[str, bytes, Principal | None, str | None, Mapping[str, str] | None], bytes]
+"""The holder's side: feed ``(session id, body, principal, owner, headers)`` to the session
+held here; TAKEN, BUSY or UNKNOWN."""
 
 
 class LegacyHandover:
@@ -85,7 +86,7 @@ class LegacyHandover:
                 handover = _decode_handover.decode(message)
             except msgspec.MsgspecError:
                 return
-            outcome = self.take(session_id, handover.b, handover.p, handover.o)
+            outcome = self.take(session_id, handover.b, handover.p, handover.o, handover.h)
             # Answered off the pub/sub connection's loop, which must not wait on a command.
             task = asyncio.get_running_loop().create_task(self._answer(handover.r, outcome))
             self._answers.add(task)
@@ -101,11 +102,15 @@ class LegacyHandover:
             logger.warning("a legacy SSE message was taken but its POST not told: %s", error)
 
     async def hand_over(
-        self, session_id: str, body: bytes, principal: Principal | None
+        self,
+        session_id: str,
+        body: bytes,
+        principal: Principal | None,
+        headers: dict[str, str] | None = None,
     ) -> bytes | None:
-        """Hand a POST's message to the worker holding the session: TAKEN, BUSY,
-        UNKNOWN, or None when no worker took it within HANDOVER_WAIT. Raises
-        StoreUnavailable."""
+        """Hand a POST's message (and its ``headers``) to the worker holding the
+        session: TAKEN, BUSY, UNKNOWN, or None when no worker took it within
+        HANDOVER_WAIT. Raises StoreUnavailable."""
         if not await self.places.held(_ALL, session_id):
             return UNKNOWN
         answered: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
@@ -118,7 +123,8 @@ class LegacyHandover:
         reply = f"legacy-answer:{secrets.token_hex(12)}"
         async with self.store.hold_box(reply, answer):
             await self.store.post(
-                _box(session_id), _encode.encode(_Handover(b=body, r=reply, o=owner, p=principal))
+                _box(session_id),
+                _encode.encode(_Handover(b=body, r=reply, o=owner, p=principal, h=headers)),
             )
             try:
                 return await asyncio.wait_for(answered, HANDOVER_WAIT)

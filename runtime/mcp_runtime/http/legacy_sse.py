@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
@@ -56,9 +56,8 @@ class LegacySSETransport:
         """``identity``: the client that opened the stream, as the app counts it
         against ``max_streams_per_client``; its session's every request is that client's."""
         self.identity = identity
-        # Each message with the principal its POST was authenticated with.
-        self.incoming: asyncio.Queue[tuple[bytes, Principal | None] | None] = asyncio.Queue()
-        self.principal: Principal | None = None  # that of the message read last
+        # Each message with what its POST says of it (principal, headers).
+        self.incoming: asyncio.Queue[wire.Message | None] = asyncio.Queue()
         self.owner = owner  # the key of the principal that opened the stream: only it may post
         self.outgoing: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.max_pending = max_pending
@@ -69,11 +68,7 @@ class LegacySSETransport:
     async def read(self) -> wire.Message | None:
         if self.closed:
             return None
-        item = await self.incoming.get()
-        if item is None:
-            return None
-        message, self.principal = item
-        return wire.incoming(message)
+        return await self.incoming.get()
 
     def write(self, sent: wire.Message) -> None:
         message = sent.data
@@ -199,7 +194,7 @@ class LegacySSEApp:
         if scope["path"] == self.sse_path and scope["method"] == "GET":
             await self._stream(scope, receive, send, principal)
         elif scope["path"] == self.message_path and scope["method"] == "POST":
-            await self._message(scope, receive, send, principal)
+            await self._message(scope, receive, send, principal, headers)
         elif self.handles(scope["path"]):
             await plain(send, 405, "Method Not Allowed")
         else:
@@ -306,7 +301,12 @@ class LegacySSEApp:
             runner.cancel()
 
     async def _message(
-        self, scope: Scope, receive: Receive, send: Send, principal: Principal | None
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        principal: Principal | None,
+        headers: dict[str, str],
     ) -> None:
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         session_id = (query.get("session_id") or [""])[0]
@@ -337,11 +337,11 @@ class LegacySSEApp:
                 await send_answer(send, refusal)
                 return
         if transport is not None:
-            outcome: bytes | None = self._take(transport, body, principal)
+            outcome: bytes | None = self._take(transport, body, principal, headers)
         else:
             assert self.handover is not None
             try:
-                outcome = await self.handover.hand_over(session_id, body, principal)
+                outcome = await self.handover.hand_over(session_id, body, principal, headers)
             except StoreUnavailable as error:
                 await refuse(
                     send, 503, probed(body), jsonrpc.INTERNAL_ERROR, f"Service Unavailable: {error}"
@@ -370,7 +370,11 @@ class LegacySSEApp:
             )
 
     def _take(
-        self, transport: LegacySSETransport, body: bytes, principal: Principal | None
+        self,
+        transport: LegacySSETransport,
+        body: bytes,
+        principal: Principal | None,
+        headers: Mapping[str, str] | None,
     ) -> bytes:
         """Feed a POST's message to a session held here, unless it has too many requests."""
         # Handlers still running, and messages not yet read (each may be a request).
@@ -379,17 +383,23 @@ class LegacySSEApp:
         )
         if running + requests_in(body) > self.options.max_concurrent_requests:
             return BUSY
-        transport.incoming.put_nowait((body, principal))
+        extra = wire.RequestExtra(principal, transport.identity, headers)
+        transport.incoming.put_nowait(wire.incoming(body, extra=extra))
         return TAKEN
 
     def _handed(
-        self, session_id: str, body: bytes, principal: Principal | None, owner: str | None
+        self,
+        session_id: str,
+        body: bytes,
+        principal: Principal | None,
+        owner: str | None,
+        headers: Mapping[str, str] | None,
     ) -> bytes:
         """A message another worker handed over for a session held here."""
         transport = self.sessions.get(session_id)
         if transport is None or transport.closed or transport.owner != owner:
             return UNKNOWN
-        return self._take(transport, body, principal)
+        return self._take(transport, body, principal, headers)
 
     async def close(self) -> None:
         """End the sessions held here and let go of their places (done at ASGI

@@ -13,7 +13,7 @@ import asyncio
 import itertools
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 import msgspec
 
@@ -24,7 +24,7 @@ from ..disconnect import SlowAnswers
 from ..jsonrpc import Envelope, RequestId
 from ..limits import LOCAL, ClientIdentity, Quota
 from ..server import Server, ServerSession
-from ..wire import RESPONSE, Message
+from ..wire import RESPONSE, Message, RequestExtra
 from .answers import plain
 from .events import EVENT_SEQ, EventStream, send_stream
 from .options import HttpOptions
@@ -55,12 +55,11 @@ class HttpSessionTransport:
     """The Transport a ServerSession reads and writes when served over HTTP."""
 
     def __init__(self, options: HttpOptions) -> None:
-        # Each message with the principal its POST was authenticated with, and its client.
-        self._incoming: asyncio.Queue[
-            tuple[bytes, Principal | None, ClientIdentity | None] | None
-        ] = asyncio.Queue()
-        self.principal: Principal | None = None  # that of the message read last
-        self.identity: ClientIdentity = LOCAL  # likewise (set by every POST's message)
+        # Each message with what its POST said of it (principal, client).
+        self._incoming: asyncio.Queue[wire.Message | None] = asyncio.Queue()
+        # The client of the message read last: a message relayed from another
+        # worker (a response, a cancellation) names none, and is taken as its.
+        self.identity: ClientIdentity = LOCAL
         self._history = options.event_history
         self._max_stream_buffer = options.max_stream_buffer
         self._retention = options.finished_stream_retention
@@ -81,13 +80,7 @@ class HttpSessionTransport:
     async def read(self) -> wire.Message | None:
         if self.closed:
             return None
-        item = await self._incoming.get()
-        if item is None:
-            return None
-        message, self.principal, identity = item
-        if identity is not None:
-            self.identity = identity
-        return wire.incoming(message)
+        return await self._incoming.get()
 
     def write(self, sent: wire.Message) -> None:
         message, related, response = sent.data, sent.related, sent.kind is RESPONSE
@@ -104,6 +97,7 @@ class HttpSessionTransport:
             return
         stream.send(message)
         if response:
+            stream.error = sent.error
             del self._by_request[related]  # type: ignore[arg-type]
             stream.answered(related)  # type: ignore[arg-type]
             if stream.finished:
@@ -137,7 +131,13 @@ class HttpSessionTransport:
         """``identity``: the client of the POST that carried ``message`` (None
         for one relayed from another worker, responses and cancellations: the
         client of the message read before stands)."""
-        self._incoming.put_nowait((message, principal, identity))
+        if identity is None:
+            identity = self.identity
+        else:
+            self.identity = identity
+        self._incoming.put_nowait(
+            wire.incoming(message, extra=wire.RequestExtra(principal, identity))
+        )
         if b"notifications/cancelled" in message:
             self.end_cancelled(message)
 
@@ -276,17 +276,21 @@ class HttpSession:
         principal: Principal | None,
         identity: ClientIdentity,
         envelope: Envelope | None = None,
+        headers: Mapping[str, str] | None = None,
+        close_stream: Callable[[], None] | None = None,
     ) -> None:
         """Dispatch a POSTed message with requests now, in the POST's task: not
         queued for the session's reader (a task switch less per request).
         ``identity``: the POST's client; ``envelope``: the message, a single
-        request, as the POST decoded it (the session then skips its own pass over it)."""
-        transport = self.transport
-        transport.principal, transport.identity = principal, identity
+        request, as the POST decoded it (the session then skips its own pass
+        over it); ``headers``: the POST's; ``close_stream``: ends the POST's
+        SSE stream early (None for a JSON answer)."""
+        self.transport.identity = identity
+        extra = RequestExtra(principal, identity, headers, close_stream)
         if envelope is not None and is_request(envelope):
-            self.session.feed(Message(data=message, envelope=envelope))
+            self.session.feed(Message(data=message, envelope=envelope, extra=extra))
             return
-        self.session.feed(Message(data=message))
+        self.session.feed(Message(data=message, extra=extra))
         if b"notifications/cancelled" in message:  # one of a batch
             self.transport.end_cancelled(message)
 

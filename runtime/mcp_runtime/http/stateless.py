@@ -20,28 +20,18 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from msgspec import UnsetType
 
 from .. import jsonrpc, lifecycle, wire
-from ..answering import (
-    ProgressState,
-    call_handler,
-    decode_params,
-    error_message,
-    result_message,
-    token_of,
-)
 from ..asgi import Receive, Scope, Send
 from ..auth.principal import Principal
 from ..disconnect import ClientWatch, SlowAnswers
-from ..jsonrpc import Envelope, McpError, RequestId
+from ..jsonrpc import Envelope, RequestId
 from ..limits import SERVER, ClientIdentity
-from ..outgoing import current_request
 from ..queues import OneReaderQueue
 from ..server import Server, ServerSession
-from ..session import Route, Session, SessionContext
+from ..session import first_step
 from ..stepping import Pending, step
-from ..wire import RESPONSE
+from ..wire import RESPONSE, Message, RequestExtra
 from . import headers as http_headers
 from .answers import (
     SSE_HEADERS,
@@ -52,7 +42,6 @@ from .answers import (
     utf8_or_refused,
     whole_sse,
 )
-from .current import reset_request_headers, set_request_headers
 from .mirroring import ToolParams, header_problem, param_headers_problem
 from .options import DEFAULT_MAX_STREAM_BUFFER, HttpOptions
 from .places import Places
@@ -74,29 +63,15 @@ _ERROR_STATUS = {
     jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
     jsonrpc.UNSUPPORTED_PROTOCOL_VERSION: 400,
 }
-# How a session writes a response (jsonrpc.result_bytes and error_bytes).
-_RESPONSE_HEAD = b'{"jsonrpc":"2.0","id":'
-_RESULT_KEY = b',"result":'
 
 
-class _ErrorCode(msgspec.Struct):
-    code: Any = None
-
-
-class _Outcome(msgspec.Struct):
-    error: _ErrorCode | None = None
-
-
-_outcome = msgspec.json.Decoder(_Outcome)
-
-
-class _Outbox(OneReaderQueue[tuple[bytes, bool] | None]):
+class _Outbox(OneReaderQueue[Message | None]):
     """What a 2026-07-28 request's session wrote, in order, for its POST to
-    send: (message, whether it is the response), None for the end."""
+    send (the response last), None for the end."""
 
     __slots__ = ()
 
-    def pop(self) -> tuple[bytes, bool] | None:
+    def pop(self) -> Message | None:
         """The first message queued, without waiting; None when none is (the
         end, if queued, stays for get())."""
         items = self._items
@@ -114,17 +89,15 @@ class RequestTransport:
         message: bytes,
         max_buffer: int = DEFAULT_MAX_STREAM_BUFFER,
         responses_only: bool = False,
-        principal: Principal | None = None,
         *,
-        identity: ClientIdentity,
+        extra: RequestExtra,
     ) -> None:
         """``responses_only``: the client takes JSON alone, so the request's
         notifications have nowhere to go and are dropped, not queued.
-        ``principal``: who the request's POST was authenticated as;
-        ``identity``: its client (SERVER for the server's own)."""
+        ``extra``: what the request's POST says of it (who it was
+        authenticated as, its client: SERVER for the server's own, its headers)."""
         self._message: bytes | None = message
-        self.principal = principal
-        self.identity = identity
+        self.extra = extra
         self.responses_only = responses_only
         self._ended: asyncio.Event | None = None  # made by read(): most requests are fed, not read
         self.outbox = _Outbox()
@@ -141,14 +114,14 @@ class RequestTransport:
     async def read(self) -> wire.Message | None:
         message, self._message = self._message, None
         if message is not None:
-            return wire.incoming(message)
+            return wire.incoming(message, extra=self.extra)
         if not self.closed:
             self._ended = asyncio.Event()
             await self._ended.wait()
         return None
 
     def write(self, sent: wire.Message) -> None:
-        message, response = sent.data, sent.kind is RESPONSE
+        response = sent.kind is RESPONSE
         if self.closed or self.answered or (self.responses_only and not response):
             return
         if self.waiting > self.max_buffer:  # one message, however large, never trips it by itself
@@ -161,14 +134,14 @@ class RequestTransport:
             self.outbox.put_nowait(None)
             return
         self.answered = response
-        self.waiting += len(message)
-        self.outbox.put_nowait((message, response))
+        self.waiting += len(sent.data)
+        self.outbox.put_nowait(sent)
         if not response and self.streaming is not None:
             streaming, self.streaming = self.streaming, None
             streaming()
 
-    def took(self, item: tuple[bytes, bool]) -> None:
-        self.waiting -= len(item[0])
+    def took(self, item: Message) -> None:
+        self.waiting -= len(item.data)
 
     def client_gone(self) -> None:
         """Called by the POST's ClientWatch: a client that left wakes the POST
@@ -202,7 +175,7 @@ class RequestPost:
     never waits has no client to lose meanwhile."""
 
     __slots__ = (
-        "path", "body", "version", "principal", "identity", "send", "receive", "takes_json",
+        "path", "body", "version", "extra", "send", "receive", "takes_json",
         "takes_sse", "session", "transport", "watch", "replying", "ended",
     )  # fmt: skip
 
@@ -211,8 +184,7 @@ class RequestPost:
         path: PerRequestPath,
         body: bytes,
         version: str | None,
-        principal: Principal | None,
-        identity: ClientIdentity,
+        extra: RequestExtra,
         send: Send,
         receive: Receive,
         takes_json: bool,
@@ -221,8 +193,7 @@ class RequestPost:
         self.path = path
         self.body = body
         self.version = version  # the revision the request's _meta names, when this server speaks it
-        self.principal = principal
-        self.identity = identity
+        self.extra = extra
         self.send = send
         self.receive = receive
         self.takes_json = takes_json
@@ -242,8 +213,7 @@ class RequestPost:
                 self.body,
                 path.options.max_stream_buffer,
                 responses_only=not self.takes_sse,
-                principal=self.principal,
-                identity=self.identity,
+                extra=self.extra,
             )
             session = ServerSession(path.server, transport, stateless=True, version=self.version)
             self.session, self.transport = session, transport
@@ -414,30 +384,27 @@ class PerRequestPath:
         known = (
             version if isinstance(version, str) and version in server.stateless_versions else None
         )
-        post = RequestPost(
-            self, body, known, principal, identity, send, receive, takes_json, takes_sse
-        )
+        # 2026-07-28 streams cannot be resumed: no close_stream.
+        extra = RequestExtra(principal, identity, headers)
+        post = RequestPost(self, body, known, extra, send, receive, takes_json, takes_sse)
         if listen:
             self.listening += 1
-        token = set_request_headers(headers)
         try:
             # The one message goes straight to the handler (no reader task),
             # which runs in this task (no task of its own).
             if probe.jsonrpc == "2.0" and request_id is not None:
                 route = server.stateless_routes(known).get(method) if known is not None else None
                 begun = (
-                    first_step(
-                        route, request_id, probe.params, body, post.summon, principal, identity
-                    )
+                    first_step(route, request_id, probe.params, body, post.summon, extra)
                     if route is not None
                     else None
                 )
-                if isinstance(begun, bytes):
+                if isinstance(begun, Message):
                     if post.session is None:  # nothing was sent before it: nothing more will be
                         post.ended = True
                         await self.respond(send, begun, takes_json)
                         return
-                    post.summon().transport.write(wire.response(begun, request_id))
+                    post.summon().transport.write(begun)
                 else:
                     # The handler waits (it carries on under the session and
                     # the client watch), or first_step left the request (an
@@ -448,18 +415,17 @@ class PerRequestPath:
                     if begun is not None:
                         assert route is not None
                         started = route[0], begun.rest()
-                    answer = session.serve(wire.incoming(body, probe), task, started)
+                    answer = session.serve(wire.incoming(body, probe, extra=extra), task, started)
                     if answer is not None:
                         await answer_here(answer, post.watched, session, task)
             else:
                 # Which answers what is wrong with it (decoded again: the
                 # session decides on the bytes as it does for any transport).
-                post.summon().feed(wire.incoming(body))
+                post.summon().feed(wire.incoming(body, extra=extra))
             await (post.replying or self.reply(post))
         except OSError:
             pass  # the connection broke
         finally:
-            reset_request_headers(token)
             post.end()
             if listen:
                 self.listening -= 1
@@ -496,14 +462,14 @@ class PerRequestPath:
             else:  # the app is closing: it closed the request's session
                 await plain(send, 503, "Service Unavailable: the server is shutting down")
             return
-        message, final = item
+        final = item.kind is RESPONSE
         if final:
-            await self.respond(send, message, post.takes_json)
+            await self.respond(send, item, post.takes_json)
             return
         await send({"type": "http.response.start", "status": 200, "headers": list(SSE_HEADERS)})
         keepalive = self.options.keepalive
         while True:
-            chunk = b"event: message\ndata: " + message + b"\n\n"
+            chunk = b"event: message\ndata: " + item.data + b"\n\n"
             if final:
                 await send({"type": "http.response.body", "body": chunk, "more_body": False})
                 return
@@ -513,20 +479,23 @@ class PerRequestPath:
             if item is None:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return
-            message, final = item
+            final = item.kind is RESPONSE
 
-    async def respond(self, send: Send, message: bytes, takes_json: bool) -> None:
+    async def respond(self, send: Send, response: Message, takes_json: bool) -> None:
         """Send the response of a 2026-07-28 request that sent nothing before
-        it: as JSON when the client takes it, else as an SSE stream of that one event."""
-        refusal = scope_refusal(self.auth, message) if self.auth is not None else None
-        if refusal is not None:
-            await send_answer(send, refusal)
-            return
+        it: as JSON when the client takes it, else as an SSE stream of that
+        one event. Its status comes from the error the session wrote, if any."""
+        error, message = response.error, response.data
+        if error is not None and self.auth is not None:
+            refusal = scope_refusal(self.auth, error)
+            if refusal is not None:
+                await send_answer(send, refusal)
+                return
         if takes_json:  # written out here, not a helper's coroutine: the path of most requests
             await send(
                 {
                     "type": "http.response.start",
-                    "status": status_of(message),
+                    "status": 200 if error is None else _ERROR_STATUS.get(error.code, 200),
                     "headers": [
                         (b"content-type", b"application/json"),
                         (b"content-length", b"%d" % len(message)),
@@ -554,7 +523,9 @@ class PerRequestPath:
     async def _ask(self, request: bytes) -> Any:
         """The decoded response of the server to one request of its own (no
         client's: its identity is SERVER, which no middleware sees)."""
-        transport = RequestTransport(request, self.options.max_stream_buffer, identity=SERVER)
+        transport = RequestTransport(
+            request, self.options.max_stream_buffer, extra=RequestExtra(client=SERVER)
+        )
         session = ServerSession(self.server, transport, stateless=True)
         session.start()
         try:
@@ -563,8 +534,8 @@ class PerRequestPath:
                     item = await transport.outbox.get()
                     if item is None:
                         return None
-                    if item[1]:
-                        return msgspec.json.decode(item[0])
+                    if item.kind is RESPONSE:
+                        return msgspec.json.decode(item.data)
         except (TimeoutError, msgspec.MsgspecError):
             return None
         finally:
@@ -606,9 +577,8 @@ async def answer_here(
 
 async def next_event(
     transport: RequestTransport, send: Send | None = None, keepalive: float = 0.0
-) -> tuple[bytes, bool] | None:
-    """The next message of a 2026-07-28 request (and whether it is the
-    response); None once the client is gone (RequestTransport.client_gone)
+) -> Message | None:
+    """The next message of a 2026-07-28 request (the response last); None once the client is gone (RequestTransport.client_gone)
     or the transport gave up. With ``send``, a comment line goes out every
     ``keepalive`` seconds of silence."""
     while True:
@@ -624,61 +594,3 @@ async def next_event(
         if item is not None:
             transport.took(item)
         return item
-
-
-def status_of(response: bytes) -> int:
-    """The HTTP status of a 2026-07-28 response: 200, or what its error code maps to."""
-    if response.startswith(_RESPONSE_HEAD):
-        # A result, however large, is known by its first member after the id
-        # and is not decoded. No ',"' stands inside an id (a string escapes
-        # its quotes): the first one ends it.
-        end_of_id = response.find(b',"', len(_RESPONSE_HEAD))
-        if response.startswith(_RESULT_KEY, end_of_id):
-            return 200
-    try:
-        error = _outcome.decode(response).error
-    except (msgspec.MsgspecError, *jsonrpc.UNDECODABLE):
-        return 200
-    if error is None or not isinstance(error.code, int):
-        return 200
-    return _ERROR_STATUS.get(error.code, 200)
-
-
-def first_step(
-    route: Route,
-    request_id: RequestId,
-    params: msgspec.Raw | UnsetType,
-    data: bytes,
-    summon: Callable[[], Session],
-    principal: Any,
-    identity: ClientIdentity,
-) -> bytes | Pending[Any] | None:
-    """Serve the request ``data`` (``request_id``, ``params``) by ``route``
-    with no session, until its handler first waits. Its context makes the
-    session by ``summon()`` when the handler first needs one (a
-    notification, ``ctx.peer``); ``principal``: who the request was
-    authenticated as, ``identity``: who sent it.
-
-    Returns the response when the handler answered within that step; else
-    where the handler stopped, to carry on (``Pending.rest()``, see
-    Session.serve); None when the params do not decode: a session's
-    own dispatch of the request says what is wrong with them."""
-    spec, handler = route
-    try:
-        decoded = decode_params(spec, params)
-    except McpError:
-        return None
-    token = token_of(params, data)
-    progress = ProgressState(token) if token is not None else None
-    context = SessionContext.on_demand(summon, request_id, progress, principal, identity)
-    outcome = call_handler(request_id, spec, handler, decoded, context, progress)
-    if isinstance(outcome, bytes):
-        return outcome
-    current_request.set(request_id)  # as Session's answering task does
-    try:
-        stepped = step(outcome)
-    except Exception as error:
-        return error_message(request_id, spec, error)
-    if isinstance(stepped, Pending):
-        return stepped
-    return result_message(request_id, spec, stepped)
