@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from support.browser import chromium, mcpx_ui
+from support.browser import chromium, mcpx_page, mcpx_ui
 from support.peers import NODE, SUPPORT, TESTS, require
 
 if TYPE_CHECKING:
@@ -181,6 +181,23 @@ def test_the_app_runs_on_another_origin_under_the_resources_csp(page: Page, our_
         f"{our_app}api/config",
     )
     assert reached == "refused"
+
+
+def test_dev_ui_shows_the_edited_app_with_the_last_result(page: Page, tmp_path: Path) -> None:
+    """mcpx dev --ui: an edit of the server's file reloads the App on the page,
+    which gets the last call's input and result again."""
+    bundle = require(EXT_APPS_BUNDLE, "@modelcontextprotocol/ext-apps")
+    source = tmp_path / "apps_server.py"
+    source.write_text((SUPPORT / "apps_server.py").read_text())
+    env = {"EXT_APPS_BUNDLE": str(bundle)}
+    with mcpx_page("dev", "--ui", "--ui-port", "0", str(source), env=env) as url:
+        _, app = call_from_form(page, url, "greet", name="Di")
+        app.locator("#greeting", has_text="Hello, Di!").wait_for()
+        source.write_text(source.read_text().replace("Arguments:", "Given:"))
+        page.locator("#status", has_text="reloaded").wait_for()
+        app.locator("p", has_text="Given:").wait_for()
+        app.locator("#greeting", has_text="Hello, Di!").wait_for()
+        assert json.loads(app.locator("#arguments").inner_text()) == {"name": "Di"}
 
 
 # ---------------------------------------------------------------- official example Apps

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import AbstractContextManager as ContextManager
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,11 +64,16 @@ def chromium() -> Iterator[Browser]:
             browser.close()
 
 
-@contextmanager
-def mcpx_ui(*server: str, env: dict[str, str] | None = None) -> Iterator[str]:
+def mcpx_ui(*server: str, env: dict[str, str] | None = None) -> ContextManager[str]:
     """``mcpx ui --port 0 -- SERVER...`` running; the URL of its page."""
+    return mcpx_page("ui", "--port", "0", "--", *server, env=env)
+
+
+@contextmanager
+def mcpx_page(*arguments: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """``mcpx ARGUMENTS...`` (ui, or dev --ui) running; the URL of its page."""
     process = subprocess.Popen(
-        [str(MCPX), "ui", "--port", "0", "--", *server],
+        [str(MCPX), *arguments],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

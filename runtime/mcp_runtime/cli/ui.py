@@ -21,7 +21,9 @@ import asyncio
 import contextlib
 import json
 import re
+import signal
 import socket
+import subprocess
 import sys
 import webbrowser
 from collections.abc import Mapping
@@ -55,6 +57,8 @@ FORWARDED = frozenset(
 )
 # A CSP source that could end its directive or add a keyword is dropped.
 _UNSAFE_SOURCE = re.compile(r"[;,\s'\"]")
+STOP_GRACE = 10.0
+"""Seconds mcpx ui has to exit once asked, before it is killed."""
 CHANGES_WAIT = 25.0
 """Seconds a long-poll of /api/changes is held before it is answered unchanged."""
 
@@ -314,3 +318,25 @@ def ui(options: Options, port: int, open_browser: bool) -> int:
         return 0
 
     return run_work(options, work, CAPABILITIES)
+
+
+def run_ui_on(server: list[str], port: int, open_browser: bool) -> int:
+    """``mcpx ui`` on the server that ``server`` (a command) serves over stdio:
+    ``mcpx dev --ui``, whose server is ``mcpx dev TARGET``, which restarts it
+    as its files change and tells mcpx ui that its lists changed."""
+    command = [sys.executable, "-m", "mcp_runtime.cli", "ui", "--port", str(port)]
+    ui = subprocess.Popen([*command, *(["--open"] if open_browser else []), "--", *server])
+    # Stopped by a signal, mcpx takes mcpx ui (and so the server) along.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    try:
+        return ui.wait()
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        if ui.poll() is None:
+            ui.terminate()
+            try:
+                ui.wait(STOP_GRACE)
+            except subprocess.TimeoutExpired:
+                ui.kill()
+                ui.wait()
