@@ -21,14 +21,17 @@ from mcp_runtime.cli.ui import content_security_policy
 APPS_SERVER = [sys.executable, str(SUPPORT / "apps_server.py")]
 
 
-def post(url: str, body: Any) -> Any:
+def post(url: str, body: Any, headers: dict[str, str] | None = None) -> Any:
     asked = urllib.request.Request(
         f"{url}api/request",
         data=json.dumps(body).encode(),
-        headers={"content-type": "application/json"},
+        headers=headers or {"content-type": "application/json"},
     )
-    with urllib.request.urlopen(asked, timeout=30) as answer:
-        return json.loads(answer.read())
+    try:
+        with urllib.request.urlopen(asked, timeout=30) as answer:
+            return json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code
 
 
 def get(url: str) -> tuple[int, dict[str, str], bytes]:
@@ -83,6 +86,23 @@ def test_the_page_reaches_only_the_methods_an_app_may_send() -> None:
     assert config["sandboxPort"] != int(host_port)
     assert status == 200
     assert "connect-src 'self' https://api.example.com" in headers["content-security-policy"]
+
+
+def test_only_the_page_reaches_the_session() -> None:
+    """A web site open in the same browser, or an App whose CSP lets it connect to the
+    page's port, cannot call the server's tools: a simple (form-like) POST, one from
+    another origin and one to a rebound DNS name are refused (403)."""
+    call = {"method": "tools/call", "params": {"name": "model-only"}}
+    with mcpx_ui(*APPS_SERVER) as url:
+        port = url.rsplit(":", 1)[1].strip("/")
+        json_type = {"content-type": "application/json"}
+        assert post(url, call, {"content-type": "text/plain"}) == 403
+        assert post(url, call, {**json_type, "origin": "http://evil.example"}) == 403
+        assert post(url, call, {**json_type, "host": f"rebound.example:{port}"}) == 403
+        own = post(url, call, {**json_type, "origin": url.rstrip("/")})
+        by_name = post(url.replace("127.0.0.1", "localhost"), call, json_type)
+    assert own["result"]["content"][0]["text"] == "for the model"
+    assert by_name["result"]["content"][0]["text"] == "for the model"
 
 
 def test_the_csp_allows_only_what_the_resource_declares() -> None:

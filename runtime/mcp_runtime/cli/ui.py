@@ -155,8 +155,12 @@ class HostPage:
         if scope["type"] != "http":
             return
         path: str = scope["path"]
-        if scope["server"][1] == self.sandbox_port:
+        port = scope["server"][1]
+        if port == self.sandbox_port:
             await self._sandbox(scope, path, send)
+            return
+        if not _own(scope, port):
+            await _answer(send, 403, b"not this page's request", "text/plain")
             return
         if path in _PAGE_FILES and scope["method"] == "GET":
             name, kind = _PAGE_FILES[path]
@@ -165,8 +169,8 @@ class HostPage:
             await _json(send, {"sandboxPort": self.sandbox_port, "server": self.server})
         elif path == "/api/changes" and scope["method"] == "GET":
             query = parse_qs(scope.get("query_string", b"").decode())
-            seen = int((query.get("since") or ["0"])[0])
-            if seen == self.changes.generation:
+            seen = (query.get("since") or [""])[0]
+            if seen == str(self.changes.generation):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.changes.changed.wait(), CHANGES_WAIT)
             await _json(send, {"generation": self.changes.generation})
@@ -215,6 +219,25 @@ class HostPage:
             await _json(send, {"error": {"code": INVALID_PARAMS, "message": str(error)}})
             return
         await _answer(send, 200, b'{"result":' + codec.encode(result) + b"}", "application/json")
+
+
+def _own(scope: Scope, port: int) -> bool:
+    """Whether a request is the page's own: addressed to this loopback port by
+    name (not a rebound DNS name), and a POST sent as JSON from the page's origin.
+    A JSON POST from another origin (a web site, the App's sandbox) needs a CORS
+    preflight this server never grants, so only the page reaches the session."""
+    headers = {
+        name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]
+    }
+    authorities = {f"127.0.0.1:{port}", f"localhost:{port}"}
+    if headers.get("host") not in authorities:
+        return False
+    if scope["method"] != "POST":
+        return True
+    origin = headers.get("origin")
+    if origin is not None and origin.removeprefix("http://") not in authorities:
+        return False
+    return headers.get("content-type", "").split(";")[0].strip() == "application/json"
 
 
 async def _body(receive: Receive) -> bytes:
