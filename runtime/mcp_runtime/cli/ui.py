@@ -226,7 +226,7 @@ def _own(scope: Scope, port: int) -> bool:
     name (not a rebound DNS name), and a POST sent as JSON from the page's origin.
     A JSON POST from another origin (a web site, the App's sandbox) needs a CORS
     preflight this server never grants, so only the page reaches the session."""
-    headers = {
+    headers: dict[str, str] = {
         name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]
     }
     authorities = {f"127.0.0.1:{port}", f"localhost:{port}"}
@@ -234,7 +234,7 @@ def _own(scope: Scope, port: int) -> bool:
         return False
     if scope["method"] != "POST":
         return True
-    origin = headers.get("origin")
+    origin: str | None = headers.get("origin")
     if origin is not None and origin.removeprefix("http://") not in authorities:
         return False
     return headers.get("content-type", "").split(";")[0].strip() == "application/json"
