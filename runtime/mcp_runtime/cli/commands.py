@@ -14,7 +14,7 @@ import functools
 import json
 import sys
 import webbrowser
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -455,13 +455,15 @@ def complete(
 Work = Callable[[Host, str, Terminal], Awaitable[int]]
 
 
-def run_work(options: Options, work: Work) -> int:
-    """Connect to the server the options name, do ``work``, and say what failed in one line."""
+def run_work(options: Options, work: Work, capabilities: Mapping[str, Any] | None = None) -> int:
+    """Connect to the server the options name, do ``work``, and say what failed in one line.
+
+    ``capabilities`` are declared besides the cli's own (an extension mcpx hosts)."""
     server = _target(options)
     terminal = Terminal(options.json)
     try:
         with terminal.library_warnings():
-            return asyncio.run(_connected(options, server, work, terminal))
+            return asyncio.run(_connected(options, server, work, terminal, capabilities))
     except TimeoutError:
         # mcpx gave up (and cancelled the request); the server never answered.
         terminal.error(
@@ -478,7 +480,13 @@ def run_work(options: Options, work: Work) -> int:
     return 1
 
 
-async def _connected(options: Options, server: ServerConfig, work: Work, terminal: Terminal) -> int:
+async def _connected(
+    options: Options,
+    server: ServerConfig,
+    work: Work,
+    terminal: Terminal,
+    capabilities: Mapping[str, Any] | None = None,
+) -> int:
     async with contextlib.AsyncExitStack() as stack:
         host = Host(
             HostConfig((server,)),
@@ -489,6 +497,7 @@ async def _connected(options: Options, server: ServerConfig, work: Work, termina
             oauth=_oauth(terminal, stack) if server.oauth is not None else None,
             log_level=options.log_level,
             server_stderr=None if options.show_stderr else asyncio.subprocess.DEVNULL,
+            capabilities=capabilities,
         )
         await stack.enter_async_context(host)
         status = host.status()[server.name]

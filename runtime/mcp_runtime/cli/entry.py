@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from . import inspect, install, serve  # noqa: F401  (register their commands)
+from . import inspect, install, serve, ui  # noqa: F401  (register their commands)
 from .commands import Invocation, main
 from .output import Terminal
 

@@ -27,6 +27,9 @@ STOP_GRACE = 3.0
 RESTARTED = -32000
 """The error code of a request the old server never answered."""
 REPLAY_ID = "mcpx-dev-initialize"
+MAX_LINE = 64 * 1024 * 1024
+"""The longest message relayed either way (asyncio's default, 64 KiB, is less than
+an App's HTML with its scripts inlined)."""
 CHANGED = (
     "notifications/tools/list_changed",
     "notifications/prompts/list_changed",
@@ -115,7 +118,7 @@ class _Proxy:
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+        reader = asyncio.StreamReader(limit=MAX_LINE)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
         await self._start()
         watcher = loop.create_task(self._watch())
@@ -134,7 +137,10 @@ class _Proxy:
         nothing to replay, a ping) and has not exited."""
         self.ready.clear()
         process = await asyncio.create_subprocess_exec(
-            *self.child, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+            *self.child,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            limit=MAX_LINE,
         )
         self.process = process
         asyncio.get_running_loop().create_task(self._from_server(process))

@@ -22,6 +22,7 @@ from .commands import main
 from .inspector import run_inspector
 from .reload import proxy_stdio, restart_http
 from .targets import Target, load_server, parse_target, server_of
+from .ui import run_ui_on
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -303,6 +304,20 @@ def _approve(gateway: App, pins: Pins, names: list[str]) -> int:
     is_flag=True,
     help="Start the MCP Inspector (npx) on the server, which it runs through mcpx dev.",
 )
+@click.option(
+    "--ui",
+    "ui",
+    is_flag=True,
+    help="Host the server's MCP Apps in the browser (mcpx ui), reloaded as the server changes.",
+)
+@click.option(
+    "--ui-port",
+    type=click.IntRange(0, 65535),
+    default=6280,
+    show_default=True,
+    help="For --ui: the page's loopback port (0: any free one).",
+)
+@click.option("--open", "open_browser", is_flag=True, help="For --ui: open the page.")
 def dev(
     target: str,
     use_http: bool,
@@ -311,12 +326,22 @@ def dev(
     path: str,
     cwd: str | None,
     inspector: bool,
+    ui: bool,
+    ui_port: int,
+    open_browser: bool,
 ) -> int:
     """Serve TARGET and start it again when one of its Python files changes.
 
     Over stdio, mcpx stays the client's process: the new server is initialized
     as the old one was, in-flight requests get an error, and the client is told
-    its lists changed. Over --http, clients open a new session."""
+    its lists changed. Over --http, clients open a new session. With --ui, the
+    client is mcpx ui, whose page shows the changed server at once."""
+    if ui and (use_http or inspector):
+        raise click.UsageError(
+            "--ui serves the server to mcpx ui over stdio: no --http, --inspector"
+        )
+    if (ui_port != 6280 or open_browser) and not ui:
+        raise click.UsageError("--ui-port and --open are for --ui")
     if cwd is not None:
         os.chdir(cwd)
     chosen = parse_target(target)
@@ -330,6 +355,12 @@ def dev(
         *(["--http", "--host", host, "--port", str(port), "--path", path] if use_http else []),
     ]
     child = [sys.executable, "-m", "mcp_runtime.cli", *run_args, chosen.portable()]
+    if ui:
+        return run_ui_on(
+            [sys.executable, "-m", "mcp_runtime.cli", "dev", chosen.portable()],
+            ui_port,
+            open_browser,
+        )
     if inspector:
         if use_http:
             url = f"http://{host}:{port}{path}"

@@ -63,19 +63,17 @@ CALLBACK_GRACE = 1.0
 class Host(Routing):
     """Many MCP servers behind one object; see the module's description.
 
-    ``config`` is a :class:`HostConfig`, a decoded configuration or a path to
-    one. ``handlers`` answers the servers' requests (sampling, elicitation,
-    roots) and hears their log messages and status. ``authorize`` gives the
-    headers of each HTTP connection (per-server authorization); ``oauth``
-    authorizes the entries whose ``auth`` is of type ``oauth``
-    (:mod:`.authorization`). ``log_level``
-    asks servers for log messages of that level and above. ``server_stderr``
-    is where stdio servers' stderr goes (None: this process's, each line
-    prefixed with ``[server]``). ``approve`` is asked before each tool call
-    (:data:`~mcp_runtime.host.routing.Approve`). ``watch_config``, for a
-    configuration read from a file, reloads it whenever the file changes.
-    ``protocol_version`` is the revision each client asks for (default: the
-    newest, met at an older one by servers that do not speak it).
+    ``config`` is a :class:`HostConfig`, a decoded configuration or a path to one. ``handlers``
+    answers the servers' requests (sampling, elicitation, roots) and hears their log messages
+    and status. ``authorize`` gives the headers of each HTTP connection (per-server
+    authorization); ``oauth`` authorizes the entries whose ``auth`` is of type ``oauth``
+    (:mod:`.authorization`). ``log_level`` asks servers for log messages of that level and
+    above. ``server_stderr`` is where stdio servers' stderr goes (None: this process's, each
+    line prefixed with ``[server]``). ``approve`` is asked before each tool call
+    (:data:`~mcp_runtime.host.routing.Approve`). ``watch_config``, for a configuration read from
+    a file, reloads it whenever the file changes. ``protocol_version`` is the revision each
+    client asks for (default: the newest, met at an older one by servers that do not speak it).
+    ``capabilities`` are declared besides those the handlers imply (``extensions``).
     """
 
     def __init__(
@@ -93,6 +91,7 @@ class Host(Routing):
         protocol_version: str | None = None,
         approve: Approve | None = None,
         watch_config: bool = False,
+        capabilities: Mapping[str, Any] | None = None,
     ) -> None:
         # One entry that cannot be read (an unset ${VAR}) fails alone, as a lost server would.
         self.path = None if isinstance(config, (HostConfig, Mapping)) else os.fspath(config)
@@ -117,6 +116,7 @@ class Host(Routing):
         self._changed: asyncio.Condition | None = None
         self._connections: dict[str, Connection] = {}
         self._identity = (name, version)
+        self._capabilities = dict(capabilities or {})
         self._retry = retry or RetryPolicy()
         self._authorize = authorize
         self._oauth = oauth
@@ -160,12 +160,12 @@ class Host(Routing):
         name, version = self._identity
         handlers = self._make_handlers(server.name, self)
         # An application that answers roots/list can say they changed (roots_changed).
-        answers_roots = "list_roots" in type(handlers).__dict__
+        roots = {"roots": {"listChanged": True}} if "list_roots" in type(handlers).__dict__ else {}
         client = Client(
             name=name,
             version=version,
             handlers=handlers,
-            capabilities={"roots": {"listChanged": True}} if answers_roots else None,
+            capabilities={**self._capabilities, **roots},
             default_timeout=server.request_timeout,
             log_level=self.log_level,
             protocol_version=self.protocol_version,
