@@ -185,7 +185,7 @@ def main(
         extensions = _present_extensions(config)
         if all_ or check:
             for pin in sources.load_extension_pins(config).values():
-                extension = sources.load_extension(pin)
+                extension = sources.load_extension(pin, config)
                 base = loaded_by_revision.get(extension.revision) or _load(
                     config, pins, extension.revision, None, verify=True
                 )

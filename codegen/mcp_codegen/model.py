@@ -374,6 +374,9 @@ class Extension:
     id: str  # the extension identifier, as clients declare it
     source: str  # the fragment's path, for the generated header
     base: frozenset[str]  # the definitions of the revision it extends
+    # Published by the extension's own project (an npm package's schema),
+    # rather than a fragment written here.
+    published: bool = False
 
     @property
     def package(self) -> str:

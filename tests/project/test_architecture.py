@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "lifecycle",
         "capabilities",
+        "extensions",
         "methods",
         "request_state",
         "limits",

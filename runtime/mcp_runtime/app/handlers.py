@@ -22,6 +22,7 @@ from ..session import Session
 from .completion import completion_key
 from .flavor import Flavor
 from .resources import ResourceSpec, UriTemplate
+from .ui import UiDegradation, supports_ui
 
 if TYPE_CHECKING:
     from ..tasks import TaskContext, Tasks
@@ -65,17 +66,27 @@ def build_handlers(
         return visibility.active and not visibility.visible(_session(ctx), key, spec.tags)
 
     if registry.tools or proxied:
+        # MCP Apps: a client that did not negotiate the extension sees no UI links
+        # and no tool only an App may call (see .ui).
+        degradation = UiDegradation()
 
         async def list_tools(self: object, params: Any, ctx: RequestContext) -> Any:
             _first_page_only(params)
-            return types.ListToolsResult(tools=listing("tools", ctx), **hints)
+            tools = listing("tools", ctx)
+            if not supports_ui(ctx):
+                tools = degradation.of(tools, registry.tools)
+            return types.ListToolsResult(tools=tools, **hints)
 
         core = tasks.core if tasks is not None and "tasks/result" in methods else None
         extension = tasks.extension if tasks is not None and flavor.stateless else None
 
         def find_tool(params: Any, ctx: RequestContext) -> ToolSpec:
             tool = registry.tools.get(params.name)
-            if tool is None or (visibility.active and hidden(params.name, tool, ctx)):
+            if (
+                tool is None
+                or (visibility.active and hidden(params.name, tool, ctx))
+                or degradation.refused(tool.wire, ctx)
+            ):
                 raise McpError(
                     jsonrpc.INVALID_PARAMS,
                     registry.unknown("tools", params.name, f"Unknown tool: {params.name}"),
@@ -85,7 +96,11 @@ def build_handlers(
         def call_tool(self: object, params: Any, ctx: RequestContext) -> Awaitable[Any]:
             # The tool's own coroutine is the handler's: one frame fewer per call.
             tool = registry.tools.get(params.name)
-            if tool is None or (visibility.active and hidden(params.name, tool, ctx)):
+            if (
+                tool is None
+                or (visibility.active and hidden(params.name, tool, ctx))
+                or degradation.refused(tool.wire, ctx)
+            ):
                 raise McpError(
                     jsonrpc.INVALID_PARAMS,
                     registry.unknown("tools", params.name, f"Unknown tool: {params.name}"),

@@ -79,6 +79,7 @@ from .relay import ASKING, BackendHandlers, InTask, Rounds, WaitingCalls
 from .resources import UriTemplate
 from .supervision import Supervision, backend_config
 from .tools import check_scopes
+from .ui import UI_EXTENSION_ID, UI_MIME_TYPE, relinked
 from .visibility import KINDS
 
 logger = logging.getLogger("mcp_runtime.app")
@@ -139,12 +140,15 @@ class Proxy:
         # roots.listChanged: the front's roots/list_changed is passed on (see .relay);
         # elicitation in both modes: a backend offers what needs URL mode only to a
         # client that declares it, and each question goes to a front client that has its mode.
+        # MCP Apps: the backend lists its UI links to the gateway, which serves them
+        # under the prefix and withholds them from front clients without the extension.
         self.client = Client(
             name="mcp-runtime-proxy",
             version="1",
             handlers=handlers,
             package=None,
             capabilities={"roots": {"listChanged": True}, "elicitation": {"form": {}, "url": {}}},
+            extensions={UI_EXTENSION_ID: {"mimeTypes": [UI_MIME_TYPE]}},
         )
         parent.registry.roots_watchers.append(handlers.roots_changed)
         self.pins = pins
@@ -556,7 +560,10 @@ class ProxiedTool:
             support if support in ("optional", "required") else None
         )
         self.scopes: frozenset[str] = proxy.scopes_of(inner)
-        self.wire: dict[str, Any] = {**item, "name": outer}
+        # The backend's UI resources are served under the prefix rule: its link follows.
+        self.wire: dict[str, Any] = relinked(
+            {**item, "name": outer}, lambda uri: prefixed_uri(proxy.prefix, uri)
+        )
 
     def call(self, params: Any, request: RequestContext, flavor: Flavor) -> Awaitable[Any]:
         return self._call(params, request, flavor)
