@@ -184,7 +184,7 @@ def test_only_ui_uris_and_ui_handles_are_taken() -> None:
     with pytest.raises(ValueError, match="ui://"):
         UiResource("resource://page", "<p/>")
     with pytest.raises(TypeError, match="UiResource"):
-        app.add_tool(lambda: "x", name="linked", ui="ui://strict/page.html")  # type: ignore[typeddict-item]
+        app.add_tool(lambda: "x", name="linked", ui="ui://strict/page.html")  # type: ignore[arg-type]
     page = app.ui_resource("ui://strict/page.html", "<p/>")
     with pytest.raises(ValueError, match="'model' and 'app'"):
         app.add_tool(lambda: "x", name="bad", ui=page, ui_visibility=["user"])  # type: ignore[list-item]

@@ -196,13 +196,12 @@ def relinked(wire: dict[str, Any], rename: Callable[[str], str]) -> dict[str, An
 
 def client_supports_ui(capabilities: object) -> bool:
     """Whether client capabilities (any revision's, a mapping, or None)
-    negotiated MCP Apps: the extension declared, and, where its settings list
-    ``mimeTypes``, ``text/html;profile=mcp-app`` among them."""
+    negotiated MCP Apps: the extension declared with
+    ``text/html;profile=mcp-app`` among its ``mimeTypes``, the way the
+    official SDKs and ext-apps' ``getUiCapability`` read it."""
     settings = negotiated(capabilities, UI_EXTENSION_ID)
-    if settings is None:
-        return False
-    mime_types = settings.get("mimeTypes")
-    return mime_types is None or (isinstance(mime_types, list) and UI_MIME_TYPE in mime_types)
+    mime_types = settings.get("mimeTypes") if settings is not None else None
+    return isinstance(mime_types, list) and UI_MIME_TYPE in mime_types
 
 
 def supports_ui(ctx: RequestContext) -> bool:
