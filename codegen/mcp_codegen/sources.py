@@ -10,6 +10,15 @@ pyproject.toml lists where to look, in order:
   (``<dir>/<revision>/schema.json``), such as ``../shared/mcp-schema``;
 * ``upstream`` -- the raw file at the pinned commit.
 
+An extension whose project publishes its schema in an npm package (MCP Apps:
+``@modelcontextprotocol/ext-apps``) is pinned by package version and sha256
+(``[extensions.<name>]`` with ``npm =``) and found through the same list:
+
+* ``node_modules:<dir>`` -- an installed copy of the pinned version;
+* ``store:<dir>`` -- ``<dir>/npm/<package>@<version>/<file>``, where a file
+  taken from the registry is saved;
+* ``npm`` -- the package's tarball on the npm registry.
+
 A project without a ``[tool.mcp-codegen]`` table gets the defaults: schemas
 from a per-user cache (``$XDG_CACHE_HOME/mcp-codegen``, else
 ``~/.cache/mcp-codegen``) filled from upstream, and the pins and corrections

@@ -19,7 +19,10 @@ content block it lacks goes through the app layer's content rule
 (:func:`mcp_runtime.app.media.to_block`: audio becomes an embedded resource
 blob before 2025-03-26, a resource link becomes text before 2025-06-18),
 and what they say of the backend is put in the front's terms (links under
-the prefix, the backend's task id dropped: :mod:`.backend_results`).
+the prefix, the backend's task id dropped: :mod:`.backend_results`). A tool's
+MCP Apps link (``_meta.ui.resourceUri``) follows the prefix rule like the
+``ui://`` resource it names; the backend is told the gateway speaks MCP Apps,
+and front clients without the extension get the links withheld (:mod:`.ui`).
 Progress and log messages the backend sends while answering go to the front
 request that caused them; cancelling the front request cancels the backend
 call; the backend's list-changed notifications refresh the app's lists and
