@@ -17,7 +17,8 @@ An extension whose project publishes its schema in an npm package (MCP Apps:
 * ``node_modules:<dir>`` -- an installed copy of the pinned version;
 * ``store:<dir>`` -- ``<dir>/npm/<package>@<version>/<file>``, where a file
   taken from the registry is saved;
-* ``npm`` -- the package's tarball on the npm registry.
+* ``npm`` -- the package's tarball on the npm registry (``npm:<url>``: on
+  another registry, such as a mirror).
 
 A project without a ``[tool.mcp-codegen]`` table gets the defaults: schemas
 from a per-user cache (``$XDG_CACHE_HOME/mcp-codegen``, else
@@ -205,11 +206,12 @@ class PublishedSchema:
     id: str
     revision: str
 
-    @property
-    def tarball_url(self) -> str:
-        """The package's tarball on the npm registry (npm's own URL scheme)."""
+    def tarball_url(self, registry: str = "") -> str:
+        """The package's tarball on an npm registry (the public one by
+        default), by npm's own URL scheme."""
         short = self.package.rsplit("/", 1)[-1]
-        return f"{NPM_REGISTRY}/{self.package}/-/{short}-{self.version}.tgz"
+        base = (registry or NPM_REGISTRY).rstrip("/")
+        return f"{base}/{self.package}/-/{short}-{self.version}.tgz"
 
     @property
     def label(self) -> str:
@@ -314,7 +316,7 @@ def _resolve_published(config: Config, pin: ExtensionPin) -> tuple[bytes, str]:
       used only when its ``package.json`` has the pinned version;
     * ``store:<dir>`` -- ``<dir>/npm/<package>@<version>/<file>``, where a
       file taken from the registry is saved;
-    * ``npm`` -- the package's tarball on the npm registry.
+    * ``npm`` (``npm:<registry url>``) -- the package's tarball on the npm registry.
 
     Revision-only sources (``mirror``, ``upstream``) are passed over. The
     sha256 is checked whichever source answers."""
@@ -343,9 +345,9 @@ def _resolve_published(config: Config, pin: ExtensionPin) -> tuple[bytes, str]:
                 tried.append(f"store {path}")
             origin = str(path)
         elif kind == "npm":
-            origin = published.tarball_url
+            origin = published.tarball_url(argument)
             try:
-                data = _from_tarball(published)
+                data = _from_tarball(published, origin)
             except (urllib.error.URLError, OSError, tarfile.TarError, KeyError) as error:
                 tried.append(f"npm ({getattr(error, 'reason', error)})")
             else:
@@ -365,8 +367,8 @@ def _resolve_published(config: Config, pin: ExtensionPin) -> tuple[bytes, str]:
     )
 
 
-def _from_tarball(published: PublishedSchema) -> bytes:
-    with urllib.request.urlopen(published.tarball_url, timeout=FETCH_TIMEOUT) as response:
+def _from_tarball(published: PublishedSchema, url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT) as response:
         archive = response.read()
     # npm tarballs hold the package under a top folder, "package/" by convention.
     with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
@@ -375,7 +377,7 @@ def _from_tarball(published: PublishedSchema) -> bytes:
                 handle = tar.extractfile(member)
                 if handle is not None:
                     return handle.read()
-    raise KeyError(f"{published.file} not in {published.tarball_url}")
+    raise KeyError(f"{published.file} not in {url}")
 
 
 def _published_store_path(config: Config, folder: str, published: PublishedSchema) -> Path:

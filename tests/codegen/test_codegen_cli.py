@@ -8,12 +8,17 @@ the repository's pins and corrections.
 
 from __future__ import annotations
 
+import functools
+import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
+import threading
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -255,6 +260,45 @@ def test_published_extension_schema_from_the_store(populated: Path) -> None:
     )
     result = run(populated, "--check")
     assert result.returncode == 0, result.stderr
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Iterator[str]:
+    """A loopback npm registry serving the ext-apps 2.0.4 tarball (the
+    installed copy, packed as npm packs it, under ``package/``)."""
+    folder = tmp_path / "registry" / "@modelcontextprotocol" / "ext-apps" / "-"
+    folder.mkdir(parents=True)
+    with tarfile.open(folder / "ext-apps-2.0.4.tgz", "w:gz") as tar:
+        tar.add(NODE_MODULES / "@modelcontextprotocol" / "ext-apps", arcname="package")
+    handler = functools.partial(
+        http.server.SimpleHTTPRequestHandler, directory=str(tmp_path / "registry")
+    )
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_published_extension_schema_from_the_registry_is_saved_to_the_store(
+    populated: Path, registry: str
+) -> None:
+    """With no installed copy, the schema comes from the package's tarball on
+    the registry (``npm:<url>``; the public one with plain ``npm``), is checked
+    against its pin, and is saved to the store for the next run."""
+    text = (populated / "pyproject.toml").read_text()
+    (populated / "pyproject.toml").write_text(
+        text.replace(f'"node_modules:{NODE_MODULES}"', f'"store:store", "npm:{registry}"')
+    )
+    result = run(populated, "--check")
+    assert result.returncode == 0, result.stderr
+    saved = populated / "store" / "npm" / "@modelcontextprotocol/ext-apps@2.0.4"
+    schema = saved / "dist" / "src" / "generated" / "schema.json"
+    installed = NODE_MODULES / "@modelcontextprotocol/ext-apps/dist/src/generated/schema.json"
+    assert schema.read_bytes() == installed.read_bytes()
 
 
 def test_sha256_mismatch_with_schema_option(populated: Path) -> None:
