@@ -26,7 +26,8 @@ import msgspec
 from msgspec import UNSET
 
 from . import capabilities, codec, jsonrpc, lifecycle
-from .extensions import declare, negotiated
+from .extensions import declare
+from .extensions import negotiated as declared_extension
 from .jsonrpc import McpError, RequestId
 from .lifecycle import (
     CAPABILITIES_KEY,
@@ -184,7 +185,7 @@ class ClientSession(Session):
     def server_extension(self, extension_id: str) -> Mapping[str, Any] | None:
         """The settings the server declared for an extension (SEP-2133) on
         whichever revision was negotiated, or None if it declared none."""
-        return negotiated(self.server_capabilities, extension_id)
+        return declared_extension(self.server_capabilities, extension_id)
 
     @property
     def stateless(self) -> bool:

@@ -299,3 +299,21 @@ def test_a_gateway_degrades_a_proxied_app_for_a_client_without_the_extension() -
         assert all("ui" not in tool.get("_meta", {}) for tool in tools.values())
 
     with_client(gateway, "2025-11-25", check, ui=False)
+
+
+def test_a_host_declaring_the_extension_under_experimental_is_an_apps_host() -> None:
+    """Hosts that predate SEP-2133 declared an extension under
+    ``capabilities.experimental[id]``; it is read there too."""
+    client = Client(
+        name="older-host",
+        version="0",
+        protocol_version="2025-06-18",
+        capabilities={"experimental": {UI_EXTENSION_ID: UI_SETTINGS}},
+    )
+
+    async def main() -> None:
+        async with ui_app().test_client(client=client) as session:
+            tools = await tools_by_name(session)
+            assert tools["forecast"]["_meta"]["ui"] == {"resourceUri": PAGE_URI}
+
+    asyncio.run(main())
