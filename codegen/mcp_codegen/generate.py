@@ -53,6 +53,7 @@ def render_extension(
         source=loaded.origin,
         base=frozenset(base_module.definitions),
         published=loaded.published,
+        message_prefix=loaded.message_prefix,
     )
     # A published schema has its quirks corrected in corrections.toml; a
     # fragment of this project's is written right.

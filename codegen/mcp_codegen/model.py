@@ -377,6 +377,8 @@ class Extension:
     # Published by the extension's own project (an npm package's schema),
     # rather than a fragment written here.
     published: bool = False
+    # A prefix every message name repeats, left out of stub and handler names.
+    message_prefix: str = ""
 
     @property
     def package(self) -> str:

@@ -205,6 +205,9 @@ class PublishedSchema:
     file: str  # the schema's path inside the package
     id: str
     revision: str
+    # A prefix every message name repeats ("McpUi"), left out of the stub and
+    # handler names (`open_link`, not `mcp_ui_open_link`).
+    message_prefix: str = ""
 
     def tarball_url(self, registry: str = "") -> str:
         """The package's tarball on an npm registry (the public one by
@@ -236,6 +239,7 @@ class LoadedExtension:
     sha256: str
     origin: str  # the pin's label, the same on every machine
     published: bool = False  # the extension project's published schema, not a fragment
+    message_prefix: str = ""  # see PublishedSchema
 
 
 EXTENSION_KEY = "x-mcp-extension"
@@ -255,7 +259,12 @@ def load_extension_pins(config: Config) -> dict[str, ExtensionPin]:
     for name, entry in sorted(data.get("extensions", {}).items()):
         if "npm" in entry:
             published = PublishedSchema(
-                entry["npm"], entry["version"], entry["file"], entry["id"], entry["revision"]
+                entry["npm"],
+                entry["version"],
+                entry["file"],
+                entry["id"],
+                entry["revision"],
+                entry.get("message-prefix", ""),
             )
             pins[name] = ExtensionPin(
                 name, Path(published.file), entry["sha256"], published.label, published
@@ -279,7 +288,14 @@ def load_extension(pin: ExtensionPin, config: Config) -> LoadedExtension:
         published = pin.published
         schema = _parse(data, origin)
         return LoadedExtension(
-            pin.name, published.id, published.revision, schema, pin.sha256, pin.label, True
+            pin.name,
+            published.id,
+            published.revision,
+            schema,
+            pin.sha256,
+            pin.label,
+            True,
+            published.message_prefix,
         )
     try:
         data = pin.path.read_bytes()

@@ -104,6 +104,11 @@ def test_the_ui_methods_are_generated_with_their_directions() -> None:
     assert "ui/notifications/tool-result" in methods.SERVER_NOTIFICATIONS
     initialize = methods.METHODS["ui/initialize"]
     assert initialize.result is apps_types.McpUiInitializeResult
+    # Stubs and handlers are named without the prefix every message repeats (pins.toml).
+    assert callable(ext_apps.ClientStub.open_link) and callable(
+        ext_apps.ServerStub.resource_teardown
+    )
+    assert callable(ext_apps.ClientHandlers.on_tool_result)
 
 
 @pytest.mark.parametrize("name", NAMES)

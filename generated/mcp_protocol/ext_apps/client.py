@@ -69,7 +69,7 @@ class ClientStub:
     def __init__(self, caller: Caller) -> None:
         self._caller = caller
 
-    async def mcp_ui_download_file(
+    async def download_file(
         self,
         contents: list[
             McpUiDownloadFileRequestParamsContentsItemVariant0
@@ -86,7 +86,7 @@ class ClientStub:
             on_progress=on_progress,
         )
 
-    async def mcp_ui_initialize(
+    async def initialize(
         self,
         app_info: McpUiInitializeRequestParamsAppInfo,
         app_capabilities: McpUiInitializeRequestParamsAppCapabilities,
@@ -106,7 +106,7 @@ class ClientStub:
             on_progress=on_progress,
         )
 
-    async def mcp_ui_message(
+    async def message(
         self,
         content: list[
             McpUiMessageRequestParamsContentItemVariant0
@@ -127,25 +127,25 @@ class ClientStub:
             on_progress=on_progress,
         )
 
-    async def notify_mcp_ui_initialized(
+    async def notify_initialized(
         self,
         params: dict[str, Any],
     ) -> None:
         await self._caller.notify(methods.UI_NOTIFICATIONS_INITIALIZED, params)
 
-    async def notify_mcp_ui_request_teardown(
+    async def notify_request_teardown(
         self,
         params: dict[str, Any],
     ) -> None:
         await self._caller.notify(methods.UI_NOTIFICATIONS_REQUESTTEARDOWN, params)
 
-    async def notify_mcp_ui_sandbox_proxy_ready(
+    async def notify_sandbox_proxy_ready(
         self,
         params: dict[str, Any],
     ) -> None:
         await self._caller.notify(methods.UI_NOTIFICATIONS_SANDBOXPROXYREADY, params)
 
-    async def notify_mcp_ui_size_changed(
+    async def notify_size_changed(
         self,
         *,
         width: float | UnsetType = UNSET,
@@ -156,7 +156,7 @@ class ClientStub:
             McpUiSizeChangedNotificationParams(width=width, height=height),
         )
 
-    async def mcp_ui_open_link(
+    async def open_link(
         self,
         url: str,
         *,
@@ -170,7 +170,7 @@ class ClientStub:
             on_progress=on_progress,
         )
 
-    async def mcp_ui_request_display_mode(
+    async def request_display_mode(
         self,
         mode: Literal["inline"] | Literal["fullscreen"] | Literal["pip"],
         *,
@@ -184,7 +184,7 @@ class ClientStub:
             on_progress=on_progress,
         )
 
-    async def mcp_ui_update_model_context(
+    async def update_model_context(
         self,
         *,
         content: (
@@ -218,37 +218,37 @@ class ClientHandlers:
     a notification without one is ignored. Overridden methods also decide the
     capabilities the client declares."""
 
-    async def on_mcp_ui_host_context_changed(
+    async def on_host_context_changed(
         self, params: McpUiHostContextChangedNotificationParams, ctx: RequestContext
     ) -> None:
         return None
 
-    async def on_mcp_ui_sandbox_resource_ready(
+    async def on_sandbox_resource_ready(
         self, params: McpUiSandboxResourceReadyNotificationParams, ctx: RequestContext
     ) -> None:
         return None
 
-    async def on_mcp_ui_tool_cancelled(
+    async def on_tool_cancelled(
         self, params: McpUiToolCancelledNotificationParams, ctx: RequestContext
     ) -> None:
         return None
 
-    async def on_mcp_ui_tool_input(
+    async def on_tool_input(
         self, params: McpUiToolInputNotificationParams, ctx: RequestContext
     ) -> None:
         return None
 
-    async def on_mcp_ui_tool_input_partial(
+    async def on_tool_input_partial(
         self, params: McpUiToolInputNotificationParams, ctx: RequestContext
     ) -> None:
         return None
 
-    async def on_mcp_ui_tool_result(
+    async def on_tool_result(
         self, params: McpUiToolResultNotificationParams, ctx: RequestContext
     ) -> None:
         return None
 
-    async def mcp_ui_resource_teardown(
+    async def resource_teardown(
         self, params: dict[str, Any], ctx: RequestContext
     ) -> McpUiResourceTeardownResult:
         raise HandlerNotImplemented("ui/resource-teardown")

@@ -58,7 +58,7 @@ UI_DOWNLOADFILE: MethodSpec[McpUiDownloadFileRequestParams, McpUiDownloadFileRes
     params=McpUiDownloadFileRequestParams,
     result=McpUiDownloadFileResult,
     params_required=True,
-    handler="mcp_ui_download_file",
+    handler="download_file",
     capability=("extensions", "io.modelcontextprotocol/ui"),
 )
 
@@ -69,7 +69,7 @@ UI_INITIALIZE: MethodSpec[McpUiInitializeRequestParams, McpUiInitializeResult] =
     params=McpUiInitializeRequestParams,
     result=McpUiInitializeResult,
     params_required=True,
-    handler="mcp_ui_initialize",
+    handler="initialize",
     capability=("extensions", "io.modelcontextprotocol/ui"),
 )
 
@@ -80,7 +80,7 @@ UI_MESSAGE: MethodSpec[McpUiMessageRequestParams, McpUiMessageResult] = MethodSp
     params=McpUiMessageRequestParams,
     result=McpUiMessageResult,
     params_required=True,
-    handler="mcp_ui_message",
+    handler="message",
     capability=("extensions", "io.modelcontextprotocol/ui"),
 )
 
@@ -92,7 +92,7 @@ UI_NOTIFICATIONS_HOSTCONTEXTCHANGED: MethodSpec[McpUiHostContextChangedNotificat
         params=McpUiHostContextChangedNotificationParams,
         result=None,
         params_required=True,
-        handler="on_mcp_ui_host_context_changed",
+        handler="on_host_context_changed",
         capability=(),
     )
 )
@@ -104,7 +104,7 @@ UI_NOTIFICATIONS_INITIALIZED: MethodSpec[dict[str, Any], None] = MethodSpec(
     params=dict[str, Any],
     result=None,
     params_required=False,
-    handler="on_mcp_ui_initialized",
+    handler="on_initialized",
     capability=(),
 )
 
@@ -115,7 +115,7 @@ UI_NOTIFICATIONS_REQUESTTEARDOWN: MethodSpec[dict[str, Any], None] = MethodSpec(
     params=dict[str, Any],
     result=None,
     params_required=False,
-    handler="on_mcp_ui_request_teardown",
+    handler="on_request_teardown",
     capability=(),
 )
 
@@ -126,7 +126,7 @@ UI_NOTIFICATIONS_SANDBOXPROXYREADY: MethodSpec[dict[str, Any], None] = MethodSpe
     params=dict[str, Any],
     result=None,
     params_required=True,
-    handler="on_mcp_ui_sandbox_proxy_ready",
+    handler="on_sandbox_proxy_ready",
     capability=(),
 )
 
@@ -139,7 +139,7 @@ UI_NOTIFICATIONS_SANDBOXRESOURCEREADY: MethodSpec[
     params=McpUiSandboxResourceReadyNotificationParams,
     result=None,
     params_required=True,
-    handler="on_mcp_ui_sandbox_resource_ready",
+    handler="on_sandbox_resource_ready",
     capability=(),
 )
 
@@ -150,7 +150,7 @@ UI_NOTIFICATIONS_SIZECHANGED: MethodSpec[McpUiSizeChangedNotificationParams, Non
     params=McpUiSizeChangedNotificationParams,
     result=None,
     params_required=True,
-    handler="on_mcp_ui_size_changed",
+    handler="on_size_changed",
     capability=(),
 )
 
@@ -161,7 +161,7 @@ UI_NOTIFICATIONS_TOOLCANCELLED: MethodSpec[McpUiToolCancelledNotificationParams,
     params=McpUiToolCancelledNotificationParams,
     result=None,
     params_required=True,
-    handler="on_mcp_ui_tool_cancelled",
+    handler="on_tool_cancelled",
     capability=(),
 )
 
@@ -172,7 +172,7 @@ UI_NOTIFICATIONS_TOOLINPUT: MethodSpec[McpUiToolInputNotificationParams, None] =
     params=McpUiToolInputNotificationParams,
     result=None,
     params_required=True,
-    handler="on_mcp_ui_tool_input",
+    handler="on_tool_input",
     capability=(),
 )
 
@@ -183,7 +183,7 @@ UI_NOTIFICATIONS_TOOLINPUTPARTIAL: MethodSpec[McpUiToolInputNotificationParams, 
     params=McpUiToolInputNotificationParams,
     result=None,
     params_required=True,
-    handler="on_mcp_ui_tool_input_partial",
+    handler="on_tool_input_partial",
     capability=(),
 )
 
@@ -194,7 +194,7 @@ UI_NOTIFICATIONS_TOOLRESULT: MethodSpec[McpUiToolResultNotificationParams, None]
     params=McpUiToolResultNotificationParams,
     result=None,
     params_required=True,
-    handler="on_mcp_ui_tool_result",
+    handler="on_tool_result",
     capability=(),
 )
 
@@ -205,7 +205,7 @@ UI_OPENLINK: MethodSpec[McpUiOpenLinkRequestParams, McpUiOpenLinkResult] = Metho
     params=McpUiOpenLinkRequestParams,
     result=McpUiOpenLinkResult,
     params_required=True,
-    handler="mcp_ui_open_link",
+    handler="open_link",
     capability=("extensions", "io.modelcontextprotocol/ui"),
 )
 
@@ -218,7 +218,7 @@ UI_REQUESTDISPLAYMODE: MethodSpec[
     params=McpUiRequestDisplayModeRequestParams,
     result=McpUiRequestDisplayModeResult,
     params_required=True,
-    handler="mcp_ui_request_display_mode",
+    handler="request_display_mode",
     capability=("extensions", "io.modelcontextprotocol/ui"),
 )
 
@@ -229,7 +229,7 @@ UI_RESOURCETEARDOWN: MethodSpec[dict[str, Any], McpUiResourceTeardownResult] = M
     params=dict[str, Any],
     result=McpUiResourceTeardownResult,
     params_required=True,
-    handler="mcp_ui_resource_teardown",
+    handler="resource_teardown",
     capability=("extensions", "io.modelcontextprotocol/ui"),
 )
 
@@ -242,7 +242,7 @@ UI_UPDATEMODELCONTEXT: MethodSpec[
     params=McpUiUpdateModelContextRequestParams,
     result=McpUiUpdateModelContextResult,
     params_required=True,
-    handler="mcp_ui_update_model_context",
+    handler="update_model_context",
     capability=("extensions", "io.modelcontextprotocol/ui"),
 )
 

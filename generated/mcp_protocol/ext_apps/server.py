@@ -73,7 +73,7 @@ class ServerStub:
     def __init__(self, caller: Caller) -> None:
         self._caller = caller
 
-    async def notify_mcp_ui_host_context_changed(
+    async def notify_host_context_changed(
         self,
         *,
         tool_info: McpUiHostContextToolInfo | UnsetType = UNSET,
@@ -111,7 +111,7 @@ class ServerStub:
             ),
         )
 
-    async def notify_mcp_ui_sandbox_resource_ready(
+    async def notify_sandbox_resource_ready(
         self,
         html: str,
         *,
@@ -126,7 +126,7 @@ class ServerStub:
             ),
         )
 
-    async def notify_mcp_ui_tool_cancelled(
+    async def notify_tool_cancelled(
         self,
         *,
         reason: str | UnsetType = UNSET,
@@ -136,7 +136,7 @@ class ServerStub:
             McpUiToolCancelledNotificationParams(reason=reason),
         )
 
-    async def notify_mcp_ui_tool_input(
+    async def notify_tool_input(
         self,
         *,
         arguments: dict[str, Any] | UnsetType = UNSET,
@@ -146,7 +146,7 @@ class ServerStub:
             McpUiToolInputNotificationParams(arguments=arguments),
         )
 
-    async def notify_mcp_ui_tool_input_partial(
+    async def notify_tool_input_partial(
         self,
         *,
         arguments: dict[str, Any] | UnsetType = UNSET,
@@ -156,7 +156,7 @@ class ServerStub:
             McpUiToolInputNotificationParams(arguments=arguments),
         )
 
-    async def notify_mcp_ui_tool_result(
+    async def notify_tool_result(
         self,
         *,
         meta: McpUiToolResultNotificationParamsMeta | UnsetType = UNSET,
@@ -177,7 +177,7 @@ class ServerStub:
             ),
         )
 
-    async def mcp_ui_resource_teardown(
+    async def resource_teardown(
         self,
         params: dict[str, Any],
         *,
@@ -199,48 +199,46 @@ class ServerHandlers:
     a notification without one is ignored. Overridden methods also decide the
     capabilities the server declares."""
 
-    async def mcp_ui_download_file(
+    async def download_file(
         self, params: McpUiDownloadFileRequestParams, ctx: RequestContext
     ) -> McpUiDownloadFileResult:
         raise HandlerNotImplemented("ui/download-file")
 
-    async def mcp_ui_initialize(
+    async def initialize(
         self, params: McpUiInitializeRequestParams, ctx: RequestContext
     ) -> McpUiInitializeResult:
         raise HandlerNotImplemented("ui/initialize")
 
-    async def mcp_ui_message(
+    async def message(
         self, params: McpUiMessageRequestParams, ctx: RequestContext
     ) -> McpUiMessageResult:
         raise HandlerNotImplemented("ui/message")
 
-    async def on_mcp_ui_initialized(self, params: dict[str, Any], ctx: RequestContext) -> None:
+    async def on_initialized(self, params: dict[str, Any], ctx: RequestContext) -> None:
         return None
 
-    async def on_mcp_ui_request_teardown(self, params: dict[str, Any], ctx: RequestContext) -> None:
+    async def on_request_teardown(self, params: dict[str, Any], ctx: RequestContext) -> None:
         return None
 
-    async def on_mcp_ui_sandbox_proxy_ready(
-        self, params: dict[str, Any], ctx: RequestContext
-    ) -> None:
+    async def on_sandbox_proxy_ready(self, params: dict[str, Any], ctx: RequestContext) -> None:
         return None
 
-    async def on_mcp_ui_size_changed(
+    async def on_size_changed(
         self, params: McpUiSizeChangedNotificationParams, ctx: RequestContext
     ) -> None:
         return None
 
-    async def mcp_ui_open_link(
+    async def open_link(
         self, params: McpUiOpenLinkRequestParams, ctx: RequestContext
     ) -> McpUiOpenLinkResult:
         raise HandlerNotImplemented("ui/open-link")
 
-    async def mcp_ui_request_display_mode(
+    async def request_display_mode(
         self, params: McpUiRequestDisplayModeRequestParams, ctx: RequestContext
     ) -> McpUiRequestDisplayModeResult:
         raise HandlerNotImplemented("ui/request-display-mode")
 
-    async def mcp_ui_update_model_context(
+    async def update_model_context(
         self, params: McpUiUpdateModelContextRequestParams, ctx: RequestContext
     ) -> McpUiUpdateModelContextResult:
         raise HandlerNotImplemented("ui/update-model-context")
