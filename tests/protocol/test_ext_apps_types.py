@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
+import mcp_protocol
 from mcp_codegen import corrections, sources
 from mcp_protocol import ext_apps
 from mcp_protocol.ext_apps import types as apps_types
@@ -85,6 +86,7 @@ def test_every_definition_of_the_published_schema_is_generated() -> None:
     added = {"ClientRequest", "ServerRequest", "ClientNotification", "ServerNotification"}
     assert set(ext_apps.DEFINITIONS) == set(NAMES) | added | {"McpUiUpdateModelContextResult"}
     assert ext_apps.EXTENSION_ID == "io.modelcontextprotocol/ui"
+    assert mcp_protocol.EXTENSIONS[ext_apps.EXTENSION_ID] == "mcp_protocol.ext_apps"
     pin = sources.load_extension_pins(sources.find_config(REPO))["apps"]
     assert ext_apps.SCHEMA_SHA256 == pin.sha256
 
