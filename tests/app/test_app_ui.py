@@ -317,3 +317,19 @@ def test_a_host_declaring_the_extension_under_experimental_is_an_apps_host() -> 
             assert tools["forecast"]["_meta"]["ui"] == {"resourceUri": PAGE_URI}
 
     asyncio.run(main())
+
+
+def test_degradation_holds_with_visibility_rules_and_tools_added_while_serving() -> None:
+    app = ui_app()
+    app.disable(names={"plain"})
+
+    async def check(session: ClientSession) -> None:
+        assert sorted(await tools_by_name(session)) == ["forecast"]
+        page = app.ui_resource("ui://weather/late.html", "<p>late</p>")
+        app.add_tool(lambda: "late", name="late", ui=page, ui_visibility=["app"])
+        app.add_tool(lambda: "linked", name="linked", ui=page)
+        tools = await tools_by_name(session)
+        assert sorted(tools) == ["forecast", "linked"]
+        assert all("ui" not in tool.get("_meta", {}) for tool in tools.values())
+
+    with_client(app, "2025-11-25", check, ui=False)

@@ -22,7 +22,7 @@ from ..session import Session
 from .completion import completion_key
 from .flavor import Flavor
 from .resources import ResourceSpec, UriTemplate
-from .ui import UiDegradation, supports_ui
+from .ui import UiDegradation
 
 if TYPE_CHECKING:
     from ..tasks import TaskContext, Tasks
@@ -72,9 +72,7 @@ def build_handlers(
 
         async def list_tools(self: object, params: Any, ctx: RequestContext) -> Any:
             _first_page_only(params)
-            tools = listing("tools", ctx)
-            if not supports_ui(ctx):
-                tools = degradation.of(tools, registry.tools)
+            tools = degradation.of(listing("tools", ctx), registry.tools, ctx)
             return types.ListToolsResult(tools=tools, **hints)
 
         core = tasks.core if tasks is not None and "tasks/result" in methods else None

@@ -220,13 +220,24 @@ class UiDegradation:
 
     def __init__(self) -> None:
         self._source: list[Any] | None = None
-        self._degraded: list[Any] = []
+        self._degraded: list[Any] = []  # `_source` itself when it has no UI link
 
-    def of(self, tools: list[Any], specs: Mapping[str, Any]) -> list[Any]:
-        """``tools`` (a revision's listing of the tool ``specs``, by name) degraded."""
-        if tools is self._source:
-            return self._degraded
+    def of(self, tools: list[Any], specs: Mapping[str, Any], ctx: RequestContext) -> list[Any]:
+        """``tools`` (a revision's listing of the tool ``specs``, by name) as
+        the client of ``ctx`` gets it. A listing without UI links is passed
+        through without asking what the client declared."""
+        if tools is not self._source:
+            self._source, self._degraded = tools, self._degrade(tools, specs)
+        if self._degraded is tools or supports_ui(ctx):
+            return tools
+        return self._degraded
+
+    @staticmethod
+    def _degrade(tools: list[Any], specs: Mapping[str, Any]) -> list[Any]:
         # By the specs' own `_meta`: the revisions before 2025-06-18 list tools without one.
+        linked = [spec.wire.get("_meta") for spec in specs.values()]
+        if not any(has_ui(meta) for meta in linked):
+            return tools
         hidden = {name for name, spec in specs.items() if app_only(spec.wire.get("_meta"))}
         degraded = []
         for tool in tools:
@@ -237,7 +248,6 @@ class UiDegradation:
                 kept = without_ui(meta)
                 tool = msgspec.structs.replace(tool, meta=msgspec.UNSET if kept is None else kept)
             degraded.append(tool)
-        self._source, self._degraded = tools, degraded
         return degraded
 
     @staticmethod
