@@ -84,8 +84,9 @@ def _report(module: Module) -> None:
     """What the generator decided that the schema did not say, on stderr."""
     carried = module.corrections
     if carried.carried_from is not None:
-        applied = ", ".join(c.id for c in carried.applied) or "none"
-        stale = ", ".join(c.id for c in carried.not_applicable) or "none"
+        # An id corrects several places (ClientCapabilities and ServerCapabilities): named once.
+        applied = ", ".join(dict.fromkeys(c.id for c in carried.applied)) or "none"
+        stale = ", ".join(dict.fromkeys(c.id for c in carried.not_applicable)) or "none"
         click.echo(
             f"mcp-codegen: {module.revision}: corrections carried forward from {carried.carried_from}: "
             f"applied: {applied}; no longer applicable: {stale}",
@@ -185,7 +186,7 @@ def main(
         extensions = _present_extensions(config)
         if all_ or check:
             for pin in sources.load_extension_pins(config).values():
-                extension = sources.load_extension(pin)
+                extension = sources.load_extension(pin, config)
                 base = loaded_by_revision.get(extension.revision) or _load(
                     config, pins, extension.revision, None, verify=True
                 )

@@ -71,6 +71,7 @@ def apply(
 ) -> tuple[dict[str, Any], Corrections]:
     """A corrected copy of ``schema`` and the corrections of ``revision``."""
     schema = copy.deepcopy(schema)
+    entries = [entry for entry in entries if "extension" not in entry]
     source = carried_from(revision, entries)
     result = Corrections(carried_from=source if source != revision else None)
     for entry in entries:
@@ -86,6 +87,20 @@ def apply(
             result.entries.append(
                 Correction(entry["id"], _target(schema, entry), entry["reason"], applied=False)
             )
+    return schema, result
+
+
+def apply_extension(
+    schema: dict[str, Any], name: str, entries: list[dict[str, Any]]
+) -> tuple[dict[str, Any], Corrections]:
+    """A corrected copy of a published extension schema (``extension =
+    "<name>"`` entries). Its schema is pinned by sha256, so every entry must
+    apply: nothing is carried."""
+    schema = copy.deepcopy(schema)
+    result = Corrections()
+    for entry in entries:
+        if entry.get("extension") == name:
+            result.entries.append(_apply_one(schema, f"extension {name}", entry))
     return schema, result
 
 
@@ -110,12 +125,17 @@ def _apply_one(schema: dict[str, Any], revision: str, entry: dict[str, Any]) -> 
         # The last step may add a key (an `additionalProperties`), so only
         # the parent has to exist.
         last: Any = int(parts[-1]) if isinstance(parent, list) else parts[-1]
-        parent[last] = copy.deepcopy(entry["value"])
+        if entry.get("remove", False):
+            del parent[last]  # a keyword the generator must not see
+        else:
+            parent[last] = copy.deepcopy(entry["value"])
     except (KeyError, IndexError, ValueError, TypeError):
         raise GenerationError(
             f"correction {entry['id']} does not apply to {revision}: no {pointer}"
         ) from None
-    return Correction(entry["id"], pointer, entry["reason"])
+    return Correction(
+        entry["id"], pointer + (" (removed)" if entry.get("remove") else ""), entry["reason"]
+    )
 
 
 def _field_default(schema: dict[str, Any], revision: str, entry: dict[str, Any]) -> Correction:

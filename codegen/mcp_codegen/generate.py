@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import corrections, facts, methods, names, render, sources
-from .model import Corrections, Extension, GenerationError, Module
+from .model import Extension, GenerationError, Module
 from .parser import SchemaParser
 from .sources import Config, LoadedExtension, LoadedSchema
 
@@ -52,9 +52,16 @@ def render_extension(
         id=loaded.id,
         source=loaded.origin,
         base=frozenset(base_module.definitions),
+        published=loaded.published,
+        message_prefix=loaded.message_prefix,
     )
-    parser = SchemaParser(loaded.schema, base=extension.base, sort_properties=False)
-    module = parser.parse(base.revision, loaded.sha256, base.status, Corrections(), extension)
+    # A published schema has its quirks corrected in corrections.toml; a
+    # fragment of this project's is written right.
+    schema, applied = corrections.apply_extension(
+        loaded.schema, loaded.name, corrections.load_all(config.corrections_files)
+    )
+    parser = SchemaParser(schema, base=extension.base, sort_properties=False)
+    module = parser.parse(base.revision, loaded.sha256, base.status, applied, extension)
     derived = methods.derive(module)
     reviewed = loaded.revision in sources.shipped_revisions()
     facts.apply(module, derived, facts.load_all(config.facts_files), reviewed=reviewed)

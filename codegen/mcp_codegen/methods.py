@@ -114,6 +114,9 @@ class Method:
     sender_capability: tuple[str, ...] = ()
     listen_filter: str | None = None
     input_errors_as_result: bool = False
+    # For an extension whose messages all repeat a prefix (ext-apps' "McpUi"):
+    # left out of the stem, so that stubs and handlers read `open_link`.
+    stem_prefix: str = ""
 
     @property
     def direction(self) -> str:
@@ -126,7 +129,7 @@ class Method:
     @property
     def stem(self) -> str:
         """``CallTool`` for ``CallToolRequest``, ``ToolListChanged`` for ``ToolListChangedNotification``."""
-        return re.sub(r"(Request|Notification)$", "", self.message)
+        return re.sub(r"(Request|Notification)$", "", self.message).removeprefix(self.stem_prefix)
 
     @property
     def handler(self) -> str:
@@ -204,7 +207,9 @@ def derive(module: Module) -> list[Method]:
             directions={"server_to_client"},
             input_request=True,
         )
+    prefix = module.extension.message_prefix if module.extension is not None else ""
     for entry in found.values():
+        entry.stem_prefix = prefix
         entry.capability = _capability(module, entry)
         entry.page_items = _page_items(module, entry)
         entry.page_member = _page_member(module, entry)

@@ -374,6 +374,11 @@ class Extension:
     id: str  # the extension identifier, as clients declare it
     source: str  # the fragment's path, for the generated header
     base: frozenset[str]  # the definitions of the revision it extends
+    # Published by the extension's own project (an npm package's schema),
+    # rather than a fragment written here.
+    published: bool = False
+    # A prefix every message name repeats, left out of stub and handler names.
+    message_prefix: str = ""
 
     @property
     def package(self) -> str:

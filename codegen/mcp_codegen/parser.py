@@ -50,7 +50,7 @@ _SCALARS: dict[str, TypeExpr] = {
 _SUPPORTED = {
     "type", "description", "$ref", "properties", "required", "const", "additionalProperties",
     "items", "anyOf", "allOf", "format", "enum", "minimum", "maximum", "maxItems", "minItems",
-    "title", "default", "minLength", "maxLength", "$schema",
+    "title", "default", "minLength", "maxLength", "$schema", "propertyNames", "pattern",
 }  # fmt: skip
 
 

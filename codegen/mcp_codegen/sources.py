@@ -10,6 +10,16 @@ pyproject.toml lists where to look, in order:
   (``<dir>/<revision>/schema.json``), such as ``../shared/mcp-schema``;
 * ``upstream`` -- the raw file at the pinned commit.
 
+An extension whose project publishes its schema in an npm package (MCP Apps:
+``@modelcontextprotocol/ext-apps``) is pinned by package version and sha256
+(``[extensions.<name>]`` with ``npm =``) and found through the same list:
+
+* ``node_modules:<dir>`` -- an installed copy of the pinned version;
+* ``store:<dir>`` -- ``<dir>/npm/<package>@<version>/<file>``, where a file
+  taken from the registry is saved;
+* ``npm`` -- the package's tarball on the npm registry (``npm:<url>``: on
+  another registry, such as a mirror).
+
 A project without a ``[tool.mcp-codegen]`` table gets the defaults: schemas
 from a per-user cache (``$XDG_CACHE_HOME/mcp-codegen``, else
 ``~/.cache/mcp-codegen``) filled from upstream, and the pins and corrections
@@ -21,8 +31,10 @@ corrections are added to the shipped ones, replacing those with the same id.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
+import tarfile
 import tomllib
 import urllib.error
 import urllib.request
@@ -110,7 +122,7 @@ class LoadedSchema:
     status: str  # "released", "draft" (a pin marked unstable) or "unpinned"
 
 
-DEFAULT_SOURCES = ("store:{cache}/schemas", "upstream")
+DEFAULT_SOURCES = ("store:{cache}/schemas", "upstream", "npm")
 
 
 def find_config(start: Path) -> Config:
@@ -182,11 +194,40 @@ def shipped_revisions() -> frozenset[str]:
 
 
 @dataclass(frozen=True)
+class PublishedSchema:
+    """Where an extension's schema is published: a file inside one version of
+    an npm package (``@modelcontextprotocol/ext-apps`` 2.0.4 ships
+    ``dist/src/generated/schema.json``). The extension's identifier and the
+    revision it is generated on are the pin's to say: such a schema does not."""
+
+    package: str  # the npm package name, scope included
+    version: str
+    file: str  # the schema's path inside the package
+    id: str
+    revision: str
+    # A prefix every message name repeats ("McpUi"), left out of the stub and
+    # handler names (`open_link`, not `mcp_ui_open_link`).
+    message_prefix: str = ""
+
+    def tarball_url(self, registry: str = "") -> str:
+        """The package's tarball on an npm registry (the public one by
+        default), by npm's own URL scheme."""
+        short = self.package.rsplit("/", 1)[-1]
+        base = (registry or NPM_REGISTRY).rstrip("/")
+        return f"{base}/{self.package}/-/{short}-{self.version}.tgz"
+
+    @property
+    def label(self) -> str:
+        return f"npm:{self.package}@{self.version}/{self.file}"
+
+
+@dataclass(frozen=True)
 class ExtensionPin:
     name: str
     path: Path  # the fragment, beside the pins file that names it
     sha256: str
     label: str  # the path from the pins file's folder on (schema/extensions/x.json)
+    published: PublishedSchema | None = None  # a published schema rather than a fragment
 
 
 @dataclass(frozen=True)
@@ -197,9 +238,12 @@ class LoadedExtension:
     schema: dict[str, Any]
     sha256: str
     origin: str  # the pin's label, the same on every machine
+    published: bool = False  # the extension project's published schema, not a fragment
+    message_prefix: str = ""  # see PublishedSchema
 
 
 EXTENSION_KEY = "x-mcp-extension"
+NPM_REGISTRY = "https://registry.npmjs.org"
 
 
 def load_extension_pins(config: Config) -> dict[str, ExtensionPin]:
@@ -211,19 +255,48 @@ def load_extension_pins(config: Config) -> dict[str, ExtensionPin]:
             data = tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise GenerationError(f"cannot read pin manifest {path}: {error}") from None
-    return {
-        name: ExtensionPin(
-            name,
-            path.parent / entry["path"],
-            entry["sha256"],
-            f"{path.parent.name}/{entry['path']}",
+    pins = {}
+    for name, entry in sorted(data.get("extensions", {}).items()):
+        if "npm" in entry:
+            published = PublishedSchema(
+                entry["npm"],
+                entry["version"],
+                entry["file"],
+                entry["id"],
+                entry["revision"],
+                entry.get("message-prefix", ""),
+            )
+            pins[name] = ExtensionPin(
+                name, Path(published.file), entry["sha256"], published.label, published
+            )
+        else:
+            pins[name] = ExtensionPin(
+                name,
+                path.parent / entry["path"],
+                entry["sha256"],
+                f"{path.parent.name}/{entry['path']}",
+            )
+    return pins
+
+
+def load_extension(pin: ExtensionPin, config: Config) -> LoadedExtension:
+    """An extension's schema, checked against its pin like a revision's: a
+    fragment beside the pins file, or a published one found through the
+    configured sources."""
+    if pin.published is not None:
+        data, origin = _resolve_published(config, pin)
+        published = pin.published
+        schema = _parse(data, origin)
+        return LoadedExtension(
+            pin.name,
+            published.id,
+            published.revision,
+            schema,
+            pin.sha256,
+            pin.label,
+            True,
+            published.message_prefix,
         )
-        for name, entry in sorted(data.get("extensions", {}).items())
-    }
-
-
-def load_extension(pin: ExtensionPin) -> LoadedExtension:
-    """An extension's fragment, checked against its pin like a revision's schema."""
     try:
         data = pin.path.read_bytes()
     except OSError as error:
@@ -249,6 +322,97 @@ def load_extension(pin: ExtensionPin) -> LoadedExtension:
     return LoadedExtension(
         pin.name, declared["id"], declared["revision"], schema, digest, pin.label
     )
+
+
+def _resolve_published(config: Config, pin: ExtensionPin) -> tuple[bytes, str]:
+    """The bytes of a published extension schema and where they came from,
+    through the sources that can hold one, in order:
+
+    * ``node_modules:<dir>`` -- an installed copy, ``<dir>/<package>/<file>``,
+      used only when its ``package.json`` has the pinned version;
+    * ``store:<dir>`` -- ``<dir>/npm/<package>@<version>/<file>``, where a
+      file taken from the registry is saved;
+    * ``npm`` (``npm:<registry url>``) -- the package's tarball on the npm registry.
+
+    Revision-only sources (``mirror``, ``upstream``) are passed over. The
+    sha256 is checked whichever source answers."""
+    published = pin.published
+    assert published is not None
+    tried: list[str] = []
+    for source in config.sources:
+        kind, _, argument = source.partition(":")
+        data: bytes | None = None
+        if kind == "node_modules":
+            folder = _expand(config, argument) / published.package
+            try:
+                version = json.loads((folder / "package.json").read_bytes()).get("version")
+                if version == published.version:
+                    data = (folder / published.file).read_bytes()
+                else:
+                    tried.append(f"node_modules {folder} (version {version})")
+            except (OSError, ValueError):
+                tried.append(f"node_modules {folder}")
+            origin = str(folder / published.file)
+        elif kind == "store":
+            path = _published_store_path(config, argument, published)
+            if path.is_file():
+                data = path.read_bytes()
+            else:
+                tried.append(f"store {path}")
+            origin = str(path)
+        elif kind == "npm":
+            origin = published.tarball_url(argument)
+            try:
+                data = _from_tarball(published, origin)
+            except (urllib.error.URLError, OSError, tarfile.TarError, KeyError) as error:
+                tried.append(f"npm ({getattr(error, 'reason', error)})")
+            else:
+                _save_published(config, published, data)
+        if data is None:
+            continue
+        digest = sha256_of(data)
+        if digest != pin.sha256:
+            raise GenerationError(
+                f"sha256 mismatch for extension {pin.name} from {origin}: got {digest}, pinned {pin.sha256}"
+            )
+        return data, origin
+    raise GenerationError(
+        f"schema of extension {pin.name} ({pin.label}) not found "
+        f"(tried: {'; '.join(tried) or 'no sources configured'}); "
+        f'install {published.package}@{published.version} or add "npm" to the sources'
+    )
+
+
+def _from_tarball(published: PublishedSchema, url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT) as response:
+        archive = response.read()
+    # npm tarballs hold the package under a top folder, "package/" by convention.
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+        for member in tar.getmembers():
+            if member.isfile() and member.name.split("/", 1)[-1] == published.file:
+                handle = tar.extractfile(member)
+                if handle is not None:
+                    return handle.read()
+    raise KeyError(f"{published.file} not in {url}")
+
+
+def _published_store_path(config: Config, folder: str, published: PublishedSchema) -> Path:
+    return (
+        _expand(config, folder)
+        / "npm"
+        / f"{published.package}@{published.version}"
+        / published.file
+    )
+
+
+def _save_published(config: Config, published: PublishedSchema, data: bytes) -> None:
+    for source in config.sources:
+        kind, _, argument = source.partition(":")
+        if kind == "store":
+            target = _published_store_path(config, argument, published)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            return
 
 
 def sha256_of(data: bytes) -> str:
@@ -282,6 +446,8 @@ def resolve(config: Config, pin: Pin) -> LoadedSchema:
                 continue
             data = path.read_bytes()
             origin = str(path)
+        elif kind in ("node_modules", "npm"):
+            continue  # where published extension schemas are found, not revisions
         elif kind == "upstream":
             try:
                 with urllib.request.urlopen(pin.url, timeout=FETCH_TIMEOUT) as response:

@@ -26,5 +26,6 @@ STABLE_REVISIONS: tuple[str, ...] = (
 
 EXTENSIONS: dict[str, str] = {
     "io.modelcontextprotocol/tasks": "mcp_protocol.ext_tasks",
+    "io.modelcontextprotocol/ui": "mcp_protocol.ext_apps",
 }
 """Generated extensions by identifier, and their packages (types, methods, stubs)."""

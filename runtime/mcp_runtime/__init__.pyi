@@ -2,6 +2,8 @@
 __init__.py by ``python tests/project/test_front_door.py --write``; do not edit."""
 
 from .app import RATE_LIMITED as RATE_LIMITED
+from .app import UI_EXTENSION_ID as UI_EXTENSION_ID
+from .app import UI_MIME_TYPE as UI_MIME_TYPE
 from .app import App as App
 from .app import Audio as Audio
 from .app import Audit as Audit
@@ -38,6 +40,10 @@ from .app import ToolCallFailed as ToolCallFailed
 from .app import ToolError as ToolError
 from .app import ToolOptions as ToolOptions
 from .app import ToolSchemas as ToolSchemas
+from .app import UiCsp as UiCsp
+from .app import UiPermissions as UiPermissions
+from .app import UiResource as UiResource
+from .app import UiVisibility as UiVisibility
 from .app import UriTemplate as UriTemplate
 from .app import call_tool_typed as call_tool_typed
 from .app import validate_structured as validate_structured
@@ -127,6 +133,12 @@ __all__ = [
     "ToolError",
     "ToolOptions",
     "ToolSchemas",
+    "UI_EXTENSION_ID",
+    "UI_MIME_TYPE",
+    "UiCsp",
+    "UiPermissions",
+    "UiResource",
+    "UiVisibility",
     "UriTemplate",
     "call_tool_typed",
     "validate_structured",

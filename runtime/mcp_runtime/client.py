@@ -26,6 +26,8 @@ import msgspec
 from msgspec import UNSET
 
 from . import capabilities, codec, jsonrpc, lifecycle
+from .extensions import declare
+from .extensions import negotiated as declared_extension
 from .jsonrpc import McpError, RequestId
 from .lifecycle import (
     CAPABILITIES_KEY,
@@ -68,6 +70,10 @@ class Client:
     the server ended a session (HTTP 404) and a new one replaced it (see
     :mod:`mcp_runtime.renewal`). ``sending`` wraps the requests it sends,
     ``middleware`` what its handlers answer (:mod:`mcp_runtime.middleware`).
+    ``extensions`` declares the extensions the client supports (SEP-2133),
+    settings by identifier, in ``capabilities.extensions`` on every revision
+    (``{"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}``);
+    :meth:`ClientSession.server_extension` tells what the server declared.
     """
 
     def __init__(
@@ -89,6 +95,7 @@ class Client:
         on_renewed: RenewalCallback | None = None,
         middleware: Sequence[Middleware] = (),
         sending: Sequence[SendingMiddleware] = (),
+        extensions: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         self.handlers = handlers
         self.middleware = tuple(middleware)
@@ -122,7 +129,7 @@ class Client:
         self.name = name
         self.version = version
         self.title = title
-        self.extra_capabilities = dict(capabilities or {})
+        self.extra_capabilities = declare(capabilities or {}, extensions or {})
         self.default_timeout = default_timeout
         self.log_level = log_level
         self.cache = cache
@@ -182,6 +189,11 @@ class ClientSession(Session):
         # Bumped by invalidate(): a result asked for before a change is not cached after it.
         self._cache_generation: dict[str, int] = {}
         self.renewer = Renewer(self, client.on_renewed)
+
+    def server_extension(self, extension_id: str) -> Mapping[str, Any] | None:
+        """The settings the server declared for an extension (SEP-2133) on
+        whichever revision was negotiated, or None if it declared none."""
+        return declared_extension(self.server_capabilities, extension_id)
 
     @property
     def stateless(self) -> bool:

@@ -106,6 +106,7 @@ from mcp_protocol.v2026_07_28.types import (
 
 from . import capabilities, codec, jsonrpc, lifecycle, ownership
 from .codec import UNSET
+from .extensions import negotiated as declared_extension
 from .jsonrpc import McpError
 from .methods import MethodSpec, RequestContext
 from .middleware import Handler, Middleware
@@ -145,7 +146,7 @@ R = TypeVar("R")
 
 def client_supports_tasks(capabilities: Any) -> bool:
     """Whether decoded client capabilities (a Struct, a mapping, or None/UNSET) name the extension."""
-    return lifecycle.has_capability(capabilities, ("extensions", EXTENSION_ID))
+    return declared_extension(capabilities, EXTENSION_ID) is not None
 
 
 def _missing_extension(why: str) -> McpError:

@@ -8,12 +8,17 @@ the repository's pins and corrections.
 
 from __future__ import annotations
 
+import functools
+import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
+import threading
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +28,8 @@ from conftest import REPO, SCHEMA_MIRROR, importing
 PINS = REPO / "schema" / "pins.toml"
 CORRECTIONS = REPO / "schema" / "corrections.toml"
 EXTENSIONS = REPO / "schema" / "extensions"
+# The installed npm peers: where published extension schemas (ext-apps) are found.
+NODE_MODULES = REPO / "tests" / "peers" / "node_modules"
 ERROR = "mcp-codegen: error: "
 
 
@@ -50,8 +57,12 @@ def make_project(
     corrections: str | None = None,
     package: str = "mcp_protocol",
 ) -> Path:
-    """A project with the repository's pins (or some of them) and corrections."""
+    """A project with the repository's pins (or some of them) and corrections.
+    With all the pins, the installed npm peers are a source too: the pins name
+    a published extension schema (MCP Apps) found there."""
     root.mkdir(parents=True, exist_ok=True)
+    if revisions is None:
+        sources = [*sources, f"node_modules:{NODE_MODULES}"]
     table = {
         "sources": sources,
         "output": "generated",
@@ -181,6 +192,113 @@ def test_extension_schema_is_pinned(populated: Path) -> None:
         result, "sha256 mismatch for extension tasks from ", str(fragment), f"pinned {pinned}"
     )
     assert snapshot(populated / "generated") == before
+
+
+def _copied_apps_package(populated: Path, version: str = "2.0.4") -> Path:
+    """A node_modules of the project's own holding a copy of ext-apps."""
+    package = populated / "node_modules" / "@modelcontextprotocol" / "ext-apps"
+    shutil.copytree(NODE_MODULES / "@modelcontextprotocol" / "ext-apps", package)
+    manifest = json.loads((package / "package.json").read_text())
+    (package / "package.json").write_text(json.dumps({**manifest, "version": version}))
+    return package
+
+
+def _only_project_node_modules(populated: Path) -> None:
+    text = (populated / "pyproject.toml").read_text()
+    (populated / "pyproject.toml").write_text(
+        text.replace(f"node_modules:{NODE_MODULES}", "node_modules:node_modules")
+    )
+
+
+def test_published_extension_schema_is_pinned(populated: Path) -> None:
+    """A published extension schema (an npm package's) is checked against the
+    sha256 pinned for it whichever source holds it: a changed copy stops the
+    generation and writes nothing."""
+    _only_project_node_modules(populated)
+    package = _copied_apps_package(populated)
+    schema = package / "dist" / "src" / "generated" / "schema.json"
+    schema.write_bytes(schema.read_bytes().replace(b'"description"', b'"description" ', 1))
+    before = snapshot(populated / "generated")
+    result = run(populated, "--all")
+    pinned = tomllib.loads(PINS.read_text())["extensions"]["apps"]["sha256"]
+    assert_one_line_error(
+        result, "sha256 mismatch for extension apps from ", str(schema), f"pinned {pinned}"
+    )
+    assert snapshot(populated / "generated") == before
+
+
+def test_published_extension_schema_of_another_version_is_not_taken(populated: Path) -> None:
+    """An installed copy of another version of the package is passed over, and
+    the error says what was tried and how to get the pinned one."""
+    _only_project_node_modules(populated)
+    _copied_apps_package(populated, version="9.9.9")
+    before = snapshot(populated / "generated")
+    result = run(populated, "--check")
+    assert_one_line_error(
+        result,
+        "schema of extension apps (npm:@modelcontextprotocol/ext-apps@2.0.4/",
+        "(version 9.9.9)",
+        "install @modelcontextprotocol/ext-apps@2.0.4",
+    )
+    assert snapshot(populated / "generated") == before
+
+
+def test_published_extension_schema_from_the_store(populated: Path) -> None:
+    """A store holds a published schema under npm/<package>@<version>/, which
+    is where one taken from the registry is saved: with it alone the
+    generated package is up to date."""
+    _only_project_node_modules(populated)
+    stored = populated / "store" / "npm" / "@modelcontextprotocol/ext-apps@2.0.4"
+    target = stored / "dist" / "src" / "generated" / "schema.json"
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(
+        NODE_MODULES / "@modelcontextprotocol/ext-apps/dist/src/generated/schema.json", target
+    )
+    text = (populated / "pyproject.toml").read_text()
+    (populated / "pyproject.toml").write_text(
+        text.replace("sources = [", 'sources = ["store:store", ')
+    )
+    result = run(populated, "--check")
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Iterator[str]:
+    """A loopback npm registry serving the ext-apps 2.0.4 tarball (the
+    installed copy, packed as npm packs it, under ``package/``)."""
+    folder = tmp_path / "registry" / "@modelcontextprotocol" / "ext-apps" / "-"
+    folder.mkdir(parents=True)
+    with tarfile.open(folder / "ext-apps-2.0.4.tgz", "w:gz") as tar:
+        tar.add(NODE_MODULES / "@modelcontextprotocol" / "ext-apps", arcname="package")
+    handler = functools.partial(
+        http.server.SimpleHTTPRequestHandler, directory=str(tmp_path / "registry")
+    )
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_published_extension_schema_from_the_registry_is_saved_to_the_store(
+    populated: Path, registry: str
+) -> None:
+    """With no installed copy, the schema comes from the package's tarball on
+    the registry (``npm:<url>``; the public one with plain ``npm``), is checked
+    against its pin, and is saved to the store for the next run."""
+    text = (populated / "pyproject.toml").read_text()
+    (populated / "pyproject.toml").write_text(
+        text.replace(f'"node_modules:{NODE_MODULES}"', f'"store:store", "npm:{registry}"')
+    )
+    result = run(populated, "--check")
+    assert result.returncode == 0, result.stderr
+    saved = populated / "store" / "npm" / "@modelcontextprotocol/ext-apps@2.0.4"
+    schema = saved / "dist" / "src" / "generated" / "schema.json"
+    installed = NODE_MODULES / "@modelcontextprotocol/ext-apps/dist/src/generated/schema.json"
+    assert schema.read_bytes() == installed.read_bytes()
 
 
 def test_sha256_mismatch_with_schema_option(populated: Path) -> None:
@@ -338,9 +456,12 @@ def test_list_prints_pins() -> None:
     lines = result.stdout.splitlines()
     assert len(lines) == len(pins) + len(extensions)
     for name, pin in extensions.items():
-        assert (
-            f"extension {name}  sha256:{pin['sha256']}  schema/{pin['path']}  (generated)" in lines
+        where = (
+            f"npm:{pin['npm']}@{pin['version']}/{pin['file']}"
+            if "npm" in pin
+            else f"schema/{pin['path']}"
         )
+        assert f"extension {name}  sha256:{pin['sha256']}  {where}  (generated)" in lines
     for revision, pin in pins.items():
         (line,) = [line for line in lines if line.startswith(f"{revision} ")]
         assert f"sha256:{pin['sha256']}" in line

@@ -197,7 +197,8 @@ def test_corrections_are_carried_forward_and_reported(
     project, result = scratch
     assert (
         f"mcp-codegen: {REVISION}: corrections carried forward from 2025-11-25: "
-        "applied: elicit-result-number, tool-input-schema-open, tool-output-schema-open; no longer applicable: none\n"
+        "applied: elicit-result-number, tool-input-schema-open, tool-output-schema-open, "
+        "capabilities-extensions; no longer applicable: none\n"
     ) in result.stderr
     header = _module(project, "types.py").split('"""')[0]
     assert (

@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "lifecycle",
         "capabilities",
+        "extensions",
         "methods",
         "request_state",
         "limits",

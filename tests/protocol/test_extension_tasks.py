@@ -42,7 +42,7 @@ def test_one_type_per_definition_of_the_fragment() -> None:
     assert sorted(ext_tasks.DEFINITIONS) == sorted(DEFS)
     assert ext_tasks.EXTENSION_ID == FRAGMENT["x-mcp-extension"]["id"] == tasks.EXTENSION_ID
     assert ext_tasks.PROTOCOL_REVISION == FRAGMENT["x-mcp-extension"]["revision"]
-    assert mcp_protocol.EXTENSIONS == {ext_tasks.EXTENSION_ID: "mcp_protocol.ext_tasks"}
+    assert mcp_protocol.EXTENSIONS[ext_tasks.EXTENSION_ID] == "mcp_protocol.ext_tasks"
     for name in DEFS:
         assert getattr(ext_tasks, name) is getattr(ext_tasks.types, name)
 

@@ -3,6 +3,8 @@
 # schema sha256: 61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce
 # corrections applied (schema/corrections.toml):
 #   tool-input-schema-open: /definitions/Tool/properties/inputSchema/additionalProperties
+#   capabilities-extensions: /definitions/ClientCapabilities/properties/extensions
+#   capabilities-extensions: /definitions/ServerCapabilities/properties/extensions
 """JSON-RPC methods of MCP 2024-11-05, derived from the schema's message unions.
 
 Each constant names one method with its direction, kind, params type and result

@@ -3,6 +3,8 @@
 # schema sha256: e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131
 # corrections applied (schema/corrections.toml):
 #   tool-input-schema-open: /definitions/Tool/properties/inputSchema/additionalProperties
+#   capabilities-extensions: /definitions/ClientCapabilities/properties/extensions
+#   capabilities-extensions: /definitions/ServerCapabilities/properties/extensions
 """Typed MCP 2025-03-26 server API: the handlers a server implements, and the stub a server calls a client through.
 
 Descriptions come from the MCP specification.

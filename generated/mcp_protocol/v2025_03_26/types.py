@@ -3,6 +3,8 @@
 # schema sha256: e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131
 # corrections applied (schema/corrections.toml):
 #   tool-input-schema-open: /definitions/Tool/properties/inputSchema/additionalProperties
+#   capabilities-extensions: /definitions/ClientCapabilities/properties/extensions
+#   capabilities-extensions: /definitions/ServerCapabilities/properties/extensions
 """MCP 2025-03-26 wire types.
 
 One type per definition of the official JSON Schema, plus the inline objects and
@@ -366,6 +368,9 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True, 
 
     experimental: dict[str, dict[str, Any]] | UnsetType = UNSET
     """Experimental, non-standard capabilities that the client supports."""
+
+    extensions: dict[str, dict[str, Any]] | UnsetType = UNSET
+    """Extensions (SEP-2133) the client supports, by identifier, each with its settings object. Named by the schema from 2026-07-28 on; declared the same way before it."""
 
     roots: ClientCapabilitiesRoots | UnsetType = UNSET
     """Present if the client supports listing roots."""
@@ -1368,6 +1373,9 @@ class ServerCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True, 
 
     experimental: dict[str, dict[str, Any]] | UnsetType = UNSET
     """Experimental, non-standard capabilities that the server supports."""
+
+    extensions: dict[str, dict[str, Any]] | UnsetType = UNSET
+    """Extensions (SEP-2133) the server supports, by identifier, each with its settings object. Named by the schema from 2026-07-28 on; declared the same way before it."""
 
     logging: dict[str, Any] | UnsetType = UNSET
     """Present if the server supports sending log messages to the client."""

@@ -5,6 +5,8 @@
 #   elicit-result-number: /definitions/ElicitResult/properties/content/additionalProperties/type
 #   tool-input-schema-open: /definitions/Tool/properties/inputSchema/additionalProperties
 #   tool-output-schema-open: /definitions/Tool/properties/outputSchema/additionalProperties
+#   capabilities-extensions: /definitions/ClientCapabilities/properties/extensions
+#   capabilities-extensions: /definitions/ServerCapabilities/properties/extensions
 """MCP 2025-06-18: wire types, method tables, stubs and handler interfaces.
 
 Generated from the official JSON Schema; descriptions come from the MCP

@@ -5,6 +5,8 @@
 #   elicit-result-number: /definitions/ElicitResult/properties/content/additionalProperties/type
 #   tool-input-schema-open: /definitions/Tool/properties/inputSchema/additionalProperties
 #   tool-output-schema-open: /definitions/Tool/properties/outputSchema/additionalProperties
+#   capabilities-extensions: /definitions/ClientCapabilities/properties/extensions
+#   capabilities-extensions: /definitions/ServerCapabilities/properties/extensions
 """JSON-RPC methods of MCP 2025-06-18, derived from the schema's message unions.
 
 Each constant names one method with its direction, kind, params type and result

@@ -5,6 +5,8 @@
 #   elicit-result-number: /definitions/ElicitResult/properties/content/additionalProperties/type
 #   tool-input-schema-open: /definitions/Tool/properties/inputSchema/additionalProperties
 #   tool-output-schema-open: /definitions/Tool/properties/outputSchema/additionalProperties
+#   capabilities-extensions: /definitions/ClientCapabilities/properties/extensions
+#   capabilities-extensions: /definitions/ServerCapabilities/properties/extensions
 """Typed MCP 2025-06-18 server API: the handlers a server implements, and the stub a server calls a client through.
 
 Descriptions come from the MCP specification.

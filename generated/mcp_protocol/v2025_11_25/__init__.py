@@ -5,6 +5,8 @@
 #   elicit-result-number: /$defs/ElicitResult/properties/content/additionalProperties/anyOf/1/type
 #   tool-input-schema-open: /$defs/Tool/properties/inputSchema/additionalProperties
 #   tool-output-schema-open: /$defs/Tool/properties/outputSchema/additionalProperties
+#   capabilities-extensions: /$defs/ClientCapabilities/properties/extensions
+#   capabilities-extensions: /$defs/ServerCapabilities/properties/extensions
 """MCP 2025-11-25: wire types, method tables, stubs and handler interfaces.
 
 Generated from the official JSON Schema; descriptions come from the MCP

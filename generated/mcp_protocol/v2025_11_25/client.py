@@ -5,6 +5,8 @@
 #   elicit-result-number: /$defs/ElicitResult/properties/content/additionalProperties/anyOf/1/type
 #   tool-input-schema-open: /$defs/Tool/properties/inputSchema/additionalProperties
 #   tool-output-schema-open: /$defs/Tool/properties/outputSchema/additionalProperties
+#   capabilities-extensions: /$defs/ClientCapabilities/properties/extensions
+#   capabilities-extensions: /$defs/ServerCapabilities/properties/extensions
 """Typed MCP 2025-11-25 client API: the stub a client calls a server through, and the handlers a client implements for what a server sends it.
 
 Descriptions come from the MCP specification.

@@ -5,6 +5,8 @@
 #   elicit-result-number: /$defs/ElicitResult/properties/content/additionalProperties/anyOf/1/type
 #   tool-input-schema-open: /$defs/Tool/properties/inputSchema/additionalProperties
 #   tool-output-schema-open: /$defs/Tool/properties/outputSchema/additionalProperties
+#   capabilities-extensions: /$defs/ClientCapabilities/properties/extensions
+#   capabilities-extensions: /$defs/ServerCapabilities/properties/extensions
 """JSON-RPC methods of MCP 2025-11-25, derived from the schema's message unions.
 
 Each constant names one method with its direction, kind, params type and result

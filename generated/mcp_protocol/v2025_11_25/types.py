@@ -5,6 +5,8 @@
 #   elicit-result-number: /$defs/ElicitResult/properties/content/additionalProperties/anyOf/1/type
 #   tool-input-schema-open: /$defs/Tool/properties/inputSchema/additionalProperties
 #   tool-output-schema-open: /$defs/Tool/properties/outputSchema/additionalProperties
+#   capabilities-extensions: /$defs/ClientCapabilities/properties/extensions
+#   capabilities-extensions: /$defs/ServerCapabilities/properties/extensions
 """MCP 2025-11-25 wire types.
 
 One type per definition of the official JSON Schema, plus the inline objects and
@@ -727,6 +729,9 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True, 
 
     experimental: dict[str, dict[str, Any]] | UnsetType = UNSET
     """Experimental, non-standard capabilities that the client supports."""
+
+    extensions: dict[str, dict[str, Any]] | UnsetType = UNSET
+    """Extensions (SEP-2133) the client supports, by identifier, each with its settings object. Named by the schema from 2026-07-28 on; declared the same way before it."""
 
     roots: ClientCapabilitiesRoots | UnsetType = UNSET
     """Present if the client supports listing roots."""
@@ -2622,6 +2627,9 @@ class ServerCapabilities(msgspec.Struct, kw_only=True, repr_omit_defaults=True, 
 
     experimental: dict[str, dict[str, Any]] | UnsetType = UNSET
     """Experimental, non-standard capabilities that the server supports."""
+
+    extensions: dict[str, dict[str, Any]] | UnsetType = UNSET
+    """Extensions (SEP-2133) the server supports, by identifier, each with its settings object. Named by the schema from 2026-07-28 on; declared the same way before it."""
 
     logging: dict[str, Any] | UnsetType = UNSET
     """Present if the server supports sending log messages to the client."""

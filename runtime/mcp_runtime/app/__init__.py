@@ -34,6 +34,7 @@ from .resources import UriTemplate
 from .shipped import RATE_LIMITED, Cache, ErrorMapping, RateLimit, StructuredLogging, Timing
 from .state import SessionState
 from .tools import ToolAnnotations
+from .ui import UI_EXTENSION_ID, UI_MIME_TYPE, UiCsp, UiPermissions, UiResource, UiVisibility
 
 __all__ = [
     "RATE_LIMITED",
@@ -73,6 +74,12 @@ __all__ = [
     "ToolCallFailed",
     "ToolError",
     "ToolSchemas",
+    "UI_EXTENSION_ID",
+    "UI_MIME_TYPE",
+    "UiCsp",
+    "UiPermissions",
+    "UiResource",
+    "UiVisibility",
     "UriTemplate",
     "call_tool_typed",
     "validate_structured",

@@ -23,6 +23,7 @@ from typing_extensions import TypeVar
 
 from .. import capabilities, codec, jsonrpc, lifecycle
 from ..auth.principal import Principal
+from ..extensions import negotiated
 from ..jsonrpc import McpError
 from ..limits import ClientIdentity
 from ..methods import RequestContext
@@ -30,6 +31,7 @@ from .errors import InputRequired, ToolError
 from .flavor import Flavor
 from .schema import object_schema
 from .state import SessionState, SessionStates
+from .ui import client_supports_ui
 
 T = TypeVar("T")
 # The type of what the app's lifespan yields (Context[State]); Any when not given.
@@ -190,6 +192,18 @@ class Context(Generic[S]):
     def client_supports(self, *path: str) -> bool:
         """Whether the client declared a capability: ``ctx.client_supports("elicitation")``."""
         return lifecycle.has_capability(self._request.client_capabilities, path)
+
+    def client_extension(self, extension_id: str) -> Mapping[str, Any] | None:
+        """The settings the client declared for an extension (SEP-2133), on
+        any revision, or None if it did not declare it:
+        ``ctx.client_extension("io.modelcontextprotocol/ui")``."""
+        return negotiated(self._request.client_capabilities, extension_id)
+
+    def client_supports_ui(self) -> bool:
+        """Whether the client negotiated MCP Apps (and its HTML profile): a
+        tool linked to a UI returns plain, meaningful text when it did not
+        (see :mod:`mcp_runtime.app.ui`)."""
+        return client_supports_ui(self._request.client_capabilities)
 
     # ------------------------------------------------------------ progress and logs
 

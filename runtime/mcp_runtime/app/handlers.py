@@ -21,6 +21,7 @@ from ..session import Session
 from .completion import completion_key
 from .flavor import Flavor, NamedCall
 from .resources import ResourceSpec, UriTemplate
+from .ui import UiDegradation
 
 if TYPE_CHECKING:
     from mcp_protocol import v2024_11_05, v2025_03_26, v2025_06_18, v2025_11_25, v2026_07_28
@@ -108,6 +109,9 @@ class RegistryAnswers:
         self.registry = registry
         self.flavor = flavor
         self.visibility = visibility
+        # MCP Apps: a client that did not negotiate the extension sees no UI links
+        # and no tool only an App may call (see .ui).
+        self.degradation = UiDegradation()
         methods = flavor.revision.all_methods
         self.core = tasks.core if tasks is not None and "tasks/result" in methods else None
         self.extension = tasks.extension if tasks is not None and flavor.stateless else None
@@ -146,9 +150,8 @@ class RegistryAnswers:
 
     async def list_tools(self, params: object, ctx: RequestContext) -> Any:
         _first_page_only(params)
-        return self.flavor.types.ListToolsResult(
-            tools=self._listing("tools", ctx), **self.flavor.cache_hints
-        )
+        tools = self.degradation.of(self._listing("tools", ctx), self.registry.tools, ctx)
+        return self.flavor.types.ListToolsResult(tools=tools, **self.flavor.cache_hints)
 
     def call_tool(self, params: NamedCall, ctx: RequestContext) -> Coroutine[Any, Any, Any]:
         return self._call(params, ctx)
@@ -174,7 +177,11 @@ class RegistryAnswers:
 
     def _tool(self, name: str, ctx: RequestContext) -> ToolSpec:
         tool = self.registry.tools.get(name)
-        if tool is None or self._hidden(name, tool.tags, ctx):
+        if (
+            tool is None
+            or self._hidden(name, tool.tags, ctx)
+            or self.degradation.refused(tool.wire, ctx)
+        ):
             raise McpError(
                 jsonrpc.INVALID_PARAMS,
                 self.registry.unknown("tools", name, f"Unknown tool: {name}"),

@@ -14,7 +14,9 @@ The prefix rule, one for everything the mounted app serves:
   ``scheme://<prefix>/rest`` (``note://{id}`` → ``note://notes/{id}``), and a
   URI without an authority (``urn:rest``) becomes ``scheme:<prefix>/rest``;
   contents read through the parent carry the prefixed URI, subscriptions and
-  ``notifications/resources/updated`` use it, completions of a template follow it.
+  ``notifications/resources/updated`` use it, completions of a template follow it;
+  a tool's MCP Apps UI link (``_meta.ui.resourceUri``, ``ui://...``) is
+  rewritten the same way, so that it names the UI resource the parent serves.
 
 The mounted app keeps what is its own: its lifespan (entered after the
 parent's, left before it; ``ctx.lifespan`` in its functions is its own), its
@@ -50,6 +52,7 @@ from .middleware import Middleware, as_middleware
 from .registry import Registry
 from .resources import UriTemplate
 from .running import AppServices
+from .ui import relinked
 from .visibility import Visibility
 
 _PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]*$")
@@ -232,7 +235,10 @@ class MountedTool:
         self.tags: frozenset[str] = spec.tags
         self.task_support = spec.task_support
         self.scopes: frozenset[str] = spec.scopes
-        self.wire: dict[str, Any] = {**spec.wire, "name": outer}
+        # Its UI resource is served under the prefix rule too: the link follows it.
+        self.wire: dict[str, Any] = relinked(
+            {**spec.wire, "name": outer}, lambda uri: prefixed_uri(mount.prefix, uri)
+        )
 
     def call(self, params: Any, request: RequestContext, flavor: Flavor) -> Awaitable[Any]:
         params = msgspec.structs.replace(params, name=self.inner)

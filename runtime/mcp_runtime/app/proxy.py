@@ -19,7 +19,10 @@ content block it lacks goes through the app layer's content rule
 (:func:`mcp_runtime.app.media.to_block`: audio becomes an embedded resource
 blob before 2025-03-26, a resource link becomes text before 2025-06-18),
 and what they say of the backend is put in the front's terms (links under
-the prefix, the backend's task id dropped: :mod:`.backend_results`).
+the prefix, the backend's task id dropped: :mod:`.backend_results`). A tool's
+MCP Apps link (``_meta.ui.resourceUri``) follows the prefix rule like the
+``ui://`` resource it names; the backend is told the gateway speaks MCP Apps,
+and front clients without the extension get the links withheld (:mod:`.ui`).
 Progress and log messages the backend sends while answering go to the front
 request that caused them; cancelling the front request cancels the backend
 call; the backend's list-changed notifications refresh the app's lists and
@@ -78,6 +81,7 @@ from .relay import ASKING, BackendHandlers, InTask, Rounds, WaitingCalls
 from .resources import UriTemplate
 from .supervision import Supervision, backend_config
 from .tools import check_scopes
+from .ui import UI_EXTENSION_ID, UI_MIME_TYPE, relinked
 from .visibility import KINDS
 
 logger = logging.getLogger("mcp_runtime.app")
@@ -138,12 +142,15 @@ class Proxy:
         # roots.listChanged: the front's roots/list_changed is passed on (see .relay);
         # elicitation in both modes: a backend offers what needs URL mode only to a
         # client that declares it, and each question goes to a front client that has its mode.
+        # MCP Apps: the backend lists its UI links to the gateway, which serves them
+        # under the prefix and withholds them from front clients without the extension.
         self.client = Client(
             name="mcp-runtime-proxy",
             version="1",
             handlers=handlers,
             package=None,
             capabilities={"roots": {"listChanged": True}, "elicitation": {"form": {}, "url": {}}},
+            extensions={UI_EXTENSION_ID: {"mimeTypes": [UI_MIME_TYPE]}},
         )
         parent.registry.roots_watchers.append(handlers.roots_changed)
         self.pins = pins
@@ -556,7 +563,10 @@ class ProxiedTool:
             support if support in ("optional", "required") else None
         )
         self.scopes: frozenset[str] = proxy.scopes_of(inner)
-        self.wire: dict[str, object] = {**item, "name": outer}
+        # The backend's UI resources are served under the prefix rule: its link follows.
+        self.wire: dict[str, object] = relinked(
+            {**item, "name": outer}, lambda uri: prefixed_uri(proxy.prefix, uri)
+        )
 
     def call(self, params: object, request: RequestContext, flavor: Flavor) -> Awaitable[object]:
         return self._call(params, request, flavor)

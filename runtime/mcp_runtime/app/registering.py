@@ -19,6 +19,15 @@ from .prompts import Message, PromptSpec, RevisionMessage, RevisionResult
 from .registry import Registry
 from .resources import ResourceSpec
 from .tools import TaskSupport, ToolAnnotations, ToolSpec
+from .ui import (
+    UI_MIME_TYPE,
+    HtmlSource,
+    UiContents,
+    UiCsp,
+    UiPermissions,
+    UiResource,
+    UiVisibility,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -46,6 +55,8 @@ class ToolOptions(TypedDict, total=False):
     input_schema: Mapping[str, Any] | None
     tags: Iterable[str]
     task_support: TaskSupport | None
+    ui: UiResource | None
+    ui_visibility: Sequence[UiVisibility] | None
 
 
 class ResourceOptions(TypedDict, total=False):
@@ -114,7 +125,12 @@ class Registering:
         misspelled hint is a mypy error, and refused here); ``task_support``
         ("optional" or "required"): the tool may run as a task (2025-11-25
         core tasks, and the 2026-07-28 tasks extension when the app has one);
-        see :mod:`mcp_runtime.app.core_tasks`.
+        see :mod:`mcp_runtime.app.core_tasks`. ``ui``: the
+        :class:`~mcp_runtime.app.ui.UiResource` (from :meth:`ui_resource`)
+        the tool renders in an MCP Apps host (its ``_meta.ui.resourceUri``);
+        ``ui_visibility``: who may call it, ``["model", "app"]`` by default,
+        ``["app"]`` for a tool only its UI calls (hidden from clients without
+        the extension); see :mod:`mcp_runtime.app.ui`.
         """
         _needs_call("tool", name)
 
@@ -159,6 +175,64 @@ class Registering:
         """Register a resource or template without the decorator (the options of :meth:`resource`)."""
         spec = ResourceSpec(uri, fn, **options)
         self._add("templates" if spec.template is not None else "resources", uri, spec)
+
+    def ui_resource(
+        self,
+        uri: str,
+        html: HtmlSource,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        csp: UiCsp | None = None,
+        permissions: UiPermissions | None = None,
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+        scopes: Sequence[str] = (),
+        tags: Iterable[str] = (),
+    ) -> UiResource:
+        """Register an MCP Apps UI resource and return the handle tools link to
+        (``@app.tool(ui=handle)``).
+
+        ``uri`` is a ``ui://`` URI (ValueError otherwise). ``html`` is the
+        document: a string, a :class:`~pathlib.Path` read at each read, or a
+        function (sync or async) returning it. It is served as
+        ``text/html;profile=mcp-app``, with ``_meta.ui`` on the listing and on
+        the contents: ``csp`` (:class:`~mcp_runtime.app.ui.UiCsp`: the
+        origins the page may connect to, load resources, frames and base URIs
+        from; none by default), ``permissions``
+        (:class:`~mcp_runtime.app.ui.UiPermissions`: camera, microphone,
+        geolocation, clipboardWrite), ``domain`` (a dedicated sandbox origin)
+        and ``prefers_border``. ``name`` defaults to the URI; ``scopes`` and
+        ``tags`` are those of :meth:`resource`. Registering it also declares
+        the extension in the app's capabilities.
+        """
+        resource = UiResource(
+            uri,
+            html,
+            csp=csp,
+            permissions=permissions,
+            domain=domain,
+            prefers_border=prefers_border,
+        )
+        meta = {"ui": resource.meta} if resource.meta else None
+
+        async def read() -> list[UiContents]:
+            text = await resource.read_html()
+            return [UiContents(uri=uri, mime_type=UI_MIME_TYPE, text=text, meta=meta)]
+
+        self.add_resource(
+            uri,
+            read,
+            name=name or uri,
+            title=title,
+            description=description,
+            mime_type=UI_MIME_TYPE,
+            meta=meta,
+            scopes=scopes,
+            tags=tags,
+        )
+        return resource
 
     def remove_resource(self, uri: str) -> None:
         """Stop serving a resource or template (by its URI or template)."""

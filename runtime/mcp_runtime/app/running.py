@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
 from ..client import Client, ClientSession
+from ..extensions import declare
 from ..http import http_app
 from ..jsonrpc import McpError
 from ..memory import memory_pair
@@ -27,6 +28,7 @@ from .middleware import Middleware, as_middleware
 from .registry import Registry
 from .settings import RunSettings, SettingsError
 from .state import SessionStates
+from .ui import UI_EXTENSION_ID, serves_ui
 from .visibility import Visibility
 
 logger = logging.getLogger("mcp_runtime.app")
@@ -118,6 +120,10 @@ class Running:
             ):
                 if present or proxied:
                     capabilities[kind] = {"listChanged": True, **capabilities.get(kind, {})}
+            # MCP Apps: an app with UI resources supports the extension (a
+            # server has no settings of its own to give).
+            if serves_ui(self.registry.resources):
+                capabilities = declare(capabilities, {UI_EXTENSION_ID: {}})
             self._server = Server(
                 self.handlers(),
                 name=self.name,

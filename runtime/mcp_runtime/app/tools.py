@@ -29,6 +29,7 @@ from .errors import InputRequired, ToolError
 from .flavor import Flavor, NamedCall, content_types, result_types
 from .media import MEDIA_TYPES, to_block
 from .schema import JSON_SCHEMA_DIALECT, Signature, analyse, object_schema, type_hints
+from .ui import UiResource, UiVisibility, tool_meta
 
 logger = logging.getLogger("mcp_runtime.app")
 
@@ -109,6 +110,8 @@ class ToolSpec:
         input_schema: Mapping[str, object] | None = None,
         tags: Iterable[str] = (),
         task_support: TaskSupport | None = None,
+        ui: UiResource | None = None,
+        ui_visibility: Sequence[UiVisibility] | None = None,
     ) -> None:
         self.name = name or fn.__name__
         self.tags = frozenset(tags)
@@ -155,6 +158,15 @@ class ToolSpec:
             wire["icons"] = [dict(icon) for icon in icons]
         if meta is not None:
             wire["_meta"] = dict(meta)
+        if ui is not None:
+            if not isinstance(ui, UiResource):
+                raise TypeError(
+                    f"tool {self.name!r}: ui= takes the UiResource app.ui_resource() returned, not {ui!r}"
+                )
+            own = dict(meta) if meta is not None else {}
+            wire["_meta"] = {**own, **tool_meta(ui, ui_visibility)}
+        elif ui_visibility is not None:
+            raise TypeError(f"tool {self.name!r}: ui_visibility= needs ui=")
         if task_support is not None:
             wire["execution"] = {"taskSupport": task_support}  # 2025-11-25 only: others drop it
         self.wire = wire

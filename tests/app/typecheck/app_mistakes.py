@@ -85,3 +85,23 @@ async def session_state_read_without_a_type(ctx: Context) -> None:
 
 
 lifespan_of_the_wrong_state: App[int] = App("typed", lifespan=lifespan)  # E: arg-type
+
+
+# MCP Apps: a tool links to the handle app.ui_resource() returns, never to a bare URI
+# or another resource; the handle exists only for a ui:// URI (checked when made).
+page = app.ui_resource("ui://typed/page.html", "<p>page</p>")
+
+
+@app.tool(ui="ui://typed/page.html")  # E: arg-type expected "UiResource | None"
+def linked_to_a_bare_uri() -> str:
+    return "x"
+
+
+@app.tool(ui=app.resource("note://index"))  # E: arg-type expected "UiResource | None"
+def linked_to_another_resource() -> str:
+    return "x"
+
+
+@app.tool(ui=page, ui_visibility=["user"])  # E: list-item
+def seen_by_nobody_known() -> str:
+    return "x"

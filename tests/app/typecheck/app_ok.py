@@ -19,6 +19,8 @@ from mcp_runtime.app import (
     Next,
     RateLimit,
     Timing,
+    UiCsp,
+    UiPermissions,
 )
 
 
@@ -103,3 +105,21 @@ async def more_topics(value: str, filled: dict[str, str]) -> tuple[str, ...]:
 
 def hide_admin(app: App[State]) -> None:
     app.disable(tags={"admin"})
+
+
+dashboard = app.ui_resource(
+    "ui://notes/dashboard.html",
+    "<main>notes</main>",
+    csp=UiCsp(connect_domains=["https://api.example.com"]),
+    permissions=UiPermissions(clipboard_write={}),
+)
+
+
+@app.tool(ui=dashboard)
+def show_notes(ctx: Context[State]) -> str:
+    return "on the dashboard" if ctx.client_supports_ui() else "three notes"
+
+
+@app.tool(ui=dashboard, ui_visibility=["app"])
+def refresh_notes() -> list[str]:
+    return ["a", "b"]
