@@ -19,8 +19,8 @@ import asyncio
 import contextlib
 import math
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 from msgspec import UNSET
@@ -39,6 +39,9 @@ from .lifecycle import (
 from .methods import MethodSpec, ProgressCallback
 from .renewal import KEPT, RenewalCallback, Renewer, SessionRenewal  # noqa: F401  (offered here)
 from .session import Route, Session, SessionContext, Transport
+
+if TYPE_CHECKING:  # only a client given one imports OpenTelemetry
+    from .telemetry import Telemetry
 
 _BASE = "ClientHandlers"
 
@@ -64,7 +67,10 @@ class Client:
     for the time the server says they stay fresh. ``on_renewed`` is called
     with the session and a :class:`~mcp_runtime.renewal.SessionRenewal` when
     the server ended a session (HTTP 404) and a new one replaced it (see
-    :mod:`mcp_runtime.renewal`).
+    :mod:`mcp_runtime.renewal`). ``telemetry`` (a
+    :class:`mcp_runtime.telemetry.Telemetry`): a span and a duration of each
+    request, its trace context sent in ``params._meta`` (see
+    docs/guides/observability.md). Default: none, at no cost.
     """
 
     def __init__(
@@ -84,8 +90,10 @@ class Client:
         discover_timeout: float = 10.0,
         package: str | None = None,
         on_renewed: RenewalCallback | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.handlers = handlers
+        self.telemetry = telemetry
         self.on_renewed = on_renewed
         self.handler_revision = (
             lifecycle.revision_of_handlers(handlers, _BASE) if handlers is not None else None
@@ -174,6 +182,19 @@ class ClientSession(Session):
         # Bumped by invalidate(): a result asked for before a change is not cached after it.
         self._cache_generation: dict[str, int] = {}
         self.renewer = Renewer(self, client.on_renewed)
+        # The one place requests leave the session: what telemetry wraps.
+        self._send: Callable[..., Awaitable[Any]] = self.outgoing.request
+        self._telemetry_closed: Callable[[str], None] | None = None
+        telemetry = client.telemetry
+        if telemetry is not None:
+            self._send = telemetry.client_send(self, self._send)
+            self._telemetry_closed = telemetry.client_session_opened(transport)
+
+    def shut_down(self, reason: str) -> None:
+        closed, self._telemetry_closed = self._telemetry_closed, None
+        if closed is not None:
+            closed(self.protocol_version)
+        super().shut_down(reason)
 
     @property
     def stateless(self) -> bool:
@@ -320,7 +341,7 @@ class ClientSession(Session):
         envelope = self._envelope
         if envelope is None:
             # Straight to the calls (Session.request hands them on): a frame less per call.
-            answer = await self.outgoing.request(spec, params, timeout, on_progress, request_id)
+            answer: R = await self._send(spec, params, timeout, on_progress, request_id)
             if spec.method in KEPT:
                 self.renewer.note(spec, params)
             return answer
@@ -336,9 +357,7 @@ class ClientSession(Session):
             generation = self._cache_generation.get(spec.method, 0)
         rounds = 0
         while True:
-            result: Any = await self.outgoing.request(
-                spec, params, timeout, on_progress, request_id
-            )
+            result: Any = await self._send(spec, params, timeout, on_progress, request_id)
             request_id = None  # a retry is a new request
             if getattr(result, "result_type", None) != "input_required":
                 break

@@ -20,7 +20,7 @@ import asyncio
 import secrets
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -52,6 +52,9 @@ from .stateless_answers import (
     send_change,
 )
 from .stores.base import Store, StoreUnavailable, current_note
+
+if TYPE_CHECKING:  # only a server given one imports OpenTelemetry
+    from .telemetry import Telemetry
 
 _BASE = "ServerHandlers"
 
@@ -94,6 +97,9 @@ class Server:
     ``wrap_route(spec, handler)`` returns the handler to use for each route
     (once, when a session or revision resolves it): a hook around every
     request and notification the handlers and extensions answer.
+    ``telemetry`` (a :class:`mcp_runtime.telemetry.Telemetry`): spans and
+    metrics of every request and notification, and of sessions (see
+    docs/guides/observability.md). Default: none, at no cost.
     """
 
     def __init__(
@@ -112,6 +118,7 @@ class Server:
         extensions: Sequence[Extension] = (),
         store: Store | None = None,
         wrap_route: RouteWrapper | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         items = list(handlers) if isinstance(handlers, Sequence) else [handlers]
         if not items:
@@ -170,7 +177,9 @@ class Server:
         self.store: Store | None = None
         if store is not None:
             self.use_store(store)
-        self.wrap_route = wrap_route
+        self.telemetry = telemetry
+        # Outermost, so that its spans and durations include what wrap_route adds.
+        self.wrap_route = telemetry.wrap_route(wrap_route) if telemetry is not None else wrap_route
 
     def use_store(self, store: Store) -> None:
         """Share state through ``store`` (once; the same store again is a no-op)."""
@@ -428,6 +437,19 @@ class ServerSession(Session):
             None  # made when first asked for (never, per 2026-07-28 request)
         )
         self._owner: str | None = None
+        self._telemetry_closed: Callable[[str], None] | None = None
+
+    def opened(self) -> None:
+        """The handshake made this a session (told to the server's telemetry, if any)."""
+        telemetry = self.server.telemetry
+        if telemetry is not None and self._telemetry_closed is None:
+            self._telemetry_closed = telemetry.server_session_opened(self.transport)
+
+    def shut_down(self, reason: str) -> None:
+        closed, self._telemetry_closed = self._telemetry_closed, None
+        if closed is not None:
+            closed(self.protocol_version)
+        super().shut_down(reason)
 
     @property
     def initialized(self) -> asyncio.Event:
@@ -480,6 +502,7 @@ class ServerSession(Session):
             self._server_router.log_level = log_level
         self.declared_capabilities = declared_capabilities
         self.server._handshake_sessions.add(self)
+        self.opened()
         self.initialized.set()
 
     def adopt(self, version: str) -> None:
@@ -629,6 +652,7 @@ class _ServerRouter:
         )
         self.session.declared_capabilities = declared
         self.server._handshake_sessions.add(self.session)
+        self.session.opened()
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": declared,

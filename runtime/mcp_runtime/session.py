@@ -151,6 +151,11 @@ class SessionContext:
         return self._request_id
 
     @property
+    def has_session(self) -> bool:
+        """Whether the request came on a session (not one made when a handler asks for ``peer``)."""
+        return self._session is not None or self._summon is None
+
+    @property
     def peer(self) -> Session:
         session = self._session
         if session is None:

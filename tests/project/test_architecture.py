@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("host",),
     ("http", "auth", "serving"),
     ("server", "stateless_answers", "client", "renewal", "tasks", "shared_tasks"),
-    ("session", "stdio", "stores", "running", "outgoing", "answering"),
+    ("session", "stdio", "stores", "running", "outgoing", "answering", "telemetry"),
     (
         "lifecycle",
         "capabilities",

@@ -145,6 +145,7 @@ class Proxy:
             handlers=handlers,
             package=None,
             capabilities={"roots": {"listChanged": True}, "elicitation": {"form": {}, "url": {}}},
+            telemetry=parent.telemetry,
         )
         parent.registry.roots_watchers.append(handlers.roots_changed)
         self.pins = pins

@@ -8,7 +8,7 @@ import logging
 import signal
 import sys
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..client import Client, ClientSession
 from ..http import http_app
@@ -43,6 +43,10 @@ class AppServices:
         self.core_tasks = CoreTasks()
 
 
+if TYPE_CHECKING:  # only an app given one imports OpenTelemetry
+    from ..telemetry import Telemetry
+
+
 class Running:
     """The serving half of :class:`~mcp_runtime.app.App`."""
 
@@ -60,6 +64,7 @@ class Running:
     registry: Registry
     middleware: tuple[Middleware, ...]
     store: Store | None
+    telemetry: Telemetry | None
     visibility: Visibility
     services: AppServices
     _server: Server | None
@@ -131,6 +136,7 @@ class Running:
                 extensions=self.extensions,
                 store=self.store,
                 wrap_route=chain(self.middleware) if self.middleware else None,
+                telemetry=self.telemetry,
             )
             self._server.item_scopes = self.registry.scopes_of
             if self._proxies:
@@ -148,13 +154,21 @@ class Running:
                 except McpError as error:  # the stream is still of use for the rest
                     logger.warning("subscription to %s not passed on: %s", uri, error.message)
 
-    def asgi(self, **options: Any) -> LifespanASGI:
+    def asgi(self, *, metrics_path: str | None = None, **options: Any) -> LifespanASGI:
         """The ASGI application serving the app over Streamable HTTP (``/mcp``)
         and legacy HTTP+SSE, running the app's lifespan around the ASGI
-        lifespan; ``options`` go to :func:`mcp_runtime.http.http_app`."""
+        lifespan; ``options`` go to :func:`mcp_runtime.http.http_app`.
+        ``metrics_path`` (``"/metrics"``) also serves the process's metrics
+        in Prometheus' format there (needs ``prometheus-client``; see
+        docs/guides/observability.md)."""
         if self.store is not None:
             options.setdefault("store", self.store)
-        return LifespanASGI(http_app(self.server(), **options), self.services.lifespan)
+        app: Any = http_app(self.server(), **options)
+        if metrics_path is not None:
+            from ..telemetry.prometheus import MetricsEndpoint  # only with the endpoint asked for
+
+            app = MetricsEndpoint(app, metrics_path)
+        return LifespanASGI(app, self.services.lifespan)
 
     def run(
         self,
