@@ -17,6 +17,7 @@ Registering lives in :mod:`.registering`, serving in :mod:`.running`.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
@@ -70,7 +71,9 @@ class App(Registering, Running, Generic[S]):
     ``telemetry`` (a :class:`mcp_runtime.telemetry.Telemetry`): spans and metrics
     of what the app serves and, for proxied backends, of the calls to them, in
     the same trace; ``mcp.gateway.backend.up`` per backend (see
-    docs/guides/observability.md).
+    docs/guides/observability.md). Without one, ``MCP_TELEMETRY=otlp`` in the
+    environment makes one exporting over OTLP (see
+    :mod:`mcp_runtime.telemetry.environment`).
     """
 
     def __init__(
@@ -93,6 +96,10 @@ class App(Registering, Running, Generic[S]):
         telemetry: Telemetry | None = None,
     ) -> None:
         self.name = name
+        if telemetry is None and os.environ.get("MCP_TELEMETRY"):
+            from ..telemetry.environment import from_environment  # only when asked for
+
+            telemetry = from_environment(name)
         self.telemetry = telemetry
         if telemetry is not None:
             telemetry.watch_backends(
