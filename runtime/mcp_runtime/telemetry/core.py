@@ -152,11 +152,19 @@ class Telemetry:
         self.client_session = histogram(
             c.CLIENT_SESSION_DURATION, "The duration of the MCP session as observed on the client."
         )
-        self.active_sessions = meter.create_up_down_counter(
-            c.SERVER_ACTIVE_SESSIONS, unit="{session}", description="MCP sessions open."
+        # Counted in plain dicts and observed at collection: an instrument's
+        # add() per request would cost more than the rest of the request's metrics.
+        self.open_sessions: dict[str | None, int] = {}  # by network.transport
+        self.open_requests: dict[str, int] = {}  # by mcp.method.name
+        meter.create_observable_up_down_counter(
+            c.SERVER_ACTIVE_SESSIONS,
+            callbacks=[self._observe_sessions],
+            unit="{session}",
+            description="MCP sessions open.",
         )
-        self.active_requests = meter.create_up_down_counter(
+        meter.create_observable_up_down_counter(
             c.SERVER_ACTIVE_REQUESTS,
+            callbacks=[self._observe_requests],
             unit="{request}",
             description="MCP requests being handled.",
         )
@@ -195,7 +203,7 @@ class Telemetry:
         parented by the trace context of ``params._meta``) and timed into
         ``mcp.server.operation.duration``; resolved once per route."""
         method = spec.method
-        tracer, active = self.tracer, self.active_requests
+        tracer, open_requests = self.tracer, self.open_requests
         is_tool = method == "tools/call"
         is_request = spec.kind == "request"
         extract = self.propagate
@@ -204,7 +212,6 @@ class Telemetry:
             otel_context.detach,
             trace.set_span_in_context,
         )
-        active_attributes = {c.METHOD_NAME: method}
 
         def traced(params: Any, ctx: Any) -> Any:
             started = time.perf_counter()
@@ -237,7 +244,7 @@ class Telemetry:
                     parent = continued(meta)
             span = tracer.start_span(name, parent, SpanKind.SERVER, attributes)
             if is_request:
-                active.add(1, active_attributes)
+                open_requests[method] = open_requests.get(method, 0) + 1
             token = attach(in_context(span))
             try:
                 outcome = handler(params, ctx)
@@ -285,31 +292,42 @@ class Telemetry:
         span.end()
         self.server_operation.record(time.perf_counter() - started, metric_attributes(attributes))
         if is_request:
-            self.active_requests.add(-1, {c.METHOD_NAME: attributes[c.METHOD_NAME]})
+            self.open_requests[attributes[c.METHOD_NAME]] -= 1
 
     def server_session_opened(self, transport: object) -> Callable[[str], None]:
         """Count a server session open; the function to call once when it closes."""
-        return self._session_opened(transport, self.server_session, self.active_sessions)
+        return self._session_opened(transport, self.server_session, self.open_sessions)
 
     def _session_opened(
-        self, transport: object, histogram: metrics.Histogram, active: Any
+        self,
+        transport: object,
+        histogram: metrics.Histogram,
+        open_sessions: dict[str | None, int] | None,
     ) -> Callable[[str], None]:
         started = time.perf_counter()
         attributes: dict[str, Any] = {}
         network = network_transport(transport)
         if network is not None:
             attributes[c.NETWORK_TRANSPORT] = network
-        if active is not None:
-            active.add(1, attributes)
+        if open_sessions is not None:
+            open_sessions[network] = open_sessions.get(network, 0) + 1
 
         def closed(protocol_version: str = "") -> None:
             if protocol_version:
                 attributes[c.PROTOCOL_VERSION] = protocol_version
             histogram.record(time.perf_counter() - started, attributes)
-            if active is not None:
-                active.add(-1, {k: v for k, v in attributes.items() if k != c.PROTOCOL_VERSION})
+            if open_sessions is not None:
+                open_sessions[network] -= 1
 
         return closed
+
+    def _observe_sessions(self, options: CallbackOptions) -> Iterable[Observation]:
+        for network, count in list(self.open_sessions.items()):
+            yield Observation(count, {} if network is None else {c.NETWORK_TRANSPORT: network})
+
+    def _observe_requests(self, options: CallbackOptions) -> Iterable[Observation]:
+        for method, count in list(self.open_requests.items()):
+            yield Observation(count, {c.METHOD_NAME: method})
 
     # ------------------------------------------------------------ client
 
