@@ -10,7 +10,12 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.trace import SpanKind
 from support.http_servers import serving
 from support.peers import run
-from support.telemetry import points
+from support.telemetry import (
+    metric_reader,  # noqa: F401  (a fixture)
+    points,
+    spans,  # noqa: F401  (a fixture)
+    telemetry,  # noqa: F401  (a fixture)
+)
 
 from mcp_protocol import v2025_11_25
 from mcp_runtime.app import App

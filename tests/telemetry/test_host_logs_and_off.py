@@ -13,6 +13,11 @@ import pytest
 from opentelemetry.trace import SpanKind
 from support.http_servers import serving
 from support.peers import THIS_TREE, run
+from support.telemetry import (
+    metric_reader,  # noqa: F401  (a fixture)
+    spans,  # noqa: F401  (a fixture)
+    telemetry,  # noqa: F401  (a fixture)
+)
 
 from mcp_protocol import v2025_11_25
 from mcp_runtime.app import App

@@ -13,6 +13,9 @@ from opentelemetry.sdk.metrics import MeterProvider
 from support.http_servers import serving
 from support.peers import run
 from support.prometheus_server import PrometheusServer
+from support.telemetry import (
+    spans,  # noqa: F401  (a fixture)
+)
 
 from mcp_protocol import v2025_11_25
 from mcp_runtime.app import App

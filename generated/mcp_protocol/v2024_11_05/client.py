@@ -3,6 +3,8 @@
 # schema sha256: 61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce
 # corrections applied (schema/corrections.toml):
 #   tool-input-schema-open: /definitions/Tool/properties/inputSchema/additionalProperties
+#   request-meta-open: /definitions/Request/properties/params/properties/_meta/additionalProperties
+#   params-meta-inherited: /definitions/{CallToolRequest,CancelledNotification,CompleteRequest,CreateMessageRequest,GetPromptRequest,InitializeRequest,JSONRPCRequest,ListPromptsRequest,ListResourceTemplatesRequest,ListResourcesRequest,ListRootsRequest,ListToolsRequest,LoggingMessageNotification,PaginatedRequest,PingRequest,ProgressNotification,ReadResourceRequest,ResourceUpdatedNotification,SetLevelRequest,SubscribeRequest,UnsubscribeRequest}/properties/params/properties/_meta
 """Typed MCP 2024-11-05 client API: the stub a client calls a server through, and the handlers a client implements for what a server sends it.
 
 Descriptions come from the MCP specification.
@@ -45,6 +47,7 @@ from .types import (
     Resource,
     ResourceReference,
     ResourceTemplate,
+    ResourceUpdatedNotificationParams,
     SetLevelRequestParams,
     SubscribeRequestParams,
     Tool,
@@ -64,13 +67,14 @@ class ClientStub:
         argument: CompleteRequestParamsArgument,
         ref: PromptReference | ResourceReference,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         return await self._caller.request(
             methods.COMPLETION_COMPLETE,
-            CompleteRequestParams(argument=argument, ref=ref),
+            CompleteRequestParams(meta=meta, argument=argument, ref=ref),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -79,13 +83,14 @@ class ClientStub:
         self,
         level: LoggingLevel,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> EmptyResult:
         """A request from the client to the server, to enable or adjust logging."""
         return await self._caller.request(
             methods.LOGGING_SET_LEVEL,
-            SetLevelRequestParams(level=level),
+            SetLevelRequestParams(meta=meta, level=level),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -121,6 +126,7 @@ class ClientStub:
         self,
         name: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         arguments: dict[str, str] | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -128,7 +134,7 @@ class ClientStub:
         """Used by the client to get a prompt provided by the server."""
         return await self._caller.request(
             methods.PROMPTS_GET,
-            GetPromptRequestParams(arguments=arguments, name=name),
+            GetPromptRequestParams(meta=meta, arguments=arguments, name=name),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -136,6 +142,7 @@ class ClientStub:
     async def list_prompts(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -143,7 +150,7 @@ class ClientStub:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         return await self._caller.request(
             methods.PROMPTS_LIST,
-            ListToolsRequestParams(cursor=cursor),
+            ListToolsRequestParams(meta=meta, cursor=cursor),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -151,12 +158,14 @@ class ClientStub:
     async def iter_prompts(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[Prompt]:
         """Every item of `prompts/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_prompts(
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -169,6 +178,7 @@ class ClientStub:
     async def list_resources(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -176,7 +186,7 @@ class ClientStub:
         """Sent from the client to request a list of resources the server has."""
         return await self._caller.request(
             methods.RESOURCES_LIST,
-            ListToolsRequestParams(cursor=cursor),
+            ListToolsRequestParams(meta=meta, cursor=cursor),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -184,12 +194,14 @@ class ClientStub:
     async def iter_resources(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[Resource]:
         """Every item of `resources/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_resources(
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -203,13 +215,14 @@ class ClientStub:
         self,
         uri: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         return await self._caller.request(
             methods.RESOURCES_READ,
-            SubscribeRequestParams(uri=uri),
+            SubscribeRequestParams(meta=meta, uri=uri),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -218,13 +231,14 @@ class ClientStub:
         self,
         uri: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> EmptyResult:
         """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
         return await self._caller.request(
             methods.RESOURCES_SUBSCRIBE,
-            SubscribeRequestParams(uri=uri),
+            SubscribeRequestParams(meta=meta, uri=uri),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -232,6 +246,7 @@ class ClientStub:
     async def list_resource_templates(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -239,7 +254,7 @@ class ClientStub:
         """Sent from the client to request a list of resource templates the server has."""
         return await self._caller.request(
             methods.RESOURCES_TEMPLATES_LIST,
-            ListToolsRequestParams(cursor=cursor),
+            ListToolsRequestParams(meta=meta, cursor=cursor),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -247,12 +262,14 @@ class ClientStub:
     async def iter_resource_templates(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[ResourceTemplate]:
         """Every item of `resources/templates/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_resource_templates(
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -266,13 +283,14 @@ class ClientStub:
         self,
         uri: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> EmptyResult:
         """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
         return await self._caller.request(
             methods.RESOURCES_UNSUBSCRIBE,
-            SubscribeRequestParams(uri=uri),
+            SubscribeRequestParams(meta=meta, uri=uri),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -281,6 +299,7 @@ class ClientStub:
         self,
         name: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         arguments: dict[str, Any] | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -288,7 +307,7 @@ class ClientStub:
         """Used by the client to invoke a tool provided by the server."""
         return await self._caller.request(
             methods.TOOLS_CALL,
-            CallToolRequestParams(arguments=arguments, name=name),
+            CallToolRequestParams(meta=meta, arguments=arguments, name=name),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -296,6 +315,7 @@ class ClientStub:
     async def list_tools(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -303,7 +323,7 @@ class ClientStub:
         """Sent from the client to request a list of tools the server has."""
         return await self._caller.request(
             methods.TOOLS_LIST,
-            ListToolsRequestParams(cursor=cursor),
+            ListToolsRequestParams(meta=meta, cursor=cursor),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -311,12 +331,14 @@ class ClientStub:
     async def iter_tools(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[Tool]:
         """Every item of `tools/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_tools(
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -351,7 +373,7 @@ class ClientHandlers:
         return None
 
     async def on_resource_updated(
-        self, params: SubscribeRequestParams, ctx: RequestContext
+        self, params: ResourceUpdatedNotificationParams, ctx: RequestContext
     ) -> None:
         """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
         return None

@@ -5,6 +5,7 @@
 #   elicit-result-number: /definitions/ElicitResult/properties/content/additionalProperties/type
 #   tool-input-schema-open: /definitions/Tool/properties/inputSchema/additionalProperties
 #   tool-output-schema-open: /definitions/Tool/properties/outputSchema/additionalProperties
+#   params-meta-inherited: /definitions/{CallToolRequest,CancelledNotification,CompleteRequest,CreateMessageRequest,ElicitRequest,GetPromptRequest,InitializeRequest,ListPromptsRequest,ListResourceTemplatesRequest,ListResourcesRequest,ListToolsRequest,LoggingMessageNotification,PaginatedRequest,ProgressNotification,ReadResourceRequest,ResourceUpdatedNotification,SetLevelRequest,SubscribeRequest,UnsubscribeRequest}/properties/params/properties/_meta
 """MCP 2025-06-18: wire types, method tables, stubs and handler interfaces.
 
 Generated from the official JSON Schema; descriptions come from the MCP
@@ -110,6 +111,7 @@ from .types import (
     ResourceTemplate,
     ResourceTemplateReference,
     ResourceUpdatedNotification,
+    ResourceUpdatedNotificationParams,
     Result,
     Role,
     Root,
@@ -248,6 +250,7 @@ __all__ = [
     "ResourceTemplate",
     "ResourceTemplateReference",
     "ResourceUpdatedNotification",
+    "ResourceUpdatedNotificationParams",
     "Result",
     "Role",
     "Root",

@@ -5,6 +5,7 @@
 #   elicit-result-number: /definitions/ElicitResult/properties/content/additionalProperties/type
 #   tool-input-schema-open: /definitions/Tool/properties/inputSchema/additionalProperties
 #   tool-output-schema-open: /definitions/Tool/properties/outputSchema/additionalProperties
+#   params-meta-inherited: /definitions/{CallToolRequest,CancelledNotification,CompleteRequest,CreateMessageRequest,ElicitRequest,GetPromptRequest,InitializeRequest,ListPromptsRequest,ListResourceTemplatesRequest,ListResourcesRequest,ListToolsRequest,LoggingMessageNotification,PaginatedRequest,ProgressNotification,ReadResourceRequest,ResourceUpdatedNotification,SetLevelRequest,SubscribeRequest,UnsubscribeRequest}/properties/params/properties/_meta
 """Typed MCP 2025-06-18 client API: the stub a client calls a server through, and the handlers a client implements for what a server sends it.
 
 Descriptions come from the MCP specification.
@@ -50,6 +51,7 @@ from .types import (
     Resource,
     ResourceTemplate,
     ResourceTemplateReference,
+    ResourceUpdatedNotificationParams,
     SetLevelRequestParams,
     SubscribeRequestParams,
     Tool,
@@ -69,6 +71,7 @@ class ClientStub:
         argument: CompleteRequestParamsArgument,
         ref: PromptReference | ResourceTemplateReference,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         context: CompleteRequestParamsContext | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -76,7 +79,7 @@ class ClientStub:
         """A request from the client to the server, to ask for completion options."""
         return await self._caller.request(
             methods.COMPLETION_COMPLETE,
-            CompleteRequestParams(argument=argument, context=context, ref=ref),
+            CompleteRequestParams(meta=meta, argument=argument, context=context, ref=ref),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -85,13 +88,14 @@ class ClientStub:
         self,
         level: LoggingLevel,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> EmptyResult:
         """A request from the client to the server, to enable or adjust logging."""
         return await self._caller.request(
             methods.LOGGING_SET_LEVEL,
-            SetLevelRequestParams(level=level),
+            SetLevelRequestParams(meta=meta, level=level),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -127,6 +131,7 @@ class ClientStub:
         self,
         name: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         arguments: dict[str, str] | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -134,7 +139,7 @@ class ClientStub:
         """Used by the client to get a prompt provided by the server."""
         return await self._caller.request(
             methods.PROMPTS_GET,
-            GetPromptRequestParams(arguments=arguments, name=name),
+            GetPromptRequestParams(meta=meta, arguments=arguments, name=name),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -142,6 +147,7 @@ class ClientStub:
     async def list_prompts(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -149,7 +155,7 @@ class ClientStub:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         return await self._caller.request(
             methods.PROMPTS_LIST,
-            ListToolsRequestParams(cursor=cursor),
+            ListToolsRequestParams(meta=meta, cursor=cursor),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -157,12 +163,14 @@ class ClientStub:
     async def iter_prompts(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[Prompt]:
         """Every item of `prompts/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_prompts(
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -175,6 +183,7 @@ class ClientStub:
     async def list_resources(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -182,7 +191,7 @@ class ClientStub:
         """Sent from the client to request a list of resources the server has."""
         return await self._caller.request(
             methods.RESOURCES_LIST,
-            ListToolsRequestParams(cursor=cursor),
+            ListToolsRequestParams(meta=meta, cursor=cursor),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -190,12 +199,14 @@ class ClientStub:
     async def iter_resources(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[Resource]:
         """Every item of `resources/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_resources(
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -209,13 +220,14 @@ class ClientStub:
         self,
         uri: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         return await self._caller.request(
             methods.RESOURCES_READ,
-            SubscribeRequestParams(uri=uri),
+            SubscribeRequestParams(meta=meta, uri=uri),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -224,13 +236,14 @@ class ClientStub:
         self,
         uri: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> EmptyResult:
         """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
         return await self._caller.request(
             methods.RESOURCES_SUBSCRIBE,
-            SubscribeRequestParams(uri=uri),
+            SubscribeRequestParams(meta=meta, uri=uri),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -238,6 +251,7 @@ class ClientStub:
     async def list_resource_templates(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -245,7 +259,7 @@ class ClientStub:
         """Sent from the client to request a list of resource templates the server has."""
         return await self._caller.request(
             methods.RESOURCES_TEMPLATES_LIST,
-            ListToolsRequestParams(cursor=cursor),
+            ListToolsRequestParams(meta=meta, cursor=cursor),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -253,12 +267,14 @@ class ClientStub:
     async def iter_resource_templates(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[ResourceTemplate]:
         """Every item of `resources/templates/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_resource_templates(
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -272,13 +288,14 @@ class ClientStub:
         self,
         uri: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> EmptyResult:
         """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
         return await self._caller.request(
             methods.RESOURCES_UNSUBSCRIBE,
-            SubscribeRequestParams(uri=uri),
+            SubscribeRequestParams(meta=meta, uri=uri),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -287,6 +304,7 @@ class ClientStub:
         self,
         name: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         arguments: dict[str, Any] | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -294,7 +312,7 @@ class ClientStub:
         """Used by the client to invoke a tool provided by the server."""
         return await self._caller.request(
             methods.TOOLS_CALL,
-            CallToolRequestParams(arguments=arguments, name=name),
+            CallToolRequestParams(meta=meta, arguments=arguments, name=name),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -302,6 +320,7 @@ class ClientStub:
     async def list_tools(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -309,7 +328,7 @@ class ClientStub:
         """Sent from the client to request a list of tools the server has."""
         return await self._caller.request(
             methods.TOOLS_LIST,
-            ListToolsRequestParams(cursor=cursor),
+            ListToolsRequestParams(meta=meta, cursor=cursor),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -317,12 +336,14 @@ class ClientStub:
     async def iter_tools(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[Tool]:
         """Every item of `tools/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_tools(
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -361,7 +382,7 @@ class ClientHandlers:
         return None
 
     async def on_resource_updated(
-        self, params: SubscribeRequestParams, ctx: RequestContext
+        self, params: ResourceUpdatedNotificationParams, ctx: RequestContext
     ) -> None:
         """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
         return None

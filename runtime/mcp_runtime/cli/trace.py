@@ -5,7 +5,7 @@ OpenTelemetry SDK, and receives over OTLP/HTTP on loopback those of the servers
 it starts that export them: a server of this runtime started with
 ``MCP_TELEMETRY=otlp-sync`` (which mcpx sets for its children) sends each span
 as it ends, so a gateway's and its backends' spans are in by the time the
-answer is. The trace context travels in ``params._meta`` (2025-11-25 on)."""
+answer is. The trace context travels in ``params._meta``."""
 
 from __future__ import annotations
 
