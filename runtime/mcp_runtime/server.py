@@ -174,10 +174,10 @@ class Server:
         # them gets its 403 before any answer (an SSE stream) starts. Set by the app layer.
         self.item_scopes: Callable[[str, str], frozenset[str]] | None = None
         self._handshake_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self.telemetry = telemetry
         self.store: Store | None = None
         if store is not None:
             self.use_store(store)
-        self.telemetry = telemetry
         # Outermost, so that its spans and durations include what wrap_route adds.
         self.wrap_route = telemetry.wrap_route(wrap_route) if telemetry is not None else wrap_route
 
@@ -190,6 +190,8 @@ class Server:
         self.store = store
         if store.shared:
             store.subscribe(self._on_published)
+        if self.telemetry is not None:
+            self.telemetry.watch_store(store)
 
     def wrapped(self, spec: MethodSpec[Any, Any], handler: Handler) -> Handler:
         """``handler`` as ``wrap_route`` makes it (itself without one)."""

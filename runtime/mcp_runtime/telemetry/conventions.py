@@ -38,7 +38,6 @@ SERVER_ACTIVE_SESSIONS = "mcp.server.session.active"  # UpDownCounter, {session}
 SERVER_ACTIVE_REQUESTS = "mcp.server.request.active"  # UpDownCounter, {request}
 STORE_OPERATIONS = "mcp.store.operations"  # Counter, {operation}: round trips to the store
 STORE_FAILURES = "mcp.store.failures"  # Counter, {operation}: those that failed
-STORE_OPERATION = "mcp.store.operation"  # attribute: which store call
 BACKEND_UP = "mcp.gateway.backend.up"  # Gauge, 1 connected / 0 not, per backend
 BACKEND_NAME = "mcp.gateway.backend"  # attribute: the backend's (Host entry's) name
 

@@ -57,6 +57,13 @@ class NamesSession(Protocol):
     session_id: str | None
 
 
+@runtime_checkable
+class CountsRoundTrips(Protocol):
+    """A store that tells observers of each round trip (RedisStore)."""
+
+    round_trip_observers: list[Callable[[bool], None]]
+
+
 _network_by_type: dict[type, str | None] = {}
 _names_session_by_type: dict[type, bool] = {}
 
@@ -417,12 +424,18 @@ class Telemetry:
             for name, up in backends():
                 yield Observation(1 if up else 0, {c.BACKEND_NAME: name})
 
-    def store_round_trip(self, operation: str, ok: bool) -> None:
+    def watch_store(self, store: object) -> None:
+        """Count the round trips of ``store`` (one that reports them: the Redis store)."""
+        if isinstance(store, CountsRoundTrips) and self.store_round_trip not in (
+            store.round_trip_observers
+        ):
+            store.round_trip_observers.append(self.store_round_trip)
+
+    def store_round_trip(self, ok: bool) -> None:
         """Count one round trip to the shared store (and a failure when not ``ok``)."""
-        attributes = {c.STORE_OPERATION: operation}
-        self.store_operations.add(1, attributes)
+        self.store_operations.add(1)
         if not ok:
-            self.store_failures.add(1, attributes)
+            self.store_failures.add(1)
 
 
 def continued(meta: Mapping[str, Any]) -> otel_context.Context | None:
