@@ -561,7 +561,10 @@ class _ServerRouter:
                 raise McpError(
                     jsonrpc.INVALID_REQUEST, "Invalid request: the session is already initialized"
                 )
-            return (self.server.initialize_spec, self._initialize)
+            spec, telemetry = self.server.initialize_spec, self.server.telemetry
+            if telemetry is not None:  # its span too; middleware sees no initialize
+                return (spec, telemetry.server_route(spec, self._initialize))
+            return (spec, self._initialize)
         if self.revision is None:
             raise McpError(jsonrpc.INVALID_REQUEST, f"Invalid request: {method} before initialize")
         raise McpError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")

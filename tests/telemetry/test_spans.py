@@ -108,7 +108,9 @@ def test_each_method_gets_a_client_and_a_server_span_named_and_attributed_by_the
     assert read.attributes["mcp.resource.uri"] == "note://one"  # not in the span name
     by_name(spans, "tools/list", SpanKind.SERVER)
     if version < "2026-07-28":
-        by_name(spans, "initialize", SpanKind.CLIENT)
+        sent = by_name(spans, "initialize", SpanKind.CLIENT)
+        served = by_name(spans, "initialize", SpanKind.SERVER)
+        assert served.parent.span_id == sent.context.span_id
 
 
 @pytest.mark.parametrize("version", ("2025-06-18", "2026-07-28"))

@@ -235,7 +235,9 @@ class Telemetry:
             if ctx.request_id is not None:
                 attributes[c.REQUEST_ID] = str(ctx.request_id)
             if ctx.stateless or ctx.has_session:
-                attributes[c.PROTOCOL_VERSION] = ctx.protocol_version
+                version = ctx.protocol_version  # "" while initialize negotiates it
+                if version:
+                    attributes[c.PROTOCOL_VERSION] = version
             if ctx.has_session:
                 transport = ctx.peer.transport
                 network = network_transport(transport)
