@@ -25,6 +25,8 @@ from . import conventions as c
 from .logs import install_record_factory
 
 Handler = Callable[[Any, Any], Any]
+# The shape of Server(wrap_route=...): given a route's spec and handler once, the handler to use.
+RouteWrapper = Callable[[MethodSpec[Any, Any], Handler], Handler]
 # What a client session sends a typed request with: (spec, params, timeout, on_progress, request_id).
 Send = Callable[[MethodSpec[Any, Any], Any, Any, Any, Any], Awaitable[Any]]
 
@@ -195,8 +197,9 @@ class Telemetry:
 
     # ------------------------------------------------------------ server
 
-    def wrap_route(self, inner: Callable[[MethodSpec[Any, Any], Handler], Handler] | None) -> Any:
-        """A route wrapper (``Server(wrap_route=...)``) tracing around ``inner``'s handlers."""
+    def wrap_route(self, inner: RouteWrapper | None) -> RouteWrapper:
+        """A route wrapper (``Server(wrap_route=...)``) tracing around ``inner``'s
+        handlers: outermost, so that spans and durations include what ``inner`` adds."""
         if inner is None:
             return self.server_route
 
