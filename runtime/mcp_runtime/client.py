@@ -541,10 +541,11 @@ class _ClientRouter:
                 and method != "ping"
                 and lifecycle.overridden(handlers, _BASE, typed.handler)
             ):
-                self._routes[method] = (
-                    typed,
-                    self._checked(method, getattr(handlers, typed.handler)),
-                )
+                handler = self._checked(method, getattr(handlers, typed.handler))
+                telemetry = self.client.telemetry
+                if telemetry is not None:  # a SERVER span of each request the server sends
+                    handler = telemetry.server_route(typed, handler)
+                self._routes[method] = (typed, handler)
         for method in revision.table("INPUT_REQUESTS"):
             typed = typed_methods.get(method)
             if typed is not None and lifecycle.overridden(handlers, _BASE, typed.handler):

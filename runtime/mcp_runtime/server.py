@@ -20,20 +20,20 @@ import asyncio
 import secrets
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import capabilities, codec, jsonrpc, lifecycle
-from .jsonrpc import McpError
+from .jsonrpc import McpError, RequestId
 from .lifecycle import (
     SERVER_INFO_KEY,
     SUBSCRIPTION_ID_KEY,
     VERSION_KEY,
     Revision,
 )
-from .methods import MethodSpec, optional_as_in
+from .methods import MethodSpec, ProgressCallback, optional_as_in
 from .ownership import connection_owner
 from .request_state import StateSealer
 from .session import (
@@ -57,6 +57,9 @@ if TYPE_CHECKING:  # only a server given one imports OpenTelemetry
     from .telemetry import Telemetry
 
 _BASE = "ServerHandlers"
+
+P = TypeVar("P")
+R = TypeVar("R")
 
 # Given a route's method spec and handler once, returns the handler to use.
 RouteWrapper = Callable[[MethodSpec[Any, Any], Handler], Handler]
@@ -440,6 +443,10 @@ class ServerSession(Session):
         )
         self._owner: str | None = None
         self._telemetry_closed: Callable[[str], None] | None = None
+        # Requests to the client (sampling, elicitation, roots): in CLIENT spans with telemetry.
+        self._send: Callable[..., Awaitable[Any]] = self.outgoing.request
+        if server.telemetry is not None:
+            self._send = server.telemetry.client_send(self, self._send)
 
     def opened(self) -> None:
         """The handshake made this a session (told to the server's telemetry, if any)."""
@@ -452,6 +459,18 @@ class ServerSession(Session):
         if closed is not None:
             closed(self.protocol_version)
         super().shut_down(reason)
+
+    async def request(
+        self,
+        spec: MethodSpec[P, R],
+        params: P | None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        request_id: RequestId | None = None,
+    ) -> R:
+        result: R = await self._send(spec, params, timeout, on_progress, request_id)
+        return result
 
     @property
     def initialized(self) -> asyncio.Event:

@@ -19,7 +19,7 @@ from support.telemetry import (
 )
 
 from mcp_runtime import lifecycle
-from mcp_runtime.app import App, ToolError
+from mcp_runtime.app import App, Context, ToolError
 from mcp_runtime.client import Client, ClientSession
 from mcp_runtime.codec import encode
 from mcp_runtime.jsonrpc import McpError
@@ -219,3 +219,43 @@ def test_a_trace_context_the_caller_put_in_meta_is_continued(
     assert format(served.context.trace_id, "032x") == "4bf92f3577b34da6a3ce929d0e0e4736"
     assert format(served.parent.span_id, "016x") == "00f067aa0ba902b7"
     assert served.parent.is_remote
+
+
+@pytest.mark.parametrize("version", ("2025-06-18", "2025-11-25"))
+def test_a_request_the_server_sends_is_a_client_span_the_client_serves_in_the_same_trace(
+    version: str, spans: Any, telemetry: Telemetry
+) -> None:
+    """The client span "is reported by the MCP client when it initiates the request
+    or notification or by the MCP server when server initiates the operation": a
+    tool asking the client for its roots makes a CLIENT span on the server, under
+    the tool's span, and the client's handler a SERVER span under that."""
+    app: App = App("asking", telemetry=telemetry)
+
+    @app.tool()
+    async def where(ctx: Context) -> str:
+        """The first root."""
+        roots = await ctx.list_roots()
+        return roots[0].uri
+
+    package = lifecycle.revision(version).package
+
+    class Roots(package.ClientHandlers):  # type: ignore[name-defined,misc]
+        async def list_roots(self, params: Any, ctx: Any) -> Any:
+            return package.ListRootsResult(roots=[package.Root(uri="file:///work")])
+
+    client = Client(
+        name="c", version="1", protocol_version=version, handlers=Roots(), telemetry=telemetry
+    )
+
+    async def main() -> None:
+        async with app.test_client(client=client) as session:
+            result = await stub(session).call_tool("where", arguments={})
+            assert result.content[0].text == "file:///work"
+
+    run(main())
+    tool = by_name(spans, "tools/call where", SpanKind.SERVER)
+    asked = by_name(spans, "roots/list", SpanKind.CLIENT)
+    answered = by_name(spans, "roots/list", SpanKind.SERVER)
+    assert asked.parent.span_id == tool.context.span_id
+    assert answered.parent.span_id == asked.context.span_id
+    assert answered.context.trace_id == tool.context.trace_id
