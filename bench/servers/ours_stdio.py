@@ -10,7 +10,9 @@ of 2025-11-25 (the initialize handshake).
 
 from __future__ import annotations
 
+import importlib.util
 import sys
+from pathlib import Path
 from typing import Any
 
 from mcp_protocol import v2025_11_25 as mcp
@@ -76,7 +78,21 @@ class ModernEchoServer(modern.ServerHandlers):
 
 def server(modern_wire: bool = False) -> Server:
     handlers = ModernEchoServer() if modern_wire else EchoServer()
-    return Server(handlers, name="bench-echo", version="1.0.0")
+    # BENCH_TELEMETRY=on (bench/telemetry_bench.py): the same server, traced and measured.
+    on = _load_telemetry_on().telemetry()
+    traced: dict[str, Any] = {} if on is None else {"telemetry": on}  # runs on older trees too
+    return Server(handlers, name="bench-echo", version="1.0.0", **traced)
+
+
+def _load_telemetry_on() -> Any:
+    """bench/servers/telemetry_on.py, beside this file (run as a script or loaded by path)."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_telemetry_on", Path(__file__).resolve().parent / "telemetry_on.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def main() -> None:

@@ -44,6 +44,7 @@ def load(path: Path) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = document.get("correction", [])
     entries += [{**entry, "kind": "field_default"} for entry in document.get("field_default", [])]
     entries += [{**entry, "kind": "discriminator"} for entry in document.get("discriminator", [])]
+    entries += [{**entry, "kind": "inherited_meta"} for entry in document.get("inherited_meta", [])]
     return entries
 
 
@@ -107,6 +108,8 @@ def apply_extension(
 def _target(schema: dict[str, Any], entry: dict[str, Any]) -> str:
     if entry.get("kind") in ("field_default", "discriminator"):
         return f"/{_definitions_key(schema)}/*/properties/{entry['property']}"
+    if entry.get("kind") == "inherited_meta":
+        return f"/{_definitions_key(schema)}/*/properties/params/properties/_meta"
     return str(entry["pointer"]).replace("{defs}", _definitions_key(schema))
 
 
@@ -116,6 +119,8 @@ def _apply_one(schema: dict[str, Any], revision: str, entry: dict[str, Any]) -> 
         return _field_default(schema, revision, entry)
     if entry.get("kind") == "discriminator":
         return _discriminator(schema, revision, entry)
+    if entry.get("kind") == "inherited_meta":
+        return _inherited_meta(schema, revision, entry)
     pointer = entry["pointer"].replace("{defs}", _definitions_key(schema))
     parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.lstrip("/").split("/")]
     parent: Any = schema
@@ -198,3 +203,45 @@ def _discriminator(schema: dict[str, Any], revision: str, entry: dict[str, Any])
     return Correction(
         entry["id"], target, entry["reason"], discriminator=(prop, str(entry["absent"]))
     )
+
+
+def _inherited_meta(schema: dict[str, Any], revision: str, entry: dict[str, Any]) -> Correction:
+    """Give the inline ``params`` of every request and notification the ``_meta``
+    its base (``Request``, ``Notification``) declares, where it lacks one: the
+    TypeScript types extend the base, the published schema copied only the
+    members of their own."""
+    key = _definitions_key(schema)
+    definitions = schema[key]
+    bases = {}
+    for suffix in ("Request", "Notification"):
+        try:
+            bases[suffix] = definitions[suffix]["properties"]["params"]["properties"]["_meta"]
+        except KeyError:
+            raise GenerationError(
+                f"correction {entry['id']} does not apply to {revision}: {suffix} has no params._meta"
+            ) from None
+    changed = []
+    for name, definition in definitions.items():
+        members = definition.get("properties") or {}
+        method, params = members.get("method"), members.get("params")
+        if name in bases or not isinstance(method, dict) or not isinstance(params, dict):
+            continue  # a base itself, or no params to extend
+        base = next((meta for kind, meta in bases.items() if name.endswith(kind)), None)
+        own = params.get("properties")
+        if base is None or own is None or own.get("_meta") == base:
+            continue
+        if "_meta" in own and _closed(own["_meta"]) != _closed(base):
+            continue  # a _meta of its own, not the base's
+        # Missing, or the base's as it was before an earlier correction opened it.
+        own["_meta"] = copy.deepcopy(base)
+        changed.append(name)
+    if not changed:
+        raise GenerationError(
+            f"correction {entry['id']} does not apply to {revision}: every params has its _meta"
+        )
+    target = f"/{key}/{{{','.join(changed)}}}/properties/params/properties/_meta"
+    return Correction(entry["id"], target, entry["reason"])
+
+
+def _closed(schema: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in schema.items() if key != "additionalProperties"}

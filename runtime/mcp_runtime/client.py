@@ -19,8 +19,8 @@ import asyncio
 import contextlib
 import math
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 from msgspec import UNSET
@@ -43,6 +43,9 @@ from .middleware import Handler, Middleware, Senders, SendingMiddleware, wrap
 from .renewal import KEPT, RenewalCallback, Renewer, SessionRenewal  # noqa: F401  (offered here)
 from .session import Route, Session, SessionContext, Transport
 from .wire import RenewsSession, TakesVersion
+
+if TYPE_CHECKING:  # only a client given one imports OpenTelemetry
+    from .telemetry import Telemetry
 
 _BASE = "ClientHandlers"
 
@@ -74,6 +77,9 @@ class Client:
     settings by identifier, in ``capabilities.extensions`` on every revision
     (``{"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}``);
     :meth:`ClientSession.server_extension` tells what the server declared.
+    ``telemetry`` (a :class:`mcp_runtime.telemetry.Telemetry`): a span and a
+    duration of each request, its trace context sent in ``params._meta`` (see
+    docs/guides/observability.md). Default: none, at no cost.
     """
 
     def __init__(
@@ -96,11 +102,13 @@ class Client:
         middleware: Sequence[Middleware] = (),
         sending: Sequence[SendingMiddleware] = (),
         extensions: Mapping[str, Mapping[str, Any]] | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.handlers = handlers
         self.middleware = tuple(middleware)
         # None without sending middleware: requests then go straight out.
         self.senders = Senders(sending) if sending else None
+        self.telemetry = telemetry
         self.on_renewed = on_renewed
         self.handler_revision = (
             lifecycle.revision_of_handlers(handlers, _BASE) if handlers is not None else None
@@ -189,6 +197,20 @@ class ClientSession(Session):
         # Bumped by invalidate(): a result asked for before a change is not cached after it.
         self._cache_generation: dict[str, int] = {}
         self.renewer = Renewer(self, client.on_renewed)
+        # The one place requests leave the session: what telemetry wraps.
+        # send_request (Session's): the one place requests leave the session,
+        # under any sending middleware: what telemetry wraps.
+        self._telemetry_closed: Callable[[str], None] | None = None
+        telemetry = client.telemetry
+        if telemetry is not None:
+            self.send_request = telemetry.client_send(self, self.send_request)
+            self._telemetry_closed = telemetry.client_session_opened(transport)
+
+    def shut_down(self, reason: str) -> None:
+        closed, self._telemetry_closed = self._telemetry_closed, None
+        if closed is not None:
+            closed(self.protocol_version)
+        super().shut_down(reason)
 
     def server_extension(self, extension_id: str) -> Mapping[str, Any] | None:
         """The settings the server declared for an extension (SEP-2133) on
@@ -340,7 +362,7 @@ class ClientSession(Session):
         if envelope is None:
             # Straight to the calls (Session.request hands them on): a frame less per call.
             answer: R = await (
-                self.outgoing.request(spec, params, timeout, on_progress, request_id)
+                self.send_request(spec, params, timeout, on_progress, request_id)
                 if senders is None
                 else senders.request(self, spec, params, timeout, on_progress, request_id)
             )
@@ -360,7 +382,7 @@ class ClientSession(Session):
         rounds = 0
         while True:
             result: Any = await (
-                self.outgoing.request(spec, params, timeout, on_progress, request_id)
+                self.send_request(spec, params, timeout, on_progress, request_id)
                 if senders is None
                 else senders.request(self, spec, params, timeout, on_progress, request_id)
             )
@@ -553,7 +575,11 @@ class _ClientRouter:
                 and method != "ping"
                 and lifecycle.overridden(handlers, _BASE, typed.handler)
             ):
-                self._routes[method] = (typed, self._checked(method, handler(typed)))
+                answer = self._checked(method, handler(typed))
+                telemetry = self.client.telemetry
+                if telemetry is not None:  # a SERVER span of each request the server sends
+                    answer = telemetry.server_route(typed, answer)
+                self._routes[method] = (typed, answer)
         for method in revision.table("INPUT_REQUESTS"):
             typed = typed_methods.get(method)
             if typed is not None and lifecycle.overridden(handlers, _BASE, typed.handler):

@@ -90,7 +90,7 @@ def wrap(
 
 
 async def _send(spec: MethodSpec[Any, Any], params: Any, sending: Sending) -> Any:
-    return await sending.session.outgoing.request(
+    return await sending.session.send_request(
         spec, params, sending.timeout, sending.on_progress, sending.request_id
     )
 

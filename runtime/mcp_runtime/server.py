@@ -20,7 +20,7 @@ import asyncio
 import secrets
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -53,6 +53,9 @@ from .stateless_answers import (
     send_change,
 )
 from .stores.base import Store, StoreUnavailable, current_note
+
+if TYPE_CHECKING:  # only a server given one imports OpenTelemetry
+    from .telemetry import Telemetry
 
 _BASE = "ServerHandlers"
 
@@ -99,6 +102,9 @@ class Server:
     ``middleware`` wraps every request and notification the handlers and
     extensions answer, ``sending`` every request the server sends its clients
     (sampling, elicitation, roots): see :mod:`mcp_runtime.middleware`.
+    ``telemetry`` (a :class:`mcp_runtime.telemetry.Telemetry`): spans and
+    metrics of every request and notification, and of sessions (see
+    docs/guides/observability.md). Default: none, at no cost.
     """
 
     def __init__(
@@ -118,6 +124,7 @@ class Server:
         store: Store | None = None,
         middleware: Sequence[Middleware] = (),
         sending: Sequence[SendingMiddleware] = (),
+        telemetry: Telemetry | None = None,
     ) -> None:
         items = list(handlers) if isinstance(handlers, Sequence) else [handlers]
         if not items:
@@ -173,10 +180,13 @@ class Server:
         # them gets its 403 before any answer (an SSE stream) starts. Set by the app layer.
         self.item_scopes: Callable[[str, str], frozenset[str]] | None = None
         self._handshake_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self.telemetry = telemetry
         self.store: Store | None = None
         if store is not None:
             self.use_store(store)
-        self.middleware = tuple(middleware)
+        # Telemetry outermost, so that its spans and durations include what middleware adds.
+        traced: tuple[Middleware, ...] = (telemetry.server_route,) if telemetry is not None else ()
+        self.middleware = (*traced, *middleware)
         # None without sending middleware: requests then go straight out.
         self.senders = Senders(sending) if sending else None
 
@@ -189,6 +199,8 @@ class Server:
         self.store = store
         if store.shared:
             store.subscribe(self._on_published)
+        if self.telemetry is not None:
+            self.telemetry.watch_store(store)
 
     def wrapped(self, spec: MethodSpec[Any, Any], handler: Handler) -> Handler:
         """``handler`` as the server's middleware makes it (itself without any)."""
@@ -431,6 +443,22 @@ class ServerSession(Session):
             None  # made when first asked for (never, per 2026-07-28 request)
         )
         self._owner: str | None = None
+        self._telemetry_closed: Callable[[str], None] | None = None
+        # Requests to the client (sampling, elicitation, roots): in CLIENT spans with telemetry.
+        if server.telemetry is not None:
+            self.send_request = server.telemetry.client_send(self, self.send_request)
+
+    def opened(self) -> None:
+        """The handshake made this a session (told to the server's telemetry, if any)."""
+        telemetry = self.server.telemetry
+        if telemetry is not None and self._telemetry_closed is None:
+            self._telemetry_closed = telemetry.server_session_opened(self.transport)
+
+    def shut_down(self, reason: str) -> None:
+        closed, self._telemetry_closed = self._telemetry_closed, None
+        if closed is not None:
+            closed(self.protocol_version)
+        super().shut_down(reason)
 
     async def request(
         self,
@@ -443,7 +471,8 @@ class ServerSession(Session):
     ) -> R:
         senders = self.server.senders
         if senders is None:
-            return await self.outgoing.request(spec, params, timeout, on_progress, request_id)
+            answer: R = await self.send_request(spec, params, timeout, on_progress, request_id)
+            return answer
         result: R = await senders.request(self, spec, params, timeout, on_progress, request_id)
         return result
 
@@ -498,6 +527,7 @@ class ServerSession(Session):
             self._server_router.log_level = log_level
         self.declared_capabilities = declared_capabilities
         self.server._handshake_sessions.add(self)
+        self.opened()
         self.initialized.set()
 
     def adopt(self, version: str) -> None:
@@ -554,7 +584,10 @@ class _ServerRouter:
                 raise McpError(
                     jsonrpc.INVALID_REQUEST, "Invalid request: the session is already initialized"
                 )
-            return (self.server.initialize_spec, self._initialize)
+            spec, telemetry = self.server.initialize_spec, self.server.telemetry
+            if telemetry is not None:  # its span too; middleware sees no initialize
+                return (spec, telemetry.server_route(spec, self._initialize))
+            return (spec, self._initialize)
         if self.revision is None:
             raise McpError(jsonrpc.INVALID_REQUEST, f"Invalid request: {method} before initialize")
         raise McpError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -645,6 +678,7 @@ class _ServerRouter:
         )
         self.session.declared_capabilities = declared
         self.server._handshake_sessions.add(self.session)
+        self.session.opened()
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": declared,

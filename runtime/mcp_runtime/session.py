@@ -129,6 +129,11 @@ class SessionContext:
         return self._request_id
 
     @property
+    def has_session(self) -> bool:
+        """Whether the request came on a session (not one made when a handler asks for ``peer``)."""
+        return self._session is not None or self._summon is None
+
+    @property
     def peer(self) -> Session:
         session = self._session
         if session is None:
@@ -267,6 +272,9 @@ class Session:
         self.router = router
         self.protocol_version = protocol_version
         self.outgoing = Outgoing(transport, router, default_timeout)
+        # Where a request leaves the session, under any sending middleware (telemetry
+        # wraps it on a client): (spec, params, timeout, on_progress, request_id).
+        self.send_request: Callable[..., Awaitable[Any]] = self.outgoing.request
         self._in_flight: dict[RequestId, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed_event: asyncio.Event | None = None  # made when asked for: most never are

@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("http", "auth", "serving"),
     ("server", "stateless_answers", "client", "renewal", "tasks", "shared_tasks"),
     ("middleware",),
-    ("session", "stdio", "stores", "running", "outgoing", "answering"),
+    ("session", "stdio", "stores", "running", "outgoing", "answering", "telemetry"),
     (
         "lifecycle",
         "capabilities",

@@ -12,7 +12,7 @@ marked `node`". It sees two ways in:
   support.peers for the npm peers, support.redis_server for ``redis-server``);
 * every process the test process starts (an audit hook on ``subprocess.Popen``,
   which asyncio's subprocesses go through too): Node or anything under
-  ``node_modules``; ``redis-server`` or ``redis-cli``; ``wrk``, ``haproxy``,
+  ``node_modules``; ``redis-server`` or ``redis-cli``; ``wrk``, ``haproxy``, ``prometheus``,
   ``nginx``, and the official SDK's or FastMCP's servers of tests/support.
 
 ``MCP_TESTS_WITHOUT`` (comma-separated marks, e.g. ``node,redis,peers``) makes
@@ -47,7 +47,7 @@ _unmarked: list[str] = []
 
 _NODE_PROGRAMS = {"node", "npm", "npx"}
 _REDIS_PROGRAMS = {"redis-server", "redis-cli", "redis-sentinel"}
-_PEER_PROGRAMS = {"wrk", "haproxy", "nginx"}
+_PEER_PROGRAMS = {"wrk", "haproxy", "nginx", "prometheus"}
 # A script or module of the official SDK's or FastMCP's side (tests/support, bench/servers).
 _PEER_SCRIPT = re.compile(r"(^|[/.:])(sdk_\w+|fastmcp_server)(\.py)?(:\w+)?$")
 

@@ -3,8 +3,10 @@
 # schema sha256: 61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce
 # corrections applied (schema/corrections.toml):
 #   tool-input-schema-open: /definitions/Tool/properties/inputSchema/additionalProperties
+#   request-meta-open: /definitions/Request/properties/params/properties/_meta/additionalProperties
 #   capabilities-extensions: /definitions/ClientCapabilities/properties/extensions
 #   capabilities-extensions: /definitions/ServerCapabilities/properties/extensions
+#   params-meta-inherited: /definitions/{CallToolRequest,CancelledNotification,CompleteRequest,CreateMessageRequest,GetPromptRequest,InitializeRequest,JSONRPCRequest,ListPromptsRequest,ListResourceTemplatesRequest,ListResourcesRequest,ListRootsRequest,ListToolsRequest,LoggingMessageNotification,PaginatedRequest,PingRequest,ProgressNotification,ReadResourceRequest,ResourceUpdatedNotification,SetLevelRequest,SubscribeRequest,UnsubscribeRequest}/properties/params/properties/_meta
 """MCP 2024-11-05: wire types, method tables, stubs and handler interfaces.
 
 Generated from the official JSON Schema; descriptions come from the MCP
@@ -98,6 +100,7 @@ from .types import (
     ResourceReference,
     ResourceTemplate,
     ResourceUpdatedNotification,
+    ResourceUpdatedNotificationParams,
     Result,
     Role,
     Root,
@@ -223,6 +226,7 @@ __all__ = [
     "ResourceReference",
     "ResourceTemplate",
     "ResourceUpdatedNotification",
+    "ResourceUpdatedNotificationParams",
     "Result",
     "Role",
     "Root",

@@ -3,8 +3,10 @@
 # schema sha256: 61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce
 # corrections applied (schema/corrections.toml):
 #   tool-input-schema-open: /definitions/Tool/properties/inputSchema/additionalProperties
+#   request-meta-open: /definitions/Request/properties/params/properties/_meta/additionalProperties
 #   capabilities-extensions: /definitions/ClientCapabilities/properties/extensions
 #   capabilities-extensions: /definitions/ServerCapabilities/properties/extensions
+#   params-meta-inherited: /definitions/{CallToolRequest,CancelledNotification,CompleteRequest,CreateMessageRequest,GetPromptRequest,InitializeRequest,JSONRPCRequest,ListPromptsRequest,ListResourceTemplatesRequest,ListResourcesRequest,ListRootsRequest,ListToolsRequest,LoggingMessageNotification,PaginatedRequest,PingRequest,ProgressNotification,ReadResourceRequest,ResourceUpdatedNotification,SetLevelRequest,SubscribeRequest,UnsubscribeRequest}/properties/params/properties/_meta
 """Typed MCP 2024-11-05 client API: the stub a client calls a server through, and the handlers a client implements for what a server sends it.
 
 Descriptions come from the MCP specification.
@@ -47,6 +49,7 @@ from .types import (
     Resource,
     ResourceReference,
     ResourceTemplate,
+    ResourceUpdatedNotificationParams,
     SetLevelRequestParams,
     SubscribeRequestParams,
     Tool,
@@ -66,13 +69,14 @@ class ClientStub:
         argument: CompleteRequestParamsArgument,
         ref: PromptReference | ResourceReference,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> CompleteResult:
         """A request from the client to the server, to ask for completion options."""
         return await self._caller.request(
             methods.COMPLETION_COMPLETE,
-            CompleteRequestParams(argument=argument, ref=ref),
+            CompleteRequestParams(meta=meta, argument=argument, ref=ref),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -81,13 +85,14 @@ class ClientStub:
         self,
         level: LoggingLevel,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> EmptyResult:
         """A request from the client to the server, to enable or adjust logging."""
         return await self._caller.request(
             methods.LOGGING_SET_LEVEL,
-            SetLevelRequestParams(level=level),
+            SetLevelRequestParams(meta=meta, level=level),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -123,6 +128,7 @@ class ClientStub:
         self,
         name: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         arguments: dict[str, str] | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -130,7 +136,7 @@ class ClientStub:
         """Used by the client to get a prompt provided by the server."""
         return await self._caller.request(
             methods.PROMPTS_GET,
-            GetPromptRequestParams(arguments=arguments, name=name),
+            GetPromptRequestParams(meta=meta, arguments=arguments, name=name),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -138,6 +144,7 @@ class ClientStub:
     async def list_prompts(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -145,7 +152,7 @@ class ClientStub:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         return await self._caller.request(
             methods.PROMPTS_LIST,
-            ListToolsRequestParams(cursor=cursor),
+            ListToolsRequestParams(meta=meta, cursor=cursor),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -153,12 +160,14 @@ class ClientStub:
     async def iter_prompts(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[Prompt]:
         """Every item of `prompts/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_prompts(
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -171,6 +180,7 @@ class ClientStub:
     async def list_resources(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -178,7 +188,7 @@ class ClientStub:
         """Sent from the client to request a list of resources the server has."""
         return await self._caller.request(
             methods.RESOURCES_LIST,
-            ListToolsRequestParams(cursor=cursor),
+            ListToolsRequestParams(meta=meta, cursor=cursor),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -186,12 +196,14 @@ class ClientStub:
     async def iter_resources(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[Resource]:
         """Every item of `resources/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_resources(
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -205,13 +217,14 @@ class ClientStub:
         self,
         uri: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         return await self._caller.request(
             methods.RESOURCES_READ,
-            SubscribeRequestParams(uri=uri),
+            SubscribeRequestParams(meta=meta, uri=uri),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -220,13 +233,14 @@ class ClientStub:
         self,
         uri: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> EmptyResult:
         """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
         return await self._caller.request(
             methods.RESOURCES_SUBSCRIBE,
-            SubscribeRequestParams(uri=uri),
+            SubscribeRequestParams(meta=meta, uri=uri),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -234,6 +248,7 @@ class ClientStub:
     async def list_resource_templates(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -241,7 +256,7 @@ class ClientStub:
         """Sent from the client to request a list of resource templates the server has."""
         return await self._caller.request(
             methods.RESOURCES_TEMPLATES_LIST,
-            ListToolsRequestParams(cursor=cursor),
+            ListToolsRequestParams(meta=meta, cursor=cursor),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -249,12 +264,14 @@ class ClientStub:
     async def iter_resource_templates(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[ResourceTemplate]:
         """Every item of `resources/templates/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_resource_templates(
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -268,13 +285,14 @@ class ClientStub:
         self,
         uri: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> EmptyResult:
         """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
         return await self._caller.request(
             methods.RESOURCES_UNSUBSCRIBE,
-            SubscribeRequestParams(uri=uri),
+            SubscribeRequestParams(meta=meta, uri=uri),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -283,6 +301,7 @@ class ClientStub:
         self,
         name: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         arguments: dict[str, Any] | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -290,7 +309,7 @@ class ClientStub:
         """Used by the client to invoke a tool provided by the server."""
         return await self._caller.request(
             methods.TOOLS_CALL,
-            CallToolRequestParams(arguments=arguments, name=name),
+            CallToolRequestParams(meta=meta, arguments=arguments, name=name),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -298,6 +317,7 @@ class ClientStub:
     async def list_tools(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -305,7 +325,7 @@ class ClientStub:
         """Sent from the client to request a list of tools the server has."""
         return await self._caller.request(
             methods.TOOLS_LIST,
-            ListToolsRequestParams(cursor=cursor),
+            ListToolsRequestParams(meta=meta, cursor=cursor),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -313,12 +333,14 @@ class ClientStub:
     async def iter_tools(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[Tool]:
         """Every item of `tools/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_tools(
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -353,7 +375,7 @@ class ClientHandlers:
         return None
 
     async def on_resource_updated(
-        self, params: SubscribeRequestParams, ctx: RequestContext
+        self, params: ResourceUpdatedNotificationParams, ctx: RequestContext
     ) -> None:
         """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
         return None

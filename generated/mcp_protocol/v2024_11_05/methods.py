@@ -3,8 +3,10 @@
 # schema sha256: 61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce
 # corrections applied (schema/corrections.toml):
 #   tool-input-schema-open: /definitions/Tool/properties/inputSchema/additionalProperties
+#   request-meta-open: /definitions/Request/properties/params/properties/_meta/additionalProperties
 #   capabilities-extensions: /definitions/ClientCapabilities/properties/extensions
 #   capabilities-extensions: /definitions/ServerCapabilities/properties/extensions
+#   params-meta-inherited: /definitions/{CallToolRequest,CancelledNotification,CompleteRequest,CreateMessageRequest,GetPromptRequest,InitializeRequest,JSONRPCRequest,ListPromptsRequest,ListResourceTemplatesRequest,ListResourcesRequest,ListRootsRequest,ListToolsRequest,LoggingMessageNotification,PaginatedRequest,PingRequest,ProgressNotification,ReadResourceRequest,ResourceUpdatedNotification,SetLevelRequest,SubscribeRequest,UnsubscribeRequest}/properties/params/properties/_meta
 """JSON-RPC methods of MCP 2024-11-05, derived from the schema's message unions.
 
 Each constant names one method with its direction, kind, params type and result
@@ -45,6 +47,7 @@ from .types import (
     RequestParams,
     Resource,
     ResourceTemplate,
+    ResourceUpdatedNotificationParams,
     SetLevelRequestParams,
     SubscribeRequestParams,
     Tool,
@@ -168,11 +171,11 @@ NOTIFICATIONS_RESOURCES_LIST_CHANGED: MethodSpec[NotificationParams, None] = Met
 )
 """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client."""
 
-NOTIFICATIONS_RESOURCES_UPDATED: MethodSpec[SubscribeRequestParams, None] = MethodSpec(
+NOTIFICATIONS_RESOURCES_UPDATED: MethodSpec[ResourceUpdatedNotificationParams, None] = MethodSpec(
     method="notifications/resources/updated",
     direction="server_to_client",
     kind="notification",
-    params=SubscribeRequestParams,
+    params=ResourceUpdatedNotificationParams,
     result=None,
     params_required=True,
     handler="on_resource_updated",

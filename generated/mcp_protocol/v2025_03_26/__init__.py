@@ -3,8 +3,10 @@
 # schema sha256: e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131
 # corrections applied (schema/corrections.toml):
 #   tool-input-schema-open: /definitions/Tool/properties/inputSchema/additionalProperties
+#   request-meta-open: /definitions/Request/properties/params/properties/_meta/additionalProperties
 #   capabilities-extensions: /definitions/ClientCapabilities/properties/extensions
 #   capabilities-extensions: /definitions/ServerCapabilities/properties/extensions
+#   params-meta-inherited: /definitions/{CallToolRequest,CancelledNotification,CompleteRequest,CreateMessageRequest,GetPromptRequest,InitializeRequest,JSONRPCRequest,ListPromptsRequest,ListResourceTemplatesRequest,ListResourcesRequest,ListRootsRequest,ListToolsRequest,LoggingMessageNotification,PaginatedRequest,PingRequest,ProgressNotification,ReadResourceRequest,ResourceUpdatedNotification,SetLevelRequest,SubscribeRequest,UnsubscribeRequest}/properties/params/properties/_meta
 """MCP 2025-03-26: wire types, method tables, stubs and handler interfaces.
 
 Generated from the official JSON Schema; descriptions come from the MCP
@@ -104,6 +106,7 @@ from .types import (
     ResourceReference,
     ResourceTemplate,
     ResourceUpdatedNotification,
+    ResourceUpdatedNotificationParams,
     Result,
     Role,
     Root,
@@ -236,6 +239,7 @@ __all__ = [
     "ResourceReference",
     "ResourceTemplate",
     "ResourceUpdatedNotification",
+    "ResourceUpdatedNotificationParams",
     "Result",
     "Role",
     "Root",

@@ -3,8 +3,10 @@
 # schema sha256: e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131
 # corrections applied (schema/corrections.toml):
 #   tool-input-schema-open: /definitions/Tool/properties/inputSchema/additionalProperties
+#   request-meta-open: /definitions/Request/properties/params/properties/_meta/additionalProperties
 #   capabilities-extensions: /definitions/ClientCapabilities/properties/extensions
 #   capabilities-extensions: /definitions/ServerCapabilities/properties/extensions
+#   params-meta-inherited: /definitions/{CallToolRequest,CancelledNotification,CompleteRequest,CreateMessageRequest,GetPromptRequest,InitializeRequest,JSONRPCRequest,ListPromptsRequest,ListResourceTemplatesRequest,ListResourcesRequest,ListRootsRequest,ListToolsRequest,LoggingMessageNotification,PaginatedRequest,PingRequest,ProgressNotification,ReadResourceRequest,ResourceUpdatedNotification,SetLevelRequest,SubscribeRequest,UnsubscribeRequest}/properties/params/properties/_meta
 """Typed MCP 2025-03-26 server API: the handlers a server implements, and the stub a server calls a client through.
 
 Descriptions come from the MCP specification.
@@ -48,6 +50,7 @@ from .types import (
     ReadResourceResult,
     RequestParams,
     RequestParamsMeta,
+    ResourceUpdatedNotificationParams,
     SamplingMessage,
     SubscribeRequestParams,
 )
@@ -66,12 +69,13 @@ class ServerStub:
         data: Any,
         level: LoggingLevel,
         *,
+        meta: dict[str, Any] | UnsetType = UNSET,
         logger: str | UnsetType = UNSET,
     ) -> None:
         """Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically."""
         await self._caller.notify(
             methods.NOTIFICATIONS_MESSAGE,
-            LoggingMessageNotificationParams(data=data, level=level, logger=logger),
+            LoggingMessageNotificationParams(meta=meta, data=data, level=level, logger=logger),
         )
 
     async def notify_prompt_list_changed(
@@ -97,10 +101,13 @@ class ServerStub:
     async def notify_resource_updated(
         self,
         uri: str,
+        *,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> None:
         """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
         await self._caller.notify(
-            methods.NOTIFICATIONS_RESOURCES_UPDATED, SubscribeRequestParams(uri=uri)
+            methods.NOTIFICATIONS_RESOURCES_UPDATED,
+            ResourceUpdatedNotificationParams(meta=meta, uri=uri),
         )
 
     async def notify_tool_list_changed(
@@ -154,6 +161,7 @@ class ServerStub:
         max_tokens: int,
         messages: list[SamplingMessage],
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         include_context: Literal["allServers", "none", "thisServer"] | UnsetType = UNSET,
         metadata: dict[str, Any] | UnsetType = UNSET,
         model_preferences: ModelPreferences | UnsetType = UNSET,
@@ -167,6 +175,7 @@ class ServerStub:
         return await self._caller.request(
             methods.SAMPLING_CREATE_MESSAGE,
             CreateMessageRequestParams(
+                meta=meta,
                 include_context=include_context,
                 max_tokens=max_tokens,
                 messages=messages,

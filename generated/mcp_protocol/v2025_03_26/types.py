@@ -3,8 +3,10 @@
 # schema sha256: e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131
 # corrections applied (schema/corrections.toml):
 #   tool-input-schema-open: /definitions/Tool/properties/inputSchema/additionalProperties
+#   request-meta-open: /definitions/Request/properties/params/properties/_meta/additionalProperties
 #   capabilities-extensions: /definitions/ClientCapabilities/properties/extensions
 #   capabilities-extensions: /definitions/ServerCapabilities/properties/extensions
+#   params-meta-inherited: /definitions/{CallToolRequest,CancelledNotification,CompleteRequest,CreateMessageRequest,GetPromptRequest,InitializeRequest,JSONRPCRequest,ListPromptsRequest,ListResourceTemplatesRequest,ListResourcesRequest,ListRootsRequest,ListToolsRequest,LoggingMessageNotification,PaginatedRequest,PingRequest,ProgressNotification,ReadResourceRequest,ResourceUpdatedNotification,SetLevelRequest,SubscribeRequest,UnsubscribeRequest}/properties/params/properties/_meta
 """MCP 2025-03-26 wire types.
 
 One type per definition of the official JSON Schema, plus the inline objects and
@@ -108,6 +110,7 @@ __all__ = [
     "ResourceReference",
     "ResourceTemplate",
     "ResourceUpdatedNotification",
+    "ResourceUpdatedNotificationParams",
     "Result",
     "Role",
     "Root",
@@ -303,6 +306,8 @@ class CallToolRequest(
 
 class CallToolRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
+    meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
+
     arguments: dict[str, Any] | UnsetType = UNSET
 
     name: str
@@ -354,6 +359,9 @@ class CancelledNotification(
 
 class CancelledNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
+    meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
+
     reason: str | UnsetType = UNSET
     """An optional string describing the reason for the cancellation. This MAY be logged or presented to the user."""
 
@@ -402,6 +410,8 @@ class CompleteRequest(
 
 
 class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+
+    meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     argument: CompleteRequestParamsArgument
     """The argument's information"""
@@ -458,6 +468,8 @@ class CreateMessageRequest(
 
 
 class CreateMessageRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+
+    meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     include_context: Literal["allServers", "none", "thisServer"] | UnsetType = msgspec.field(
         name="includeContext", default=UNSET
@@ -540,6 +552,8 @@ class GetPromptRequest(
 
 class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
+    meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
+
     arguments: dict[str, str] | UnsetType = UNSET
     """Arguments to use for templating the prompt."""
 
@@ -600,6 +614,8 @@ class InitializeRequest(
 
 
 class InitializeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+
+    meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     capabilities: ClientCapabilities
 
@@ -830,6 +846,8 @@ class ListToolsRequest(
 
 class ListToolsRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
+    meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
+
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
@@ -866,6 +884,9 @@ class LoggingMessageNotification(
 class LoggingMessageNotificationParams(
     msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
 ):
+
+    meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
 
     data: Any
     """The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here."""
@@ -1029,6 +1050,9 @@ class ProgressNotification(
 
 class ProgressNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
+    meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
+
     message: str | UnsetType = UNSET
     """An optional message describing the current progress."""
 
@@ -1170,10 +1194,45 @@ class RequestParams(OpenObject):
         return cast("RequestParamsMeta | UnsetType", self.get("_meta", UNSET))
 
 
-class RequestParamsMeta(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+class RequestParamsMeta(OpenObject):
 
-    progress_token: ProgressToken | UnsetType = msgspec.field(name="progressToken", default=UNSET)
-    """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
+    __slots__ = ()
+
+    class __keys__(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+        progress_token: ProgressToken | UnsetType = msgspec.field(
+            name="progressToken", default=UNSET
+        )
+
+    def __init__(
+        self,
+        *,
+        progress_token: ProgressToken | UnsetType = UNSET,
+        **extra: Any,
+    ) -> None:
+        super().__init__(
+            {
+                "progressToken": progress_token,
+            },
+            **extra,
+        )
+
+    @staticmethod
+    def __from_json__(raw: Any) -> RequestParamsMeta:
+        """Parsed JSON as this object: the known keys checked with plain type tests;
+        what they do not accept goes to ``_decode`` (same outcome, only slower)."""
+        if type(raw) is not dict:
+            return RequestParamsMeta._decode(raw)
+        value = raw.get("progressToken", UNSET)
+        if value is not UNSET and not (type(value) is str or type(value) is int):
+            return RequestParamsMeta._decode(raw)
+        obj = new_object(RequestParamsMeta)
+        dict.update(obj, raw)
+        return obj
+
+    @property
+    def progress_token(self) -> ProgressToken | UnsetType:
+        """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
+        return cast("ProgressToken | UnsetType", self.get("progressToken", UNSET))
 
 
 class Resource(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
@@ -1282,7 +1341,18 @@ class ResourceUpdatedNotification(
 
     method: ClassVar[Literal["notifications/resources/updated"]] = "notifications/resources/updated"
 
-    params: SubscribeRequestParams
+    params: ResourceUpdatedNotificationParams
+
+
+class ResourceUpdatedNotificationParams(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
+
+    meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
+
+    uri: str
+    """The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to."""
 
 
 class Result(OpenObject):
@@ -1431,6 +1501,8 @@ class SetLevelRequest(
 
 class SetLevelRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
+    meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
+
     level: LoggingLevel
     """The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message."""
 
@@ -1451,6 +1523,8 @@ class SubscribeRequest(
 
 
 class SubscribeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+
+    meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
 
     uri: str
     """The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it."""

@@ -7,6 +7,7 @@
 #   tool-output-schema-open: /definitions/Tool/properties/outputSchema/additionalProperties
 #   capabilities-extensions: /definitions/ClientCapabilities/properties/extensions
 #   capabilities-extensions: /definitions/ServerCapabilities/properties/extensions
+#   params-meta-inherited: /definitions/{CallToolRequest,CancelledNotification,CompleteRequest,CreateMessageRequest,ElicitRequest,GetPromptRequest,InitializeRequest,ListPromptsRequest,ListResourceTemplatesRequest,ListResourcesRequest,ListToolsRequest,LoggingMessageNotification,PaginatedRequest,ProgressNotification,ReadResourceRequest,ResourceUpdatedNotification,SetLevelRequest,SubscribeRequest,UnsubscribeRequest}/properties/params/properties/_meta
 """MCP 2025-06-18: wire types, method tables, stubs and handler interfaces.
 
 Generated from the official JSON Schema; descriptions come from the MCP
@@ -112,6 +113,7 @@ from .types import (
     ResourceTemplate,
     ResourceTemplateReference,
     ResourceUpdatedNotification,
+    ResourceUpdatedNotificationParams,
     Result,
     Role,
     Root,
@@ -252,6 +254,7 @@ __all__ = [
     "ResourceTemplate",
     "ResourceTemplateReference",
     "ResourceUpdatedNotification",
+    "ResourceUpdatedNotificationParams",
     "Result",
     "Role",
     "Root",

@@ -7,6 +7,7 @@
 #   tool-output-schema-open: /definitions/Tool/properties/outputSchema/additionalProperties
 #   capabilities-extensions: /definitions/ClientCapabilities/properties/extensions
 #   capabilities-extensions: /definitions/ServerCapabilities/properties/extensions
+#   params-meta-inherited: /definitions/{CallToolRequest,CancelledNotification,CompleteRequest,CreateMessageRequest,ElicitRequest,GetPromptRequest,InitializeRequest,ListPromptsRequest,ListResourceTemplatesRequest,ListResourcesRequest,ListToolsRequest,LoggingMessageNotification,PaginatedRequest,ProgressNotification,ReadResourceRequest,ResourceUpdatedNotification,SetLevelRequest,SubscribeRequest,UnsubscribeRequest}/properties/params/properties/_meta
 """Typed MCP 2025-06-18 client API: the stub a client calls a server through, and the handlers a client implements for what a server sends it.
 
 Descriptions come from the MCP specification.
@@ -52,6 +53,7 @@ from .types import (
     Resource,
     ResourceTemplate,
     ResourceTemplateReference,
+    ResourceUpdatedNotificationParams,
     SetLevelRequestParams,
     SubscribeRequestParams,
     Tool,
@@ -71,6 +73,7 @@ class ClientStub:
         argument: CompleteRequestParamsArgument,
         ref: PromptReference | ResourceTemplateReference,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         context: CompleteRequestParamsContext | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -78,7 +81,7 @@ class ClientStub:
         """A request from the client to the server, to ask for completion options."""
         return await self._caller.request(
             methods.COMPLETION_COMPLETE,
-            CompleteRequestParams(argument=argument, context=context, ref=ref),
+            CompleteRequestParams(meta=meta, argument=argument, context=context, ref=ref),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -87,13 +90,14 @@ class ClientStub:
         self,
         level: LoggingLevel,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> EmptyResult:
         """A request from the client to the server, to enable or adjust logging."""
         return await self._caller.request(
             methods.LOGGING_SET_LEVEL,
-            SetLevelRequestParams(level=level),
+            SetLevelRequestParams(meta=meta, level=level),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -129,6 +133,7 @@ class ClientStub:
         self,
         name: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         arguments: dict[str, str] | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -136,7 +141,7 @@ class ClientStub:
         """Used by the client to get a prompt provided by the server."""
         return await self._caller.request(
             methods.PROMPTS_GET,
-            GetPromptRequestParams(arguments=arguments, name=name),
+            GetPromptRequestParams(meta=meta, arguments=arguments, name=name),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -144,6 +149,7 @@ class ClientStub:
     async def list_prompts(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -151,7 +157,7 @@ class ClientStub:
         """Sent from the client to request a list of prompts and prompt templates the server has."""
         return await self._caller.request(
             methods.PROMPTS_LIST,
-            ListToolsRequestParams(cursor=cursor),
+            ListToolsRequestParams(meta=meta, cursor=cursor),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -159,12 +165,14 @@ class ClientStub:
     async def iter_prompts(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[Prompt]:
         """Every item of `prompts/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_prompts(
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -177,6 +185,7 @@ class ClientStub:
     async def list_resources(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -184,7 +193,7 @@ class ClientStub:
         """Sent from the client to request a list of resources the server has."""
         return await self._caller.request(
             methods.RESOURCES_LIST,
-            ListToolsRequestParams(cursor=cursor),
+            ListToolsRequestParams(meta=meta, cursor=cursor),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -192,12 +201,14 @@ class ClientStub:
     async def iter_resources(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[Resource]:
         """Every item of `resources/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_resources(
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -211,13 +222,14 @@ class ClientStub:
         self,
         uri: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> ReadResourceResult:
         """Sent from the client to the server, to read a specific resource URI."""
         return await self._caller.request(
             methods.RESOURCES_READ,
-            SubscribeRequestParams(uri=uri),
+            SubscribeRequestParams(meta=meta, uri=uri),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -226,13 +238,14 @@ class ClientStub:
         self,
         uri: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> EmptyResult:
         """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
         return await self._caller.request(
             methods.RESOURCES_SUBSCRIBE,
-            SubscribeRequestParams(uri=uri),
+            SubscribeRequestParams(meta=meta, uri=uri),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -240,6 +253,7 @@ class ClientStub:
     async def list_resource_templates(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -247,7 +261,7 @@ class ClientStub:
         """Sent from the client to request a list of resource templates the server has."""
         return await self._caller.request(
             methods.RESOURCES_TEMPLATES_LIST,
-            ListToolsRequestParams(cursor=cursor),
+            ListToolsRequestParams(meta=meta, cursor=cursor),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -255,12 +269,14 @@ class ClientStub:
     async def iter_resource_templates(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[ResourceTemplate]:
         """Every item of `resources/templates/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_resource_templates(
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -274,13 +290,14 @@ class ClientStub:
         self,
         uri: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> EmptyResult:
         """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
         return await self._caller.request(
             methods.RESOURCES_UNSUBSCRIBE,
-            SubscribeRequestParams(uri=uri),
+            SubscribeRequestParams(meta=meta, uri=uri),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -289,6 +306,7 @@ class ClientStub:
         self,
         name: str,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         arguments: dict[str, Any] | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -296,7 +314,7 @@ class ClientStub:
         """Used by the client to invoke a tool provided by the server."""
         return await self._caller.request(
             methods.TOOLS_CALL,
-            CallToolRequestParams(arguments=arguments, name=name),
+            CallToolRequestParams(meta=meta, arguments=arguments, name=name),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -304,6 +322,7 @@ class ClientStub:
     async def list_tools(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         cursor: str | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
@@ -311,7 +330,7 @@ class ClientStub:
         """Sent from the client to request a list of tools the server has."""
         return await self._caller.request(
             methods.TOOLS_LIST,
-            ListToolsRequestParams(cursor=cursor),
+            ListToolsRequestParams(meta=meta, cursor=cursor),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -319,12 +338,14 @@ class ClientStub:
     async def iter_tools(
         self,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
     ) -> AsyncIterator[Tool]:
         """Every item of `tools/list`, following `nextCursor` from page to page."""
         cursor: str | UnsetType = UNSET
         while True:
             page = await self.list_tools(
+                meta=meta,
                 cursor=cursor,
                 timeout=timeout,
             )
@@ -363,7 +384,7 @@ class ClientHandlers:
         return None
 
     async def on_resource_updated(
-        self, params: SubscribeRequestParams, ctx: RequestContext
+        self, params: ResourceUpdatedNotificationParams, ctx: RequestContext
     ) -> None:
         """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
         return None

@@ -7,6 +7,7 @@
 #   tool-output-schema-open: /definitions/Tool/properties/outputSchema/additionalProperties
 #   capabilities-extensions: /definitions/ClientCapabilities/properties/extensions
 #   capabilities-extensions: /definitions/ServerCapabilities/properties/extensions
+#   params-meta-inherited: /definitions/{CallToolRequest,CancelledNotification,CompleteRequest,CreateMessageRequest,ElicitRequest,GetPromptRequest,InitializeRequest,ListPromptsRequest,ListResourceTemplatesRequest,ListResourcesRequest,ListToolsRequest,LoggingMessageNotification,PaginatedRequest,ProgressNotification,ReadResourceRequest,ResourceUpdatedNotification,SetLevelRequest,SubscribeRequest,UnsubscribeRequest}/properties/params/properties/_meta
 """JSON-RPC methods of MCP 2025-06-18, derived from the schema's message unions.
 
 Each constant names one method with its direction, kind, params type and result
@@ -49,6 +50,7 @@ from .types import (
     RequestParams,
     Resource,
     ResourceTemplate,
+    ResourceUpdatedNotificationParams,
     SetLevelRequestParams,
     SubscribeRequestParams,
     Tool,
@@ -184,11 +186,11 @@ NOTIFICATIONS_RESOURCES_LIST_CHANGED: MethodSpec[NotificationParams, None] = Met
 )
 """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client."""
 
-NOTIFICATIONS_RESOURCES_UPDATED: MethodSpec[SubscribeRequestParams, None] = MethodSpec(
+NOTIFICATIONS_RESOURCES_UPDATED: MethodSpec[ResourceUpdatedNotificationParams, None] = MethodSpec(
     method="notifications/resources/updated",
     direction="server_to_client",
     kind="notification",
-    params=SubscribeRequestParams,
+    params=ResourceUpdatedNotificationParams,
     result=None,
     params_required=True,
     handler="on_resource_updated",

@@ -7,6 +7,7 @@
 #   tool-output-schema-open: /definitions/Tool/properties/outputSchema/additionalProperties
 #   capabilities-extensions: /definitions/ClientCapabilities/properties/extensions
 #   capabilities-extensions: /definitions/ServerCapabilities/properties/extensions
+#   params-meta-inherited: /definitions/{CallToolRequest,CancelledNotification,CompleteRequest,CreateMessageRequest,ElicitRequest,GetPromptRequest,InitializeRequest,ListPromptsRequest,ListResourceTemplatesRequest,ListResourcesRequest,ListToolsRequest,LoggingMessageNotification,PaginatedRequest,ProgressNotification,ReadResourceRequest,ResourceUpdatedNotification,SetLevelRequest,SubscribeRequest,UnsubscribeRequest}/properties/params/properties/_meta
 """Typed MCP 2025-06-18 server API: the handlers a server implements, and the stub a server calls a client through.
 
 Descriptions come from the MCP specification.
@@ -53,6 +54,7 @@ from .types import (
     ReadResourceResult,
     RequestParams,
     RequestParamsMeta,
+    ResourceUpdatedNotificationParams,
     SamplingMessage,
     SubscribeRequestParams,
 )
@@ -71,13 +73,14 @@ class ServerStub:
         message: str,
         requested_schema: ElicitRequestParamsRequestedSchema,
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> ElicitResult:
         """A request from the server to elicit additional information from the user via the client."""
         return await self._caller.request(
             methods.ELICITATION_CREATE,
-            ElicitRequestParams(message=message, requested_schema=requested_schema),
+            ElicitRequestParams(meta=meta, message=message, requested_schema=requested_schema),
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -87,12 +90,13 @@ class ServerStub:
         data: Any,
         level: LoggingLevel,
         *,
+        meta: dict[str, Any] | UnsetType = UNSET,
         logger: str | UnsetType = UNSET,
     ) -> None:
         """Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically."""
         await self._caller.notify(
             methods.NOTIFICATIONS_MESSAGE,
-            LoggingMessageNotificationParams(data=data, level=level, logger=logger),
+            LoggingMessageNotificationParams(meta=meta, data=data, level=level, logger=logger),
         )
 
     async def notify_prompt_list_changed(
@@ -118,10 +122,13 @@ class ServerStub:
     async def notify_resource_updated(
         self,
         uri: str,
+        *,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> None:
         """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
         await self._caller.notify(
-            methods.NOTIFICATIONS_RESOURCES_UPDATED, SubscribeRequestParams(uri=uri)
+            methods.NOTIFICATIONS_RESOURCES_UPDATED,
+            ResourceUpdatedNotificationParams(meta=meta, uri=uri),
         )
 
     async def notify_tool_list_changed(
@@ -175,6 +182,7 @@ class ServerStub:
         max_tokens: int,
         messages: list[SamplingMessage],
         *,
+        meta: RequestParamsMeta | UnsetType = UNSET,
         include_context: Literal["allServers", "none", "thisServer"] | UnsetType = UNSET,
         metadata: dict[str, Any] | UnsetType = UNSET,
         model_preferences: ModelPreferences | UnsetType = UNSET,
@@ -188,6 +196,7 @@ class ServerStub:
         return await self._caller.request(
             methods.SAMPLING_CREATE_MESSAGE,
             CreateMessageRequestParams(
+                meta=meta,
                 include_context=include_context,
                 max_tokens=max_tokens,
                 messages=messages,

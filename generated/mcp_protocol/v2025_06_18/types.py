@@ -7,6 +7,7 @@
 #   tool-output-schema-open: /definitions/Tool/properties/outputSchema/additionalProperties
 #   capabilities-extensions: /definitions/ClientCapabilities/properties/extensions
 #   capabilities-extensions: /definitions/ServerCapabilities/properties/extensions
+#   params-meta-inherited: /definitions/{CallToolRequest,CancelledNotification,CompleteRequest,CreateMessageRequest,ElicitRequest,GetPromptRequest,InitializeRequest,ListPromptsRequest,ListResourceTemplatesRequest,ListResourcesRequest,ListToolsRequest,LoggingMessageNotification,PaginatedRequest,ProgressNotification,ReadResourceRequest,ResourceUpdatedNotification,SetLevelRequest,SubscribeRequest,UnsubscribeRequest}/properties/params/properties/_meta
 """MCP 2025-06-18 wire types.
 
 One type per definition of the official JSON Schema, plus the inline objects and
@@ -116,6 +117,7 @@ __all__ = [
     "ResourceTemplate",
     "ResourceTemplateReference",
     "ResourceUpdatedNotification",
+    "ResourceUpdatedNotificationParams",
     "Result",
     "Role",
     "Root",
@@ -361,6 +363,9 @@ class CallToolRequest(
 
 class CallToolRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
+    meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+
     arguments: dict[str, Any] | UnsetType = UNSET
 
     name: str
@@ -418,6 +423,9 @@ class CancelledNotification(
 
 class CancelledNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
+    meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+
     reason: str | UnsetType = UNSET
     """An optional string describing the reason for the cancellation. This MAY be logged or presented to the user."""
 
@@ -469,6 +477,9 @@ class CompleteRequest(
 
 
 class CompleteRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+
+    meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
     argument: CompleteRequestParamsArgument
     """The argument's information"""
@@ -536,6 +547,9 @@ class CreateMessageRequest(
 
 class CreateMessageRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
+    meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+
     include_context: Literal["allServers", "none", "thisServer"] | UnsetType = msgspec.field(
         name="includeContext", default=UNSET
     )
@@ -597,6 +611,9 @@ class ElicitRequest(
 
 
 class ElicitRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+
+    meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
     message: str
     """The message to present to the user."""
@@ -690,6 +707,9 @@ class GetPromptRequest(
 
 class GetPromptRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
+    meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+
     arguments: dict[str, str] | UnsetType = UNSET
     """Arguments to use for templating the prompt."""
 
@@ -762,6 +782,9 @@ class InitializeRequest(
 
 
 class InitializeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+
+    meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
     capabilities: ClientCapabilities
 
@@ -992,6 +1015,9 @@ class ListToolsRequest(
 
 class ListToolsRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
+    meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+
     cursor: str | UnsetType = UNSET
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
@@ -1028,6 +1054,9 @@ class LoggingMessageNotification(
 class LoggingMessageNotificationParams(
     msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
 ):
+
+    meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
     data: Any
     """The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here."""
@@ -1203,6 +1232,9 @@ class ProgressNotification(
 
 
 class ProgressNotificationParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+
+    meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
     message: str | UnsetType = UNSET
     """An optional message describing the current progress."""
@@ -1591,7 +1623,18 @@ class ResourceUpdatedNotification(
 
     method: ClassVar[Literal["notifications/resources/updated"]] = "notifications/resources/updated"
 
-    params: SubscribeRequestParams
+    params: ResourceUpdatedNotificationParams
+
+
+class ResourceUpdatedNotificationParams(
+    msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False
+):
+
+    meta: dict[str, Any] | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+
+    uri: str
+    """The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to."""
 
 
 class Result(OpenObject):
@@ -1743,6 +1786,9 @@ class SetLevelRequest(
 
 class SetLevelRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
 
+    meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
+
     level: LoggingLevel
     """The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message."""
 
@@ -1778,6 +1824,9 @@ class SubscribeRequest(
 
 
 class SubscribeRequestParams(msgspec.Struct, kw_only=True, repr_omit_defaults=True, gc=False):
+
+    meta: RequestParamsMeta | UnsetType = msgspec.field(name="_meta", default=UNSET)
+    """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
     uri: str
     """The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it."""

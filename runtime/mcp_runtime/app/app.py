@@ -17,8 +17,9 @@ Registering lives in :mod:`.registering`, serving in :mod:`.running`.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Generic, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from typing_extensions import TypeVar
 
@@ -43,6 +44,9 @@ from .state import SessionStates
 from .supervision import connected as proxies_connected
 from .visibility import KINDS, Visibility
 
+if TYPE_CHECKING:  # only an app given one imports OpenTelemetry
+    from ..telemetry import Telemetry
+
 S = TypeVar("S", default=Any)
 
 # The capability of each list whose changes the app announces.
@@ -64,6 +68,12 @@ class App(Registering, Running, Generic[S]):
     per-session state and rate limits across workers; app-wide
     :meth:`enable` and :meth:`disable` made while serving then hold on every
     worker (see :mod:`.shared_rules`).
+    ``telemetry`` (a :class:`mcp_runtime.telemetry.Telemetry`): spans and metrics
+    of what the app serves and, for proxied backends, of the calls to them, in
+    the same trace; ``mcp.gateway.backend.up`` per backend (see
+    docs/guides/observability.md). Without one, ``MCP_TELEMETRY=otlp`` in the
+    environment makes one exporting over OTLP (see
+    :mod:`mcp_runtime.telemetry.environment`).
     """
 
     def __init__(
@@ -83,8 +93,20 @@ class App(Registering, Running, Generic[S]):
         lifespan: LifespanFactory[S] | None = None,
         middleware: Sequence[Middleware] = (),
         store: Store | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.name = name
+        if telemetry is None and os.environ.get("MCP_TELEMETRY"):
+            from ..telemetry.environment import from_environment  # only when asked for
+
+            telemetry = from_environment(name)
+        self.telemetry = telemetry
+        if telemetry is not None:
+            telemetry.watch_backends(
+                lambda: [
+                    (name, problem() is None) for name, problem in self.registry.backends.items()
+                ]
+            )
         self.version = version
         self.title = title
         self.instructions = instructions

@@ -151,6 +151,7 @@ class Proxy:
             package=None,
             capabilities={"roots": {"listChanged": True}, "elicitation": {"form": {}, "url": {}}},
             extensions={UI_EXTENSION_ID: {"mimeTypes": [UI_MIME_TYPE]}},
+            telemetry=parent.telemetry,
         )
         parent.registry.roots_watchers.append(handlers.roots_changed)
         self.pins = pins

@@ -8,7 +8,7 @@ import logging
 import signal
 import sys
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..client import Client, ClientSession
 from ..extensions import declare
@@ -45,6 +45,10 @@ class AppServices:
         self.core_tasks = CoreTasks()
 
 
+if TYPE_CHECKING:  # only an app given one imports OpenTelemetry
+    from ..telemetry import Telemetry
+
+
 class Running:
     """The serving half of :class:`~mcp_runtime.app.App`."""
 
@@ -62,6 +66,7 @@ class Running:
     registry: Registry
     middleware: tuple[Middleware, ...]
     store: Store | None
+    telemetry: Telemetry | None
     visibility: Visibility
     services: AppServices
     _server: Server | None
@@ -137,6 +142,7 @@ class Running:
                 extensions=self.extensions,
                 store=self.store,
                 middleware=[as_middleware(each) for each in self.middleware],
+                telemetry=self.telemetry,
             )
             self._server.item_scopes = self.registry.scopes_of
             if self._proxies:
@@ -154,13 +160,21 @@ class Running:
                 except McpError as error:  # the stream is still of use for the rest
                     logger.warning("subscription to %s not passed on: %s", uri, error.message)
 
-    def asgi(self, **options: Any) -> LifespanASGI:
+    def asgi(self, *, metrics_path: str | None = None, **options: Any) -> LifespanASGI:
         """The ASGI application serving the app over Streamable HTTP (``/mcp``)
         and legacy HTTP+SSE, running the app's lifespan around the ASGI
-        lifespan; ``options`` go to :func:`mcp_runtime.http.http_app`."""
+        lifespan; ``options`` go to :func:`mcp_runtime.http.http_app`.
+        ``metrics_path`` (``"/metrics"``) also serves the process's metrics
+        in Prometheus' format there (needs ``prometheus-client``; see
+        docs/guides/observability.md)."""
         if self.store is not None:
             options.setdefault("store", self.store)
-        return LifespanASGI(http_app(self.server(), **options), self.services.lifespan)
+        app: Any = http_app(self.server(), **options)
+        if metrics_path is not None:
+            from ..telemetry.prometheus import MetricsEndpoint  # only with the endpoint asked for
+
+            app = MetricsEndpoint(app, metrics_path)
+        return LifespanASGI(app, self.services.lifespan)
 
     def run(
         self,
@@ -170,7 +184,7 @@ class Running:
         port: int | None = None,
         path: str | None = None,
         log_level: str | None = None,
-        **options: object,
+        **options: Any,
     ) -> None:
         """Serve until stopped (blocking): over stdio until stdin closes, or
         over HTTP. Each setting comes from its argument, else its environment

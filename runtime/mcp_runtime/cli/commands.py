@@ -84,6 +84,7 @@ class Options:
     sampling_reply: str | None = None
     elicit_answer: str | None = None
     decline: bool = False
+    trace: bool = False
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -172,6 +173,11 @@ _TARGET_OPTIONS = (
     ),
     click.option(
         "--decline", is_flag=True, help="Decline the server's sampling and elicitation requests."
+    ),
+    click.option(
+        "--trace",
+        is_flag=True,
+        help="Print the spans of the call as a tree with timings on stderr (mcpx's, and those of servers that export them).",
     ),
 )
 
@@ -488,6 +494,11 @@ async def _connected(
     capabilities: Mapping[str, Any] | None = None,
 ) -> int:
     async with contextlib.AsyncExitStack() as stack:
+        telemetry = None
+        if options.trace:
+            from .trace import tracing  # only with --trace: it imports OpenTelemetry
+
+            telemetry = stack.enter_context(tracing(lambda line: terminal.err.print(line)))
         host = Host(
             HostConfig((server,)),
             Handlers(terminal, _answers(options)),
@@ -498,6 +509,7 @@ async def _connected(
             log_level=options.log_level,
             server_stderr=None if options.show_stderr else asyncio.subprocess.DEVNULL,
             capabilities=capabilities,
+            telemetry=telemetry,
         )
         await stack.enter_async_context(host)
         status = host.status()[server.name]

@@ -52,6 +52,7 @@ from .watch import stamp, watch_file
 if (
     TYPE_CHECKING
 ):  # the OAuth client needs the 'http' extra; it is imported by the application that uses it
+    from ..telemetry import Telemetry
     from .authorization import HostAuthorization
 
 logger = logging.getLogger("mcp_runtime.host")
@@ -74,6 +75,8 @@ class Host(Routing):
     a file, reloads it whenever the file changes. ``protocol_version`` is the revision each
     client asks for (default: the newest, met at an older one by servers that do not speak it).
     ``capabilities`` are declared besides those the handlers imply (``extensions``).
+    ``telemetry`` (a :class:`mcp_runtime.telemetry.Telemetry`): a span per routed call
+    naming the server entry, around the client span of the call.
     """
 
     def __init__(
@@ -92,7 +95,9 @@ class Host(Routing):
         approve: Approve | None = None,
         watch_config: bool = False,
         capabilities: Mapping[str, Any] | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
+        self.telemetry = telemetry
         # One entry that cannot be read (an unset ${VAR}) fails alone, as a lost server would.
         self.path = None if isinstance(config, (HostConfig, Mapping)) else os.fspath(config)
         self.approve = approve
@@ -169,6 +174,7 @@ class Host(Routing):
             default_timeout=server.request_timeout,
             log_level=self.log_level,
             protocol_version=self.protocol_version,
+            telemetry=self.telemetry,
         )
         stderr = self._server_stderr
         if stderr is None and server.transport == "stdio":
@@ -342,9 +348,12 @@ class Host(Routing):
         keys), typed by the revision the server speaks; its decoded result."""
         session = self.session(server)
         spec = lifecycle.revision(session.protocol_version).all_methods[method]
-        return await session.request(
+        call = session.request(
             spec, codec.convert(params, spec.params), timeout=timeout, on_progress=on_progress
         )
+        if self.telemetry is not None:
+            return await self.telemetry.host_call(server, method, params, call)
+        return await call
 
     async def roots_changed(self) -> None:
         """Tell every connected server that speaks a handshake revision that the

@@ -74,6 +74,7 @@ class HttpSessionTransport:
         self.streams[self.standalone.id] = self.standalone
         self.closed = False
         self.owner: str | None = None  # see ownership.owner_of
+        self.session_id: str | None = None  # that of the HttpSession it serves (telemetry)
 
     # Transport -------------------------------------------------------
 
@@ -261,6 +262,7 @@ class HttpSession:
         )
         self.owner = owner  # the key of the principal that opened it: only it may use it
         self.transport = transport if transport is not None else HttpSessionTransport(options)
+        self.transport.session_id = session_id
         if session_id is not None:
             self.transport.owner = ownership.session_owner(session_id)
         self.session = ServerSession(server, self.transport)

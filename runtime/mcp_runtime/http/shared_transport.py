@@ -154,7 +154,7 @@ class SharedSessionTransport(HttpSessionTransport):
     def __init__(self, shared: SessionLog, session_id: str) -> None:
         super().__init__(shared.options)
         self.shared = shared
-        self.session_id = session_id
+        self.session_id: str = session_id
         del self.streams[self.standalone.id]
         self.standalone = _SharedStandalone(shared, f"{session_id}:{STANDALONE}")
         self.saved: tuple[str, str] = ("", "debug")  # the revision and log level the store holds

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -189,6 +189,8 @@ class RedisStore:
             )
         self.client = client
         self.prefix = prefix
+        # Told of each round trip to Redis (True when it succeeded): telemetry's counters.
+        self.round_trip_observers: list[Callable[[bool], None]] = []
         pool = getattr(client, "connection_pool", None)
         db = pool.connection_kwargs.get("db", 0) if pool is not None else 0
         # Braces: Redis Cluster hash tags. A script's keys must share a slot,
@@ -279,9 +281,12 @@ class RedisStore:
             try:
                 await asyncio.wait_for(turns.acquire(), self._pool_timeout)
             except TimeoutError:
+                self._observed(False)
                 raise StoreUnavailable(self._busy("no turn came")) from None
+        ok = False
         try:
             yield
+            ok = True
         except MaxConnectionsError as error:
             raise StoreUnavailable(self._busy(str(error))) from None
         except AuthenticationError as error:
@@ -300,6 +305,11 @@ class RedisStore:
         finally:
             if turns is not None:
                 turns.release()
+            self._observed(ok)
+
+    def _observed(self, ok: bool) -> None:
+        for observer in self.round_trip_observers:
+            observer(ok)
 
     def _busy(self, error: str) -> str:
         limit = self._max_connections
