@@ -1312,9 +1312,17 @@ def _main() -> None:
     )
     parser.add_argument("--codec-repeats", type=int, default=None)
     parser.add_argument(
-        "--trials", type=int, default=None, help="round-trip trials per library and transport"
+        "--trials",
+        type=int,
+        default=None,
+        help="round-trip trials per library and transport; trials per mode (telemetry part)",
     )
-    parser.add_argument("--seconds", type=float, default=None, help="length of each throughput run")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=None,
+        help="length of each throughput run (and telemetry trial)",
+    )
     parser.add_argument("--calls", type=int, default=None, help="sequential calls per latency run")
     parser.add_argument(
         "--sessions", type=int, default=None, help="idle HTTP sessions of the memory part"

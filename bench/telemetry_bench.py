@@ -51,7 +51,8 @@ today_tree: Path | None = None
 
 def baseline_commit() -> str | None:
     """The first parent of the first-parent commit that added the telemetry
-    package: the runtime as it was just before telemetry (None without git)."""
+    package: the runtime as it was just before telemetry (None without git or
+    without that history)."""
     try:
         found = subprocess.run(
             ["git", "log", "--first-parent", "-m", "--diff-filter=A", "--format=%H", "--"]
@@ -63,7 +64,16 @@ def baseline_commit() -> str | None:
         ).stdout.split()
     except (OSError, subprocess.CalledProcessError):
         return None
-    return f"{found[-1]}^1" if found else None
+    if not found:
+        return None
+    # In a shallow clone the oldest commit kept seems to add every file, and has no parent.
+    parent = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"{found[-1]}^1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    return parent.stdout.strip() or None
 
 
 def export_tree(revision: str, folder: Path) -> Path:
