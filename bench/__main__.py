@@ -31,6 +31,11 @@ Run from the repository root. Measures, in one run:
 9. the gateway: a tools/call through ``mcpx serve`` against the same call made
    directly to the backend (a stdio backend and a Streamable HTTP backend), and
    the gateway's CPU per proxied call (bench/gateway_bench.py),
+10. telemetry: our echo server over stdio (16 in flight) and alone over HTTP
+    (uvicorn h11, wrk) without the telemetry code (the runtime of the commit
+    before it), with it off (no ``Telemetry``, the default) and on (the
+    OpenTelemetry SDK, an exporter that drops the spans): req/s and server CPU
+    per request (bench/telemetry_bench.py),
 
 prints a table of absolute figures and ratios (ours / SDK) and checks the
 targets of the issue, in lines that fit 100 columns. With ``--write`` it also
@@ -43,7 +48,7 @@ repeats) is marked as such: its targets read "below (shortened run)" rather
 than FAIL, since its figures are too noisy to judge them.
 
 Parts: codec, stdio, stdio_modern, http, http_modern, imports, memory, app, asgi,
-server, client, scaleout, bindings, gateway; the groups ``roundtrip`` (the four round-trip parts),
+server, client, scaleout, bindings, gateway, telemetry; the groups ``roundtrip`` (the four round-trip parts),
 ``modern`` (the two 2026-07-28 ones) and ``stack`` (asgi, server, client)
 stand for their parts, e.g. ``--parts roundtrip``. A run of
 some parts with ``--write`` keeps the other parts' figures from the
@@ -94,6 +99,7 @@ PARTS = (
     "scaleout",
     "bindings",
     "gateway",
+    "telemetry",
 )
 GROUPS = {
     "all": PARTS,
@@ -115,6 +121,7 @@ PART_ROWS = {
     "scaleout": "scale-out (workers, Redis store)",
     "bindings": "typed server bindings",
     "gateway": "gateway (mcpx serve)",
+    "telemetry": "telemetry (none, off, on)",
 }
 # Round-trip parts: transport, protocol revision, label in the tables, in-flight counts.
 ROUNDTRIPS = {
@@ -132,6 +139,9 @@ QUICK_BINDINGS_CALLS, QUICK_BINDINGS_TRIALS = 200, 2
 # Gateway: calls per batch and alternating batches of each path (quick: fewer).
 GATEWAY_CALLS, GATEWAY_TRIALS = 2000, 5
 QUICK_GATEWAY_CALLS, QUICK_GATEWAY_TRIALS = 100, 2
+# Telemetry: alternating trials of each mode and seconds per trial (quick: fewer, shorter).
+TELEMETRY_TRIALS, TELEMETRY_SECONDS = 5, 3.0
+QUICK_TELEMETRY_TRIALS, QUICK_TELEMETRY_SECONDS = 1, 0.5
 # Idle HTTP sessions of the memory part (quick: fewer).
 SESSIONS, QUICK_SESSIONS = 1000, 200
 
@@ -145,6 +155,7 @@ TARGETS = {
     "app_vs_sdk_16": 10.0,  # app req/s / SDK req/s
     "app_schema_vs_sdk": 5.0,  # SDK time / our time, derivation and validation of 10 parameters
     "bindings_over_untyped": 1.1,  # at most: typed facade time / untyped call time, per call
+    "telemetry_off_over_none": 1.02,  # at most: server CPU per request, off / without the code
 }
 
 
@@ -414,6 +425,78 @@ def run_gateway(calls: int, trials: int) -> dict[str, Any]:
     )
     result: dict[str, Any] = json.loads(out.stdout)
     return result
+
+
+def run_telemetry(trials: int, seconds: float) -> dict[str, Any]:
+    """Part 10: bench/telemetry_bench.py in a process of its own (it exports
+    the runtime without telemetry and starts the servers of each mode)."""
+    out = processes.run_part(
+        [sys.executable, "-m", "bench.telemetry_bench"]
+        + ["--repeats", str(trials), "--seconds", str(seconds)],
+        cwd=ROOT,
+        timeout=1800,
+    )
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+TELEMETRY_LABELS = (("stdio", "stdio, 16 in flight"), ("http", "server alone (uvicorn h11)"))
+
+
+def telemetry_rows(
+    part: dict[str, Any], shortened: bool
+) -> tuple[list[list[str]], list[list[str]]]:
+    """Figure and target rows of the telemetry part (ours only: req/s and the
+    server's CPU per request of each mode)."""
+    rows, targets = [], []
+    for key, label in TELEMETRY_LABELS:
+        found = part.get(key)
+        if not found:
+            continue
+        if "skipped" in found:
+            rows.append([f"telemetry, {label}", "not measured", "", "", "", found["skipped"]])
+            continue
+        for mode, name in (
+            ("none", "without the telemetry code"),
+            ("off", "telemetry off (no Telemetry)"),
+            ("on", "telemetry on (OpenTelemetry SDK)"),
+        ):
+            if mode in found:
+                figures = found[mode]
+                rows.append(
+                    [
+                        f"telemetry, {label}: {name} (server CPU per request"
+                        f" {figures['server_cpu_us']:.1f} µs)",
+                        f"{figures['rps']:,.0f} req/s",
+                        "",
+                        "",
+                        "",
+                        "",
+                    ]
+                )
+        rows.append(
+            [
+                f"telemetry, {label}: server CPU added per request by telemetry on",
+                f"{found['added_server_cpu_us']:+.1f} µs",
+                "",
+                "",
+                "",
+                "",
+            ]
+        )
+        if "off_over_none_server_cpu" in found:
+            ratio = found["off_over_none_server_cpu"]
+            targets.append(
+                [
+                    f"telemetry off within 2% of no telemetry code, {label}"
+                    " (server CPU per request)",
+                    f"{ratio:.3f}x",
+                    _check(ratio <= TARGETS["telemetry_off_over_none"], shortened),
+                    "",
+                    "",
+                ]
+            )
+    return rows, targets
 
 
 def gateway_rows(part: dict[str, Any]) -> list[list[str]]:
@@ -889,6 +972,11 @@ def build_tables(results: dict[str, Any]) -> tuple[list[str], list[list[str]], l
     gateway = results.get("gateway")
     if gateway:
         rows += gateway_rows(gateway)
+    telemetry = results.get("telemetry")
+    if telemetry:
+        telemetry_figures, telemetry_targets = telemetry_rows(telemetry, "telemetry" in shortened)
+        rows += telemetry_figures
+        targets += telemetry_targets
     return header, rows, targets
 
 
@@ -1012,6 +1100,17 @@ What is measured (see the module docstrings in bench/ for details):
   newest revision); one call in flight, batches alternate, µs per call are
   medians over trials. The gateway's CPU per proxied call is its process's
   user + system time (/proc, 10 ms ticks) over the gateway batches, per call.
+* Telemetry: our echo server (bench/servers/ours_stdio.py) in three modes, in
+  alternating trials: "without the telemetry code" runs it on the runtime of
+  the commit before telemetry was merged (exported with `git archive`), "off"
+  on this runtime without a `Telemetry` (the default), "on" with the
+  OpenTelemetry SDK recording a span and the metrics of every request (spans
+  batched to an exporter that drops them, metrics for an in-memory reader:
+  bench/servers/telemetry_on.py). Rows: stdio round trips at 16 in flight
+  (our client) and the server alone under uvicorn (h11), wrk at 16
+  connections, a handshake session. req/s and the server's CPU per request
+  are medians over trials; the target is judged on CPU per request, which a
+  shared machine's other work moves far less than req/s.
 * When the parts were measured in different runs (the "Measured" table
   above), compare rows across parts with care: the load of the machine differs
   from run to run.
@@ -1213,9 +1312,17 @@ def _main() -> None:
     )
     parser.add_argument("--codec-repeats", type=int, default=None)
     parser.add_argument(
-        "--trials", type=int, default=None, help="round-trip trials per library and transport"
+        "--trials",
+        type=int,
+        default=None,
+        help="round-trip trials per library and transport; trials per mode (telemetry part)",
     )
-    parser.add_argument("--seconds", type=float, default=None, help="length of each throughput run")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=None,
+        help="length of each throughput run (and telemetry trial)",
+    )
     parser.add_argument("--calls", type=int, default=None, help="sequential calls per latency run")
     parser.add_argument(
         "--sessions", type=int, default=None, help="idle HTTP sessions of the memory part"
@@ -1281,6 +1388,8 @@ def _main() -> None:
     bindings_trials = QUICK_BINDINGS_TRIALS if quick else BINDINGS_TRIALS
     gateway_calls = QUICK_GATEWAY_CALLS if quick else GATEWAY_CALLS
     gateway_trials = QUICK_GATEWAY_TRIALS if quick else GATEWAY_TRIALS
+    telemetry_trials = options.trials or (QUICK_TELEMETRY_TRIALS if quick else TELEMETRY_TRIALS)
+    telemetry_seconds = options.seconds or (QUICK_TELEMETRY_SECONDS if quick else TELEMETRY_SECONDS)
     parts = parse_parts(options.parts)
     shortened = (
         quick
@@ -1296,6 +1405,8 @@ def _main() -> None:
         or bindings_calls < BINDINGS_CALLS
         or bindings_trials < BINDINGS_TRIALS
         or gateway_calls < GATEWAY_CALLS
+        or telemetry_trials < TELEMETRY_TRIALS
+        or telemetry_seconds < TELEMETRY_SECONDS
     )
 
     results: dict[str, Any] = {
@@ -1318,6 +1429,8 @@ def _main() -> None:
             "bindings_trials": bindings_trials,
             "gateway_calls": gateway_calls,
             "gateway_trials": gateway_trials,
+            "telemetry_trials": telemetry_trials,
+            "telemetry_seconds": telemetry_seconds,
             "stacks": stacks,
             "codec_env": CODEC_ENV,
             "shortened": shortened,
@@ -1382,6 +1495,12 @@ def _main() -> None:
             f" {gateway_trials} trials)"
         )
         results["gateway"] = run_gateway(gateway_calls, gateway_trials)
+    if "telemetry" in parts:
+        log(
+            f"10. telemetry: none, off and on ({telemetry_trials} trials of"
+            f" {telemetry_seconds:g} s)"
+        )
+        results["telemetry"] = run_telemetry(telemetry_trials, telemetry_seconds)
     results["machine"]["load_average_at_end"] = os.getloadavg()
     results["elapsed_s"] = time.perf_counter() - started
     stamp = _stamp(results["machine"], results["settings"])

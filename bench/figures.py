@@ -234,6 +234,24 @@ def _gateway(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
             yield f"gateway.{backend}.{name}", micro(part[key])
 
 
+def _telemetry(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """``telemetry.<stdio|http>.<none|off|on>.<rps|cpu>``: req/s and the server's
+    CPU per request without the telemetry code, off and on;
+    ``telemetry.<row>.added``: the CPU telemetry on adds per request;
+    ``telemetry.<row>.off_over_none``: off / without the code, in CPU per request."""
+    for row in ("stdio", "http"):
+        part = results.get("telemetry", {}).get(row)
+        if not part or "skipped" in part:
+            continue
+        for mode in ("none", "off", "on"):
+            if mode in part:
+                yield f"telemetry.{row}.{mode}.rps", rate(part[mode]["rps"])
+                yield f"telemetry.{row}.{mode}.cpu", micro(part[mode]["server_cpu_us"] / 1e6)
+        yield f"telemetry.{row}.added", micro(part["added_server_cpu_us"] / 1e6)
+        if "off_over_none_server_cpu" in part:
+            yield f"telemetry.{row}.off_over_none", f"{part['off_over_none_server_cpu']:.3f}"
+
+
 def _servers(results: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """The server alone under each stack, driven by wrk: ``server.<stack>.<wire>.<impl>.c<n>``
     (impl ``ours``, ``sdk``, ``ours_sse`` and ``sdk_def``: each with its default settings,
@@ -453,6 +471,7 @@ def figures(results: dict[str, Any]) -> dict[str, str]:
         _stack,
         _servers,
         _gateway,
+        _telemetry,
         _scaleout,
         _bindings,
         _targets,

@@ -1,12 +1,15 @@
 """An MCP App served by this project's app layer, for mcpx ui's tests.
 
-The tool ``greet`` links the UI resource ``ui://greeting/app.html`` (HTML
-served as ``text/html;profile=mcp-app``) through ``_meta.ui.resourceUri``; its
+Built on the typed Apps API (``app.ui_resource``, ``@app.tool(ui=...,
+ui_visibility=...)``). The tool ``greet`` links the UI resource
+``ui://greeting/app.html`` (HTML served as ``text/html;profile=mcp-app``,
+named in the tool's ``_meta.ui.resourceUri``); its
 page talks to the host with the official ``@modelcontextprotocol/ext-apps``
 app-side bridge, whose bundle (``app-with-deps.js``, an ES module) is inlined
 as a ``data:`` module. Its buttons call ``count-letters`` (a tool only Apps
 may call), grow the page, ask to open a link and send a message. The tool
-``host-capabilities`` answers with what the client declared.
+``model-only`` is one Apps may not call, and ``host-capabilities`` answers
+with what the client declared.
 
 The bundle's path is given in ``EXT_APPS_BUNDLE`` (the npm peers' copy).
 """
@@ -23,7 +26,6 @@ import msgspec
 from mcp_runtime.app import App, Context
 
 RESOURCE = "ui://greeting/app.html"
-MIME_TYPE = "text/html;profile=mcp-app"
 
 app = App("greeting-app", "1.0.0")
 
@@ -65,19 +67,28 @@ await app.connect();
 """
 
 
-@app.tool(meta={"ui": {"resourceUri": RESOURCE}})
+def page() -> str:
+    """The greeting App, with the app-side bridge inlined (read at each resources/read)."""
+    bundle = Path(os.environ["EXT_APPS_BUNDLE"]).read_bytes()
+    return PAGE.replace("__BUNDLE__", base64.b64encode(bundle).decode())
+
+
+greeting = app.ui_resource(RESOURCE, page, name="greeting-app", description="The greeting App.")
+
+
+@app.tool(ui=greeting)
 def greet(name: str) -> dict[str, str]:
     """Greet someone, in an App."""
     return {"greeting": f"Hello, {name}!"}
 
 
-@app.tool(name="count-letters", meta={"ui": {"resourceUri": RESOURCE, "visibility": ["app"]}})
+@app.tool(name="count-letters", ui=greeting, ui_visibility=["app"])
 def count_letters(word: str) -> str:
     """How many letters a word has (called by the App, not the model)."""
     return f"{word} has {len(word)} letters"
 
 
-@app.tool(name="model-only", meta={"ui": {"visibility": ["model"]}})
+@app.tool(name="model-only", ui=greeting, ui_visibility=["model"])
 def model_only() -> str:
     """A tool the model may call and Apps may not."""
     return "for the model"
@@ -88,13 +99,6 @@ def host_capabilities(ctx: Context) -> dict[str, Any]:
     """The capabilities the client declared."""
     declared: dict[str, Any] = msgspec.to_builtins(ctx.client_capabilities)
     return declared
-
-
-@app.resource(RESOURCE, name="greeting-app", mime_type=MIME_TYPE)
-def page() -> str:
-    """The greeting App."""
-    bundle = Path(os.environ["EXT_APPS_BUNDLE"]).read_bytes()
-    return PAGE.replace("__BUNDLE__", base64.b64encode(bundle).decode())
 
 
 if __name__ == "__main__":
