@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from . import processes
-from .http_server_bench import WrkMissing, find_wrk, load, lua_script, prepare, serve
+from .http_server_bench import WrkMissing, find_wrk, load, lua_script, prepare
 from .roundtrip import free_port, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,38 +49,32 @@ TELEMETRY_PACKAGE = "runtime/mcp_runtime/telemetry/__init__.py"
 today_tree: Path | None = None
 
 
+# The runtime just before the telemetry code was merged: the first parent of that merge.
+# Named by its commit rather than found by path, because the package has been renamed
+# since; its own benchmark code (of that commit) runs it, under the names it had then.
+BASELINE = "a1a6387428ead4401e729c4c187187a9b6d99f4d"
+
+
 def baseline_commit() -> str | None:
-    """The first parent of the first-parent commit that added the telemetry
-    package: the runtime as it was just before telemetry (None without git or
-    without that history)."""
+    """The runtime as it was just before telemetry (None without git or without
+    that history, as in a shallow clone)."""
     try:
-        found = subprocess.run(
-            ["git", "log", "--first-parent", "-m", "--diff-filter=A", "--format=%H", "--"]
-            + [TELEMETRY_PACKAGE],
+        subprocess.run(
+            ["git", "cat-file", "-e", f"{BASELINE}^{{commit}}"],
             cwd=ROOT,
             capture_output=True,
-            text=True,
             check=True,
-        ).stdout.split()
+        )
     except (OSError, subprocess.CalledProcessError):
         return None
-    if not found:
-        return None
-    # In a shallow clone the oldest commit kept seems to add every file, and has no parent.
-    parent = subprocess.run(
-        ["git", "rev-parse", "--verify", "--quiet", f"{found[-1]}^1"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    return parent.stdout.strip() or None
+    return BASELINE
 
 
 def export_tree(revision: str, folder: Path) -> Path:
     """The runtime, generated types and generator of ``revision``, written
     under ``folder`` by ``git archive`` (the checkout is left as it is)."""
     archive = subprocess.run(
-        ["git", "archive", "--format=tar", revision, "runtime", "generated", "codegen"],
+        ["git", "archive", "--format=tar", revision, "runtime", "generated", "codegen", "bench"],
         cwd=ROOT,
         capture_output=True,
         check=True,
@@ -92,17 +86,26 @@ def export_tree(revision: str, folder: Path) -> Path:
 def _env(mode: str) -> dict[str, str]:
     env = {**os.environ, "BENCH_TELEMETRY": "off" if mode == NONE else mode}
     if mode == NONE:
+        # The other tree's runtime, run by its own benchmark code (cwd: that tree).
         assert today_tree is not None
         ours = [str(today_tree / part) for part in ("runtime", "generated", "codegen")]
         env["PYTHONPATH"] = os.pathsep.join([*ours, env.get("PYTHONPATH", "")])
     return env
 
 
+def _tree(mode: str) -> Path:
+    """Where the benchmark code of ``mode`` runs from."""
+    if mode == NONE:
+        assert today_tree is not None
+        return today_tree
+    return ROOT
+
+
 def stdio_trial(mode: str, seconds: float) -> dict[str, float]:
     out = processes.run_part(
         [sys.executable, "-m", "bench.roundtrip", "ours", "stdio", "--server", "ours"]
         + ["--calls", "0", "--seconds", str(seconds), "--in-flight", "16"],
-        cwd=ROOT,
+        cwd=_tree(mode),
         timeout=600,
         env=_env(mode),
     )
@@ -113,9 +116,15 @@ def stdio_trial(mode: str, seconds: float) -> dict[str, float]:
 def http_trial(wrk: str, mode: str, seconds: float) -> dict[str, float]:
     port = free_port()
     previous = dict(os.environ)
-    os.environ.update(_env(mode))  # inherited by the server process serve() starts
+    os.environ.update(_env(mode))  # inherited by the server process started below
     try:
-        process = serve("ours", "handshake", "uvicorn-h11", port)
+        process = subprocess.Popen(
+            [sys.executable, "bench/servers/asgi_serve.py", "ours", "handshake", "uvicorn-h11"]
+            + [str(port)],
+            cwd=_tree(mode),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     finally:
         os.environ.clear()
         os.environ.update(previous)
