@@ -38,10 +38,6 @@ written; past it the connection is dropped (see StreamTransport)."""
 
 _HEAD = 64 * 1024  # how much of a dropped message is kept to find its id
 
-_FLUSH_AT = 64 * 1024
-"""Bytes of messages written in one turn of the loop past which they go to
-the pipe at once rather than at the end of the turn."""
-
 
 @runtime_checkable
 class HasWriteLimits(Protocol):
@@ -81,12 +77,6 @@ class StreamTransport:
             pipe.get_write_buffer_limits()[0] if isinstance(pipe, HasWriteLimits) else 0
         )
         self._closed = False
-        # Messages written in this turn of the event loop, sent together at its
-        # end: one write system call for the answers (or calls) of a turn
-        # instead of one per message, which was the largest cost per request.
-        self._batch: list[bytes] = []
-        self._batched = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def read(self) -> Message | None:
         while not self._closed:
@@ -165,36 +155,12 @@ class StreamTransport:
             )
             self._abort()
             return
-        batch = self._batch
-        batch.append(message.data)
-        self._batched += len(message.data) + 1
-        if self._batched >= _FLUSH_AT:
-            self._flush()  # a large message: to the pipe now, so that drain() sees it
-        elif len(batch) == 1:
-            loop = self._loop
-            if loop is None:  # looked up once (a system call on CPython 3.11)
-                loop = self._loop = asyncio.get_running_loop()
-            loop.call_soon(self._flush)
-
-    def _flush(self) -> None:
-        """Hand the messages of this turn to the writer, in order, in one write."""
-        batch = self._batch
-        if not batch:
-            return
-        batch.append(b"")  # the join ends with a newline too
-        data = b"\n".join(batch)
-        batch.clear()
-        self._batched = 0
-        if self._closed or self._writer.is_closing():
-            return
-        self._writer.write(data)
+        self._writer.write(message.data + b"\n")
 
     def _abort(self) -> None:
         """Drop the connection at once: what is buffered is discarded, and
         reading ends as if the peer had gone."""
         self._closed = True
-        self._batch.clear()
-        self._batched = 0
         self._writer.transport.abort()
         self._reader.set_exception(
             ConnectionResetError("connection dropped: the peer is not reading")
@@ -219,7 +185,6 @@ class StreamTransport:
     async def close(self) -> None:
         if self._closed:
             return
-        self._flush()
         self._closed = True
         try:
             self._writer.close()
@@ -379,7 +344,6 @@ class ProcessTransport(StreamTransport):
         server outlives its client.
         """
         if not self._closed:
-            self._flush()
             self._closed = True
             try:
                 self._writer.close()  # end of input, once the buffered messages are written
