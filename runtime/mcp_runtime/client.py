@@ -548,6 +548,10 @@ class _ClientRouter:
         self._routes: dict[str, Route] = {}
         self._inputs: dict[str, Route] = {}
         self._notifications: dict[str, Route | None] = {}
+        # Methods that passed check_outgoing's checks of the method alone, with
+        # the revision and server capabilities they passed under: those checks
+        # give the same answer while both stay the objects they were.
+        self._sendable: dict[str, tuple[Revision, Any]] = {}
 
     @property
     def stateless(self) -> bool:
@@ -650,6 +654,31 @@ class _ClientRouter:
         return False  # clients do not send log messages
 
     def check_outgoing(self, spec: MethodSpec[Any, Any], params: Any) -> None:
+        revision = self.revision
+        sendable = self._sendable.get(spec.method)
+        if (
+            sendable is None
+            or sendable[0] is not revision
+            or sendable[1] is not self.session.server_capabilities
+        ):
+            self._check_method(spec)
+        if revision is None:
+            return  # initialize or server/discover, which _check_method let through
+        missing = capabilities.unmet(
+            revision,
+            capabilities.CLIENT,
+            spec.method,
+            params,
+            self.session.server_capabilities,
+            self.declared,
+        )
+        if missing:
+            raise McpError(
+                jsonrpc.METHOD_NOT_FOUND, capabilities.refusal(missing, spec.method, "server")
+            )
+
+    def _check_method(self, spec: MethodSpec[Any, Any]) -> None:
+        """Refuse a method the session may not send whatever its params."""
         if self.revision is None:
             if self.initializing and spec.method in ("initialize", "server/discover"):
                 return
@@ -673,18 +702,7 @@ class _ClientRouter:
                 jsonrpc.METHOD_NOT_FOUND,
                 f"the server did not declare the {'.'.join(negotiated.capability)} capability needed for {spec.method}",
             )
-        missing = capabilities.unmet(
-            self.revision,
-            capabilities.CLIENT,
-            spec.method,
-            params,
-            self.session.server_capabilities,
-            self.declared,
-        )
-        if missing:
-            raise McpError(
-                jsonrpc.METHOD_NOT_FOUND, capabilities.refusal(missing, spec.method, "server")
-            )
+        self._sendable[spec.method] = (self.revision, self.session.server_capabilities)
 
     def check_incoming(self, method: str, params: Any) -> None:
         """Refuse a server's request that needs more than this client declared (-32602)."""

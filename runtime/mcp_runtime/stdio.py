@@ -85,20 +85,27 @@ class StreamTransport:
             except asyncio.IncompleteReadError as error:
                 line = error.partial  # the last message may lack its newline
                 if not line or line.isspace():
-                    return None
+                    break
             except asyncio.LimitOverrunError:
                 try:
                     refused = self._refuse(await self._discard_line())
                 except (ConnectionError, OSError):
-                    return None
+                    break
                 if refused is not None:
                     return wire.incoming(refused)
                 continue
             except (ConnectionError, OSError):
-                return None
+                break
             # Not line.strip(): that copies the whole message to find one byte.
             if not line.isspace():
                 return Message(data=line)
+        await self._reading_ended(self._closed)
+        return None
+
+    async def _reading_ended(self, closed_here: bool) -> None:
+        """Called once reading has ended, before read() says so (returns None);
+        ``closed_here``: by close() rather than by the peer. A hook, rather than
+        an override of read(), which would add a call to every message read."""
         return None
 
     async def _discard_line(self) -> bytes:
@@ -309,16 +316,14 @@ class ProcessTransport(StreamTransport):
     def returncode(self) -> int | None:
         return self.process.returncode
 
-    async def read(self) -> Message | None:
-        message = await super().read()
-        if message is None and not self._closed:
+    async def _reading_ended(self, closed_here: bool) -> None:
+        if not closed_here:
             # Its stdout ended: give the process a moment to exit so that the
             # session can say how it ended.
             try:
                 await asyncio.wait_for(self.process.wait(), 0.5)
             except asyncio.TimeoutError:
                 pass
-        return message
 
     def closed_reason(self) -> str | None:
         """Why the stream ended, for the error pending calls fail with."""

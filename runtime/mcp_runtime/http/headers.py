@@ -266,11 +266,11 @@ _attributes: dict[type, dict[str, str]] = {}
 def member(params: Any, key: str) -> Any:
     """The member ``key`` (its wire name) of params a session had as a value:
     a typed Struct or a mapping. None where there is none."""
-    if isinstance(params, Mapping):
-        return params.get(key)
     kind = type(params)
-    attributes = _attributes.get(kind)
+    attributes = _attributes.get(kind)  # first: a Struct type seen before skips the ABC test
     if attributes is None:
+        if isinstance(params, Mapping):
+            return params.get(key)
         try:
             fields = msgspec.structs.fields(kind)
         except TypeError:  # not a Struct: nothing to read
