@@ -11,11 +11,10 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
 from ..client import Client, ClientSession
-from ..http import http_app
 from ..jsonrpc import McpError
 from ..memory import memory_pair
+from ..running import run_stdio_loop, serve_stdio
 from ..server import Extension, Server
-from ..serving import run_http, run_stdio_loop, serve_stdio
 from ..stdio import configure_stdio_logging
 from ..stores import Store
 from ..tasks import Tasks
@@ -152,6 +151,9 @@ class Running:
         """The ASGI application serving the app over Streamable HTTP (``/mcp``)
         and legacy HTTP+SSE, running the app's lifespan around the ASGI
         lifespan; ``options`` go to :func:`mcp_runtime.http.http_app`."""
+        # Late: a stdio app never loads the HTTP server (mcp_runtime.http and its modules).
+        from ..http import http_app
+
         if self.store is not None:
             options.setdefault("store", self.store)
         return LifespanASGI(http_app(self.server(), **options), self.services.lifespan)
@@ -182,6 +184,8 @@ class Running:
             raise SystemExit(1) from None
         settings.configure_logging()
         if settings.transport == "http":
+            from ..serving import run_http  # late, as in asgi()
+
             app = self.asgi(path=settings.path, **options)
             said = _SaidInOneLine(self.services.lifespan)
             uvicorn_log = logging.getLogger("uvicorn.error")
