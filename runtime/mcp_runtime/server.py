@@ -371,7 +371,7 @@ class Server:
         return result
 
     async def _listen(self, params: Any, ctx: SessionContext) -> Any:
-        session = ctx.peer
+        session = ctx.session
         assert isinstance(session, Session) and ctx.request_id is not None
         declared = self._capabilities_of(ctx.protocol_version)
         accepted = accepted_notifications(msgspec.to_builtins(params.notifications), declared)
@@ -440,11 +440,16 @@ class ServerSession(Session):
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         request_id: RequestId | None = None,
+        related: RequestId | None = None,
     ) -> R:
         senders = self.server.senders
         if senders is None:
-            return await self.outgoing.request(spec, params, timeout, on_progress, request_id)
-        result: R = await senders.request(self, spec, params, timeout, on_progress, request_id)
+            return await self.outgoing.request(
+                spec, params, timeout, on_progress, request_id, related
+            )
+        result: R = await senders.request(
+            self, spec, params, timeout, on_progress, request_id, related
+        )
         return result
 
     @property

@@ -28,8 +28,13 @@ def loaded() -> list[str]:
 app.run("stdio")
 '''
 
-HTTP_MODULES = ("mcp_runtime.http", "mcp_runtime.asgi", "mcp_runtime.disconnect")
-HTTP_MODULES += ("mcp_runtime.serving",)
+# The HTTP server and client, and the ASGI glue only they use.
+HTTP_MODULES = (
+    "mcp_runtime.http",
+    "mcp_runtime.asgi",
+    "mcp_runtime.disconnect",
+    "mcp_runtime.serving",
+)
 HTTP_LIBRARIES = ("uvicorn", "aiohttp", "httptools", "httpx", "h11", "starlette", "granian")
 
 
