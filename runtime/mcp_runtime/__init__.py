@@ -90,6 +90,7 @@ _MODULES: dict[str, tuple[str | None, tuple[str, ...]]] = {
     # servers
     ".server": (None, ("Server",)),
     ".methods": (None, ("RequestContext",)),
+    ".wire": (None, ("RequestExtra",)),
     ".serving": (None, ("run_http", "run_stdio", "serve_stdio")),
     ".http": (None, ("UVICORN_OPTIONS", "HttpApp", "HttpOptions", "http_app")),
     ".tasks": (None, ("TaskContext", "TaskSupport", "Tasks")),

@@ -90,6 +90,7 @@ from .stores.redis_store import RedisStore as RedisStore
 from .tasks import TaskContext as TaskContext
 from .tasks import Tasks as Tasks
 from .tasks import TaskSupport as TaskSupport
+from .wire import RequestExtra as RequestExtra
 
 __version__: str
 _MODULES: dict[str, tuple[str | None, tuple[str, ...]]]
@@ -151,6 +152,7 @@ __all__ = [
     "connect_streamable_http",
     "Server",
     "RequestContext",
+    "RequestExtra",
     "run_http",
     "run_stdio",
     "serve_stdio",

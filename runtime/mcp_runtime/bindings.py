@@ -52,12 +52,6 @@ T = TypeVar("T")
 
 _TEXT_TYPES = ("text",)
 
-# Members a newer revision requires that an older server's answer cannot carry,
-# as the older answer means them: 2026-07-28's cacheScope (with ttlMs absent, 0)
-# for a read result that says nothing about caching, so nothing caches it.
-_OLDER_DEFAULTS = {"cacheScope": "private"}
-
-
 # msgspec's validation message: "<what is wrong> - at `$.path`".
 _AT = re.compile(r" - at `(?P<path>\$[^`]*)`$")
 
@@ -161,12 +155,9 @@ class ServerBindings:
             timeout=timeout,
             on_progress=on_progress,
         )
+        # A member a newer revision adds is optional in its types (2026-07-28's cacheScope
+        # defaults to "private", as the schema corrections make it): an older answer converts.
         answer = msgspec.json.decode(raw)
-        if isinstance(answer, dict) and isinstance(result_type, type):
-            if issubclass(result_type, msgspec.Struct):
-                for found in msgspec.structs.fields(result_type):
-                    if found.required and found.encode_name in _OLDER_DEFAULTS:
-                        answer.setdefault(found.encode_name, _OLDER_DEFAULTS[found.encode_name])
         try:
             return codec.convert(answer, result_type)
         except msgspec.ValidationError as error:

@@ -356,15 +356,16 @@ class ClientSession(Session):
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         request_id: RequestId | None = None,
+        related: RequestId | None = None,
     ) -> R:
         envelope = self._envelope
         senders = self.client.senders
         if envelope is None:
             # Straight to the calls (Session.request hands them on): a frame less per call.
             answer: R = await (
-                self.send_request(spec, params, timeout, on_progress, request_id)
+                self.send_request(spec, params, timeout, on_progress, request_id, related)
                 if senders is None
-                else senders.request(self, spec, params, timeout, on_progress, request_id)
+                else senders.request(self, spec, params, timeout, on_progress, request_id, related)
             )
             if spec.method in KEPT:
                 self.renewer.note(spec, params)
@@ -382,9 +383,9 @@ class ClientSession(Session):
         rounds = 0
         while True:
             result: Any = await (
-                self.send_request(spec, params, timeout, on_progress, request_id)
+                self.send_request(spec, params, timeout, on_progress, request_id, related)
                 if senders is None
-                else senders.request(self, spec, params, timeout, on_progress, request_id)
+                else senders.request(self, spec, params, timeout, on_progress, request_id, related)
             )
             request_id = None  # a retry is a new request
             if getattr(result, "result_type", None) != "input_required":

@@ -14,15 +14,17 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
-from .asgi import Message, Receive, Scope
 from .ownership import PRINCIPAL_SCOPE_KEY, scope_principal_key
 from .stepping import Pending, step
 
-ClientKey = Callable[[Scope], str]
+if TYPE_CHECKING:  # the ASGI types only: a stdio server loads no HTTP module
+    from .asgi import Message, Receive, Scope
+
+ClientKey = Callable[["Scope"], str]
 """Names the client of an ASGI request from its scope."""
 
 

@@ -94,7 +94,13 @@ class RequestContext(Protocol):
 
     @property
     def peer(self) -> Caller:
-        """Send requests and notifications to the other side of the session."""
+        """Send requests and notifications to the other side of the session, related
+        to this request (over Streamable HTTP they go on its stream)."""
+
+    @property
+    def session(self) -> object:
+        """The connection the request came on: the same object for all its requests,
+        to keep per-connection state by (send through :attr:`peer`)."""
 
     @property
     def protocol_version(self) -> str:

@@ -51,7 +51,7 @@ Middleware = Callable[[MethodSpec[Any, Any], Handler], Handler]
 class Sending:
     """One request being sent, as sending middleware sees it besides its params."""
 
-    __slots__ = ("session", "timeout", "on_progress", "request_id")
+    __slots__ = ("session", "timeout", "on_progress", "request_id", "related")
 
     def __init__(
         self,
@@ -59,6 +59,7 @@ class Sending:
         timeout: float | None,
         on_progress: ProgressCallback | None,
         request_id: RequestId | None,
+        related: RequestId | None = None,
     ) -> None:
         self.session = session
         """The session sending it (a ``ServerSession`` or ``ClientSession``)."""
@@ -67,6 +68,8 @@ class Sending:
         self.on_progress = on_progress
         self.request_id = request_id
         """The id chosen in advance, if the caller chose one."""
+        self.related = related
+        """The incoming request it is sent in answering (a server's ``ctx.peer``), if any."""
 
 
 Send = Callable[[Any, Sending], Awaitable[Any]]
@@ -91,7 +94,7 @@ def wrap(
 
 async def _send(spec: MethodSpec[Any, Any], params: Any, sending: Sending) -> Any:
     return await sending.session.send_request(
-        spec, params, sending.timeout, sending.on_progress, sending.request_id
+        spec, params, sending.timeout, sending.on_progress, sending.request_id, sending.related
     )
 
 
@@ -125,6 +128,8 @@ class Senders:
         timeout: float | None,
         on_progress: ProgressCallback | None,
         request_id: RequestId | None,
+        related: RequestId | None = None,
     ) -> Awaitable[Any]:
         """Send a request of ``session`` through the middleware."""
-        return self.sender(spec)(params, Sending(session, timeout, on_progress, request_id))
+        sending = Sending(session, timeout, on_progress, request_id, related)
+        return self.sender(spec)(params, sending)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import itertools
 import logging
 import math
@@ -31,11 +30,6 @@ P = TypeVar("P")
 R = TypeVar("R")
 
 logger = logging.getLogger("mcp_runtime.session")
-
-current_request: contextvars.ContextVar[RequestId | None] = contextvars.ContextVar(
-    "mcp_request", default=None
-)
-"""The incoming request whose handler is running: what it sends is related to it."""
 
 MAX_PROGRESS_BACKLOG = 256
 """Async progress callbacks of one call waiting to run; progress notifications
@@ -157,6 +151,7 @@ class Outgoing:
         timeout: float | None,
         on_progress: ProgressCallback | None,
         request_id: RequestId | None,
+        related: RequestId | None = None,
     ) -> R:
         """See Session.request."""
         self.checks.check_outgoing(spec, params)
@@ -169,7 +164,14 @@ class Outgoing:
             value, raw_params = _with_token(params, request_id)
         result_decoder = decoder(spec.result)
         raw = await self.call(
-            spec.method, raw_params, value, timeout, on_progress, result_decoder, request_id
+            spec.method,
+            raw_params,
+            value,
+            timeout,
+            on_progress,
+            result_decoder,
+            request_id,
+            related,
         )
         if isinstance(raw, _Decoded):
             return cast(R, raw.value)
@@ -196,13 +198,16 @@ class Outgoing:
         params: bytes | None,
         timeout: float | None,
         on_progress: ProgressCallback | None,
+        related: RequestId | None = None,
     ) -> msgspec.Raw:
         """See Session.request_raw."""
         request_id = None
         if on_progress is not None:
             request_id = next(self._ids)
             params = _with_progress_token(params, request_id)
-        raw = await self.call(method, params, params, timeout, on_progress, None, request_id)
+        raw = await self.call(
+            method, params, params, timeout, on_progress, None, request_id, related
+        )
         assert not isinstance(raw, _Decoded)  # only calls with a result decoder get one
         return raw
 
@@ -215,9 +220,11 @@ class Outgoing:
         on_progress: ProgressCallback | None,
         result_decoder: JsonDecoder | None,
         request_id: RequestId | None,
+        related: RequestId | None = None,
     ) -> msgspec.Raw | _Decoded:
         """``params`` encoded, and ``value``, what they were encoded from (for
-        the transport); they carry the progress token when ``on_progress`` is given."""
+        the transport); they carry the progress token when ``on_progress`` is given.
+        ``related``: the incoming request this one is sent in answering, if any."""
         if self.closed is not None:
             raise ConnectionClosed(self.closed)
         if request_id is None:
@@ -245,7 +252,7 @@ class Outgoing:
                         kind=REQUEST,
                         id=request_id,
                         method=method,
-                        related=current_request.get(),
+                        related=related,
                         params=value,
                     )
                 )
@@ -253,13 +260,13 @@ class Outgoing:
                 outcome = await future
         except TimeoutError:
             if method != "initialize":  # which the spec forbids cancelling
-                self.send_cancelled(request_id, "Request timed out")
+                self.send_cancelled(request_id, "Request timed out", related)
             raise McpError(
                 jsonrpc.REQUEST_TIMEOUT, f"{method} timed out after {timeout} s"
             ) from None
         except asyncio.CancelledError:
             if self.closed is None and method != "initialize":
-                self.send_cancelled(request_id, "Request cancelled")
+                self.send_cancelled(request_id, "Request cancelled", related)
             raise
         finally:
             self.pending.pop(request_id, None)
@@ -275,17 +282,20 @@ class Outgoing:
 
     # ------------------------------------------------------------ notifications
 
-    async def notify(self, method: str, params: bytes | None, value: Any) -> None:
+    async def notify(
+        self, method: str, params: bytes | None, value: Any, related: RequestId | None = None
+    ) -> None:
+        """Send a notification; ``related``: the incoming request it is sent in answering."""
         if self.closed is not None:
             raise ConnectionClosed(self.closed)
         self.transport.write(
-            wire.notification(
-                jsonrpc.notification_bytes(method, params), method, current_request.get(), value
-            )
+            wire.notification(jsonrpc.notification_bytes(method, params), method, related, value)
         )
         await self.transport.drain()
 
-    def send_cancelled(self, request_id: RequestId, reason: str) -> None:
+    def send_cancelled(
+        self, request_id: RequestId, reason: str, related: RequestId | None = None
+    ) -> None:
         if self.closed is None:
             value = {"requestId": request_id, "reason": reason}
             method = "notifications/cancelled"
@@ -293,7 +303,7 @@ class Outgoing:
                 wire.notification(
                     jsonrpc.notification_bytes(method, encode(value)),
                     method,
-                    current_request.get(),
+                    related,
                     value,
                 )
             )

@@ -37,7 +37,7 @@ def owner_of(ctx: Any) -> str | None:
     principal = ctx.principal
     if principal is not None:
         return f"principal:{principal.key}"
-    session = ctx.peer
+    session = ctx.session
     transport = session.transport
     if isinstance(transport, Owned):  # a transport that knows (an HTTP session, or no owner at all)
         owner = transport.owner

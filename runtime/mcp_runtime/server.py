@@ -383,7 +383,7 @@ class Server:
         return result
 
     async def _listen(self, params: Any, ctx: SessionContext) -> Any:
-        session = ctx.peer
+        session = ctx.session
         assert isinstance(session, Session) and ctx.request_id is not None
         declared = self._capabilities_of(ctx.protocol_version)
         accepted = accepted_notifications(msgspec.to_builtins(params.notifications), declared)
@@ -468,12 +468,17 @@ class ServerSession(Session):
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         request_id: RequestId | None = None,
+        related: RequestId | None = None,
     ) -> R:
         senders = self.server.senders
         if senders is None:
-            answer: R = await self.send_request(spec, params, timeout, on_progress, request_id)
+            answer: R = await self.send_request(
+                spec, params, timeout, on_progress, request_id, related
+            )
             return answer
-        result: R = await senders.request(self, spec, params, timeout, on_progress, request_id)
+        result: R = await senders.request(
+            self, spec, params, timeout, on_progress, request_id, related
+        )
         return result
 
     @property

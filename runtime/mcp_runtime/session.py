@@ -40,7 +40,7 @@ from .jsonrpc import Envelope, ErrorObject, McpError, RequestId
 from .limits import ClientIdentity
 from .logsafe import quoted
 from .methods import MethodSpec, ProgressCallback
-from .outgoing import MAX_PROGRESS_BACKLOG, TYPED_MIN_SIZE, Outgoing, current_request
+from .outgoing import MAX_PROGRESS_BACKLOG, TYPED_MIN_SIZE, Outgoing
 from .stepping import Pending, step
 from .wire import NO_EXTRA, ClosesWithReason, Message, RequestExtra, Transport
 
@@ -130,11 +130,13 @@ class SessionContext:
 
     @property
     def has_session(self) -> bool:
-        """Whether the request came on a session (not one made when a handler asks for ``peer``)."""
+        """Whether the request came on a session (not one made when a handler asks for it)."""
         return self._session is not None or self._summon is None
 
     @property
-    def peer(self) -> Session:
+    def session(self) -> Session:
+        """The session the request came on: the same object for each of its requests
+        (what per-connection state is kept by). Send through :attr:`peer`."""
         session = self._session
         if session is None:
             assert self._summon is not None
@@ -142,11 +144,17 @@ class SessionContext:
         return session
 
     @property
+    def peer(self) -> RequestPeer:
+        """The other side, as this request's handler sends to it: what goes through
+        it is related to this request (over Streamable HTTP, on its stream)."""
+        return RequestPeer(self.session, self._request_id)
+
+    @property
     def protocol_version(self) -> str:
         return (
             self._envelope.protocol_version
             if self._envelope is not None
-            else self.peer.protocol_version
+            else self.session.protocol_version
         )
 
     @property
@@ -158,20 +166,20 @@ class SessionContext:
     def client_capabilities(self) -> Any:
         if self._envelope is not None:
             return self._envelope.client_capabilities
-        return getattr(self.peer, "client_capabilities", None)
+        return getattr(self.session, "client_capabilities", None)
 
     @property
     def client_info(self) -> Any:
         if self._envelope is not None:
             return self._envelope.client_info
-        return getattr(self.peer, "client_info", None)
+        return getattr(self.session, "client_info", None)
 
     @property
     def log_level(self) -> str | None:
         envelope = self._envelope
         if envelope is not None:
             return envelope.log_level
-        allows = self.peer.router.log_level_allows
+        allows = self.session.router.log_level_allows
         return next((level for level in LOG_LEVELS if allows(level)), None)
 
     @property
@@ -234,7 +242,9 @@ class SessionContext:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        await self.peer.send_raw_notification("notifications/progress", encode(params))
+        await self.session.send_raw_notification(
+            "notifications/progress", encode(params), related=self._request_id
+        )
 
     def close_sse_stream(self) -> None:
         """Close the HTTP stream carrying this request (the client resumes it
@@ -249,12 +259,70 @@ class SessionContext:
             # 2026-07-28: a request that names no log level gets no log messages.
             if envelope.log_level is None or not level_passes(level, envelope.log_level):
                 return
-        elif not self.peer.router.log_level_allows(level):
+        elif not self.session.router.log_level_allows(level):
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        await self.peer.send_raw_notification("notifications/message", encode(params))
+        await self.session.send_raw_notification(
+            "notifications/message", encode(params), related=self._request_id
+        )
+
+
+class RequestPeer:
+    """A session as one request's handler sends through it (``ctx.peer``): each request
+    and notification carries the id of the request being answered (``related``), so a
+    transport with a stream per request (Streamable HTTP) sends it on that request's
+    stream. Implements the generated stubs' ``Caller``."""
+
+    __slots__ = ("session", "related")
+
+    def __init__(self, session: Session, related: RequestId | None) -> None:
+        self.session = session
+        self.related = related
+
+    async def request(
+        self,
+        spec: MethodSpec[P, R],
+        params: P | None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        request_id: RequestId | None = None,
+    ) -> R:
+        """:meth:`Session.request`, related to this view's request."""
+        return await self.session.request(
+            spec,
+            params,
+            timeout=timeout,
+            on_progress=on_progress,
+            request_id=request_id,
+            related=self.related,
+        )
+
+    async def request_raw(
+        self,
+        method: str,
+        params: bytes | None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> msgspec.Raw:
+        """:meth:`Session.request_raw`, related to this view's request."""
+        return await self.session.request_raw(
+            method, params, timeout=timeout, on_progress=on_progress, related=self.related
+        )
+
+    async def notify(self, spec: MethodSpec[P, None], params: P | None) -> None:
+        """:meth:`Session.notify`, related to this view's request."""
+        await self.session.notify(spec, params, related=self.related)
+
+    async def send_raw_notification(self, method: str, params: bytes | None) -> None:
+        await self.session.send_raw_notification(method, params, related=self.related)
+
+    def next_id(self) -> int:
+        """A fresh id for an outgoing request (:meth:`Session.next_id`)."""
+        return self.session.next_id()
 
 
 class Session:
@@ -407,14 +475,17 @@ class Session:
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         request_id: RequestId | None = None,
+        related: RequestId | None = None,
     ) -> R:
         """Send a request and wait for its result, decoded with the spec's type.
 
         ``timeout`` None means the session's default; ``math.inf`` waits
         without limit whatever the default. ``request_id`` is for callers that
         must know the id before the answer (a subscription is named after its
-        request); take it from next_id()."""
-        return await self.outgoing.request(spec, params, timeout, on_progress, request_id)
+        request); take it from next_id(). ``related``: the incoming request
+        this one is sent in answering (a handler sends through ``ctx.peer``,
+        which gives it)."""
+        return await self.outgoing.request(spec, params, timeout, on_progress, request_id, related)
 
     async def request_raw(
         self,
@@ -423,9 +494,10 @@ class Session:
         *,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+        related: RequestId | None = None,
     ) -> msgspec.Raw:
         """Send a request with already-encoded params; the raw result bytes."""
-        return await self.outgoing.request_raw(method, params, timeout, on_progress)
+        return await self.outgoing.request_raw(method, params, timeout, on_progress, related)
 
     def next_id(self) -> int:
         """A fresh id for an outgoing request."""
@@ -437,14 +509,19 @@ class Session:
         """A task's progress after its request's answer (Outgoing.follow_progress)."""
         return self.outgoing.follow_progress(token, on_progress)
 
-    async def notify(self, spec: MethodSpec[P, None], params: P | None) -> None:
+    async def notify(
+        self, spec: MethodSpec[P, None], params: P | None, *, related: RequestId | None = None
+    ) -> None:
+        """Send a notification; ``related`` as for :meth:`request`."""
         self.router.check_outgoing(spec, params)
         await self.outgoing.notify(
-            spec.method, encode(params) if params is not None else None, params
+            spec.method, encode(params) if params is not None else None, params, related
         )
 
-    async def send_raw_notification(self, method: str, params: bytes | None) -> None:
-        await self.outgoing.notify(method, params, params)
+    async def send_raw_notification(
+        self, method: str, params: bytes | None, *, related: RequestId | None = None
+    ) -> None:
+        await self.outgoing.notify(method, params, params, related)
 
     def _send_error(
         self, request_id: RequestId | None, code: int, message: str, data: Any = None
@@ -624,7 +701,6 @@ class Session:
     async def _answer(
         self, request_id: RequestId, spec: MethodSpec[Any, Any], outcome: Awaitable[Any]
     ) -> None:
-        current_request.set(request_id)  # the answering task's own context
         try:
             result = await outcome
         except asyncio.CancelledError:
@@ -705,7 +781,6 @@ def first_step(
     outcome = _call(spec, handler, decoded, request_id, params, data, extra, None, summon)
     if isinstance(outcome, Message):
         return outcome
-    current_request.set(request_id)  # as the session's answering task does
     try:
         stepped = step(outcome)
     except Exception as error:

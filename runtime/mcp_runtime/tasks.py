@@ -607,7 +607,7 @@ class Tasks:
     def _shared_for(self, ctx: RequestContext) -> SharedTasks[GetTaskResult] | None:
         """The SharedTasks of a server whose store other workers share, else None."""
         if self._shared is None:
-            store = getattr(getattr(ctx.peer, "server", None), "store", None)
+            store = getattr(getattr(ctx.session, "server", None), "store", None)
             if store is None or not store.shared:
                 return None
             self._shared = SharedTasks(_Table(self), store, GetTaskResult)

@@ -1029,7 +1029,7 @@ def test_a_context_kept_past_its_request_finds_its_session_closed(peer: Peer) ->
         response = await post(peer.url(), message, headers_for(message))
         assert response.json()["result"]["content"][0]["text"] == "kept"
         await eventually(lambda: peer.streamable.requests_in_flight == 0, what="the request to end")
-        session = peer.handlers.kept[-1].peer
+        session = peer.handlers.kept[-1].session
         assert isinstance(session, Session) and session.is_closed
         with pytest.raises(ConnectionClosed):
             await session.send_raw_notification("notifications/message", None)

@@ -8,22 +8,18 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 from support.asgi import request
 from support.peers import run
 from support.redis_monitor import Cost, Monitor
-from support.redis_server import RedisServer
 from support.scaleout import HANDSHAKE, MODERN, modern_meta
-from support.scaleout_app import Tools
+from support.scaleout_app import Worker
 
 from mcp_runtime.http import HttpOptions
 from mcp_runtime.http.streamable import StreamableHTTPApp
-from mcp_runtime.server import Server
-from mcp_runtime.stores.redis_store import RedisStore
-from mcp_runtime.tasks import Tasks
 
 pytestmark = pytest.mark.redis
 
@@ -46,32 +42,6 @@ def guide_costs() -> dict[str, tuple[int, int]]:
         if commands and trips:
             found[cells[0]] = (int(commands[0]), int(trips[0]))
     return found
-
-
-@pytest.fixture(scope="module")
-def redis() -> Iterator[RedisServer]:
-    server = RedisServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.close()
-
-
-@pytest.fixture
-def monitor(redis: RedisServer) -> Iterator[Monitor]:
-    watching = Monitor(redis)
-    try:
-        yield watching
-    finally:
-        watching.close()
-
-
-def worker(url: str, options: HttpOptions) -> StreamableHTTPApp:
-    tools = Tools(Tasks())
-    server = Server(tools, name="w", version="1", state_key=b"k" * 32)
-    tools.server = server
-    return StreamableHTTPApp(server, store=RedisStore.from_url(url), options=options)
 
 
 async def stateless(app: StreamableHTTPApp, request_id: int) -> None:
@@ -147,14 +117,12 @@ def test_the_guide_states_the_measured_rows() -> None:
     }
 
 
-def test_a_stateless_request_costs_what_the_guide_says(
-    redis: RedisServer, monitor: Monitor
-) -> None:
+def test_a_stateless_request_costs_what_the_guide_says(worker: Worker, monitor: Monitor) -> None:
     table = guide_costs()
 
     async def scenario() -> None:
-        default = worker(redis.url, HttpOptions())
-        app_wide = worker(redis.url, HttpOptions(app_wide_request_counts=True))
+        default = worker(HttpOptions())
+        app_wide = worker(HttpOptions(app_wide_request_counts=True))
         try:
             for app in (default, app_wide):
                 await stateless(app, 0)  # the worker's start, the scripts loaded
@@ -172,12 +140,12 @@ def test_a_stateless_request_costs_what_the_guide_says(
     run(scenario(), timeout=120)
 
 
-def test_a_listen_stream_costs_what_the_guide_says(redis: RedisServer, monitor: Monitor) -> None:
+def test_a_listen_stream_costs_what_the_guide_says(worker: Worker, monitor: Monitor) -> None:
     table = guide_costs()
 
     async def scenario() -> None:
-        default = worker(redis.url, HttpOptions())
-        app_wide = worker(redis.url, HttpOptions(app_wide_request_counts=True))
+        default = worker(HttpOptions())
+        app_wide = worker(HttpOptions(app_wide_request_counts=True))
         try:
             for app in (default, app_wide):
                 await listen(app)  # the worker's start, the scripts loaded
@@ -195,13 +163,13 @@ def test_a_listen_stream_costs_what_the_guide_says(redis: RedisServer, monitor: 
     run(scenario(), timeout=120)
 
 
-def test_a_session_costs_what_the_guide_says(redis: RedisServer, monitor: Monitor) -> None:
+def test_a_session_costs_what_the_guide_says(worker: Worker, monitor: Monitor) -> None:
     table = guide_costs()
 
     async def scenario() -> None:
-        first = worker(redis.url, HttpOptions())
-        second = worker(redis.url, HttpOptions())
-        unquoted = worker(redis.url, HttpOptions(max_sessions_per_client=None))
+        first = worker(HttpOptions())
+        second = worker(HttpOptions())
+        unquoted = worker(HttpOptions(max_sessions_per_client=None))
         try:
             for app in (first, second, unquoted):  # the workers' start, the scripts loaded
                 await session_call(app, await initialize(app), 1)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,13 +22,10 @@ from support.peers import run
 from support.redis_monitor import Monitor
 from support.redis_server import RedisServer
 from support.scaleout import MODERN, modern_meta
-from support.scaleout_app import Tools
+from support.scaleout_app import Worker
 
 from mcp_runtime.http import HttpOptions
 from mcp_runtime.http.streamable import StreamableHTTPApp
-from mcp_runtime.server import Server
-from mcp_runtime.stores.redis_store import RedisStore
-from mcp_runtime.tasks import Tasks
 
 pytestmark = pytest.mark.redis
 
@@ -37,24 +33,6 @@ HEADERS = {"content-type": "application/json", "accept": "application/json, text
 # Far below the ~30 s a stateless request waited for a stalled Redis (three 10 s socket
 # timeouts), far above the ~1 s it may take now, on a loaded machine.
 ANSWERED_WITHIN = 10.0
-
-
-@pytest.fixture
-def redis() -> Iterator[RedisServer]:
-    """A redis-server of the test's own (it is frozen and thawed)."""
-    server = RedisServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.close()
-
-
-def worker(url: str, options: HttpOptions) -> StreamableHTTPApp:
-    tools = Tools(Tasks())
-    server = Server(tools, name="w", version="1", state_key=b"k" * 32)
-    tools.server = server
-    return StreamableHTTPApp(server, store=RedisStore.from_url(url), options=options)
 
 
 async def call(
@@ -111,13 +89,14 @@ def answered(response: Response) -> bool:
     return response.status == 200 and b'"result"' in response.body
 
 
-def test_a_stateless_request_sends_redis_no_command_by_default(redis: RedisServer) -> None:
+def test_a_stateless_request_sends_redis_no_command_by_default(
+    worker: Worker, monitor: Monitor
+) -> None:
     """The default options (``max_requests_per_client`` 256, counted by each worker): not one
     command, as MONITOR shows."""
-    monitor = Monitor(redis)
 
     async def scenario() -> None:
-        app = worker(redis.url, HttpOptions())
+        app = worker(HttpOptions())
         try:
             assert answered(await call(app, 1))  # the worker's start-up (bus, heartbeat)
             start = monitor.mark()
@@ -128,18 +107,17 @@ def test_a_stateless_request_sends_redis_no_command_by_default(redis: RedisServe
         finally:
             await close(app)
 
-    try:
-        run(scenario(), timeout=120)
-    finally:
-        monitor.close()
+    run(scenario(), timeout=120)
 
 
-def test_stateless_requests_are_answered_while_redis_is_frozen(redis: RedisServer) -> None:
+def test_stateless_requests_are_answered_while_redis_is_frozen(
+    redis: RedisServer, worker: Worker
+) -> None:
     """Redis stopped with SIGSTOP (it accepts connections, answers nothing): 50 concurrent
     stateless requests are all answered, none waits for Redis."""
 
     async def scenario() -> None:
-        app = worker(redis.url, HttpOptions())
+        app = worker(HttpOptions())
         try:
             assert answered(await call(app, 0))
             redis.freeze()
@@ -155,7 +133,7 @@ def test_stateless_requests_are_answered_while_redis_is_frozen(redis: RedisServe
 
 
 def test_app_wide_counts_with_redis_frozen_fall_back_to_the_workers_own_count(
-    redis: RedisServer, caplog: pytest.LogCaptureFixture
+    redis: RedisServer, worker: Worker, monitor: Monitor, caplog: pytest.LogCaptureFixture
 ) -> None:
     """``app_wide_request_counts=True``, ``max_requests_per_client=2``: with Redis frozen
     each request is decided within ``app_wide_count_timeout`` (0.5 s here; 100 at once, more
@@ -164,10 +142,9 @@ def test_app_wide_counts_with_redis_frozen_fall_back_to_the_workers_own_count(
     options = HttpOptions(
         max_requests_per_client=2, app_wide_request_counts=True, app_wide_count_timeout=0.5
     )
-    monitor = Monitor(redis)
 
     async def scenario() -> None:
-        app = worker(redis.url, options)
+        app = worker(options)
         try:
             start = monitor.mark()
             assert answered(await call(app, 0))
@@ -211,19 +188,17 @@ def test_app_wide_counts_with_redis_frozen_fall_back_to_the_workers_own_count(
             await close(app)
 
     caplog.set_level(logging.WARNING, logger="mcp_runtime")
-    try:
-        run(scenario(), timeout=180)
-    finally:
-        monitor.close()
+    run(scenario(), timeout=180)
 
 
-def test_a_listen_stream_sends_redis_no_command_by_default(redis: RedisServer) -> None:
+def test_a_listen_stream_sends_redis_no_command_by_default(
+    worker: Worker, monitor: Monitor
+) -> None:
     """The default options (``max_streams_per_client`` 128): a ``subscriptions/listen``
     stream, opened and closed, is counted by the worker alone: not one command."""
-    monitor = Monitor(redis)
 
     async def scenario() -> None:
-        app = worker(redis.url, HttpOptions())
+        app = worker(HttpOptions())
         try:
             assert answered(await call(app, 1))  # the worker's start-up (bus, heartbeat)
             assert opened(await listen(app))
@@ -237,15 +212,12 @@ def test_a_listen_stream_sends_redis_no_command_by_default(redis: RedisServer) -
         finally:
             await close(app)
 
-    try:
-        run(scenario(), timeout=120)
-    finally:
-        monitor.close()
+    run(scenario(), timeout=120)
 
 
 @pytest.mark.parametrize("app_wide", [False, True], ids=["default", "app-wide-counts"])
 def test_a_listen_stream_opens_while_redis_is_frozen(
-    redis: RedisServer, caplog: pytest.LogCaptureFixture, app_wide: bool
+    redis: RedisServer, worker: Worker, caplog: pytest.LogCaptureFixture, app_wide: bool
 ) -> None:
     """Redis stopped with SIGSTOP: 20 ``subscriptions/listen`` streams at once each get their
     first event, by default (counted by the worker) and with ``app_wide_request_counts``
@@ -254,7 +226,7 @@ def test_a_listen_stream_opens_while_redis_is_frozen(
     options = HttpOptions(app_wide_request_counts=app_wide, app_wide_count_timeout=0.5)
 
     async def scenario() -> None:
-        app = worker(redis.url, options)
+        app = worker(options)
         try:
             assert answered(await call(app, 0))
             assert opened(await listen(app))
@@ -276,7 +248,7 @@ def test_a_listen_stream_opens_while_redis_is_frozen(
 
 @pytest.mark.parametrize("app_wide", [False, True], ids=["default", "app-wide-counts"])
 def test_a_worker_s_own_count_of_listen_streams_keeps_the_limit_while_redis_is_frozen(
-    redis: RedisServer, app_wide: bool
+    redis: RedisServer, worker: Worker, app_wide: bool
 ) -> None:
     """``max_streams_per_client=2``, Redis frozen: two listen streams held open, a third is
     refused (429, this client's streams), by the worker's own count (the default's, and the
@@ -286,7 +258,7 @@ def test_a_worker_s_own_count_of_listen_streams_keeps_the_limit_while_redis_is_f
     )
 
     async def scenario() -> None:
-        app = worker(redis.url, options)
+        app = worker(options)
         try:
             assert answered(await call(app, 0))
             redis.freeze()

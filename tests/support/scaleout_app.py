@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from typing import Any
 
 from typing_extensions import override
@@ -30,6 +31,7 @@ from mcp_runtime import lifecycle
 from mcp_runtime.asgi import Message, Receive, Scope, Send
 from mcp_runtime.http import HttpApp, HttpOptions, http_app
 from mcp_runtime.http.shared_sessions import SharedSessions
+from mcp_runtime.http.streamable import StreamableHTTPApp
 from mcp_runtime.methods import RequestContext
 from mcp_runtime.server import Server
 from mcp_runtime.stores import Store, quotas
@@ -40,6 +42,11 @@ STATE_KEY = b"the scale-out tests share this key!"
 # Round trips to Redis made by this worker: each command or pipeline sent and
 # answered (a script is one); the pub/sub connection's reads are not counted.
 trips = [0]
+
+
+Worker = Callable[[HttpOptions], StreamableHTTPApp]
+"""Makes a worker of this server, with these options, on a store the caller chose (the
+``worker`` fixture of tests/stores: on the module's redis-server)."""
 
 
 def count_redis_trips() -> None:

@@ -390,4 +390,4 @@ def _peer(session: Context[object] | RequestContext | None) -> object:
             f"protocol revision {request.protocol_version} has no sessions: "
             "nothing can be shown or hidden for this client alone"
         )
-    return request.peer
+    return request.session

@@ -187,7 +187,7 @@ class Context(Generic[S]):
             return SessionState(None, None, None)  # no session: this request's alone
         if session_id:
             return states.for_http(session_id)
-        return states.for_connection(self._request.peer)
+        return states.for_connection(self._request.session)
 
     def client_supports(self, *path: str) -> bool:
         """Whether the client declared a capability: ``ctx.client_supports("elicitation")``."""

@@ -127,7 +127,7 @@ class CoreTasks:
         if len(self._tasks) >= self.max_tasks:
             raise McpError(jsonrpc.INTERNAL_ERROR, "Too many tasks are kept: try again later")
         requested = asked.ttl if isinstance(asked.ttl, int) else DEFAULT_TTL_MS
-        task = _CoreTask(request.peer, max(1, min(requested, MAX_TTL_MS)), flavor)
+        task = _CoreTask(request.session, max(1, min(requested, MAX_TTL_MS)), flavor)
         self._tasks[task.task_id] = task
         inner = msgspec.structs.replace(params, task=UNSET)
         # A fresh context: the work outlives the request and must not pass for a
@@ -187,7 +187,7 @@ class CoreTasks:
     def _find(self, params: Any, request: RequestContext) -> _CoreTask:
         self._purge()
         task = self._tasks.get(params.task_id)
-        if task is None or task.owner is not request.peer:
+        if task is None or task.owner is not request.session:
             raise McpError(
                 jsonrpc.INVALID_PARAMS, f"Invalid params: unknown task {params.task_id!r}"
             )
@@ -217,7 +217,7 @@ class CoreTasks:
                 jsonrpc.INVALID_PARAMS, "Invalid params: unknown cursor (tasks come in one page)"
             )
         self._purge()
-        owner = request.peer
+        owner = request.session
         tasks = [task.wire() for task in self._tasks.values() if task.owner is owner]
         return flavor.convert({"tasks": tasks}, "ListTasksResult")
 

@@ -241,7 +241,7 @@ class RegistryAnswers:
     async def _subscription(
         self, uri: str, ctx: RequestContext, subscribed: bool, method: str
     ) -> object:
-        peer = ctx.peer
+        peer = ctx.session
         if isinstance(peer, Session):
             if subscribed:
                 self.registry.subscribe(uri, peer)
@@ -322,7 +322,7 @@ async def _as_extension_task(
 
 def _session(ctx: RequestContext) -> object:
     """The session of a request for visibility (None at 2026-07-28: no session)."""
-    return None if ctx.stateless else ctx.peer
+    return None if ctx.stateless else ctx.session
 
 
 def _first_page_only(params: object) -> None:

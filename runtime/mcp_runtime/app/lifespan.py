@@ -28,11 +28,12 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Generic
+from typing import TYPE_CHECKING, Any, Generic
 
 from typing_extensions import TypeVar
 
-from ..http.streamable import Receive, Scope, Send
+if TYPE_CHECKING:  # the ASGI types only: a stdio app loads no HTTP module
+    from ..asgi import Receive, Scope, Send
 
 S = TypeVar("S", default=Any)
 

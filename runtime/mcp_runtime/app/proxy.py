@@ -54,7 +54,6 @@ from collections.abc import (
     Callable,
     Coroutine,
     Iterable,
-    Iterator,
     Mapping,
 )
 from typing import Any, Literal
@@ -66,7 +65,6 @@ from ..client import Client, ClientSession
 from ..host.connection import Connection, RetryPolicy
 from ..jsonrpc import McpError, RequestId
 from ..methods import RequestContext
-from ..outgoing import current_request
 from .audit import Audit
 from .backend_results import linked_prompt, own_call_result, with_log_level
 from .backend_subscriptions import Subscriptions
@@ -268,8 +266,7 @@ class Proxy:
             if message is not None and self.redact is not None:
                 message = self.redact.text(message)
             if ctx is not None:
-                with _on_front(ctx) as target:
-                    await target.report_progress(value, total, message)
+                await _front_context(ctx).report_progress(value, total, message)
 
         request_id = session.next_id()
         if ctx is not None:
@@ -397,8 +394,7 @@ class Proxy:
         data = msgspec.to_builtins(params.data)
         if self.redact is not None:
             data = self.redact.value(data)
-        with _on_front(front) as ctx:
-            await ctx.log(params.level, data, name)
+        await _front_context(front).log(params.level, data, name)
 
     async def relay_resource_updated(self, uri: str) -> None:
         """A backend's resource changed: the front's subscribers to its prefixed URI are told."""
@@ -516,18 +512,12 @@ class Proxy:
                 self._completions.add(key)
 
 
-@contextlib.contextmanager
-def _on_front(front: RequestContext | Rounds) -> Iterator[RequestContext]:
-    """The front request's context, with what is sent meanwhile related to it.
-    The backend's progress and log messages are relayed from the task reading
-    the backend, not the front request's: without this, Streamable HTTP would
-    send them on the session's standalone stream instead of the request's."""
-    ctx = front.ctx if isinstance(front, Rounds) else front
-    token = current_request.set(ctx.request_id)
-    try:
-        yield ctx
-    finally:
-        current_request.reset(token)
+def _front_context(front: RequestContext | Rounds) -> RequestContext:
+    """The front request's context. The backend's progress and log messages are
+    relayed from the task reading the backend, not the front request's: sent
+    through this context, they are related to the front request all the same
+    (Streamable HTTP sends them on its stream, not the session's standalone one)."""
+    return front.ctx if isinstance(front, Rounds) else front
 
 
 def _wire(params: Any, **replaced: object) -> dict[str, Any]:

@@ -12,11 +12,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..client import Client, ClientSession
 from ..extensions import declare
-from ..http import http_app
 from ..jsonrpc import McpError
 from ..memory import memory_pair
+from ..running import run_stdio_loop, serve_stdio
 from ..server import Extension, Server
-from ..serving import run_http, run_stdio_loop, serve_stdio
 from ..stdio import configure_stdio_logging
 from ..stores import Store
 from ..tasks import Tasks
@@ -167,6 +166,9 @@ class Running:
         ``metrics_path`` (``"/metrics"``) also serves the process's metrics
         in Prometheus' format there (needs ``prometheus-client``; see
         docs/guides/observability.md)."""
+        # Late: a stdio app never loads the HTTP server (mcp_runtime.http and its modules).
+        from ..http import http_app
+
         if self.store is not None:
             options.setdefault("store", self.store)
         app: Any = http_app(self.server(), **options)
@@ -202,6 +204,8 @@ class Running:
             raise SystemExit(1) from None
         settings.configure_logging()
         if settings.transport == "http":
+            from ..serving import run_http  # late, as in asgi()
+
             app = self.asgi(path=settings.path, **options)
             said = _SaidInOneLine(self.services.lifespan)
             uvicorn_log = logging.getLogger("uvicorn.error")

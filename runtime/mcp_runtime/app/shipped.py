@@ -262,7 +262,7 @@ class Cache:
         kept = (
             self._kept
             if self.shared or request.stateless
-            else self._per_session.setdefault(request.peer, {})
+            else self._per_session.setdefault(request.session, {})
         )
         now = time.monotonic()
         found = kept.get(key)

@@ -25,8 +25,8 @@ from . import conventions as c
 from .logs import install_record_factory
 
 Handler = Callable[[Any, Any], Any]
-# What a client session sends a typed request with: (spec, params, timeout, on_progress, request_id).
-Send = Callable[[MethodSpec[Any, Any], Any, Any, Any, Any], Awaitable[Any]]
+# What a session sends a typed request with: (spec, params, timeout, on_progress, request_id, related).
+Send = Callable[..., Awaitable[Any]]
 
 _ATTRIBUTE_OF_TARGET = {"tools/call": c.TOOL_NAME, "prompts/get": c.PROMPT_NAME}
 _URI_METHODS = frozenset(
@@ -230,7 +230,7 @@ class Telemetry:
                 if version:
                     attributes[c.PROTOCOL_VERSION] = version
             if ctx.has_session:
-                transport = ctx.peer.transport
+                transport = ctx.session.transport
                 network = network_transport(transport)
                 if network is not None:
                     attributes[c.NETWORK_TRANSPORT] = network
@@ -344,7 +344,12 @@ class Telemetry:
         next_id = session.outgoing.next_id
 
         async def traced(
-            spec: MethodSpec[Any, Any], params: Any, timeout: Any, on_progress: Any, request_id: Any
+            spec: MethodSpec[Any, Any],
+            params: Any,
+            timeout: Any,
+            on_progress: Any,
+            request_id: Any,
+            related: Any = None,
         ) -> Any:
             started = time.perf_counter()
             method = spec.method
@@ -374,7 +379,7 @@ class Telemetry:
             try:
                 if inject:
                     params = with_trace_context(spec, params)
-                result = await send(spec, params, timeout, on_progress, request_id)
+                result = await send(spec, params, timeout, on_progress, request_id, related)
             except BaseException as error:
                 failed(span, attributes, None, error)
                 raise
