@@ -9,9 +9,9 @@ nox.options.reuse_existing_virtualenvs = True
 
 PYTHON = "3.11"
 TYPED = [
-    "codegen/mcp_codegen",
-    "generated/mcp_protocol",
-    "runtime/mcp_runtime",
+    "codegen/mcpbind_codegen",
+    "generated/mcpbind_protocol",
+    "runtime/mcpbind",
     "examples",
     "bench",
 ]

@@ -8,7 +8,7 @@ Run from the repository root. Measures, in one run:
    a `_meta` envelope on every request),
 3. the same over Streamable HTTP,
 4. cold import time and server memory per idle HTTP session (bench/footprint.py),
-5. the application layer (mcp_runtime.app) against the generated handler
+5. the application layer (mcpbind.app) against the generated handler
    interface and MCPServer: stdio round trips at 16 in flight, schema
    derivation and argument validation of a 10-parameter tool, the per-call
    cost in process, and cold start (bench/app_bench.py),
@@ -745,7 +745,7 @@ def app_rows(part: dict[str, Any], shortened: bool) -> tuple[list[list[str]], li
 
 def http_client_available() -> bool:
     try:
-        from mcp_runtime.http import client  # noqa: F401
+        from mcpbind._transports.http.client import streamable as client  # noqa: F401
     except ImportError:
         return False
     return True
@@ -1031,7 +1031,7 @@ What is measured (see the module docstrings in bench/ for details):
 
 * Codec: the bytes of bench/corpus.py (MCP 2025-11-25 messages). "payload" =
   the bytes under params/result decoded straight into the params/result type:
-  ours `mcp_runtime.codec.decoder(T).decode(bytes)` with the generated
+  ours `mcpbind.codec.decoder(T).decode(bytes)` with the generated
   v2025_11_25 types, the SDK `T.model_validate_json(bytes)`, untyped msgspec
   `msgspec.json.decode(bytes)`. "message" = the whole JSON-RPC line decoded the
   way each library's session does it: ours decodes a response of 4 KiB or more
@@ -1052,7 +1052,7 @@ What is measured (see the module docstrings in bench/ for details):
   `ttlMs`, `cacheScope`, `isError`); ours re-encodes the corpus byte for byte.
 * Round trips: `tools/call` of an `echo` tool; each library's own client and
   server (ours: `Client` + `connect_stdio` / `connect_streamable_http`, server
-  on `mcp_runtime`; SDK: `mcp.Client(mode="legacy")`, `MCPServer` with the
+  on `mcpbind`; SDK: `mcp.Client(mode="legacy")`, `MCPServer` with the
   tool an `async def`, its fastest equivalent of ours: a plain `def` costs a
   worker-thread hop per call), protocol 2025-11-25 for both. Latency: sequential calls, p50/p99. Throughput: N workers
   calling in a loop for a fixed time. CPU per request: user + system time of
@@ -1069,7 +1069,7 @@ What is measured (see the module docstrings in bench/ for details):
   2026-07-28: no initialize; the client asks server/discover once, then every
   request carries `_meta` (protocol version, client capabilities, client info)
   and every result the server's info. Ours: `Client` (2026-07-28 is its
-  default) against the same echo server with `mcp_protocol.v2026_07_28`
+  default) against the same echo server with `mcpbind_protocol.v2026_07_28`
   handlers; the SDK: `mcp.Client(mode="auto")` against the same `MCPServer`,
   which answers server/discover. Each client checks the revision it ended up
   with. Over Streamable HTTP every 2026-07-28 request is a POST of its own, with
@@ -1077,7 +1077,7 @@ What is measured (see the module docstrings in bench/ for details):
 * HTTP: uvicorn, one worker, 127.0.0.1, access log off, SSE answers (default of
   both), stateful sessions; uvicorn on uvloop with httptools for both (the http
   extra installs them: uvicorn.run picks them for the SDK's server, ours runs
-  under mcp_runtime.serving.run_http, which also freezes the heap after
+  under mcpbind.serving.run_http, which also freezes the heap after
   start-up). Both clients are httpx2-based (ours moved from
   httpx, whose httpcore pool bookkeeping cost about twice the CPU per request).
 * Import: `import` statement timed inside a fresh interpreter, bytecode caches
@@ -1095,7 +1095,7 @@ What is measured (see the module docstrings in bench/ for details):
   bindings add.
 * Gateway: bench/servers/app_stdio.py (an `echo` tool) as the backend, a stdio
   child and a Streamable HTTP server (uvicorn, its own process); our client
-  (2025-11-25) calls it directly, then through `python -m mcp_runtime.cli
+  (2025-11-25) calls it directly, then through `python -m mcpbind.cli
   serve CONFIG` over stdio (the gateway's client negotiates the backend's
   newest revision); one call in flight, batches alternate, µs per call are
   medians over trials. The gateway's CPU per proxied call is its process's
@@ -1448,8 +1448,8 @@ def _main() -> None:
             continue
         log(f"{'2' if transport == 'stdio' else '3'}. tools/call round trips, {label} ({wire})")
         if transport == "http" and not http_client_available():
-            log("   mcp_runtime.http.client is missing: skipped")
-            results[f"{key}_skipped"] = "mcp_runtime.http.client is missing"
+            log("   mcpbind._transports.http.client.streamable is missing: skipped")
+            results[f"{key}_skipped"] = "mcpbind._transports.http.client.streamable is missing"
             continue
         results[key] = run_roundtrips(transport, wire, trials, calls, seconds, in_flight, cross)
     if "imports" in parts:

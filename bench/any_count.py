@@ -1,6 +1,6 @@
 """``python -m bench.any_count``: how many annotations of the application layer are ``Any``.
 
-Counts, over ``runtime/mcp_runtime/app/*.py``, every annotation node (a
+Counts, over ``runtime/mcpbind/app/*.py``, every annotation node (a
 parameter's, a return's, an annotated assignment's) that is or contains the
 name ``Any`` (``Any``, ``typing.Any``, ``dict[str, Any]``, ``"list[Any]"`` ...),
 and prints the total, then the count per module, largest first; also how
@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-APP = Path(__file__).resolve().parent.parent / "runtime" / "mcp_runtime" / "app"
+APP = Path(__file__).resolve().parent.parent / "runtime" / "mcpbind" / "app"
 
 
 def annotation_nodes(tree: ast.AST) -> Iterator[ast.expr]:

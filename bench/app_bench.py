@@ -1,4 +1,4 @@
-"""The application layer (mcp_runtime.app) against the generated handler
+"""The application layer (mcpbind.app) against the generated handler
 interface and the SDK's MCPServer: the in-process measures of ``python -m
 bench --parts app`` (the stdio round trips are bench/roundtrip.py against
 bench/servers/app_stdio.py).
@@ -96,7 +96,7 @@ def per_call(statement: Any, repeats: int, number: int) -> float:
 def schema_and_validation(repeats: int, number: int) -> dict[str, Any]:
     from mcp.server.mcpserver import MCPServer
 
-    from mcp_runtime.app import App
+    from mcpbind.app import App
 
     sdk_fn = sdk_ten_parameters
     # Warm (imports and first-use caches done), as in a server registering many tools.
@@ -134,10 +134,10 @@ def schema_and_validation(repeats: int, number: int) -> dict[str, Any]:
 def handler_overhead(calls: int, repeats: int) -> dict[str, Any]:
     from bench.servers.app_stdio import app
     from bench.servers.ours_stdio import EchoServer
-    from mcp_protocol import v2025_11_25 as mcp
-    from mcp_runtime.memory import memory_pair
-    from mcp_runtime.server import Server, ServerSession
-    from mcp_runtime.session import SessionContext as RequestContext
+    from mcpbind._core.session import SessionContext as RequestContext
+    from mcpbind._server.server import Server, ServerSession
+    from mcpbind._transports.memory import memory_pair
+    from mcpbind_protocol import v2025_11_25 as mcp
 
     layered: mcp.ServerHandlers = next(
         h
@@ -174,9 +174,11 @@ def middleware_costs(calls: int, repeats: int) -> dict[str, Any]:
     """Per-call time of a routed tools/call with no middleware and with each shipped one."""
     import logging
 
-    from mcp_protocol import v2025_11_25 as mcp
-    from mcp_runtime import lifecycle
-    from mcp_runtime.app import (
+    from mcpbind._core import lifecycle
+    from mcpbind._core.session import SessionContext as RequestContext
+    from mcpbind._server.server import ServerSession
+    from mcpbind._transports.memory import memory_pair
+    from mcpbind.app import (
         App,
         Cache,
         ErrorMapping,
@@ -185,9 +187,7 @@ def middleware_costs(calls: int, repeats: int) -> dict[str, Any]:
         StructuredLogging,
         Timing,
     )
-    from mcp_runtime.memory import memory_pair
-    from mcp_runtime.server import ServerSession
-    from mcp_runtime.session import SessionContext as RequestContext
+    from mcpbind_protocol import v2025_11_25 as mcp
 
     # StructuredLogging's records are made and handed to a handler that drops them.
     calls_logger = logging.getLogger("bench.calls")

@@ -1,7 +1,7 @@
 """Typed server bindings (``mcp-codegen server``) against the untyped call they
 wrap: the measure of ``python -m bench --parts bindings``.
 
-A server of ours (mcp_runtime.app) with one tool, ``forecast``, whose input
+A server of ours (mcpbind.app) with one tool, ``forecast``, whose input
 and output are objects, is served in process over the in-memory transport
 (``App.test_client()``, protocol 2025-11-25). Its bindings are generated at
 bench time from a snapshot of that server (its ``tools/list``), written to a
@@ -54,7 +54,7 @@ class Forecast(msgspec.Struct, kw_only=True):
 
 
 def make_app() -> Any:
-    from mcp_runtime.app import App
+    from mcpbind.app import App
 
     app = App("bench-forecast", "1.0.0")
 
@@ -76,9 +76,9 @@ def make_app() -> Any:
 
 async def snapshot_of(session: Any) -> Any:
     """The server's contract as ``mcp-codegen server`` saves it (one page of tools)."""
-    from mcp_codegen.servers import Snapshot
-    from mcp_protocol import v2025_11_25 as mcp
-    from mcp_runtime import codec
+    from mcpbind import codec
+    from mcpbind_codegen.servers import Snapshot
+    from mcpbind_protocol import v2025_11_25 as mcp
 
     listed = json.loads(codec.encode(await mcp.ClientStub(session).list_tools()))
     info = json.loads(codec.encode(session.server_info))
@@ -109,8 +109,8 @@ async def batch(call: Callable[[], Awaitable[Any]], calls: int) -> float:
 
 
 async def measure(calls: int, trials: int) -> dict[str, Any]:
-    from mcp_codegen.servers import generate
-    from mcp_protocol import v2025_11_25 as mcp
+    from mcpbind_codegen.servers import generate
+    from mcpbind_protocol import v2025_11_25 as mcp
 
     app = make_app()
     async with app.test_client(protocol_version=REVISION) as session:

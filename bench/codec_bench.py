@@ -2,7 +2,7 @@
 
 Three contestants on the same bytes (bench/corpus.py):
 
-* ours: ``mcp_runtime.codec.decoder(T).decode`` / ``mcp_runtime.codec.encode``
+* ours: ``mcpbind.codec.decoder(T).decode`` / ``mcpbind.codec.encode``
   with the generated 2025-11-25 types;
 * sdk: the official SDK's pydantic models (``mcp.types``),
   ``model_validate_json`` / ``model_dump_json(by_alias=True, exclude_none=True)``;
@@ -51,8 +51,9 @@ OPERATIONS = ("decode payload", "decode message", "encode payload", "encode mess
 
 
 def _ours(kind: Kind) -> dict[str, Callable[[], Any]]:
-    import mcp_protocol.v2025_11_25 as v
-    from mcp_runtime import codec, jsonrpc, outgoing
+    import mcpbind_protocol.v2025_11_25 as v
+    from mcpbind import codec
+    from mcpbind._core import jsonrpc, outgoing
 
     _result_bytes: Callable[[bytes], Any] | None = outgoing.result_bytes
     if len(kind.message) < outgoing.TYPED_MIN_SIZE:

@@ -24,7 +24,7 @@ class Kind:
     role: str  # "request" | "result" | "notification"
     method: str
     payload_value: dict[str, Any]
-    ours_type: str  # attribute of mcp_protocol.v2025_11_25
+    ours_type: str  # attribute of mcpbind_protocol.v2025_11_25
     sdk_type: str  # attribute of mcp.types
 
     @property

@@ -26,7 +26,7 @@ from typing import Any
 
 from .roundtrip import http_server
 
-IMPORTS = {"ours": "mcp_protocol.v2025_11_25", "sdk": "mcp.types"}
+IMPORTS = {"ours": "mcpbind_protocol.v2025_11_25", "sdk": "mcp.types"}
 
 _TIMER = (
     "import time, sys; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"

@@ -8,7 +8,7 @@ HTTP (uvicorn, its own process). For each, in the same run:
 * direct: our client connected to the backend itself (stdio: the backend as
   its child; HTTP: its URL), ``tools/call echo``;
 * through the gateway: our client connected over stdio to ``python -m
-  mcp_runtime.cli serve CONFIG`` whose one entry is that backend,
+  mcpbind.cli serve CONFIG`` whose one entry is that backend,
   ``tools/call backend_echo``: one more process hop each way, and the
   gateway's work (decode, look up, re-encode for the backend, rebuild the
   answer as the front revision's types).
@@ -87,7 +87,7 @@ def http_backend() -> Iterator[str]:
 
 
 def stdio_parameters(command: list[str]) -> Any:
-    from mcp_runtime.stdio import StdioServerParameters
+    from mcpbind._transports.stdio import StdioServerParameters
 
     return StdioServerParameters(
         command[0], command[1:], env=dict(os.environ), stderr=asyncio.subprocess.DEVNULL
@@ -97,8 +97,8 @@ def stdio_parameters(command: list[str]) -> Any:
 @contextlib.asynccontextmanager
 async def connected(target: str | list[str]) -> AsyncIterator[Any]:
     """A client session to a URL, or to a command over stdio."""
-    from mcp_runtime.client import Client, connect_stdio
-    from mcp_runtime.http.client import connect_http
+    from mcpbind._client.client import Client, connect_stdio
+    from mcpbind._transports.http.client.streamable import connect_http
 
     client = Client(name="bench", version="0", protocol_version=REVISION)
     if isinstance(target, str):
@@ -120,7 +120,7 @@ async def batch(call: Callable[[], Awaitable[Any]], calls: int) -> float:
 async def compare(
     direct_target: str | list[str], entry: dict[str, Any], calls: int, trials: int
 ) -> dict[str, Any]:
-    from mcp_protocol import v2025_11_25 as mcp
+    from mcpbind_protocol import v2025_11_25 as mcp
 
     with tempfile.TemporaryDirectory(prefix="bench-gateway-") as folder:
         config = Path(folder) / "gateway.json"
@@ -129,7 +129,7 @@ async def compare(
             direct_session = await stack.enter_async_context(connected(direct_target))
             before = children()
             front = await stack.enter_async_context(
-                connected([sys.executable, "-m", "mcp_runtime.cli", "serve", str(config)])
+                connected([sys.executable, "-m", "mcpbind.cli", "serve", str(config)])
             )
             (gateway,) = children() - before
             direct_stub, gateway_stub = mcp.ClientStub(direct_session), mcp.ClientStub(front)

@@ -3,10 +3,10 @@
 ``python -m bench.hops`` serves the echo tool of bench/servers/ours_stdio.py in
 this process, warms each path up, then counts, with ``sys.setprofile``, the
 Python calls made while ONE ``tools/call`` is answered whose code lives in
-``runtime/mcp_runtime`` (calls into the standard library, msgspec or the
+``runtime/mcpbind`` (calls into the standard library, msgspec or the
 handler itself are not counted), and the distinct runtime modules they enter:
 
-* ``stdio``: the server's :class:`~mcp_runtime.stdio.StreamTransport` over a
+* ``stdio``: the server's :class:`~mcpbind._transports.stdio.StreamTransport` over a
   socket pair (a 2025-11-25 session after its handshake), from writing the
   request line to reading the response line;
 * ``http``: the Streamable HTTP app driven in process through ASGI (as
@@ -58,13 +58,13 @@ class Hops:
 
 
 def runtime_root() -> Path:
-    import mcp_runtime
+    import mcpbind
 
-    return Path(mcp_runtime.__file__).parent
+    return Path(mcpbind.__file__).parent
 
 
 async def stdio_hops() -> Hops:
-    from mcp_runtime.stdio import StreamTransport
+    from mcpbind._transports.stdio import StreamTransport
 
     server = _load("ours_stdio").server(False)
     ours, theirs = socket.socketpair()

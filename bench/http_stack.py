@@ -374,7 +374,7 @@ NOTES = """\
   "Objects left in cycles": what the cyclic collector finds per request after
   a run with it off (0: reference counting frees everything).
 * Server alone: bench/servers/asgi_serve.py runs each app under the same
-  `mcp_runtime.serving.run_http` (and so `gc.freeze()` after start-up) with
+  `mcpbind.serving.run_http` (and so `gc.freeze()` after start-up) with
   each stack; wrk (one thread) POSTs tools/call with fresh ids from a Lua
   script, as 2026-07-28 requests or in one handshake session; p50/p99 from
   wrk's latency distribution; the floor is a bare ASGI JSON-RPC echo under

@@ -12,7 +12,7 @@ One ``tools/call echo`` request in each of the two shapes the issue compares:
 
 Applications (``make_app``), in two pairs compared like with like:
 
-* ``ours`` (``mcp_runtime.http.http_app`` of the echo server in
+* ``ours`` (``mcpbind.http.http_app`` of the echo server in
   bench/servers/ours_stdio.py, 2026-07-28 handlers for the modern wire) and
   ``sdk`` (the official SDK's ``MCPServer.streamable_http_app`` of the
   ``async def`` tool in bench/servers/sdk_stdio.py, which speaks both), both
@@ -178,7 +178,7 @@ def make_app(impl: str, wire: str) -> Any:
     if impl == "echo":
         return echo_app
     if impl in ("ours", "ours_sse"):
-        from mcp_runtime import http_app
+        from mcpbind import http_app
 
         server = _load("ours_stdio").server(wire == "modern")
         return http_app(server, legacy_sse=False, json_response=impl == "ours")

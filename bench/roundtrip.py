@@ -13,8 +13,8 @@ list anyway to validate results), warms up, then measures
 It prints one JSON object. ``python -m bench`` runs trials of both libraries
 alternately, each in a fresh process, and keeps medians.
 
-Clients and servers: ours = ``mcp_runtime.client.Client`` with
-``connect_stdio`` / ``mcp_runtime.http.client.connect_streamable_http``
+Clients and servers: ours = ``mcpbind._client.client.Client`` with
+``connect_stdio`` / ``mcpbind._transports.http.client.streamable.connect_streamable_http``
 against bench/servers/ours_stdio.py; SDK = ``mcp.Client`` against
 bench/servers/sdk_stdio.py (``MCPServer``). HTTP servers are uvicorn, one
 worker, 127.0.0.1, access log off, SSE responses (both libraries' default).
@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mcp_runtime.client import ClientSession
+    from mcpbind._client.client import ClientSession
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 Call = Callable[[str], Awaitable[str]]
@@ -117,8 +117,8 @@ def http_server(impl: str, wire: str = HANDSHAKE) -> Any:
 async def ours_client(
     transport: str, url: str | None, server: str = "ours", wire: str = HANDSHAKE
 ) -> AsyncIterator[Call]:
-    from mcp_runtime.client import Client, connect_stdio
-    from mcp_runtime.stdio import StdioServerParameters
+    from mcpbind._client.client import Client, connect_stdio
+    from mcpbind._transports.stdio import StdioServerParameters
 
     client = Client(name="bench", version="1.0.0", protocol_version=wire)
     if transport == "stdio":
@@ -126,7 +126,7 @@ async def ours_client(
         params = StdioServerParameters(command[0], command[1:], stderr=asyncio.subprocess.DEVNULL)
         connection = connect_stdio(client, params)
     else:
-        from mcp_runtime.http.client import connect_streamable_http
+        from mcpbind._transports.http.client.streamable import connect_streamable_http
 
         assert url is not None
         connection = connect_streamable_http(client, url)
@@ -137,7 +137,7 @@ async def ours_client(
 
 
 async def _handshake_echo(session: ClientSession) -> Call:
-    from mcp_protocol import v2025_11_25 as v
+    from mcpbind_protocol import v2025_11_25 as v
 
     stub = v.ClientStub(session)
     await stub.list_tools()
@@ -152,7 +152,7 @@ async def _handshake_echo(session: ClientSession) -> Call:
 
 
 async def _modern_echo(session: ClientSession) -> Call:
-    from mcp_protocol import v2026_07_28 as v
+    from mcpbind_protocol import v2026_07_28 as v
 
     stub = v.ClientStub(session)
     await stub.list_tools()

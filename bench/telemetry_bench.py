@@ -5,7 +5,7 @@ Our echo server (bench/servers/ours_stdio.py) in three modes, in alternating tri
 
 * ``none``: the runtime without the telemetry code, the tree of the commit
   before it was merged (``--baseline REV``, default found by git: the first
-  parent of the merge that added mcp_runtime/telemetry), exported with
+  parent of the merge that added mcpbind/telemetry), exported with
   ``git archive`` to a scratch folder; or the runtime of another checkout
   (``--today CHECKOUT``);
 * ``off``: this runtime without a ``Telemetry`` (the default);
@@ -45,7 +45,7 @@ from .roundtrip import free_port, wait_for_port
 ROOT = Path(__file__).resolve().parent.parent
 MODES = ("off", "on")
 NONE = "none"  # the runtime without the telemetry code (another tree: --baseline, --today)
-TELEMETRY_PACKAGE = "runtime/mcp_runtime/telemetry/__init__.py"
+TELEMETRY_PACKAGE = "runtime/mcpbind/telemetry/__init__.py"
 today_tree: Path | None = None
 
 

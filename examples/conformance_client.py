@@ -44,9 +44,7 @@ from typing import Any
 import httpx2
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as legacy
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime import (
+from mcpbind import (
     Client,
     ClientCredentialsProvider,
     ClientMetadata,
@@ -56,13 +54,15 @@ from mcp_runtime import (
     RequestContext,
     connect_streamable_http,
 )
-from mcp_runtime.auth.client import (
+from mcpbind._core.lifecycle import has_capability
+from mcpbind.auth.client import (
     HTTPRedirectFollower,
     IdentityAssertionExchange,
     PreRegisteredClient,
 )
-from mcp_runtime.codec import UNSET, encode
-from mcp_runtime.lifecycle import has_capability
+from mcpbind.codec import UNSET, encode
+from mcpbind_protocol import v2025_11_25 as legacy
+from mcpbind_protocol import v2026_07_28 as mcp
 
 ARGUMENTS: dict[str, dict[str, Any]] = {"add_numbers": {"a": 1, "b": 2}}
 MODERN = "2026-07-28"

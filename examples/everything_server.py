@@ -34,9 +34,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 import uvicorn
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime import (
+from mcpbind import (
     INTERNAL_ERROR,
     UVICORN_OPTIONS,
     App,
@@ -49,6 +47,8 @@ from mcp_runtime import (
     TaskSupport,
     ToolError,
 )
+from mcpbind_protocol import v2025_11_25 as mcp
+from mcpbind_protocol import v2026_07_28 as modern
 
 logger = logging.getLogger("everything_server")
 

@@ -15,9 +15,9 @@ import sys
 
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime import Client, McpError, RequestContext, connect_http
-from mcp_runtime.http.client import StreamableHTTPClientTransport
+from mcpbind import Client, McpError, RequestContext, connect_http
+from mcpbind._transports.http.client.streamable import StreamableHTTPClientTransport
+from mcpbind_protocol import v2025_11_25 as mcp
 
 DEFAULT_URL = "http://127.0.0.1:8000/mcp"
 

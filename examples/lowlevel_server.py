@@ -16,8 +16,8 @@ from typing import Any
 
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime import INVALID_PARAMS, McpError, RequestContext, Server, run_stdio
+from mcpbind import INVALID_PARAMS, McpError, RequestContext, Server, run_stdio
+from mcpbind_protocol import v2025_11_25 as mcp
 
 ECHO = mcp.Tool(
     name="echo",

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import msgspec
 
-from mcp_runtime import App, Context, ResourceError, ToolError
+from mcpbind import App, Context, ResourceError, ToolError
 
 app = App("notes", "1.0", instructions="Keeps short notes; search them, read one as note://<id>.")
 

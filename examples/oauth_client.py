@@ -6,7 +6,7 @@ port), then the tools are listed and the session goes on with the token.
 ``python examples/oauth_client.py https://mcp.example.com/mcp``
 
 Tokens live in memory here: implement
-``mcp_runtime.auth.client.TokenStorage`` to keep them between runs.
+``mcpbind.auth.client.TokenStorage`` to keep them between runs.
 """
 
 from __future__ import annotations
@@ -16,9 +16,7 @@ import logging
 import sys
 from typing import Any
 
-from mcp_protocol import v2025_11_25 as legacy
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime import (
+from mcpbind import (
     Client,
     ClientMetadata,
     LoopbackRedirect,
@@ -26,6 +24,8 @@ from mcp_runtime import (
     OAuthClientProvider,
     connect_http,
 )
+from mcpbind_protocol import v2025_11_25 as legacy
+from mcpbind_protocol import v2026_07_28 as modern
 
 
 async def main(url: str) -> None:

@@ -35,7 +35,8 @@ from typing import Annotated
 import aiosqlite
 import msgspec
 
-from mcp_runtime.app import (
+from mcpbind._extensions.tasks.serving import Tasks
+from mcpbind.app import (
     App,
     Content,
     Context,
@@ -45,7 +46,6 @@ from mcp_runtime.app import (
     StructuredLogging,
     ToolError,
 )
-from mcp_runtime.tasks import Tasks
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """examples/production_server.py written with FastMCP (``pip install
-'mcp-codegen[bench]'``), for the side-by-side page
+'mcpbind[bench]'``), for the side-by-side page
 (docs/guides/fastmcp-side-by-side.md): the same tools, resource and prompt,
 lifespan, middleware, tenant header, session state, media and visibility by
 tag (the export is not a task here: see export_notes)."""

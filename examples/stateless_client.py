@@ -17,9 +17,7 @@ from collections.abc import AsyncIterator
 
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as legacy
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime import (
+from mcpbind import (
     Client,
     ClientSession,
     RequestContext,
@@ -27,6 +25,8 @@ from mcp_runtime import (
     connect_stdio,
     connect_streamable_http,
 )
+from mcpbind_protocol import v2025_11_25 as legacy
+from mcpbind_protocol import v2026_07_28 as mcp
 
 
 class ExampleClient(mcp.ClientHandlers):

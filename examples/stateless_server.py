@@ -21,7 +21,7 @@ from typing import Annotated
 
 import msgspec
 
-from mcp_runtime import App, Context
+from mcpbind import App, Context
 
 # Clients may keep the lists and reads a minute before asking again, in any cache.
 app = App(
@@ -109,7 +109,7 @@ def main() -> None:
     if not options.http:
         app.run()
         return
-    from mcp_runtime import run_http
+    from mcpbind import run_http
 
     run_http(app.server(), host=options.host, port=options.port, stack=options.stack)
 

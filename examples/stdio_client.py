@@ -18,8 +18,8 @@ from typing import Any
 from msgspec import UNSET
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime import Client, McpError, RequestContext, StdioServerParameters, connect_stdio
+from mcpbind import Client, McpError, RequestContext, StdioServerParameters, connect_stdio
+from mcpbind_protocol import v2025_11_25 as mcp
 
 
 class ExampleClient(mcp.ClientHandlers):

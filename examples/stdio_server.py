@@ -16,7 +16,7 @@ from typing import Annotated
 
 import msgspec
 
-from mcp_runtime import App, Context
+from mcpbind import App, Context
 
 app = App(
     "mcp-codegen-example",

@@ -52,8 +52,8 @@ def definitions(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def package(revision: str) -> ModuleType:
-    """The generated package of a revision: ``mcp_protocol.v2025_11_25``."""
-    return importlib.import_module("mcp_protocol.v" + revision.replace("-", "_"))
+    """The generated package of a revision: ``mcpbind_protocol.v2025_11_25``."""
+    return importlib.import_module("mcpbind_protocol.v" + revision.replace("-", "_"))
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""Echo server on this project's application layer (mcp_runtime.app): the
+"""Echo server on this project's application layer (mcpbind.app): the
 same ``echo`` tool as ours_stdio.py, written as a plain function.
 
 ``python bench/servers/app_stdio.py`` serves stdio; ``... http PORT`` serves
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from mcp_runtime.app import App
+from mcpbind.app import App
 
 app = App("bench-echo", "1.0.0")
 

@@ -2,7 +2,7 @@
 
 IMPL: ours, sdk or echo (bench/http_wire.py); WIRE: handshake or modern;
 STACK: uvicorn-h11 (asyncio, h11), uvicorn (uvloop, httptools) or granian.
-Every application runs under the same ``mcp_runtime.serving.run_http``, so
+Every application runs under the same ``mcpbind.serving.run_http``, so
 the stack and the garbage collector settings (``gc.freeze()`` after start-up)
 are the same for all.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.http_wire import make_app  # noqa: E402
-from mcp_runtime.serving import run_http  # noqa: E402
+from mcpbind.serving import run_http  # noqa: E402
 
 
 def main() -> None:

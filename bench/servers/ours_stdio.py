@@ -1,7 +1,7 @@
 """Echo server on this project's runtime: one tool, ``echo``, returning its ``text`` argument.
 
 ``python bench/servers/ours_stdio.py`` serves stdio; ``... http PORT`` serves
-Streamable HTTP on 127.0.0.1:PORT/mcp with ``mcp_runtime.serving.run_http``
+Streamable HTTP on 127.0.0.1:PORT/mcp with ``mcpbind.serving.run_http``
 (uvicorn, one worker, on uvloop and httptools when installed). With
 ``--modern`` the handlers are of revision 2026-07-28 (clients find it with
 server/discover and send each request with its own ``_meta``); without it,
@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
-from mcp_runtime.serving import run_stdio
+from mcpbind._server.server import Server
+from mcpbind.methods import RequestContext
+from mcpbind.serving import run_stdio
+from mcpbind_protocol import v2025_11_25 as mcp
+from mcpbind_protocol import v2026_07_28 as modern
 
 ECHO = mcp.Tool(
     name="echo",
@@ -99,7 +99,7 @@ def main() -> None:
     modern_wire = "--modern" in sys.argv
     args = [a for a in sys.argv[1:] if a != "--modern"]
     if len(args) > 1 and args[0] == "http":
-        from mcp_runtime.serving import run_http
+        from mcpbind.serving import run_http
 
         # The runtime's own helper: uvicorn on uvloop and httptools, the heap frozen after start-up.
         run_http(server(modern_wire), port=int(args[1]), legacy_sse=False)

@@ -26,7 +26,7 @@ def telemetry() -> Any:
         SpanExportResult,
     )
 
-    from mcp_runtime.telemetry import Telemetry
+    from mcpbind.telemetry import Telemetry
 
     class Dropping(SpanExporter):
         def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:

@@ -11,10 +11,18 @@ from typing import Any
 import msgspec
 import pytest
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime import lifecycle
-from mcp_runtime.app import (
+from mcpbind._client.client import Client
+from mcpbind._core import lifecycle
+from mcpbind._extensions.tasks.serving import (
+    EXTENSION_ID,
+    TASKS_GET,
+    GetTaskParams,
+    TaskContext,
+    Tasks,
+)
+from mcpbind._server.server import Server
+from mcpbind._transports.memory import memory_pair
+from mcpbind.app import (
     App,
     Context,
     OutputMismatch,
@@ -24,11 +32,9 @@ from mcp_runtime.app import (
     call_tool_typed,
     validate_structured,
 )
-from mcp_runtime.client import Client
-from mcp_runtime.memory import memory_pair
-from mcp_runtime.methods import MethodSpec
-from mcp_runtime.server import Server
-from mcp_runtime.tasks import EXTENSION_ID, TASKS_GET, GetTaskParams, TaskContext, Tasks
+from mcpbind.methods import MethodSpec
+from mcpbind_protocol import v2025_11_25 as mcp
+from mcpbind_protocol import v2026_07_28 as modern
 
 
 class Note(msgspec.Struct):

@@ -26,15 +26,15 @@ import pytest
 from support.http_servers import run, serving
 from support.peers import THIS_TREE
 
-from mcp_runtime import lifecycle
-from mcp_runtime.app import RATE_LIMITED, App, Call, Context, Next, RateLimit
-from mcp_runtime.auth.principal import Principal
-from mcp_runtime.client import Client, ClientSession
-from mcp_runtime.http import HttpOptions
-from mcp_runtime.http.client import connect_sse, connect_streamable_http
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.limits import LOCAL, ClientIdentity
-from mcp_runtime.stdio import StdioServerParameters, spawn
+from mcpbind._client.client import Client, ClientSession
+from mcpbind._core import lifecycle
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._core.limits import LOCAL, ClientIdentity
+from mcpbind._transports.http.client.streamable import connect_sse, connect_streamable_http
+from mcpbind._transports.stdio import StdioServerParameters, spawn
+from mcpbind.app import RATE_LIMITED, App, Call, Context, Next, RateLimit
+from mcpbind.auth._principal import Principal
+from mcpbind.http import HttpOptions
 
 A, B = "127.0.0.2", "127.0.0.3"
 
@@ -271,8 +271,8 @@ def test_over_stdio_the_client_is_the_local_one(tmp_path: Path) -> None:
     (RateLimit) as for the app's functions."""
     script = tmp_path / "whoami.py"
     script.write_text(
-        "from mcp_runtime.app import App, RateLimit\n"
-        "from mcp_runtime.app.context import Context\n"
+        "from mcpbind.app import App, RateLimit\n"
+        "from mcpbind.app._context import Context\n"
         "app = App('whoami', middleware=[RateLimit(2, per=3600.0)])\n"
         "@app.tool()\n"
         "def whoami(ctx: Context) -> str:\n"

@@ -12,13 +12,13 @@ import msgspec
 import pytest
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime import jsonrpc, lifecycle
-from mcp_runtime.app import App, Context, Elicited
-from mcp_runtime.app.context import form_schema
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
+from mcpbind._core import jsonrpc, lifecycle
+from mcpbind._core.jsonrpc import McpError
+from mcpbind.app import App, Context, Elicited
+from mcpbind.app._context import form_schema
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as mcp
+from mcpbind_protocol import v2026_07_28 as modern
 
 ASKING = ("2025-06-18", "2025-11-25", "2026-07-28")
 
@@ -196,7 +196,7 @@ def test_progress_logs_and_what_the_request_says(version: str) -> None:
     progress: list[tuple[float, float | None, str | None]] = []
 
     async def main() -> None:
-        from mcp_runtime.client import Client
+        from mcpbind._client.client import Client
 
         types = lifecycle.revision(version).package
         client = Client(

@@ -4,8 +4,8 @@ holds decides which methods are routed and which capabilities are declared."""
 
 from __future__ import annotations
 
-from mcp_runtime import lifecycle
-from mcp_runtime.app import App
+from mcpbind._core import lifecycle
+from mcpbind.app import App
 
 
 def _app() -> App:

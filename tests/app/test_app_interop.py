@@ -147,10 +147,10 @@ def test_typescript_client(transport: str) -> None:
 def test_our_client_over_legacy_sse_and_stateless_http() -> None:
     """The same app over the 2024-11-05 HTTP+SSE transport, and over
     Streamable HTTP in stateless mode at 2026-07-28."""
-    from mcp_protocol import v2024_11_05 as legacy
-    from mcp_protocol import v2026_07_28 as modern
-    from mcp_runtime.client import Client
-    from mcp_runtime.http.client import connect_http, connect_sse
+    from mcpbind._client.client import Client
+    from mcpbind._transports.http.client.streamable import connect_http, connect_sse
+    from mcpbind_protocol import v2024_11_05 as legacy
+    from mcpbind_protocol import v2026_07_28 as modern
 
     app = notes_module().app
 
@@ -188,9 +188,9 @@ def test_input_rounds_over_stateless_http() -> None:
     the 2026-07-28 rounds a POST of its own (any worker could take it)."""
     from test_app_context import asking_app, client_handlers
 
-    from mcp_protocol import v2026_07_28 as modern
-    from mcp_runtime.client import Client
-    from mcp_runtime.http.client import connect_http
+    from mcpbind._client.client import Client
+    from mcpbind._transports.http.client.streamable import connect_http
+    from mcpbind_protocol import v2026_07_28 as modern
 
     handlers = client_handlers("2026-07-28")
 

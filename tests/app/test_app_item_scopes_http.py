@@ -19,8 +19,8 @@ from support.oidc_provider import (
     register_client,
 )
 
-from mcp_runtime.app import App
-from mcp_runtime.auth.server import JWTVerifier, ResourceServer
+from mcpbind.app import App
+from mcpbind.auth.server import JWTVerifier, ResourceServer
 
 BASE = "mcp:tools"
 ADMIN = "mcp:admin"

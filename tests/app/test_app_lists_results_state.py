@@ -16,9 +16,9 @@ from support.peers import SUPPORT, run
 from support.rawstdio import RawServer
 from support.transports import memory_pair
 
-from mcp_runtime import jsonrpc, lifecycle
-from mcp_runtime.client import Client
-from mcp_runtime.jsonrpc import McpError
+from mcpbind._client.client import Client
+from mcpbind._core import jsonrpc, lifecycle
+from mcpbind._core.jsonrpc import McpError
 
 AUDIT_SERVER = [sys.executable, str(SUPPORT / "audit_server.py")]
 MODERN = "2026-07-28"

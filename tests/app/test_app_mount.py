@@ -21,11 +21,11 @@ from support.mounted_server import composed
 from support.peers import SUPPORT, THIS_TREE, run
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime.app import App, Cache, Context
-from mcp_runtime.app.mount import prefixed_uri, unprefixed_uri
-from mcp_runtime.jsonrpc import INVALID_PARAMS, McpError
-from mcp_runtime.methods import RequestContext
+from mcpbind._core.jsonrpc import INVALID_PARAMS, McpError
+from mcpbind.app import App, Cache, Context
+from mcpbind.app._mount import prefixed_uri, unprefixed_uri
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as mcp
 
 MOUNTED_SERVER = SUPPORT / "mounted_server.py"
 
@@ -231,7 +231,7 @@ def test_a_mounted_apps_visibility_rule_empties_the_parents_cache() -> None:
 
 
 def test_a_mounted_apps_failing_lifespan_stops_the_parent_with_one_line() -> None:
-    from mcp_runtime.app import LifespanError
+    from mcpbind.app import LifespanError
 
     def broken(app: App[Any]) -> Any:
         raise OSError("no database")

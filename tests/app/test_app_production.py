@@ -21,12 +21,11 @@ import pytest
 from support.asgi import request
 from typing_extensions import override
 
-import mcp_runtime
-from mcp_protocol import v2024_11_05 as old
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime import lifecycle
-from mcp_runtime.app import (
+import mcpbind
+from mcpbind._client.client import Client
+from mcpbind._core import lifecycle
+from mcpbind._core.jsonrpc import INVALID_PARAMS, McpError
+from mcpbind.app import (
     RATE_LIMITED,
     App,
     Audio,
@@ -45,10 +44,11 @@ from mcp_runtime.app import (
     StructuredLogging,
     Timing,
 )
-from mcp_runtime.app.settings import RunSettings, SettingsError
-from mcp_runtime.client import Client
-from mcp_runtime.jsonrpc import INVALID_PARAMS, McpError
-from mcp_runtime.methods import RequestContext
+from mcpbind.app._settings import RunSettings, SettingsError
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2024_11_05 as old
+from mcpbind_protocol import v2025_11_25 as mcp
+from mcpbind_protocol import v2026_07_28 as modern
 
 REVISIONS = ("2024-11-05", "2025-11-25", "2026-07-28")
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 8
@@ -355,11 +355,11 @@ def test_error_mapping_timing_and_structured_logging(caplog: pytest.LogCaptureFi
                 await client.call_tool("lookup", arguments={"key": "b"})
             assert (mapped.value.code, mapped.value.message) == (INVALID_PARAMS, "b")
 
-    with caplog.at_level(logging.INFO, logger="mcp_runtime.app.calls"):
+    with caplog.at_level(logging.INFO, logger="mcpbind.app.calls"):
         asyncio.run(main())
     stats = timing.stats["tools/call"]
     assert (stats.count, stats.errors) == (2, 1) and stats.max_seconds > 0
-    records = [r for r in caplog.records if r.name == "mcp_runtime.app.calls"]
+    records = [r for r in caplog.records if r.name == "mcpbind.app.calls"]
     outcomes = [(r.mcp_method, r.mcp_name, r.mcp_outcome) for r in records]  # type: ignore[attr-defined]
     assert ("tools/call", "lookup", "ok") in outcomes
     assert ("tools/call", "lookup", INVALID_PARAMS) in outcomes
@@ -411,7 +411,7 @@ def shipped_calls(text: str) -> Iterator[str]:
 
 
 def test_the_runtimes_docstrings_call_the_shipped_middleware_with_its_parameters() -> None:
-    runtime = Path(mcp_runtime.__file__).parent
+    runtime = Path(mcpbind.__file__).parent
     checked = 0
     for path in sorted(runtime.rglob("*.py")):
         tree = ast.parse(path.read_text())
@@ -780,7 +780,7 @@ def test_session_state_and_rate_limits_are_shared_by_workers_on_a_shared_store()
     the rate limit counts both workers' requests."""
     import fakeredis
 
-    from mcp_runtime.stores.redis_store import RedisStore
+    from mcpbind.stores._redis_store import RedisStore
 
     store = RedisStore(fakeredis.FakeAsyncRedis(server=fakeredis.FakeServer()))
 

@@ -261,7 +261,7 @@ def test_a_database_that_cannot_open_ends_the_guides_example_with_one_line(
 TEARDOWN_SERVER = """
 import contextlib, sys
 from pathlib import Path
-from mcp_runtime.app import App
+from mcpbind.app import App
 
 @contextlib.asynccontextmanager
 async def lifespan(app):

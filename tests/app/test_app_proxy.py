@@ -30,9 +30,9 @@ from support.peers import (
     run,
 )
 
-from mcp_protocol import v2026_07_28
-from mcp_runtime.app import App
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind.app import App
+from mcpbind_protocol import v2026_07_28
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
@@ -111,7 +111,7 @@ def test_the_gateway_serves_every_tool_of_every_entry_under_its_name(
     async def main() -> None:
         parameters = SdkStdioParameters(
             command=sys.executable,
-            args=["-m", "mcp_runtime.cli", "serve", str(config)],
+            args=["-m", "mcpbind.cli", "serve", str(config)],
             env=THIS_TREE,
         )
         async with sdk.Client(
@@ -139,7 +139,7 @@ def test_deny_tools_keeps_an_entrys_tools_out_of_the_gateway(tmp_path: Path) -> 
     async def main() -> None:
         parameters = SdkStdioParameters(
             command=sys.executable,
-            args=["-m", "mcp_runtime.cli", "serve", str(config)],
+            args=["-m", "mcpbind.cli", "serve", str(config)],
             env=THIS_TREE,
         )
         async with sdk.Client(parameters, mode="auto") as client:

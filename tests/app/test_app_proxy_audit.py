@@ -17,12 +17,12 @@ from support.peers import (
     run,
 )
 
-from mcp_protocol import v2025_11_25 as legacy
-from mcp_runtime import jsonrpc
-from mcp_runtime.app import App, Audit
-from mcp_runtime.auth.principal import Principal
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind.app import App, Audit
+from mcpbind.auth._principal import Principal
+from mcpbind_protocol import v2025_11_25 as legacy
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 

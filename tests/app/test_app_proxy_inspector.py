@@ -75,7 +75,7 @@ def test_the_inspector_cli_lists_and_calls_every_backend_through_the_gateway(
         )
     )
     pins = tmp_path / "pins.json"
-    serve = [sys.executable, "-m", "mcp_runtime.cli", "serve", str(config), "--pin", str(pins)]
+    serve = [sys.executable, "-m", "mcpbind.cli", "serve", str(config), "--pin", str(pins)]
     approved = subprocess.run(
         [*serve, "--approve"], env=THIS_TREE, capture_output=True, text=True, timeout=120
     )

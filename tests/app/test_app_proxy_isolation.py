@@ -21,11 +21,11 @@ from support.peers import (
     run,
 )
 
-from mcp_protocol import v2025_11_25
-from mcp_runtime.app import App
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind.app import App
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 

@@ -45,11 +45,11 @@ from support.peers import (
     run,
 )
 
-from mcp_protocol import v2025_11_25
-from mcp_runtime import jsonrpc
-from mcp_runtime.app import App, Context
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import McpError
+from mcpbind.app import App, Context
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25
 
 pytestmark = [pytest.mark.usefixtures("no_leaked_processes"), pytest.mark.node, pytest.mark.peers]
 
@@ -116,7 +116,7 @@ def gateway_pid(config: Path) -> int:
     for pid in _pids():
         with contextlib.suppress(OSError):
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            if argv[1:4] == [b"-m", b"mcp_runtime.cli", b"serve"] and wanted in argv:
+            if argv[1:4] == [b"-m", b"mcpbind.cli", b"serve"] and wanted in argv:
                 return pid
     raise AssertionError(f"no mcpx serve {config} running")
 
@@ -187,7 +187,7 @@ async def sdk_over_stdio(config: Path, log: Path, *options: str) -> AsyncIterato
     (stdin closed, then SIGTERM to its process group two seconds later, then SIGKILL)."""
     parameters = SdkStdioParameters(
         command=sys.executable,
-        args=["-m", "mcp_runtime.cli", "serve", str(config), *options],
+        args=["-m", "mcpbind.cli", "serve", str(config), *options],
         env=THIS_TREE,
     )
     with log.open("w") as errlog:
@@ -342,7 +342,7 @@ def test_approving_pins_refuses_an_entry_that_is_not_connected(tmp_path: Path) -
         [
             sys.executable,
             "-m",
-            "mcp_runtime.cli",
+            "mcpbind.cli",
             "serve",
             str(config),
             "--pin",
@@ -393,7 +393,7 @@ def test_every_backend_ends_when_the_typescript_sdk_closes_the_gateway(tmp_path:
             str(TS_STDIO_CLIENT),
             sys.executable,
             "-m",
-            "mcp_runtime.cli",
+            "mcpbind.cli",
             "serve",
             str(config),
         ],
@@ -436,7 +436,7 @@ def test_every_backend_ends_with_the_gateway(tmp_path: Path, transport: str, how
     process group, server-everything 0.6.2's (which ignores the end of its
     input) included, and exits by itself."""
     config = gateway_config(tmp_path / "gateway.json", everything_entries())
-    command = [sys.executable, "-m", "mcp_runtime.cli", "serve", str(config)]
+    command = [sys.executable, "-m", "mcpbind.cli", "serve", str(config)]
     if transport == "http":
         command += ["--http", "--port", "0"]
     gateway = subprocess.Popen(

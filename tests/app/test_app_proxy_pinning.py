@@ -23,12 +23,12 @@ from support.peers import (
     run,
 )
 
-from mcp_codegen.servers import snapshot as bindings_snapshot
-from mcp_protocol import v2025_11_25 as legacy
-from mcp_runtime.app import App, Pins
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind.app import App, Pins
+from mcpbind.methods import RequestContext
+from mcpbind_codegen.servers import snapshot as bindings_snapshot
+from mcpbind_protocol import v2025_11_25 as legacy
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
@@ -98,9 +98,11 @@ def test_a_pinned_tool_that_changes_while_serving_is_held_back_and_the_others_ke
             prompt = await stub.get_prompt("shifting_greet", arguments={"name": "Ada"})
             assert prompt.messages[0].content.text == "Hello Ada"
 
-    with caplog.at_level(logging.WARNING, logger="mcp_runtime.pins"):
+    with caplog.at_level(logging.WARNING, logger="mcpbind.app._pinning"):
         run(main())
-    held = [record.getMessage() for record in caplog.records if record.name == "mcp_runtime.pins"]
+    held = [
+        record.getMessage() for record in caplog.records if record.name == "mcpbind.app._pinning"
+    ]
     assert len(held) == 1 and "held back" in held[0] and "\n" not in held[0]
 
 
@@ -122,7 +124,7 @@ def test_approving_writes_one_bindings_snapshot_per_backend_with_a_sha256_per_de
         )
     )
     pin_file = tmp_path / "pins.json"
-    serve = [sys.executable, "-m", "mcp_runtime.cli", "serve", str(config), "--pin", str(pin_file)]
+    serve = [sys.executable, "-m", "mcpbind.cli", "serve", str(config), "--pin", str(pin_file)]
     env = {**THIS_TREE, "PATH": "/usr/bin:/bin"}
 
     missing = subprocess.run(serve, env=env, capture_output=True, text=True, timeout=60)

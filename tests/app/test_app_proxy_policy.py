@@ -33,11 +33,11 @@ from support.peers import (
 )
 from support.rawstdio import RawServer
 
-from mcp_protocol import v2025_11_25 as legacy
-from mcp_runtime.app import RATE_LIMITED, App, Call, Next, RateLimit
-from mcp_runtime.auth.server import JWTVerifier, ResourceServer
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind.app import RATE_LIMITED, App, Call, Next, RateLimit
+from mcpbind.auth.server import JWTVerifier, ResourceServer
+from mcpbind_protocol import v2025_11_25 as legacy
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
@@ -337,7 +337,7 @@ def test_backend_credentials_are_in_no_answer_to_the_front_and_no_log_line(
     command = [
         sys.executable,
         "-m",
-        "mcp_runtime.cli",
+        "mcpbind.cli",
         "serve",
         str(config),
         "--audit",
@@ -396,7 +396,7 @@ def test_a_gateway_entry_with_malformed_scopes_is_refused_in_one_line(tmp_path: 
     entry = {"command": sys.executable, "args": [str(SHIFTING)], "scopes": "mcp:admin"}
     config.write_text(json.dumps({"mcpServers": {"local": entry}}))
     answer = subprocess.run(
-        [sys.executable, "-m", "mcp_runtime.cli", "serve", str(config)],
+        [sys.executable, "-m", "mcpbind.cli", "serve", str(config)],
         env={**THIS_TREE, "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,

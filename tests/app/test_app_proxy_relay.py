@@ -34,15 +34,15 @@ from support.peers import (
     run,
 )
 
-from mcp_protocol import v2025_11_25, v2026_07_28
-from mcp_protocol.v2025_11_25.methods import NOTIFICATIONS_ROOTS_LIST_CHANGED
-from mcp_runtime.app import App, Context
-from mcp_runtime.client import Client
-from mcp_runtime.http.client import connect_http
-from mcp_runtime.jsonrpc import METHOD_NOT_FOUND
-from mcp_runtime.lifecycle import LOG_LEVEL_KEY as LOG_LEVEL
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._client.client import Client
+from mcpbind._core.jsonrpc import METHOD_NOT_FOUND
+from mcpbind._core.lifecycle import LOG_LEVEL_KEY as LOG_LEVEL
+from mcpbind._transports.http.client.streamable import connect_http
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind.app import App, Context
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25, v2026_07_28
+from mcpbind_protocol.v2025_11_25.methods import NOTIFICATIONS_ROOTS_LIST_CHANGED
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
@@ -176,7 +176,7 @@ def test_url_mode_elicitation_reaches_the_front_sdk_client_over_http(
 
 def serve_over_stdio(config: Path) -> list[str]:
     """The command line of ``mcpx serve CONFIG`` over stdio, as a TypeScript client spawns it."""
-    return ["stdio", sys.executable, "-m", "mcp_runtime.cli", "serve", str(config)]
+    return ["stdio", sys.executable, "-m", "mcpbind.cli", "serve", str(config)]
 
 
 def everything_gateway(tmp_path: Path) -> Path:
@@ -585,7 +585,7 @@ def test_log_messages_of_2026_07_28_backends_reach_the_front_over_stdio(
     async def main() -> None:
         parameters = SdkStdioParameters(
             command=sys.executable,
-            args=["-m", "mcp_runtime.cli", "serve", str(config)],
+            args=["-m", "mcpbind.cli", "serve", str(config)],
             env={**THIS_TREE, "PYTHONWARNINGS": "ignore"},
         )
         async with sdk.Client(

@@ -31,9 +31,9 @@ from support.peers import (
     run,
 )
 
-from mcp_protocol import v2024_11_05
-from mcp_runtime.app import App
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind.app import App
+from mcpbind_protocol import v2024_11_05
 
 pytestmark = [pytest.mark.usefixtures("no_leaked_processes"), pytest.mark.node]
 

@@ -29,11 +29,11 @@ from support.peers import (
     run,
 )
 
-from mcp_protocol import v2024_11_05, v2025_03_26, v2026_07_28
-from mcp_runtime import codec
-from mcp_runtime.app import App
-from mcp_runtime.client import ClientSession
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind import codec
+from mcpbind._client.client import ClientSession
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind.app import App
+from mcpbind_protocol import v2024_11_05, v2025_03_26, v2026_07_28
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 

@@ -21,19 +21,19 @@ from support.peers import (
     run,
 )
 
-from mcp_protocol import v2025_11_25, v2026_07_28
-from mcp_runtime.app import App
-from mcp_runtime.client import Client
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import MethodSpec, RequestContext
-from mcp_runtime.stdio import StdioServerParameters
-from mcp_runtime.tasks import (
+from mcpbind._client.client import Client
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._extensions.tasks.serving import (
     EXTENSION_ID,
     TASKS_GET,
     TASKS_UPDATE,
     GetTaskParams,
     UpdateTaskParams,
 )
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind.app import App
+from mcpbind.methods import MethodSpec, RequestContext
+from mcpbind_protocol import v2025_11_25, v2026_07_28
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 

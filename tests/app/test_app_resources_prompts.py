@@ -12,14 +12,14 @@ import msgspec
 import pytest
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime import lifecycle
-from mcp_runtime.app import App, Message, ResourceError, UriTemplate
-from mcp_runtime.client import ClientSession
-from mcp_runtime.codec import encode
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
+from mcpbind._client.client import ClientSession
+from mcpbind._core import lifecycle
+from mcpbind._core.jsonrpc import McpError
+from mcpbind.app import App, Message, ResourceError, UriTemplate
+from mcpbind.codec import encode
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as mcp
+from mcpbind_protocol import v2026_07_28 as modern
 
 ALL = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typing_extensions import NotRequired
 
-from mcp_runtime.app import Context
-from mcp_runtime.app.schema import analyse
+from mcpbind.app import Context
+from mcpbind.app._schema import analyse
 
 NAMES = ("alpha", "beta", "gamma", "delta", "epsilon")
 

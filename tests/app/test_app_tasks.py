@@ -13,15 +13,15 @@ import msgspec
 import pytest
 from typing_extensions import override
 
-from mcp_protocol import v2024_11_05 as old
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime import lifecycle
-from mcp_runtime.app import App, Context
-from mcp_runtime.client import Client
-from mcp_runtime.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
-from mcp_runtime.methods import MethodSpec, RequestContext
-from mcp_runtime.tasks import EXTENSION_ID, TASKS_GET, GetTaskParams, Tasks
+from mcpbind._client.client import Client
+from mcpbind._core import lifecycle
+from mcpbind._core.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
+from mcpbind._extensions.tasks.serving import EXTENSION_ID, TASKS_GET, GetTaskParams, Tasks
+from mcpbind.app import App, Context
+from mcpbind.methods import MethodSpec, RequestContext
+from mcpbind_protocol import v2024_11_05 as old
+from mcpbind_protocol import v2025_11_25 as mcp
+from mcpbind_protocol import v2026_07_28 as modern
 
 RELATED = "io.modelcontextprotocol/related-task"
 
@@ -236,7 +236,7 @@ def test_a_tasks_function_reads_the_headers_of_the_post_that_started_it() -> Non
     still reads that POST's headers (``ctx.headers``, from ``ctx.extra``)."""
     from support.http_servers import serving
 
-    from mcp_runtime.http.client import connect_http
+    from mcpbind._transports.http.client.streamable import connect_http
 
     app = App("task-headers")
     release = threading.Event()  # the server runs in a thread of its own

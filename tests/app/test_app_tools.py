@@ -15,15 +15,15 @@ import msgspec
 import pytest
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime import jsonrpc, lifecycle
-from mcp_runtime.app import App, Context, ToolError
-from mcp_runtime.auth.principal import Principal
-from mcp_runtime.client import ClientSession
-from mcp_runtime.codec import encode
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
+from mcpbind._client.client import ClientSession
+from mcpbind._core import jsonrpc, lifecycle
+from mcpbind._core.jsonrpc import McpError
+from mcpbind.app import App, Context, ToolError
+from mcpbind.auth._principal import Principal
+from mcpbind.codec import encode
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as mcp
+from mcpbind_protocol import v2026_07_28 as modern
 
 ALL = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 STRUCTURED = ("2025-06-18", "2025-11-25", "2026-07-28")
@@ -403,12 +403,12 @@ def test_scopes(version: str) -> None:
 
 
 def test_insufficient_scope_is_raised_to_the_transport() -> None:
-    from mcp_runtime.app.flavor import Flavor
-    from mcp_runtime.auth.principal import InsufficientScope
-    from mcp_runtime.memory import memory_pair
-    from mcp_runtime.server import Server, ServerSession
-    from mcp_runtime.session import SessionContext
-    from mcp_runtime.wire import RequestExtra
+    from mcpbind._core.session import SessionContext
+    from mcpbind._core.wire import RequestExtra
+    from mcpbind._server.server import Server, ServerSession
+    from mcpbind._transports.memory import memory_pair
+    from mcpbind.app._flavor import Flavor
+    from mcpbind.auth._principal import InsufficientScope
 
     app = App("scoped")
 
@@ -489,7 +489,7 @@ def test_list_changes_reach_a_2026_listen_stream() -> None:
 
 
 def test_descriptions_from_docstrings() -> None:
-    from mcp_runtime.app.schema import _param_docs, _summary
+    from mcpbind.app._schema import _param_docs, _summary
 
     google = """Find notes.
 

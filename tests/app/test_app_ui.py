@@ -16,12 +16,12 @@ import pytest
 from support.peers import SUPPORT, THIS_TREE
 from support.ui_server import CSP, PAGE, PAGE_URI, ui_app
 
-from mcp_runtime import lifecycle
-from mcp_runtime.app import UI_EXTENSION_ID, UI_MIME_TYPE, App, Context, UiResource
-from mcp_runtime.client import Client, ClientSession
-from mcp_runtime.codec import encode
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._client.client import Client, ClientSession
+from mcpbind._core import lifecycle
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind.app import UI_EXTENSION_ID, UI_MIME_TYPE, App, Context, UiResource
+from mcpbind.codec import encode
 
 ALL = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
 # Tools carry `_meta` from 2025-06-18 on: before it, no revision can link a UI.

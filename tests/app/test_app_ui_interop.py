@@ -22,7 +22,7 @@ from support.http_servers import serving
 from support.peers import SUPPORT, THIS_TREE, run
 from support.ui_server import CSP, PAGE, PAGE_URI, ui_app
 
-from mcp_runtime.app import UI_EXTENSION_ID, UI_MIME_TYPE
+from mcpbind.app import UI_EXTENSION_ID, UI_MIME_TYPE
 
 MODES = [("legacy", "2025-11-25"), ("auto", "2026-07-28")]
 UI_SERVER = SUPPORT / "ui_server.py"

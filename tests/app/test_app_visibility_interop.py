@@ -21,10 +21,10 @@ from support.http_servers import serving
 from support.peers import SUPPORT, THIS_TREE, no_leaked_processes, run  # noqa: F401
 from support.unlock_server import unlock_app
 
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime.client import Client, connect_stdio
-from mcp_runtime.http import connect_http
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._client.client import Client, connect_stdio
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind.http import connect_http
+from mcpbind_protocol import v2026_07_28 as modern
 
 UNLOCK_SERVER = SUPPORT / "unlock_server.py"
 MODES = [("legacy", "2025-11-25"), ("auto", "2026-07-28")]

@@ -13,14 +13,14 @@ import httpx2
 import pytest
 from joserfc import jwk, jws
 
-from mcp_runtime.auth.client import (
+from mcpbind.auth.client import (
     ClientCredentialsProvider,
     ClientMetadata,
     HTTPRedirectFollower,
     OAuthClientProvider,
     PrivateKeyJWT,
 )
-from mcp_runtime.auth.client.discovery import (
+from mcpbind.auth.client._discovery import (
     BearerChallenge,
     Discovery,
     authorization_server_metadata_urls,
@@ -31,11 +31,11 @@ from mcp_runtime.auth.client.discovery import (
     resource_covers,
     select_scopes,
 )
-from mcp_runtime.auth.client.dpop import DPoPKey
-from mcp_runtime.auth.client.errors import MetadataError
-from mcp_runtime.auth.client.metadata import AuthorizationServerMetadata, ProtectedResourceMetadata
-from mcp_runtime.auth.client.pkce import PKCE, challenge_of
-from mcp_runtime.auth.client.registration import application_type, check_metadata_document_url
+from mcpbind.auth.client._dpop import DPoPKey
+from mcpbind.auth.client._errors import MetadataError
+from mcpbind.auth.client._metadata import AuthorizationServerMetadata, ProtectedResourceMetadata
+from mcpbind.auth.client._pkce import PKCE, challenge_of
+from mcpbind.auth.client._registration import application_type, check_metadata_document_url
 
 # ---------------------------------------------------------------- WWW-Authenticate
 

@@ -21,9 +21,11 @@ from support.http_servers import ThreadedServer, run
 from support.oauth_peers import AuthorizationServerPeer, ProtectedResource
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as legacy
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime.auth.client import (
+from mcpbind._client.client import Client, ClientSession
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._server.server import Server
+from mcpbind._transports.http.client.streamable import connect_http, connect_sse
+from mcpbind.auth.client import (
     AuthorizationError,
     AuthorizationResponse,
     CallbackRedirect,
@@ -35,12 +37,10 @@ from mcp_runtime.auth.client import (
     OAuthClientProvider,
     PreRegisteredClient,
 )
-from mcp_runtime.client import Client, ClientSession
-from mcp_runtime.http import http_app
-from mcp_runtime.http.client import connect_http, connect_sse
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
+from mcpbind.http import http_app
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as legacy
+from mcpbind_protocol import v2026_07_28 as modern
 
 REDIRECT = "http://127.0.0.1:1/callback"  # nothing listens: HTTPRedirectFollower reads the redirect
 

@@ -13,11 +13,11 @@ import pytest
 from support.http_servers import SubprocessServer, ThreadedServer, run
 from support.oauth_peers import AuthorizationServerPeer
 
-from mcp_protocol import v2025_11_25 as legacy
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime.auth.client import ClientMetadata, HTTPRedirectFollower, OAuthClientProvider
-from mcp_runtime.client import Client
-from mcp_runtime.http.client import connect_http
+from mcpbind._client.client import Client
+from mcpbind._transports.http.client.streamable import connect_http
+from mcpbind.auth.client import ClientMetadata, HTTPRedirectFollower, OAuthClientProvider
+from mcpbind_protocol import v2025_11_25 as legacy
+from mcpbind_protocol import v2026_07_28 as modern
 
 pytestmark = pytest.mark.peers
 

@@ -13,16 +13,16 @@ import pytest
 from support.http_servers import ThreadedServer, run, serving
 from support.oauth_peers import DocumentServer
 
-from mcp_runtime.auth.client.discovery import (
+from mcpbind.auth.client._discovery import (
     BearerChallenge,
     discover,
     fetch_authorization_server_metadata,
     fetch_protected_resource_metadata,
 )
-from mcp_runtime.auth.client.errors import AuthorizationError, MetadataError
-from mcp_runtime.auth.client.metadata import AuthorizationServerMetadata, ClientMetadata
-from mcp_runtime.auth.client.registration import register
-from mcp_runtime.auth.client.tokens import SecretAuthentication, token_request, tokens_from
+from mcpbind.auth.client._errors import AuthorizationError, MetadataError
+from mcpbind.auth.client._metadata import AuthorizationServerMetadata, ClientMetadata
+from mcpbind.auth.client._registration import register
+from mcpbind.auth.client._tokens import SecretAuthentication, token_request, tokens_from
 
 PRM = "/.well-known/oauth-protected-resource"
 OAUTH = "/.well-known/oauth-authorization-server"

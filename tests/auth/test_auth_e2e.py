@@ -28,19 +28,19 @@ from support.oidc_provider import REDIRECT_URI, AuthorizationServer, User, autho
 from support.protected import protected_by, resource_server, serving_protected
 from test_auth_interop_sdk import sdk_protected
 
-from mcp_protocol import v2025_11_25 as legacy
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime.auth.client import (
+from mcpbind._client.client import Client, ClientSession
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._transports.http.client.streamable import connect_http, connect_sse
+from mcpbind.auth.client import (
     CallbackRedirect,
     ClientMetadata,
     InMemoryTokenStorage,
     OAuthClientProvider,
     Tokens,
 )
-from mcp_runtime.auth.server import JWTVerifier, ResourceServer
-from mcp_runtime.client import Client, ClientSession
-from mcp_runtime.http.client import connect_http, connect_sse
-from mcp_runtime.jsonrpc import McpError
+from mcpbind.auth.server import JWTVerifier, ResourceServer
+from mcpbind_protocol import v2025_11_25 as legacy
+from mcpbind_protocol import v2026_07_28 as modern
 
 SHORT_TTL = 2  # seconds an access token of the short-lived resource lives
 

@@ -21,17 +21,17 @@ from joserfc.jwk import ECKey
 from support.hostile_authorization_server import FORMS, HostileAuthorizationServer
 from support.http_servers import eventually, run
 
-from mcp_runtime.auth.answers import MAX_ANSWER, UnreadableAnswer, read_answer
-from mcp_runtime.auth.client import ClientMetadata, HTTPRedirectFollower
-from mcp_runtime.auth.client.discovery import (
+from mcpbind.auth._answers import MAX_ANSWER, UnreadableAnswer, read_answer
+from mcpbind.auth.client import ClientMetadata, HTTPRedirectFollower
+from mcpbind.auth.client._discovery import (
     fetch_authorization_server_metadata,
     fetch_protected_resource_metadata,
 )
-from mcp_runtime.auth.client.errors import AuthorizationError, MetadataError
-from mcp_runtime.auth.client.registration import register
-from mcp_runtime.auth.client.tokens import SecretAuthentication, token_request
-from mcp_runtime.auth.server import IntrospectionVerifier, JWTVerifier
-from mcp_runtime.auth.server.verifier import VerifierUnavailable
+from mcpbind.auth.client._errors import AuthorizationError, MetadataError
+from mcpbind.auth.client._registration import register
+from mcpbind.auth.client._tokens import SecretAuthentication, token_request
+from mcpbind.auth.server import IntrospectionVerifier, JWTVerifier
+from mcpbind.auth.server._verifier import VerifierUnavailable
 
 MIB = 1024 * 1024
 # What may have left the server when the client hangs up: the limit plus the

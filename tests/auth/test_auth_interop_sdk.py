@@ -39,7 +39,7 @@ from support.oidc_provider import REDIRECT_URI, AuthorizationServer, authorizati
 from support.peers import SUPPORT
 from support.protected import resource_server, serving_protected
 
-from mcp_runtime.auth.server import JWTVerifier, ResourceServer
+from mcpbind.auth.server import JWTVerifier, ResourceServer
 
 pytestmark = [
     pytest.mark.node,

@@ -1,4 +1,4 @@
-"""What the client and the resource server share (mcp_runtime.auth.metadata):
+"""What the client and the resource server share (mcpbind.auth._metadata):
 the document a ResourceServer publishes is the one the client decodes, and
 the client's first well-known URL for a server is where that server serves
 its metadata."""
@@ -8,12 +8,12 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from mcp_runtime.auth import metadata
-from mcp_runtime.auth.client import ProtectedResourceMetadata as ClientDocument
-from mcp_runtime.auth.client.discovery import protected_resource_metadata_urls
-from mcp_runtime.auth.server import JWTVerifier, ResourceServer
-from mcp_runtime.auth.server.metadata import ProtectedResourceMetadata as ServerDocument
-from mcp_runtime.auth.server.metadata import metadata_paths, metadata_url
+from mcpbind.auth import _metadata as metadata
+from mcpbind.auth.client import ProtectedResourceMetadata as ClientDocument
+from mcpbind.auth.client._discovery import protected_resource_metadata_urls
+from mcpbind.auth.server import JWTVerifier, ResourceServer
+from mcpbind.auth.server._metadata import ProtectedResourceMetadata as ServerDocument
+from mcpbind.auth.server._metadata import metadata_paths, metadata_url
 
 
 def test_one_document_type_on_both_sides() -> None:

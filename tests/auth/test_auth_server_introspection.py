@@ -24,8 +24,8 @@ from support.oidc_provider import (
 )
 from support.protected import resource_server, serving_protected
 
-from mcp_runtime.auth.server import IntrospectionVerifier, ResourceServer
-from mcp_runtime.auth.server.verifier import InvalidToken
+from mcpbind.auth.server import IntrospectionVerifier, ResourceServer
+from mcpbind.auth.server._verifier import InvalidToken
 
 pytestmark = pytest.mark.node
 

@@ -46,15 +46,15 @@ from support.oidc_provider import (
 from support.peers import SUPPORT
 from support.protected import resource_server, serving_protected
 
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime import jsonrpc
-from mcp_runtime.auth.principal import Principal
-from mcp_runtime.auth.server import JWTVerifier, ResourceServer, canonical_resource
-from mcp_runtime.auth.server.verifier import InvalidToken
-from mcp_runtime.client import Client, connect_stdio
-from mcp_runtime.http.client import connect_sse, connect_streamable_http
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._client.client import Client, connect_stdio
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._transports.http.client.streamable import connect_sse, connect_streamable_http
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind.auth._principal import Principal
+from mcpbind.auth.server import JWTVerifier, ResourceServer, canonical_resource
+from mcpbind.auth.server._verifier import InvalidToken
+from mcpbind_protocol import v2026_07_28 as mcp
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,7 @@ ERROR = "mcp-codegen: error: "
 def run(cwd: Path, *args: str, seed: str = "0") -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONHASHSEED": seed}
     return subprocess.run(
-        [sys.executable, "-m", "mcp_codegen", *args],
+        [sys.executable, "-m", "mcpbind_codegen", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -55,7 +55,7 @@ def make_project(
     *,
     revisions: list[str] | None = None,
     corrections: str | None = None,
-    package: str = "mcp_protocol",
+    package: str = "mcpbind_protocol",
 ) -> Path:
     """A project with the repository's pins (or some of them) and corrections.
     With all the pins, the installed npm peers are a source too: the pins name
@@ -109,8 +109,8 @@ def populated(tmp_path: Path) -> Path:
     """A project whose output folder already holds the repository's generated code."""
     project = make_project(tmp_path / "project", [f"mirror:{SCHEMA_MIRROR}"])
     shutil.copytree(
-        REPO / "generated" / "mcp_protocol",
-        project / "generated" / "mcp_protocol",
+        REPO / "generated" / "mcpbind_protocol",
+        project / "generated" / "mcpbind_protocol",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
     return project
@@ -144,8 +144,8 @@ def test_schema_not_found_in_any_source(tmp_path: Path) -> None:
     (project / "empty-store").mkdir()
     (project / "empty-mirror").mkdir()
     shutil.copytree(
-        REPO / "generated" / "mcp_protocol",
-        project / "generated" / "mcp_protocol",
+        REPO / "generated" / "mcpbind_protocol",
+        project / "generated" / "mcpbind_protocol",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
     before = snapshot(project / "generated")
@@ -408,29 +408,29 @@ def generated_2024(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     result = run(project, "--all", seed="1")
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "generated mcp_protocol.v2024_11_05 (2024-11-05)\n"
+    assert result.stdout == "generated mcpbind_protocol.v2024_11_05 (2024-11-05)\n"
     return project
 
 
 def test_check_names_stale_files(generated_2024: Path, tmp_path: Path) -> None:
     project = tmp_path / "copy"
     shutil.copytree(generated_2024, project)
-    types = project / "generated" / "mcp_protocol" / "v2024_11_05" / "types.py"
+    types = project / "generated" / "mcpbind_protocol" / "v2024_11_05" / "types.py"
     types.write_text(types.read_text().replace("class TextContent(", "class TextContent2(", 1))
-    (project / "generated" / "mcp_protocol" / "v2024_11_05" / "leftover.py").write_text("")
+    (project / "generated" / "mcpbind_protocol" / "v2024_11_05" / "leftover.py").write_text("")
     before = snapshot(project / "generated")
     message = assert_one_line_error(run(project, "--check"), "generated code is stale")
-    assert "generated/mcp_protocol/v2024_11_05/types.py" in message
-    assert "generated/mcp_protocol/v2024_11_05/leftover.py" in message
+    assert "generated/mcpbind_protocol/v2024_11_05/types.py" in message
+    assert "generated/mcpbind_protocol/v2024_11_05/leftover.py" in message
     assert "client.py" not in message and "methods.py" not in message
     assert snapshot(project / "generated") == before  # --check writes nothing
 
 
 def test_check_names_a_stale_extension(populated: Path) -> None:
-    types = populated / "generated" / "mcp_protocol" / "ext_tasks" / "types.py"
+    types = populated / "generated" / "mcpbind_protocol" / "ext_tasks" / "types.py"
     types.write_text(types.read_text().replace("class TaskAck(", "class TaskAck2(", 1))
     message = assert_one_line_error(run(populated, "--check"), "generated code is stale")
-    assert message.endswith(": generated/mcp_protocol/ext_tasks/types.py"), message
+    assert message.endswith(": generated/mcpbind_protocol/ext_tasks/types.py"), message
 
 
 def test_generation_is_deterministic(generated_2024: Path, tmp_path: Path) -> None:
@@ -440,9 +440,9 @@ def test_generation_is_deterministic(generated_2024: Path, tmp_path: Path) -> No
     first = package_files(generated_2024 / "generated")
     assert package_files(again / "generated") == first
     # ... and the same as the committed package.
-    committed = package_files(REPO / "generated" / "mcp_protocol" / "v2024_11_05")
+    committed = package_files(REPO / "generated" / "mcpbind_protocol" / "v2024_11_05")
     assert {
-        k.removeprefix("mcp_protocol/v2024_11_05/"): v
+        k.removeprefix("mcpbind_protocol/v2024_11_05/"): v
         for k, v in first.items()
         if "/v2024_11_05/" in k
     } == committed
@@ -542,10 +542,10 @@ def test_generated_code_has_no_unused_imports() -> None:
 
 
 def test_generated_packages_are_typed() -> None:
-    root = REPO / "generated" / "mcp_protocol"
+    root = REPO / "generated" / "mcpbind_protocol"
     assert (root / "py.typed").is_file()
     with (REPO / "pyproject.toml").open("rb") as handle:
         wheel = tomllib.load(handle)["tool"]["hatch"]["build"]["targets"]["wheel"]
     # The wheel takes every file of the package folder, py.typed included
     # (tests/project/test_packaging.py checks the built wheel).
-    assert "generated/mcp_protocol" in wheel["packages"]
+    assert "generated/mcpbind_protocol" in wheel["packages"]

@@ -38,7 +38,7 @@ def run_in(project: Path, cache: Path, *args: str) -> subprocess.CompletedProces
     proxy = f"http://127.0.0.1:{_closed_port()}"
     env.update(XDG_CACHE_HOME=str(cache), https_proxy=proxy, http_proxy=proxy, PYTHONHASHSEED="0")
     return subprocess.run(
-        [sys.executable, "-m", "mcp_codegen", *args],
+        [sys.executable, "-m", "mcpbind_codegen", *args],
         cwd=project,
         capture_output=True,
         text=True,
@@ -77,7 +77,7 @@ def test_generate_into_a_project_without_configuration(tmp_path: Path) -> None:
         "#   tool-input-schema-open: /$defs/Tool/properties/inputSchema/additionalProperties"
         in header
     )
-    committed = (REPO / "generated" / "mcp_protocol" / "v2025_11_25" / "types.py").read_text()
+    committed = (REPO / "generated" / "mcpbind_protocol" / "v2025_11_25" / "types.py").read_text()
     assert (package / "v2025_11_25" / "types.py").read_text() == committed
     assert '"2025-11-25": "myproj.mcp.v2025_11_25"' in (package / "__init__.py").read_text()
     probe = "import myproj.mcp.v2025_11_25 as m; print(m.PROTOCOL_VERSION, m.STATUS)"
@@ -150,7 +150,7 @@ def test_runtime_learns_revisions_from_the_generated_package(tmp_path: Path) -> 
         result = run_in(tmp_path, tmp_path / "cache", *args, "--package", "both_mcp")
         assert result.returncode == 0, result.stderr
     probe = (
-        "from mcp_runtime import lifecycle; from mcp_runtime.client import Client; "
+        "from mcpbind._core import lifecycle; from mcpbind._client.client import Client; "
         "b = lifecycle.bindings('both_mcp'); "
         "print(b.handshake_versions, b.revision('2025-12-01').status, "
         "Client(name='c', version='0', package='both_mcp').protocol_version, "
@@ -188,7 +188,7 @@ def test_pin_and_generate_is_enough_to_speak_a_new_revision(tmp_path: Path) -> N
     assert result.returncode == 0, result.stderr
     assert "corrections carried forward from 2026-07-28" in result.stderr
     probe = (
-        "from mcp_runtime.client import Client; import new_mcp.v2026_12_01 as m; "
+        "from mcpbind._client.client import Client; import new_mcp.v2026_12_01 as m; "
         "print(m.STATUS, Client(name='c', version='0', package='new_mcp').protocol_version)"
     )
     shown = subprocess.run(

@@ -79,10 +79,10 @@ from typing import Any
 from typing_extensions import override
 
 from scratch_mcp import v2025_12_01 as mcp
-from mcp_runtime.codec import UNSET
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
-from mcp_runtime.serving import run_stdio
+from mcpbind.codec import UNSET
+from mcpbind.methods import RequestContext
+from mcpbind._server.server import Server
+from mcpbind.serving import run_stdio
 
 RESOURCES = [mcp.Resource(uri=f"file:///{n}.txt", name=f"r{n}") for n in range(5)]
 KEYWORDS: dict[str, Any] = {"$defs": {"X": {"type": "integer"}}, "additionalProperties": False}
@@ -121,9 +121,9 @@ import json
 import sys
 
 from scratch_mcp import v2025_12_01 as mcp
-from mcp_runtime.client import Client, connect_stdio
-from mcp_runtime.codec import encode
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._client.client import Client, connect_stdio
+from mcpbind.codec import encode
+from mcpbind._transports.stdio import StdioServerParameters
 
 
 async def main() -> None:
@@ -252,11 +252,11 @@ def test_unpinned_revision_is_not_labelled_the_draft(scratch: tuple[Path, Any]) 
 def test_generated_draft_changes_no_tracked_file(tmp_path: Path) -> None:
     project = make_project(tmp_path / "project", [f"mirror:{SCHEMA_MIRROR}"])
     shutil.copytree(
-        REPO / "generated" / "mcp_protocol",
-        project / "generated" / "mcp_protocol",
+        REPO / "generated" / "mcpbind_protocol",
+        project / "generated" / "mcpbind_protocol",
         ignore=shutil.ignore_patterns("__pycache__", "vdraft"),
     )
-    index = project / "generated" / "mcp_protocol" / "__init__.py"
+    index = project / "generated" / "mcpbind_protocol" / "__init__.py"
     before = snapshot(project / "generated")
     stamp = index.stat().st_mtime_ns
     result = run(project, "--revision", "draft")
@@ -264,7 +264,7 @@ def test_generated_draft_changes_no_tracked_file(tmp_path: Path) -> None:
     after = {
         k: v
         for k, v in snapshot(project / "generated").items()
-        if not k.startswith("mcp_protocol/vdraft")
+        if not k.startswith("mcpbind_protocol/vdraft")
     }
     assert after == before
     assert index.stat().st_mtime_ns == stamp
@@ -318,8 +318,8 @@ def test_scratch_project_type_checks(scratch: tuple[Path, Any]) -> None:
 def test_every_task_augmented_request_gets_task_stubs() -> None:
     """2025-11-25 lets tools/call, sampling and elicitation be task-augmented;
     2025-06-18 has no tasks."""
-    from mcp_protocol import v2025_06_18 as old
-    from mcp_protocol import v2025_11_25 as mcp
+    from mcpbind_protocol import v2025_06_18 as old
+    from mcpbind_protocol import v2025_11_25 as mcp
 
     for stub, name in [
         (mcp.ClientStub, "call_tool"),

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 from conftest import REPO, SCHEMA_MIRROR
 
-from mcp_codegen import facts, generate
-from mcp_codegen.model import GenerationError
-from mcp_codegen.sources import Config, LoadedSchema
+from mcpbind_codegen import facts, generate
+from mcpbind_codegen.model import GenerationError
+from mcpbind_codegen.sources import Config, LoadedSchema
 
 REVISION = "2025-11-25"
 
@@ -64,7 +64,7 @@ def _fact(method: str, **keys: str) -> str:
 
 
 def test_shipped_facts_name_their_source_and_known_methods() -> None:
-    from mcp_runtime import lifecycle
+    from mcpbind._core import lifecycle
 
     entries = facts.load(REPO / "schema" / "protocol_facts.toml")
     assert entries and all(entry["source"].strip() for entry in entries)
@@ -187,9 +187,9 @@ def test_a_new_method_needs_only_its_handler(widgets_package: Any) -> None:
     its capability declared, its params and result typed, its facts known."""
     from support.transports import memory_pair
 
-    from mcp_runtime import lifecycle
-    from mcp_runtime.client import Client
-    from mcp_runtime.server import Server, ServerSession
+    from mcpbind._client.client import Client
+    from mcpbind._core import lifecycle
+    from mcpbind._server.server import Server, ServerSession
 
     w = widgets_package
     spec = w.methods.WIDGETS_GET
@@ -229,10 +229,10 @@ def test_a_new_method_reaches_every_generated_interface(widgets_package: Any) ->
     what it does not serve is neither routed nor declared."""
     from support.transports import memory_pair
 
-    from mcp_runtime import lifecycle
-    from mcp_runtime.client import Client
-    from mcp_runtime.jsonrpc import McpError
-    from mcp_runtime.server import Server, ServerSession
+    from mcpbind._client.client import Client
+    from mcpbind._core import lifecycle
+    from mcpbind._core.jsonrpc import McpError
+    from mcpbind._server.server import Server, ServerSession
 
     w = widgets_package
     spec = w.methods.CLIENT_REQUESTS["widgets/get"]

@@ -4,7 +4,7 @@ they are sent: a value outside ``minimum``, ``pattern`` or ``maxLength`` (the
 tool and the field, and the server never sees the request; ``check_arguments=False``
 sends them as they are, for the server to judge.
 
-The server is ours (mcp_runtime.app) in memory, with a middleware that records
+The server is ours (mcpbind.app) in memory, with a middleware that records
 each ``tools/call`` it receives; the bindings are generated from its snapshot.
 """
 
@@ -21,11 +21,11 @@ import msgspec
 import pytest
 from support.peers import run
 
-from mcp_codegen.servers import Snapshot, generate
-from mcp_runtime import codec
-from mcp_runtime.app import App
-from mcp_runtime.bindings import InvalidArguments, ToolCallFailed
-from mcp_runtime.jsonrpc import McpError
+from mcpbind import codec
+from mcpbind._core.jsonrpc import McpError
+from mcpbind.app import App
+from mcpbind.bindings import InvalidArguments, ToolCallFailed
+from mcpbind_codegen.servers import Snapshot, generate
 
 REVISION = "2025-11-25"
 
@@ -51,7 +51,7 @@ def booking_app(received: list[Any]) -> App:
 
 
 async def generated(session: Any, folder: Path) -> ModuleType:
-    from mcp_protocol import v2025_11_25 as mcp
+    from mcpbind_protocol import v2025_11_25 as mcp
 
     tools = json.loads(codec.encode(await mcp.ClientStub(session).list_tools()))["tools"]
     source = generate(Snapshot({"name": "booking", "version": "1.0.0"}, REVISION, tools))

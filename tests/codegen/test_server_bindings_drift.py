@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner, Result
 from support.peers import SUPPORT
 
-from mcp_codegen.cli import main
-from mcp_codegen.servers import drift, snapshot
+from mcpbind_codegen.cli import main
+from mcpbind_codegen.servers import drift, snapshot
 
 SERVER = [sys.executable, str(SUPPORT / "bindings_server.py")]
 

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 from support.peers import NODE, SERVER_EVERYTHING, require
 
-from mcp_codegen.cli import main
+from mcpbind_codegen.cli import main
 
 GATED = ["get-roots-list", "trigger-elicitation-request", "trigger-sampling-request"]
 ALL = ("--capability", "sampling", "--capability", "elicitation", "--capability", "roots")

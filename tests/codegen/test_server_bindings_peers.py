@@ -29,12 +29,12 @@ from support.everything_http import EverythingHttp
 from support.peers import NODE, SERVER_EVERYTHING, SUPPORT, everything_server, require, run
 from support.typecheck import expected_errors, mypy_strict
 
-from mcp_codegen.cli import main
-from mcp_runtime.bindings import InvalidArguments, ToolCallFailed, expand_uri_template
-from mcp_runtime.client import Client, connect_stdio
-from mcp_runtime.host import Host
-from mcp_runtime.http import connect_http
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._client.client import Client, connect_stdio
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind.bindings import InvalidArguments, ToolCallFailed, expand_uri_template
+from mcpbind.host import Host
+from mcpbind.http import connect_http
+from mcpbind_codegen.cli import main
 
 TYPECHECK = Path(__file__).resolve().parent / "server_typecheck"
 

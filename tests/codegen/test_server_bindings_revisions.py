@@ -23,9 +23,9 @@ import pytest
 from click.testing import CliRunner
 from support.peers import SUPPORT, run
 
-from mcp_codegen.cli import main
-from mcp_runtime.client import Client, connect_stdio
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._client.client import Client, connect_stdio
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind_codegen.cli import main
 
 SERVER = [sys.executable, str(SUPPORT / "sdk_structured_server.py")]
 SESSION_REVISIONS = ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
@@ -76,7 +76,7 @@ def test_a_typed_call_per_revision_over_the_same_bindings(
             assert session.protocol_version == session_revision
             for bindings_revision, sdk in modules.items():
                 protocol = importlib.import_module(
-                    f"mcp_protocol.v{bindings_revision.replace('-', '_')}"
+                    f"mcpbind_protocol.v{bindings_revision.replace('-', '_')}"
                 )
                 server = sdk.SdkStructured(session)
                 forecast = await server.get_forecast(city="Oslo", days=2)

@@ -26,8 +26,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-from mcp_codegen.servers import generate, naming
-from mcp_codegen.servers.snapshot import Snapshot
+from mcpbind_codegen.servers import generate, naming
+from mcpbind_codegen.servers.snapshot import Snapshot
 
 _COUNTER = iter(range(10**9))
 

@@ -22,9 +22,9 @@ from support.oidc_provider import (
 )
 from support.protected import protected_by
 
-from mcp_runtime.auth.client import CallbackRedirect, InMemoryTokenStorage
-from mcp_runtime.host import ConfigError, Host, OAuthEntry, RetryPolicy, ServerConfig, parse_config
-from mcp_runtime.host.authorization import HostAuthorization
+from mcpbind.auth.client import CallbackRedirect, InMemoryTokenStorage
+from mcpbind.host import ConfigError, Host, OAuthEntry, RetryPolicy, ServerConfig, parse_config
+from mcpbind.host._authorization import HostAuthorization
 
 
 @pytest.fixture(scope="module")

@@ -176,14 +176,14 @@ def test_a_tool_error_or_a_lost_server_exits_1() -> None:
 
 
 def test_a_missing_extra_is_named_in_one_line() -> None:
-    script = "import sys; sys.modules['rich'] = None\nfrom mcp_runtime.cli import main\nmain(['list', 'tools'])"
+    script = "import sys; sys.modules['rich'] = None\nfrom mcpbind.cli import main\nmain(['list', 'tools'])"
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 1
     assert (
         done.stderr
-        == "mcpx: needs the 'cli' extra (rich is not installed): pip install 'mcp-codegen[cli]'\n"
+        == "mcpx: needs the 'cli' extra (rich is not installed): pip install 'mcpbind[cli]'\n"
     )
 
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from mcp_runtime.app.mount import prefixed_name
-from mcp_runtime.host import ConfigError, load_config, parse_config
-from mcp_runtime.host.names import clashing_servers, qualified_names, server_prefix
+from mcpbind.app._mount import prefixed_name
+from mcpbind.host import ConfigError, load_config, parse_config
+from mcpbind.host._names import clashing_servers, qualified_names, server_prefix
 
 ENV = {"HOME": "/home/u", "TOKEN": "t0k", "EMPTY": ""}
 

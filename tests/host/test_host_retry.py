@@ -13,7 +13,7 @@ from support.peers import (
     run,
 )
 
-from mcp_runtime.host import Host, RetryPolicy
+from mcpbind.host import Host, RetryPolicy
 
 
 def test_delays_double_up_to_the_cap_with_jitter() -> None:

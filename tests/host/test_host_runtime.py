@@ -15,7 +15,7 @@ import msgspec
 import pytest
 from support.peers import LOWLEVEL_SERVER, NODE, SERVER_EVERYTHING, run
 
-from mcp_runtime.host import Host, HostError, HostTool, RetryPolicy, ServerConfig
+from mcpbind.host import Host, HostError, HostTool, RetryPolicy, ServerConfig
 
 ONCE = RetryPolicy(max_attempts=1)
 

@@ -26,11 +26,11 @@ from support.peers import (
     run,
 )
 
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime.host import Host, HostError, HostHandlers, RetryPolicy, ServerConfig, ServerStatus
-from mcp_runtime.http import http_app
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.stdio import ProcessTransport
+from mcpbind._transports.stdio import ProcessTransport
+from mcpbind.host import Host, HostError, HostHandlers, RetryPolicy, ServerConfig, ServerStatus
+from mcpbind.http import http_app
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2026_07_28 as mcp
 
 pytestmark = [pytest.mark.node, pytest.mark.peers, pytest.mark.usefixtures("no_leaked_processes")]
 

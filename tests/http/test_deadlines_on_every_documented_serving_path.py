@@ -3,7 +3,7 @@ request head: plain ``uvicorn app:app`` as the deployment guide writes it, the
 scaling guide's ``uvicorn app:app --workers N``, the hardening guide's
 ``uvicorn.run(http_app(server), ..., **UVICORN_OPTIONS)`` and
 ``examples/everything_server.py`` (``uvicorn.run`` of an ``App.asgi()``). None of
-them names ``run_http`` or a protocol of ``mcp_runtime.http.deadlines``: the
+them names ``run_http`` or a protocol of ``mcpbind._transports.http.server.deadlines``: the
 app puts the head deadline (10 s, looked at every 10 s, so cut by 20 s) on the
 uvicorn serving it. Before, such a connection was still held after 30-40 s."""
 
@@ -29,7 +29,7 @@ TRICKLERS = 6  # connections (spread over the workers of a --workers run)
 
 APP = """\
 # app.py, as docs/guides/deployment.md writes it
-from mcp_runtime import Server, http_app
+from mcpbind import Server, http_app
 
 from lowlevel_server import LowLevelServer   # your handlers
 
@@ -40,7 +40,7 @@ HARDENING = """\
 import sys
 
 import uvicorn
-from mcp_runtime import UVICORN_OPTIONS, Server, http_app
+from mcpbind import UVICORN_OPTIONS, Server, http_app
 
 from lowlevel_server import LowLevelServer
 

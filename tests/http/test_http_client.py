@@ -18,20 +18,20 @@ import pytest
 from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime import jsonrpc
-from mcp_runtime.client import Client, ClientSession
-from mcp_runtime.codec import encode
-from mcp_runtime.http import HttpApp, HttpOptions, http_app
-from mcp_runtime.http.client import (
+from mcpbind._client.client import Client, ClientSession
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import ConnectionClosed, McpError
+from mcpbind._transports.http.client.streamable import (
     SSEEvent,
     SSEParser,
     StreamableHTTPClientTransport,
     connect_streamable_http,
 )
-from mcp_runtime.http.streamable import HttpSession
-from mcp_runtime.jsonrpc import ConnectionClosed, McpError
-from mcp_runtime.methods import RequestContext
+from mcpbind._transports.http.server.streamable import HttpSession
+from mcpbind.codec import encode
+from mcpbind.http import HttpApp, HttpOptions, http_app
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as mcp
 
 RETRY_MS = 300
 MODES = ("sse", "json", "stateless")

@@ -2,7 +2,7 @@
 encodes its params once, decodes the answer's envelope once and its result
 once, and nothing else. The transport mirrors the body in headers (Mcp-Name,
 MCP-Protocol-Version, Mcp-Param-*) from what the session hands it with the
-bytes (mcp_runtime.wire.Message), never by decoding what the session has just
+bytes (mcpbind._core.wire.Message), never by decoding what the session has just
 encoded; the envelope it decodes to find the response is the one the session
 uses.
 
@@ -26,13 +26,13 @@ import pytest
 from support.http_servers import ThreadedServer, run, serving
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as handshake
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime.client import Client
-from mcp_runtime.http import http_app
-from mcp_runtime.http.client import connect_streamable_http
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
+from mcpbind._client.client import Client
+from mcpbind._server.server import Server
+from mcpbind._transports.http.client.streamable import connect_streamable_http
+from mcpbind.http import http_app
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as handshake
+from mcpbind_protocol import v2026_07_28 as mcp
 
 MAX_PASSES = 3
 FRAMING = {"request_bytes", "notification_bytes", "result_bytes"}

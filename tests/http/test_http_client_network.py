@@ -20,11 +20,11 @@ from cryptography.x509.oid import NameOID
 from support.http_servers import ThreadedServer, lowlevel_server, run, serving
 from support.tcp_proxy import CuttableProxy
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime.client import Client
-from mcp_runtime.http import http_app
-from mcp_runtime.http.client import connect_http, connect_streamable_http
-from mcp_runtime.jsonrpc import McpError
+from mcpbind._client.client import Client
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._transports.http.client.streamable import connect_http, connect_streamable_http
+from mcpbind.http import http_app
+from mcpbind_protocol import v2025_11_25 as mcp
 
 PROXY_VARIABLES = (
     "http_proxy",

@@ -36,18 +36,18 @@ from support.http_servers import (
 )
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime import jsonrpc
-from mcp_runtime.app import App
-from mcp_runtime.client import Client, ClientSession, SessionRenewal
-from mcp_runtime.http import HttpApp, HttpOptions, http_app
-from mcp_runtime.http.client import (
+from mcpbind._client.client import Client, ClientSession, SessionRenewal
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import ConnectionClosed, McpError
+from mcpbind._transports.http.client.streamable import (
     DEFAULT_MAX_RENEWALS,
     StreamableHTTPClientTransport,
     connect_streamable_http,
 )
-from mcp_runtime.jsonrpc import ConnectionClosed, McpError
-from mcp_runtime.methods import RequestContext
+from mcpbind.app import App
+from mcpbind.http import HttpApp, HttpOptions, http_app
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as mcp
 
 RETRY_MS = 200
 REVISIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
@@ -116,7 +116,7 @@ class Wire:
 
 
 def stubs(version: str) -> ModuleType:
-    return importlib.import_module(f"mcp_protocol.v{version.replace('-', '_')}")
+    return importlib.import_module(f"mcpbind_protocol.v{version.replace('-', '_')}")
 
 
 def transport_of(session: ClientSession) -> StreamableHTTPClientTransport:

@@ -14,20 +14,20 @@ import pytest
 from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime import jsonrpc
-from mcp_runtime.client import Client
-from mcp_runtime.http import HttpOptions, http_app
-from mcp_runtime.http.client import (
+from mcpbind._client.client import Client
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import ConnectionClosed, McpError
+from mcpbind._transports.http.client.streamable import (
     LegacySSEClientTransport,
     SSEParser,
     StreamableHTTPClientTransport,
     connect_http,
     connect_sse,
 )
-from mcp_runtime.http.legacy_sse import LegacySSEApp
-from mcp_runtime.jsonrpc import ConnectionClosed, McpError
-from mcp_runtime.methods import RequestContext
+from mcpbind._transports.http.server.legacy_sse import LegacySSEApp
+from mcpbind.http import HttpOptions, http_app
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as mcp
 
 LIMIT = 64 * 1024
 

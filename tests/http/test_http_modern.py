@@ -24,25 +24,30 @@ import pytest
 from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as legacy
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime import jsonrpc, stepping
-from mcp_runtime.client import Client
-from mcp_runtime.http import HttpOptions, http_app
-from mcp_runtime.http.client import (
+from mcpbind._client.client import Client
+from mcpbind._core import jsonrpc, stepping
+from mcpbind._core.jsonrpc import ConnectionClosed, McpError
+from mcpbind._core.limits import ClientIdentity
+from mcpbind._core.session import Session, first_step
+from mcpbind._core.wire import Message, RequestExtra
+from mcpbind._server.server import Server
+from mcpbind._transports.http.client.streamable import (
     SSEParser,
     StreamableHTTPClientTransport,
     connect_http,
     connect_streamable_http,
 )
-from mcp_runtime.http.headers import InvalidAnnotation, decode_value, encode_value, param_headers
-from mcp_runtime.http.streamable import StreamableHTTPApp
-from mcp_runtime.jsonrpc import ConnectionClosed, McpError
-from mcp_runtime.limits import ClientIdentity
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
-from mcp_runtime.session import Session, first_step
-from mcp_runtime.wire import Message, RequestExtra
+from mcpbind._transports.http.headers import (
+    InvalidAnnotation,
+    decode_value,
+    encode_value,
+    param_headers,
+)
+from mcpbind._transports.http.server.streamable import StreamableHTTPApp
+from mcpbind.http import HttpOptions, http_app
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as legacy
+from mcpbind_protocol import v2026_07_28 as mcp
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"

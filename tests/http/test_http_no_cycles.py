@@ -16,8 +16,8 @@ from typing import Any
 from support.asgi import request
 from support.http_servers import run
 
-from mcp_runtime.http import http_app
-from mcp_runtime.server import Server
+from mcpbind._server.server import Server
+from mcpbind.http import http_app
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "support" / "lowlevel_modern_server.py"
 ACCEPT = "application/json, text/event-stream"

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from support.http_servers import lowlevel_server, serving
 
-from mcp_runtime.http import HttpOptions, LegacySSEApp, StreamableHTTPApp, http_app
+from mcpbind.http import HttpOptions, LegacySSEApp, StreamableHTTPApp, http_app
 
 ACCEPT = "application/json, text/event-stream"
 PING = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()

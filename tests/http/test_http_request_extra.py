@@ -16,20 +16,20 @@ import httpx
 import pytest
 from support.http_servers import run, serving
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime import jsonrpc
-from mcp_runtime.auth.principal import Principal
-from mcp_runtime.auth.server import ResourceServer
-from mcp_runtime.auth.server.verifier import InvalidToken
-from mcp_runtime.client import Client
-from mcp_runtime.http import http_app
-from mcp_runtime.http.client import connect_http, connect_sse
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
-from mcp_runtime.stdio import StreamTransport
-from mcp_runtime.wire import RequestExtra
+from mcpbind._client.client import Client
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._core.wire import RequestExtra
+from mcpbind._server.server import Server
+from mcpbind._transports.http.client.streamable import connect_http, connect_sse
+from mcpbind._transports.stdio import StreamTransport
+from mcpbind.auth._principal import Principal
+from mcpbind.auth.server import ResourceServer
+from mcpbind.auth.server._verifier import InvalidToken
+from mcpbind.http import http_app
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as mcp
+from mcpbind_protocol import v2026_07_28 as modern
 
 SCOPE_DATA = {"error": "insufficient_scope", "scope": "mcp:admin"}
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}

@@ -18,10 +18,10 @@ import httpx
 import pytest
 from support.http_servers import run, serving
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime.http import http_app
-from mcp_runtime.methods import Caller, RequestContext
-from mcp_runtime.server import Server
+from mcpbind._server.server import Server
+from mcpbind.http import http_app
+from mcpbind.methods import Caller, RequestContext
+from mcpbind_protocol import v2025_11_25 as mcp
 
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 INITIALIZE = {

@@ -13,9 +13,9 @@ import httpx
 import pytest
 from support.http_servers import ThreadedServer, eventually, lowlevel_server, run, serving
 
-from mcp_runtime.codec import encode
-from mcp_runtime.http import HttpApp, HttpOptions, http_app
-from mcp_runtime.http.client import SSEParser
+from mcpbind._transports.http.client.streamable import SSEParser
+from mcpbind.codec import encode
+from mcpbind.http import HttpApp, HttpOptions, http_app
 
 ACCEPT = "application/json, text/event-stream"
 LIMIT = 64 * 1024

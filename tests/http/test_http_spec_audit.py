@@ -19,14 +19,14 @@ from support.http_servers import ThreadedServer, run, serving
 from support.raw_http_peer import RawHttpPeer
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as legacy
-from mcp_runtime import jsonrpc
-from mcp_runtime.client import Client, ClientSession
-from mcp_runtime.http import connect_http, http_app
-from mcp_runtime.http.headers import encode_value
-from mcp_runtime.http.sse_parser import SSEParser
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
+from mcpbind._client.client import Client, ClientSession
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._transports.http.client.sse_parser import SSEParser
+from mcpbind._transports.http.headers import encode_value
+from mcpbind.http import connect_http, http_app
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as legacy
 
 HANDSHAKE = "2025-11-25"
 MODERN = "2026-07-28"

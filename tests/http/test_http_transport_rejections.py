@@ -15,12 +15,12 @@ import httpx
 import pytest
 from support.http_servers import ThreadedServer, run, serving
 
-from mcp_protocol import v2025_11_25 as legacy
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime import jsonrpc, lifecycle
-from mcp_runtime.http import HttpOptions, http_app
-from mcp_runtime.http.sse_parser import SSEParser
-from mcp_runtime.server import Server
+from mcpbind._core import jsonrpc, lifecycle
+from mcpbind._server.server import Server
+from mcpbind._transports.http.client.sse_parser import SSEParser
+from mcpbind.http import HttpOptions, http_app
+from mcpbind_protocol import v2025_11_25 as legacy
+from mcpbind_protocol import v2026_07_28 as mcp
 
 MODERN = "2026-07-28"
 HANDSHAKES = ["2025-03-26", "2025-06-18", "2025-11-25"]

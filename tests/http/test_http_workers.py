@@ -13,11 +13,11 @@ from support.asgi import Response, request
 from support.peers import run
 from typing_extensions import override
 
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime import jsonrpc
-from mcp_runtime.http import http_app
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
+from mcpbind._core import jsonrpc
+from mcpbind._server.server import Server
+from mcpbind.http import http_app
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2026_07_28 as mcp
 
 KEY = b"shared by the workers of one deployment"
 META = {

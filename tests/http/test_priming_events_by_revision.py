@@ -27,11 +27,11 @@ from support.old_sdk import old_sdk_python
 from support.peers import SUPPORT
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime.http import http_app
-from mcp_runtime.http.sse_parser import SSEEvent, SSEParser
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
+from mcpbind._server.server import Server
+from mcpbind._transports.http.client.sse_parser import SSEEvent, SSEParser
+from mcpbind.http import http_app
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as mcp
 
 ACCEPT = "application/json, text/event-stream"
 PRIMED = "2025-11-25"  # the first revision that defines priming events

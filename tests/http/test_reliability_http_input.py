@@ -24,8 +24,8 @@ from support import asgi
 from support.figures import record
 from support.reliability_server import ReliabilityServer, reliability_server
 
-from mcp_runtime.http import http_app
-from mcp_runtime.http.client import SSEParser
+from mcpbind._transports.http.client.streamable import SSEParser
+from mcpbind.http import http_app
 
 LATEST = "2025-11-25"
 ACCEPT = "application/json, text/event-stream"

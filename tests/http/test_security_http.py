@@ -30,8 +30,8 @@ from support.figures import record
 from support.http_servers import ThreadedServer, eventually, run, serving
 from support.reliability_server import ReliabilityServer, reliability_server
 
-from mcp_runtime.http import HttpApp, HttpOptions, http_app
-from mcp_runtime.http.client import SSEParser
+from mcpbind._transports.http.client.streamable import SSEParser
+from mcpbind.http import HttpApp, HttpOptions, http_app
 
 REPO = Path(__file__).resolve().parents[2]
 ACCEPT = "application/json, text/event-stream"

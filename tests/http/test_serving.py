@@ -1,4 +1,4 @@
-"""mcp_runtime.serving: our app served by granian and by uvicorn's fast stack
+"""mcpbind.serving: our app served by granian and by uvicorn's fast stack
 (uvloop, httptools) on loopback, a tools/call round-tripped by our client at
 2026-07-28 and in a handshake session; the heap frozen once the app started."""
 
@@ -19,11 +19,11 @@ import pytest
 from support.asgi import request
 from support.http_servers import lowlevel_server, run
 
-from mcp_protocol import v2025_11_25 as legacy
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime.client import Client
-from mcp_runtime.http.client import connect_streamable_http
-from mcp_runtime.serving import FreezeAfterStartup, run_http, uvicorn_options
+from mcpbind._client.client import Client
+from mcpbind._transports.http.client.streamable import connect_streamable_http
+from mcpbind.serving import FreezeAfterStartup, run_http, uvicorn_options
+from mcpbind_protocol import v2025_11_25 as legacy
+from mcpbind_protocol import v2026_07_28 as mcp
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "stateless_server.py"
 
@@ -108,7 +108,7 @@ def test_an_unknown_stack_is_refused_by_name() -> None:
 
 
 def test_the_heap_is_frozen_once_the_app_has_started() -> None:
-    from mcp_runtime.http import http_app
+    from mcpbind.http import http_app
 
     app = FreezeAfterStartup(http_app(lowlevel_server()))
     sent: list[dict[str, Any]] = []
@@ -145,7 +145,7 @@ def test_stdio_takes_uvloop_only_between_pipes(tmp_path: Path) -> None:
     probe = [
         sys.executable,
         "-c",
-        "from mcp_runtime.serving import stdio_streams_are_pipes as p; print(p())",
+        "from mcpbind.serving import stdio_streams_are_pipes as p; print(p())",
     ]
     piped = subprocess.run(probe, stdin=subprocess.PIPE, capture_output=True, text=True, timeout=30)
     assert piped.stdout.strip() == "True", piped.stderr

@@ -17,9 +17,9 @@ from support.http_servers import lowlevel_server, serving
 from support.peers import run
 from support.redis_server import RedisServer
 
-from mcp_runtime.http import HttpApp, HttpOptions, http_app
-from mcp_runtime.http.streamable import StreamableHTTPApp
-from mcp_runtime.stores.redis_store import RedisStore
+from mcpbind._transports.http.server.streamable import StreamableHTTPApp
+from mcpbind.http import HttpApp, HttpOptions, http_app
+from mcpbind.stores._redis_store import RedisStore
 
 QUOTA = 512  # the default
 CONNECTIONS = 8

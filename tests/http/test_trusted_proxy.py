@@ -13,11 +13,11 @@ import pytest
 from support.scaleout import MODERN, SseReader, Workers, modern_meta
 from support.scaleout_app import Tools
 
-from mcp_runtime.http import HttpOptions
-from mcp_runtime.http.streamable import StreamableHTTPApp
-from mcp_runtime.limits import TrustedProxies
-from mcp_runtime.server import Server
-from mcp_runtime.tasks import Tasks
+from mcpbind._core.limits import TrustedProxies
+from mcpbind._extensions.tasks.serving import Tasks
+from mcpbind._server.server import Server
+from mcpbind._transports.http.server.streamable import StreamableHTTPApp
+from mcpbind.http import HttpOptions
 
 STREAMS_PER_CLIENT = 1
 

@@ -25,17 +25,17 @@ from support.http_servers import (
 )
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime import jsonrpc
-from mcp_runtime.client import Client, ClientSession
-from mcp_runtime.http import HttpOptions, http_app
-from mcp_runtime.http.client import (
+from mcpbind._client.client import Client, ClientSession
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._transports.http.client.streamable import (
     LegacySSEClientTransport,
     StreamableHTTPClientTransport,
     connect_http,
 )
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
+from mcpbind.http import HttpOptions, http_app
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as mcp
 
 pytestmark = [pytest.mark.peers, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 

@@ -26,10 +26,10 @@ from support.peers import (
     run,
 )
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime.client import Client, ClientSession, connect_stdio
-from mcp_runtime.http.client import connect_streamable_http
-from mcp_runtime.methods import RequestContext
+from mcpbind._client.client import Client, ClientSession, connect_stdio
+from mcpbind._transports.http.client.streamable import connect_streamable_http
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as mcp
 
 pytestmark = [pytest.mark.node, pytest.mark.usefixtures("no_leaked_processes")]
 

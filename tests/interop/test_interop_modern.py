@@ -42,15 +42,15 @@ from support.rawstdio import RawServer
 from support.wire import BodyTap, Message, WireTap
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as legacy
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime import jsonrpc
-from mcp_runtime.client import Client, ClientSession
-from mcp_runtime.http import http_app
-from mcp_runtime.http.client import StreamableHTTPClientTransport
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.stdio import StdioServerParameters, spawn
+from mcpbind._client.client import Client, ClientSession
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._transports.http.client.streamable import StreamableHTTPClientTransport
+from mcpbind._transports.stdio import StdioServerParameters, spawn
+from mcpbind.http import http_app
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as legacy
+from mcpbind_protocol import v2026_07_28 as mcp
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 

@@ -25,12 +25,12 @@ from support.peers import (
     sdk_server,
 )
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime import jsonrpc
-from mcp_runtime.client import Client, ClientSession, connect_stdio
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.stdio import ProcessTransport
+from mcpbind._client.client import Client, ClientSession, connect_stdio
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._transports.stdio import ProcessTransport
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as mcp
 
 pytestmark = [pytest.mark.peers, pytest.mark.usefixtures("no_leaked_processes")]
 

@@ -241,8 +241,8 @@ def test_the_install_sections_list_every_extra(page: str) -> None:
 
 
 def test_the_mcpx_guide_shows_every_command() -> None:
-    import mcp_runtime.cli.entry  # noqa: F401  (registers the commands of every module)
-    from mcp_runtime.cli.commands import main
+    import mcpbind.cli._entry  # noqa: F401  (registers the commands of every module)
+    from mcpbind.cli._commands import main
 
     guide = (ROOT / "docs" / "guides" / "cli.md").read_text()
     missing = [name for name in main.commands if f"mcpx {name}" not in guide]

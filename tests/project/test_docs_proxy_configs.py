@@ -30,7 +30,7 @@ from support.everything_http import free_port
 from support.http_servers import Recorder, lowlevel_server, run, serving
 from support.proxies import check, running
 
-from mcp_runtime.http import http_app
+from mcpbind.http import http_app
 
 pytestmark = pytest.mark.peers
 

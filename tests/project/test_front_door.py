@@ -1,6 +1,6 @@
-"""``mcp_runtime`` is the front door: every name it lists resolves, to the same object as
+"""``mcpbind`` is the front door: every name it lists resolves, to the same object as
 the module that defines it, type checkers see each one (through ``__init__.pyi``, generated
-from the one table: ``python tests/project/test_front_door.py --write`` rewrites it), ``import mcp_runtime`` costs no
+from the one table: ``python tests/project/test_front_door.py --write`` rewrites it), ``import mcpbind`` costs no
 import of its own modules, and without the optional extras the core names still load
 while the others fail with the one-line MissingExtra error naming their extra."""
 
@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-import mcp_runtime
+import mcpbind
 
 ROOT = Path(__file__).resolve().parents[2]
-FRONT_DOOR = ROOT / "runtime" / "mcp_runtime" / "__init__.py"
+FRONT_DOOR = ROOT / "runtime" / "mcpbind" / "__init__.py"
 STUB = FRONT_DOOR.with_suffix(".pyi")
 SOURCE_ROOTS = [ROOT / "runtime", ROOT / "generated", ROOT / "codegen"]
 
@@ -29,8 +29,8 @@ SOURCE_ROOTS = [ROOT / "runtime", ROOT / "generated", ROOT / "codegen"]
 def declared() -> dict[str, tuple[str, str | None]]:
     """Each exported name: the module it loads from and the extra that module needs."""
     return {
-        name: ("mcp_runtime" + module, extra)
-        for module, (extra, names) in mcp_runtime._MODULES.items()
+        name: ("mcpbind" + module, extra)
+        for module, (extra, names) in mcpbind._MODULES.items()
         for name in names
     }
 
@@ -47,7 +47,7 @@ def render_stub() -> str:
         '__init__.py by ``python tests/project/test_front_door.py --write``; do not edit."""',
         "",
     ]
-    for module, (_extra, names) in sorted(mcp_runtime._MODULES.items()):
+    for module, (_extra, names) in sorted(mcpbind._MODULES.items()):
         lines += [f"from {module} import {name} as {name}" for name in sorted(names, key=isort)]
     lines += [
         "",
@@ -56,7 +56,7 @@ def render_stub() -> str:
         "_HOME: dict[str, str]",
         "",
         "__all__ = [",
-        *(f'    "{name}",' for name in mcp_runtime.__all__),
+        *(f'    "{name}",' for name in mcpbind.__all__),
         "]",
         "",
         "def __dir__() -> list[str]: ...",
@@ -117,42 +117,42 @@ sys.meta_path.insert(0, Uninstalled())
 
 def test_every_listed_name_resolves_to_its_modules_object() -> None:
     names = declared()
-    assert len(mcp_runtime.__all__) == len(set(mcp_runtime.__all__)), "listed twice"
-    assert set(mcp_runtime.__all__) == set(names)
+    assert len(mcpbind.__all__) == len(set(mcpbind.__all__)), "listed twice"
+    assert set(mcpbind.__all__) == set(names)
     for name, (module, _extra) in names.items():
-        assert getattr(mcp_runtime, name) is getattr(importlib.import_module(module), name), name
-    assert set(mcp_runtime.__all__) <= set(dir(mcp_runtime))
+        assert getattr(mcpbind, name) is getattr(importlib.import_module(module), name), name
+    assert set(mcpbind.__all__) <= set(dir(mcpbind))
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'Sever'"):
-        mcp_runtime.Sever  # type: ignore[attr-defined]  # noqa: B018
+        mcpbind.Sever  # type: ignore[attr-defined]  # noqa: B018
 
 
 def test_type_checkers_are_told_the_same_modules() -> None:
     """``__init__.pyi``, which mypy and IDEs read in place of ``__init__.py``, is the one
     generated from the lazy table."""
     assert STUB.read_text() == render_stub(), (
-        "mcp_runtime/__init__.pyi is out of date with _MODULES: "
+        "mcpbind/__init__.pyi is out of date with _MODULES: "
         "run python tests/project/test_front_door.py --write"
     )
 
 
 def test_the_names_are_listed_once_and_the_app_layer_is_whole() -> None:
-    """One table: a name has one home, and every public name of ``mcp_runtime.app`` (what
+    """One table: a name has one home, and every public name of ``mcpbind.app`` (what
     the quick starts and guides import) is at the front door too."""
-    homes = [name for _extra, names in mcp_runtime._MODULES.values() for name in names]
+    homes = [name for _extra, names in mcpbind._MODULES.values() for name in names]
     assert len(homes) == len(set(homes)), "a name listed twice"
-    assert mcp_runtime.__all__ == homes
-    app = importlib.import_module("mcp_runtime.app")
-    assert set(app.__all__) <= set(mcp_runtime.__all__)
+    assert mcpbind.__all__ == homes
+    app = importlib.import_module("mcpbind.app")
+    assert set(app.__all__) <= set(mcpbind.__all__)
 
 
 def test_the_reference_lists_the_front_door() -> None:
     """docs/reference/index.md names each module's front door names, as the table has them."""
     page = (ROOT / "docs" / "reference" / "index.md").read_text()
-    for module, (_extra, names) in mcp_runtime._MODULES.items():
-        row = f"| `mcp_runtime{module}` | " + ", ".join(f"`{n}`" for n in names) + " |"
+    for module, (_extra, names) in mcpbind._MODULES.items():
+        row = f"| `mcpbind{module}` | " + ", ".join(f"`{n}`" for n in names) + " |"
         assert row in page.splitlines(), f"docs/reference/index.md lacks the row {row}"
 
 
@@ -160,10 +160,10 @@ def test_importing_the_package_imports_none_of_its_modules_nor_an_extra() -> Non
     loaded = json.loads(run_python("""
 import json, sys
 before = set(sys.modules)
-import mcp_runtime
+import mcpbind
 print(json.dumps(sorted(set(sys.modules) - before)))
 """))  # fmt: skip
-    assert [m for m in loaded if m.startswith("mcp_runtime.")] == []
+    assert [m for m in loaded if m.startswith("mcpbind.")] == []
     assert {m.partition(".")[0] for m in loaded} & optional_modules() == set()
 
 
@@ -172,12 +172,12 @@ def test_without_extras_core_names_load_and_others_name_their_extra() -> None:
     # The check would prove nothing if the finder had nothing to refuse.
     assert {"aiohttp", "httpx2", "redis", "joserfc", "uvicorn"} <= set(blocked)
     code = WITHOUT_EXTRAS + """
-import mcp_runtime
-from mcp_runtime import MissingExtra
+import mcpbind
+from mcpbind import MissingExtra
 found = {}
-for name in mcp_runtime.__all__:
+for name in mcpbind.__all__:
     try:
-        getattr(mcp_runtime, name)
+        getattr(mcpbind, name)
         found[name] = None
     except MissingExtra as error:
         assert str(error).count("\\n") == 0, str(error)
@@ -198,11 +198,11 @@ print(json.dumps(found))
 
 
 def test_mypy_sees_every_name(tmp_path: Path) -> None:
-    names = sorted(mcp_runtime.__all__)
-    source = "import mcp_runtime\nfrom mcp_runtime import (\n"
+    names = sorted(mcpbind.__all__)
+    source = "import mcpbind\nfrom mcpbind import (\n"
     source += "".join(f"    {name},\n" for name in names) + ")\n\n"
     source += "".join(f"reveal_type({name})\n" for name in names)
-    source += "reveal_type(mcp_runtime.App)\n"
+    source += "reveal_type(mcpbind.App)\n"
     (tmp_path / "front_door_use.py").write_text(source)
     env = {
         **os.environ,
@@ -231,7 +231,7 @@ def test_mypy_sees_every_name(tmp_path: Path) -> None:
     revealed = re.findall(r'Revealed type is "(.*)"', done.stdout)
     assert len(revealed) == len(names) + 1, done.stdout
     assert "Any" not in revealed, done.stdout
-    assert "mcp_runtime.app.app.App" in revealed[-1]
+    assert "mcpbind.app._app.App" in revealed[-1]
 
 
 if __name__ == "__main__":

@@ -24,7 +24,9 @@ import pytest
 from test_docs_snippets import parse
 
 ROOT = Path(__file__).resolve().parents[2]
-TEMPLATES = sorted(p.name for p in (ROOT / "codegen" / "mcp_codegen" / "templates").glob("*.j2"))
+TEMPLATES = sorted(
+    p.name for p in (ROOT / "codegen" / "mcpbind_codegen" / "templates").glob("*.j2")
+)
 
 
 @dataclass
@@ -81,8 +83,8 @@ def fresh_venv(where: Path, *install: str | Path) -> Path:
 def build(tmp_path_factory: pytest.TempPathFactory) -> Build:
     out = tmp_path_factory.mktemp("dist")
     checked(sys.executable, "-m", "build", "--outdir", out, ROOT, cwd=out)
-    (wheel,) = out.glob("mcp_codegen-*.whl")
-    (sdist,) = out.glob("mcp_codegen-*.tar.gz")
+    (wheel,) = out.glob("mcpbind-*.whl")
+    (sdist,) = out.glob("mcpbind-*.tar.gz")
     return Build(wheel, sdist)
 
 
@@ -111,20 +113,22 @@ def quick_start(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def test_wheel_contents(build: Build) -> None:
     names = zipfile.ZipFile(build.wheel).namelist()
-    for package in ("mcp_codegen", "mcp_protocol", "mcp_runtime"):
+    for package in ("mcpbind_codegen", "mcpbind_protocol", "mcpbind"):
         assert f"{package}/py.typed" in names
     assert [
-        n.rsplit("/", 1)[1] for n in names if n.startswith("mcp_codegen/templates/")
+        n.rsplit("/", 1)[1] for n in names if n.startswith("mcpbind_codegen/templates/")
     ] == TEMPLATES
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
-    assert "mcp_protocol/v2025_11_25/types.py" in names
+    assert "mcpbind_protocol/v2025_11_25/types.py" in names
     # What type checkers read of the front door.
-    assert "mcp_runtime/__init__.pyi" in names
+    assert "mcpbind/__init__.pyi" in names
     # The extensions' schemas ship with the pins that name them.
-    assert "mcp_codegen/defaults/extensions/tasks.json" in names
-    assert "mcp_protocol/ext_tasks/types.py" in names
+    assert "mcpbind_codegen/defaults/extensions/tasks.json" in names
+    assert "mcpbind_protocol/ext_tasks/types.py" in names
     assert not [
-        n for n in names if n.startswith(("tests/", "mcp_protocol/vdraft/")) or "__pycache__" in n
+        n
+        for n in names
+        if n.startswith(("tests/", "mcpbind_protocol/vdraft/")) or "__pycache__" in n
     ]
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(build.wheel).read(metadata).decode()
@@ -146,17 +150,17 @@ def test_sdist_contents(build: Build) -> None:
         "schema/pins.toml",
     ):
         assert needed in names
-    assert "runtime/mcp_runtime/py.typed" in names
+    assert "runtime/mcpbind/py.typed" in names
     assert not [n for n in names if "node_modules" in n or "__pycache__" in n]
 
 
 def test_the_version_is_the_same_everywhere_it_is_written(build: Build) -> None:
-    """pyproject.toml, ``mcp_runtime.__version__``, the newest release of CHANGELOG.md (under
+    """pyproject.toml, ``mcpbind.__version__``, the newest release of CHANGELOG.md (under
     an empty [Unreleased]) and the names of the wheel and the sdist say one version."""
     released = version()
-    assert build.wheel.name.startswith(f"mcp_codegen-{released}-")
-    assert build.sdist.name == f"mcp_codegen-{released}.tar.gz"
-    init = (ROOT / "runtime" / "mcp_runtime" / "__init__.py").read_text()
+    assert build.wheel.name.startswith(f"mcpbind-{released}-")
+    assert build.sdist.name == f"mcpbind-{released}.tar.gz"
+    init = (ROOT / "runtime" / "mcpbind" / "__init__.py").read_text()
     assert f'__version__ = "{released}"' in init
     sections = re.findall(r"^## \[([^]]+)\](.*)$", (ROOT / "CHANGELOG.md").read_text(), re.M)
     assert sections[0] == ("Unreleased", "")
@@ -173,9 +177,9 @@ def test_the_installed_package_is_the_release(
     out = checked(
         python,
         "-c",
-        "import importlib.metadata, mcp_runtime, mcp_protocol, mcp_codegen; "
-        "print(mcp_runtime.__version__, importlib.metadata.version('mcp-codegen')); "
-        "print(mcp_runtime.__file__, mcp_protocol.__file__, mcp_codegen.__file__, sep='\\n')",
+        "import importlib.metadata, mcpbind, mcpbind_protocol, mcpbind_codegen; "
+        "print(mcpbind.__version__, importlib.metadata.version('mcpbind')); "
+        "print(mcpbind.__file__, mcpbind_protocol.__file__, mcpbind_codegen.__file__, sep='\\n')",
         cwd=tmp_path,
     )
     versions, *files = out.splitlines()
@@ -189,9 +193,7 @@ def test_quick_start_against_the_wheel(installed: Path, quick_start: Path) -> No
     """The README's server.py and client.py, saved outside the checkout, run by the wheel's
     environment (client.py starts server.py with the same python)."""
     assert not quick_start.is_relative_to(ROOT)
-    where = checked(
-        installed, "-c", "import mcp_runtime; print(mcp_runtime.__file__)", cwd=quick_start
-    )
+    where = checked(installed, "-c", "import mcpbind; print(mcpbind.__file__)", cwd=quick_start)
     assert Path(where.strip()).is_relative_to(installed.parent.parent)
     out = checked(installed, "client.py", cwd=quick_start, timeout=60)
     expected = parse(ROOT / "README.md").outputs["client.py"]
@@ -202,7 +204,7 @@ def test_wheel_is_visible_to_mypy(installed: Path, quick_start: Path) -> None:
     """mypy --strict on the quick start against the wheel, which tells it each front door
     name's type (``__init__.pyi``), not Any."""
     (quick_start / "front_door_types.py").write_text(
-        "import mcp_runtime\n\nreveal_type(mcp_runtime.App)\nreveal_type(mcp_runtime.Image)\n"
+        "import mcpbind\n\nreveal_type(mcpbind.App)\nreveal_type(mcpbind.Image)\n"
     )
     out = checked(
         sys.executable,
@@ -219,12 +221,12 @@ def test_wheel_is_visible_to_mypy(installed: Path, quick_start: Path) -> None:
     )
     revealed = re.findall(r'Revealed type is "(.*)"', out)
     assert len(revealed) == 2, out
-    assert "mcp_runtime.app.app.App" in revealed[0] and "mcp_runtime.app.media.Image" in revealed[1]
+    assert "mcpbind.app._app.App" in revealed[0] and "mcpbind.app._media.Image" in revealed[1]
 
 
 def test_editable_install_is_visible_to_mypy(tmp_path: Path, quick_start: Path) -> None:
     python = fresh_venv(tmp_path / "venv", "-e", ROOT)
-    pth = list((tmp_path / "venv").glob("lib/python*/site-packages/*mcp_codegen*.pth"))
+    pth = list((tmp_path / "venv").glob("lib/python*/site-packages/*mcpbind*.pth"))
     assert pth, "the editable install is not a .pth"
     assert {Path(line) for line in pth[0].read_text().split()} == {
         ROOT / "codegen",
@@ -249,12 +251,12 @@ def test_missing_extras_name_the_extra(installed: Path, tmp_path: Path) -> None:
     done = run(installed.parent / "mcp-codegen", "--check", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.startswith(
-        "mcp-codegen needs the 'codegen' extra: pip install 'mcp-codegen[codegen]'"
+        "mcp-codegen needs the 'codegen' extra: pip install 'mcpbind[codegen]'"
     )
     assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
-    done = run(installed, "-c", "import mcp_runtime.http.client", cwd=tmp_path)
+    done = run(installed, "-c", "import mcpbind._transports.http.client.streamable", cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr.splitlines()[-1].startswith(
-        "mcp_runtime.extras.MissingExtra: mcp_runtime.http.client needs the 'http' extra:"
-        " pip install 'mcp-codegen[http]'"
+        "mcpbind._core.extras.MissingExtra: mcpbind._transports.http.client.streamable needs the 'http' extra:"
+        " pip install 'mcpbind[http]'"
     )

@@ -1,4 +1,4 @@
-"""The public names are a contract from 0.1.0 on: a name of the front door (``mcp_runtime``)
+"""The public names are a contract from 0.1.0 on: a name of the front door (``mcpbind``)
 or of a public package that appears or disappears has its line in CHANGELOG.md's
 ``[Unreleased]`` section, and the names removed before 0.1.0 stay removed.
 
@@ -21,14 +21,19 @@ CHANGELOG = ROOT / "CHANGELOG.md"
 
 # The front door and the packages whose __all__ is their public list (docs/contributing.md).
 PUBLIC_MODULES = (
-    "mcp_runtime",
-    "mcp_runtime.app",
-    "mcp_runtime.auth.client",
-    "mcp_runtime.auth.server",
-    "mcp_runtime.host",
-    "mcp_runtime.http",
-    "mcp_runtime.serving",
-    "mcp_runtime.stores",
+    "mcpbind",
+    "mcpbind.app",
+    "mcpbind.auth.client",
+    "mcpbind.auth.server",
+    "mcpbind.bindings",
+    "mcpbind.codec",
+    "mcpbind.host",
+    "mcpbind.http",
+    "mcpbind.methods",
+    "mcpbind.middleware",
+    "mcpbind.serving",
+    "mcpbind.stores",
+    "mcpbind.telemetry",
 )
 
 
@@ -84,27 +89,27 @@ def test_the_listed_names_are_those_of_the_last_release() -> None:
 
 
 def test_a_name_changed_without_a_line_is_caught_and_one_with_a_line_is_not() -> None:
-    before = {"mcp_runtime.App", "mcp_runtime.Server"}
-    after = {"mcp_runtime.App", "mcp_runtime.Timer"}
-    assert unlisted_changes(before, after, "- `Timer`: ...") == ["mcp_runtime.Server"]
-    assert unlisted_changes(before, after, "- `Timer`, and `mcp_runtime.Server` ...") == []
+    before = {"mcpbind.App", "mcpbind.Server"}
+    after = {"mcpbind.App", "mcpbind.Timer"}
+    assert unlisted_changes(before, after, "- `Timer`: ...") == ["mcpbind.Server"]
+    assert unlisted_changes(before, after, "- `Timer`, and `mcpbind.Server` ...") == []
 
 
 REMOVED_MODULES = (
-    "mcp_runtime.http_client",
-    "mcp_runtime.sse_legacy",
-    "mcp_runtime.streamable_http",
+    "mcpbind.http_client",
+    "mcpbind.sse_legacy",
+    "mcpbind.streamable_http",
 )
 REMOVED_NAMES = (
-    ("mcp_runtime.client", "ClientSession", "modern"),
-    ("mcp_runtime.methods", "RequestContext", "modern"),
-    ("mcp_runtime.session", "SessionContext", "modern"),
-    ("mcp_runtime.lifecycle", "Bindings", "modern_versions"),
-    ("mcp_runtime.server", "Server", "modern_versions"),
-    ("mcp_runtime.lifecycle", None, "modern_versions"),
-    ("mcp_runtime.session", None, "RequestContext"),
-    ("mcp_runtime.server", None, "run_stdio"),
-    ("mcp_runtime.server", None, "serve_stdio"),
+    ("mcpbind._client.client", "ClientSession", "modern"),
+    ("mcpbind.methods", "RequestContext", "modern"),
+    ("mcpbind._core.session", "SessionContext", "modern"),
+    ("mcpbind._core.lifecycle", "Bindings", "modern_versions"),
+    ("mcpbind._server.server", "Server", "modern_versions"),
+    ("mcpbind._core.lifecycle", None, "modern_versions"),
+    ("mcpbind._core.session", None, "RequestContext"),
+    ("mcpbind._server.server", None, "run_stdio"),
+    ("mcpbind._server.server", None, "serve_stdio"),
 )
 
 

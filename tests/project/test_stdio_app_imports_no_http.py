@@ -1,5 +1,5 @@
 """A stdio app imports no module of the HTTP server or client: serving over stdio
-loads neither ``mcp_runtime.http`` (nor the ASGI glue around it) nor uvicorn,
+loads neither ``mcpbind.http`` (nor the ASGI glue around it) nor uvicorn,
 aiohttp, httptools or httpx. The app runs in its own process, answers one
 ``tools/call`` over stdio, and its tool reports the modules loaded by then."""
 
@@ -14,7 +14,7 @@ from support.rawstdio import LATEST, RawServer
 APP = '''
 import sys
 
-from mcp_runtime import App
+from mcpbind import App
 
 app = App("lean", "1")
 
@@ -30,10 +30,10 @@ app.run("stdio")
 
 # The HTTP server and client, and the ASGI glue only they use.
 HTTP_MODULES = (
-    "mcp_runtime.http",
-    "mcp_runtime.asgi",
-    "mcp_runtime.disconnect",
-    "mcp_runtime.serving",
+    "mcpbind.http",
+    "mcpbind._transports.http.asgi",
+    "mcpbind._transports.http.disconnect",
+    "mcpbind.serving",
 )
 HTTP_LIBRARIES = ("uvicorn", "aiohttp", "httptools", "httpx", "h11", "starlette", "granian")
 
@@ -72,5 +72,5 @@ def test_a_stdio_app_imports_no_http_module(tmp_path: Path) -> None:
     script = tmp_path / "stdio_app.py"
     script.write_text(APP)
     modules = run(modules_of_a_stdio_app(script))
-    assert "mcp_runtime.stdio" in modules  # the report is from the serving process
+    assert "mcpbind._transports.stdio" in modules  # the report is from the serving process
     assert [module for module in modules if is_http(module)] == []

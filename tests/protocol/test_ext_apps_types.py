@@ -1,4 +1,4 @@
-"""The MCP Apps types (``mcp_protocol.ext_apps``), generated from the schema
+"""The MCP Apps types (``mcpbind_protocol.ext_apps``), generated from the schema
 ``@modelcontextprotocol/ext-apps`` 2.0.4 publishes, against that schema.
 
 The package ships no example instances of its types (its ``*.examples`` files
@@ -25,11 +25,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-import mcp_protocol
-from mcp_codegen import corrections, sources
-from mcp_protocol import ext_apps
-from mcp_protocol.ext_apps import types as apps_types
-from mcp_runtime.codec import decode, encode
+import mcpbind_protocol
+from mcpbind.codec import decode, encode
+from mcpbind_codegen import corrections, sources
+from mcpbind_protocol import ext_apps
+from mcpbind_protocol.ext_apps import types as apps_types
 
 MAX_ITEMS = 2
 MAX_EXTRA = 2
@@ -86,7 +86,7 @@ def test_every_definition_of_the_published_schema_is_generated() -> None:
     added = {"ClientRequest", "ServerRequest", "ClientNotification", "ServerNotification"}
     assert set(ext_apps.DEFINITIONS) == set(NAMES) | added | {"McpUiUpdateModelContextResult"}
     assert ext_apps.EXTENSION_ID == "io.modelcontextprotocol/ui"
-    assert mcp_protocol.EXTENSIONS[ext_apps.EXTENSION_ID] == "mcp_protocol.ext_apps"
+    assert mcpbind_protocol.EXTENSIONS[ext_apps.EXTENSION_ID] == "mcpbind_protocol.ext_apps"
     pin = sources.load_extension_pins(sources.find_config(REPO))["apps"]
     assert ext_apps.SCHEMA_SHA256 == pin.sha256
 

@@ -1,9 +1,9 @@
 """The tasks extension (io.modelcontextprotocol/tasks) is generated from its schema.
 
-``schema/extensions/tasks.json`` is the source of ``mcp_protocol.ext_tasks``:
+``schema/extensions/tasks.json`` is the source of ``mcpbind_protocol.ext_tasks``:
 one type per definition, fields sent in the order the schema lists them, one
 method spec per request of its ``ClientRequest`` union, each needing the
-extension, and the runtime's ``mcp_runtime.tasks`` speaking with exactly
+extension, and the runtime's ``mcpbind._extensions.tasks.serving`` speaking with exactly
 those. The generated client stub drives a task of a real server.
 """
 
@@ -16,14 +16,14 @@ from typing import Any
 import msgspec
 from conftest import REPO
 
-import mcp_protocol
-from mcp_protocol import ext_tasks
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime import tasks
-from mcp_runtime.app import App, Context
-from mcp_runtime.client import Client
-from mcp_runtime.methods import MethodSpec
-from mcp_runtime.tasks import TaskContext, Tasks
+import mcpbind_protocol
+from mcpbind._client.client import Client
+from mcpbind._extensions.tasks import serving as tasks
+from mcpbind._extensions.tasks.serving import TaskContext, Tasks
+from mcpbind.app import App, Context
+from mcpbind.methods import MethodSpec
+from mcpbind_protocol import ext_tasks
+from mcpbind_protocol import v2026_07_28 as modern
 
 FRAGMENT = json.loads((REPO / "schema" / "extensions" / "tasks.json").read_text())
 DEFS: dict[str, Any] = FRAGMENT["$defs"]
@@ -42,7 +42,7 @@ def test_one_type_per_definition_of_the_fragment() -> None:
     assert sorted(ext_tasks.DEFINITIONS) == sorted(DEFS)
     assert ext_tasks.EXTENSION_ID == FRAGMENT["x-mcp-extension"]["id"] == tasks.EXTENSION_ID
     assert ext_tasks.PROTOCOL_REVISION == FRAGMENT["x-mcp-extension"]["revision"]
-    assert mcp_protocol.EXTENSIONS[ext_tasks.EXTENSION_ID] == "mcp_protocol.ext_tasks"
+    assert mcpbind_protocol.EXTENSIONS[ext_tasks.EXTENSION_ID] == "mcpbind_protocol.ext_tasks"
     for name in DEFS:
         assert getattr(ext_tasks, name) is getattr(ext_tasks.types, name)
 

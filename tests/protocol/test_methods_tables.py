@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from conftest import REPO, STABLE_REVISIONS, definitions, load_schema, package
 
-from mcp_codegen.methods import RUNTIME_OWNED
-from mcp_runtime.codec import UnsetType
-from mcp_runtime.methods import MethodSpec
+from mcpbind.codec import UnsetType
+from mcpbind.methods import MethodSpec
+from mcpbind_codegen.methods import RUNTIME_OWNED
 
 UNIONS = (
     ("ClientRequest", "client_to_server", "request"),
@@ -317,8 +317,8 @@ def test_input_request_types_are_their_message_definitions(revision: str) -> Non
 
 def test_the_runtime_reads_the_generated_facts() -> None:
     """What the runtime once kept in tables of its own, read from the specs."""
-    from mcp_runtime import lifecycle
-    from mcp_runtime.http.headers import MirroredFields
+    from mcpbind._core import lifecycle
+    from mcpbind._transports.http.headers import MirroredFields
 
     facts = lifecycle.bindings()
     assert facts.name_fields == {

@@ -105,12 +105,12 @@ def test_client_module_runs() -> None:
 
 
 def test_server_module_runs() -> None:
-    from mcp_protocol.v2025_11_25 import (
+    from mcpbind.codec import encode
+    from mcpbind_protocol.v2025_11_25 import (
         CallToolRequestParams,
         PaginatedRequestParams,
         ReadResourceRequestParams,
     )
-    from mcp_runtime.codec import encode
 
     server = _load("server_ok").EchoServer()
     ctx: Any = _Context()

@@ -29,8 +29,8 @@ import msgspec
 import pytest
 from conftest import REPO, SCHEMA_MIRROR, load_schema, package
 
-from mcp_codegen import corrections
-from mcp_runtime.codec import decode, encode
+from mcpbind.codec import decode, encode
+from mcpbind_codegen import corrections
 
 EXAMPLE_REVISIONS = ("2026-07-28", "draft")
 # The generated package each example revision is checked against.

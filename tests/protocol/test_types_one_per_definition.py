@@ -15,7 +15,7 @@ import msgspec
 import pytest
 from conftest import STABLE_REVISIONS, definitions, load_schema, package
 
-from mcp_runtime.codec import decoder
+from mcpbind.codec import decoder
 
 
 @pytest.mark.parametrize("revision", STABLE_REVISIONS)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from mcp_runtime import codec, lifecycle
+from mcpbind import codec
+from mcpbind._core import lifecycle
 
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 # 2026-07-28 requests carry their envelope in _meta, checked where it is read.

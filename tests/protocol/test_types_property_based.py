@@ -37,8 +37,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-from mcp_codegen import corrections
-from mcp_runtime.codec import decode, encode
+from mcpbind.codec import decode, encode
+from mcpbind_codegen import corrections
 
 settings.register_profile(
     "mcp-types",

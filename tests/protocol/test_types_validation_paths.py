@@ -18,7 +18,7 @@ import msgspec
 import pytest
 from conftest import package
 
-from mcp_runtime.codec import UNSET, OpenObject, convert, decode, encode
+from mcpbind.codec import UNSET, OpenObject, convert, decode, encode
 
 V2024 = package("2024-11-05")
 V2025 = package("2025-11-25")

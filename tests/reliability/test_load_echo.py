@@ -26,11 +26,11 @@ from support.figures import hwm_kib, record, rss_kib
 from support.peers import lowlevel_server, no_leaked_processes, run  # noqa: F401  (a fixture)
 from support.reliability_peers import HttpServerProcess
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime import wire
-from mcp_runtime.client import Client, ClientSession
-from mcp_runtime.http.client import StreamableHTTPClientTransport
-from mcp_runtime.stdio import spawn
+from mcpbind._client.client import Client, ClientSession
+from mcpbind._core import wire
+from mcpbind._transports.http.client.streamable import StreamableHTTPClientTransport
+from mcpbind._transports.stdio import spawn
+from mcpbind_protocol import v2025_11_25 as mcp
 
 TOTAL = int(os.environ.get("LOAD_REQUESTS", "10000"))
 WARM_UP = 2048

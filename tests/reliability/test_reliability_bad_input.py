@@ -36,9 +36,10 @@ from support.reliability_server import ReliabilityServer
 from support.reliability_server import __file__ as RELIABILITY_SERVER
 from support.transports import Message, memory_pair
 
-from mcp_protocol.v2025_11_25 import methods as v2025
-from mcp_runtime import codec, lifecycle
-from mcp_runtime.server import Server, ServerSession
+from mcpbind import codec
+from mcpbind._core import lifecycle
+from mcpbind._server.server import Server, ServerSession
+from mcpbind_protocol.v2025_11_25 import methods as v2025
 
 CLIENT_REQUESTS = v2025.CLIENT_REQUESTS
 NOTIFICATION_METHODS = sorted({*v2025.CLIENT_NOTIFICATIONS, *v2025.SERVER_NOTIFICATIONS})

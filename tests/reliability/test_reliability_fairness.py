@@ -34,12 +34,12 @@ from support.http_servers import eventually, run
 from support.reliability_server import ReliabilityServer, reliability_server
 from typing_extensions import override
 
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime.http import HttpOptions, http_app
-from mcp_runtime.http.legacy_sse import LegacySSEApp
-from mcp_runtime.http.streamable import StreamableHTTPApp
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
+from mcpbind._server.server import Server
+from mcpbind._transports.http.server.legacy_sse import LegacySSEApp
+from mcpbind._transports.http.server.streamable import StreamableHTTPApp
+from mcpbind.http import HttpOptions, http_app
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2026_07_28 as modern
 
 ACCEPT = "application/json, text/event-stream"
 LATEST = "2025-11-25"

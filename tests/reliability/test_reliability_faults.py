@@ -36,14 +36,14 @@ from support.reliability_server import ReliabilityServer, reliability_server
 from support.tcp_proxy import cuttable_proxy
 from support.transports import memory_pair
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime import jsonrpc
-from mcp_runtime.client import Client, connect_stdio
-from mcp_runtime.http import HttpOptions, http_app
-from mcp_runtime.http.client import connect_sse, connect_streamable_http
-from mcp_runtime.jsonrpc import ConnectionClosed, McpError
-from mcp_runtime.server import ServerSession
-from mcp_runtime.stdio import ProcessTransport
+from mcpbind._client.client import Client, connect_stdio
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import ConnectionClosed, McpError
+from mcpbind._server.server import ServerSession
+from mcpbind._transports.http.client.streamable import connect_sse, connect_streamable_http
+from mcpbind._transports.stdio import ProcessTransport
+from mcpbind.http import HttpOptions, http_app
+from mcpbind_protocol import v2025_11_25 as mcp
 
 MIB = 1024 * 1024
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")

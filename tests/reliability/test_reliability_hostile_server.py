@@ -24,12 +24,12 @@ import pytest
 from support.figures import hwm_kib, record, rss_kib
 from support.http_servers import run
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime.client import Client, connect_stdio
-from mcp_runtime.http.client import MAX_EVENT_SIZE, connect_streamable_http
-from mcp_runtime.jsonrpc import ConnectionClosed, McpError
-from mcp_runtime.session import MAX_PROGRESS_BACKLOG
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._client.client import Client, connect_stdio
+from mcpbind._core.jsonrpc import ConnectionClosed, McpError
+from mcpbind._core.session import MAX_PROGRESS_BACKLOG
+from mcpbind._transports.http.client.streamable import MAX_EVENT_SIZE, connect_streamable_http
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind_protocol import v2025_11_25 as mcp
 
 HOSTILE = Path(__file__).resolve().parents[1] / "support" / "hostile_server.py"
 MIB = 1024 * 1024

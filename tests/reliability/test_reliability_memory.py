@@ -30,8 +30,8 @@ from support.figures import record, rss_kib
 from support.http_servers import eventually, run, serving
 from support.reliability_server import reliability_server
 
-from mcp_runtime.http import HttpOptions, http_app
-from mcp_runtime.http.streamable import StreamableHTTPApp
+from mcpbind._transports.http.server.streamable import StreamableHTTPApp
+from mcpbind.http import HttpOptions, http_app
 
 ACCEPT = "application/json, text/event-stream"
 LATEST = "2025-11-25"

@@ -1,7 +1,7 @@
 """Ownership: a task of the tasks extension belongs to whoever made it.
 
 Its owner is the authenticated principal where there is one, else the
-session, else the connection (mcp_runtime.ownership); a 2026-07-28 HTTP
+session, else the connection (mcpbind._core.ownership); a 2026-07-28 HTTP
 request without authorization has none, and its task is reached by id. Everyone else, whatever
 method they use (tasks/get, tasks/update, tasks/cancel), gets exactly the
 answer an id that never existed gets, and the task goes on untouched. Task
@@ -28,16 +28,16 @@ from support.http_servers import run, serving
 from support.transports import MemoryTransport, memory_pair
 from typing_extensions import override
 
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime import jsonrpc
-from mcp_runtime.auth.principal import Principal
-from mcp_runtime.http import http_app
-from mcp_runtime.limits import local_client
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.ownership import PRINCIPAL_SCOPE_KEY
-from mcp_runtime.server import Server, ServerSession
-from mcp_runtime.tasks import EXTENSION_ID, TaskContext, Tasks
-from mcp_runtime.wire import RequestExtra
+from mcpbind._core import jsonrpc
+from mcpbind._core.limits import local_client
+from mcpbind._core.ownership import PRINCIPAL_SCOPE_KEY
+from mcpbind._core.wire import RequestExtra
+from mcpbind._extensions.tasks.serving import EXTENSION_ID, TaskContext, Tasks
+from mcpbind._server.server import Server, ServerSession
+from mcpbind.auth._principal import Principal
+from mcpbind.http import http_app
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2026_07_28 as mcp
 
 VERSION = "2026-07-28"
 META = {
@@ -213,7 +213,7 @@ def test_task_ids_stay_out_of_the_log(caplog: pytest.LogCaptureFixture) -> None:
             work.release.set()
         return str(task_id)
 
-    with caplog.at_level(logging.DEBUG, logger="mcp_runtime"):
+    with caplog.at_level(logging.DEBUG, logger="mcpbind"):
         task_id = run(scenario())
     assert any("task failed" in r.getMessage() for r in caplog.records)
     assert task_id not in caplog.text

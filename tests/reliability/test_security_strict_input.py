@@ -39,17 +39,17 @@ from support.reliability_server import ReliabilityServer, reliability_server
 from support.transports import MemoryTransport, memory_pair
 from typing_extensions import override
 
-from mcp_protocol import v2026_07_28 as m
-from mcp_runtime import jsonrpc
-from mcp_runtime.auth.principal import Principal
-from mcp_runtime.http import http_app
-from mcp_runtime.http.streamable import StreamableHTTPApp
-from mcp_runtime.limits import local_client
-from mcp_runtime.logsafe import LIMIT, quoted
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.request_state import StateError, StateSealer
-from mcp_runtime.server import Server, ServerSession
-from mcp_runtime.wire import RequestExtra
+from mcpbind._core import jsonrpc
+from mcpbind._core.limits import local_client
+from mcpbind._core.logsafe import LIMIT, quoted
+from mcpbind._core.request_state import StateError, StateSealer
+from mcpbind._core.wire import RequestExtra
+from mcpbind._server.server import Server, ServerSession
+from mcpbind._transports.http.server.streamable import StreamableHTTPApp
+from mcpbind.auth._principal import Principal
+from mcpbind.http import http_app
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2026_07_28 as m
 
 RELIABILITY_SERVER = Path(__file__).resolve().parents[1] / "support" / "reliability_server.py"
 ACCEPT = "application/json, text/event-stream"
@@ -470,7 +470,7 @@ def test_quoted_peer_text_has_no_line_breaks_and_is_bounded(text: str) -> None:
 def test_peer_text_reaches_the_log_quoted_and_truncated(caplog: pytest.LogCaptureFixture) -> None:
     """An error message with a forged log line and 100,000 more characters,
     sent to a server session: one log record, on one line, bounded."""
-    forged = "ok\nCRITICAL mcp_runtime: the server was compromised\r\n" + "A" * 100_000
+    forged = "ok\nCRITICAL mcpbind: the server was compromised\r\n" + "A" * 100_000
 
     async def scenario() -> None:
         client_end, server_end = memory_pair("client", "server")
@@ -488,7 +488,7 @@ def test_peer_text_reaches_the_log_quoted_and_truncated(caplog: pytest.LogCaptur
         await client_end.close()
         await asyncio.wait_for(task, 10)
 
-    with caplog.at_level(logging.DEBUG, logger="mcp_runtime"):
+    with caplog.at_level(logging.DEBUG, logger="mcpbind"):
         run(scenario())
     lines = [r.getMessage() for r in caplog.records if "peer reported an error" in r.getMessage()]
     assert len(lines) == 1

@@ -23,10 +23,10 @@ import httpx
 from support.http_servers import lowlevel_server, run, serving
 from support.rawstdio import RawServer
 
-from mcp_runtime import jsonrpc
-from mcp_runtime.http import http_app
-from mcp_runtime.http.legacy_sse import LegacySSEApp
-from mcp_runtime.http.sse_parser import SSEParser
+from mcpbind._core import jsonrpc
+from mcpbind._transports.http.client.sse_parser import SSEParser
+from mcpbind._transports.http.server.legacy_sse import LegacySSEApp
+from mcpbind.http import http_app
 
 RELIABILITY_SERVER = Path(__file__).resolve().parents[1] / "support" / "reliability_server.py"
 VERSION = "2025-03-26"  # the last revision with batches

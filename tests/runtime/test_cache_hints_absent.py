@@ -25,13 +25,13 @@ from support.http_servers import run, serving
 from support.peers import no_leaked_processes  # noqa: F401  (a fixture)
 from typing_extensions import override
 
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime.client import Client, ClientSession
-from mcp_runtime.http import http_app
-from mcp_runtime.http.client import connect_http
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
-from mcp_runtime.stdio import StdioServerParameters, spawn
+from mcpbind._client.client import Client, ClientSession
+from mcpbind._server.server import Server
+from mcpbind._transports.http.client.streamable import connect_http
+from mcpbind._transports.stdio import StdioServerParameters, spawn
+from mcpbind.http import http_app
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2026_07_28 as mcp
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 

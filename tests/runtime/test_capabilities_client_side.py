@@ -19,13 +19,13 @@ from support.raw_peer_server import TASK_CREATED
 from support.transports import MemoryTransport, memory_pair
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime import jsonrpc
-from mcp_runtime.client import Client, ClientSession, connect_stdio
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._client.client import Client, ClientSession, connect_stdio
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as mcp
+from mcpbind_protocol import v2026_07_28 as modern
 
 RAW_PEER = SUPPORT / "raw_peer_server.py"
 URL_ELICITATION = {

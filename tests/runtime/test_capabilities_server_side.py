@@ -18,10 +18,10 @@ from support.peers import SUPPORT, run
 from support.rawstdio import RawServer
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime import jsonrpc
-from mcp_runtime.client import Client
-from mcp_runtime.methods import RequestContext
+from mcpbind._client.client import Client
+from mcpbind._core import jsonrpc
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as mcp
 
 AUDIT_SERVER = [sys.executable, str(SUPPORT / "audit_server.py")]
 MODERN = "2026-07-28"

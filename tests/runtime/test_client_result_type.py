@@ -25,12 +25,12 @@ from support.peers import (
 )
 from typing_extensions import override
 
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime import jsonrpc
-from mcp_runtime.client import Client
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.stdio import StdioServerParameters, spawn
+from mcpbind._client.client import Client
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._transports.stdio import StdioServerParameters, spawn
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2026_07_28 as mcp
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_runtime import codec
-from mcp_runtime.codec import OpenObject
+from mcpbind import codec
+from mcpbind.codec import OpenObject
 
 REVISIONS = ("v2024_11_05", "v2025_03_26", "v2025_06_18", "v2025_11_25", "v2026_07_28")
 
@@ -26,7 +26,7 @@ REVISIONS = ("v2024_11_05", "v2025_03_26", "v2025_06_18", "v2025_11_25", "v2026_
 def _open_object_classes() -> list[type[OpenObject]]:
     found = []
     for revision in REVISIONS:
-        module = importlib.import_module(f"mcp_protocol.{revision}.types")
+        module = importlib.import_module(f"mcpbind_protocol.{revision}.types")
         for name in sorted(vars(module)):
             value = getattr(module, name)
             if (
@@ -140,7 +140,7 @@ def test_fast_path_agrees_with_convert(cls: type[OpenObject], data: st.DataObjec
 
 
 def test_extra_keys_are_kept_and_declared_keys_validated() -> None:
-    from mcp_protocol import v2025_11_25 as v
+    from mcpbind_protocol import v2025_11_25 as v
 
     raw = b'{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"x-extra":{"k":[1]}}'
     schema = codec.decode(raw, v.ToolInputSchema)

@@ -13,9 +13,9 @@ from support.peers import (
     run,
 )
 
-from mcp_protocol import v2024_11_05 as old
-from mcp_runtime.client import Client, connect_stdio
-from mcp_runtime.codec import UnknownValue, decode, decode_lenient, encode
+from mcpbind._client.client import Client, connect_stdio
+from mcpbind.codec import UnknownValue, decode, decode_lenient, encode
+from mcpbind_protocol import v2024_11_05 as old
 
 LINK = b'{"type":"resource_link","uri":"demo://resource/1","name":"one"}'
 

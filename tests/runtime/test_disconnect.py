@@ -1,4 +1,4 @@
-"""How the HTTP transports notice that a client has gone (mcp_runtime.disconnect):
+"""How the HTTP transports notice that a client has gone (mcpbind._transports.http.disconnect):
 a watch of a quick answer never calls receive(), a slow one is watched after
 the grace, and a disconnect wakes whoever waits for the next event."""
 
@@ -8,7 +8,7 @@ import asyncio
 import gc
 from typing import Any
 
-from mcp_runtime.disconnect import GONE, ClientWatch, SlowAnswers, next_or_gone
+from mcpbind._transports.http.disconnect import GONE, ClientWatch, SlowAnswers, next_or_gone
 
 GRACE = 0.05
 

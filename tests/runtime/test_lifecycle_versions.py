@@ -30,13 +30,13 @@ from support.peers import (
 from support.transports import MemoryTransport, RecordingTransport, memory_pair, parse
 from typing_extensions import override
 
-from mcp_protocol import v2024_11_05, v2025_11_25
-from mcp_runtime import jsonrpc
-from mcp_runtime.client import Client, ClientSession, connect_stdio
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server, ServerSession
-from mcp_runtime.stdio import spawn
+from mcpbind._client.client import Client, ClientSession, connect_stdio
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._server.server import Server, ServerSession
+from mcpbind._transports.stdio import spawn
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2024_11_05, v2025_11_25
 
 VERSIONS = ["2024-11-05", "2025-06-18", "2025-11-25"]
 
@@ -44,7 +44,7 @@ pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
 
 def package(version: str) -> ModuleType:
-    return importlib.import_module(f"mcp_protocol.v{version.replace('-', '_')}")
+    return importlib.import_module(f"mcpbind_protocol.v{version.replace('-', '_')}")
 
 
 def example_handlers() -> Any:

@@ -1,4 +1,4 @@
-"""One middleware concept on both sides (mcp_runtime.middleware): a server's middleware
+"""One middleware concept on both sides (mcpbind.middleware): a server's middleware
 sees every request and notification its handlers answer, with the params decoded as the
 method's type; a client's (and a server's) sending middleware sees every request it sends
 and its typed result or error, over stdio and Streamable HTTP; several run in the order
@@ -20,17 +20,17 @@ from support.lowlevel_modern_server import ModernHandlers
 from support.transports import memory_pair
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime import jsonrpc
-from mcp_runtime.client import Client, ClientSession, connect_stdio
-from mcp_runtime.http import http_app
-from mcp_runtime.http.client import connect_streamable_http
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import MethodSpec, RequestContext
-from mcp_runtime.server import Server
-from mcp_runtime.session import SessionContext
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._client.client import Client, ClientSession, connect_stdio
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._core.session import SessionContext
+from mcpbind._server.server import Server
+from mcpbind._transports.http.client.streamable import connect_streamable_http
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind.http import http_app
+from mcpbind.methods import MethodSpec, RequestContext
+from mcpbind_protocol import v2025_11_25 as mcp
+from mcpbind_protocol import v2026_07_28 as modern
 
 H = TypeVar("H", bound=Callable[[Any, Any], Awaitable[Any]])
 

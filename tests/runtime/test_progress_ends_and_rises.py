@@ -14,11 +14,11 @@ from support.peers import SUPPORT, run
 from support.rawstdio import RawServer
 from support.transports import RecordingTransport
 
-from mcp_protocol import v2025_11_25
-from mcp_runtime import lifecycle
-from mcp_runtime.client import Client, connect_stdio
-from mcp_runtime.memory import memory_pair
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._client.client import Client, connect_stdio
+from mcpbind._core import lifecycle
+from mcpbind._transports.memory import memory_pair
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind_protocol import v2025_11_25
 
 AUDIT_SERVER = [sys.executable, str(SUPPORT / "audit_server.py")]
 HANDSHAKE = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")

@@ -18,12 +18,12 @@ from support.peers import run
 from support.router import NOTE, UNROUTED, WORK, Done, Note, TableRouter, Work
 from support.transports import MemoryTransport, Message, memory_pair
 
-from mcp_protocol.v2025_11_25 import EmptyResult
-from mcp_protocol.v2025_11_25 import methods as v2025
-from mcp_runtime import jsonrpc
-from mcp_runtime.jsonrpc import ConnectionClosed, McpError
-from mcp_runtime.methods import HandlerNotImplemented
-from mcp_runtime.session import Session, SessionContext
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import ConnectionClosed, McpError
+from mcpbind._core.session import Session, SessionContext
+from mcpbind.methods import HandlerNotImplemented
+from mcpbind_protocol.v2025_11_25 import EmptyResult
+from mcpbind_protocol.v2025_11_25 import methods as v2025
 
 
 class Worker:

@@ -17,9 +17,9 @@ import pytest
 from support.router import WORK, TableRouter, Work
 from support.transports import memory_pair
 
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.outgoing import Outgoing
-from mcp_runtime.session import Session
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._core.outgoing import Outgoing
+from mcpbind._core.session import Session
 
 Respond = Callable[[int], bytes]
 

@@ -16,16 +16,16 @@ from support.peers import run
 from support.transports import MemoryTransport, RecordingTransport, memory_pair
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25
-from mcp_protocol import v2026_07_28 as m
-from mcp_runtime import client as client_module
-from mcp_runtime import jsonrpc
-from mcp_runtime.client import Client, ClientSession
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.lifecycle import SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.request_state import StateError, StateSealer
-from mcp_runtime.server import Server, ServerSession
+from mcpbind._client import client as client_module
+from mcpbind._client.client import Client, ClientSession
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._core.lifecycle import SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY
+from mcpbind._core.request_state import StateError, StateSealer
+from mcpbind._server.server import Server, ServerSession
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25
+from mcpbind_protocol import v2026_07_28 as m
 
 VERSION = "2026-07-28"
 CAPS: dict[str, Any] = {}

@@ -27,11 +27,11 @@ from support.peers import (
 )
 from support.rawstdio import RawServer
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime import jsonrpc
-from mcp_runtime.client import Client, ClientSession, connect_stdio
-from mcp_runtime.jsonrpc import ConnectionClosed, McpError
-from mcp_runtime.stdio import ProcessTransport, StdioServerParameters
+from mcpbind._client.client import Client, ClientSession, connect_stdio
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import ConnectionClosed, McpError
+from mcpbind._transports.stdio import ProcessTransport, StdioServerParameters
+from mcpbind_protocol import v2025_11_25 as mcp
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 

@@ -1,4 +1,4 @@
-"""Taking an awaitable's first step by hand (mcp_runtime.stepping), and the
+"""Taking an awaitable's first step by hand (mcpbind._core.stepping), and the
 request bodies read that way (limits.BodyBudget): what is ready costs no
 wait, and what has to wait is awaited as it would be, cancellation included."""
 
@@ -12,8 +12,8 @@ import pytest
 from support.http_servers import eventually
 from support.peers import run
 
-from mcp_runtime.limits import BodyBudget, BodyRefused
-from mcp_runtime.stepping import Pending, one_pass, resumed, step
+from mcpbind._core.limits import BodyBudget, BodyRefused
+from mcpbind._core.stepping import Pending, one_pass, resumed, step
 
 
 def test_what_is_ready_is_given_at_once() -> None:

@@ -1,6 +1,6 @@
 """The tasks extension (io.modelcontextprotocol/tasks) on a real Server.
 
-Each test serves a :class:`~mcp_runtime.server.Server` with the extension over
+Each test serves a :class:`~mcpbind._server.server.Server` with the extension over
 an in-memory transport and talks 2026-07-28 JSON-RPC to it as bytes, so what
 is checked is exactly what a client sees on the wire: task creation, polling
 with inlined results and errors, input requests answered by tasks/update
@@ -28,12 +28,17 @@ from support.peers import run
 from support.transports import MemoryTransport, memory_pair
 from typing_extensions import override
 
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime.codec import UNSET
-from mcp_runtime.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, McpError
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
-from mcp_runtime.tasks import EXTENSION_ID, TaskContext, Tasks, client_supports_tasks
+from mcpbind._core.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from mcpbind._extensions.tasks.serving import (
+    EXTENSION_ID,
+    TaskContext,
+    Tasks,
+    client_supports_tasks,
+)
+from mcpbind._server.server import Server
+from mcpbind.codec import UNSET
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2026_07_28 as mcp
 
 VERSION = "2026-07-28"
 WITH_TASKS: dict[str, Any] = {"extensions": {EXTENSION_ID: {}}, "elicitation": {}}
@@ -800,7 +805,7 @@ async def test_tasks_past_their_ttl_free_their_place(
     served: Served, wire: Wire, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock = Clock()
-    monkeypatch.setattr("mcp_runtime.tasks.time", clock)
+    monkeypatch.setattr("mcpbind._extensions.tasks.serving.time", clock)
     first = await wire.result(
         "tools/call", {"name": "blocked"}
     )  # still running: a finished one would make room
@@ -832,10 +837,10 @@ import asyncio
 
 from typing_extensions import override
 
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
-from mcp_runtime.tasks import TaskContext, Tasks
+from mcpbind_protocol import v2026_07_28 as mcp
+from mcpbind.methods import RequestContext
+from mcpbind._server.server import Server
+from mcpbind._extensions.tasks.serving import TaskContext, Tasks
 
 tasks = Tasks(tools={"slow": "optional"})
 
@@ -863,9 +868,9 @@ server = Server(Tools(), name="typed", version="1", extensions=[tasks])
 WRONG = """
 from __future__ import annotations
 
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.tasks import TaskContext, Tasks
+from mcpbind_protocol import v2026_07_28 as mcp
+from mcpbind.methods import RequestContext
+from mcpbind._extensions.tasks.serving import TaskContext, Tasks
 
 tasks = Tasks()
 

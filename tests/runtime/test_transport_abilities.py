@@ -12,13 +12,13 @@ import msgspec
 import pytest
 from support.http_servers import run
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime.client import Client
-from mcp_runtime.jsonrpc import ConnectionClosed, RequestId
-from mcp_runtime.limits import LOCAL
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
-from mcp_runtime.wire import ClosesWithReason, Message, RequestExtra
+from mcpbind._client.client import Client
+from mcpbind._core.jsonrpc import ConnectionClosed, RequestId
+from mcpbind._core.limits import LOCAL
+from mcpbind._core.wire import ClosesWithReason, Message, RequestExtra
+from mcpbind._server.server import Server
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as mcp
 
 
 class BareTransport:

@@ -18,8 +18,8 @@ from support.redis_monitor import Cost, Monitor
 from support.scaleout import HANDSHAKE, MODERN, modern_meta
 from support.scaleout_app import Worker
 
-from mcp_runtime.http import HttpOptions
-from mcp_runtime.http.streamable import StreamableHTTPApp
+from mcpbind._transports.http.server.streamable import StreamableHTTPApp
+from mcpbind.http import HttpOptions
 
 pytestmark = pytest.mark.redis
 

@@ -31,11 +31,11 @@ from support.peers import run
 from support.redis_server import RedisServer
 
 from bench import soak
-from mcp_protocol import v2025_06_18 as handshake
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime.client import Client
-from mcp_runtime.http.client import StreamableHTTPClientTransport
-from mcp_runtime.jsonrpc import CONNECTION_CLOSED, INTERNAL_ERROR, McpError
+from mcpbind._client.client import Client
+from mcpbind._core.jsonrpc import CONNECTION_CLOSED, INTERNAL_ERROR, McpError
+from mcpbind._transports.http.client.streamable import StreamableHTTPClientTransport
+from mcpbind_protocol import v2025_06_18 as handshake
+from mcpbind_protocol import v2026_07_28 as modern
 
 pytestmark = [pytest.mark.redis, pytest.mark.peers]
 

@@ -10,7 +10,7 @@ import pytest
 from support.peers import run
 from support.redis_server import RedisServer
 
-from mcp_runtime.stores.redis_store import RedisStore
+from mcpbind.stores._redis_store import RedisStore
 
 pytestmark = pytest.mark.redis
 

@@ -22,7 +22,7 @@ from support.peers import run
 from support.redis_server import RedisServer
 from support.scaleout import Workers, deployment, on_both_workers
 
-from mcp_runtime import jsonrpc
+from mcpbind._core import jsonrpc
 
 pytestmark = pytest.mark.redis
 

@@ -27,8 +27,8 @@ from support.scaleout import (
     session_headers,
 )
 
-from mcp_runtime.stores.base import StoreUnavailable
-from mcp_runtime.stores.redis_store import RedisStore
+from mcpbind.stores._base import StoreUnavailable
+from mcpbind.stores._redis_store import RedisStore
 
 pytestmark = pytest.mark.redis
 

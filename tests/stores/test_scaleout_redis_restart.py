@@ -20,8 +20,8 @@ import pytest
 import uvloop
 from support.redis_server import RedisServer
 
-from mcp_runtime.stores.base import StoreUnavailable
-from mcp_runtime.stores.redis_store import RedisStore
+from mcpbind.stores._base import StoreUnavailable
+from mcpbind.stores._redis_store import RedisStore
 
 pytestmark = pytest.mark.redis
 

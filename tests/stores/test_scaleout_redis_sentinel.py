@@ -16,8 +16,8 @@ from support.peers import run
 from support.redis_server import SentinelGroup
 from support.scaleout import SseReader, Workers, call, initialize, post, session_headers
 
-from mcp_runtime.stores.base import StoreUnavailable
-from mcp_runtime.stores.redis_store import RedisStore
+from mcpbind.stores._base import StoreUnavailable
+from mcpbind.stores._redis_store import RedisStore
 
 pytestmark = pytest.mark.redis
 

@@ -28,11 +28,11 @@ from support.scaleout import (
 )
 from support.scaleout_app import Tools
 
-from mcp_runtime.http import HttpOptions
-from mcp_runtime.http.streamable import StreamableHTTPApp
-from mcp_runtime.server import Server
-from mcp_runtime.stores.redis_store import RedisStore
-from mcp_runtime.tasks import Tasks
+from mcpbind._extensions.tasks.serving import Tasks
+from mcpbind._server.server import Server
+from mcpbind._transports.http.server.streamable import StreamableHTTPApp
+from mcpbind.http import HttpOptions
+from mcpbind.stores._redis_store import RedisStore
 
 pytestmark = pytest.mark.redis
 

@@ -24,8 +24,8 @@ from support.redis_server import RedisServer
 from support.scaleout import MODERN, modern_meta
 from support.scaleout_app import Worker
 
-from mcp_runtime.http import HttpOptions
-from mcp_runtime.http.streamable import StreamableHTTPApp
+from mcpbind._transports.http.server.streamable import StreamableHTTPApp
+from mcpbind.http import HttpOptions
 
 pytestmark = pytest.mark.redis
 
@@ -187,7 +187,7 @@ def test_app_wide_counts_with_redis_frozen_fall_back_to_the_workers_own_count(
         finally:
             await close(app)
 
-    caplog.set_level(logging.WARNING, logger="mcp_runtime")
+    caplog.set_level(logging.WARNING, logger="mcpbind")
     run(scenario(), timeout=180)
 
 
@@ -242,7 +242,7 @@ def test_a_listen_stream_opens_while_redis_is_frozen(
         warned = [r for r in caplog.records if "by this worker alone" in r.getMessage()]
         assert len(warned) == (1 if app_wide else 0), [r.getMessage() for r in caplog.records]
 
-    caplog.set_level(logging.WARNING, logger="mcp_runtime")
+    caplog.set_level(logging.WARNING, logger="mcpbind")
     run(scenario(), timeout=180)
 
 

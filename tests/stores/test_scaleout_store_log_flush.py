@@ -14,8 +14,8 @@ import asyncio
 import pytest
 from support.redis_server import RedisServer
 
-from mcp_runtime.http.store_log import StoreWriter
-from mcp_runtime.stores.redis_store import RedisStore
+from mcpbind._transports.http.server.store_log import StoreWriter
+from mcpbind.stores._redis_store import RedisStore
 
 pytestmark = pytest.mark.redis
 

@@ -19,11 +19,11 @@ from support.peers import run
 from support.scaleout import sse_events
 from test_scaleout_resumption import open_session, resume, worker
 
-from mcp_runtime.http.shared_sessions import SharedSessions
-from mcp_runtime.http.streamable import StreamableHTTPApp
-from mcp_runtime.server import Server
-from mcp_runtime.stores.redis_store import RedisStore
-from mcp_runtime.tasks import Tasks
+from mcpbind._extensions.tasks.serving import Tasks
+from mcpbind._server.server import Server
+from mcpbind._transports.http.server.shared_sessions import SharedSessions
+from mcpbind._transports.http.server.streamable import StreamableHTTPApp
+from mcpbind.stores._redis_store import RedisStore
 
 pytestmark = pytest.mark.redis
 

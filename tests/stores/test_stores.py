@@ -10,8 +10,8 @@ import fakeredis
 import pytest
 from support.peers import run
 
-from mcp_runtime.stores import MemoryStore, Store
-from mcp_runtime.stores.redis_store import RedisStore
+from mcpbind.stores import MemoryStore, Store
+from mcpbind.stores._redis_store import RedisStore
 
 
 def memory() -> Store:

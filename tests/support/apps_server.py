@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from mcp_runtime.app import App, Context
+from mcpbind.app import App, Context
 
 RESOURCE = "ui://greeting/app.html"
 

@@ -19,9 +19,10 @@ from typing import Any
 
 import msgspec
 
-from mcp_runtime import codec, lifecycle
-from mcp_runtime.app import App, Context
-from mcp_runtime.jsonrpc import McpError
+from mcpbind import codec
+from mcpbind._core import lifecycle
+from mcpbind._core.jsonrpc import McpError
+from mcpbind.app import App, Context
 
 app = App("audit", "1.0")
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from mcp_runtime.http.client import SSEParser
+from mcpbind._transports.http.client.streamable import SSEParser
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"

@@ -1,4 +1,4 @@
-"""A server of ours (mcp_runtime.app) whose tools carry every JSON Schema construct
+"""A server of ours (mcpbind.app) whose tools carry every JSON Schema construct
 ``mcp-codegen server`` reads, for the typed-bindings tests.
 
 ``plan_trip`` has the schemas msgspec derives from typed Python (2020-12:
@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from mcp_runtime.app import App, ToolError
+from mcpbind.app import App, ToolError
 
 VARIANT = sys.argv[1] if len(sys.argv) > 1 else "base"
 

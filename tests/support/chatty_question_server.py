@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from mcp_runtime import App, Context
+from mcpbind import App, Context
 
 app = App("chatty", "1")
 

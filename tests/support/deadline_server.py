@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import sys
 
-from mcp_runtime.http import HttpOptions
-from mcp_runtime.server import Server
-from mcp_runtime.serving import run_http
-from mcp_runtime.tasks import Tasks
+from mcpbind._extensions.tasks.serving import Tasks
+from mcpbind._server.server import Server
+from mcpbind.http import HttpOptions
+from mcpbind.serving import run_http
 from support.scaleout_app import STATE_KEY, Tools
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from mcp_runtime.host import Host, HostHandlers
+from mcpbind.host import Host, HostHandlers
 
 
 class Printer(HostHandlers):

@@ -58,7 +58,7 @@ def gateway_over_http(
     it writes to stderr are added to ``said`` as they come."""
     command = ["serve", str(config), "--http", "--port", str(port), *options]
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcp_runtime.cli", *command],
+        [sys.executable, "-m", "mcpbind.cli", *command],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -8,10 +8,10 @@ from typing import Any
 
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as legacy
-from mcp_protocol import v2026_07_28 as modern
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
+from mcpbind._server.server import Server
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2025_11_25 as legacy
+from mcpbind_protocol import v2026_07_28 as modern
 
 
 class Growth:

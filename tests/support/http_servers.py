@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import uvicorn
 
-from mcp_runtime.server import Server
+from mcpbind._server.server import Server
 
 SUPPORT = Path(__file__).resolve().parent
 REPO = SUPPORT.parents[1]

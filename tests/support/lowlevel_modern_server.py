@@ -18,12 +18,12 @@ from typing import Any
 
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as legacy
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime.jsonrpc import INVALID_PARAMS, McpError
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
-from mcp_runtime.serving import run_stdio
+from mcpbind._core.jsonrpc import INVALID_PARAMS, McpError
+from mcpbind._server.server import Server
+from mcpbind.methods import RequestContext
+from mcpbind.serving import run_stdio
+from mcpbind_protocol import v2025_11_25 as legacy
+from mcpbind_protocol import v2026_07_28 as mcp
 
 NAME = "mcp-codegen-stateless-example"
 VERSION = "0.1.0"
@@ -322,7 +322,7 @@ def main() -> None:
         return
     import uvicorn
 
-    from mcp_runtime.http import http_app
+    from mcpbind.http import http_app
 
     uvicorn.run(
         http_app(server),

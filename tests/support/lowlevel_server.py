@@ -16,11 +16,11 @@ from typing import Any
 
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime.jsonrpc import INVALID_PARAMS, McpError
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
-from mcp_runtime.serving import run_stdio
+from mcpbind._core.jsonrpc import INVALID_PARAMS, McpError
+from mcpbind._server.server import Server
+from mcpbind.methods import RequestContext
+from mcpbind.serving import run_stdio
+from mcpbind_protocol import v2025_11_25 as mcp
 
 TOOLS = [
     mcp.Tool(

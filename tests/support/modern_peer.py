@@ -19,9 +19,9 @@ from typing import IO, Any
 
 from typing_extensions import override
 
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
+from mcpbind._server.server import Server
+from mcpbind.methods import RequestContext
+from mcpbind_protocol import v2026_07_28 as mcp
 
 SUPPORT = Path(__file__).resolve().parent
 REPO = SUPPORT.parents[1]
@@ -190,7 +190,7 @@ def make_server(kind: str = "modern") -> Server:
 
 
 async def _serve(kind: str, record: IO[str] | None) -> None:
-    from mcp_runtime.stdio import process_stdio
+    from mcpbind._transports.stdio import process_stdio
     from support.wire import WireTap
 
     transport: Any = await process_stdio()
@@ -200,7 +200,7 @@ async def _serve(kind: str, record: IO[str] | None) -> None:
 
 
 def main(argv: list[str]) -> None:
-    from mcp_runtime.stdio import configure_stdio_logging
+    from mcpbind._transports.stdio import configure_stdio_logging
 
     kind = argv[0] if argv and not argv[0].startswith("--") else "modern"
     record = None

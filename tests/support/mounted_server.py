@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from mcp_runtime.app import App, Call, Context, Next
+from mcpbind.app import App, Call, Context, Next
 
 
 def notes_app(seen: list[str]) -> App[Any]:

@@ -30,7 +30,7 @@ import httpx
 from joserfc import jwt
 from joserfc.jwk import ECKey, RSAKey
 
-from mcp_runtime.auth.client import AuthorizationResponse
+from mcpbind.auth.client import AuthorizationResponse
 from support.peers import NODE, SUPPORT, require
 
 PROVIDER = SUPPORT / "oidc" / "provider.mjs"

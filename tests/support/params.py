@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 from msgspec import inspect as mi
 
-from mcp_runtime.codec import OpenObject
+from mcpbind.codec import OpenObject
 
 KINDS = ("null", "boolean", "integer", "number", "string", "array", "object")
 SAMPLES: dict[str, Any] = {
@@ -33,7 +33,7 @@ def info(t: Any) -> mi.Type:
 
 
 def _custom_arms(cls: Any) -> tuple[Any, ...] | None:
-    """The arms of an untagged union class of mcp_runtime.codec, else None."""
+    """The arms of an untagged union class of mcpbind.codec, else None."""
     arms = getattr(cls, "__arms__", None)
     return tuple(arms) if arms is not None else None
 
@@ -229,7 +229,7 @@ def without(baseline: dict[str, Any], field: FieldPath) -> dict[str, Any]:
 
 
 def valid(value: Any, t: Any) -> bool:
-    from mcp_runtime.codec import convert
+    from mcpbind.codec import convert
 
     try:
         convert(value, t)

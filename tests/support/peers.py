@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._transports.stdio import StdioServerParameters
 from support.needs import needs
 
 T = TypeVar("T")
@@ -49,7 +49,7 @@ THIS_TREE = {
 }
 """The environment the official SDK's stdio client needs to give a server of
 this repository (it hands a child only a few variables of its own): without
-it the child imports whichever mcp_runtime is installed, not this tree's."""
+it the child imports whichever mcpbind is installed, not this tree's."""
 
 
 def run(coroutine: Coroutine[Any, Any, T], timeout: float = TIMEOUT) -> T:

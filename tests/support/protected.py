@@ -25,14 +25,14 @@ from typing import Any
 
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as legacy
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime.auth.principal import InsufficientScope, Principal
-from mcp_runtime.auth.server import JWTVerifier, ResourceServer
-from mcp_runtime.http import http_app
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
-from mcp_runtime.serving import run_stdio
+from mcpbind._server.server import Server
+from mcpbind.auth._principal import InsufficientScope, Principal
+from mcpbind.auth.server import JWTVerifier, ResourceServer
+from mcpbind.http import http_app
+from mcpbind.methods import RequestContext
+from mcpbind.serving import run_stdio
+from mcpbind_protocol import v2025_11_25 as legacy
+from mcpbind_protocol import v2026_07_28 as mcp
 
 if (
     str(Path(__file__).resolve().parents[1]) not in sys.path

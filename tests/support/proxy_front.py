@@ -6,8 +6,8 @@ import asyncio
 import sys
 from pathlib import Path
 
-from mcp_runtime.app import App
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._transports.stdio import StdioServerParameters
+from mcpbind.app import App
 
 EVERYTHING = (
     Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ from typing import IO, Any
 
 import httpx
 
-from mcp_runtime.stdio import StdioServerParameters
+from mcpbind._transports.stdio import StdioServerParameters
 
 SUPPORT = Path(__file__).resolve().parent
 RELIABILITY_SERVER = SUPPORT / "reliability_server.py"

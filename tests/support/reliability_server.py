@@ -42,9 +42,9 @@ if str(SUPPORT) not in sys.path:
 
 from lowlevel_server import TOOLS, LowLevelServer  # noqa: E402
 
-from mcp_protocol import v2025_11_25 as mcp  # noqa: E402
-from mcp_runtime.methods import RequestContext  # noqa: E402
-from mcp_runtime.server import Server  # noqa: E402
+from mcpbind._server.server import Server  # noqa: E402
+from mcpbind.methods import RequestContext  # noqa: E402
+from mcpbind_protocol import v2025_11_25 as mcp  # noqa: E402
 
 _OBJECT = mcp.ToolInputSchema(type="object")
 EXTRA_TOOLS = [
@@ -192,7 +192,7 @@ class _WithStats:
 def _serve_http(options: argparse.Namespace) -> None:
     import uvicorn
 
-    from mcp_runtime.http import HttpOptions, http_app
+    from mcpbind.http import HttpOptions, http_app
 
     extra: dict[str, Any] = {}
     if options.max_stream_buffer is not None:
@@ -219,7 +219,7 @@ def _serve_http(options: argparse.Namespace) -> None:
 
 
 def _serve_stdio(options: argparse.Namespace) -> None:
-    from mcp_runtime.stdio import configure_stdio_logging, process_stdio
+    from mcpbind._transports.stdio import configure_stdio_logging, process_stdio
 
     configure_stdio_logging()
 

@@ -7,10 +7,10 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from mcp_runtime import jsonrpc
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.methods import MethodSpec
-from mcp_runtime.session import Handler, Route
+from mcpbind._core import jsonrpc
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._core.session import Handler, Route
+from mcpbind.methods import MethodSpec
 
 
 class TableRouter:

@@ -25,17 +25,18 @@ from typing import Any
 
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as older
-from mcp_protocol import v2026_07_28 as mcp
-from mcp_runtime import lifecycle
-from mcp_runtime.asgi import Message, Receive, Scope, Send
-from mcp_runtime.http import HttpApp, HttpOptions, http_app
-from mcp_runtime.http.shared_sessions import SharedSessions
-from mcp_runtime.http.streamable import StreamableHTTPApp
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
-from mcp_runtime.stores import Store, quotas
-from mcp_runtime.tasks import TaskContext, Tasks
+from mcpbind._core import lifecycle
+from mcpbind._extensions.tasks.serving import TaskContext, Tasks
+from mcpbind._server.server import Server
+from mcpbind._transports.http.asgi import Message, Receive, Scope, Send
+from mcpbind._transports.http.server.shared_sessions import SharedSessions
+from mcpbind._transports.http.server.streamable import StreamableHTTPApp
+from mcpbind.http import HttpApp, HttpOptions, http_app
+from mcpbind.methods import RequestContext
+from mcpbind.stores import Store
+from mcpbind.stores import _quotas as quotas
+from mcpbind_protocol import v2025_11_25 as older
+from mcpbind_protocol import v2026_07_28 as mcp
 
 STATE_KEY = b"the scale-out tests share this key!"
 
@@ -177,7 +178,7 @@ class OlderTools(older.ServerHandlers):
 def store() -> Store | None:
     if os.environ.get("MCP_TEST_STORE") == "memory":
         return None
-    from mcp_runtime.stores.redis_store import RedisStore
+    from mcpbind.stores._redis_store import RedisStore
 
     return RedisStore.from_url(os.environ["MCP_TEST_REDIS_URL"])
 

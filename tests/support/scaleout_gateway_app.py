@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import os
 
-from mcp_runtime.app.lifespan import LifespanASGI
-from mcp_runtime.cli.serve import gateway_app
-from mcp_runtime.stores.redis_store import RedisStore
+from mcpbind.app._lifespan import LifespanASGI
+from mcpbind.cli._serve import gateway_app
+from mcpbind.stores._redis_store import RedisStore
 
 STATE_KEY = b"the scale-out gateway tests share this key"
 

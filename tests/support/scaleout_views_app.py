@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 
-from mcp_runtime.app import App
-from mcp_runtime.app.lifespan import LifespanASGI
-from mcp_runtime.stores.redis_store import RedisStore
+from mcpbind.app import App
+from mcpbind.app._lifespan import LifespanASGI
+from mcpbind.stores._redis_store import RedisStore
 
 STATE_KEY = b"the shared-views tests share this key"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from mcp_runtime.app import App
+from mcpbind.app import App
 
 app = App("shifting", "1.0", versions=[os.environ.get("SHIFTING_REVISION", "2025-11-25")])
 

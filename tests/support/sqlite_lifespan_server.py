@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import aiosqlite
 
-from mcp_runtime.app import App, Context
+from mcpbind.app import App, Context
 
 
 @dataclass

@@ -21,10 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lowlevel_server import LowLevelServer, mcp  # noqa: E402
 
-from mcp_runtime.methods import RequestContext  # noqa: E402
-from mcp_runtime.server import Server  # noqa: E402
-from mcp_runtime.serving import serve_stdio  # noqa: E402
-from mcp_runtime.stdio import configure_stdio_logging  # noqa: E402
+from mcpbind._server.server import Server  # noqa: E402
+from mcpbind._transports.stdio import configure_stdio_logging  # noqa: E402
+from mcpbind.methods import RequestContext  # noqa: E402
+from mcpbind.serving import serve_stdio  # noqa: E402
 
 
 class StubbornServer(LowLevelServer):

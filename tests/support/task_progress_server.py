@@ -18,8 +18,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from mcp_runtime.app import App, Context
-from mcp_runtime.tasks import Tasks
+from mcpbind._extensions.tasks.serving import Tasks
+from mcpbind.app import App, Context
 
 app = App("task-progress", "1.0", extensions=[Tasks()])
 _gates: dict[str, Any] = {}

@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
 
-from mcp_runtime.telemetry import Telemetry
+from mcpbind.telemetry import Telemetry
 
 
 class Recorder(InMemorySpanExporter):

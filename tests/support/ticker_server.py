@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from mcp_runtime.app import App
+from mcpbind.app import App
 
 app = App("ticker", "1")
 state = {"count": 0}

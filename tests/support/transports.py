@@ -2,7 +2,7 @@
 
 :func:`memory_pair` returns two connected :class:`MemoryTransport` ends: what
 one end writes, the other reads, in order. Either end can be handed to a
-:class:`~mcp_runtime.session.Session` or driven by hand (``send``/``receive``)
+:class:`~mcpbind._core.session.Session` or driven by hand (``send``/``receive``)
 to put arbitrary bytes on the wire. Every end records what it wrote, and a
 test can wait for a message it expects with :meth:`MemoryTransport.wait_sent`.
 """
@@ -14,10 +14,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from mcp_runtime import wire
-from mcp_runtime.jsonrpc import RequestId
-from mcp_runtime.session import Transport
-from mcp_runtime.wire import RESPONSE
+from mcpbind._core import wire
+from mcpbind._core.jsonrpc import RequestId
+from mcpbind._core.session import Transport
+from mcpbind._core.wire import RESPONSE
 
 Message = dict[str, Any]
 Predicate = Callable[[Message], bool]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_runtime.app import App, Context, UiCsp, UiPermissions
+from mcpbind.app import App, Context, UiCsp, UiPermissions
 
 PAGE_URI = "ui://weather/dashboard.html"
 PAGE = "<!doctype html><title>weather</title><main id=app>loading</main>"

@@ -1,4 +1,4 @@
-"""The servers guide's visibility example behind a :class:`~mcp_runtime.app.Cache`:
+"""The servers guide's visibility example behind a :class:`~mcpbind.app.Cache`:
 the ``admin`` tools hidden from every session, ``unlock`` showing them to the
 caller's session (``app.enable(..., session=ctx)``), ``retire`` hiding a tool
 from everyone while serving (``app.disable([name])``). Run as a script, it
@@ -6,7 +6,7 @@ serves over stdio."""
 
 from __future__ import annotations
 
-from mcp_runtime.app import App, Cache, Context
+from mcpbind.app import App, Cache, Context
 
 
 def unlock_app() -> App:

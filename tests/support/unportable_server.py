@@ -11,10 +11,10 @@ from typing import Any
 
 from typing_extensions import override
 
-from mcp_protocol import v2025_11_25 as mcp
-from mcp_runtime.methods import RequestContext
-from mcp_runtime.server import Server
-from mcp_runtime.serving import run_stdio
+from mcpbind._server.server import Server
+from mcpbind.methods import RequestContext
+from mcpbind.serving import run_stdio
+from mcpbind_protocol import v2025_11_25 as mcp
 
 
 def _tool(name: str, schema: dict[str, Any]) -> mcp.Tool:

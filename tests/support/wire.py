@@ -10,7 +10,7 @@ from typing import IO, Any
 
 import msgspec
 
-from mcp_runtime import wire
+from mcpbind._core import wire
 
 Message = dict[str, Any]
 

@@ -19,11 +19,11 @@ from support.telemetry import (
     telemetry,  # noqa: F401  (a fixture)
 )
 
-from mcp_protocol import v2025_11_25
-from mcp_runtime.app import App
-from mcp_runtime.client import Client
-from mcp_runtime.host import Host
-from mcp_runtime.telemetry import Telemetry
+from mcpbind._client.client import Client
+from mcpbind.app import App
+from mcpbind.host import Host
+from mcpbind.telemetry import Telemetry
+from mcpbind_protocol import v2025_11_25
 
 
 def test_a_host_call_has_a_span_naming_the_server_entry_around_its_client_span(
@@ -59,7 +59,7 @@ def test_log_records_made_in_a_span_carry_its_trace_and_span_ids(
     spans: Any, telemetry: Telemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     app: App = App("logging", telemetry=telemetry)
-    logger = logging.getLogger("mcp_runtime.tests.telemetry")
+    logger = logging.getLogger("mcpbind.tests.telemetry")
 
     @app.tool()
     def noisy() -> str:
@@ -73,7 +73,7 @@ def test_log_records_made_in_a_span_carry_its_trace_and_span_ids(
         async with app.test_client(client=client) as session:
             await v2025_11_25.ClientStub(session).call_tool("noisy", arguments={})
 
-    with caplog.at_level(logging.WARNING, logger="mcp_runtime.tests.telemetry"):
+    with caplog.at_level(logging.WARNING, logger="mcpbind.tests.telemetry"):
         run(main())
     record = next(r for r in caplog.records if r.getMessage() == "inside the tool")
     served = next(s for s in spans.get_finished_spans() if s.name == "tools/call noisy")
@@ -91,10 +91,10 @@ OFF = textwrap.dedent("""
             return None
 
     sys.meta_path.insert(0, NoOpenTelemetry())
-    from mcp_protocol import v2025_11_25
-    from mcp_runtime.app import App
-    from mcp_runtime.client import Client
-    import mcp_runtime.host, mcp_runtime.server, mcp_runtime.http.app
+    from mcpbind_protocol import v2025_11_25
+    from mcpbind.app import App
+    from mcpbind._client.client import Client
+    import mcpbind.host, mcpbind._server.server, mcpbind._transports.http.server.app
 
     app = App("plain")
 

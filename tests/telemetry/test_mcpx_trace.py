@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 BACKEND = textwrap.dedent("""
-    from mcp_runtime.app import App
+    from mcpbind.app import App
 
     app = App("backend")
 
@@ -40,12 +40,12 @@ def test_mcpx_trace_prints_the_client_gateway_and_backend_spans_as_one_tree(
         )
     )
     config = tmp_path / "mcpx.json"
-    serve = ["-m", "mcp_runtime.cli", "serve", str(gateway)]
+    serve = ["-m", "mcpbind.cli", "serve", str(gateway)]
     config.write_text(
         json.dumps({"mcpServers": {"gw": {"command": sys.executable, "args": serve}}})
     )
     done = subprocess.run(
-        [sys.executable, "-m", "mcp_runtime.cli", "call", "backend_hello", "name=ann"]
+        [sys.executable, "-m", "mcpbind.cli", "call", "backend_hello", "name=ann"]
         + [
             "--config",
             str(config),

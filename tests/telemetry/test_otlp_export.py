@@ -21,10 +21,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from support.peers import run
 
-from mcp_protocol import v2025_11_25
-from mcp_runtime.app import App
-from mcp_runtime.client import Client
-from mcp_runtime.telemetry import Telemetry
+from mcpbind._client.client import Client
+from mcpbind.app import App
+from mcpbind.telemetry import Telemetry
+from mcpbind_protocol import v2025_11_25
 
 
 class Receiver(http.server.ThreadingHTTPServer):
@@ -106,7 +106,7 @@ def test_spans_and_metrics_reach_an_otlp_http_receiver(receiver: Receiver) -> No
         for request in receiver.traces
         for resource in request.resource_spans
         for scope in resource.scope_spans
-        if scope.scope.name == "mcp_runtime"
+        if scope.scope.name == "mcpbind"
         for span in scope.spans
     ]
     called = {(span.name, span.kind) for span in spans}

@@ -19,11 +19,11 @@ from support.telemetry import (
     telemetry,  # noqa: F401  (a fixture)
 )
 
-from mcp_protocol import v2025_11_25
-from mcp_runtime.app import App
-from mcp_runtime.client import Client
-from mcp_runtime.http.client import connect_http
-from mcp_runtime.telemetry import Telemetry
+from mcpbind._client.client import Client
+from mcpbind._transports.http.client.streamable import connect_http
+from mcpbind.app import App
+from mcpbind.telemetry import Telemetry
+from mcpbind_protocol import v2025_11_25
 
 pytestmark = pytest.mark.peers
 

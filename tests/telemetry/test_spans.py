@@ -18,12 +18,12 @@ from support.telemetry import (
     telemetry,  # noqa: F401  (a fixture)
 )
 
-from mcp_runtime import lifecycle
-from mcp_runtime.app import App, Context, ToolError
-from mcp_runtime.client import Client, ClientSession
-from mcp_runtime.codec import encode
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.telemetry import Telemetry
+from mcpbind._client.client import Client, ClientSession
+from mcpbind._core import lifecycle
+from mcpbind._core.jsonrpc import McpError
+from mcpbind.app import App, Context, ToolError
+from mcpbind.codec import encode
+from mcpbind.telemetry import Telemetry
 
 ALL = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 

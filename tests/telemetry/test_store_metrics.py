@@ -18,13 +18,13 @@ from support.telemetry import (
     telemetry,  # noqa: F401  (a fixture)
 )
 
-from mcp_protocol import v2025_11_25
-from mcp_runtime.app import App
-from mcp_runtime.client import Client
-from mcp_runtime.http.client import connect_http
-from mcp_runtime.jsonrpc import McpError
-from mcp_runtime.stores.redis_store import RedisStore
-from mcp_runtime.telemetry import Telemetry
+from mcpbind._client.client import Client
+from mcpbind._core.jsonrpc import McpError
+from mcpbind._transports.http.client.streamable import connect_http
+from mcpbind.app import App
+from mcpbind.stores._redis_store import RedisStore
+from mcpbind.telemetry import Telemetry
+from mcpbind_protocol import v2025_11_25
 
 pytestmark = pytest.mark.redis
 

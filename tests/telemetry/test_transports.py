@@ -17,11 +17,11 @@ from support.telemetry import (
     telemetry,  # noqa: F401  (a fixture)
 )
 
-from mcp_runtime import lifecycle
-from mcp_runtime.app import App
-from mcp_runtime.client import Client, ClientSession
-from mcp_runtime.http.client import connect_http, connect_sse
-from mcp_runtime.telemetry import Telemetry
+from mcpbind._client.client import Client, ClientSession
+from mcpbind._core import lifecycle
+from mcpbind._transports.http.client.streamable import connect_http, connect_sse
+from mcpbind.app import App
+from mcpbind.telemetry import Telemetry
 
 CASES = [
     ("streamable", "2025-11-25", "/mcp"),

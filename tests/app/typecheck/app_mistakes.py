@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from mcp_runtime.app import App, Context
+from mcpbind.app import App, Context
 
 
 @dataclass

@@ -7,8 +7,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_protocol import v2024_11_05, v2025_11_25, v2026_07_28
-from mcp_runtime.app import (
+from mcpbind.app import (
     App,
     Call,
     Content,
@@ -22,6 +21,7 @@ from mcp_runtime.app import (
     UiCsp,
     UiPermissions,
 )
+from mcpbind_protocol import v2024_11_05, v2025_11_25, v2026_07_28
 
 
 @dataclass

@@ -10,7 +10,7 @@ from kitchen import BindingsKitchen, Flight, Node
 from sdk_structured import SdkStructured
 from ts_geo import DistanceInputFrom, DistanceInputTo, TsGeo
 
-from mcp_runtime.client import ClientSession
+from mcpbind._client.client import ClientSession
 
 
 async def correct(session: ClientSession) -> float:

@@ -1,11 +1,11 @@
-"""An application written with mcp_runtime.app: mypy --strict accepts it."""
+"""An application written with mcpbind.app: mypy --strict accepts it."""
 
 from __future__ import annotations
 
 import msgspec
 
-from mcp_runtime.app import App, Context, Elicited, ToolError, call_tool_typed
-from mcp_runtime.client import ClientSession
+from mcpbind.app import App, Context, Elicited, ToolError, call_tool_typed
+from mcpbind._client.client import ClientSession
 
 app = App("typed", "1.0")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
-from mcp_runtime.app import call_tool_typed
-from mcp_runtime.client import ClientSession
+from mcpbind.app import call_tool_typed
+from mcpbind._client.client import ClientSession
 
 
 class Note(msgspec.Struct):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from mcp_runtime.app import App, Context
+from mcpbind.app import App, Context
 
 app = App("typed", "1.0")
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from typing_extensions import override
 
-from mcp_protocol.v2024_11_05 import ClientHandlers
-from mcp_runtime.methods import RequestContext
+from mcpbind_protocol.v2024_11_05 import ClientHandlers
+from mcpbind.methods import RequestContext
 
 
 class Elicits(ClientHandlers):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar, cast
 
-from mcp_protocol.v2025_11_25 import (
+from mcpbind_protocol.v2025_11_25 import (
     CallToolResult,
     ClientStub,
     ElicitResult,
@@ -16,8 +16,8 @@ from mcp_protocol.v2025_11_25 import (
     TextContent,
     Tool,
 )
-from mcp_runtime.codec import convert
-from mcp_runtime.methods import Caller, MethodSpec, ProgressCallback
+from mcpbind.codec import convert
+from mcpbind.methods import Caller, MethodSpec, ProgressCallback
 
 P = TypeVar("P")
 R = TypeVar("R")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_protocol.v2025_11_25 import ClientStub, PromptReference
+from mcpbind_protocol.v2025_11_25 import ClientStub, PromptReference
 
 
 async def calls(stub: ClientStub) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mcp_protocol.v2024_11_05 import ClientStub
-from mcp_protocol.v2024_11_05 import ElicitResult  # E: attr-defined
+from mcpbind_protocol.v2024_11_05 import ClientStub
+from mcpbind_protocol.v2024_11_05 import ElicitResult  # E: attr-defined
 
 
 async def tasks(stub: ClientStub) -> int:

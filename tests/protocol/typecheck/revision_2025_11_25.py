@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_protocol.v2025_11_25 import ClientStub, ElicitResult
+from mcpbind_protocol.v2025_11_25 import ClientStub, ElicitResult
 
 
 async def tasks(stub: ClientStub) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing_extensions import override
 
-from mcp_protocol.v2025_11_25 import (
+from mcpbind_protocol.v2025_11_25 import (
     CallToolRequestParams,
     CallToolResult,
     ListToolsResult,
@@ -17,8 +17,8 @@ from mcp_protocol.v2025_11_25 import (
     Tool,
     ToolInputSchema,
 )
-from mcp_runtime.codec import UNSET
-from mcp_runtime.methods import RequestContext
+from mcpbind.codec import UNSET
+from mcpbind.methods import RequestContext
 
 
 class EchoServer(ServerHandlers):

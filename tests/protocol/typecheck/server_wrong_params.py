@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing_extensions import override
 
-from mcp_protocol.v2025_11_25 import CallToolResult, PaginatedRequestParams, ServerHandlers
-from mcp_runtime.methods import RequestContext
+from mcpbind_protocol.v2025_11_25 import CallToolResult, PaginatedRequestParams, ServerHandlers
+from mcpbind.methods import RequestContext
 
 
 class WrongParams(ServerHandlers):

@@ -1,0 +1,1 @@
+"""The client: sessions opened to servers, and starting them again."""

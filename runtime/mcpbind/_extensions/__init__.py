@@ -1,0 +1,1 @@
+"""Protocol extensions served next to a revision's methods."""

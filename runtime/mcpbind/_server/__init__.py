@@ -1,0 +1,1 @@
+"""The low-level server: routes, answers and the per-request wire around handlers."""

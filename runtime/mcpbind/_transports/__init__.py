@@ -1,0 +1,1 @@
+"""The transports: stdio, in-memory, Streamable HTTP and HTTP+SSE."""

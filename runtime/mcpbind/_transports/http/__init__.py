@@ -1,0 +1,1 @@
+"""HTTP, both sides: the ASGI interface and the headers both sides read."""

@@ -1,0 +1,1 @@
+"""The HTTP client transports: Streamable HTTP and HTTP+SSE, on aiohttp."""

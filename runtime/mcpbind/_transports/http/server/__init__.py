@@ -1,0 +1,1 @@
+"""The HTTP server transports: Streamable HTTP and HTTP+SSE, as ASGI."""
