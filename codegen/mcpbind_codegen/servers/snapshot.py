@@ -245,8 +245,15 @@ async def _session(source: Source, capabilities: Sequence[str], stderr: int) -> 
 async def _host_session(
     source: Source, capabilities: Sequence[str], stderr: int
 ) -> AsyncIterator[Any]:
-    from mcpbind.host import ConfigError, Host, HostConfig, HostError, RetryPolicy, load_config
-    from mcpbind.host import HostHandlers
+    from mcpbind.host import (
+        ConfigError,
+        Host,
+        HostConfig,
+        HostError,
+        HostHandlers,
+        RetryPolicy,
+        load_config,
+    )
 
     assert source.config is not None and source.entry is not None
     try:
