@@ -448,6 +448,16 @@ class ServerSession(Session):
         # Requests to the client (sampling, elicitation, roots): in CLIENT spans with telemetry.
         if server.telemetry is not None:
             self.send_request = server.telemetry.client_send(self, self.send_request)
+            # And the client's notifications the session answers itself, in SERVER spans.
+            self.own_notifications = server.telemetry.server_notifications(
+                self.own_notification_handlers()
+            )
+
+    def own_notification_handlers(self) -> dict[str, Handler]:
+        handlers = super().own_notification_handlers()
+        # As route_notification does it; here only while own_notifications is set.
+        handlers["notifications/initialized"] = lambda params, ctx: self.initialized.set()
+        return handlers
 
     def opened(self) -> None:
         """The handshake made this a session (told to the server's telemetry, if any)."""

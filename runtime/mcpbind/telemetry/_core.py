@@ -19,7 +19,7 @@ from opentelemetry import metrics, propagate, trace
 from opentelemetry.metrics import CallbackOptions, Observation
 from opentelemetry.trace import Span, SpanKind, StatusCode
 
-from .._core.jsonrpc import INTERNAL_ERROR, McpError
+from .._core.jsonrpc import INTERNAL_ERROR, UNDECODABLE, McpError
 from ..methods import MethodSpec
 from . import _conventions as c
 from ._logs import install_record_factory
@@ -102,13 +102,37 @@ def target_of(method: str, params: Any) -> tuple[str | None, str | None]:
     return None, None
 
 
+class _MetaOnly(msgspec.Struct):
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
+
+
+_meta_only = msgspec.json.Decoder(_MetaOnly)
+
+
 def meta_of(params: Any) -> Any:
     if params is None:
         return None
     if isinstance(params, Mapping):
         return params.get("_meta")
+    if type(params) is msgspec.Raw:  # a notification the session answers itself
+        try:
+            return _meta_only.decode(params).meta
+        except (msgspec.ValidationError, *UNDECODABLE):
+            return None  # the session's own decoding says what is wrong
     meta = getattr(params, "meta", None)  # every generated params type has it; ext types may not
     return meta if isinstance(meta, Mapping) else None
+
+
+_notification_specs: dict[str, MethodSpec[Any, Any]] = {}
+
+
+def _notification_spec(method: str) -> MethodSpec[Any, Any]:
+    """What a span needs of a notification's spec (its method and kind), made once."""
+    spec = _notification_specs.get(method)
+    if spec is None:
+        spec = MethodSpec(method, "both", "notification", None, None, False, "")
+        _notification_specs[method] = spec
+    return spec
 
 
 def tool_failed(result: Any) -> bool:
@@ -259,6 +283,16 @@ class Telemetry:
             return outcome
 
         return traced
+
+    def server_notifications(self, handlers: Mapping[str, Handler]) -> dict[str, Handler]:
+        """The notifications a session answers itself (cancelled, progress, a
+        server's initialized: they reach no route), each handler in a SERVER
+        span as :meth:`server_route` makes them; their params arrive
+        undecoded, ``_meta`` read from them for the trace context."""
+        return {
+            method: self.server_route(_notification_spec(method), handler)
+            for method, handler in handlers.items()
+        }
 
     async def _server_awaited(
         self,
