@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp as sdk
+import msgspec
 import pytest
 from mcp import StdioServerParameters as SdkStdioParameters
 from support.gateway import (
@@ -346,6 +347,65 @@ def test_a_backends_question_reaches_the_client_whose_call_it_answers(revision: 
         assert [answer.content[0].text for answer in answers] == ["a: model-a", "b: model-b"]
 
     with serving(waiting_for_both(revision).asgi()) as backend:
+        gateway.proxy(backend.url(), prefix="asking")
+        with serving(gateway.asgi()) as front:
+            run(main(front.url()))
+
+
+class Person(v2026_07_28.ClientHandlers):
+    """A front client whose user fills in a form with their own name."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    async def elicit(self, params: Any, ctx: RequestContext) -> Any:
+        return v2026_07_28.ElicitResult(action="accept", content={"name": self.name})
+
+
+class Named(msgspec.Struct):
+    name: str
+
+
+def eliciting_for_both() -> App:
+    """A 2026-07-28 backend whose ``ask`` waits until two callers' calls are
+    in, then asks its client for a name: both questions are out at once."""
+    backend = App("asking", versions=["2026-07-28"])
+    callers: set[str] = set()
+    both: list[asyncio.Event] = []  # made in the server's own loop
+
+    @backend.tool()
+    async def ask(caller: str, ctx: Context) -> str:
+        if not both:
+            both.append(asyncio.Event())
+        callers.add(caller)  # the call runs again with the answer: a set
+        if len(callers) == 2:
+            both[0].set()
+        await both[0].wait()
+        answer = await ctx.elicit(f"who is {caller}?", Named)
+        return f"{caller}: {answer.data.name if answer.data is not None else answer.action}"
+
+    return backend
+
+
+def test_concurrent_calls_to_a_2026_07_28_backend_get_their_own_elicitations() -> None:
+    """Two front clients call one 2026-07-28 backend through the gateway at
+    once, and the backend asks each call for a name: each question (carried by
+    the input-required result of the gateway's own call) is relayed to the
+    client whose call it belongs to, not to the other one, in either order."""
+    gateway = App("gateway")
+
+    async def main(url: str) -> None:
+        async with (
+            connect_http(Client(name="a", version="1", handlers=Person("Ann")), url) as a,
+            connect_http(Client(name="b", version="1", handlers=Person("Bob")), url) as b,
+        ):
+            answers = await asyncio.gather(
+                v2026_07_28.ClientStub(a).call_tool("asking_ask", arguments={"caller": "a"}),
+                v2026_07_28.ClientStub(b).call_tool("asking_ask", arguments={"caller": "b"}),
+            )
+        assert [answer.content[0].text for answer in answers] == ["a: Ann", "b: Bob"]
+
+    with serving(eliciting_for_both().asgi()) as backend:
         gateway.proxy(backend.url(), prefix="asking")
         with serving(gateway.asgi()) as front:
             run(main(front.url()))

@@ -431,6 +431,39 @@ def test_our_client_answers_input_requests_and_retries() -> None:
     run(scenario())
 
 
+class Relating(Answers):
+    """Input-request handlers that note which request of ours they answer for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.related: list[Any] = []
+
+    @override
+    async def elicit(self, params: m.ElicitRequestParams, ctx: RequestContext) -> m.ElicitResult:
+        self.related.append(ctx.extra.related)
+        return await super().elicit(params, ctx)
+
+
+def test_input_request_handlers_are_told_the_first_request_of_their_rounds() -> None:
+    """A handler of a 2026-07-28 input request reads in ``ctx.extra.related``
+    the call whose input-required result carried it: the first request of the
+    rounds, in every round, though each retry is a request of its own id."""
+
+    async def scenario() -> None:
+        handlers = Relating()
+        client = Client(name="c", version="1", handlers=handlers, max_input_rounds=3)
+        async with connected(client) as (session, wire):
+            await m.ClientStub(session).call_tool("ask")
+            with pytest.raises(McpError, match="still asks for input"):
+                await m.ClientStub(session).call_tool("forever")
+            calls = [msg for msg in wire.sent_messages() if msg.get("method") == "tools/call"]
+            ask, forever = calls[0]["id"], calls[2]["id"]
+            assert len({call["id"] for call in calls}) == len(calls) == 6
+            assert handlers.related == [ask, forever, forever, forever]
+
+    run(scenario())
+
+
 def test_an_input_required_result_without_requests_is_not_retried() -> None:
     async def scenario() -> None:
         async with connected(Client(name="c", version="1", handlers=Answers())) as (session, wire):

@@ -40,7 +40,7 @@ from .._core.lifecycle import (
     Revision,
 )
 from .._core.session import Route, Session, SessionContext, Transport
-from .._core.wire import RenewsSession, TakesVersion
+from .._core.wire import NO_EXTRA, RenewsSession, RequestExtra, TakesVersion
 from ..methods import MethodSpec, ProgressCallback
 from ..middleware import Handler, Middleware, Senders, SendingMiddleware, wrap
 from .renewal import KEPT, RenewalCallback, Renewer, SessionRenewal  # noqa: F401  (offered here)
@@ -382,6 +382,10 @@ class ClientSession(Session):
                 del self._cache[key]
             generation = self._cache_generation.get(spec.method, 0)
         rounds = 0
+        # The questions of every round are answered as asked by the first
+        # request: ``ctx.extra.related`` names it (see RequestExtra.related).
+        first = request_id if request_id is not None else self.next_id()
+        request_id = first
         while True:
             result: Any = await (
                 self.send_request(spec, params, timeout, on_progress, request_id, related)
@@ -402,7 +406,7 @@ class ClientSession(Session):
                     jsonrpc.INTERNAL_ERROR,
                     f"{spec.method}: the server still asks for input after {rounds - 1} rounds",
                 )
-            responses = await self._router.fulfil(result.input_requests)
+            responses = await self._router.fulfil(result.input_requests, first)
             params = msgspec.structs.replace(
                 params,  # type: ignore[type-var]
                 input_responses=responses,
@@ -595,10 +599,12 @@ class _ClientRouter:
             if typed is not None and lifecycle.overridden(handlers, _BASE, typed.handler):
                 self._notifications[method] = (typed, handler(typed))
 
-    async def fulfil(self, requests: Any) -> dict[str, Any]:
-        """The client's answers to input requests (decoded, by key), by key."""
+    async def fulfil(self, requests: Any, related: RequestId | None = None) -> dict[str, Any]:
+        """The client's answers to input requests (decoded, by key), by key;
+        ``related``: the request of ours whose input-required results carry them."""
         requests = requests if isinstance(requests, Mapping) else {}
-        context = SessionContext(self.session, None, None)
+        extra = RequestExtra(related=related) if related is not None else NO_EXTRA
+        context = SessionContext(self.session, None, None, extra)
 
         async def answer(request: Any) -> Any:
             method = getattr(request, "method", "")

@@ -65,11 +65,14 @@ class RequestExtra(msgspec.Struct, frozen=True, gc=False):
     transport has no such stream (stdio, in memory, JSON answers, 2026-07-28
     requests, whose streams cannot be resumed)."""
     related: RequestId | None = None
-    """On a client over Streamable HTTP: the request of ours on whose response
-    stream the server's request or notification came (2025-11-25, transports:
-    such messages "SHOULD relate to the originating client request"); None
-    when it came on no request's stream (the standalone stream, the legacy
-    HTTP+SSE stream, stdio)."""
+    """On a client: the request of ours a server's request or notification
+    belongs to. Over Streamable HTTP, the request on whose response stream it
+    came (2025-11-25, transports: such messages "SHOULD relate to the
+    originating client request"). At 2026-07-28, for an input request carried
+    by an input-required result: the first request of the rounds (its retries
+    with the answers are new requests, but the same call), whatever the
+    transport. None when it came on no request's stream (the standalone
+    stream, the legacy HTTP+SSE stream, stdio)."""
 
 
 NO_EXTRA: Final = RequestExtra()

@@ -76,7 +76,7 @@ from ._mount import prefixed_name, prefixed_uri, unprefixed_uri
 from ._pinning import Pins
 from ._redaction import Redaction
 from ._registry import ITEMS
-from ._relay import ASKING, BackendHandlers, InTask, Rounds, WaitingCalls
+from ._relay import BackendHandlers, InTask, Rounds, WaitingCalls
 from ._resources import UriTemplate
 from ._supervision import Supervision, backend_config
 from ._tools import check_scopes
@@ -273,7 +273,6 @@ class Proxy:
         if ctx is not None:
             self._in_flight.append(ctx)
             self._forwarded[request_id] = ctx
-        asking = ASKING.set(ctx)
         try:
             answer = self._answer(session, spec, params, progress, request_id)
             if self.audit is not None and ctx is not None:
@@ -281,7 +280,6 @@ class Proxy:
                 return await self.audit.call(self.prefix, method, wire, front, answer)
             return await answer
         finally:
-            ASKING.reset(asking)
             if ctx is not None:
                 self._in_flight.remove(ctx)
                 del self._forwarded[request_id]
@@ -370,13 +368,9 @@ class Proxy:
         """The front request a backend's question (``asked``: its request) belongs
         to: the one whose call it came within (a 2026-07-28 backend's
         input-required result) or on whose response stream (Streamable HTTP),
-        else the newest in flight to this backend (see :mod:`.relay`)."""
-        session = self.session
-        if session is not None and session.stateless:
-            within: RequestContext | Rounds | None = ASKING.get()
-            if within is not None:
-                return within
-        elif session is not None and asked is not None:
+        as ``asked.extra.related`` names that call, else the newest in flight
+        to this backend (see :mod:`.relay`)."""
+        if asked is not None:
             carrying = asked.extra.related
             found = self._forwarded.get(carrying) if carrying is not None else None
             if found is not None:

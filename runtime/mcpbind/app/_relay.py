@@ -41,7 +41,6 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Callable, Coroutine, Mapping
-from contextvars import ContextVar
 from typing import Any, Protocol
 
 import msgspec
@@ -59,9 +58,6 @@ _ASKED: dict[str, tuple[str, type]] = {
     "elicitation/create": ("elicitation", mcp.ElicitResult),
     "roots/list": ("roots", mcp.ListRootsResult),
 }
-ASKING: ContextVar[Any] = ContextVar("mcpbind.proxy.asking", default=None)
-"""The front request a call to a backend is forwarded for, in the task that
-waits for its answer: where a 2026-07-28 backend's questions are answered."""
 # Members of a backend's request that belong to its hop only.
 _HOP_MEMBERS = ("_meta", "task")
 # The key prefix of each question in an input-required result.
